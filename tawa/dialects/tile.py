@@ -1,0 +1,607 @@
+"""The `tile` dialect: tile programs, tawa's input language.
+
+A kernel is a `func.func` over global tensors (`memref` with dynamic dimensions)
+and scalars (`index`, `f32`, ...).  One instance of the kernel runs per program
+id of a launch grid, as in Triton.  Tile values are builtin ranked tensors with
+static shapes, so elementwise math is `arith` / `math` on tensors; this dialect
+adds what those lack: program ids, block loads and stores, matrix products,
+reductions, broadcasts and index tiles for masks.
+
+Element offsets are `index` values.  Loads read a box of the tile's shape at the
+given offsets; elements outside the tensor read as 0.  Stores write the box;
+elements outside the tensor are dropped.  This is exactly what TMA does, so tile
+programs need no masks for ragged edges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    I64,
+    BFloat16Type,
+    Float8E4M3FNType,
+    Float16Type,
+    Float32Type,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    TensorType,
+    UnitAttr,
+    i1,
+)
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Attribute, Dialect, SpacedOpaqueSyntaxAttribute, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    VarConstraint,
+    base,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
+
+# Operand types tile.dot accepts, with the contraction granule of one wgmma
+# instruction for that type (k16 for 16-bit types, k32 for 8-bit ones).
+DOT_OPERAND_K_GRANULE: dict[type[Attribute], int] = {
+    BFloat16Type: 16,
+    Float16Type: 16,
+    Float8E4M3FNType: 32,
+}
+# Rows of one wgmma instruction (m64); columns come in multiples of 8 (n8..n256).
+DOT_M_GRANULE = 64
+DOT_N_GRANULE = 8
+
+
+def tensor_shape(t: Attribute) -> tuple[int, ...]:
+    assert isinstance(t, TensorType)
+    return tuple(t.get_shape())
+
+
+def _require_static(t: TensorType, what: str) -> None:
+    if any(d < 0 for d in t.get_shape()):
+        raise VerifyException(f"{what} must have a static shape, got {t}")
+
+
+# --------------------------------------------------------------------------- attributes
+
+
+class ReduceKind(StrEnum):
+    MAX = "max"
+    SUM = "sum"
+
+
+@irdl_attr_definition
+class ReduceKindAttr(EnumAttribute[ReduceKind], SpacedOpaqueSyntaxAttribute):
+    """The combining function of `tile.reduce`."""
+
+    name = "tile.reduce_kind"
+
+
+class CmpIPredicate(StrEnum):
+    EQ = "eq"
+    NE = "ne"
+    SLT = "slt"
+    SLE = "sle"
+    SGT = "sgt"
+    SGE = "sge"
+    ULT = "ult"
+    ULE = "ule"
+    UGT = "ugt"
+    UGE = "uge"
+
+
+@irdl_attr_definition
+class CmpIPredicateAttr(EnumAttribute[CmpIPredicate], SpacedOpaqueSyntaxAttribute):
+    """The comparison of `tile.cmpi`."""
+
+    name = "tile.cmpi_predicate"
+
+
+# --------------------------------------------------------------------------- ops
+
+
+@irdl_op_definition
+class ProgramIdOp(IRDLOperation):
+    """The id of this kernel instance along launch-grid axis `axis` (0, 1 or 2).
+
+    Example: `%pid = tile.program_id 0`
+    """
+
+    name = "tile.program_id"
+    axis = prop_def(IntegerAttr[I64])
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "$axis attr-dict"
+
+    def __init__(self, axis: int):
+        super().__init__(
+            properties={"axis": IntegerAttr(axis, 64)}, result_types=[IndexType()]
+        )
+
+    def verify_(self) -> None:
+        if self.axis.value.data not in (0, 1, 2):
+            raise VerifyException(
+                f"program_id axis must be 0, 1 or 2, got {self.axis.value.data}"
+            )
+
+
+@irdl_op_definition
+class NumProgramsOp(IRDLOperation):
+    """The size of the launch grid along axis `axis` (0, 1 or 2).
+
+    Example: `%n = tile.num_programs 1`
+    """
+
+    name = "tile.num_programs"
+    axis = prop_def(IntegerAttr[I64])
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "$axis attr-dict"
+
+    def verify_(self) -> None:
+        if self.axis.value.data not in (0, 1, 2):
+            raise VerifyException(
+                f"num_programs axis must be 0, 1 or 2, got {self.axis.value.data}"
+            )
+
+
+def _verify_box(
+    memref: Attribute, offsets: Sequence[SSAValue], tile_type: Attribute, what: str
+) -> None:
+    """Shared checks of `tile.load` / `tile.store`: a box of the tile's shape at
+    `offsets` of `memref`.  A tile of lower rank than the tensor covers its
+    trailing dimensions (the leading ones have extent 1)."""
+    assert isinstance(memref, MemRefType) and isinstance(tile_type, TensorType)
+    rank = memref.get_num_dims()
+    if len(offsets) != rank:
+        raise VerifyException(
+            f"{what} expects {rank} offsets for a rank-{rank} memref, got {len(offsets)}"
+        )
+    _require_static(tile_type, f"{what} tile")
+    if tile_type.get_num_dims() == 0 or tile_type.get_num_dims() > rank:
+        raise VerifyException(
+            f"{what} tile rank {tile_type.get_num_dims()} must be between 1 and the "
+            f"memref rank {rank}"
+        )
+    if tile_type.get_element_type() != memref.get_element_type():
+        raise VerifyException(
+            f"{what} tile element type {tile_type.get_element_type()} differs from "
+            f"the memref element type {memref.get_element_type()}"
+        )
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """Reads the box of the result's shape whose first element is at `offsets`.
+
+    `offsets` are element offsets, one per memref dimension.  A result of lower
+    rank than the memref covers its trailing dimensions.  Elements outside the
+    memref read as 0.
+
+    Example: `%a = tile.load %A[%m0, %k] : memref<?x?xbf16> -> tensor<128x64xbf16>`
+    """
+
+    name = "tile.load"
+    source = operand_def(MemRefType)
+    offsets = var_operand_def(IndexType)
+    result = result_def(TensorType)
+    traits = traits_def(MemoryReadEffect())
+    assembly_format = (
+        "$source `[` $offsets `]` attr-dict `:` type($source) `->` type($result)"
+    )
+
+    def verify_(self) -> None:
+        _verify_box(self.source.type, self.offsets, self.result.type, "tile.load")
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """Writes `value` to the box of its shape whose first element is at `offsets`.
+
+    Elements that fall outside the memref are dropped.
+
+    Example: `tile.store %c, %C[%m0, %n0] : tensor<128x256xbf16>, memref<?x?xbf16>`
+    """
+
+    name = "tile.store"
+    value = operand_def(TensorType)
+    dest = operand_def(MemRefType)
+    offsets = var_operand_def(IndexType)
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = (
+        "$value `,` $dest `[` $offsets `]` attr-dict `:` type($value) `,` type($dest)"
+    )
+
+    def verify_(self) -> None:
+        _verify_box(self.dest.type, self.offsets, self.value.type, "tile.store")
+
+
+@irdl_op_definition
+class DotOp(IRDLOperation):
+    """`result = lhs · rhs + acc`, accumulated in f32.
+
+    `lhs` is M×K.  `rhs` is K×N, or N×K when `rhs_transposed` is set (then the
+    product is lhs · rhsᵀ, the layout of GEMM's B and of attention's keys).
+    Operands are bf16, f16 or f8E4M3FN (both the same); the accumulator and the
+    result are f32.  Shapes follow the Hopper wgmma instruction: M a multiple of
+    64, N a multiple of 8, K a multiple of 16 (32 for f8).  f8 operands must be
+    K-major, i.e. `rhs_transposed`.
+
+    Example:
+    `%d = tile.dot %a, %b, %c {rhs_transposed} : tensor<128x64xbf16>, tensor<256x64xbf16> -> tensor<128x256xf32>`
+    """
+
+    name = "tile.dot"
+    ACC: ClassVar = VarConstraint("ACC", base(TensorType))
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    acc = operand_def(ACC)
+    result = result_def(ACC)
+    rhs_transposed = opt_prop_def(UnitAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$lhs `,` $rhs `,` $acc attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+    )
+
+    def __init__(
+        self, lhs: SSAValue, rhs: SSAValue, acc: SSAValue, rhs_transposed: bool = False
+    ):
+        props = {"rhs_transposed": UnitAttr()} if rhs_transposed else {}
+        super().__init__(
+            operands=[lhs, rhs, acc], result_types=[acc.type], properties=props
+        )
+
+    def verify_(self) -> None:
+        lt, rt, at = self.lhs.type, self.rhs.type, self.acc.type
+        assert isinstance(lt, TensorType) and isinstance(rt, TensorType)
+        assert isinstance(at, TensorType)
+        for t, what in ((lt, "lhs"), (rt, "rhs"), (at, "accumulator")):
+            _require_static(t, f"tile.dot {what}")
+            if t.get_num_dims() != 2:
+                raise VerifyException(f"tile.dot {what} must be 2-D, got {t}")
+        et = lt.get_element_type()
+        if type(et) not in DOT_OPERAND_K_GRANULE:
+            raise VerifyException(
+                f"tile.dot operands must be bf16, f16 or f8E4M3FN, got {et}"
+            )
+        if rt.get_element_type() != et:
+            raise VerifyException(
+                f"tile.dot operand element types differ ({et} vs {rt.get_element_type()})"
+            )
+        if not isinstance(at.get_element_type(), Float32Type):
+            raise VerifyException(
+                f"tile.dot accumulates in f32, got accumulator {at.get_element_type()}"
+            )
+        transposed = self.rhs_transposed is not None
+        m, k = tensor_shape(lt)
+        n, k2 = tensor_shape(rt) if transposed else tensor_shape(rt)[::-1]
+        if k != k2:
+            raise VerifyException(
+                f"tile.dot contraction sizes differ: lhs has K={k}, rhs has K={k2}"
+            )
+        if tensor_shape(at) != (m, n):
+            raise VerifyException(
+                f"tile.dot accumulator must be {m}x{n}, got {at}"
+            )
+        granule = DOT_OPERAND_K_GRANULE[type(et)]
+        if m % DOT_M_GRANULE or n % DOT_N_GRANULE or k % granule:
+            raise VerifyException(
+                f"tile.dot shape {m}x{n}x{k} (MxNxK) is not supported by the hardware: "
+                f"M must be a multiple of {DOT_M_GRANULE}, N of {DOT_N_GRANULE}, "
+                f"K of {granule} for {et}"
+            )
+        if isinstance(et, Float8E4M3FNType) and not transposed:
+            raise VerifyException(
+                "tile.dot with f8E4M3FN operands needs a K-major rhs (rhs_transposed)"
+            )
+
+
+@irdl_op_definition
+class ZerosOp(IRDLOperation):
+    """A tile of zeros.
+
+    Example: `%z = tile.zeros : tensor<128x256xf32>`
+    """
+
+    name = "tile.zeros"
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, type: TensorType):
+        super().__init__(result_types=[type])
+
+    def verify_(self) -> None:
+        _require_static(self.result.type, "tile.zeros result")
+
+
+@irdl_op_definition
+class SplatOp(IRDLOperation):
+    """A tile whose every element is the scalar `value`.
+
+    Example: `%m = tile.splat %ninf : f32 -> tensor<128xf32>`
+    """
+
+    name = "tile.splat"
+    value = operand_def(Attribute)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$value attr-dict `:` type($value) `->` type($result)"
+
+    def verify_(self) -> None:
+        rt = self.result.type
+        assert isinstance(rt, TensorType)
+        _require_static(rt, "tile.splat result")
+        if rt.get_element_type() != self.value.type:
+            raise VerifyException(
+                f"tile.splat value type {self.value.type} differs from the result "
+                f"element type {rt.get_element_type()}"
+            )
+
+
+@irdl_op_definition
+class IotaOp(IRDLOperation):
+    """The 1-D integer tile [0, 1, ..., n-1], for index arithmetic and masks.
+
+    Example: `%i = tile.iota : tensor<128xi32>`
+    """
+
+    name = "tile.iota"
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "attr-dict `:` type($result)"
+
+    def verify_(self) -> None:
+        rt = self.result.type
+        assert isinstance(rt, TensorType)
+        _require_static(rt, "tile.iota result")
+        if rt.get_num_dims() != 1 or not isinstance(rt.get_element_type(), IntegerType):
+            raise VerifyException(f"tile.iota result must be a 1-D integer tile, got {rt}")
+
+
+@irdl_op_definition
+class ReduceOp(IRDLOperation):
+    """Reduces `input` along `axis` with `kind` (max or sum); the axis is removed.
+
+    Sums of f32 tiles are f32.  The maximum of an empty set does not occur
+    (shapes are static and positive).
+
+    Example: `%m = tile.reduce max %s, 1 : tensor<128x128xf32> -> tensor<128xf32>`
+    """
+
+    name = "tile.reduce"
+    kind = prop_def(ReduceKindAttr)
+    input = operand_def(TensorType)
+    axis = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$kind $input `,` $axis attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def verify_(self) -> None:
+        it, rt = self.input.type, self.result.type
+        assert isinstance(it, TensorType) and isinstance(rt, TensorType)
+        shape = tensor_shape(it)
+        axis = self.axis.value.data
+        if not 0 <= axis < len(shape):
+            raise VerifyException(
+                f"tile.reduce axis {axis} out of range for a rank-{len(shape)} tile"
+            )
+        expected = shape[:axis] + shape[axis + 1 :]
+        if tensor_shape(rt) != expected:
+            raise VerifyException(
+                f"tile.reduce result shape must be {list(expected)}, got {list(tensor_shape(rt))}"
+            )
+        if rt.get_element_type() != it.get_element_type():
+            raise VerifyException("tile.reduce result element type differs from the input's")
+
+
+@irdl_op_definition
+class ExpandDimsOp(IRDLOperation):
+    """Inserts a dimension of extent 1 at position `axis`.
+
+    Example: `%c = tile.expand_dims %m, 1 : tensor<128xf32> -> tensor<128x1xf32>`
+    """
+
+    name = "tile.expand_dims"
+    input = operand_def(TensorType)
+    axis = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input `,` $axis attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        it, rt = self.input.type, self.result.type
+        assert isinstance(it, TensorType) and isinstance(rt, TensorType)
+        shape = tensor_shape(it)
+        axis = self.axis.value.data
+        if not 0 <= axis <= len(shape):
+            raise VerifyException(
+                f"tile.expand_dims axis {axis} out of range for a rank-{len(shape)} tile"
+            )
+        expected = shape[:axis] + (1,) + shape[axis:]
+        if tensor_shape(rt) != expected or rt.get_element_type() != it.get_element_type():
+            raise VerifyException(
+                f"tile.expand_dims result must be {TensorType(it.get_element_type(), expected)}, got {rt}"
+            )
+
+
+@irdl_op_definition
+class BroadcastOp(IRDLOperation):
+    """Repeats `input` along its extent-1 dimensions to the result's shape.
+
+    Both have the same rank; every input dimension is 1 or equals the result's.
+
+    Example: `%b = tile.broadcast %c : tensor<128x1xf32> -> tensor<128x128xf32>`
+    """
+
+    name = "tile.broadcast"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        it, rt = self.input.type, self.result.type
+        assert isinstance(it, TensorType) and isinstance(rt, TensorType)
+        _require_static(rt, "tile.broadcast result")
+        src, dst = tensor_shape(it), tensor_shape(rt)
+        if rt.get_element_type() != it.get_element_type():
+            raise VerifyException("tile.broadcast result element type differs from the input's")
+        if len(src) != len(dst) or any(s not in (1, d) for s, d in zip(src, dst)):
+            raise VerifyException(
+                f"tile.broadcast cannot broadcast shape {list(src)} to {list(dst)}"
+            )
+
+
+@irdl_op_definition
+class TransOp(IRDLOperation):
+    """Transposes a 2-D tile.
+
+    Example: `%t = tile.trans %x : tensor<64x128xbf16> -> tensor<128x64xbf16>`
+    """
+
+    name = "tile.trans"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        it, rt = self.input.type, self.result.type
+        assert isinstance(it, TensorType) and isinstance(rt, TensorType)
+        if it.get_num_dims() != 2:
+            raise VerifyException(f"tile.trans input must be 2-D, got {it}")
+        if tensor_shape(rt) != tensor_shape(it)[::-1] or (
+            rt.get_element_type() != it.get_element_type()
+        ):
+            raise VerifyException(
+                f"tile.trans result must be {TensorType(it.get_element_type(), tensor_shape(it)[::-1])}, got {rt}"
+            )
+
+
+@irdl_op_definition
+class CmpIOp(IRDLOperation):
+    """Elementwise integer comparison of two tiles, giving an i1 mask tile.
+
+    (`arith.cmpi` in xdsl 0.74 types its result i1 even on tensors, hence this op.)
+
+    Example: `%m = tile.cmpi sle, %cols, %rows : tensor<128x128xi32>`
+    """
+
+    name = "tile.cmpi"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    predicate = prop_def(CmpIPredicateAttr)
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    def __init__(self, predicate: CmpIPredicate, lhs: SSAValue, rhs: SSAValue):
+        t = lhs.type
+        assert isinstance(t, TensorType)
+        super().__init__(
+            operands=[lhs, rhs],
+            properties={"predicate": CmpIPredicateAttr(predicate)},
+            result_types=[TensorType(i1, t.get_shape())],
+        )
+
+    @classmethod
+    def parse(cls, parser):  # type: ignore[override]
+        pred = parser.parse_identifier()
+        if pred not in CmpIPredicate.__members__.values():
+            parser.raise_error(f"unknown tile.cmpi predicate '{pred}'")
+        parser.parse_punctuation(",")
+        lhs = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        rhs = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        lhs_v, rhs_v = parser.resolve_operands([lhs, rhs], [t, t], parser.pos)
+        op = cls(CmpIPredicate(pred), lhs_v, rhs_v)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer) -> None:  # type: ignore[override]
+        printer.print_string(f" {self.predicate.data.value}, ")
+        printer.print_operand(self.lhs)
+        printer.print_string(", ")
+        printer.print_operand(self.rhs)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.lhs.type)
+
+    def verify_(self) -> None:
+        t, rt = self.lhs.type, self.result.type
+        assert isinstance(t, TensorType) and isinstance(rt, TensorType)
+        if not isinstance(t.get_element_type(), IntegerType | IndexType):
+            raise VerifyException(f"tile.cmpi compares integer tiles, got {t}")
+        if rt != TensorType(i1, t.get_shape()):
+            raise VerifyException(
+                f"tile.cmpi result must be {TensorType(i1, t.get_shape())}, got {rt}"
+            )
+
+
+@irdl_op_definition
+class SelectOp(IRDLOperation):
+    """Elementwise choice: `mask ? true_value : false_value`.
+
+    (`arith.select` in xdsl 0.74 takes only a scalar condition, hence this op.)
+
+    Example: `%s = tile.select %mask, %x, %ninf : tensor<128x128xi1>, tensor<128x128xf32>`
+    """
+
+    name = "tile.select"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    mask = operand_def(TensorType)
+    true_value = operand_def(T)
+    false_value = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$mask `,` $true_value `,` $false_value attr-dict `:` type($mask) `,` type($result)"
+    )
+
+    def verify_(self) -> None:
+        mt, vt = self.mask.type, self.result.type
+        assert isinstance(mt, TensorType) and isinstance(vt, TensorType)
+        if mt != TensorType(i1, vt.get_shape()):
+            raise VerifyException(
+                f"tile.select mask must be {TensorType(i1, vt.get_shape())}, got {mt}"
+            )
+
+
+Tile = Dialect(
+    "tile",
+    [
+        ProgramIdOp,
+        NumProgramsOp,
+        LoadOp,
+        StoreOp,
+        DotOp,
+        ZerosOp,
+        SplatOp,
+        IotaOp,
+        ReduceOp,
+        ExpandDimsOp,
+        BroadcastOp,
+        TransOp,
+        CmpIOp,
+        SelectOp,
+    ],
+    [ReduceKindAttr, CmpIPredicateAttr],
+)
