@@ -39,8 +39,12 @@ class LocatedParser(Parser):
     """A parser that records the source position of every op it parses."""
 
     def parse_operation(self) -> Operation:
-        start = self._current_token.span.get_location()
-        op = super().parse_operation()
+        span = self._current_token.span
+        start = span.get_location()
+        try:
+            op = super().parse_operation()
+        except VerifyException as err:  # a type or attribute verifier, while parsing
+            raise ParseError(span, _first_line(err)) from None
         if not isinstance(op.location, FileLineColLoc):
             op.location = FileLineColLoc(
                 StringAttr(start.file), IntAttr(start.line), IntAttr(start.col)
@@ -51,7 +55,10 @@ class LocatedParser(Parser):
 def parse_error(err: ParseError) -> TawaError:
     """The one-line diagnostic of a parse error."""
     loc = err.span.get_location()
-    return TawaError(" ".join(err.msg.split()), f"{loc.file}:{loc.line}:{loc.col}")
+    msg = " ".join(err.msg.split())
+    if err.span.start >= len(err.span.input.content.rstrip()):
+        msg = f"unexpected end of input ({msg})"
+    return TawaError(msg, f"{loc.file}:{loc.line}:{loc.col}")
 
 
 def parse_module(ctx: Context, text: str | bytes, name: str = "<input>") -> ModuleOp:

@@ -267,7 +267,7 @@ class WarpSpecializeOp(IRDLOperation):
     defined above the op (arefs, kernel arguments); they communicate only
     through arefs.  The op completes when every region has.
 
-    Syntax:
+    Example:
     ```
     aref.warp_specialize
       partition producer warps(4) regs(40) { ... }
