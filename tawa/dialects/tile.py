@@ -47,7 +47,10 @@ from xdsl.irdl import (
     result_def,
     traits_def,
     var_operand_def,
+    var_result_def,
 )
+from xdsl.parser import Parser
+from xdsl.printer import Printer
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
@@ -228,22 +231,9 @@ class StoreOp(IRDLOperation):
         _verify_box(self.dest.type, self.offsets, self.value.type, "tile.store")
 
 
-@irdl_op_definition
-class DotOp(IRDLOperation):
-    """`result = lhs · rhs + acc`, accumulated in f32.
+class _DotLikeOp(IRDLOperation):
+    """Operands, syntax and verifier shared by `tile.dot` and `tile.dot_async`."""
 
-    `lhs` is M×K.  `rhs` is K×N, or N×K when `rhs_transposed` is set (then the
-    product is lhs · rhsᵀ, the layout of GEMM's B and of attention's keys).
-    Operands are bf16, f16 or f8E4M3FN (both the same); the accumulator and the
-    result are f32.  Shapes follow the Hopper wgmma instruction: M a multiple of
-    64, N a multiple of 8, K a multiple of 16 (32 for f8).  f8 operands must be
-    K-major, i.e. `rhs_transposed`.
-
-    Example:
-    `%d = tile.dot %a, %b, %c {rhs_transposed} : tensor<128x64xbf16>, tensor<256x64xbf16> -> tensor<128x256xf32>`
-    """
-
-    name = "tile.dot"
     ACC: ClassVar = VarConstraint("ACC", base(TensorType))
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
@@ -251,7 +241,6 @@ class DotOp(IRDLOperation):
     result = result_def(ACC)
     rhs_transposed = opt_prop_def(UnitAttr)
     irdl_options = (ParsePropInAttrDict(),)
-    traits = traits_def(Pure())
     assembly_format = (
         "$lhs `,` $rhs `,` $acc attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
     )
@@ -269,44 +258,140 @@ class DotOp(IRDLOperation):
         assert isinstance(lt, TensorType) and isinstance(rt, TensorType)
         assert isinstance(at, TensorType)
         for t, what in ((lt, "lhs"), (rt, "rhs"), (at, "accumulator")):
-            _require_static(t, f"tile.dot {what}")
+            _require_static(t, f"{self.name} {what}")
             if t.get_num_dims() != 2:
-                raise VerifyException(f"tile.dot {what} must be 2-D, got {t}")
+                raise VerifyException(f"{self.name} {what} must be 2-D, got {t}")
         et = lt.get_element_type()
         if type(et) not in DOT_OPERAND_K_GRANULE:
             raise VerifyException(
-                f"tile.dot operands must be bf16, f16 or f8E4M3FN, got {et}"
+                f"{self.name} operands must be bf16, f16 or f8E4M3FN, got {et}"
             )
         if rt.get_element_type() != et:
             raise VerifyException(
-                f"tile.dot operand element types differ ({et} vs {rt.get_element_type()})"
+                f"{self.name} operand element types differ ({et} vs {rt.get_element_type()})"
             )
         if not isinstance(at.get_element_type(), Float32Type):
             raise VerifyException(
-                f"tile.dot accumulates in f32, got accumulator {at.get_element_type()}"
+                f"{self.name} accumulates in f32, got accumulator {at.get_element_type()}"
             )
         transposed = self.rhs_transposed is not None
         m, k = tensor_shape(lt)
         n, k2 = tensor_shape(rt) if transposed else tensor_shape(rt)[::-1]
         if k != k2:
             raise VerifyException(
-                f"tile.dot contraction sizes differ: lhs has K={k}, rhs has K={k2}"
+                f"{self.name} contraction sizes differ: lhs has K={k}, rhs has K={k2}"
             )
         if tensor_shape(at) != (m, n):
             raise VerifyException(
-                f"tile.dot accumulator must be {m}x{n}, got {at}"
+                f"{self.name} accumulator must be {m}x{n}, got {at}"
             )
         granule = DOT_OPERAND_K_GRANULE[type(et)]
         if m % DOT_M_GRANULE or n % DOT_N_GRANULE or k % granule:
             raise VerifyException(
-                f"tile.dot shape {m}x{n}x{k} (MxNxK) is not supported by the hardware: "
+                f"{self.name} shape {m}x{n}x{k} (MxNxK) is not supported by the hardware: "
                 f"M must be a multiple of {DOT_M_GRANULE}, N of {DOT_N_GRANULE}, "
                 f"K of {granule} for {et}"
             )
         if isinstance(et, Float8E4M3FNType) and not transposed:
             raise VerifyException(
-                "tile.dot with f8E4M3FN operands needs a K-major rhs (rhs_transposed)"
+                f"{self.name} with f8E4M3FN operands needs a K-major rhs (rhs_transposed)"
             )
+
+
+@irdl_op_definition
+class DotOp(_DotLikeOp):
+    """`result = lhs · rhs + acc`, accumulated in f32.
+
+    `lhs` is M×K.  `rhs` is K×N, or N×K when `rhs_transposed` is set (then the
+    product is lhs · rhsᵀ, the layout of GEMM's B and of attention's keys).
+    Operands are bf16, f16 or f8E4M3FN (both the same); the accumulator and the
+    result are f32.  Shapes follow the Hopper wgmma instruction: M a multiple of
+    64, N a multiple of 8, K a multiple of 16 (32 for f8).  f8 operands must be
+    K-major, i.e. `rhs_transposed`.
+
+    Example:
+    `%d = tile.dot %a, %b, %c {rhs_transposed} : tensor<128x64xbf16>, tensor<256x64xbf16> -> tensor<128x256xf32>`
+    """
+
+    name = "tile.dot"
+    traits = traits_def(Pure())
+
+
+@irdl_op_definition
+class DotAsyncOp(_DotLikeOp):
+    """Starts `lhs · rhs + acc` (as `tile.dot`) without waiting for it.
+
+    The product is in flight until a `tile.dot_wait` of this partition
+    completes it; until then its operands (typically slots borrowed from an
+    aref) must stay valid, and its result may only be the accumulator of a later
+    `tile.dot_async`, be carried by `scf.yield`, or be returned by the
+    `tile.dot_wait` that completes it.  This is how a level-2 program states the
+    Hopper discipline of keeping one wgmma group in flight.
+
+    Example:
+    `%d = tile.dot_async %a, %b, %acc {rhs_transposed} : tensor<128x64xbf16>, tensor<256x64xbf16> -> tensor<128x256xf32>`
+    """
+
+    name = "tile.dot_async"
+    traits = traits_def(MemoryWriteEffect())
+
+
+@irdl_op_definition
+class DotWaitOp(IRDLOperation):
+    """Waits until at most `pending` `tile.dot_async` ops issued by this
+    partition are still in flight, then returns `values` unchanged: results of
+    dot_async ops that are now complete and may be used freely.
+
+    Example: `%acc = tile.dot_wait 0 (%d) : tensor<128x256xf32>`  or  `tile.dot_wait 1`
+    """
+
+    name = "tile.dot_wait"
+    pending = prop_def(IntegerAttr[I64])
+    values = var_operand_def(TensorType)
+    results_ = var_result_def(TensorType)
+    traits = traits_def(MemoryWriteEffect())
+
+    def __init__(self, pending: int, values: Sequence[SSAValue] = ()):
+        super().__init__(
+            properties={"pending": IntegerAttr(pending, 64)},
+            operands=[values],
+            result_types=[[v.type for v in values]],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DotWaitOp:
+        pending = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        vals = parser.parse_optional_comma_separated_list(
+            parser.Delimiter.PAREN, parser.parse_unresolved_operand
+        ) or []
+        attrs = parser.parse_optional_attr_dict()
+        types: list[Attribute] = []
+        if vals:
+            parser.parse_punctuation(":")
+            types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        pos = parser.pos
+        if len(types) != len(vals):
+            parser.raise_error(f"tile.dot_wait: {len(vals)} values but {len(types)} types", pos)
+        op = cls(pending, parser.resolve_operands(vals, types, pos))
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.pending.value.data}")
+        if self.values:
+            printer.print_string(" (")
+            printer.print_list(self.values, printer.print_operand)
+            printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
+        if self.values:
+            printer.print_string(" : ")
+            printer.print_list((v.type for v in self.values), printer.print_attribute)
+
+    def verify_(self) -> None:
+        if self.pending.value.data < 0:
+            raise VerifyException("tile.dot_wait pending must be non-negative")
+        if [v.type for v in self.values] != [r.type for r in self.results_]:
+            raise VerifyException("tile.dot_wait results must have the types of its values")
 
 
 @irdl_op_definition
@@ -520,7 +605,7 @@ class CmpIOp(IRDLOperation):
         )
 
     @classmethod
-    def parse(cls, parser):  # type: ignore[override]
+    def parse(cls, parser: Parser) -> CmpIOp:
         pred = parser.parse_identifier()
         if pred not in CmpIPredicate.__members__.values():
             parser.raise_error(f"unknown tile.cmpi predicate '{pred}'")
@@ -536,7 +621,7 @@ class CmpIOp(IRDLOperation):
         op.attributes |= attrs
         return op
 
-    def print(self, printer) -> None:  # type: ignore[override]
+    def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.predicate.data.value}, ")
         printer.print_operand(self.lhs)
         printer.print_string(", ")
@@ -593,6 +678,8 @@ Tile = Dialect(
         LoadOp,
         StoreOp,
         DotOp,
+        DotAsyncOp,
+        DotWaitOp,
         ZerosOp,
         SplatOp,
         IotaOp,

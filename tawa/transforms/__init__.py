@@ -7,4 +7,10 @@ from xdsl.passes import ModulePass
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Factories of tawa's passes, keyed by pass name."""
-    return {}
+
+    def get_warp_specialize() -> type[ModulePass]:
+        from tawa.transforms.warp_specialize import WarpSpecializePass
+
+        return WarpSpecializePass
+
+    return {"tawa-warp-specialize": get_warp_specialize}
