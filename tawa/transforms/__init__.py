@@ -13,4 +13,9 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return WarpSpecializePass
 
-    return {"tawa-warp-specialize": get_warp_specialize}
+    def get_pipeline() -> type[ModulePass]:
+        from tawa.transforms.pipeline import PipelinePass
+
+        return PipelinePass
+
+    return {"tawa-warp-specialize": get_warp_specialize, "tawa-pipeline": get_pipeline}
