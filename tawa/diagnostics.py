@@ -36,7 +36,12 @@ def location_of(op: Operation) -> str | None:
 
 
 class LocatedParser(Parser):
-    """A parser that records the source position of every op it parses."""
+    """A parser that records the source position of every op it parses.
+
+    `line_offset` is added to line numbers (for chunks of a split input file).
+    """
+
+    line_offset: int = 0
 
     def parse_operation(self) -> Operation:
         span = self._current_token.span
@@ -47,7 +52,7 @@ class LocatedParser(Parser):
             raise ParseError(span, _first_line(err)) from None
         if not isinstance(op.location, FileLineColLoc):
             op.location = FileLineColLoc(
-                StringAttr(start.file), IntAttr(start.line), IntAttr(start.col)
+                StringAttr(start.file), IntAttr(start.line + self.line_offset), IntAttr(start.col)
             )
         return op
 
@@ -57,7 +62,9 @@ def parse_error(err: ParseError) -> TawaError:
     loc = err.span.get_location()
     msg = " ".join(err.msg.split())
     if err.span.start >= len(err.span.input.content.rstrip()):
-        msg = f"unexpected end of input ({msg})"
+        # xdsl reports a missing '}' as a missing block label.
+        truncated = msg == "in block definition"
+        msg = "unexpected end of input (missing '}'?)" if truncated else f"{msg} (at end of input)"
     return TawaError(msg, f"{loc.file}:{loc.line}:{loc.col}")
 
 

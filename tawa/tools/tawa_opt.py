@@ -42,9 +42,9 @@ class TawaOptMain(xDSLOptMain):
 
     def register_all_frontends(self) -> None:
         def parse_mlir(io: IO[bytes]) -> ModuleOp:
-            return LocatedParser(self.ctx, io.read(), self.get_input_name()).parse_module(
-                not self.args.no_implicit_module
-            )
+            parser = LocatedParser(self.ctx, io.read(), self.get_input_name())
+            parser.line_offset = self._chunk_line_offset
+            return parser.parse_module(not self.args.no_implicit_module)
 
         self.available_frontends["mlir"] = parse_mlir
 
@@ -66,6 +66,12 @@ class TawaOptMain(xDSLOptMain):
             raise TawaError(message, "tawa-opt")
 
         arg_parser.error = error  # one line and exit 1, like every other error
+
+    _chunk_line_offset = 0
+
+    def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0):
+        self._chunk_line_offset = start_offset  # lines before this chunk (--split-input-file)
+        return super().parse_chunk(chunk, file_extension, start_offset)
 
     def get_input_stream(self) -> tuple[IO[bytes], str]:
         try:

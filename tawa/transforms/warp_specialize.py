@@ -123,7 +123,6 @@ class Partitioning:
                         "(only scf.for loops are supported)"
                     )
         self._seed(body)
-        self._check_producer_is_self_contained()
         self._group_crossings()
 
     def _check_kernel_shape(self) -> Block:
@@ -168,6 +167,16 @@ class Partitioning:
         current = self.parts.setdefault(op, set())
         if parts <= current:
             return
+        if (
+            PRODUCER in parts
+            and op not in self.producer_loads
+            and not isinstance(op, scf.ForOp)
+            and not _replicable(op)
+        ):
+            raise Declined(
+                f"the producer would need the result of '{op.name}'{_at(op)}, "
+                "which must stay in the consumer"
+            )
         current |= parts
         self._work.append(op)
         parent = op.parent_op()
@@ -216,17 +225,6 @@ class Partitioning:
                 for operand in inner.operands:
                     if not op.is_ancestor(_owner_op(operand)):
                         self._demand(operand, parts)
-
-    def _check_producer_is_self_contained(self) -> None:
-        for op, parts in self.parts.items():
-            if PRODUCER not in parts or op in self.producer_loads:
-                continue
-            if isinstance(op, scf.ForOp) or _replicable(op):
-                continue
-            raise Declined(
-                f"the producer would need the result of '{op.name}'"
-                f"{_at(op)}, which must stay in the consumer"
-            )
 
     def _group_crossings(self) -> None:
         by_key: dict[tuple[Block, Operation], list[tile.LoadOp]] = {}
