@@ -1,0 +1,187 @@
+"""Deterministic interleaving of concurrent warp-group tasks.
+
+`aref.warp_specialize` runs each partition as a task (a thread with its own
+interpreter), but only one task runs at a time: a task gives up control at
+every synchronization op (aref put/get/consumed, dot_async/dot_wait) and the
+`Scheduler` picks which task goes next among those that can proceed, by a
+policy:
+
+* `random` (seeded): any runnable task, chosen by a seeded RNG;
+* `producer-first`: the producer whenever it can run (it races ahead until
+  the ring is full);
+* `consumer-first`: a consumer whenever it can run (it drains every slot as
+  soon as it is filled).
+
+If no task can proceed while some have not finished, that is a deadlock; it
+is reported with the op every blocked task waits at.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from xdsl.ir import Operation
+
+from tawa.diagnostics import TawaError, location_of
+
+POLICIES = ("random", "producer-first", "consumer-first")
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """How concurrent partitions interleave in the simulator."""
+
+    policy: str = "random"
+    seed: int = 0
+    max_steps: int = 1_000_000
+    """Scheduling decisions allowed per warp_specialize (guards against livelock)."""
+
+    def __post_init__(self) -> None:
+        if self.policy not in POLICIES:
+            raise TawaError(f"unknown schedule policy '{self.policy}' (choose from {', '.join(POLICIES)})")
+
+
+class SimulationError(TawaError):
+    """A deadlock or a misuse of the aref protocol found by the simulator."""
+
+
+class _Abort(BaseException):
+    """Unwinds a task after another task failed (not an Exception: nothing
+    between the scheduler and the task's entry point may swallow it)."""
+
+
+@dataclass(eq=False)
+class _Task:
+    index: int
+    role: str
+    body: Callable[[_Task], None]
+    waiting: tuple[Operation, Callable[[], bool], Callable[[], str]] | None = None
+    started: bool = False
+    done: bool = False
+
+
+@dataclass(eq=False)
+class Scheduler:
+    schedule: Schedule
+    where: str
+    """Names the kernel instance in messages, e.g. `@gemm program (0, 1)`."""
+    location: str = "tawa.interpret"
+    """Source location that errors are reported at (the warp_specialize op)."""
+    tasks: list[_Task] = field(default_factory=list)
+    failure: BaseException | None = None
+    _cv: threading.Condition = field(default_factory=threading.Condition)
+    _turn: _Task | None = None
+    _steps: int = 0
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(self.schedule.seed)
+
+    def add(self, role: str, body: Callable[[_Task], None]) -> None:
+        self.tasks.append(_Task(len(self.tasks), role, body))
+
+    # ------------------------------------------------------------------ driving
+
+    def run(self) -> None:
+        """Runs every task to completion, or raises the first failure."""
+        threads = [
+            threading.Thread(target=self._thread_main, args=(t,), daemon=True, name=t.role)
+            for t in self.tasks
+        ]
+        for th in threads:
+            th.start()
+        with self._cv:
+            self._switch()
+            while self.failure is None and not all(t.done for t in self.tasks):
+                self._cv.wait()
+        for th in threads:
+            th.join()
+        if self.failure is not None:
+            raise self.failure
+
+    def _thread_main(self, task: _Task) -> None:
+        try:
+            with self._cv:
+                self._wait_for_turn(task)
+            task.started = True
+            task.body(task)
+            with self._cv:
+                task.done = True
+                self._switch()
+        except _Abort:
+            pass
+        except BaseException as err:  # noqa: BLE001 - reported by run()
+            with self._cv:
+                if self.failure is None:
+                    self.failure = err
+                task.done = True
+                self._cv.notify_all()
+
+    def _wait_for_turn(self, task: _Task) -> None:
+        while self._turn is not task and self.failure is None:
+            self._cv.wait()
+        if self.failure is not None:
+            raise _Abort
+
+    def sync(
+        self, task: _Task, op: Operation, ready: Callable[[], bool], why: Callable[[], str]
+    ) -> None:
+        """Called by `task` at a synchronization op: lets the scheduler choose
+        who runs next; returns once `task` is chosen with `ready()` true."""
+        with self._cv:
+            task.waiting = (op, ready, why)
+            self._switch()
+            self._wait_for_turn(task)
+            task.waiting = None
+
+    def _runnable(self) -> list[_Task]:
+        return [
+            t for t in self.tasks
+            if not t.done and (not t.started or t.waiting is None or t.waiting[1]())
+        ]
+
+    def _switch(self) -> None:
+        """Picks the next task (caller holds the lock)."""
+        self._steps += 1
+        if self._steps > self.schedule.max_steps:
+            self._fail(SimulationError(
+                f"{self.where}: more than {self.schedule.max_steps} scheduling steps (livelock?)",
+                self.location,
+            ))
+            return
+        runnable = self._runnable()
+        if not runnable:
+            if not all(t.done for t in self.tasks):
+                self._fail(SimulationError(self._deadlock_message(), self.location))
+            self._turn = None
+            self._cv.notify_all()
+            return
+        self._turn = self._pick(runnable)
+        self._cv.notify_all()
+
+    def _pick(self, runnable: list[_Task]) -> _Task:
+        policy = self.schedule.policy
+        if policy == "producer-first":
+            return min(runnable, key=lambda t: (t.role != "producer", t.index))
+        if policy == "consumer-first":
+            return min(runnable, key=lambda t: (t.role == "producer", t.index))
+        return self._rng.choice(runnable)
+
+    def _fail(self, err: BaseException) -> None:
+        if self.failure is None:
+            self.failure = err
+        self._turn = None
+        self._cv.notify_all()
+
+    def _deadlock_message(self) -> str:
+        parts = []
+        for t in self.tasks:
+            if t.done:
+                parts.append(f"{t.role} has finished")
+            elif t.waiting is not None:
+                op, _, why = t.waiting
+                loc = location_of(op)
+                parts.append(f"{t.role} waits at {op.name}{f' ({loc})' if loc else ''} {why()}")
+        return f"deadlock in {self.where}: " + "; ".join(parts)
