@@ -162,9 +162,12 @@ class ArefFunctions(InterpreterFunctions):
     def __init__(self, schedule: Schedule | None = None):
         self.schedule = schedule or Schedule()
 
-    def attach(self, interpreter: Interpreter, state: TaskState) -> None:
+    def attach(self, interpreter: Interpreter, state: TaskState | None = None) -> None:
+        """Gives `interpreter` fresh protocol state (per kernel instance)."""
+        state = TaskState() if state is None else state
         interpreter.set_data(ArefFunctions, "task", state)
-        interpreter.listeners = (*interpreter.listeners, ProtocolChecker(state))
+        others = tuple(l for l in interpreter.listeners if not isinstance(l, ProtocolChecker))
+        interpreter.listeners = (*others, ProtocolChecker(state))
 
     @impl(aref.WarpSpecializeOp)
     def run_warp_specialize(
