@@ -317,7 +317,7 @@ class WarpSpecializeOp(IRDLOperation):
         regs: list[int] = []
         regions: list[Region] = []
         while parser.parse_optional_keyword("partition") is not None:
-            roles.append(parser.parse_identifier())
+            roles.append(parser.parse_identifier_or_str_literal())
             parser.parse_keyword("warps")
             with parser.in_parens():
                 warps.append(parser.parse_integer(allow_boolean=False))
@@ -334,7 +334,9 @@ class WarpSpecializeOp(IRDLOperation):
 
     def print(self, printer: Printer) -> None:
         for role, warps, regs, region in self.partition_specs():
-            printer.print_string(f" partition {role} warps({warps}) regs({regs}) ")
+            printer.print_string(" partition ")
+            printer.print_identifier_or_string_literal(role)
+            printer.print_string(f" warps({warps}) regs({regs}) ")
             printer.print_region(region)
         if self.attributes:
             printer.print_op_attributes(self.attributes, print_keyword=True)

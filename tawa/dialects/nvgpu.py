@@ -406,6 +406,8 @@ class MBarrierTryWaitParityOp(_MBarrierOp):
     """
 
     name = "nvgpu.mbarrier_try_wait_parity"
+    barriers = operand_def(MBarrierType)  # redeclared: keeps (barriers, index, parity) order
+    index = operand_def(IndexType)
     parity = operand_def(IndexType)
     result = result_def(i1)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
@@ -424,6 +426,8 @@ class MBarrierWaitParityOp(_MBarrierOp):
     """
 
     name = "nvgpu.mbarrier_wait_parity"
+    barriers = operand_def(MBarrierType)  # redeclared: keeps (barriers, index, parity) order
+    index = operand_def(IndexType)
     parity = operand_def(IndexType)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
@@ -736,10 +740,10 @@ class WgmmaWaitGroupOp(IRDLOperation):
         ) or []
         attrs = parser.parse_optional_attr_dict()
         types: list[Attribute] = []
+        pos = parser.pos
         if frags:
             parser.parse_punctuation(":")
             types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-        pos = parser.pos
         if len(types) != len(frags):
             parser.raise_error(
                 f"nvgpu.wgmma_wait_group: {len(frags)} fragments but {len(types)} types", pos

@@ -366,10 +366,10 @@ class DotWaitOp(IRDLOperation):
         ) or []
         attrs = parser.parse_optional_attr_dict()
         types: list[Attribute] = []
+        pos = parser.pos
         if vals:
             parser.parse_punctuation(":")
             types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-        pos = parser.pos
         if len(types) != len(vals):
             parser.raise_error(f"tile.dot_wait: {len(vals)} values but {len(types)} types", pos)
         op = cls(pending, parser.resolve_operands(vals, types, pos))
@@ -606,9 +606,10 @@ class CmpIOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> CmpIOp:
+        pos = parser.pos
         pred = parser.parse_identifier()
         if pred not in CmpIPredicate.__members__.values():
-            parser.raise_error(f"unknown tile.cmpi predicate '{pred}'")
+            parser.raise_error(f"unknown tile.cmpi predicate '{pred}'", pos)
         parser.parse_punctuation(",")
         lhs = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")

@@ -1,0 +1,370 @@
+// RUN: TAWA_VERIFY_DIAG
+// RUN: tawa-opt %s --verify-diagnostics --split-input-file | filecheck %s --check-prefix=EVERY-CASE-FAILS
+// A case that verified would print its module.
+// EVERY-CASE-FAILS-NOT: builtin.module
+
+// One verifier error of the nvgpu dialect per chunk.  Errors raised while
+// parsing (all of the type verifiers, and nvgpu.wgmma_wait_group's parser) are
+// in invalid_parse.mlir.
+
+// --- shared memory
+
+// 128B-swizzled buffers start at multiples of 1024 bytes.
+func.func @smem_alignment() {
+  %a = nvgpu.smem_alloc offset(512) : !nvgpu.smem<4x128x64xbf16, swizzle = 128>
+  func.return
+}
+// CHECK: error: nvgpu.smem_alloc offset 512 must be a non-negative multiple of 1024 for !nvgpu.smem<4x128x64xbf16, swizzle = 128>
+
+// -----
+
+func.func @smem_negative_offset() {
+  %b = nvgpu.smem_alloc offset(-8) : !nvgpu.mbarrier<2>
+  func.return
+}
+// CHECK: error: nvgpu.smem_alloc offset -8 must be a non-negative multiple of 8 for !nvgpu.mbarrier<2>
+
+// -----
+
+// --- mbarriers
+
+func.func @mbarrier_init_count(%i: index) {
+  %b = nvgpu.smem_alloc offset(0) : !nvgpu.mbarrier<2>
+  nvgpu.mbarrier_init %b[%i], 0 : !nvgpu.mbarrier<2>
+  func.return
+}
+// CHECK: error: 'nvgpu.mbarrier_init' mbarrier_init count must be in [1, 1048575], got 0
+
+// -----
+
+func.func @expect_tx_bytes(%i: index) {
+  %b = nvgpu.smem_alloc offset(0) : !nvgpu.mbarrier<2>
+  nvgpu.mbarrier_arrive_expect_tx %b[%i], 1048576 : !nvgpu.mbarrier<2>
+  func.return
+}
+// CHECK: error: 'nvgpu.mbarrier_arrive_expect_tx' expect_tx bytes must be in [1, 1048575], got 1048576
+
+// -----
+
+// --- TMA
+
+func.func @tma_descriptor_rank(%X: memref<?x?x?xbf16>) {
+  %t = nvgpu.tma_descriptor %X : memref<?x?x?xbf16> -> !nvgpu.tma_desc<128x64xbf16, swizzle = 128>
+  func.return
+}
+// CHECK: error: nvgpu.tma_descriptor box rank 2 differs from the memref rank 3
+
+// -----
+
+func.func @tma_descriptor_element_type(%A: memref<?x?xf16>) {
+  %t = nvgpu.tma_descriptor %A : memref<?x?xf16> -> !nvgpu.tma_desc<128x64xbf16, swizzle = 128>
+  func.return
+}
+// CHECK: error: nvgpu.tma_descriptor element type bf16 differs from the memref's f16
+
+// -----
+
+func.func @tma_descriptor_box_size(%A: memref<?x?xbf16>) {
+  %t = nvgpu.tma_descriptor %A : memref<?x?xbf16> -> !nvgpu.tma_desc<512x64xbf16, swizzle = 128>
+  func.return
+}
+// CHECK: error: nvgpu.tma_descriptor box dims must be at most 256, got [512, 64]
+
+// -----
+
+// 4 bf16 elements are 8 bytes.
+func.func @tma_descriptor_inner_bytes(%A: memref<?x?xbf16>) {
+  %t = nvgpu.tma_descriptor %A : memref<?x?xbf16> -> !nvgpu.tma_desc<64x4xbf16>
+  func.return
+}
+// CHECK: error: nvgpu.tma_descriptor inner box dimension must span a multiple of 16 bytes
+
+// -----
+
+func.func @tma_load_coordinates(%t: !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, %i: index) {
+  %s = nvgpu.smem_alloc offset(0) : !nvgpu.smem<2x128x64xbf16, swizzle = 128>
+  %b = nvgpu.smem_alloc offset(65536) : !nvgpu.mbarrier<2>
+  nvgpu.tma_load %t[%i], %s[%i], %b[%i] : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<2>
+  func.return
+}
+// CHECK: error: nvgpu.tma_load expects 2 coordinates, got 1
+
+// -----
+
+func.func @tma_load_box(%t: !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, %i: index) {
+  %s = nvgpu.smem_alloc offset(0) : !nvgpu.smem<2x64x64xbf16, swizzle = 128>
+  %b = nvgpu.smem_alloc offset(32768) : !nvgpu.mbarrier<2>
+  nvgpu.tma_load %t[%i, %i], %s[%i], %b[%i] : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<2x64x64xbf16, swizzle = 128>, !nvgpu.mbarrier<2>
+  func.return
+}
+// CHECK: error: nvgpu.tma_load: box [128, 64] does not match the shared-memory tile [64, 64]
+
+// -----
+
+func.func @tma_load_swizzle(%t: !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, %i: index) {
+  %s = nvgpu.smem_alloc offset(0) : !nvgpu.smem<2x128x64xbf16>
+  %b = nvgpu.smem_alloc offset(65536) : !nvgpu.mbarrier<2>
+  nvgpu.tma_load %t[%i, %i], %s[%i], %b[%i] : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<2x128x64xbf16>, !nvgpu.mbarrier<2>
+  func.return
+}
+// CHECK: error: nvgpu.tma_load: element type and swizzle of !nvgpu.tma_desc<128x64xbf16, swizzle = 128> and !nvgpu.smem<2x128x64xbf16> differ
+
+// -----
+
+func.func @tma_store_coordinates(%t: !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, %i: index) {
+  %s = nvgpu.smem_alloc offset(0) : !nvgpu.smem<1x128x64xbf16, swizzle = 128>
+  nvgpu.tma_store %s[%i], %t[%i, %i, %i] : !nvgpu.smem<1x128x64xbf16, swizzle = 128>, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>
+  func.return
+}
+// CHECK: error: nvgpu.tma_store expects 2 coordinates, got 3
+
+// -----
+
+func.func @tma_store_box(%t: !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, %i: index) {
+  %s = nvgpu.smem_alloc offset(0) : !nvgpu.smem<128x64xbf16, swizzle = 128>
+  nvgpu.tma_store %s[%i], %t[%i, %i] : !nvgpu.smem<128x64xbf16, swizzle = 128>, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>
+  func.return
+}
+// CHECK: error: nvgpu.tma_store: box [128, 64] does not match the shared-memory tile [64]
+
+// -----
+
+func.func @tma_store_element_type(%t: !nvgpu.tma_desc<128x64xf16, swizzle = 128>, %i: index) {
+  %s = nvgpu.smem_alloc offset(0) : !nvgpu.smem<1x128x64xbf16, swizzle = 128>
+  nvgpu.tma_store %s[%i], %t[%i, %i] : !nvgpu.smem<1x128x64xbf16, swizzle = 128>, !nvgpu.tma_desc<128x64xf16, swizzle = 128>
+  func.return
+}
+// CHECK: error: nvgpu.tma_store: element type and swizzle of !nvgpu.tma_desc<128x64xf16, swizzle = 128> and !nvgpu.smem<1x128x64xbf16, swizzle = 128> differ
+
+// -----
+
+func.func @tma_store_wait_pending() {
+  nvgpu.tma_store_wait 8
+  func.return
+}
+// CHECK: error: nvgpu.tma_store_wait pending must be in [0, 7], got 8
+
+// -----
+
+// --- wgmma
+
+func.func @wgmma_descriptor_source(%i: index) {
+  %s = nvgpu.smem_alloc offset(0) : !nvgpu.smem<128x64xbf16, swizzle = 128>
+  %d = nvgpu.wgmma_descriptor %s[%i, %i] : !nvgpu.smem<128x64xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma_descriptor source must be stages x rows x cols, got !nvgpu.smem<128x64xbf16, swizzle = 128>
+
+// -----
+
+func.func @wgmma_descriptor_rows(%i: index) {
+  %s = nvgpu.smem_alloc offset(0) : !nvgpu.smem<2x64x64xbf16, swizzle = 128>
+  %d = nvgpu.wgmma_descriptor %s[%i, %i] : !nvgpu.smem<2x64x64xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma_descriptor: !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128> is not a row range of the 64x64 tiles of !nvgpu.smem<2x64x64xbf16, swizzle = 128>
+
+// -----
+
+func.func @wgmma_descriptor_rank(%i: index) {
+  %s = nvgpu.smem_alloc offset(0) : !nvgpu.smem<2x64x64xbf16, swizzle = 128>
+  %d = nvgpu.wgmma_descriptor %s[%i, %i] : !nvgpu.smem<2x64x64xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<1x64x64xbf16, swizzle = 128>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma_descriptor: !nvgpu.wgmma_desc<1x64x64xbf16, swizzle = 128> is not a row range of the 64x64 tiles of !nvgpu.smem<2x64x64xbf16, swizzle = 128>
+
+// -----
+
+func.func @wgmma_descriptor_swizzle(%i: index) {
+  %s = nvgpu.smem_alloc offset(0) : !nvgpu.smem<2x64x64xbf16, swizzle = 128>
+  %d = nvgpu.wgmma_descriptor %s[%i, %i] : !nvgpu.smem<2x64x64xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<64x64xbf16>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma_descriptor: element type and swizzle must match the source
+
+// -----
+
+func.func @wgmma_accumulator_layout(%a: !nvgpu.wgmma_desc<64x64xbf16>, %b: !nvgpu.wgmma_desc<64x64xbf16>, %c: !nvgpu.frag<64x64xbf16, wgmma_a>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t : !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.frag<64x64xbf16, wgmma_a>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma accumulator must be a wgmma_acc fragment
+
+// -----
+
+func.func @wgmma_register_lhs_layout(%a: !nvgpu.frag<64x64xf32, wgmma_acc>, %b: !nvgpu.wgmma_desc<64x64xbf16>, %c: !nvgpu.frag<64x64xf32, wgmma_acc>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t : !nvgpu.frag<64x64xf32, wgmma_acc>, !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.frag<64x64xf32, wgmma_acc>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma register lhs must be a wgmma_a fragment
+
+// -----
+
+func.func @wgmma_f32_operands(%a: !nvgpu.wgmma_desc<64x16xf32>, %b: !nvgpu.wgmma_desc<64x16xf32>, %c: !nvgpu.frag<64x64xf32, wgmma_acc>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x16xf32>, !nvgpu.wgmma_desc<64x16xf32>, !nvgpu.frag<64x64xf32, wgmma_acc>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma operands must both be bf16, f16 or f8E4M3FN, got f32 and f32
+
+// -----
+
+func.func @wgmma_mixed_operands(%a: !nvgpu.wgmma_desc<64x64xbf16>, %b: !nvgpu.wgmma_desc<64x64xf16>, %c: !nvgpu.frag<64x64xf32, wgmma_acc>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.wgmma_desc<64x64xf16>, !nvgpu.frag<64x64xf32, wgmma_acc>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma operands must both be bf16, f16 or f8E4M3FN, got bf16 and f16
+
+// -----
+
+func.func @wgmma_rank(%a: !nvgpu.wgmma_desc<1x64x64xbf16>, %b: !nvgpu.wgmma_desc<64x64xbf16>, %c: !nvgpu.frag<64x64xf32, wgmma_acc>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<1x64x64xbf16>, !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.frag<64x64xf32, wgmma_acc>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma operands must be 2-D
+
+// -----
+
+func.func @wgmma_lhs_rows(%a: !nvgpu.wgmma_desc<128x64xbf16>, %b: !nvgpu.wgmma_desc<64x64xbf16>, %c: !nvgpu.frag<64x64xf32, wgmma_acc>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<128x64xbf16>, !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.frag<64x64xf32, wgmma_acc>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma lhs must have 64 rows, got 128
+
+// -----
+
+func.func @wgmma_contraction(%a: !nvgpu.wgmma_desc<64x64xbf16>, %b: !nvgpu.wgmma_desc<64x32xbf16>, %c: !nvgpu.frag<64x64xf32, wgmma_acc>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.wgmma_desc<64x32xbf16>, !nvgpu.frag<64x64xf32, wgmma_acc>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma contraction sizes must agree and be a multiple of 16: lhs K=64, rhs K=32
+
+// -----
+
+func.func @wgmma_k_granule(%a: !nvgpu.wgmma_desc<64x48xf8E4M3FN>, %b: !nvgpu.wgmma_desc<64x48xf8E4M3FN>, %c: !nvgpu.frag<64x64xf32, wgmma_acc>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x48xf8E4M3FN>, !nvgpu.wgmma_desc<64x48xf8E4M3FN>, !nvgpu.frag<64x64xf32, wgmma_acc>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma contraction sizes must agree and be a multiple of 32: lhs K=48, rhs K=48
+
+// -----
+
+func.func @wgmma_n(%a: !nvgpu.wgmma_desc<64x64xbf16>, %b: !nvgpu.wgmma_desc<512x64xbf16>, %c: !nvgpu.frag<64x512xf32, wgmma_acc>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.wgmma_desc<512x64xbf16>, !nvgpu.frag<64x512xf32, wgmma_acc>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma N must be a multiple of 8 in [8, 256], got 512
+
+// -----
+
+func.func @wgmma_n_granule(%a: !nvgpu.wgmma_desc<64x64xbf16>, %b: !nvgpu.wgmma_desc<12x64xbf16>, %c: !nvgpu.frag<64x64xf32, wgmma_acc>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.wgmma_desc<12x64xbf16>, !nvgpu.frag<64x64xf32, wgmma_acc>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma N must be a multiple of 8 in [8, 256], got 12
+
+// -----
+
+func.func @wgmma_accumulator_shape(%a: !nvgpu.wgmma_desc<64x64xbf16>, %b: !nvgpu.wgmma_desc<256x64xbf16>, %c: !nvgpu.frag<64x128xf32, wgmma_acc>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.wgmma_desc<256x64xbf16>, !nvgpu.frag<64x128xf32, wgmma_acc>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma accumulator must be 64x256, got !nvgpu.frag<64x128xf32, wgmma_acc>
+
+// -----
+
+func.func @wgmma_f8_mn_major(%a: !nvgpu.wgmma_desc<64x64xf8E4M3FN>, %b: !nvgpu.wgmma_desc<64x64xf8E4M3FN>, %c: !nvgpu.frag<64x64xf32, wgmma_acc>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t : !nvgpu.wgmma_desc<64x64xf8E4M3FN>, !nvgpu.wgmma_desc<64x64xf8E4M3FN>, !nvgpu.frag<64x64xf32, wgmma_acc>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma with f8E4M3FN operands needs a K-major rhs
+
+// -----
+
+func.func @wgmma_wait_group_pending() {
+  nvgpu.wgmma_wait_group 8
+  func.return
+}
+// CHECK: error: nvgpu.wgmma_wait_group pending must be in [0, 7], got 8
+
+// -----
+
+// The custom syntax types the results from the fragments; the generic form can disagree.
+func.func @wgmma_wait_group_results(%d: !nvgpu.frag<64x256xf32, wgmma_acc>) {
+  %e = "nvgpu.wgmma_wait_group"(%d) <{pending = 0 : i32}> : (!nvgpu.frag<64x256xf32, wgmma_acc>) -> !nvgpu.frag<64x128xf32, wgmma_acc>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma_wait_group results must have the fragments' types
+
+// -----
+
+func.func @frag_store_offsets(%d: !nvgpu.frag<64x256xf32, wgmma_acc>, %C: memref<?x?xbf16>, %i: index) {
+  nvgpu.frag_store %d, %C[%i] : !nvgpu.frag<64x256xf32, wgmma_acc>, memref<?x?xbf16>
+  func.return
+}
+// CHECK: error: nvgpu.frag_store expects 2 offsets, got 1
+
+// -----
+
+func.func @frag_store_element_type(%d: !nvgpu.frag<64x256xf32, wgmma_acc>, %C: memref<?x?xf64>, %i: index) {
+  nvgpu.frag_store %d, %C[%i, %i] : !nvgpu.frag<64x256xf32, wgmma_acc>, memref<?x?xf64>
+  func.return
+}
+// CHECK: error: 'nvgpu.frag_store' unsupported element type f64
+
+// -----
+
+// --- registers, barriers, ids
+
+func.func @setmaxnreg_granule() {
+  nvgpu.setmaxnreg inc 100
+  func.return
+}
+// CHECK: error: nvgpu.setmaxnreg count must be a multiple of 8 in [24, 256], got 100
+
+// -----
+
+func.func @setmaxnreg_range() {
+  nvgpu.setmaxnreg dec 16
+  func.return
+}
+// CHECK: error: nvgpu.setmaxnreg count must be a multiple of 8 in [24, 256], got 16
+
+// -----
+
+func.func @named_barrier_sync_id() {
+  nvgpu.named_barrier_sync 16, 128
+  func.return
+}
+// CHECK: error: nvgpu.named_barrier_sync barrier id must be in [0, 15], got 16
+
+// -----
+
+func.func @named_barrier_sync_threads() {
+  nvgpu.named_barrier_sync 1, 2048
+  func.return
+}
+// CHECK: error: nvgpu.named_barrier_sync thread count must be a multiple of 32 in [32, 1024], got 2048
+
+// -----
+
+func.func @named_barrier_arrive_id() {
+  nvgpu.named_barrier_arrive -1, 128
+  func.return
+}
+// CHECK: error: nvgpu.named_barrier_arrive barrier id must be in [0, 15], got -1
+
+// -----
+
+func.func @named_barrier_arrive_threads() {
+  nvgpu.named_barrier_arrive 1, 48
+  func.return
+}
+// CHECK: error: nvgpu.named_barrier_arrive thread count must be a multiple of 32 in [32, 1024], got 48
+
+// -----
+
+func.func @block_id_axis() {
+  %b = nvgpu.block_id 3
+  func.return
+}
+// CHECK: error: nvgpu.block_id axis must be 0, 1 or 2, got 3

@@ -1,0 +1,239 @@
+// RUN: TAWA_ROUNDTRIP
+// RUN: TAWA_GENERIC_ROUNDTRIP
+// RUN: tawa-opt %s --split-input-file | tawa-opt --split-input-file | filecheck %s
+
+// Every op, type and attribute of the nvgpu dialect in custom syntax; checked
+// after custom -> generic -> custom, custom -> custom, and in generic form.
+
+// Shared-memory buffers with each swizzle (0 is printed as no swizzle), and an
+// mbarrier array.  Offsets respect each buffer's alignment.
+func.func @smem() {
+  %sa = nvgpu.smem_alloc offset(0) : !nvgpu.smem<4x128x64xbf16, swizzle = 128>
+  %sb = nvgpu.smem_alloc offset(65536) : !nvgpu.smem<2x64x32xbf16, swizzle = 64>
+  %sc = nvgpu.smem_alloc offset(98304) : !nvgpu.smem<1x64x16xbf16, swizzle = 32>
+  %sd = nvgpu.smem_alloc offset(100352) : !nvgpu.smem<64x64xf32>
+  %se = nvgpu.smem_alloc offset(116736) : !nvgpu.smem<2x64x128xf8E4M3FN, swizzle = 0>
+  %full = nvgpu.smem_alloc offset(133120) : !nvgpu.mbarrier<4>
+  func.return
+}
+
+// CHECK-LABEL: func.func @smem() {
+// CHECK-NEXT:    %sa = nvgpu.smem_alloc offset(0) : !nvgpu.smem<4x128x64xbf16, swizzle = 128>
+// CHECK-NEXT:    %sb = nvgpu.smem_alloc offset(65536) : !nvgpu.smem<2x64x32xbf16, swizzle = 64>
+// CHECK-NEXT:    %sc = nvgpu.smem_alloc offset(98304) : !nvgpu.smem<1x64x16xbf16, swizzle = 32>
+// CHECK-NEXT:    %sd = nvgpu.smem_alloc offset(100352) : !nvgpu.smem<64x64xf32>
+// CHECK-NEXT:    %se = nvgpu.smem_alloc offset(116736) : !nvgpu.smem<2x64x128xf8E4M3FN>
+// CHECK-NEXT:    %full = nvgpu.smem_alloc offset(133120) : !nvgpu.mbarrier<4>
+// CHECK-NEXT:    func.return
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "smem"
+// CHECK-GENERIC-NEXT:    %sa = "nvgpu.smem_alloc"() <{offset = 0 : i64}> : () -> !nvgpu.smem<4x128x64xbf16, swizzle = 128>
+// CHECK-GENERIC-NEXT:    %sb = "nvgpu.smem_alloc"() <{offset = 65536 : i64}> : () -> !nvgpu.smem<2x64x32xbf16, swizzle = 64>
+// CHECK-GENERIC-NEXT:    %sc = "nvgpu.smem_alloc"() <{offset = 98304 : i64}> : () -> !nvgpu.smem<1x64x16xbf16, swizzle = 32>
+// CHECK-GENERIC-NEXT:    %sd = "nvgpu.smem_alloc"() <{offset = 100352 : i64}> : () -> !nvgpu.smem<64x64xf32>
+// CHECK-GENERIC-NEXT:    %se = "nvgpu.smem_alloc"() <{offset = 116736 : i64}> : () -> !nvgpu.smem<2x64x128xf8E4M3FN>
+// CHECK-GENERIC-NEXT:    %full = "nvgpu.smem_alloc"() <{offset = 133120 : i64}> : () -> !nvgpu.mbarrier<4>
+
+// -----
+
+// The mbarrier protocol.
+func.func @mbarriers(%i: index, %ph: index) -> i1 {
+  %full = nvgpu.smem_alloc offset(0) : !nvgpu.mbarrier<4>
+  nvgpu.mbarrier_init %full[%i], 1 : !nvgpu.mbarrier<4>
+  nvgpu.fence_mbarrier_init
+  nvgpu.mbarrier_arrive %full[%i] : !nvgpu.mbarrier<4>
+  nvgpu.mbarrier_arrive_expect_tx %full[%i], 49152 : !nvgpu.mbarrier<4>
+  %done = nvgpu.mbarrier_try_wait_parity %full[%i], %ph : !nvgpu.mbarrier<4>
+  nvgpu.mbarrier_wait_parity %full[%i], %ph : !nvgpu.mbarrier<4>
+  func.return %done : i1
+}
+
+// CHECK-LABEL: func.func @mbarriers(%i: index, %ph: index) -> i1 {
+// CHECK-NEXT:    %full = nvgpu.smem_alloc offset(0) : !nvgpu.mbarrier<4>
+// CHECK-NEXT:    nvgpu.mbarrier_init %full[%i], 1 : !nvgpu.mbarrier<4>
+// CHECK-NEXT:    nvgpu.fence_mbarrier_init
+// CHECK-NEXT:    nvgpu.mbarrier_arrive %full[%i] : !nvgpu.mbarrier<4>
+// CHECK-NEXT:    nvgpu.mbarrier_arrive_expect_tx %full[%i], 49152 : !nvgpu.mbarrier<4>
+// CHECK-NEXT:    %done = nvgpu.mbarrier_try_wait_parity %full[%i], %ph : !nvgpu.mbarrier<4>
+// CHECK-NEXT:    nvgpu.mbarrier_wait_parity %full[%i], %ph : !nvgpu.mbarrier<4>
+// CHECK-NEXT:    func.return %done : i1
+
+// The generic form lists the parity first: the ops declare it before the
+// barrier operands that they inherit.
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "mbarriers"
+// CHECK-GENERIC:         %full = "nvgpu.smem_alloc"() <{offset = 0 : i64}> : () -> !nvgpu.mbarrier<4>
+// CHECK-GENERIC-NEXT:    "nvgpu.mbarrier_init"(%full, %i) <{count = 1 : i32}> : (!nvgpu.mbarrier<4>, index) -> ()
+// CHECK-GENERIC-NEXT:    "nvgpu.fence_mbarrier_init"() : () -> ()
+// CHECK-GENERIC-NEXT:    "nvgpu.mbarrier_arrive"(%full, %i) : (!nvgpu.mbarrier<4>, index) -> ()
+// CHECK-GENERIC-NEXT:    "nvgpu.mbarrier_arrive_expect_tx"(%full, %i) <{bytes = 49152 : i32}> : (!nvgpu.mbarrier<4>, index) -> ()
+// CHECK-GENERIC-NEXT:    %done = "nvgpu.mbarrier_try_wait_parity"(%full, %i, %ph) : (!nvgpu.mbarrier<4>, index, index) -> i1
+// CHECK-GENERIC-NEXT:    "nvgpu.mbarrier_wait_parity"(%full, %i, %ph) : (!nvgpu.mbarrier<4>, index, index) -> ()
+
+// -----
+
+// TMA: descriptors over a 2-D and a 3-D tensor (a 1x128x64 box fills a 128x64
+// tile), loads into a staged buffer, a store and its waits.
+func.func @tma(%A: memref<?x?xbf16>, %X: memref<?x?x?xbf16>, %m: index, %k: index, %s: index) {
+  %ta = nvgpu.tma_descriptor %A : memref<?x?xbf16> -> !nvgpu.tma_desc<128x64xbf16, swizzle = 128>
+  %tx = nvgpu.tma_descriptor %X : memref<?x?x?xbf16> -> !nvgpu.tma_desc<1x128x64xbf16, swizzle = 128>
+  %sa = nvgpu.smem_alloc offset(0) : !nvgpu.smem<4x128x64xbf16, swizzle = 128>
+  %full = nvgpu.smem_alloc offset(131072) : !nvgpu.mbarrier<4>
+  nvgpu.tma_load %ta[%m, %k], %sa[%s], %full[%s] : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<4>
+  nvgpu.tma_load %tx[%s, %m, %k], %sa[%s], %full[%s] : !nvgpu.tma_desc<1x128x64xbf16, swizzle = 128>, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<4>
+  nvgpu.fence_proxy_async
+  nvgpu.tma_store %sa[%s], %ta[%m, %k] : !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>
+  nvgpu.tma_store_wait 0
+  nvgpu.tma_store_wait 7
+  func.return
+}
+
+// CHECK-LABEL: func.func @tma(%A: memref<?x?xbf16>, %X: memref<?x?x?xbf16>, %m: index, %k: index, %s: index) {
+// CHECK-NEXT:    %ta = nvgpu.tma_descriptor %A : memref<?x?xbf16> -> !nvgpu.tma_desc<128x64xbf16, swizzle = 128>
+// CHECK-NEXT:    %tx = nvgpu.tma_descriptor %X : memref<?x?x?xbf16> -> !nvgpu.tma_desc<1x128x64xbf16, swizzle = 128>
+// CHECK-NEXT:    %sa = nvgpu.smem_alloc offset(0) : !nvgpu.smem<4x128x64xbf16, swizzle = 128>
+// CHECK-NEXT:    %full = nvgpu.smem_alloc offset(131072) : !nvgpu.mbarrier<4>
+// CHECK-NEXT:    nvgpu.tma_load %ta[%m, %k], %sa[%s], %full[%s] : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<4>
+// CHECK-NEXT:    nvgpu.tma_load %tx[%s, %m, %k], %sa[%s], %full[%s] : !nvgpu.tma_desc<1x128x64xbf16, swizzle = 128>, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<4>
+// CHECK-NEXT:    nvgpu.fence_proxy_async
+// CHECK-NEXT:    nvgpu.tma_store %sa[%s], %ta[%m, %k] : !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>
+// CHECK-NEXT:    nvgpu.tma_store_wait 0
+// CHECK-NEXT:    nvgpu.tma_store_wait 7
+// CHECK-NEXT:    func.return
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "tma"
+// CHECK-GENERIC:         %ta = "nvgpu.tma_descriptor"(%A) : (memref<?x?xbf16>) -> !nvgpu.tma_desc<128x64xbf16, swizzle = 128>
+// CHECK-GENERIC-NEXT:    %tx = "nvgpu.tma_descriptor"(%X) : (memref<?x?x?xbf16>) -> !nvgpu.tma_desc<1x128x64xbf16, swizzle = 128>
+// CHECK-GENERIC-NEXT:    %sa = "nvgpu.smem_alloc"() <{offset = 0 : i64}> : () -> !nvgpu.smem<4x128x64xbf16, swizzle = 128>
+// CHECK-GENERIC-NEXT:    %full = "nvgpu.smem_alloc"() <{offset = 131072 : i64}> : () -> !nvgpu.mbarrier<4>
+// CHECK-GENERIC-NEXT:    "nvgpu.tma_load"(%ta, %m, %k, %sa, %s, %full, %s) : (!nvgpu.tma_desc<128x64xbf16, swizzle = 128>, index, index, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, index, !nvgpu.mbarrier<4>, index) -> ()
+// CHECK-GENERIC-NEXT:    "nvgpu.tma_load"(%tx, %s, %m, %k, %sa, %s, %full, %s) : (!nvgpu.tma_desc<1x128x64xbf16, swizzle = 128>, index, index, index, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, index, !nvgpu.mbarrier<4>, index) -> ()
+// CHECK-GENERIC-NEXT:    "nvgpu.fence_proxy_async"() : () -> ()
+// CHECK-GENERIC-NEXT:    "nvgpu.tma_store"(%sa, %s, %ta, %m, %k) : (!nvgpu.smem<4x128x64xbf16, swizzle = 128>, index, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, index, index) -> ()
+// CHECK-GENERIC-NEXT:    "nvgpu.tma_store_wait"() <{pending = 0 : i32}> : () -> ()
+// CHECK-GENERIC-NEXT:    "nvgpu.tma_store_wait"() <{pending = 7 : i32}> : () -> ()
+
+// -----
+
+// wgmma: descriptors of row ranges of staged tiles, a K-major (rhs_transposed)
+// product from shared memory, an MN-major one with a register lhs (wgmma_a
+// fragment), an f8 product, the fence / commit / wait protocol (with and
+// without fragments) and the epilogue store.
+func.func @wgmma(%s: index, %row: index, %true: i1, %C: memref<?x?xbf16>, %m: index, %n: index,
+                 %fa: !nvgpu.frag<64x64xbf16, wgmma_a>, %acc: !nvgpu.frag<64x256xf32, wgmma_acc>,
+                 %acc2: !nvgpu.frag<64x64xf32, wgmma_acc>,
+                 %e: !nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, %acc3: !nvgpu.frag<64x64xf32, wgmma_acc>) {
+  %sa = nvgpu.smem_alloc offset(0) : !nvgpu.smem<4x128x64xbf16, swizzle = 128>
+  %sb = nvgpu.smem_alloc offset(65536) : !nvgpu.smem<4x256x64xbf16, swizzle = 128>
+  %sv = nvgpu.smem_alloc offset(196608) : !nvgpu.smem<2x64x64xbf16, swizzle = 128>
+  %da = nvgpu.wgmma_descriptor %sa[%s, %row] : !nvgpu.smem<4x128x64xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>
+  %db = nvgpu.wgmma_descriptor %sb[%s, %row] : !nvgpu.smem<4x256x64xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>
+  %dv = nvgpu.wgmma_descriptor %sv[%s, %row] : !nvgpu.smem<2x64x64xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>
+  nvgpu.wgmma_fence
+  %d = nvgpu.wgmma %da, %db, %acc, %true {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>, !nvgpu.frag<64x256xf32, wgmma_acc>
+  %o = nvgpu.wgmma %fa, %dv, %acc2, %true : !nvgpu.frag<64x64xbf16, wgmma_a>, !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.frag<64x64xf32, wgmma_acc>
+  %f = nvgpu.wgmma %e, %e, %acc3, %true {rhs_transposed} : !nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, !nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, !nvgpu.frag<64x64xf32, wgmma_acc>
+  nvgpu.wgmma_commit_group
+  %d1, %o1 = nvgpu.wgmma_wait_group 1 (%d, %o) : !nvgpu.frag<64x256xf32, wgmma_acc>, !nvgpu.frag<64x64xf32, wgmma_acc>
+  nvgpu.wgmma_wait_group 0
+  nvgpu.wgmma_wait_group 0 {note = "drain"}
+  nvgpu.frag_store %d1, %C[%m, %n] : !nvgpu.frag<64x256xf32, wgmma_acc>, memref<?x?xbf16>
+  func.return
+}
+
+// CHECK-LABEL: func.func @wgmma(
+// CHECK-SAME:      %fa: !nvgpu.frag<64x64xbf16, wgmma_a>, %acc: !nvgpu.frag<64x256xf32, wgmma_acc>
+// CHECK-NEXT:    %sa = nvgpu.smem_alloc offset(0) : !nvgpu.smem<4x128x64xbf16, swizzle = 128>
+// CHECK-NEXT:    %sb = nvgpu.smem_alloc offset(65536) : !nvgpu.smem<4x256x64xbf16, swizzle = 128>
+// CHECK-NEXT:    %sv = nvgpu.smem_alloc offset(196608) : !nvgpu.smem<2x64x64xbf16, swizzle = 128>
+// CHECK-NEXT:    %da = nvgpu.wgmma_descriptor %sa[%s, %row] : !nvgpu.smem<4x128x64xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>
+// CHECK-NEXT:    %db = nvgpu.wgmma_descriptor %sb[%s, %row] : !nvgpu.smem<4x256x64xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>
+// CHECK-NEXT:    %dv = nvgpu.wgmma_descriptor %sv[%s, %row] : !nvgpu.smem<2x64x64xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>
+// CHECK-NEXT:    nvgpu.wgmma_fence
+// CHECK-NEXT:    %d = nvgpu.wgmma %da, %db, %acc, %true {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>, !nvgpu.frag<64x256xf32, wgmma_acc>
+// CHECK-NEXT:    %o = nvgpu.wgmma %fa, %dv, %acc2, %true : !nvgpu.frag<64x64xbf16, wgmma_a>, !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.frag<64x64xf32, wgmma_acc>
+// CHECK-NEXT:    %f = nvgpu.wgmma %e, %e, %acc3, %true {rhs_transposed} : !nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, !nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, !nvgpu.frag<64x64xf32, wgmma_acc>
+// CHECK-NEXT:    nvgpu.wgmma_commit_group
+// CHECK-NEXT:    %d1, %o1 = nvgpu.wgmma_wait_group 1 (%d, %o) : !nvgpu.frag<64x256xf32, wgmma_acc>, !nvgpu.frag<64x64xf32, wgmma_acc>
+// CHECK-NEXT:    nvgpu.wgmma_wait_group 0{{$}}
+// CHECK-NEXT:    nvgpu.wgmma_wait_group 0 {note = "drain"}{{$}}
+// CHECK-NEXT:    nvgpu.frag_store %d1, %C[%m, %n] : !nvgpu.frag<64x256xf32, wgmma_acc>, memref<?x?xbf16>
+// CHECK-NEXT:    func.return
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "wgmma"
+// CHECK-GENERIC:         %sa = "nvgpu.smem_alloc"() <{offset = 0 : i64}> : () -> !nvgpu.smem<4x128x64xbf16, swizzle = 128>
+// CHECK-GENERIC-NEXT:    %sb = "nvgpu.smem_alloc"() <{offset = 65536 : i64}> : () -> !nvgpu.smem<4x256x64xbf16, swizzle = 128>
+// CHECK-GENERIC-NEXT:    %sv = "nvgpu.smem_alloc"() <{offset = 196608 : i64}> : () -> !nvgpu.smem<2x64x64xbf16, swizzle = 128>
+// CHECK-GENERIC-NEXT:    %da = "nvgpu.wgmma_descriptor"(%sa, %s, %row) : (!nvgpu.smem<4x128x64xbf16, swizzle = 128>, index, index) -> !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>
+// CHECK-GENERIC-NEXT:    %db = "nvgpu.wgmma_descriptor"(%sb, %s, %row) : (!nvgpu.smem<4x256x64xbf16, swizzle = 128>, index, index) -> !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>
+// CHECK-GENERIC-NEXT:    %dv = "nvgpu.wgmma_descriptor"(%sv, %s, %row) : (!nvgpu.smem<2x64x64xbf16, swizzle = 128>, index, index) -> !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>
+// CHECK-GENERIC-NEXT:    "nvgpu.wgmma_fence"() : () -> ()
+// CHECK-GENERIC-NEXT:    %d = "nvgpu.wgmma"(%da, %db, %acc, %true) <{rhs_transposed}> : (!nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>, !nvgpu.frag<64x256xf32, wgmma_acc>, i1) -> !nvgpu.frag<64x256xf32, wgmma_acc>
+// CHECK-GENERIC-NEXT:    %o = "nvgpu.wgmma"(%fa, %dv, %acc2, %true) : (!nvgpu.frag<64x64xbf16, wgmma_a>, !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.frag<64x64xf32, wgmma_acc>, i1) -> !nvgpu.frag<64x64xf32, wgmma_acc>
+// CHECK-GENERIC-NEXT:    %f = "nvgpu.wgmma"(%e, %e, %acc3, %true) <{rhs_transposed}> : (!nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, !nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, !nvgpu.frag<64x64xf32, wgmma_acc>, i1) -> !nvgpu.frag<64x64xf32, wgmma_acc>
+// CHECK-GENERIC-NEXT:    "nvgpu.wgmma_commit_group"() : () -> ()
+// CHECK-GENERIC-NEXT:    %d1, %o1 = "nvgpu.wgmma_wait_group"(%d, %o) <{pending = 1 : i32}> : (!nvgpu.frag<64x256xf32, wgmma_acc>, !nvgpu.frag<64x64xf32, wgmma_acc>) -> (!nvgpu.frag<64x256xf32, wgmma_acc>, !nvgpu.frag<64x64xf32, wgmma_acc>)
+// CHECK-GENERIC-NEXT:    "nvgpu.wgmma_wait_group"() <{pending = 0 : i32}> : () -> ()
+// CHECK-GENERIC-NEXT:    "nvgpu.wgmma_wait_group"() <{pending = 0 : i32}> {note = "drain"} : () -> ()
+// CHECK-GENERIC-NEXT:    "nvgpu.frag_store"(%d1, %C, %m, %n) : (!nvgpu.frag<64x256xf32, wgmma_acc>, memref<?x?xbf16>, index, index) -> ()
+
+// -----
+
+// Register budgets (both actions), named barriers, fences and thread / CTA ids.
+func.func @sync() -> (index, index, index, index, index, index, index, i1) {
+  nvgpu.setmaxnreg inc 232
+  nvgpu.setmaxnreg dec 40
+  nvgpu.named_barrier_sync 0, 384
+  nvgpu.named_barrier_arrive 1, 256
+  %t = nvgpu.thread_id
+  %l = nvgpu.lane_id
+  %w = nvgpu.warp_id
+  %g = nvgpu.warp_group_id
+  %bx = nvgpu.block_id 0
+  %by = nvgpu.block_id 1
+  %bz = nvgpu.block_id 2
+  %leader = nvgpu.elect_one
+  func.return %t, %l, %w, %g, %bx, %by, %bz, %leader : index, index, index, index, index, index, index, i1
+}
+
+// CHECK-LABEL: func.func @sync() -> (index, index, index, index, index, index, index, i1) {
+// CHECK-NEXT:    nvgpu.setmaxnreg inc 232
+// CHECK-NEXT:    nvgpu.setmaxnreg dec 40
+// CHECK-NEXT:    nvgpu.named_barrier_sync 0, 384
+// CHECK-NEXT:    nvgpu.named_barrier_arrive 1, 256
+// CHECK-NEXT:    %t = nvgpu.thread_id
+// CHECK-NEXT:    %l = nvgpu.lane_id
+// CHECK-NEXT:    %w = nvgpu.warp_id
+// CHECK-NEXT:    %g = nvgpu.warp_group_id
+// CHECK-NEXT:    %bx = nvgpu.block_id 0
+// CHECK-NEXT:    %by = nvgpu.block_id 1
+// CHECK-NEXT:    %bz = nvgpu.block_id 2
+// CHECK-NEXT:    %leader = nvgpu.elect_one
+// CHECK-NEXT:    func.return %t, %l, %w, %g, %bx, %by, %bz, %leader : index, index, index, index, index, index, index, i1
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "sync"
+// CHECK-GENERIC-NEXT:    "nvgpu.setmaxnreg"() <{action = #nvgpu<reg_action inc>, count = 232 : i32}> : () -> ()
+// CHECK-GENERIC-NEXT:    "nvgpu.setmaxnreg"() <{action = #nvgpu<reg_action dec>, count = 40 : i32}> : () -> ()
+// CHECK-GENERIC-NEXT:    "nvgpu.named_barrier_sync"() <{barrier_id = 0 : i32, num_threads = 384 : i32}> : () -> ()
+// CHECK-GENERIC-NEXT:    "nvgpu.named_barrier_arrive"() <{barrier_id = 1 : i32, num_threads = 256 : i32}> : () -> ()
+// CHECK-GENERIC-NEXT:    %t = "nvgpu.thread_id"() : () -> index
+// CHECK-GENERIC-NEXT:    %l = "nvgpu.lane_id"() : () -> index
+// CHECK-GENERIC-NEXT:    %w = "nvgpu.warp_id"() : () -> index
+// CHECK-GENERIC-NEXT:    %g = "nvgpu.warp_group_id"() : () -> index
+// CHECK-GENERIC-NEXT:    %bx = "nvgpu.block_id"() <{axis = 0 : i64}> : () -> index
+// CHECK-GENERIC-NEXT:    %by = "nvgpu.block_id"() <{axis = 1 : i64}> : () -> index
+// CHECK-GENERIC-NEXT:    %bz = "nvgpu.block_id"() <{axis = 2 : i64}> : () -> index
+// CHECK-GENERIC-NEXT:    %leader = "nvgpu.elect_one"() : () -> i1
+
+// -----
+
+// The enum attributes on their own, as discardable attributes.
+func.func @enum_attributes() {
+  nvgpu.wgmma_fence {acc = #nvgpu<fragment_layout wgmma_acc>, a = #nvgpu<fragment_layout wgmma_a>, up = #nvgpu<reg_action inc>, down = #nvgpu<reg_action dec>}
+  func.return
+}
+
+// CHECK-LABEL: func.func @enum_attributes() {
+// CHECK-NEXT:    nvgpu.wgmma_fence {acc = #nvgpu<fragment_layout wgmma_acc>, a = #nvgpu<fragment_layout wgmma_a>, up = #nvgpu<reg_action inc>, down = #nvgpu<reg_action dec>}
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "enum_attributes"
+// CHECK-GENERIC-NEXT:    "nvgpu.wgmma_fence"() {acc = #nvgpu<fragment_layout wgmma_acc>, a = #nvgpu<fragment_layout wgmma_a>, up = #nvgpu<reg_action inc>, down = #nvgpu<reg_action dec>} : () -> ()
