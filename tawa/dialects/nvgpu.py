@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     MemRefType,
+    TensorType,
     UnitAttr,
     i1,
 )
@@ -435,6 +436,34 @@ class MBarrierWaitParityOp(_MBarrierOp):
     )
 
 
+@irdl_op_definition
+class SmemTileOp(IRDLOperation):
+    """The tile held in stage `stage` of `source`, read in place (no copy).
+
+    The bridge between `tawa-lower-aref` (which turns the values an
+    `aref.get` returns into the slot they were written to) and
+    `tawa-lower-tile` (which feeds such tiles to wgmma through descriptors);
+    none survives lowering.
+
+    Example: `%a = nvgpu.smem_tile %sa[%s] : !nvgpu.smem<4x128x64xbf16, swizzle = 128> -> tensor<128x64xbf16>`
+    """
+
+    name = "nvgpu.smem_tile"
+    source = operand_def(SmemType)
+    stage = operand_def(IndexType)
+    result = result_def(TensorType)
+    traits = traits_def(MemoryReadEffect())
+    assembly_format = "$source `[` $stage `]` attr-dict `:` type($source) `->` type($result)"
+
+    def verify_(self) -> None:
+        src, res = self.source.type, self.result.type
+        assert isinstance(src, SmemType) and isinstance(res, TensorType)
+        if tuple(res.get_shape()) != src.get_shape()[1:] or res.get_element_type() != src.element_type:
+            raise VerifyException(
+                f"nvgpu.smem_tile result must be one stage of {src}, got {res}"
+            )
+
+
 # --------------------------------------------------------------------------- TMA
 
 
@@ -773,6 +802,19 @@ class WgmmaWaitGroupOp(IRDLOperation):
 
 
 @irdl_op_definition
+class FragmentZerosOp(IRDLOperation):
+    """A fragment whose every element is zero.
+
+    Example: `%z = nvgpu.frag_zeros : !nvgpu.frag<64x256xf32, wgmma_acc>`
+    """
+
+    name = "nvgpu.frag_zeros"
+    result = result_def(FragmentType)
+    traits = traits_def(Pure())
+    assembly_format = "attr-dict `:` type($result)"
+
+
+@irdl_op_definition
 class FragmentStoreOp(IRDLOperation):
     """Epilogue store: converts each element of `fragment` (round to nearest
     even) to the memref's element type and writes the 64xN tile at element
@@ -995,7 +1037,9 @@ NVGPU = Dialect(
         WgmmaFenceOp,
         WgmmaCommitGroupOp,
         WgmmaWaitGroupOp,
+        FragmentZerosOp,
         FragmentStoreOp,
+        SmemTileOp,
         SetMaxNRegOp,
         NamedBarrierSyncOp,
         NamedBarrierArriveOp,

@@ -18,4 +18,19 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return PipelinePass
 
-    return {"tawa-warp-specialize": get_warp_specialize, "tawa-pipeline": get_pipeline}
+    def get_lower_aref() -> type[ModulePass]:
+        from tawa.transforms.lower_aref import LowerArefPass
+
+        return LowerArefPass
+
+    def get_lower_tile() -> type[ModulePass]:
+        from tawa.transforms.lower_tile import LowerTilePass
+
+        return LowerTilePass
+
+    return {
+        "tawa-warp-specialize": get_warp_specialize,
+        "tawa-lower-tile": get_lower_tile,
+        "tawa-pipeline": get_pipeline,
+        "tawa-lower-aref": get_lower_aref,
+    }

@@ -1,0 +1,125 @@
+"""The calling convention of kernels tawa emits: what the PTX entry takes and
+how the runtime fills it in.
+
+A lowered kernel is a `func.func` whose body uses `nvgpu` ops; the lowering
+records its launch shape as attributes on the function:
+
+* `nvgpu.threads`: threads per CTA (1-D CTAs);
+* `nvgpu.smem_bytes`: dynamic shared memory to request, alignment slack
+  included.
+
+Parameters, in this order:
+
+1. for every function argument, in order:
+   * `memref<?x...xT>` → its base pointer (`.u64`), then each dimension
+     (`.u64`, outermost first); arrays are dense row-major;
+   * `index` → `.u64`; integer scalars → `.u32`/`.u64` by width; `f32` → `.f32`;
+2. for every `nvgpu.tma_descriptor` op, in program order, a 128-byte
+   `CUtensorMap` passed by value (`.param .align 128 .b8 name[128]`), built
+   over the memref argument it names with its box (outermost first) and
+   swizzle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    Float32Type,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+)
+from xdsl.ir import Attribute, BlockArgument
+
+from tawa.diagnostics import TawaError
+from tawa.dialects import nvgpu
+
+THREADS_ATTR = "nvgpu.threads"
+SMEM_ATTR = "nvgpu.smem_bytes"
+
+
+@dataclass(frozen=True)
+class Param:
+    """One PTX kernel parameter."""
+
+    name: str
+    kind: str
+    """`ptr`, `dim`, `index`, `i32`, `i64`, `f32` or `tensormap`."""
+    arg: int
+    """Position of the kernel argument it is derived from."""
+    dim: int = -1
+    """For `dim`: which dimension (outermost = 0)."""
+    box: tuple[int, ...] = ()
+    """For `tensormap`: the box, outermost dimension first."""
+    swizzle: int = 0
+    """For `tensormap`: 0, 32, 64 or 128 bytes."""
+
+    @property
+    def ptx_decl(self) -> str:
+        if self.kind == "tensormap":
+            return f".param .align 128 .b8 {self.name}[128]"
+        ty = {"ptr": "u64", "dim": "u64", "index": "u64", "i64": "u64", "i32": "u32", "f32": "f32"}
+        return f".param .{ty[self.kind]} {self.name}"
+
+
+@dataclass(frozen=True)
+class KernelABI:
+    name: str
+    params: tuple[Param, ...]
+    arg_types: tuple[Attribute, ...]
+    threads: int
+    smem_bytes: int
+
+    def tensormap_params(self) -> list[Param]:
+        return [p for p in self.params if p.kind == "tensormap"]
+
+
+def _int_attr(kernel: func.FuncOp, name: str) -> int:
+    attr = kernel.attributes.get(name)
+    if not isinstance(attr, IntegerAttr):
+        raise TawaError(f"@{kernel.sym_name.data} is not lowered: it lacks the {name} attribute")
+    return attr.value.data
+
+
+def _arg_name(kernel: func.FuncOp, i: int) -> str:
+    hint = kernel.body.block.args[i].name_hint
+    return f"arg{i}" if hint is None else f"arg{i}_{hint}"
+
+
+def kernel_abi(kernel: func.FuncOp) -> KernelABI:
+    """The parameter list of a lowered kernel."""
+    params: list[Param] = []
+    types = tuple(kernel.function_type.inputs.data)
+    for i, t in enumerate(types):
+        name = _arg_name(kernel, i)
+        if isinstance(t, MemRefType):
+            params.append(Param(f"{name}_ptr", "ptr", i))
+            params += [Param(f"{name}_dim{d}", "dim", i, d) for d in range(t.get_num_dims())]
+        elif isinstance(t, IndexType):
+            params.append(Param(name, "index", i))
+        elif isinstance(t, IntegerType) and t.width.data in (32, 64):
+            params.append(Param(name, f"i{t.width.data}", i))
+        elif isinstance(t, Float32Type):
+            params.append(Param(name, "f32", i))
+        else:
+            raise TawaError(f"@{kernel.sym_name.data}: arguments of type {t} are not supported")
+    maps = [op for op in kernel.walk() if isinstance(op, nvgpu.TmaDescriptorOp)]
+    for j, op in enumerate(maps):
+        src = op.source
+        if not isinstance(src, BlockArgument) or src.block is not kernel.body.block:
+            raise TawaError(f"@{kernel.sym_name.data}: a TMA descriptor must describe a kernel argument")
+        desc = op.result.type
+        assert isinstance(desc, nvgpu.TmaDescriptorType)
+        params.append(
+            Param(f"tmap{j}", "tensormap", src.index, box=desc.get_shape(), swizzle=desc.swizzle.data)
+        )
+    return KernelABI(
+        kernel.sym_name.data,
+        tuple(params),
+        types,
+        _int_attr(kernel, THREADS_ATTR),
+        _int_attr(kernel, SMEM_ATTR),
+    )

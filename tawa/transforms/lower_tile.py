@@ -1,0 +1,241 @@
+"""`tawa-lower-tile`: tile computations of the partitions become Hopper ops.
+
+Runs after `tawa-lower-aref`.  In a consumer partition of G warp groups, a
+128-row (64·G) f32 accumulator tile becomes one `wgmma_acc` fragment per warp
+group: warp group c owns rows [64c, 64c + 64).
+
+* `tile.zeros` of the accumulator → `nvgpu.frag_zeros`; loop-carried
+  accumulators become fragments;
+* `tile.dot` / `tile.dot_async` on tiles read from aref slots
+  (`nvgpu.smem_tile`) → wgmma descriptors of the slots (the A descriptor
+  starts at this warp group's 64 rows), `wgmma.fence`, one whole-tile
+  `nvgpu.wgmma`, `commit_group`; a synchronous dot also waits (`wait_group 0`);
+* `tile.dot_wait N` → `wgmma.wait_group N`;
+* `tile.store` of an `arith.truncf` of an accumulator → `nvgpu.frag_store`
+  (conversion, bounds masks and stores of this warp group's rows).
+
+Then the partitions become code on warp-group ranges of one CTA: partition i
+runs on warp groups [start_i, start_i + warps_i / 4), starts with `setmaxnreg`
+(down for budgets below the launch cap, up above it) and, for the producer,
+continues on thread 0 of its warp group only.  Program ids become CTA ids.
+Anything this lowering does not support yet is reported, never dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import Float32Type, IntegerAttr, ModuleOp, TensorType, UnitAttr, i1
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tawa.dialects import aref, nvgpu, tile
+from tawa.transforms.lower_aref import PRODUCER, const, fail
+
+WG_ROWS = nvgpu.WGMMA_M
+THREADS_PER_WG = 128
+REGISTER_FILE = 65536
+
+
+def launch_reg_cap(threads: int) -> int:
+    """Registers per thread the whole CTA may start with (`.maxnreg`)."""
+    return min(255, REGISTER_FILE // threads) // 8 * 8
+
+
+def _frag_type(t: TensorType, groups: int, op: Operation) -> nvgpu.FragmentType:
+    shape = tuple(t.get_shape())
+    if len(shape) != 2 or shape[0] != WG_ROWS * groups or not isinstance(t.get_element_type(), Float32Type):
+        raise fail(
+            op,
+            f"tawa-lower-tile: a consumer of {groups} warp groups needs {WG_ROWS * groups}xN f32 "
+            f"accumulators, got {t}",
+        )
+    return nvgpu.FragmentType([WG_ROWS, shape[1]], t.get_element_type(), nvgpu.FragmentLayout.WGMMA_ACC)
+
+
+@dataclass
+class ConsumerLowering:
+    region: Region
+    first_group: int
+    groups: int
+
+    def run(self) -> None:
+        block = self.region.block
+        at = InsertPoint.at_start(block)
+        wg = nvgpu.WarpGroupIdOp()
+        Rewriter.insert_op(wg, at)
+        local = arith.SubiOp(wg.result, const(self.first_group, at))
+        row0 = arith.MuliOp(local.result, const(WG_ROWS, at))
+        Rewriter.insert_op([local, row0], at)
+        row0.result.name_hint = "wg_row0"
+        self.row0 = row0.result
+        self.zero = const(0, at)
+        for op in [o for o in self.region.walk() if isinstance(o, tile.ZerosOp)]:
+            t = op.result.type
+            assert isinstance(t, TensorType)
+            if len(t.get_shape()) == 2 and isinstance(t.get_element_type(), Float32Type):
+                new = nvgpu.FragmentZerosOp.build(result_types=[_frag_type(t, self.groups, op)])
+                Rewriter.replace_op(op, new)
+        self._retype_loops()
+        for op in [o for o in self.region.walk() if isinstance(o, tile.DotOp | tile.DotAsyncOp)]:
+            self._dot(op)
+        for op in [o for o in self.region.walk() if isinstance(o, tile.DotWaitOp)]:
+            wait = nvgpu.WgmmaWaitGroupOp(op.pending.value.data, list(op.values))
+            for old, new in zip(op.results_, wait.results_):
+                new.name_hint = old.name_hint
+            Rewriter.replace_op(op, wait)
+        for op in [o for o in self.region.walk() if isinstance(o, tile.StoreOp)]:
+            self._store(op)
+        for op in [o for o in self.region.walk() if isinstance(o, nvgpu.SmemTileOp)]:
+            if not op.result.uses:
+                Rewriter.erase_op(op)
+
+    def _retype_loops(self) -> None:
+        changed = True
+        while changed:
+            changed = False
+            for loop in [o for o in self.region.walk() if isinstance(o, scf.ForOp)]:
+                for i, init in enumerate(loop.iter_args):
+                    arg = loop.body.block.args[i + 1]
+                    if isinstance(init.type, nvgpu.FragmentType) and arg.type != init.type:
+                        Rewriter.replace_value_with_new_type(arg, init.type)
+                        Rewriter.replace_value_with_new_type(loop.results[i], init.type)
+                        changed = True
+
+    def _dot(self, op: tile.DotOp | tile.DotAsyncOp) -> None:
+        lhs, rhs = op.lhs.owner, op.rhs.owner
+        if not isinstance(lhs, nvgpu.SmemTileOp) or not isinstance(rhs, nvgpu.SmemTileOp):
+            raise fail(op, f"tawa-lower-tile: {op.name} operands must come from aref slots (shared memory) for now")
+        if op.rhs_transposed is None:
+            raise fail(op, f"tawa-lower-tile: {op.name} needs a K-major rhs (rhs_transposed) for now")
+        acc_t = op.acc.type
+        if not isinstance(acc_t, nvgpu.FragmentType):
+            raise fail(op, f"tawa-lower-tile: {op.name} accumulator must be a zeros-initialised (loop-carried) accumulator")
+        at = InsertPoint.before(op)
+        lt, rt = lhs.source.type, rhs.source.type
+        assert isinstance(lt, nvgpu.SmemType) and isinstance(rt, nvgpu.SmemType)
+        k = lt.get_shape()[2]
+        da = nvgpu.WgmmaDescriptorOp.build(
+            operands=[lhs.source, lhs.stage, self.row0],
+            result_types=[nvgpu.WgmmaDescriptorType([WG_ROWS, k], lt.element_type, lt.swizzle.data)],
+        )
+        db = nvgpu.WgmmaDescriptorOp.build(
+            operands=[rhs.source, rhs.stage, self.zero],
+            result_types=[nvgpu.WgmmaDescriptorType(rt.get_shape()[1:], rt.element_type, rt.swizzle.data)],
+        )
+        true = arith.ConstantOp(IntegerAttr(1, i1))
+        mma = nvgpu.WgmmaOp.build(
+            operands=[da.result, db.result, op.acc, true.result],
+            result_types=[acc_t],
+            properties={"rhs_transposed": UnitAttr()},
+        )
+        ops: list[Operation] = [da, db, true, nvgpu.WgmmaFenceOp(), mma, nvgpu.WgmmaCommitGroupOp()]
+        result = mma.result
+        if isinstance(op, tile.DotOp):
+            wait = nvgpu.WgmmaWaitGroupOp(0, [mma.result])
+            ops.append(wait)
+            result = wait.results_[0]
+        Rewriter.insert_op(ops, at)
+        result.name_hint = op.result.name_hint
+        op.result.replace_all_uses_with(result)
+        Rewriter.erase_op(op)
+
+    def _store(self, op: tile.StoreOp) -> None:
+        conv = op.value.owner
+        if not isinstance(conv, arith.TruncFOp) or not isinstance(conv.input.type, nvgpu.FragmentType):
+            raise fail(op, "tawa-lower-tile: only stores of a converted accumulator (arith.truncf) are supported for now")
+        if len(op.offsets) != 2:
+            raise fail(op, "tawa-lower-tile: accumulator stores into 2-D memrefs only for now")
+        at = InsertPoint.before(op)
+        row = arith.AddiOp(op.offsets[0], self.row0)
+        Rewriter.insert_op(row, at)
+        Rewriter.insert_op(
+            nvgpu.FragmentStoreOp.build(operands=[conv.input, op.dest, [row.result, op.offsets[1]]]), at
+        )
+        Rewriter.erase_op(op)
+        if not conv.result.uses:
+            Rewriter.erase_op(conv)
+
+
+def _guard_single_thread(region: Region) -> None:
+    """Moves the producer's body under `if (thread % 128 == 0)`."""
+    block = region.block
+    body = Block()
+    for op in list(block.ops):
+        op.detach()
+        body.add_op(op)
+    body.add_op(scf.YieldOp())
+    at = InsertPoint.at_end(block)
+    tid = nvgpu.ThreadIdOp()
+    Rewriter.insert_op(tid, at)
+    lane = arith.RemUIOp(tid.result, const(THREADS_PER_WG, at))
+    first = arith.CmpiOp(lane.result, const(0, at), "eq")
+    Rewriter.insert_op([lane, first, scf.IfOp(first.result, [], Region(body))], at)
+
+
+@dataclass(frozen=True)
+class LowerTilePass(ModulePass):
+    """Lowers partition compute to wgmma and fragments, and partitions to warp-group branches."""
+
+    name = "tawa-lower-tile"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for ws in [o for o in op.walk() if isinstance(o, aref.WarpSpecializeOp)]:
+            kernel = ws.parent_op()
+            if not isinstance(kernel, func.FuncOp):
+                raise fail(ws, "tawa-lower-tile: aref.warp_specialize must be at the top of a kernel")
+            if any(isinstance(o, aref.GetOp | aref.PutOp) for o in ws.walk()):
+                raise fail(ws, "tawa-lower-tile: run tawa-lower-aref first")
+            start = 0
+            for role, warps, _, region in ws.partition_specs():
+                if role == PRODUCER:
+                    _guard_single_thread(region)
+                else:
+                    ConsumerLowering(region, start, warps // 4).run()
+                start += warps // 4
+            self._materialize(ws, kernel)
+        for pid in [o for o in op.walk() if isinstance(o, tile.ProgramIdOp)]:
+            bid = nvgpu.BlockIdOp.build(properties={"axis": pid.axis}, result_types=[pid.result.type])
+            bid.result.name_hint = pid.result.name_hint
+            Rewriter.replace_op(pid, bid)
+        for o in op.walk():
+            if o.dialect_name() in ("tile", "aref") or isinstance(o, arith.TruncFOp):
+                raise fail(o, f"tawa-lower-tile: '{o.name}' is not supported by the Hopper lowering yet")
+
+    def _materialize(self, ws: aref.WarpSpecializeOp, kernel: func.FuncOp) -> None:
+        specs = ws.partition_specs()
+        threads = sum(w for _, w, _, _ in specs) * 32
+        cap = launch_reg_cap(threads)
+        kernel.attributes["nvgpu.threads"] = IntegerAttr(threads, 32)
+        at = InsertPoint.before(ws)
+        wg = nvgpu.WarpGroupIdOp()
+        Rewriter.insert_op(wg, at)
+        branches: list[Region] = []
+        for _, _, regs, region in specs:
+            body = ws.detach_region(region)
+            block = body.block
+            if regs != cap:
+                action = nvgpu.RegAction.INC if regs > cap else nvgpu.RegAction.DEC
+                Rewriter.insert_op(nvgpu.SetMaxNRegOp(action, regs), InsertPoint.at_start(block))
+            block.add_op(scf.YieldOp())
+            branches.append(body)
+        # if (wg < end_0) { p0 } else if (wg < end_1) { p1 } ... else { p_last }
+        ends, end = [], 0
+        for _, warps, _, _ in specs:
+            end += warps // 4
+            ends.append(end)
+        chain = branches[-1]
+        for body, end in zip(reversed(branches[:-1]), reversed(ends[:-1])):
+            outer = Block()
+            cond = arith.CmpiOp(wg.result, const(end, InsertPoint.at_end(outer)), "ult")
+            outer.add_ops([cond, scf.IfOp(cond.result, [], body, chain), scf.YieldOp()])
+            chain = Region(outer)
+        for o in list(chain.block.ops):
+            if isinstance(o, scf.YieldOp):
+                continue
+            o.detach()
+            Rewriter.insert_op(o, at)
+        Rewriter.erase_op(ws)
