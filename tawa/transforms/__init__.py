@@ -28,7 +28,13 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return LowerTilePass
 
+    def get_hopper_pipeline() -> type[ModulePass]:
+        from tawa.transforms.hopper_pipeline import HopperPipelinePass
+
+        return HopperPipelinePass
+
     return {
+        "tawa-hopper-pipeline": get_hopper_pipeline,
         "tawa-warp-specialize": get_warp_specialize,
         "tawa-lower-tile": get_lower_tile,
         "tawa-pipeline": get_pipeline,

@@ -1,0 +1,42 @@
+"""`tawa-hopper-pipeline`: the whole way from tile programs to Hopper ops.
+
+    tawa-warp-specialize{...} , tawa-pipeline{stages} , tawa-lower-aref , tawa-lower-tile
+
+`tawa-opt f.mlir -p tawa-hopper-pipeline -t ptx` is the main job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from tawa.transforms.lower_aref import LowerArefPass
+from tawa.transforms.lower_tile import LowerTilePass
+from tawa.transforms.pipeline import PipelinePass
+from tawa.transforms.warp_specialize import WarpSpecializePass
+
+
+@dataclass(frozen=True)
+class HopperPipelinePass(ModulePass):
+    """Warp-specializes, pipelines and lowers tile kernels to Hopper (nvgpu) ops."""
+
+    name = "tawa-hopper-pipeline"
+
+    stages: int = 4
+    producer_regs: int = 40
+    consumer_regs: int = 232
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        passes: tuple[ModulePass, ...] = (
+            WarpSpecializePass(
+                producer_regs=self.producer_regs, consumer_regs=self.consumer_regs, strict=True
+            ),
+            PipelinePass(stages=self.stages),
+            LowerArefPass(),
+            LowerTilePass(),
+        )
+        for p in passes:
+            p.apply(ctx, op)
