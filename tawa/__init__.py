@@ -5,6 +5,9 @@ Public interface (docs/architecture.md):
 - `tawa.context() -> Context` with tawa's and xdsl's dialects registered
 - `tawa.interpret(module_or_text, kernel, grid, *args)` runs a tile kernel on
   NumPy arrays over its launch grid (docs/interpreter.md)
+- `tawa.compile(module_or_text, kernel, **options) -> tawa.Kernel` compiles it
+  for Hopper; `kernel(*args, grid=...)` launches it on CuPy arrays or torch
+  tensors (docs/runtime.md)
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from tawa.ir import context, parse
 
 if TYPE_CHECKING:
     from tawa.interpreters import interpret
+    from tawa.runtime import Kernel, compile
 
 
 def __getattr__(name: str) -> Any:
@@ -25,7 +29,16 @@ def __getattr__(name: str) -> Any:
         from tawa.interpreters import interpret
 
         return interpret
+    # The runtime imports CuPy only when a kernel is launched.
+    if name == "compile":
+        from tawa.runtime import compile
+
+        return compile
+    if name == "Kernel":
+        from tawa.runtime import Kernel
+
+        return Kernel
     raise AttributeError(f"module 'tawa' has no attribute {name!r}")
 
 
-__all__ = ["__version__", "context", "interpret", "parse"]
+__all__ = ["Kernel", "__version__", "compile", "context", "interpret", "parse"]

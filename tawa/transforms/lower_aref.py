@@ -35,7 +35,8 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, 
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.utils.exceptions import PassFailedException
+
+from tawa.diagnostics import TawaError, location_of
 
 from tawa.dialects import aref, nvgpu, tile
 
@@ -48,11 +49,10 @@ SWIZZLE = 128
 PRODUCER = "producer"
 
 
-def fail(op: Operation | None, message: str) -> PassFailedException:
-    from tawa.diagnostics import location_of
-
+def fail(op: Operation | None, message: str) -> TawaError:
+    """A one-line error located at `op` (or its closest located ancestor)."""
     where = location_of(op) if op is not None else None
-    return PassFailedException(f"{where + ': ' if where else ''}{message}")
+    return TawaError(message, where or "tawa-opt")
 
 
 def const(value: int, at: InsertPoint) -> SSAValue:

@@ -1,0 +1,240 @@
+"""Loading cubins, building tensor maps and launching, through CuPy and
+`cuda.bindings` (imported on first use: `import tawa` never needs them).
+
+- `load(cubin, name, smem_bytes, device)`: `cupy.RawModule(path=...)`,
+  `get_function(name)`, and the function's max dynamic shared memory raised
+  to `smem_bytes` when above the 48 KiB default.  (`cupy.RawModule(code=ptx)`
+  would hand PTX to the CUDA C++ compiler: it does not work for PTX.)
+- `encode_tensor_map(spec)`: `cuda.bindings.driver.cuTensorMapEncodeTiled`,
+  as a 128-byte `np.void` passed by value; `TensorMapCache` memoizes it per
+  spec (pointer, dims, strides, dtype, box, swizzle...).
+- `launch(loaded, plan, stream)`: resolves the stream, fills in scratch
+  buffers for tensor maps over empty tensors, and calls the function.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections import OrderedDict
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from tawa.runtime.launch import (
+    SCRATCH_BYTES,
+    LaunchError,
+    LaunchPlan,
+    TensorMapSpec,
+    kernel_arguments,
+    tensormap_by_value,
+)
+
+DEFAULT_SMEM = 48 * 1024
+MIN_CC = (9, 0)
+
+
+def cupy_module() -> ModuleType:
+    try:
+        import cupy
+    except ImportError as err:
+        raise LaunchError(
+            f"launching kernels needs CuPy and cuda-bindings (pip install 'tawa[gpu]'): {err}"
+        ) from None
+    return cupy
+
+
+def driver_module() -> ModuleType:
+    try:
+        from cuda.bindings import driver
+    except ImportError as err:
+        raise LaunchError(
+            f"tensor maps need cuda-bindings (pip install 'tawa[gpu]'): {err}"
+        ) from None
+    return driver
+
+
+# --------------------------------------------------------------------------- tensor maps
+
+
+def encode_tensor_map(spec: TensorMapSpec, driver: Any = None) -> np.void:
+    """`cuTensorMapEncodeTiled(spec)` as a 128-byte by-value kernel argument."""
+    if spec.address is None:
+        raise LaunchError("internal error: a scratch tensor map has no address yet")
+    d = driver if driver is not None else driver_module()
+    u64, u32 = d.cuuint64_t, d.cuuint32_t
+    err, tmap = d.cuTensorMapEncodeTiled(
+        getattr(d.CUtensorMapDataType, spec.data_type),
+        spec.rank,
+        spec.address,
+        [u64(x) for x in spec.dims],
+        [u64(x) for x in spec.strides],
+        [u32(x) for x in spec.box],
+        [u32(x) for x in spec.element_strides],
+        getattr(d.CUtensorMapInterleave, spec.interleave),
+        getattr(d.CUtensorMapSwizzle, spec.swizzle),
+        getattr(d.CUtensorMapL2promotion, spec.l2_promotion),
+        getattr(d.CUtensorMapFloatOOBfill, spec.oob_fill),
+    )
+    if int(err) != 0:
+        name = getattr(err, "name", str(err))
+        raise LaunchError(
+            f"cuTensorMapEncodeTiled failed ({name}) for argument {spec.arg}: address "
+            f"{spec.address:#x}, dims {list(spec.dims)}, byte strides {list(spec.strides)}, "
+            f"box {list(spec.box)}, {spec.swizzle} (innermost first)"
+        )
+    return tensormap_by_value(tmap.opaque)
+
+
+class TensorMapCache:
+    """Encoded tensor maps by spec (1.9 µs each to encode; a launch with two
+    maps saves about 4 µs).  A map holds only address, sizes and layout, so
+    an entry stays valid when its memory is freed and reallocated."""
+
+    def __init__(self, maxsize: int = 4096, driver: Any = None):
+        self.maxsize = maxsize
+        self.driver = driver
+        self._maps: OrderedDict[TensorMapSpec, np.void] = OrderedDict()
+
+    def __call__(self, spec: TensorMapSpec) -> np.void:
+        hit = self._maps.get(spec)
+        if hit is not None:
+            self._maps.move_to_end(spec)
+            return hit
+        value = encode_tensor_map(spec, self.driver)
+        self._maps[spec] = value
+        if len(self._maps) > self.maxsize:
+            self._maps.popitem(last=False)
+        return value
+
+    def __len__(self) -> int:
+        return len(self._maps)
+
+    def clear(self) -> None:
+        self._maps.clear()
+
+
+TENSOR_MAPS = TensorMapCache()
+
+
+# --------------------------------------------------------------------------- loading
+
+
+@dataclass
+class LoadedKernel:
+    module: Any
+    """The `cupy.RawModule` (kept alive with the function)."""
+    function: Any
+    device: int
+    name: str = ""
+
+
+def current_device() -> int:
+    return int(cupy_module().cuda.runtime.getDevice())
+
+
+def check_device(device: int) -> None:
+    """LaunchError unless `device` is a Hopper (sm_90) GPU."""
+    cp = cupy_module()
+    cc = cp.cuda.Device(device).compute_capability  # e.g. '90'
+    major, minor = int(cc[:-1]), int(cc[-1])
+    if (major, minor) != MIN_CC:
+        raise LaunchError(
+            f"tawa's kernels are built for sm_90a (Hopper); CUDA device {device} is sm_{cc}"
+        )
+
+
+def load(cubin_path: str, name: str, smem_bytes: int, device: int) -> LoadedKernel:
+    """Loads kernel `name` from a cubin onto `device`."""
+    cp = cupy_module()
+    check_device(device)
+    with cp.cuda.Device(device):
+        try:
+            module = cp.RawModule(path=str(cubin_path))
+            function = module.get_function(name)
+        except Exception as err:  # CUDADriverError and friends
+            raise LaunchError(f"cannot load @{name} from {cubin_path}: {err}") from None
+        if smem_bytes > DEFAULT_SMEM:
+            limit = cp.cuda.Device(device).attributes.get("MaxSharedMemoryPerBlockOptin")
+            if limit is not None and smem_bytes > limit:
+                raise LaunchError(
+                    f"@{name} needs {smem_bytes} bytes of shared memory; device {device} "
+                    f"allows {limit} per CTA"
+                )
+            try:
+                function.max_dynamic_shared_size_bytes = smem_bytes
+            except Exception as err:
+                raise LaunchError(
+                    f"cannot give @{name} {smem_bytes} bytes of dynamic shared memory: {err}"
+                ) from None
+    return LoadedKernel(module, function, device, name)
+
+
+# --------------------------------------------------------------------------- launching
+
+_EXTERNAL_STREAMS: dict[tuple[int, int], Any] = {}
+
+
+def _external_stream(handle: int, device: int) -> Any:
+    cp = cupy_module()
+    if handle == 0:
+        return cp.cuda.Stream.null
+    key = (handle, device)
+    s = _EXTERNAL_STREAMS.get(key)
+    if s is None:
+        s = _EXTERNAL_STREAMS[key] = cp.cuda.ExternalStream(handle, device)
+    return s
+
+
+def resolve_stream(stream: Any, plan: LaunchPlan, device: int) -> Any:
+    """The CuPy stream to launch on.
+
+    - None: torch's current stream when some argument is a torch tensor,
+      else CuPy's current stream;
+    - a CuPy stream; a torch stream (anything with `.cuda_stream`); or a raw
+      `cudaStream_t` handle as an int (0: the legacy default stream).
+    """
+    cp = cupy_module()
+    if stream is None:
+        torch = sys.modules.get("torch")
+        if plan.uses_torch and torch is not None:
+            return _external_stream(int(torch.cuda.current_stream(device).cuda_stream), device)
+        return cp.cuda.get_current_stream()
+    if isinstance(stream, (cp.cuda.Stream, cp.cuda.ExternalStream)):
+        return stream
+    handle = getattr(stream, "cuda_stream", stream)
+    if isinstance(handle, int | np.integer) and not isinstance(handle, bool):
+        return _external_stream(int(handle), device)
+    raise LaunchError(
+        f"stream must be None, a CuPy or torch stream, or a cudaStream_t handle; got {type(stream).__name__}"
+    )
+
+
+def launch(loaded: LoadedKernel, plan: LaunchPlan, stream: Any = None, tensor_maps: Any = None) -> None:
+    """Launches `loaded` as planned (the plan's arguments already checked)."""
+    cp = cupy_module()
+    encode = tensor_maps if tensor_maps is not None else TENSOR_MAPS
+    with cp.cuda.Device(loaded.device):
+        s = resolve_stream(stream, plan, loaded.device)
+        params = plan.params
+        scratch = None
+        empties = [i for i, (k, v) in enumerate(params) if k == "tensormap" and v.address is None]
+        if empties:
+            # Tensor maps over empty tensors read from/write to private zeros (see launch.py).
+            with s:
+                scratch = cp.zeros(SCRATCH_BYTES * len(empties), dtype=cp.uint8)
+            fixed = list(params)
+            for j, i in enumerate(empties):
+                spec = fixed[i][1]
+                address = int(scratch.data.ptr) + SCRATCH_BYTES * j
+                fixed[i] = ("tensormap", dataclasses.replace(spec, address=address))
+            params = tuple(fixed)
+        args = kernel_arguments(params, encode)
+        shape = plan.shape
+        try:
+            loaded.function(shape.grid, shape.block, args, shared_mem=shape.smem_bytes, stream=s)
+        except cp.cuda.driver.CUDADriverError as err:
+            raise LaunchError(f"launching @{loaded.name} failed: {err}") from None
+        del scratch  # freed in stream order: the pool reuses it only after the kernel

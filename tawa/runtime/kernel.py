@@ -1,0 +1,102 @@
+"""`Kernel`: a compiled kernel's PTX and calling convention, launchable.
+
+Compiling (IR → PTX, `tawa.compile`) and running (PTX → cubin → GPU) are
+separate: a `Kernel` can be made from any PTX text and its `KernelABI` with
+`Kernel.from_ptx`, and everything up to the CUDA launch (`plan`) runs
+without a GPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tawa.backend.ptx.abi import KernelABI
+from tawa.runtime.assemble import ARCH, Cubin, assemble
+from tawa.runtime.launch import LaunchPlan, arg_names, plan_launch
+
+
+class Kernel:
+    """A compiled tile kernel.
+
+    - `ptx`: the PTX text; `abi`: its calling convention
+      (`tawa.backend.ptx.abi.KernelABI`); `name`: the entry's name;
+    - `kernel(*args, grid=(gx, gy[, gz]), stream=None)` launches it on the
+      logical grid (program ids);
+    - `plan(*args, grid=...)` only checks the arguments and packs the
+      parameters (no GPU); `assemble()` runs ptxas (cached); `load(device)`
+      loads the cubin onto a GPU.
+    """
+
+    def __init__(
+        self,
+        ptx: str,
+        abi: KernelABI,
+        *,
+        options: Mapping[str, Any] | None = None,
+        lowered: Any = None,
+        arch: str = ARCH,
+    ):
+        self.ptx = ptx
+        self.abi = abi
+        self.options = dict(options or {})
+        """The options it was compiled with (`tawa.compile(..., **options)`)."""
+        self.lowered = lowered
+        """The lowered module (xdsl `ModuleOp`) when compiled by tawa, else None."""
+        self.arch = arch
+        self.arg_names = arg_names(abi)
+        self._cubin: Cubin | None = None
+        self._loaded: dict[int, Any] = {}
+
+    @classmethod
+    def from_ptx(cls, ptx: str, abi: KernelABI, *, arch: str = ARCH) -> Kernel:
+        """A kernel from PTX text and the ABI of its entry `abi.name`."""
+        return cls(ptx, abi, arch=arch)
+
+    @property
+    def name(self) -> str:
+        return self.abi.name
+
+    def __repr__(self) -> str:
+        opts = "".join(f", {k}={v!r}" for k, v in self.options.items())
+        sig = ", ".join(f"%{n}: {t}" for n, t in zip(self.arg_names, self.abi.arg_types))
+        return (
+            f"<tawa.Kernel @{self.name}({sig}){opts}: {self.abi.threads} threads, "
+            f"{self.abi.smem_bytes} B shared memory>"
+        )
+
+    def plan(self, *args: Any, grid: Any) -> LaunchPlan:
+        """Checks `args` and packs the parameters of a launch over the logical
+        `grid` (no GPU needed; raises ArgumentError / LaunchError)."""
+        return plan_launch(self.abi, args, grid, self.arg_names)
+
+    def assemble(self) -> Cubin:
+        """The cubin, assembled by ptxas or found in the cache (no GPU needed)."""
+        if self._cubin is None:
+            self._cubin = assemble(self.ptx, self.name, self.arch)
+        return self._cubin
+
+    def load(self, device: int | None = None) -> Any:
+        """Loads the kernel onto CUDA `device` (default: CuPy's current one);
+        returns a `tawa.runtime.cuda.LoadedKernel`."""
+        from tawa.runtime import cuda
+
+        dev = cuda.current_device() if device is None else device
+        loaded = self._loaded.get(dev)
+        if loaded is None:
+            cubin = self.assemble()
+            loaded = cuda.load(str(cubin.path), self.name, self.abi.smem_bytes, dev)
+            self._loaded[dev] = loaded
+        return loaded
+
+    def __call__(self, *args: Any, grid: Any, stream: Any = None) -> None:
+        """Launches the kernel over the logical `grid` (1 to 3 program-id
+        axes), asynchronously on `stream` (default: torch's current stream if
+        an argument is a torch tensor, else CuPy's current stream).  Every
+        argument is checked before anything is launched."""
+        plan = self.plan(*args, grid=grid)
+        if plan.empty:
+            return
+        from tawa.runtime import cuda
+
+        cuda.launch(self.load(plan.device), plan, stream)

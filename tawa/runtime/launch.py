@@ -1,0 +1,626 @@
+"""Checking launch arguments and packing kernel parameters (pure Python, no GPU).
+
+Everything between `kernel(*args, grid=...)` and the CUDA launch that can be
+decided without a GPU lives here, so it is unit-tested on the CPU with fake
+array objects:
+
+- `array_info(obj)` reads pointer, shape, strides and dtype from a torch
+  tensor (`data_ptr()`, `shape`, `stride()`, `dtype`: torch does not export
+  bfloat16 through `__cuda_array_interface__`), from anything with a
+  `__cuda_array_interface__` (CuPy arrays, Numba, ...), or from a
+  `reinterpret(array, dtype)` view;
+- `plan_launch(abi, args, grid)` checks every argument against the kernel's
+  signature and returns a `LaunchPlan`: the physical launch shape and the
+  parameter list as `(kind, value)` entries in ABI order
+  (`tawa.backend.ptx.abi`), tensor maps as `TensorMapSpec`s (the arguments
+  of `cuTensorMapEncodeTiled`, innermost dimension first);
+- `kernel_arguments(plan.params, encode)` turns the entries into the NumPy
+  scalars CuPy passes by value (`encode` builds a 128-byte tensor map);
+- `physical_launch(abi, grid)` is the one place that maps the tile program's
+  logical grid (program ids) to the CTA grid.  It is 1:1 for now; persistent
+  and clustered kernels will change it here.
+
+Empty tensors (a zero-size dimension) are accepted.  A launch whose logical
+grid has no programs does nothing.  Otherwise the kernel runs, and every
+tensor map over an empty tensor is built over a private zero-filled scratch
+buffer whose dimensions are all 1 (`TensorMapSpec.address is None`; the GPU
+side allocates it): TMA loads through it read zeros and TMA stores through it
+land in the scratch buffer, which is what the tile semantics prescribe for
+accesses outside a tensor (every access to an empty tensor is outside it).
+`cuTensorMapEncodeTiled` itself rejects zero dimensions.  The pointer and
+dimension parameters still carry the real (zero) sizes.
+
+Every error is a one-line `ArgumentError` / `LaunchError` naming the argument.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    Signedness,
+)
+from xdsl.ir import Attribute
+
+from tawa.backend.ptx.abi import KernelABI, Param
+from tawa.diagnostics import TawaError
+
+TMA_ALIGN = 16
+"""Bytes: TMA needs the base address and every non-innermost stride aligned to this."""
+MAX_TMA_RANK = 5
+MAX_TMA_DIM = 1 << 32
+MAX_TMA_STRIDE = 1 << 40
+MAX_TMA_BOX = 256
+SCRATCH_BYTES = 128
+"""Bytes of zero-filled scratch per tensor map over an empty tensor (16 needed)."""
+MAX_GRID = (2**31 - 1, 65535, 65535)
+
+
+class LaunchError(TawaError):
+    """A kernel that cannot be launched as asked (grid, device, CUDA errors)."""
+
+    def __init__(self, message: str, where: str = "tawa.launch"):
+        super().__init__(message, where)
+
+
+class ArgumentError(LaunchError):
+    """A launch argument that does not match the kernel's signature."""
+
+
+# --------------------------------------------------------------------------- element types
+
+
+@dataclass(frozen=True)
+class ElementType:
+    """How the runtime sees a memref element type."""
+
+    ir: str
+    """As the IR spells it: `bf16`, `f16`, `f32`, `i32`, ..."""
+    dtypes: frozenset[str]
+    """Accepted array dtypes, by their NumPy/torch name (`bfloat16`, `float16`, ...)."""
+    itemsize: int
+    tensormap: str
+    """The `CUtensorMapDataType` member used for TMA."""
+
+
+def element_type(t: Attribute) -> ElementType:
+    """The runtime's view of element type `t`; ArgumentError if unsupported."""
+    floats: dict[type[Attribute], tuple[str, str, int, str]] = {
+        BFloat16Type: ("bf16", "bfloat16", 2, "BFLOAT16"),
+        Float16Type: ("f16", "float16", 2, "FLOAT16"),
+        Float32Type: ("f32", "float32", 4, "FLOAT32"),
+        Float64Type: ("f64", "float64", 8, "FLOAT64"),
+        Float8E4M3FNType: ("f8E4M3FN", "float8_e4m3fn", 1, "UINT8"),
+        Float8E5M2Type: ("f8E5M2", "float8_e5m2", 1, "UINT8"),
+    }
+    if type(t) in floats:
+        ir, name, size, tm = floats[type(t)]
+        return ElementType(ir, frozenset({name}), size, tm)
+    if isinstance(t, IntegerType) and t.width.data in (8, 16, 32, 64):
+        w = t.width.data
+        signedness = t.signedness.data
+        names = {f"int{w}", f"uint{w}"}
+        if signedness == Signedness.SIGNED:
+            names = {f"int{w}"}
+        elif signedness == Signedness.UNSIGNED:
+            names = {f"uint{w}"}
+        tm = {8: "UINT8", 16: "UINT16", 32: "INT32", 64: "INT64"}[w]
+        return ElementType(str(t), frozenset(names), w // 8, tm)
+    raise ArgumentError(f"memrefs of {t} are not supported by the runtime")
+
+
+# --------------------------------------------------------------------------- arrays
+
+
+@dataclass(frozen=True)
+class ArrayInfo:
+    """What the runtime needs to know about one array argument."""
+
+    kind: str
+    """For messages: `torch tensor`, `CuPy array`, ..."""
+    dtype: str
+    """NumPy/torch dtype name (`bfloat16`, `float32`, ...)."""
+    itemsize: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...] | None
+    """In bytes; None means dense row-major (C-contiguous)."""
+    ptr: int
+    on_gpu: bool
+    device: int | None
+    """CUDA device ordinal when the array says, else None (current device)."""
+    is_torch: bool = False
+
+    def describe(self) -> str:
+        where = "" if self.on_gpu else " in host memory"
+        return f"{self.dtype} {self.kind} of shape {self.shape}{where}"
+
+
+class TypedArray:
+    """A CUDA array whose elements are read as another dtype of the same size.
+
+    `reinterpret(x, "bf16")` lets a CuPy `uint16` array (CuPy has no bfloat16)
+    be passed where the kernel takes `memref<...xbf16>`.  The data are not
+    converted: the bits are taken as they are.
+    """
+
+    def __init__(self, array: Any, dtype: str):
+        self.array = array
+        self.dtype = dtype
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        return self.array.__cuda_array_interface__
+
+    def __repr__(self) -> str:
+        return f"reinterpret({type(self.array).__name__}, {self.dtype!r})"
+
+
+_DTYPE_ALIASES = {
+    "bf16": "bfloat16",
+    "f16": "float16",
+    "f32": "float32",
+    "f64": "float64",
+    "f8E4M3FN": "float8_e4m3fn",
+    "f8E5M2": "float8_e5m2",
+}
+_DTYPE_SIZES = {
+    "bfloat16": 2, "float16": 2, "float32": 4, "float64": 8,
+    "float8_e4m3fn": 1, "float8_e5m2": 1,
+    "int8": 1, "uint8": 1, "int16": 2, "uint16": 2,
+    "int32": 4, "uint32": 4, "int64": 8, "uint64": 8,
+}  # fmt: skip
+
+
+def reinterpret(array: Any, dtype: Any) -> TypedArray:
+    """View CUDA array `array` as holding `dtype` elements (same size), e.g.
+    `reinterpret(cupy_uint16_array, "bf16")`.  `dtype` is an IR name
+    (`bf16`), a NumPy/torch name (`bfloat16`) or a NumPy dtype."""
+    name = dtype if isinstance(dtype, str) else np.dtype(dtype).name
+    name = _DTYPE_ALIASES.get(name, name)
+    if name not in _DTYPE_SIZES:
+        raise ArgumentError(f"reinterpret: unknown dtype {dtype!r}")
+    info = array_info(array)
+    if info is None:
+        raise ArgumentError(f"reinterpret: expected a CUDA array, got {type(array).__name__}")
+    if info.itemsize != _DTYPE_SIZES[name]:
+        raise ArgumentError(
+            f"reinterpret: cannot view {info.dtype} elements ({info.itemsize} bytes) as "
+            f"{name} ({_DTYPE_SIZES[name]} bytes)"
+        )
+    return TypedArray(array, name)
+
+
+def _is_torch_like(obj: Any) -> bool:
+    return all(callable(getattr(obj, a, None)) for a in ("data_ptr", "stride", "element_size")) and hasattr(
+        obj, "dtype"
+    )
+
+
+def _torch_info(t: Any) -> ArrayInfo:
+    itemsize = int(t.element_size())
+    shape = tuple(int(d) for d in t.shape)
+    strides = tuple(int(s) * itemsize for s in t.stride())
+    dev = getattr(t, "device", None)
+    on_gpu = bool(getattr(t, "is_cuda", False))
+    index = getattr(dev, "index", None) if on_gpu else None
+    return ArrayInfo(
+        "torch tensor",
+        str(t.dtype).removeprefix("torch."),
+        itemsize,
+        shape,
+        strides,
+        int(t.data_ptr()),
+        on_gpu,
+        None if index is None else int(index),
+        is_torch=True,
+    )
+
+
+def _cai_info(obj: Any, cai: dict[str, Any], dtype: str | None = None) -> ArrayInfo:
+    np_dtype = np.dtype(cai["typestr"])
+    shape = tuple(int(d) for d in cai["shape"])
+    strides = cai.get("strides")
+    dev = getattr(obj, "device", None)
+    device = getattr(dev, "id", None)
+    module = type(obj).__module__.split(".")[0]
+    kind = "CuPy array" if module == "cupy" else f"{type(obj).__name__} array"
+    if cai.get("mask") is not None:
+        raise ArgumentError(f"masked CUDA arrays ({kind}) are not supported")
+    return ArrayInfo(
+        kind,
+        dtype or np_dtype.name,
+        np_dtype.itemsize,
+        shape,
+        None if strides is None else tuple(int(s) for s in strides),
+        int(cai["data"][0] or 0),
+        True,
+        None if device is None else int(device),
+    )
+
+
+def array_info(obj: Any) -> ArrayInfo | None:
+    """Pointer, shape, strides and dtype of a CUDA array, or None if `obj` is
+    not an array the runtime knows (a torch tensor, anything with a
+    `__cuda_array_interface__`, a `reinterpret` view)."""
+    if isinstance(obj, TypedArray):
+        inner = array_info(obj.array)
+        assert inner is not None
+        return ArrayInfo(
+            f"{inner.kind} viewed as {obj.dtype}",
+            obj.dtype,
+            inner.itemsize,
+            inner.shape,
+            inner.strides,
+            inner.ptr,
+            inner.on_gpu,
+            inner.device,
+            inner.is_torch,
+        )
+    # torch first: its __cuda_array_interface__ raises for bfloat16 and CPU tensors.
+    if _is_torch_like(obj):
+        return _torch_info(obj)
+    try:
+        cai = obj.__cuda_array_interface__
+    except AttributeError:
+        return None
+    return _cai_info(obj, cai)
+
+
+def dense_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
+    """Byte strides of a dense row-major array of `shape`."""
+    strides = []
+    step = itemsize
+    for d in reversed(shape):
+        strides.append(step)
+        step *= max(d, 1)
+    return tuple(reversed(strides))
+
+
+def is_dense_row_major(shape: Sequence[int], strides: Sequence[int] | None, itemsize: int) -> bool:
+    """Whether byte `strides` describe a C-contiguous array (strides of
+    size-1 dimensions do not matter; empty arrays are always dense)."""
+    if strides is None or 0 in shape:
+        return True
+    expected = itemsize
+    for d, s in zip(reversed(shape), reversed(strides)):
+        if d != 1 and s != expected:
+            return False
+        expected *= d
+    return True
+
+
+def _describe(value: Any) -> str:
+    info = None
+    try:
+        info = array_info(value)
+    except Exception:  # a broken array-like: describe it by type only
+        pass
+    if info is not None:
+        return info.describe()
+    if isinstance(value, np.ndarray):
+        return f"{value.dtype.name} NumPy array of shape {value.shape} in host memory"
+    return type(value).__name__
+
+
+# --------------------------------------------------------------------------- tensor maps
+
+_SWIZZLES = {0: "NONE", 32: "32B", 64: "64B", 128: "128B"}
+
+
+@dataclass(frozen=True)
+class TensorMapSpec:
+    """The arguments of `cuTensorMapEncodeTiled`, innermost dimension first.
+    Enum fields hold member names of `cuda.bindings.driver`'s enums."""
+
+    data_type: str
+    """`CUtensorMapDataType` member, e.g. `CU_TENSOR_MAP_DATA_TYPE_BFLOAT16`."""
+    address: int | None
+    """Global address; None: over a zero-filled scratch buffer (empty tensor)."""
+    dims: tuple[int, ...]
+    strides: tuple[int, ...]
+    """Bytes, for dimensions 1..rank-1 (innermost first), rank-1 entries."""
+    box: tuple[int, ...]
+    element_strides: tuple[int, ...]
+    swizzle: str
+    interleave: str = "CU_TENSOR_MAP_INTERLEAVE_NONE"
+    l2_promotion: str = "CU_TENSOR_MAP_L2_PROMOTION_L2_256B"
+    oob_fill: str = "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE"
+    arg: int = -1
+    """The kernel argument it describes (for messages)."""
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+
+def _check_box(abi: KernelABI, p: Param, rank: int, elem: ElementType) -> None:
+    """The compiler's side of TMA's rules (a failure here is a tawa bug)."""
+    problem = None
+    if len(p.box) != rank:
+        problem = f"box {list(p.box)} has rank {len(p.box)}, the array rank {rank}"
+    elif not 1 <= rank <= MAX_TMA_RANK:
+        problem = f"TMA supports ranks 1 to {MAX_TMA_RANK}, got {rank}"
+    elif any(not 1 <= b <= MAX_TMA_BOX for b in p.box):
+        problem = f"box dims must be 1 to {MAX_TMA_BOX}, got {list(p.box)}"
+    elif (p.box[-1] * elem.itemsize) % TMA_ALIGN:
+        problem = f"the inner box dim spans {p.box[-1] * elem.itemsize} bytes, not a multiple of 16"
+    elif p.swizzle not in _SWIZZLES:
+        problem = f"swizzle must be 0, 32, 64 or 128 bytes, got {p.swizzle}"
+    elif p.swizzle and p.box[-1] * elem.itemsize > p.swizzle:
+        problem = (
+            f"the inner box dim spans {p.box[-1] * elem.itemsize} bytes, more than the "
+            f"{p.swizzle}B swizzle span"
+        )
+    if problem:
+        raise LaunchError(f"@{abi.name}: tensor map {p.name}: {problem} (a compiler bug)")
+
+
+def tensormap_spec(abi: KernelABI, p: Param, info: ArrayInfo, elem: ElementType) -> TensorMapSpec:
+    """The `cuTensorMapEncodeTiled` arguments of tensor-map parameter `p` over
+    array `info` (already checked: dense row-major, aligned)."""
+    rank = len(info.shape)
+    _check_box(abi, p, rank, elem)
+    empty = 0 in info.shape
+    if empty:  # see the module docstring: a scratch tensor of all-1 dims
+        dims = (1,) * rank
+        strides = (TMA_ALIGN,) * (rank - 1)
+    else:
+        dims = tuple(reversed(info.shape))
+        strides = tuple(reversed(dense_strides(info.shape, elem.itemsize)[:-1]))
+    return TensorMapSpec(
+        data_type=f"CU_TENSOR_MAP_DATA_TYPE_{elem.tensormap}",
+        address=None if empty else info.ptr,
+        dims=dims,
+        strides=strides,
+        box=tuple(reversed(p.box)),
+        element_strides=(1,) * rank,
+        swizzle=f"CU_TENSOR_MAP_SWIZZLE_{_SWIZZLES[p.swizzle]}",
+        arg=p.arg,
+    )
+
+
+# --------------------------------------------------------------------------- the plan
+
+
+@dataclass(frozen=True)
+class LaunchShape:
+    """A CUDA launch: CTA grid, CTA shape and dynamic shared memory."""
+
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    smem_bytes: int
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    shape: LaunchShape
+    params: tuple[tuple[str, Any], ...]
+    """In ABI order: `("u64", int)`, `("u32", int)`, `("f32", float)` or
+    `("tensormap", TensorMapSpec)`."""
+    device: int | None
+    """The CUDA device of the array arguments (None: the current device)."""
+    uses_torch: bool
+    """Some argument is a torch tensor (launch on torch's current stream)."""
+    empty: bool
+    """The logical grid has no programs: the launch does nothing."""
+
+
+def normalize_grid(grid: Any, where: str) -> tuple[int, int, int]:
+    """The logical grid padded to three axes: 1 to 3 non-negative ints."""
+    dims = (grid,) if isinstance(grid, int | np.integer) else grid
+    try:
+        ok = 1 <= len(dims) <= 3 and all(
+            isinstance(d, int | np.integer) and not isinstance(d, bool | np.bool_) and d >= 0
+            for d in dims
+        )
+    except TypeError:
+        ok = False
+    if not ok:
+        raise LaunchError(f"{where}: grid must be 1 to 3 non-negative integers, got {grid!r}")
+    return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))  # type: ignore[return-value]
+
+
+def physical_launch(abi: KernelABI, grid: tuple[int, int, int]) -> LaunchShape:
+    """The CTA grid that runs the logical `grid`: one CTA per program for now
+    (persistent kernels will launch fewer CTAs and loop over programs)."""
+    for axis, (g, limit) in enumerate(zip(grid, MAX_GRID)):
+        if g > limit:
+            raise LaunchError(
+                f"@{abi.name}: grid axis {axis} has {g} programs, more than CUDA's {limit}"
+            )
+    return LaunchShape(grid, (abi.threads, 1, 1), abi.smem_bytes)
+
+
+def arg_names(abi: KernelABI) -> tuple[str, ...]:
+    """The source names of the kernel's arguments (`A`, `M`, ...; the
+    position when the IR had none), recovered from the ABI's parameter names."""
+    names = [str(i) for i in range(len(abi.arg_types))]
+    for p in abi.params:
+        if p.kind in ("tensormap", "dim") or p.arg >= len(names):
+            continue
+        name = p.name.removesuffix("_ptr") if p.kind == "ptr" else p.name
+        prefix = f"arg{p.arg}_"
+        if name.startswith(prefix):
+            names[p.arg] = name[len(prefix) :]
+    return tuple(names)
+
+
+def _signature(abi: KernelABI, names: Sequence[str]) -> str:
+    return ", ".join(f"%{n}: {t}" for n, t in zip(names, abi.arg_types))
+
+
+def _check_array(label: str, t: MemRefType, value: Any, tma: bool) -> tuple[ArrayInfo, ElementType]:
+    try:
+        elem = element_type(t.get_element_type())
+    except ArgumentError as err:
+        raise ArgumentError(f"{label}: {err.message}") from None
+    rank = t.get_num_dims()
+    want = f"a rank-{rank} {elem.ir} CUDA array (CuPy array or torch tensor)"
+    try:
+        info = array_info(value)
+    except ArgumentError as err:
+        raise ArgumentError(f"{label}: {err.message}") from None
+    if info is None:
+        raise ArgumentError(f"{label}: expected {want}, got {_describe(value)}")
+    if not info.on_gpu:
+        raise ArgumentError(f"{label}: expected {want}, got a {info.describe()}; move it to the GPU")
+    if info.dtype not in elem.dtypes:
+        hint = ""
+        if elem.ir == "bf16" and info.kind == "CuPy array" and info.dtype == "uint16":
+            hint = " (pass tawa.runtime.reinterpret(x, 'bf16') to read uint16 bits as bf16)"
+        raise ArgumentError(f"{label}: expected {elem.ir} elements, got a {info.describe()}{hint}")
+    if len(info.shape) != rank:
+        raise ArgumentError(f"{label}: expected a rank-{rank} array ({t}), got shape {info.shape}")
+    for axis, (want_d, got_d) in enumerate(zip(t.get_shape(), info.shape)):
+        if want_d >= 0 and want_d != got_d:
+            raise ArgumentError(f"{label}: dimension {axis} must be {want_d} ({t}), got shape {info.shape}")
+    if not is_dense_row_major(info.shape, info.strides, info.itemsize):
+        raise ArgumentError(
+            f"{label}: must be dense row-major (C-contiguous), got byte strides {info.strides} "
+            f"for shape {info.shape}; pass a contiguous copy"
+        )
+    empty = 0 in info.shape
+    if not empty and info.ptr % info.itemsize:
+        raise ArgumentError(f"{label}: address {info.ptr:#x} is not aligned to its {info.itemsize}-byte elements")
+    if tma and not empty:
+        if info.ptr % TMA_ALIGN:
+            raise ArgumentError(
+                f"{label}: address {info.ptr:#x} is not 16-byte aligned, which TMA requires "
+                f"(a view starting {info.ptr % TMA_ALIGN} bytes into an allocation?)"
+            )
+        strides = dense_strides(info.shape, info.itemsize)
+        for axis in range(rank - 1):
+            if strides[axis] % TMA_ALIGN:
+                inner = math.prod(info.shape[axis + 1 :])
+                raise ArgumentError(
+                    f"{label}: the stride of dimension {axis} is {strides[axis]} bytes, not a "
+                    f"multiple of 16 as TMA requires (shape {info.shape}: the trailing "
+                    f"{inner} elements should be a multiple of {TMA_ALIGN // info.itemsize})"
+                )
+            if strides[axis] >= MAX_TMA_STRIDE:
+                raise ArgumentError(f"{label}: the stride of dimension {axis} ({strides[axis]} bytes) is too large for TMA (< 2^40)")
+        if any(d > MAX_TMA_DIM for d in info.shape):
+            raise ArgumentError(f"{label}: shape {info.shape} has a dimension above 2^32, too large for TMA")
+    return info, elem
+
+
+def _check_scalar(label: str, t: Attribute, value: Any) -> tuple[str, int | float]:
+    if isinstance(t, IndexType | IntegerType):
+        bits = 64 if isinstance(t, IndexType) else t.width.data
+        if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+            raise ArgumentError(f"{label}: expected a Python int ({t}), got {_describe(value)}")
+        v = int(value)
+        lo = -(1 << (bits - 1))
+        hi = (1 << (bits - 1)) if isinstance(t, IndexType) else (1 << bits)
+        if not lo <= v < hi:
+            raise ArgumentError(f"{label}: {v} does not fit in {t}")
+        return ("u64" if bits == 64 else "u32", v & ((1 << bits) - 1))
+    if isinstance(t, Float32Type):
+        if isinstance(value, bool | np.bool_) or not isinstance(value, float | int | np.floating | np.integer):
+            raise ArgumentError(f"{label}: expected a float (f32), got {_describe(value)}")
+        return ("f32", float(np.float32(value)))
+    raise ArgumentError(f"{label}: arguments of type {t} are not supported by the runtime")
+
+
+def plan_launch(
+    abi: KernelABI,
+    args: Sequence[Any],
+    grid: Any,
+    names: Sequence[str] | None = None,
+) -> LaunchPlan:
+    """Checks `args` against the kernel's signature and packs its parameters.
+    Raises a one-line ArgumentError naming the first bad argument."""
+    kname = f"@{abi.name}"
+    names = tuple(names) if names is not None else arg_names(abi)
+    logical = normalize_grid(grid, kname)
+    if len(args) != len(abi.arg_types):
+        raise ArgumentError(
+            f"{kname} takes {len(abi.arg_types)} arguments ({_signature(abi, names)}), got {len(args)}"
+        )
+    tma_args = {p.arg for p in abi.params if p.kind == "tensormap"}
+    arrays: dict[int, tuple[ArrayInfo, ElementType]] = {}
+    scalars: dict[int, tuple[str, int | float]] = {}
+    for i, (t, value) in enumerate(zip(abi.arg_types, args)):
+        label = f"{kname} argument {i} (%{names[i]})"
+        if isinstance(t, MemRefType):
+            arrays[i] = _check_array(label, t, value, i in tma_args)
+        else:
+            scalars[i] = _check_scalar(label, t, value)
+
+    device: tuple[int, int] | None = None  # (argument, device) of the first array that says
+    for i, (info, _) in arrays.items():
+        if info.device is None:
+            continue
+        if device is None:
+            device = (i, info.device)
+        elif info.device != device[1]:
+            j = device[0]
+            raise ArgumentError(
+                f"{kname} argument {i} (%{names[i]}) is on CUDA device {info.device}, "
+                f"argument {j} (%{names[j]}) on device {device[1]}"
+            )
+
+    params: list[tuple[str, Any]] = []
+    for p in abi.params:
+        if p.kind == "ptr":
+            params.append(("u64", arrays[p.arg][0].ptr))
+        elif p.kind == "dim":
+            params.append(("u64", arrays[p.arg][0].shape[p.dim]))
+        elif p.kind == "tensormap":
+            info, elem = arrays[p.arg]
+            params.append(("tensormap", tensormap_spec(abi, p, info, elem)))
+        else:
+            kind, value = scalars[p.arg]
+            expected = {"index": "u64", "i64": "u64", "i32": "u32", "f32": "f32"}[p.kind]
+            assert kind == expected, (p, kind)
+            params.append((kind, value))
+
+    return LaunchPlan(
+        shape=physical_launch(abi, logical),
+        params=tuple(params),
+        device=None if device is None else device[1],
+        uses_torch=any(a.is_torch for a, _ in arrays.values()),
+        empty=0 in logical,
+    )
+
+
+def kernel_arguments(
+    params: Sequence[tuple[str, Any]], encode: Callable[[TensorMapSpec], Any]
+) -> tuple[Any, ...]:
+    """The values CuPy passes by value for `params`: `np.uint64`, `np.uint32`,
+    `np.float32`, and `encode(spec)` (a 128-byte `np.void`) per tensor map."""
+    out: list[Any] = []
+    for kind, value in params:
+        if kind == "u64":
+            out.append(np.uint64(value))
+        elif kind == "u32":
+            out.append(np.uint32(value))
+        elif kind == "f32":
+            out.append(np.float32(value))
+        elif kind == "tensormap":
+            out.append(encode(value))
+        else:
+            raise AssertionError(f"unknown parameter kind {kind!r}")
+    return tuple(out)
+
+
+def tensormap_by_value(opaque: Sequence[int]) -> np.void:
+    """A 128-byte tensor map (16 uint64 words, `CUtensorMap.opaque`) as the
+    `np.void` scalar CuPy copies into a `.param .align 128 .b8 [128]`."""
+    words = np.array(list(opaque), dtype=np.uint64)
+    if words.size != 16:
+        raise LaunchError(f"a CUtensorMap has 16 words, got {words.size}")
+    return np.frombuffer(words.tobytes(), dtype=np.dtype("V128"))[0]

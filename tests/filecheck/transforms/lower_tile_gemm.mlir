@@ -1,0 +1,31 @@
+// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{stages=4}' | filecheck %s
+
+// CHECK-LABEL: func.func @gemm
+// CHECK-SAME:    nvgpu.threads = 384
+// Warp group 0 is the producer: fewer registers, one thread issues the TMA loads.
+// CHECK:         %[[WG:.*]] = nvgpu.warp_group_id
+// CHECK:         %[[IS_P:.*]] = arith.cmpi ult, %[[WG]], %{{.*}} : index
+// CHECK-NEXT:    scf.if %[[IS_P]] {
+// CHECK-NEXT:      nvgpu.setmaxnreg dec 40
+// CHECK:           scf.if
+// CHECK:             nvgpu.block_id 0
+// CHECK:             nvgpu.tma_load
+// Warp groups 1 and 2 are consumers: 64 accumulator rows each.
+// CHECK:         } else {
+// CHECK-NEXT:      nvgpu.setmaxnreg inc 232
+// CHECK:           %[[ROW0:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK:           %[[Z:.*]] = nvgpu.frag_zeros : !nvgpu.frag<64x256xf32, wgmma_acc>
+// CHECK:           scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[Z]], {{.*}}) -> (!nvgpu.frag<64x256xf32, wgmma_acc>, index, index) {
+// CHECK:             %[[DA:.*]] = nvgpu.wgmma_descriptor %{{.*}}[%{{.*}}, %[[ROW0]]] : !nvgpu.smem<4x128x64xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>
+// CHECK-NEXT:        %[[DB:.*]] = nvgpu.wgmma_descriptor %{{.*}} : !nvgpu.smem<4x256x64xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>
+// CHECK:             nvgpu.wgmma_fence
+// CHECK-NEXT:        %[[D:.*]] = nvgpu.wgmma %[[DA]], %[[DB]], %[[ACC]], %{{.*}} {rhs_transposed}
+// CHECK-NEXT:        nvgpu.wgmma_commit_group
+// CHECK-NEXT:        nvgpu.wgmma_wait_group 1
+// CHECK:             scf.yield %[[D]],
+// CHECK:           %[[DONE:.*]] = nvgpu.wgmma_wait_group 0 (%{{.*}}) : !nvgpu.frag<64x256xf32, wgmma_acc>
+// CHECK:           %[[ROW:.*]] = arith.addi %{{.*}}, %[[ROW0]] : index
+// CHECK-NEXT:      nvgpu.frag_store %[[DONE]], %C[%[[ROW]], %{{.*}}] : !nvgpu.frag<64x256xf32, wgmma_acc>, memref<?x?xbf16>
+// No tile or aref op survives.
+// CHECK-NOT:     tile.
+// CHECK-NOT:     aref.
