@@ -69,6 +69,17 @@ def test_gemm_ptx_follows_the_recipe():
     assert "fence.mbarrier_init.release.cluster;" in ptx and "bar.sync 0, 384;" in ptx
 
 
+@pytest.mark.parametrize("stages", [3, 4])
+def test_no_division_subroutines_in_the_main_loops(stages):
+    # Stage and phase arithmetic divides by the ring depth: by a constant, it
+    # must not become a 64-bit division by a register (a subroutine call on
+    # the GPU, which halved the GEMM's speed); powers of two become shifts.
+    ptx = gemm_ptx(stages)
+    assert not re.search(r"(div|rem)\.u64 %rd\d+, %rd\d+, %rd\d+;", ptx)
+    if stages == 4:
+        assert "div.u64" not in ptx and "rem.u64" not in ptx
+
+
 def test_unsupported_kernel_is_a_one_line_error():
     module = tawa.parse((EXAMPLES / "attention_fwd.mlir").read_text())
     with pytest.raises(Exception) as info:

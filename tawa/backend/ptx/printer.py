@@ -110,6 +110,8 @@ class KernelPrinter:
         self.labels = 0
         self.tmap_index = 0
         self.true_pred: str | None = None
+        self.consts: dict[SSAValue, int] = {}
+        """Integer constants: printed as immediates where an operand may be one."""
 
     # ------------------------------------------------------------------ helpers
 
@@ -275,6 +277,7 @@ class KernelPrinter:
             self.emit(f"mov.u32 {tmp}, {1 if v.value.data else 0};")
             self.emit(f"setp.ne.u32 {r}, {tmp}, 0;")
         elif isinstance(v, IntegerAttr):
+            self.consts[op.result] = v.value.data
             self.emit(f"mov.u{_int_suffix(t)} {r}, {v.value.data};")
         elif isinstance(v, FloatAttr) and isinstance(t, Float32Type):
             bits = struct.unpack("<I", struct.pack("<f", v.value.data))[0]
@@ -291,7 +294,18 @@ class KernelPrinter:
                 raise _unsupported(op, "on i1")
             self.emit(f"{_PRED_BINARY[type(op)]} {r}, {self.reg(lhs)}, {self.reg(rhs)};")
             return
-        self.emit(f"{_INT_BINARY[type(op)]}{_int_suffix(t)} {r}, {self.reg(lhs)}, {self.reg(rhs)};")
+        bits = _int_suffix(t)
+        c = self.consts.get(rhs)
+        # Division by a register is a subroutine call on the GPU: fold
+        # constants, and turn powers of two into shifts and masks.
+        if c is not None and c > 0 and c & (c - 1) == 0 and type(op) in (arith.DivUIOp, arith.RemUIOp):
+            if isinstance(op, arith.DivUIOp):
+                self.emit(f"shr.u{bits} {r}, {self.reg(lhs)}, {c.bit_length() - 1};")
+            else:
+                self.emit(f"and.b{bits} {r}, {self.reg(lhs)}, {c - 1};")
+            return
+        b = str(c) if c is not None and 0 <= c < 2**31 else self.reg(rhs)
+        self.emit(f"{_INT_BINARY[type(op)]}{bits} {r}, {self.reg(lhs)}, {b};")
 
     def op_arith_cmpi(self, op: arith.CmpiOp) -> None:
         pred = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
