@@ -368,3 +368,12 @@ func.func @block_id_axis() {
   func.return
 }
 // CHECK: error: nvgpu.block_id axis must be 0, 1 or 2, got 3
+
+// -----
+
+func.func @smem_tile_shape(%s: index) {
+  %sa = nvgpu.smem_alloc offset(0) : !nvgpu.smem<4x128x64xbf16, swizzle = 128>
+  %a = nvgpu.smem_tile %sa[%s] : !nvgpu.smem<4x128x64xbf16, swizzle = 128> -> tensor<64x64xbf16>
+  func.return
+}
+// CHECK: error: nvgpu.smem_tile result must be one stage of !nvgpu.smem<4x128x64xbf16, swizzle = 128>, got tensor<64x64xbf16>

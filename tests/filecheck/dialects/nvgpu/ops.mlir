@@ -237,3 +237,21 @@ func.func @enum_attributes() {
 
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "enum_attributes"
 // CHECK-GENERIC-NEXT:    "nvgpu.wgmma_fence"() {acc = #nvgpu<fragment_layout wgmma_acc>, a = #nvgpu<fragment_layout wgmma_a>, up = #nvgpu<reg_action inc>, down = #nvgpu<reg_action dec>} : () -> ()
+
+// -----
+
+// The bridge from aref slots to wgmma (nvgpu.smem_tile) and zero accumulators.
+func.func @lowering_bridges(%s: index) {
+  %sa = nvgpu.smem_alloc offset(0) : !nvgpu.smem<4x128x64xbf16, swizzle = 128>
+  %a = nvgpu.smem_tile %sa[%s] : !nvgpu.smem<4x128x64xbf16, swizzle = 128> -> tensor<128x64xbf16>
+  %z = nvgpu.frag_zeros : !nvgpu.frag<64x256xf32, wgmma_acc>
+  func.return
+}
+
+// CHECK-LABEL: func.func @lowering_bridges(%s: index) {
+// CHECK:         %a = nvgpu.smem_tile %sa[%s] : !nvgpu.smem<4x128x64xbf16, swizzle = 128> -> tensor<128x64xbf16>
+// CHECK-NEXT:    %z = nvgpu.frag_zeros : !nvgpu.frag<64x256xf32, wgmma_acc>
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "lowering_bridges"
+// CHECK-GENERIC:         %a = "nvgpu.smem_tile"(%sa, %s) : (!nvgpu.smem<4x128x64xbf16, swizzle = 128>, index) -> tensor<128x64xbf16>
+// CHECK-GENERIC-NEXT:    %z = "nvgpu.frag_zeros"() : () -> !nvgpu.frag<64x256xf32, wgmma_acc>
