@@ -15,7 +15,7 @@ cuda.bindings: loading, tensor maps, launching; imported on first launch).
 
 from __future__ import annotations
 
-from tawa.runtime.assemble import AssembleError, Cubin, assemble, cache_dir
+from tawa.runtime.ptxas import AssembleError, Cubin, assemble, cache_dir
 from tawa.runtime.compiler import CompileError, clear_cache, compile
 from tawa.runtime.kernel import Kernel
 from tawa.runtime.launch import (

@@ -165,7 +165,7 @@ _CACHE: OrderedDict[tuple[Any, ...], Kernel] = OrderedDict()
 
 def clear_cache() -> None:
     """Forgets every compiled kernel of this process (the disk cache of
-    assembled code stays; see `tawa.runtime.assemble`)."""
+    assembled code stays; see `tawa.runtime.ptxas`)."""
     _CACHE.clear()
 
 

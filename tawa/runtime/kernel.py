@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from tawa.backend.ptx.abi import KernelABI
-from tawa.runtime.assemble import ARCH, Cubin, assemble
-from tawa.runtime.launch import LaunchPlan, arg_names, plan_launch
+from tawa.runtime.ptxas import ARCH, Cubin, assemble
+from tawa.runtime.launch import LaunchPlan, Signature, arg_names, plan_launch, signature
 
 
 class Kernel:
@@ -45,6 +45,7 @@ class Kernel:
         """The lowered module (xdsl `ModuleOp`) when compiled by tawa, else None."""
         self.arch = arch
         self.arg_names = arg_names(abi)
+        self._signature: Signature | None = None
         self._cubin: Cubin | None = None
         self._loaded: dict[int, Any] = {}
 
@@ -68,7 +69,9 @@ class Kernel:
     def plan(self, *args: Any, grid: Any) -> LaunchPlan:
         """Checks `args` and packs the parameters of a launch over the logical
         `grid` (no GPU needed; raises ArgumentError / LaunchError)."""
-        return plan_launch(self.abi, args, grid, self.arg_names)
+        if self._signature is None:
+            self._signature = signature(self.abi, self.arg_names)
+        return plan_launch(self._signature, args, grid)
 
     def assemble(self) -> Cubin:
         """The cubin, assembled by ptxas or found in the cache (no GPU needed)."""

@@ -35,7 +35,9 @@ Every error is a one-line `ArgumentError` / `LaunchError` naming the argument.
 
 from __future__ import annotations
 
+import functools
 import math
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -211,8 +213,8 @@ def _is_torch_like(obj: Any) -> bool:
 
 def _torch_info(t: Any) -> ArrayInfo:
     itemsize = int(t.element_size())
-    shape = tuple(int(d) for d in t.shape)
-    strides = tuple(int(s) * itemsize for s in t.stride())
+    shape = tuple(t.shape)
+    strides = tuple([s * itemsize for s in t.stride()])
     dev = getattr(t, "device", None)
     on_gpu = bool(getattr(t, "is_cuda", False))
     index = getattr(dev, "index", None) if on_gpu else None
@@ -270,7 +272,8 @@ def array_info(obj: Any) -> ArrayInfo | None:
             inner.is_torch,
         )
     # torch first: its __cuda_array_interface__ raises for bfloat16 and CPU tensors.
-    if _is_torch_like(obj):
+    torch = sys.modules.get("torch")
+    if (torch is not None and isinstance(obj, torch.Tensor)) or _is_torch_like(obj):
         return _torch_info(obj)
     try:
         cai = obj.__cuda_array_interface__
@@ -368,24 +371,24 @@ def _check_box(abi: KernelABI, p: Param, rank: int, elem: ElementType) -> None:
         raise LaunchError(f"@{abi.name}: tensor map {p.name}: {problem} (a compiler bug)")
 
 
-def tensormap_spec(abi: KernelABI, p: Param, info: ArrayInfo, elem: ElementType) -> TensorMapSpec:
+def _tensormap(p: Param, info: ArrayInfo, strides: tuple[int, ...], elem: ElementType) -> TensorMapSpec:
     """The `cuTensorMapEncodeTiled` arguments of tensor-map parameter `p` over
-    array `info` (already checked: dense row-major, aligned)."""
+    array `info` (checked: dense row-major with byte `strides`, aligned)."""
     rank = len(info.shape)
-    _check_box(abi, p, rank, elem)
-    empty = 0 in info.shape
-    if empty:  # see the module docstring: a scratch tensor of all-1 dims
-        dims = (1,) * rank
-        strides = (TMA_ALIGN,) * (rank - 1)
+    if 0 in info.shape:  # see the module docstring: a scratch tensor of all-1 dims
+        dims: tuple[int, ...] = (1,) * rank
+        gstrides: tuple[int, ...] = (TMA_ALIGN,) * (rank - 1)
+        address = None
     else:
-        dims = tuple(reversed(info.shape))
-        strides = tuple(reversed(dense_strides(info.shape, elem.itemsize)[:-1]))
+        dims = info.shape[::-1]
+        gstrides = strides[-2::-1]
+        address = info.ptr
     return TensorMapSpec(
         data_type=f"CU_TENSOR_MAP_DATA_TYPE_{elem.tensormap}",
-        address=None if empty else info.ptr,
+        address=address,
         dims=dims,
-        strides=strides,
-        box=tuple(reversed(p.box)),
+        strides=gstrides,
+        box=p.box[::-1],
         element_strides=(1,) * rank,
         swizzle=f"CU_TENSOR_MAP_SWIZZLE_{_SWIZZLES[p.swizzle]}",
         arg=p.arg,
@@ -420,6 +423,8 @@ class LaunchPlan:
 
 def normalize_grid(grid: Any, where: str) -> tuple[int, int, int]:
     """The logical grid padded to three axes: 1 to 3 non-negative ints."""
+    if type(grid) is tuple and 1 <= len(grid) <= 3 and all(type(d) is int and d >= 0 for d in grid):
+        return grid + (1,) * (3 - len(grid))  # type: ignore[return-value]
     dims = (grid,) if isinstance(grid, int | np.integer) else grid
     try:
         ok = 1 <= len(dims) <= 3 and all(
@@ -458,141 +463,227 @@ def arg_names(abi: KernelABI) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _signature(abi: KernelABI, names: Sequence[str]) -> str:
+def _signature_text(abi: KernelABI, names: Sequence[str]) -> str:
     return ", ".join(f"%{n}: {t}" for n, t in zip(names, abi.arg_types))
 
 
-def _check_array(label: str, t: MemRefType, value: Any, tma: bool) -> tuple[ArrayInfo, ElementType]:
-    try:
-        elem = element_type(t.get_element_type())
-    except ArgumentError as err:
-        raise ArgumentError(f"{label}: {err.message}") from None
-    rank = t.get_num_dims()
-    want = f"a rank-{rank} {elem.ir} CUDA array (CuPy array or torch tensor)"
+@dataclass(frozen=True)
+class ArgSpec:
+    """What the runtime checks of one kernel argument (from the ABI, once)."""
+
+    index: int
+    label: str
+    """`@gemm argument 0 (%A)`, for messages."""
+    type: Attribute
+    kind: str
+    """`array`, `int`, `f32`, or `unsupported` (`problem` says why)."""
+    elem: ElementType | None = None
+    rank: int = 0
+    static: tuple[tuple[int, int], ...] = ()
+    """(axis, size) of the memref's static dimensions."""
+    tma: bool = False
+    """Read or written through a tensor map: TMA's alignment rules apply."""
+    bits: int = 0
+    lo: int = 0
+    hi: int = 0
+    packed: str = ""
+    """`u64`, `u32` or `f32`."""
+    problem: str = ""
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A kernel's arguments and how its parameters are filled in, worked out
+    once per ABI so that each launch only checks and packs."""
+
+    abi: KernelABI
+    names: tuple[str, ...]
+    args: tuple[ArgSpec, ...]
+    program: tuple[tuple[Any, ...], ...]
+    """Per parameter: `("ptr", arg)`, `("dim", arg, axis)`, `("scalar", arg)`
+    or `("tensormap", arg, param)`."""
+
+
+def _arg_spec(abi: KernelABI, i: int, t: Attribute, label: str, tma: bool) -> ArgSpec:
+    if isinstance(t, MemRefType):
+        try:
+            elem = element_type(t.get_element_type())
+        except ArgumentError as err:
+            return ArgSpec(i, label, t, "unsupported", problem=err.message)
+        static = tuple((axis, d) for axis, d in enumerate(t.get_shape()) if d >= 0)
+        return ArgSpec(i, label, t, "array", elem, t.get_num_dims(), static, tma)
+    if isinstance(t, IndexType | IntegerType):
+        bits = 64 if isinstance(t, IndexType) else t.width.data
+        lo = -(1 << (bits - 1))
+        hi = (1 << (bits - 1)) if isinstance(t, IndexType) else (1 << bits)
+        return ArgSpec(i, label, t, "int", bits=bits, lo=lo, hi=hi, packed="u64" if bits == 64 else "u32")
+    if isinstance(t, Float32Type):
+        return ArgSpec(i, label, t, "f32", packed="f32")
+    return ArgSpec(i, label, t, "unsupported", problem=f"arguments of type {t} are not supported by the runtime")
+
+
+@functools.lru_cache(maxsize=256)
+def signature(abi: KernelABI, names: tuple[str, ...] | None = None) -> Signature:
+    """The launch signature of `abi` (LaunchError if its tensor maps break
+    TMA's rules: a compiler bug)."""
+    names = names if names is not None else arg_names(abi)
+    tma_args = {p.arg for p in abi.params if p.kind == "tensormap"}
+    args = tuple(
+        _arg_spec(abi, i, t, f"@{abi.name} argument {i} (%{names[i]})", i in tma_args)
+        for i, t in enumerate(abi.arg_types)
+    )
+    program: list[tuple[Any, ...]] = []
+    for p in abi.params:
+        if p.kind == "ptr":
+            program.append(("ptr", p.arg))
+        elif p.kind == "dim":
+            program.append(("dim", p.arg, p.dim))
+        elif p.kind == "tensormap":
+            a = args[p.arg]
+            if a.kind == "array":
+                assert a.elem is not None
+                _check_box(abi, p, a.rank, a.elem)
+            program.append(("tensormap", p.arg, p))
+        else:
+            expected = {"index": "u64", "i64": "u64", "i32": "u32", "f32": "f32"}[p.kind]
+            assert args[p.arg].packed == expected, (p, args[p.arg])
+            program.append(("scalar", p.arg))
+    return Signature(abi, names, args, tuple(program))
+
+
+def _check_array(a: ArgSpec, value: Any) -> tuple[ArrayInfo, tuple[int, ...]]:
+    """The array's info and dense byte strides, or an ArgumentError."""
+    label, elem, rank = a.label, a.elem, a.rank
+    assert elem is not None
     try:
         info = array_info(value)
     except ArgumentError as err:
         raise ArgumentError(f"{label}: {err.message}") from None
     if info is None:
+        want = f"a rank-{rank} {elem.ir} CUDA array (CuPy array or torch tensor)"
         raise ArgumentError(f"{label}: expected {want}, got {_describe(value)}")
     if not info.on_gpu:
+        want = f"a rank-{rank} {elem.ir} CUDA array (CuPy array or torch tensor)"
         raise ArgumentError(f"{label}: expected {want}, got a {info.describe()}; move it to the GPU")
     if info.dtype not in elem.dtypes:
         hint = ""
-        if elem.ir == "bf16" and info.kind == "CuPy array" and info.dtype == "uint16":
-            hint = " (pass tawa.runtime.reinterpret(x, 'bf16') to read uint16 bits as bf16)"
+        if elem.ir == "bf16" and info.kind == "CuPy array" and info.dtype in ("uint16", "int16"):
+            hint = " (pass tawa.runtime.reinterpret(x, 'bf16') to read 16-bit integers as bf16 bits)"
         raise ArgumentError(f"{label}: expected {elem.ir} elements, got a {info.describe()}{hint}")
-    if len(info.shape) != rank:
-        raise ArgumentError(f"{label}: expected a rank-{rank} array ({t}), got shape {info.shape}")
-    for axis, (want_d, got_d) in enumerate(zip(t.get_shape(), info.shape)):
-        if want_d >= 0 and want_d != got_d:
-            raise ArgumentError(f"{label}: dimension {axis} must be {want_d} ({t}), got shape {info.shape}")
-    if not is_dense_row_major(info.shape, info.strides, info.itemsize):
+    shape = info.shape
+    if len(shape) != rank:
+        raise ArgumentError(f"{label}: expected a rank-{rank} array ({a.type}), got shape {shape}")
+    for axis, size in a.static:
+        if shape[axis] != size:
+            raise ArgumentError(f"{label}: dimension {axis} must be {size} ({a.type}), got shape {shape}")
+    if not is_dense_row_major(shape, info.strides, info.itemsize):
         raise ArgumentError(
             f"{label}: must be dense row-major (C-contiguous), got byte strides {info.strides} "
-            f"for shape {info.shape}; pass a contiguous copy"
+            f"for shape {shape}; pass a contiguous copy"
         )
-    empty = 0 in info.shape
-    if not empty and info.ptr % info.itemsize:
+    strides = dense_strides(shape, info.itemsize)
+    if 0 in shape:
+        return info, strides
+    if info.ptr % info.itemsize:
         raise ArgumentError(f"{label}: address {info.ptr:#x} is not aligned to its {info.itemsize}-byte elements")
-    if tma and not empty:
+    if a.tma:
         if info.ptr % TMA_ALIGN:
             raise ArgumentError(
                 f"{label}: address {info.ptr:#x} is not 16-byte aligned, which TMA requires "
                 f"(a view starting {info.ptr % TMA_ALIGN} bytes into an allocation?)"
             )
-        strides = dense_strides(info.shape, info.itemsize)
         for axis in range(rank - 1):
             if strides[axis] % TMA_ALIGN:
-                inner = math.prod(info.shape[axis + 1 :])
+                inner = math.prod(shape[axis + 1 :])
                 raise ArgumentError(
                     f"{label}: the stride of dimension {axis} is {strides[axis]} bytes, not a "
-                    f"multiple of 16 as TMA requires (shape {info.shape}: the trailing "
+                    f"multiple of 16 as TMA requires (shape {shape}: the trailing "
                     f"{inner} elements should be a multiple of {TMA_ALIGN // info.itemsize})"
                 )
-            if strides[axis] >= MAX_TMA_STRIDE:
-                raise ArgumentError(f"{label}: the stride of dimension {axis} ({strides[axis]} bytes) is too large for TMA (< 2^40)")
-        if any(d > MAX_TMA_DIM for d in info.shape):
-            raise ArgumentError(f"{label}: shape {info.shape} has a dimension above 2^32, too large for TMA")
-    return info, elem
+        if rank > 1 and strides[0] >= MAX_TMA_STRIDE:
+            raise ArgumentError(f"{label}: the stride of dimension 0 ({strides[0]} bytes) is too large for TMA (< 2^40)")
+        if any(d > MAX_TMA_DIM for d in shape):
+            raise ArgumentError(f"{label}: shape {shape} has a dimension above 2^32, too large for TMA")
+    return info, strides
 
 
-def _check_scalar(label: str, t: Attribute, value: Any) -> tuple[str, int | float]:
-    if isinstance(t, IndexType | IntegerType):
-        bits = 64 if isinstance(t, IndexType) else t.width.data
-        if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
-            raise ArgumentError(f"{label}: expected a Python int ({t}), got {_describe(value)}")
+def _check_scalar(a: ArgSpec, value: Any) -> int | float:
+    if a.kind == "int":
+        if type(value) is not int and (
+            isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer)
+        ):
+            raise ArgumentError(f"{a.label}: expected a Python int ({a.type}), got {_describe(value)}")
         v = int(value)
-        lo = -(1 << (bits - 1))
-        hi = (1 << (bits - 1)) if isinstance(t, IndexType) else (1 << bits)
-        if not lo <= v < hi:
-            raise ArgumentError(f"{label}: {v} does not fit in {t}")
-        return ("u64" if bits == 64 else "u32", v & ((1 << bits) - 1))
-    if isinstance(t, Float32Type):
+        if not a.lo <= v < a.hi:
+            raise ArgumentError(f"{a.label}: {v} does not fit in {a.type}")
+        return v & ((1 << a.bits) - 1)
+    if a.kind == "f32":
         if isinstance(value, bool | np.bool_) or not isinstance(value, float | int | np.floating | np.integer):
-            raise ArgumentError(f"{label}: expected a float (f32), got {_describe(value)}")
-        return ("f32", float(np.float32(value)))
-    raise ArgumentError(f"{label}: arguments of type {t} are not supported by the runtime")
+            raise ArgumentError(f"{a.label}: expected a float (f32), got {_describe(value)}")
+        return float(np.float32(value))
+    raise ArgumentError(f"{a.label}: {a.problem}")
 
 
 def plan_launch(
-    abi: KernelABI,
+    abi: KernelABI | Signature,
     args: Sequence[Any],
     grid: Any,
     names: Sequence[str] | None = None,
 ) -> LaunchPlan:
     """Checks `args` against the kernel's signature and packs its parameters.
-    Raises a one-line ArgumentError naming the first bad argument."""
-    kname = f"@{abi.name}"
-    names = tuple(names) if names is not None else arg_names(abi)
-    logical = normalize_grid(grid, kname)
-    if len(args) != len(abi.arg_types):
+    Raises a one-line ArgumentError naming the first bad argument.  Pass the
+    `signature(abi)` to save working it out (hashing the ABI) every time."""
+    if isinstance(abi, Signature):
+        sig = abi
+        abi = sig.abi
+    else:
+        sig = signature(abi, None if names is None else tuple(names))
+    logical = normalize_grid(grid, f"@{abi.name}")
+    if len(args) != len(sig.args):
         raise ArgumentError(
-            f"{kname} takes {len(abi.arg_types)} arguments ({_signature(abi, names)}), got {len(args)}"
+            f"@{abi.name} takes {len(sig.args)} arguments ({_signature_text(abi, sig.names)}), got {len(args)}"
         )
-    tma_args = {p.arg for p in abi.params if p.kind == "tensormap"}
-    arrays: dict[int, tuple[ArrayInfo, ElementType]] = {}
-    scalars: dict[int, tuple[str, int | float]] = {}
-    for i, (t, value) in enumerate(zip(abi.arg_types, args)):
-        label = f"{kname} argument {i} (%{names[i]})"
-        if isinstance(t, MemRefType):
-            arrays[i] = _check_array(label, t, value, i in tma_args)
-        else:
-            scalars[i] = _check_scalar(label, t, value)
-
+    values: list[Any] = []
     device: tuple[int, int] | None = None  # (argument, device) of the first array that says
-    for i, (info, _) in arrays.items():
+    uses_torch = False
+    for a, value in zip(sig.args, args):
+        if a.kind != "array":
+            values.append(_check_scalar(a, value))
+            continue
+        info, strides = _check_array(a, value)
+        values.append((info, strides))
+        uses_torch = uses_torch or info.is_torch
         if info.device is None:
             continue
         if device is None:
-            device = (i, info.device)
+            device = (a.index, info.device)
         elif info.device != device[1]:
             j = device[0]
             raise ArgumentError(
-                f"{kname} argument {i} (%{names[i]}) is on CUDA device {info.device}, "
-                f"argument {j} (%{names[j]}) on device {device[1]}"
+                f"{a.label} is on CUDA device {info.device}, "
+                f"argument {j} (%{sig.names[j]}) on device {device[1]}"
             )
 
     params: list[tuple[str, Any]] = []
-    for p in abi.params:
-        if p.kind == "ptr":
-            params.append(("u64", arrays[p.arg][0].ptr))
-        elif p.kind == "dim":
-            params.append(("u64", arrays[p.arg][0].shape[p.dim]))
-        elif p.kind == "tensormap":
-            info, elem = arrays[p.arg]
-            params.append(("tensormap", tensormap_spec(abi, p, info, elem)))
+    for step in sig.program:
+        op, i = step[0], step[1]
+        if op == "ptr":
+            params.append(("u64", values[i][0].ptr))
+        elif op == "dim":
+            params.append(("u64", values[i][0].shape[step[2]]))
+        elif op == "scalar":
+            params.append((sig.args[i].packed, values[i]))
         else:
-            kind, value = scalars[p.arg]
-            expected = {"index": "u64", "i64": "u64", "i32": "u32", "f32": "f32"}[p.kind]
-            assert kind == expected, (p, kind)
-            params.append((kind, value))
+            info, strides = values[i]
+            elem = sig.args[i].elem
+            assert elem is not None
+            params.append(("tensormap", _tensormap(step[2], info, strides, elem)))
 
     return LaunchPlan(
         shape=physical_launch(abi, logical),
         params=tuple(params),
         device=None if device is None else device[1],
-        uses_torch=any(a.is_torch for a, _ in arrays.values()),
+        uses_torch=uses_torch,
         empty=0 in logical,
     )
 

@@ -140,9 +140,8 @@ def assemble(ptx: str, name: str, arch: str = ARCH) -> Cubin:
         )
         log = proc.stdout + proc.stderr
         if proc.returncode != 0:
-            raise AssembleError(
-                f"ptxas rejected the PTX of @{name}: {first_error(log)} (PTX kept at {ptx_path})"
-            )
+            line = first_error(log).replace(str(ptx_path), ptx_path.name)
+            raise AssembleError(f"ptxas rejected the PTX of @{name}: {line} (PTX kept at {ptx_path})")
         os.replace(tmp, cubin)
     finally:
         Path(tmp).unlink(missing_ok=True)

@@ -1,0 +1,29 @@
+"""`python -m tawa.bench WORKLOAD [options]`: benchmarks against vendor libraries.
+
+Workloads: `gemm` (bf16 C = A·Bᵀ against cuBLAS); `python -m tawa.bench gemm -h`
+lists its options.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    workloads = {"gemm": "tawa.bench.gemm"}
+    if not args or args[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if args else 2
+    name, rest = args[0], args[1:]
+    if name not in workloads:
+        print(f"tawa.bench: error: unknown workload {name!r}; known: {', '.join(workloads)}", file=sys.stderr)
+        return 2
+    import importlib
+
+    return importlib.import_module(workloads[name]).main(rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

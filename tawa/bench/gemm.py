@@ -1,0 +1,302 @@
+"""bf16 GEMM, tawa against cuBLAS in the same process.
+
+    python -m tawa.bench gemm [--stages D] [--shapes MxNxK ...] [--rounds R] [--json PATH]
+
+C = A·Bᵀ with A M×K, B N×K, C M×N, all bf16 row-major, f32 accumulation:
+tawa's kernel is `examples/gemm.mlir` compiled with `tawa.compile(...,
+stages=D)`, cuBLAS is `torch.matmul(A, B.T)`.  For every shape, tawa's
+result is first compared with cuBLAS's (relative Frobenius error, C
+poisoned with NaN before the launch).  Then both are timed, interleaved
+round-robin over all shapes for R rounds (the order of the two alternates
+between rounds), and the table gives the median of each over the rounds:
+TFLOP/s = 2·M·N·K / time.  Timing is `triton.testing.do_bench` (median,
+L2 flushed before each call) when Triton is importable, else CUDA events
+around single calls with the same flush.  The board's power cap moves
+absolute numbers between runs and machines; compare the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_SHAPES: tuple[tuple[int, int, int], ...] = tuple(
+    (8192, 8192, k) for k in (1024, 2048, 4096, 8192, 16384)
+) + ((4096, 4096, 4096),)
+TILE_M, TILE_N = 128, 256
+"""The program tile of examples/gemm.mlir: logical grid (⌈M/128⌉, ⌈N/256⌉)."""
+WARMUP_MS, REP_MS = 50, 300
+TOLERANCE = 1e-2
+DEFAULT_SOURCE = Path(__file__).resolve().parents[2] / "examples" / "gemm.mlir"
+
+
+class BenchError(Exception):
+    """Why the benchmark cannot run (one line)."""
+
+
+# --------------------------------------------------------------------------- helpers (CPU-tested)
+
+
+def parse_shapes(items: Sequence[str]) -> list[tuple[int, int, int]]:
+    """`MxNxK` items (comma- or space-separated); `S` alone means S×S×S."""
+    shapes = []
+    for item in items:
+        for part in item.replace(",", " ").split():
+            dims = part.lower().replace("×", "x").split("x")
+            try:
+                values = [int(d) for d in dims]
+            except ValueError:
+                raise BenchError(f"bad shape {part!r}: expected MxNxK, e.g. 8192x8192x4096") from None
+            if len(values) == 1:
+                values *= 3
+            if len(values) != 3 or any(v <= 0 for v in values):
+                raise BenchError(f"bad shape {part!r}: expected three positive sizes MxNxK")
+            shapes.append((values[0], values[1], values[2]))
+    if not shapes:
+        raise BenchError("no shapes given")
+    return shapes
+
+
+def logical_grid(M: int, N: int) -> tuple[int, int]:
+    return (math.ceil(M / TILE_M), math.ceil(N / TILE_N))
+
+
+def tflops(M: int, N: int, K: int, ms: float) -> float:
+    return 2.0 * M * N * K / (ms * 1e-3) / 1e12
+
+
+@dataclass
+class Row:
+    M: int
+    N: int
+    K: int
+    rel_err: float = math.nan
+    tawa_ms: list[float] = field(default_factory=list)
+    cublas_ms: list[float] = field(default_factory=list)
+
+    @property
+    def correct(self) -> bool:
+        return self.rel_err <= TOLERANCE  # NaN compares False
+
+    @property
+    def tawa_tflops(self) -> float:
+        return tflops(self.M, self.N, self.K, statistics.median(self.tawa_ms)) if self.tawa_ms else math.nan
+
+    @property
+    def cublas_tflops(self) -> float:
+        return tflops(self.M, self.N, self.K, statistics.median(self.cublas_ms)) if self.cublas_ms else math.nan
+
+    @property
+    def ratio(self) -> float:
+        return self.tawa_tflops / self.cublas_tflops
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "M": self.M,
+            "N": self.N,
+            "K": self.K,
+            "tawa_tflops": self.tawa_tflops,
+            "cublas_tflops": self.cublas_tflops,
+            "ratio": self.ratio,
+            "rel_err_vs_cublas": self.rel_err,
+            "correct": self.correct,
+            "tawa_ms_per_round": self.tawa_ms,
+            "cublas_ms_per_round": self.cublas_ms,
+        }
+
+
+def format_table(rows: Sequence[Row], meta: dict[str, Any]) -> str:
+    lines = [
+        f"tawa GEMM vs cuBLAS on {meta['gpu']}, {meta['date']}",
+        f"C = A·Bᵀ, bf16 in and out, f32 accumulation; tawa stages={meta['stages']}; "
+        f"{meta['rounds']} interleaved rounds, median; timer: {meta['timer']}",
+        f"torch {meta.get('torch', '?')}, tawa {meta.get('tawa', '?')}",
+        "",
+        f"{'M':>6} {'N':>6} {'K':>6}  {'tawa TFLOP/s':>12}  {'cuBLAS TFLOP/s':>14}  "
+        f"{'tawa/cuBLAS':>11}  {'rel err vs cuBLAS':>17}",
+    ]
+    for r in rows:
+        flag = "" if r.correct else "  WRONG"
+        lines.append(
+            f"{r.M:>6} {r.N:>6} {r.K:>6}  {r.tawa_tflops:>12.1f}  {r.cublas_tflops:>14.1f}  "
+            f"{r.ratio:>11.3f}  {r.rel_err:>17.2e}{flag}"
+        )
+    return "\n".join(lines)
+
+
+def report(rows: Sequence[Row], meta: dict[str, Any]) -> dict[str, Any]:
+    return {**meta, "results": [r.as_dict() for r in rows]}
+
+
+# --------------------------------------------------------------------------- timing (GPU)
+
+
+def make_timer() -> tuple[Callable[[Callable[[], Any]], float], str]:
+    """A function timing a callable (ms, median), and its description."""
+    try:
+        from triton.testing import do_bench
+    except ImportError:
+        return _event_timer, "CUDA events (median of single calls, L2 flushed)"
+
+    def bench(fn: Callable[[], Any]) -> float:
+        try:
+            return float(do_bench(fn, warmup=WARMUP_MS, rep=REP_MS, return_mode="median"))
+        except TypeError:  # Triton before return_mode
+            ms = do_bench(fn, warmup=WARMUP_MS, rep=REP_MS, quantiles=[0.5])
+            return float(ms[0] if isinstance(ms, list | tuple) else ms)
+
+    return bench, "triton.testing.do_bench (median, L2 flushed)"
+
+
+def _event_timer(fn: Callable[[], Any]) -> float:
+    import torch
+
+    flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
+    fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    estimate = max(start.elapsed_time(end) / 5, 1e-3)
+    for _ in range(max(1, int(WARMUP_MS / estimate))):
+        fn()
+    n = max(5, int(REP_MS / estimate))
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    for s, e in zip(starts, ends):
+        flush.zero_()
+        s.record()
+        fn()
+        e.record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def run(
+    shapes: Sequence[tuple[int, int, int]],
+    stages: int,
+    rounds: int,
+    source: Path = DEFAULT_SOURCE,
+    log: Callable[[str], None] = lambda s: print(s, file=sys.stderr, flush=True),
+) -> tuple[list[Row], dict[str, Any]]:
+    try:
+        import torch
+    except ImportError as err:
+        raise BenchError(f"needs torch with CUDA: {err}") from None
+    if not torch.cuda.is_available():
+        raise BenchError("needs a CUDA GPU (torch.cuda.is_available() is False)")
+    import tawa
+
+    if not source.is_file():
+        raise BenchError(f"cannot find the GEMM kernel {source} (use --source)")
+    t0 = time.perf_counter()
+    kernel = tawa.compile(source.read_text(), "gemm", stages=stages)
+    kernel.load()
+    log(f"compiled and loaded @gemm (stages={stages}) in {time.perf_counter() - t0:.2f} s")
+
+    timer, timer_name = make_timer()
+    meta = {
+        "workload": "gemm bf16 C = A·B^T",
+        "gpu": torch.cuda.get_device_name(),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "stages": stages,
+        "rounds": rounds,
+        "timer": timer_name,
+        "torch": torch.__version__,
+        "tawa": tawa.__version__,
+    }
+
+    rows, cases = [], []
+    for M, N, K in shapes:
+        A = torch.randn(M, K, device="cuda").to(torch.bfloat16)
+        B = torch.randn(N, K, device="cuda").to(torch.bfloat16)
+        C = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+        g = logical_grid(M, N)
+        kernel(A, B, C, M, N, K, grid=g)
+        ref = torch.matmul(A, B.T)
+        torch.cuda.synchronize()
+        row = Row(M, N, K)
+        row.rel_err = ((C.float() - ref.float()).norm() / ref.float().norm()).item()
+        log(f"{M}x{N}x{K}: rel err vs cuBLAS {row.rel_err:.2e}{'' if row.correct else ' (WRONG)'}")
+        del ref
+
+        def run_tawa(A=A, B=B, C=C, M=M, N=N, K=K, g=g) -> None:
+            kernel(A, B, C, M, N, K, grid=g)
+
+        def run_cublas(A=A, B=B) -> None:
+            torch.matmul(A, B.T)
+
+        rows.append(row)
+        cases.append((row, run_tawa, run_cublas))
+
+    for r in range(rounds):
+        for row, run_tawa, run_cublas in cases:
+            order = [("tawa", run_tawa), ("cublas", run_cublas)]
+            for name, fn in order if r % 2 == 0 else reversed(order):
+                ms = timer(fn)
+                (row.tawa_ms if name == "tawa" else row.cublas_ms).append(ms)
+            log(
+                f"round {r + 1}/{rounds} {row.M}x{row.N}x{row.K}: tawa {tflops(row.M, row.N, row.K, row.tawa_ms[-1]):.1f}, "
+                f"cuBLAS {tflops(row.M, row.N, row.K, row.cublas_ms[-1]):.1f} TFLOP/s"
+            )
+    return rows, meta
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tawa.bench gemm",
+        description="bf16 GEMM (C = A·Bᵀ): tawa against cuBLAS, timed in the same run.",
+    )
+    parser.add_argument("--stages", type=int, default=4, help="aref ring depth D (default 4)")
+    parser.add_argument(
+        "--shapes",
+        nargs="+",
+        metavar="MxNxK",
+        help="shapes (default: 8192x8192xK for K in 1024..16384, and 4096x4096x4096)",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON")
+    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help="the tile kernel (@gemm)")
+    args = parser.parse_args(argv)
+    try:
+        shapes = parse_shapes(args.shapes) if args.shapes else list(DEFAULT_SHAPES)
+        if args.rounds < 1:
+            raise BenchError("--rounds must be at least 1")
+        rows, meta = run(shapes, args.stages, args.rounds, args.source)
+    except BenchError as err:
+        print(f"tawa.bench gemm: error: {err}", file=sys.stderr)
+        return 1
+    except Exception as err:  # TawaError and friends: one line
+        from tawa.diagnostics import TawaError
+
+        if not isinstance(err, TawaError):
+            raise
+        print(str(err).splitlines()[0], file=sys.stderr)
+        return 1
+    print(format_table(rows, meta))
+    if args.json:
+        args.json.write_text(json.dumps(report(rows, meta), indent=2) + "\n")
+    wrong = [r for r in rows if not r.correct]
+    if wrong:
+        print(f"tawa.bench gemm: error: {len(wrong)} result(s) differ from cuBLAS by more than {TOLERANCE}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

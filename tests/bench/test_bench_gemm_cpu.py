@@ -1,0 +1,62 @@
+"""The GEMM benchmark's helpers (no GPU): shapes, TFLOP/s, the table, JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+import pytest
+
+from tawa.bench import __main__ as bench_main
+from tawa.bench import gemm
+
+
+def test_parse_shapes():
+    assert gemm.parse_shapes(["8192x8192x1024,4096"]) == [(8192, 8192, 1024), (4096, 4096, 4096)]
+    assert gemm.parse_shapes(["256x128x64", "1×2×3"]) == [(256, 128, 64), (1, 2, 3)]
+    for bad in (["8192x8192"], ["ax1x1"], ["0x1x1"], [""]):
+        with pytest.raises(gemm.BenchError):
+            gemm.parse_shapes(bad)
+
+
+def test_default_shapes_and_grid():
+    assert gemm.DEFAULT_SHAPES[:5] == tuple((8192, 8192, k) for k in (1024, 2048, 4096, 8192, 16384))
+    assert gemm.DEFAULT_SHAPES[5] == (4096, 4096, 4096)
+    assert gemm.logical_grid(8192, 8192) == (64, 32)
+    assert gemm.logical_grid(200, 136) == (2, 1)
+
+
+def test_rows_table_and_json():
+    assert gemm.tflops(8192, 8192, 8192, 1.0) == pytest.approx(1099.5, rel=1e-4)
+    row = gemm.Row(8192, 8192, 8192, rel_err=1.7e-3, tawa_ms=[1.7, 1.6, 1.65], cublas_ms=[1.6, 1.62, 1.58])
+    assert row.correct
+    assert row.tawa_tflops == pytest.approx(gemm.tflops(8192, 8192, 8192, 1.65))
+    assert row.ratio == pytest.approx(1.6 / 1.65)
+    wrong = gemm.Row(4096, 4096, 4096, rel_err=math.nan, tawa_ms=[0.2], cublas_ms=[0.19])
+    assert not wrong.correct
+    meta = {"gpu": "NVIDIA H100 80GB HBM3", "date": "2026-11-23 10:00 UTC", "stages": 4, "rounds": 3, "timer": "t"}
+    table = gemm.format_table([row, wrong], meta)
+    assert "NVIDIA H100 80GB HBM3, 2026-11-23 10:00 UTC" in table
+    assert "stages=4" in table and "3 interleaved rounds" in table
+    line = next(l for l in table.splitlines() if l.lstrip().startswith("8192"))
+    assert line.split()[3:] == [f"{row.tawa_tflops:.1f}", f"{row.cublas_tflops:.1f}", f"{row.ratio:.3f}", "1.70e-03"]
+    assert table.splitlines()[-1].endswith("WRONG")
+    data = json.loads(json.dumps(gemm.report([row], meta)))
+    assert data["gpu"] == meta["gpu"] and data["results"][0]["tawa_ms_per_round"] == [1.7, 1.6, 1.65]
+    assert data["results"][0]["ratio"] == pytest.approx(row.ratio)
+
+
+def test_without_torch_the_benchmark_says_why(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    assert bench_main.main(["gemm", "--shapes", "256x256x64", "--rounds", "1"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("tawa.bench gemm: error: needs torch with CUDA") and "\n" not in err
+
+
+def test_workload_dispatch(capsys):
+    assert bench_main.main(["nope"]) == 2
+    assert "unknown workload 'nope'; known: gemm" in capsys.readouterr().err
+    assert bench_main.main(["--help"]) == 0
+    with pytest.raises(SystemExit):
+        bench_main.main(["gemm", "--rounds"])

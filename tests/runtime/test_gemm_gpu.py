@@ -1,0 +1,261 @@
+"""examples/gemm.mlir on a Hopper GPU: C = A·Bᵀ (A M×K, B N×K, C M×N).
+
+Fresh random inputs (torch.randn; the seed is printed on failure), outputs
+poisoned with NaN, float32 reference, relative Frobenius error ≤ 1e-2 (bf16
+output rounding alone gives about 1.7e-3); every element of C written,
+nothing past its end.  Bad arguments must raise before anything runs.
+
+Run: `pytest -m gpu tests/runtime` on a machine with an H100, CuPy,
+cuda-bindings and torch; elsewhere every test here skips and says why.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+import tawa
+from tawa.runtime import ArgumentError, reinterpret
+
+pytestmark = pytest.mark.gpu
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+GEMM_BF16 = (EXAMPLES / "gemm.mlir").read_text()
+GEMM_F16 = GEMM_BF16.replace("bf16", "f16")
+BM, BN, BK = 128, 256, 64  # the example's tile: one program per 128×256 tile of C
+STAGES = 4
+TOL = 1e-2
+
+
+def source(dtype: str) -> str:
+    return {"bf16": GEMM_BF16, "f16": GEMM_F16}[dtype]
+
+
+def torch_dtype(dtype: str):
+    import torch
+
+    return {"bf16": torch.bfloat16, "f16": torch.float16}[dtype]
+
+
+def grid(M: int, N: int) -> tuple[int, int]:
+    return (math.ceil(M / BM), math.ceil(N / BN))
+
+
+def kernel_for(dtype: str = "bf16", stages: int = STAGES) -> tawa.Kernel:
+    return tawa.compile(source(dtype), "gemm", stages=stages)
+
+
+def inputs(M: int, N: int, K: int, dtype: str, seed: int):
+    import torch
+
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    dt = torch_dtype(dtype)
+    A = torch.randn(M, K, device="cuda", generator=g).to(dt)
+    B = torch.randn(N, K, device="cuda", generator=g).to(dt)
+    return A, B
+
+
+def poisoned(M: int, N: int, dtype: str, guard: int = 0):
+    """C filled with NaN; with `guard` > 0, C is the start of a buffer whose
+    `guard` trailing elements hold a sentinel, returned too."""
+    import torch
+
+    storage = torch.full((M * N + guard,), float("nan"), dtype=torch_dtype(dtype), device="cuda")
+    if guard:
+        storage[M * N :] = 7.0
+    return storage[: M * N].view(M, N), storage[M * N :]
+
+
+def rel_err(C, A, B) -> float:
+    ref = A.float() @ B.float().T
+    return ((C.float() - ref).norm() / ref.norm()).item()
+
+
+def check(kernel: tawa.Kernel, M: int, N: int, K: int, dtype: str, seed: int, guard: int = 0):
+    import torch
+
+    A, B = inputs(M, N, K, dtype, seed)
+    C, tail = poisoned(M, N, dtype, guard)
+    kernel(A, B, C, M, N, K, grid=grid(M, N))
+    torch.cuda.synchronize()
+    nans = int(torch.isnan(C).sum())
+    assert nans == 0, f"{nans} of {M * N} elements of C were not written ({M}x{N}x{K})"
+    if guard:
+        assert bool((tail == 7.0).all()), f"the kernel wrote past the end of C ({M}x{N}x{K})"
+    err = rel_err(C, A, B)
+    assert err <= TOL, f"relative error {err:.3g} > {TOL} ({dtype}, {M}x{N}x{K})"
+    return A, B, C
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_gemm_4096(cuda, seed, dtype):
+    kernel = kernel_for(dtype)
+    A, B, C = check(kernel, 4096, 4096, 4096, dtype, seed)
+    again = C.clone().fill_(float("nan"))
+    kernel(A, B, again, 4096, 4096, 4096, grid=grid(4096, 4096))
+    import torch
+
+    torch.cuda.synchronize()
+    assert torch.equal(again, C), "two runs on the same inputs differ"
+
+
+@pytest.mark.parametrize("stages", [3, STAGES])
+@pytest.mark.parametrize("k_tiles", ["1", "D", "D+1", "2D+1"])
+def test_gemm_k_tiles_around_the_ring_depth(cuda, seed, stages, k_tiles):
+    """The loop runs once, exactly D times (the ring fills), D+1 and 2D+1
+    times (it wraps)."""
+    n = {"1": 1, "D": stages, "D+1": stages + 1, "2D+1": 2 * stages + 1}[k_tiles]
+    check(kernel_for("bf16", stages), 256, 256, n * BK, "bf16", seed)
+
+
+@pytest.mark.parametrize(
+    "M, N, K",
+    [
+        (200, 136, 200),  # nothing is a multiple of the tile
+        (128, 256, 64),  # exactly one tile, one K-tile
+        (130, 264, 72),  # a few rows, columns and k past a tile
+        (64, 8, 8),  # smaller than one tile in every dimension
+    ],
+)
+def test_gemm_ragged_shapes(cuda, seed, M, N, K):
+    check(kernel_for("bf16"), M, N, K, "bf16", seed, guard=4096)
+
+
+def test_gemm_k_zero_writes_zeros(cuda):
+    """K = 0: A and B are empty (their tensor maps get scratch), C = 0."""
+    import torch
+
+    M, N = 256, 512
+    A = torch.empty(M, 0, dtype=torch.bfloat16, device="cuda")
+    B = torch.empty(N, 0, dtype=torch.bfloat16, device="cuda")
+    C, _ = poisoned(M, N, "bf16")
+    kernel_for()(A, B, C, M, N, 0, grid=grid(M, N))
+    torch.cuda.synchronize()
+    assert bool((C == 0).all())
+
+
+def test_gemm_empty_grid_is_a_no_op(cuda):
+    import torch
+
+    A = torch.empty(0, 64, dtype=torch.bfloat16, device="cuda")
+    B = torch.randn(256, 64, device="cuda").to(torch.bfloat16)
+    C = torch.empty(0, 256, dtype=torch.bfloat16, device="cuda")
+    kernel_for()(A, B, C, 0, 256, 64, grid=grid(0, 256))
+    torch.cuda.synchronize()
+
+
+def test_gemm_on_a_torch_side_stream(cuda, seed):
+    import torch
+
+    M = N = K = 1024
+    A, B = inputs(M, N, K, "bf16", seed)
+    C, _ = poisoned(M, N, "bf16")
+    kernel = kernel_for()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        kernel(A, B, C, M, N, K, grid=grid(M, N))  # follows torch's current stream
+    stream.synchronize()
+    assert rel_err(C, A, B) <= TOL
+    C.fill_(float("nan"))
+    torch.cuda.synchronize()
+    kernel(A, B, C, M, N, K, grid=grid(M, N), stream=stream)  # an explicit torch stream
+    stream.synchronize()
+    assert rel_err(C, A, B) <= TOL
+
+
+def test_gemm_with_cupy_arrays(cuda, seed):
+    """CuPy: f16 natively; bf16 through reinterpret() of 16-bit integer bits."""
+    import cupy
+    import torch
+
+    M, N, K = 512, 512, 256
+    A, B = inputs(M, N, K, "f16", seed)
+    a, b = cupy.asarray(A), cupy.asarray(B)
+    c = cupy.full((M, N), cupy.nan, dtype=cupy.float16)
+    kernel_for("f16")(a, b, c, M, N, K, grid=grid(M, N))
+    cupy.cuda.runtime.deviceSynchronize()
+    C = torch.as_tensor(c, device="cuda")
+    assert not bool(torch.isnan(C).any()) and rel_err(C, A, B) <= TOL
+
+    A, B = inputs(M, N, K, "bf16", seed + 1)
+    C, _ = poisoned(M, N, "bf16")
+    bits = [cupy.asarray(t.view(torch.int16)) for t in (A, B, C)]
+    kernel_for("bf16")(*(reinterpret(x, "bf16") for x in bits), M, N, K, grid=grid(M, N))
+    cupy.cuda.runtime.deviceSynchronize()
+    assert not bool(torch.isnan(C).any()) and rel_err(C, A, B) <= TOL
+
+
+def _bad_cases():
+    import torch
+
+    M, N, K = 256, 256, 128
+    bf = torch.bfloat16
+
+    def good():
+        return [
+            torch.randn(M, K, device="cuda").to(bf),
+            torch.randn(N, K, device="cuda").to(bf),
+        ]
+
+    def wrong_dtype():
+        a, b = good()
+        return [a.float(), b], r"argument 0 \(%A\): expected bf16 elements, got a float32 torch tensor"
+
+    def non_contiguous():
+        a, b = good()
+        return [torch.randn(K, M, device="cuda").to(bf).T, b], r"argument 0 \(%A\): must be dense row-major"
+
+    def column_slice():
+        a, _ = good()
+        wide = torch.randn(N, 2 * K, device="cuda").to(bf)
+        return [a, wide[:, :K]], r"argument 1 \(%B\): must be dense row-major"
+
+    def misaligned():
+        _, b = good()
+        storage = torch.randn(M * K + 8, device="cuda").to(bf)
+        return [storage[1 : 1 + M * K].view(M, K), b], r"argument 0 \(%A\): address 0x[0-9a-f]+ is not 16-byte aligned"
+
+    def odd_row_stride():
+        return (
+            [torch.randn(M, 100, device="cuda").to(bf), torch.randn(N, 100, device="cuda").to(bf)],
+            r"argument 0 \(%A\): the stride of dimension 0 is 200 bytes, not a multiple of 16",
+        )
+
+    def on_the_cpu():
+        a, b = good()
+        return [a.cpu(), b], r"argument 0 \(%A\): .*in host memory; move it to the GPU"
+
+    return {f.__name__: f for f in (wrong_dtype, non_contiguous, column_slice, misaligned, odd_row_stride, on_the_cpu)}
+
+
+@pytest.mark.parametrize(
+    "case", ["wrong_dtype", "non_contiguous", "column_slice", "misaligned", "odd_row_stride", "on_the_cpu"]
+)
+def test_bad_arguments_raise_before_launch(cuda, case):
+    import torch
+
+    (a, b), message = _bad_cases()[case]()
+    M, N, K = a.shape[0], b.shape[0], a.shape[1]
+    C, _ = poisoned(M, N, "bf16")
+    kernel = kernel_for()
+    with pytest.raises(ArgumentError, match=message) as err:
+        kernel(a, b, C, M, N, K, grid=grid(M, N))
+    assert "\n" not in str(err.value)
+    torch.cuda.synchronize()
+    assert bool(torch.isnan(C).all()), "something ran although the arguments were rejected"
+
+
+def test_wrong_argument_count_and_scalars(cuda):
+    import torch
+
+    A = torch.zeros(128, 64, dtype=torch.bfloat16, device="cuda")
+    B = torch.zeros(256, 64, dtype=torch.bfloat16, device="cuda")
+    C = torch.zeros(128, 256, dtype=torch.bfloat16, device="cuda")
+    kernel = kernel_for()
+    with pytest.raises(ArgumentError, match="@gemm takes 6 arguments"):
+        kernel(A, B, C, 128, 256, grid=(1, 1))
+    with pytest.raises(ArgumentError, match=r"argument 5 \(%K\): expected a Python int \(index\), got float"):
+        kernel(A, B, C, 128, 256, 64.0, grid=(1, 1))
