@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 from types import ModuleType
@@ -184,7 +185,11 @@ def _external_stream(handle: int, device: int) -> Any:
     key = (handle, device)
     s = _EXTERNAL_STREAMS.get(key)
     if s is None:
-        s = _EXTERNAL_STREAMS[key] = cp.cuda.ExternalStream(handle, device)
+        # CuPy 14 deprecates ExternalStream in favour of Stream.from_external
+        # (stream-protocol objects); ExternalStream still works on 13 and 14.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            s = _EXTERNAL_STREAMS[key] = cp.cuda.ExternalStream(handle, device)
     return s
 
 
