@@ -1007,6 +1007,26 @@ class BlockIdOp(IRDLOperation):
 
 
 @irdl_op_definition
+class GridDimOp(IRDLOperation):
+    """The number of CTAs along grid axis `axis` (`%nctaid.x/y/z`).
+
+    Example: `%n = nvgpu.grid_dim 1`
+    """
+
+    name = "nvgpu.grid_dim"
+    axis = prop_def(IntegerAttr[I64])
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "$axis attr-dict"
+
+    def verify_(self) -> None:
+        if self.axis.value.data not in (0, 1, 2):
+            raise VerifyException(
+                f"nvgpu.grid_dim axis must be 0, 1 or 2, got {self.axis.value.data}"
+            )
+
+
+@irdl_op_definition
 class ElectOneOp(IRDLOperation):
     """`elect.sync`: true in exactly one active thread of the executing warp.
 
@@ -1050,6 +1070,7 @@ NVGPU = Dialect(
         WarpIdOp,
         WarpGroupIdOp,
         BlockIdOp,
+        GridDimOp,
         ElectOneOp,
     ],
     [

@@ -28,6 +28,7 @@ class HopperPipelinePass(ModulePass):
     stages: int = 4
     producer_regs: int = 40
     consumer_regs: int = 232
+    group_m: int = 8
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         passes: tuple[ModulePass, ...] = (
@@ -36,7 +37,7 @@ class HopperPipelinePass(ModulePass):
             ),
             PipelinePass(stages=self.stages),
             LowerArefPass(),
-            LowerTilePass(),
+            LowerTilePass(group_m=self.group_m),
         )
         for p in passes:
             p.apply(ctx, op)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import Float32Type, IntegerAttr, ModuleOp, TensorType, UnitAttr, i1
+from xdsl.dialects.builtin import Float32Type, IndexType, IntegerAttr, ModuleOp, TensorType, UnitAttr, i1
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -160,6 +160,33 @@ class ConsumerLowering:
             Rewriter.erase_op(conv)
 
 
+def grouped_program_ids(group: int, at: InsertPoint) -> dict[int, SSAValue]:
+    """(pid_0, pid_1) of the CTA in grouped order: with the CTAs numbered in
+    launch order L = x + y·nx, blocks of `group` consecutive axis-0 ids sweep
+    axis 1 before moving on (a bijection of the nx × ny grid)."""
+    ops: list[Operation] = []
+
+    def emit(o: Operation) -> SSAValue:
+        ops.append(o)
+        return o.results[0]
+
+    x = emit(nvgpu.BlockIdOp.build(properties={"axis": IntegerAttr(0, 64)}, result_types=[IndexType()]))
+    y = emit(nvgpu.BlockIdOp.build(properties={"axis": IntegerAttr(1, 64)}, result_types=[IndexType()]))
+    nx = emit(nvgpu.GridDimOp.build(properties={"axis": IntegerAttr(0, 64)}, result_types=[IndexType()]))
+    ny = emit(nvgpu.GridDimOp.build(properties={"axis": IntegerAttr(1, 64)}, result_types=[IndexType()]))
+    g = emit(arith.ConstantOp(IntegerAttr(group, IndexType())))
+    lin = emit(arith.AddiOp(x, emit(arith.MuliOp(y, nx))))
+    per_group = emit(arith.MuliOp(g, ny))
+    first = emit(arith.MuliOp(emit(arith.DivUIOp(lin, per_group)), g))
+    size = emit(arith.MinUIOp(emit(arith.SubiOp(nx, first)), g))
+    within = emit(arith.RemUIOp(lin, per_group))
+    pid0 = emit(arith.AddiOp(first, emit(arith.RemUIOp(within, size))))
+    pid1 = emit(arith.DivUIOp(within, size))
+    Rewriter.insert_op(ops, at)
+    pid0.name_hint, pid1.name_hint = "pid_x", "pid_y"
+    return {0: pid0, 1: pid1}
+
+
 def _guard_single_thread(region: Region) -> None:
     """Moves the producer's body under `if (thread % 128 == 0)`."""
     block = region.block
@@ -182,6 +209,11 @@ class LowerTilePass(ModulePass):
 
     name = "tawa-lower-tile"
 
+    group_m: int = 8
+    """Grouped launch order: consecutive CTAs take `group_m` row tiles of one
+    column band (program ids along axis 0 within axis 1), so tiles that run
+    together share their B tiles in L2.  0 keeps program id = CTA id."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for ws in [o for o in op.walk() if isinstance(o, aref.WarpSpecializeOp)]:
             kernel = ws.parent_op()
@@ -197,13 +229,32 @@ class LowerTilePass(ModulePass):
                     ConsumerLowering(region, start, warps // 4).run()
                 start += warps // 4
             self._materialize(ws, kernel)
-        for pid in [o for o in op.walk() if isinstance(o, tile.ProgramIdOp)]:
-            bid = nvgpu.BlockIdOp.build(properties={"axis": pid.axis}, result_types=[pid.result.type])
-            bid.result.name_hint = pid.result.name_hint
-            Rewriter.replace_op(pid, bid)
+        for kernel in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
+            self._program_ids(kernel)
         for o in op.walk():
             if o.dialect_name() in ("tile", "aref") or isinstance(o, arith.TruncFOp):
                 raise fail(o, f"tawa-lower-tile: '{o.name}' is not supported by the Hopper lowering yet")
+
+    def _program_ids(self, kernel: func.FuncOp) -> None:
+        """Program ids become CTA ids, in grouped order when axes 0 and 1 are used."""
+        pids = [o for o in kernel.walk() if isinstance(o, tile.ProgramIdOp)]
+        if not pids:
+            return
+        axes = {p.axis.value.data for p in pids}
+        at = InsertPoint.at_start(kernel.body.block)
+        if self.group_m > 0 and axes <= {0, 1} and axes == {0, 1}:
+            ids = grouped_program_ids(self.group_m, at)
+        else:
+            ids = {}
+            for axis in sorted(axes):
+                bid = nvgpu.BlockIdOp.build(
+                    properties={"axis": IntegerAttr(axis, 64)}, result_types=[IndexType()]
+                )
+                Rewriter.insert_op(bid, at)
+                ids[axis] = bid.result
+        for p in pids:
+            p.result.replace_all_uses_with(ids[p.axis.value.data])
+            Rewriter.erase_op(p)
 
     def _materialize(self, ws: aref.WarpSpecializeOp, kernel: func.FuncOp) -> None:
         specs = ws.partition_specs()

@@ -425,6 +425,9 @@ class KernelPrinter:
     def op_nvgpu_block_id(self, op: nvgpu.BlockIdOp) -> None:
         self._special(op, "%ctaid." + "xyz"[op.axis.value.data])
 
+    def op_nvgpu_grid_dim(self, op: nvgpu.GridDimOp) -> None:
+        self._special(op, "%nctaid." + "xyz"[op.axis.value.data])
+
     def op_nvgpu_elect_one(self, op: nvgpu.ElectOneOp) -> None:
         self.emit(f"elect.sync _|{self.define(op.result)}, 0xffffffff;")
 
@@ -643,11 +646,34 @@ class FragmentStore:
         p.emit(f"and.b64 {tmp}, {cols_dim}, 1;")
         p.emit(f"setp.eq.u64 {even}, {tmp}, 0;")
         n_pairs = len(regs) // 2
+        # Fast path: every element of this thread is in bounds (interior
+        # tiles, all but the ragged edges): no predicates.
+        last, inside = p.regs.new("rd"), p.regs.new("p")
+        p.emit(f"add.s64 {last}, {col}, {8 * (n_pairs // 2 - 1) + 1};")
+        p.emit(f"setp.lt.u64 {inside}, {last}, {cols_dim};")
+        p.emit(f"and.pred {inside}, {inside}, {row_ok[1]};")
+        p.emit(f"and.pred {inside}, {inside}, {even};")
+        slow, done = p.label("store_edge"), p.label("store_done")
+        v = p.regs.new("r")
+        p.emit(f"@!{inside} bra {slow};")
+        for pair in range(n_pairs):
+            i, dc = 2 * pair, 8 * (pair // 2)
+            p.emit(f"{cvt} {v}, {regs[i + 1]}, {regs[i]};")
+            p.emit(f"st.global.b32 [{addr8 if pair % 2 else addr0}+{2 * dc}], {v};")
+        p.emit(f"bra {done};")
+        p.lines.append(f"{slow}:")
+        self.emit_edge(regs, cvt, col, cols_dim, row_ok, even, addr0, addr8, v)
+        p.lines.append(f"{done}:")
+
+    def emit_edge(self, regs, cvt, col, cols_dim, row_ok, even, addr0, addr8, v) -> None:
+        """Every pair with its own row and column checks; a pair that
+        straddles the last column (or an odd row length) is stored as two
+        2-byte halves."""
+        p = self.p
         c1, c2 = p.regs.new("rd"), p.regs.new("rd")
         ok1, ok2, both, lo_ok, hi_ok, nboth = (p.regs.new("p") for _ in range(6))
-        v = p.regs.new("r")
         lo, hi = p.regs.new("h"), p.regs.new("h")
-        for pair in range(n_pairs):
+        for pair in range(len(regs) // 2):
             i = 2 * pair
             dr = pair % 2
             dc = 8 * (pair // 2)

@@ -1,14 +1,27 @@
 // RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{stages=4}' | filecheck %s
+// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{group-m=0}' | filecheck %s --check-prefix=PLAIN
+
+// PLAIN-LABEL: func.func @gemm
+// PLAIN-NOT:     nvgpu.grid_dim
+// PLAIN:         nvgpu.block_id 0
+// PLAIN-NEXT:    nvgpu.block_id 1
 
 // CHECK-LABEL: func.func @gemm
 // CHECK-SAME:    nvgpu.threads = 384
+// Program ids come from the CTA id in grouped order (8 row tiles per group).
+// CHECK-NEXT:    %[[X:.*]] = nvgpu.block_id 0
+// CHECK-NEXT:    %[[Y:.*]] = nvgpu.block_id 1
+// CHECK-NEXT:    %[[NX:.*]] = nvgpu.grid_dim 0
+// CHECK-NEXT:    %[[NY:.*]] = nvgpu.grid_dim 1
+// CHECK:         %[[PID0:pid_x]] = arith.addi
+// CHECK-NEXT:    %[[PID1:pid_y]] = arith.divui
 // Warp group 0 is the producer: fewer registers, one thread issues the TMA loads.
 // CHECK:         %[[WG:.*]] = nvgpu.warp_group_id
 // CHECK:         %[[IS_P:.*]] = arith.cmpi ult, %[[WG]], %{{.*}} : index
 // CHECK-NEXT:    scf.if %[[IS_P]] {
 // CHECK-NEXT:      nvgpu.setmaxnreg dec 40
 // CHECK:           scf.if
-// CHECK:             nvgpu.block_id 0
+// CHECK:             arith.muli %[[PID0]],
 // CHECK:             nvgpu.tma_load
 // Warp groups 1 and 2 are consumers: 64 accumulator rows each.
 // CHECK:         } else {
