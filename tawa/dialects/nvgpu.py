@@ -65,6 +65,8 @@ from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from tawa.dialects.common import GridAxisOp
+
 SWIZZLES = (0, 32, 64, 128)
 # A swizzled buffer must start at a multiple of the swizzle pattern's period
 # (8 rows of the swizzle span); unswizzled TMA destinations need 128 bytes.
@@ -987,43 +989,23 @@ class WarpGroupIdOp(_IdOp):
 
 
 @irdl_op_definition
-class BlockIdOp(IRDLOperation):
+class BlockIdOp(GridAxisOp):
     """The CTA's index along grid axis `axis` (`%ctaid.x/y/z`).
 
     Example: `%b = nvgpu.block_id 0`
     """
 
     name = "nvgpu.block_id"
-    axis = prop_def(IntegerAttr[I64])
-    result = result_def(IndexType)
-    traits = traits_def(Pure())
-    assembly_format = "$axis attr-dict"
-
-    def verify_(self) -> None:
-        if self.axis.value.data not in (0, 1, 2):
-            raise VerifyException(
-                f"nvgpu.block_id axis must be 0, 1 or 2, got {self.axis.value.data}"
-            )
 
 
 @irdl_op_definition
-class GridDimOp(IRDLOperation):
+class GridDimOp(GridAxisOp):
     """The number of CTAs along grid axis `axis` (`%nctaid.x/y/z`).
 
     Example: `%n = nvgpu.grid_dim 1`
     """
 
     name = "nvgpu.grid_dim"
-    axis = prop_def(IntegerAttr[I64])
-    result = result_def(IndexType)
-    traits = traits_def(Pure())
-    assembly_format = "$axis attr-dict"
-
-    def verify_(self) -> None:
-        if self.axis.value.data not in (0, 1, 2):
-            raise VerifyException(
-                f"nvgpu.grid_dim axis must be 0, 1 or 2, got {self.axis.value.data}"
-            )
 
 
 @irdl_op_definition

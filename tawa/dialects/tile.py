@@ -55,6 +55,8 @@ from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from tawa.dialects.common import GridAxisOp
+
 # Operand types tile.dot accepts, with the contraction granule of one wgmma
 # instruction for that type (k16 for 16-bit types, k32 for 8-bit ones).
 DOT_OPERAND_K_GRANULE: dict[type[Attribute], int] = {
@@ -116,48 +118,23 @@ class CmpIPredicateAttr(EnumAttribute[CmpIPredicate], SpacedOpaqueSyntaxAttribut
 
 
 @irdl_op_definition
-class ProgramIdOp(IRDLOperation):
+class ProgramIdOp(GridAxisOp):
     """The id of this kernel instance along launch-grid axis `axis` (0, 1 or 2).
 
     Example: `%pid = tile.program_id 0`
     """
 
     name = "tile.program_id"
-    axis = prop_def(IntegerAttr[I64])
-    result = result_def(IndexType)
-    traits = traits_def(Pure())
-    assembly_format = "$axis attr-dict"
-
-    def __init__(self, axis: int):
-        super().__init__(
-            properties={"axis": IntegerAttr(axis, 64)}, result_types=[IndexType()]
-        )
-
-    def verify_(self) -> None:
-        if self.axis.value.data not in (0, 1, 2):
-            raise VerifyException(
-                f"program_id axis must be 0, 1 or 2, got {self.axis.value.data}"
-            )
 
 
 @irdl_op_definition
-class NumProgramsOp(IRDLOperation):
+class NumProgramsOp(GridAxisOp):
     """The size of the launch grid along axis `axis` (0, 1 or 2).
 
     Example: `%n = tile.num_programs 1`
     """
 
     name = "tile.num_programs"
-    axis = prop_def(IntegerAttr[I64])
-    result = result_def(IndexType)
-    traits = traits_def(Pure())
-    assembly_format = "$axis attr-dict"
-
-    def verify_(self) -> None:
-        if self.axis.value.data not in (0, 1, 2):
-            raise VerifyException(
-                f"num_programs axis must be 0, 1 or 2, got {self.axis.value.data}"
-            )
 
 
 def _verify_box(

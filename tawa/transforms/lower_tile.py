@@ -170,10 +170,8 @@ def grouped_program_ids(group: int, at: InsertPoint) -> dict[int, SSAValue]:
         ops.append(o)
         return o.results[0]
 
-    x = emit(nvgpu.BlockIdOp.build(properties={"axis": IntegerAttr(0, 64)}, result_types=[IndexType()]))
-    y = emit(nvgpu.BlockIdOp.build(properties={"axis": IntegerAttr(1, 64)}, result_types=[IndexType()]))
-    nx = emit(nvgpu.GridDimOp.build(properties={"axis": IntegerAttr(0, 64)}, result_types=[IndexType()]))
-    ny = emit(nvgpu.GridDimOp.build(properties={"axis": IntegerAttr(1, 64)}, result_types=[IndexType()]))
+    x, y = emit(nvgpu.BlockIdOp(0)), emit(nvgpu.BlockIdOp(1))
+    nx, ny = emit(nvgpu.GridDimOp(0)), emit(nvgpu.GridDimOp(1))
     g = emit(arith.ConstantOp(IntegerAttr(group, IndexType())))
     lin = emit(arith.AddiOp(x, emit(arith.MuliOp(y, nx))))
     per_group = emit(arith.MuliOp(g, ny))
@@ -247,9 +245,7 @@ class LowerTilePass(ModulePass):
         else:
             ids = {}
             for axis in sorted(axes):
-                bid = nvgpu.BlockIdOp.build(
-                    properties={"axis": IntegerAttr(axis, 64)}, result_types=[IndexType()]
-                )
+                bid = nvgpu.BlockIdOp(axis)
                 Rewriter.insert_op(bid, at)
                 ids[axis] = bid.result
         for p in pids:

@@ -377,3 +377,11 @@ func.func @smem_tile_shape(%s: index) {
   func.return
 }
 // CHECK: error: nvgpu.smem_tile result must be one stage of !nvgpu.smem<4x128x64xbf16, swizzle = 128>, got tensor<64x64xbf16>
+
+// -----
+
+func.func @grid_dim_axis() {
+  %n = nvgpu.grid_dim 3
+  func.return
+}
+// CHECK: error: nvgpu.grid_dim axis must be 0, 1 or 2, got 3

@@ -255,3 +255,18 @@ func.func @lowering_bridges(%s: index) {
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "lowering_bridges"
 // CHECK-GENERIC:         %a = "nvgpu.smem_tile"(%sa, %s) : (!nvgpu.smem<4x128x64xbf16, swizzle = 128>, index) -> tensor<128x64xbf16>
 // CHECK-GENERIC-NEXT:    %z = "nvgpu.frag_zeros"() : () -> !nvgpu.frag<64x256xf32, wgmma_acc>
+
+// -----
+
+func.func @grid_dims() {
+  %nx = nvgpu.grid_dim 0
+  %nz = nvgpu.grid_dim 2
+  func.return
+}
+
+// CHECK-LABEL: func.func @grid_dims() {
+// CHECK-NEXT:    %nx = nvgpu.grid_dim 0
+// CHECK-NEXT:    %nz = nvgpu.grid_dim 2
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "grid_dims"
+// CHECK-GENERIC:         %nx = "nvgpu.grid_dim"() <{axis = 0 : i64}> : () -> index

@@ -10,7 +10,7 @@ func.func @program_id_axis() {
   %p = tile.program_id 3
   func.return
 }
-// CHECK: error: 'tile.program_id' program_id axis must be 0, 1 or 2, got 3
+// CHECK: error: tile.program_id axis must be 0, 1 or 2, got 3
 
 // -----
 
@@ -18,7 +18,7 @@ func.func @num_programs_axis() {
   %n = tile.num_programs -1
   func.return
 }
-// CHECK: error: 'tile.num_programs' num_programs axis must be 0, 1 or 2, got -1
+// CHECK: error: tile.num_programs axis must be 0, 1 or 2, got -1
 
 // -----
 
