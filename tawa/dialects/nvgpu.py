@@ -1009,6 +1009,18 @@ class GridDimOp(GridAxisOp):
 
 
 @irdl_op_definition
+class LaunchGridOp(GridAxisOp):
+    """The size of the tile program's logical grid along `axis`: a kernel
+    parameter the runtime fills from `grid=`.  Persistent kernels launch fewer
+    CTAs than programs and loop over the logical grid.
+
+    Example: `%gx = nvgpu.launch_grid 0`
+    """
+
+    name = "nvgpu.launch_grid"
+
+
+@irdl_op_definition
 class ElectOneOp(IRDLOperation):
     """`elect.sync`: true in exactly one active thread of the executing warp.
 
@@ -1053,6 +1065,7 @@ NVGPU = Dialect(
         WarpGroupIdOp,
         BlockIdOp,
         GridDimOp,
+        LaunchGridOp,
         ElectOneOp,
     ],
     [

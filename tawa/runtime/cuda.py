@@ -217,6 +217,17 @@ def resolve_stream(stream: Any, plan: LaunchPlan, device: int) -> Any:
     )
 
 
+_NUM_SMS: dict[int, int] = {}
+
+
+def num_sms(device: int) -> int:
+    """Multiprocessors of CUDA device `device` (cached)."""
+    if device not in _NUM_SMS:
+        cp = cupy_module()
+        _NUM_SMS[device] = int(cp.cuda.Device(device).attributes["MultiProcessorCount"])
+    return _NUM_SMS[device]
+
+
 def launch(loaded: LoadedKernel, plan: LaunchPlan, stream: Any = None, tensor_maps: Any = None) -> None:
     """Launches `loaded` as planned (the plan's arguments already checked)."""
     cp = cupy_module()
@@ -238,8 +249,9 @@ def launch(loaded: LoadedKernel, plan: LaunchPlan, stream: Any = None, tensor_ma
             params = tuple(fixed)
         args = kernel_arguments(params, encode)
         shape = plan.shape
+        grid = shape.launch_grid(num_sms(loaded.device)) if shape.persistent else shape.grid
         try:
-            loaded.function(shape.grid, shape.block, args, shared_mem=shape.smem_bytes, stream=s)
+            loaded.function(grid, shape.block, args, shared_mem=shape.smem_bytes, stream=s)
         except cp.cuda.driver.CUDADriverError as err:
             raise LaunchError(f"launching @{loaded.name} failed: {err}") from None
         del scratch  # freed in stream order: the pool reuses it only after the kernel

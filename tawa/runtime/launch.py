@@ -405,6 +405,15 @@ class LaunchShape:
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
     smem_bytes: int
+    persistent: bool = False
+    """`grid` counts programs; launch at most one CTA per SM (`launch_grid`)."""
+
+    def launch_grid(self, num_sms: int) -> tuple[int, int, int]:
+        """The CTA grid on a device with `num_sms` multiprocessors."""
+        if not self.persistent:
+            return self.grid
+        programs = self.grid[0] * self.grid[1] * self.grid[2]
+        return (max(1, min(programs, num_sms)), 1, 1)
 
 
 @dataclass(frozen=True)
@@ -439,8 +448,13 @@ def normalize_grid(grid: Any, where: str) -> tuple[int, int, int]:
 
 
 def physical_launch(abi: KernelABI, grid: tuple[int, int, int]) -> LaunchShape:
-    """The CTA grid that runs the logical `grid`: one CTA per program for now
-    (persistent kernels will launch fewer CTAs and loop over programs)."""
+    """How the logical `grid` runs: one CTA per program, or, for persistent
+    kernels, as many CTAs as the device has SMs (at most one per program),
+    each looping over programs (the count is settled at launch)."""
+    if abi.persistent:
+        if grid[2] != 1:
+            raise LaunchError(f"@{abi.name} is persistent: its grid must be 1-D or 2-D, got {grid}")
+        return LaunchShape(grid, (abi.threads, 1, 1), abi.smem_bytes, persistent=True)
     for axis, (g, limit) in enumerate(zip(grid, MAX_GRID)):
         if g > limit:
             raise LaunchError(
@@ -454,7 +468,7 @@ def arg_names(abi: KernelABI) -> tuple[str, ...]:
     position when the IR had none), recovered from the ABI's parameter names."""
     names = [str(i) for i in range(len(abi.arg_types))]
     for p in abi.params:
-        if p.kind in ("tensormap", "dim") or p.arg >= len(names):
+        if p.kind in ("tensormap", "dim", "grid") or not 0 <= p.arg < len(names):
             continue
         name = p.name.removesuffix("_ptr") if p.kind == "ptr" else p.name
         prefix = f"arg{p.arg}_"
@@ -500,8 +514,8 @@ class Signature:
     names: tuple[str, ...]
     args: tuple[ArgSpec, ...]
     program: tuple[tuple[Any, ...], ...]
-    """Per parameter: `("ptr", arg)`, `("dim", arg, axis)`, `("scalar", arg)`
-    or `("tensormap", arg, param)`."""
+    """Per parameter: `("ptr", arg)`, `("dim", arg, axis)`, `("scalar", arg)`,
+    `("grid", axis)` or `("tensormap", arg, param)`."""
 
 
 def _arg_spec(abi: KernelABI, i: int, t: Attribute, label: str, tma: bool) -> ArgSpec:
@@ -538,6 +552,8 @@ def signature(abi: KernelABI, names: tuple[str, ...] | None = None) -> Signature
             program.append(("ptr", p.arg))
         elif p.kind == "dim":
             program.append(("dim", p.arg, p.dim))
+        elif p.kind == "grid":
+            program.append(("grid", p.dim))
         elif p.kind == "tensormap":
             a = args[p.arg]
             if a.kind == "array":
@@ -673,6 +689,8 @@ def plan_launch(
             params.append(("u64", values[i][0].shape[step[2]]))
         elif op == "scalar":
             params.append((sig.args[i].packed, values[i]))
+        elif op == "grid":
+            params.append(("u64", logical[i]))
         else:
             info, strides = values[i]
             elem = sig.args[i].elem

@@ -33,8 +33,14 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return HopperPipelinePass
 
+    def get_persistent() -> type[ModulePass]:
+        from tawa.transforms.persistent import PersistentPass
+
+        return PersistentPass
+
     return {
         "tawa-hopper-pipeline": get_hopper_pipeline,
+        "tawa-persistent": get_persistent,
         "tawa-warp-specialize": get_warp_specialize,
         "tawa-lower-tile": get_lower_tile,
         "tawa-pipeline": get_pipeline,

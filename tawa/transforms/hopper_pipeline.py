@@ -1,6 +1,7 @@
 """`tawa-hopper-pipeline`: the whole way from tile programs to Hopper ops.
 
-    tawa-warp-specialize{...} , tawa-pipeline{stages} , tawa-lower-aref , tawa-lower-tile
+    tawa-warp-specialize{...} , tawa-pipeline{stages} , [tawa-persistent{group-m}] ,
+    tawa-lower-aref , tawa-lower-tile{group-m}
 
 `tawa-opt f.mlir -p tawa-hopper-pipeline -t ptx` is the main job.
 """
@@ -15,6 +16,7 @@ from xdsl.passes import ModulePass
 
 from tawa.transforms.lower_aref import LowerArefPass
 from tawa.transforms.lower_tile import LowerTilePass
+from tawa.transforms.persistent import PersistentPass
 from tawa.transforms.pipeline import PipelinePass
 from tawa.transforms.warp_specialize import WarpSpecializePass
 
@@ -29,6 +31,8 @@ class HopperPipelinePass(ModulePass):
     producer_regs: int = 40
     consumer_regs: int = 232
     group_m: int = 8
+    persistent: bool = True
+    """One CTA per SM looping over the programs (tawa-persistent)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         passes: tuple[ModulePass, ...] = (
@@ -36,6 +40,7 @@ class HopperPipelinePass(ModulePass):
                 producer_regs=self.producer_regs, consumer_regs=self.consumer_regs, strict=True
             ),
             PipelinePass(stages=self.stages),
+            *((PersistentPass(group_m=self.group_m),) if self.persistent else ()),
             LowerArefPass(),
             LowerTilePass(group_m=self.group_m),
         )

@@ -162,18 +162,28 @@ class ConsumerLowering:
 
 def grouped_program_ids(group: int, at: InsertPoint) -> dict[int, SSAValue]:
     """(pid_0, pid_1) of the CTA in grouped order: with the CTAs numbered in
-    launch order L = x + y·nx, blocks of `group` consecutive axis-0 ids sweep
-    axis 1 before moving on (a bijection of the nx × ny grid)."""
+    launch order L = x + y·nx, see `grouped_ids`."""
+    x, y = nvgpu.BlockIdOp(0), nvgpu.BlockIdOp(1)
+    nx, ny = nvgpu.GridDimOp(0), nvgpu.GridDimOp(1)
+    lin = arith.AddiOp(x.result, (yx := arith.MuliOp(y.result, nx.result)).result)
+    Rewriter.insert_op([x, y, nx, ny, yx, lin], at)
+    return grouped_ids(lin.result, nx.result, ny.result, group, at)
+
+
+def grouped_ids(
+    lin: SSAValue, nx: SSAValue, ny: SSAValue, group: int, at: InsertPoint
+) -> dict[int, SSAValue]:
+    """Program ids (pid_0, pid_1) of linear index `lin` of an nx × ny grid in
+    grouped order: blocks of `group` consecutive axis-0 ids sweep axis 1
+    before moving on, so programs that run together share operand tiles in
+    L2.  A bijection of the grid."""
     ops: list[Operation] = []
 
     def emit(o: Operation) -> SSAValue:
         ops.append(o)
         return o.results[0]
 
-    x, y = emit(nvgpu.BlockIdOp(0)), emit(nvgpu.BlockIdOp(1))
-    nx, ny = emit(nvgpu.GridDimOp(0)), emit(nvgpu.GridDimOp(1))
     g = emit(arith.ConstantOp(IntegerAttr(group, IndexType())))
-    lin = emit(arith.AddiOp(x, emit(arith.MuliOp(y, nx))))
     per_group = emit(arith.MuliOp(g, ny))
     first = emit(arith.MuliOp(emit(arith.DivUIOp(lin, per_group)), g))
     size = emit(arith.MinUIOp(emit(arith.SubiOp(nx, first)), g))

@@ -74,12 +74,19 @@ def test_no_division_subroutines_in_the_main_loops(stages):
     # Stage and phase arithmetic divides by the ring depth: by a constant, it
     # must not become a 64-bit division by a register (a subroutine call on
     # the GPU, which halved the GEMM's speed); powers of two become shifts.
-    # (Divisions by registers remain only in the once-per-CTA grouped-order
-    # prologue.)
+    # (Divisions by registers remain only in the once-per-program grouped-order
+    # arithmetic.)
     ptx = gemm_ptx(stages)
-    loops = re.findall(r"^(\$for_head_\d+):\n(.*?)\tbra \1;", ptx, flags=re.S | re.M)
-    assert len(loops) == 2  # the producer's and the consumer's main loops
-    for _, body in loops:
+    bodies = [
+        re.search(rf"^\{label}:\n(.*?)\tbra \{label};", ptx, flags=re.S | re.M).group(1)
+        for label in re.findall(r"^(\$for_head_\d+):", ptx, flags=re.M)
+    ]
+    loops = [
+        b for b in bodies
+        if "$for_head" not in b and ("wgmma.mma_async" in b or "cp.async.bulk.tensor" in b)
+    ]
+    assert len(loops) == 2  # the producer's and the consumer's main (K) loops
+    for body in loops:
         assert not re.search(r"(div|rem)\.[us]64 %rd\d+, %rd\d+, %rd\d+;", body)
         if stages == 4:
             assert "div." not in body and "rem." not in body

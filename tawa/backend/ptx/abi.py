@@ -6,7 +6,10 @@ records its launch shape as attributes on the function:
 
 * `nvgpu.threads`: threads per CTA (1-D CTAs);
 * `nvgpu.smem_bytes`: dynamic shared memory to request, alignment slack
-  included.
+  included;
+* `nvgpu.persistent` (unit, optional): the kernel loops over the logical
+  grid, so the runtime launches min(programs, SMs) CTAs instead of one per
+  program.
 
 Parameters, in this order:
 
@@ -14,7 +17,9 @@ Parameters, in this order:
    * `memref<?x...xT>` → its base pointer (`.u64`), then each dimension
      (`.u64`, outermost first); arrays are dense row-major;
    * `index` → `.u64`; integer scalars → `.u32`/`.u64` by width; `f32` → `.f32`;
-2. for every `nvgpu.tma_descriptor` op, in program order, a 128-byte
+2. for every axis read by an `nvgpu.launch_grid` op, the logical grid size
+   along it (`.u64`, named `grid0`, `grid1`, ...);
+3. for every `nvgpu.tma_descriptor` op, in program order, a 128-byte
    `CUtensorMap` passed by value (`.param .align 128 .b8 name[128]`), built
    over the memref argument it names with its box (outermost first) and
    swizzle.
@@ -39,6 +44,7 @@ from tawa.dialects import nvgpu
 
 THREADS_ATTR = "nvgpu.threads"
 SMEM_ATTR = "nvgpu.smem_bytes"
+PERSISTENT_ATTR = "nvgpu.persistent"
 
 
 @dataclass(frozen=True)
@@ -47,11 +53,11 @@ class Param:
 
     name: str
     kind: str
-    """`ptr`, `dim`, `index`, `i32`, `i64`, `f32` or `tensormap`."""
+    """`ptr`, `dim`, `index`, `i32`, `i64`, `f32`, `grid` or `tensormap`."""
     arg: int
     """Position of the kernel argument it is derived from."""
     dim: int = -1
-    """For `dim`: which dimension (outermost = 0)."""
+    """For `dim`: which dimension (outermost = 0); for `grid`: which axis."""
     box: tuple[int, ...] = ()
     """For `tensormap`: the box, outermost dimension first."""
     swizzle: int = 0
@@ -61,7 +67,7 @@ class Param:
     def ptx_decl(self) -> str:
         if self.kind == "tensormap":
             return f".param .align 128 .b8 {self.name}[128]"
-        ty = {"ptr": "u64", "dim": "u64", "index": "u64", "i64": "u64", "i32": "u32", "f32": "f32"}
+        ty = {"ptr": "u64", "dim": "u64", "index": "u64", "i64": "u64", "i32": "u32", "f32": "f32", "grid": "u64"}
         return f".param .{ty[self.kind]} {self.name}"
 
 
@@ -72,6 +78,7 @@ class KernelABI:
     arg_types: tuple[Attribute, ...]
     threads: int
     smem_bytes: int
+    persistent: bool = False
 
     def tensormap_params(self) -> list[Param]:
         return [p for p in self.params if p.kind == "tensormap"]
@@ -106,6 +113,8 @@ def kernel_abi(kernel: func.FuncOp) -> KernelABI:
             params.append(Param(name, "f32", i))
         else:
             raise TawaError(f"@{kernel.sym_name.data}: arguments of type {t} are not supported")
+    axes = sorted({op.axis.value.data for op in kernel.walk() if isinstance(op, nvgpu.LaunchGridOp)})
+    params += [Param(f"grid{a}", "grid", -1, a) for a in axes]
     maps = [op for op in kernel.walk() if isinstance(op, nvgpu.TmaDescriptorOp)]
     for j, op in enumerate(maps):
         src = op.source
@@ -122,4 +131,5 @@ def kernel_abi(kernel: func.FuncOp) -> KernelABI:
         types,
         _int_attr(kernel, THREADS_ATTR),
         _int_attr(kernel, SMEM_ATTR),
+        PERSISTENT_ATTR in kernel.attributes,
     )

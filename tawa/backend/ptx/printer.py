@@ -428,6 +428,9 @@ class KernelPrinter:
     def op_nvgpu_grid_dim(self, op: nvgpu.GridDimOp) -> None:
         self._special(op, "%nctaid." + "xyz"[op.axis.value.data])
 
+    def op_nvgpu_launch_grid(self, op: nvgpu.LaunchGridOp) -> None:
+        self.emit(f"ld.param.u64 {self.define(op.result)}, [grid{op.axis.value.data}];")
+
     def op_nvgpu_elect_one(self, op: nvgpu.ElectOneOp) -> None:
         self.emit(f"elect.sync _|{self.define(op.result)}, 0xffffffff;")
 

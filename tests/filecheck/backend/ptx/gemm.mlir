@@ -7,6 +7,9 @@
 // CHECK:      .visible .entry gemm(
 // CHECK-NEXT:   .param .u64 arg0_A_ptr,
 // CHECK:        .param .u64 arg5_K,
+// The persistent kernel reads the logical grid from parameters.
+// CHECK-NEXT:   .param .u64 grid0,
+// CHECK-NEXT:   .param .u64 grid1,
 // CHECK-NEXT:   .param .align 128 .b8 tmap0[128],
 // CHECK-NEXT:   .param .align 128 .b8 tmap1[128]
 // CHECK-NEXT: )
