@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, TensorType
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, TensorType, i32
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -196,11 +196,19 @@ class CounterThreading:
 
 
 def stage_and_phase(count: SSAValue, depth: int, at: InsertPoint) -> tuple[SSAValue, SSAValue]:
-    d = const(depth, at)
-    stage = arith.RemUIOp(count, d)
-    rnd = arith.DivUIOp(count, d)
-    phase = arith.AndIOp(rnd.result, const(1, at))
-    Rewriter.insert_op([stage, rnd, phase], at)
+    """Stage `count mod depth` and phase `(count / depth) & 1`, computed in
+    32 bits: a 64-bit division by a depth that is not a power of two is a
+    subroutine call on the GPU, a 32-bit one by a constant is a multiply.
+    (Counts stay far below 2^32: one per k-step of a CTA.)"""
+    c32 = arith.IndexCastOp(count, i32)
+    d = arith.ConstantOp(IntegerAttr(depth, i32))
+    one = arith.ConstantOp(IntegerAttr(1, i32))
+    stage32 = arith.RemUIOp(c32.result, d.result)
+    rnd = arith.DivUIOp(c32.result, d.result)
+    phase32 = arith.AndIOp(rnd.result, one.result)
+    stage = arith.IndexCastOp(stage32.result, IndexType())
+    phase = arith.IndexCastOp(phase32.result, IndexType())
+    Rewriter.insert_op([c32, d, one, stage32, rnd, phase32, stage, phase], at)
     stage.result.name_hint, phase.result.name_hint = "stage", "phase"
     return stage.result, phase.result
 

@@ -20,9 +20,15 @@
 // Producer: wait empty with the flipped phase, expect the stage's bytes, two TMA loads.
 // CHECK:         partition producer
 // CHECK:           scf.for %[[K:.*]] = {{.*}} iter_args(%[[N:.*]] = %{{.*}}) -> (index) {
-// CHECK:             %[[S:.*]] = arith.remui %[[N]], %[[D:.*]] : index
-// CHECK-NEXT:        %[[R:.*]] = arith.divui %[[N]], %[[D]] : index
-// CHECK-NEXT:        %[[PH:.*]] = arith.andi %[[R]], %{{.*}} : index
+// Stage n mod 4 and phase (n / 4) & 1, in 32 bits.
+// CHECK:             %[[N32:.*]] = arith.index_cast %[[N]] : index to i32
+// CHECK-NEXT:        %[[D:.*]] = arith.constant 4 : i32
+// CHECK-NEXT:        %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK-NEXT:        %[[S32:.*]] = arith.remui %[[N32]], %[[D]] : i32
+// CHECK-NEXT:        %[[R:.*]] = arith.divui %[[N32]], %[[D]] : i32
+// CHECK-NEXT:        %[[PH32:.*]] = arith.andi %[[R]], %[[ONE]] : i32
+// CHECK-NEXT:        %[[S:.*]] = arith.index_cast %[[S32]] : i32 to index
+// CHECK-NEXT:        %[[PH:.*]] = arith.index_cast %[[PH32]] : i32 to index
 // CHECK:             %[[FLIP:.*]] = arith.xori %[[PH]], %{{.*}} : index
 // CHECK-NEXT:        nvgpu.mbarrier_wait_parity %[[EMPTY]][%[[S]]], %[[FLIP]]
 // CHECK-NEXT:        nvgpu.mbarrier_arrive_expect_tx %[[FULL]][%[[S]]], 49152
