@@ -13,8 +13,8 @@
 // CHECK-NEXT:    %[[Y:.*]] = nvgpu.block_id 1
 // CHECK-NEXT:    %[[NX:.*]] = nvgpu.grid_dim 0
 // CHECK-NEXT:    %[[NY:.*]] = nvgpu.grid_dim 1
-// CHECK:         %[[PID0:pid_x]] = arith.addi
-// CHECK-NEXT:    %[[PID1:pid_y]] = arith.divui
+// CHECK:         %[[PID0:pid_x]] = arith.index_cast
+// CHECK:         %[[PID1:pid_y]] = arith.index_cast
 // Warp group 0 is the producer: fewer registers, one thread issues the TMA loads.
 // CHECK:         %[[WG:.*]] = nvgpu.warp_group_id
 // CHECK:         %[[IS_P:.*]] = arith.cmpi ult, %[[WG]], %{{.*}} : index

@@ -12,8 +12,8 @@
 // CHECK-NEXT:    %[[PROGRAMS:.*]] = arith.muli %[[GX]], %[[GY]] : index
 // CHECK-NEXT:    aref.warp_specialize partition producer
 // CHECK-NEXT:      scf.for %[[P:.*]] = %[[CTA]] to %[[PROGRAMS]] step %[[CTAS]] {
-// CHECK:             %[[PX:pid_x]] = arith.addi
-// CHECK-NEXT:        %[[PY:pid_y]] = arith.divui
+// CHECK:             %[[PX:pid_x]] = arith.index_cast
+// CHECK:             %[[PY:pid_y]] = arith.index_cast
 // CHECK-NOT:         tile.program_id
 // CHECK:             arith.muli %[[PX]],
 // CHECK:             aref.put

@@ -385,3 +385,11 @@ func.func @grid_dim_axis() {
   func.return
 }
 // CHECK: error: nvgpu.grid_dim axis must be 0, 1 or 2, got 3
+
+// -----
+
+func.func @launch_grid_axis() {
+  %n = nvgpu.launch_grid -1
+  func.return
+}
+// CHECK: error: nvgpu.launch_grid axis must be 0, 1 or 2, got -1

@@ -261,12 +261,15 @@ func.func @lowering_bridges(%s: index) {
 func.func @grid_dims() {
   %nx = nvgpu.grid_dim 0
   %nz = nvgpu.grid_dim 2
+  %gy = nvgpu.launch_grid 1
   func.return
 }
 
 // CHECK-LABEL: func.func @grid_dims() {
 // CHECK-NEXT:    %nx = nvgpu.grid_dim 0
 // CHECK-NEXT:    %nz = nvgpu.grid_dim 2
+// CHECK-NEXT:    %gy = nvgpu.launch_grid 1
 
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "grid_dims"
 // CHECK-GENERIC:         %nx = "nvgpu.grid_dim"() <{axis = 0 : i64}> : () -> index
+// CHECK-GENERIC:         %gy = "nvgpu.launch_grid"() <{axis = 1 : i64}> : () -> index
