@@ -792,3 +792,27 @@ def test_the_real_backend_compiles_and_assembles_the_gemm(tmp_path, monkeypatch)
     monkeypatch.setenv("TAWA_CACHE_DIR", str(tmp_path))
     cubin = kernel.assemble()
     assert cubin.path.is_file() and "0 bytes spill stores" in cubin.log
+
+
+# --------------------------------------------------------------------------- persistent kernels (real backend)
+
+
+def test_persistent_gemm_gets_the_logical_grid_and_fewer_ctas():
+    """With the real backend, the default GEMM is persistent: the logical grid
+    travels as `grid0`/`grid1` parameters and the launch is settled per device
+    (at most one CTA per SM, never more CTAs than programs)."""
+    tawa.runtime.clear_cache()
+    text = (Path(__file__).resolve().parents[2] / "examples" / "gemm.mlir").read_text()
+    kernel = tawa.compile(text, "gemm", stages=4)
+    assert kernel.abi.persistent
+    assert [p.name for p in kernel.abi.params if p.kind == "grid"] == ["grid0", "grid1"]
+    M, N, K = 1024, 768, 128
+    plan = kernel.plan(*gemm_args(M, N, K), grid=(8, 3))
+    grid_params = [v for (k, v), p in zip(plan.params, kernel.abi.params) if p.kind == "grid"]
+    assert grid_params == [8, 3]
+    assert plan.shape.persistent and plan.shape.grid == (8, 3, 1)
+    assert plan.shape.launch_grid(132) == (24, 1, 1)
+    assert plan.shape.launch_grid(16) == (16, 1, 1)
+    plain = tawa.compile(text, "gemm", stages=4, persistent=False)
+    assert not plain.abi.persistent and not any(p.kind == "grid" for p in plain.abi.params)
+    assert plain.plan(*gemm_args(M, N, K), grid=(8, 3)).shape.launch_grid(132) == (8, 3, 1)
