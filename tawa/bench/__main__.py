@@ -1,6 +1,7 @@
 """`python -m tawa.bench WORKLOAD [options]`: benchmarks against vendor libraries.
 
-Workloads: `gemm` (bf16 C = A·Bᵀ against cuBLAS); `python -m tawa.bench gemm -h`
+Workloads: `gemm` (bf16 C = A·Bᵀ against cuBLAS); `gemm-variants` (tawa's
+pipeline variants against each other and cuBLAS); `python -m tawa.bench gemm -h`
 lists its options.
 """
 
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    workloads = {"gemm": "tawa.bench.gemm"}
+    workloads = {"gemm": "tawa.bench.gemm", "gemm-variants": "tawa.bench.gemm_variants"}
     if not args or args[0] in ("-h", "--help"):
         print(__doc__.strip())
         return 0 if args else 2
