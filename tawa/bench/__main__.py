@@ -1,7 +1,8 @@
 """`python -m tawa.bench WORKLOAD [options]`: benchmarks against vendor libraries.
 
 Workloads: `gemm` (bf16 C = A·Bᵀ against cuBLAS); `gemm-variants` (tawa's
-pipeline variants against each other and cuBLAS); `python -m tawa.bench gemm -h`
+pipeline variants against each other and cuBLAS); `gemm-fp8` (e4m3 inputs
+against cuBLAS's fp8 GEMM); `python -m tawa.bench gemm -h`
 lists its options.
 """
 
@@ -13,7 +14,11 @@ from collections.abc import Sequence
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    workloads = {"gemm": "tawa.bench.gemm", "gemm-variants": "tawa.bench.gemm_variants"}
+    workloads = {
+        "gemm": "tawa.bench.gemm",
+        "gemm-variants": "tawa.bench.gemm_variants",
+        "gemm-fp8": "tawa.bench.gemm_fp8",
+    }
     if not args or args[0] in ("-h", "--help"):
         print(__doc__.strip())
         return 0 if args else 2

@@ -50,6 +50,18 @@ def test_gemm_assembles_without_spills(stages, dtype, tmp_path):
     assert "warning" not in info.lower(), info
 
 
+@needs_ptxas
+def test_fp8_gemm_assembles_without_spills(tmp_path):
+    module = tawa.parse((EXAMPLES / "gemm_fp8.mlir").read_text())
+    PassPipeline((HopperPipelinePass(stages=4),)).apply(tawa.context(), module)
+    ptx = print_ptx(module)
+    # K = 128 fp8 elements per stage: four m64n256k32 e4m3 wgmmas, no transpose immediates.
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3") == 4
+    assert re.search(r"wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 \{[^}]*\}, %rd\d+, %rd\d+, %p\d+, 1, 1;", ptx)
+    info = assemble(ptx, tmp_path)
+    assert "0 bytes spill stores, 0 bytes spill loads" in info, info
+
+
 def test_gemm_ptx_follows_the_recipe():
     ptx = gemm_ptx(4)
     # 1 producer + 2 consumer warp groups, register budgets within the file.

@@ -259,3 +259,23 @@ def test_wrong_argument_count_and_scalars(cuda):
         kernel(A, B, C, 128, 256, grid=(1, 1))
     with pytest.raises(ArgumentError, match=r"argument 5 \(%K\): expected a Python int \(index\), got float"):
         kernel(A, B, C, 128, 256, 64.0, grid=(1, 1))
+
+
+@pytest.mark.parametrize(
+    "M, N, K", [(4096, 4096, 4096), (200, 136, 300), (256, 512, 128 * (STAGES + 1))]
+)
+def test_gemm_fp8(cuda, seed, M, N, K):
+    """examples/gemm_fp8.mlir: e4m3 inputs (k32 wgmma), bf16 output."""
+    import torch
+
+    text = (Path(__file__).resolve().parents[2] / "examples" / "gemm_fp8.mlir").read_text()
+    kernel = tawa.compile(text, "gemm_fp8", stages=STAGES)
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    A = torch.randn(M, K, device="cuda", generator=g).to(torch.float8_e4m3fn)
+    B = torch.randn(N, K, device="cuda", generator=g).to(torch.float8_e4m3fn)
+    C, _ = poisoned(M, N, "bf16")
+    kernel(A, B, C, M, N, K, grid=grid(M, N))
+    torch.cuda.synchronize()
+    assert not torch.isnan(C.float()).any(), "some of C was not written"
+    err = rel_err(C, A, B)
+    assert err <= TOL, f"relative error {err:.3g} > {TOL} (fp8, {M}x{N}x{K})"
