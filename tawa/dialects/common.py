@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.dialects.builtin import I64, IndexType, IntegerAttr
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, prop_def, result_def, traits_def
+from xdsl.parser import Parser
+from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
@@ -23,3 +28,36 @@ class GridAxisOp(IRDLOperation):
     def verify_(self) -> None:
         if self.axis.value.data not in (0, 1, 2):
             raise VerifyException(f"{self.name} axis must be 0, 1 or 2, got {self.axis.value.data}")
+
+
+def parse_count_and_values(parser: Parser, what: str) -> tuple[int, list[SSAValue], dict[str, Attribute]]:
+    """Parses `N (%v, ...) {attrs} : T, ...` (the values optional): the syntax of
+    wait ops that pass completed values through."""
+    count = parser.parse_integer(allow_boolean=False, allow_negative=False)
+    names = parser.parse_optional_comma_separated_list(
+        parser.Delimiter.PAREN, parser.parse_unresolved_operand
+    ) or []
+    attrs = parser.parse_optional_attr_dict()
+    types: list[Attribute] = []
+    pos = parser.pos
+    if names:
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+    if len(types) != len(names):
+        parser.raise_error(f"{what}: {len(names)} values but {len(types)} types", pos)
+    return count, list(parser.resolve_operands(names, types, pos)), attrs
+
+
+def print_count_and_values(
+    printer: Printer, count: int, values: Sequence[SSAValue], attributes: dict[str, Attribute]
+) -> None:
+    """Prints what `parse_count_and_values` parses."""
+    printer.print_string(f" {count}")
+    if values:
+        printer.print_string(" (")
+        printer.print_list(values, printer.print_operand)
+        printer.print_string(")")
+    printer.print_op_attributes(attributes)
+    if values:
+        printer.print_string(" : ")
+        printer.print_list((v.type for v in values), printer.print_attribute)

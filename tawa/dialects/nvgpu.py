@@ -65,7 +65,7 @@ from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from tawa.dialects.common import GridAxisOp
+from tawa.dialects.common import GridAxisOp, parse_count_and_values, print_count_and_values
 
 SWIZZLES = (0, 32, 64, 128)
 # A swizzled buffer must start at a multiple of the swizzle pattern's period
@@ -765,34 +765,13 @@ class WgmmaWaitGroupOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> WgmmaWaitGroupOp:
-        pending = parser.parse_integer(allow_boolean=False)
-        frags = parser.parse_optional_comma_separated_list(
-            parser.Delimiter.PAREN, parser.parse_unresolved_operand
-        ) or []
-        attrs = parser.parse_optional_attr_dict()
-        types: list[Attribute] = []
-        pos = parser.pos
-        if frags:
-            parser.parse_punctuation(":")
-            types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-        if len(types) != len(frags):
-            parser.raise_error(
-                f"nvgpu.wgmma_wait_group: {len(frags)} fragments but {len(types)} types", pos
-            )
-        op = cls(pending, parser.resolve_operands(frags, types, pos))
+        pending, fragments, attrs = parse_count_and_values(parser, "nvgpu.wgmma_wait_group")
+        op = cls(pending, fragments)
         op.attributes |= attrs
         return op
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.pending.value.data}")
-        if self.fragments:
-            printer.print_string(" (")
-            printer.print_list(self.fragments, printer.print_operand)
-            printer.print_string(")")
-        printer.print_op_attributes(self.attributes)
-        if self.fragments:
-            printer.print_string(" : ")
-            printer.print_list((f.type for f in self.fragments), printer.print_attribute)
+        print_count_and_values(printer, self.pending.value.data, self.fragments, self.attributes)
 
     def verify_(self) -> None:
         if not 0 <= self.pending.value.data <= 7:

@@ -55,7 +55,7 @@ from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from tawa.dialects.common import GridAxisOp
+from tawa.dialects.common import GridAxisOp, parse_count_and_values, print_count_and_values
 
 # Operand types tile.dot accepts, with the contraction granule of one wgmma
 # instruction for that type (k16 for 16-bit types, k32 for 8-bit ones).
@@ -337,32 +337,13 @@ class DotWaitOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> DotWaitOp:
-        pending = parser.parse_integer(allow_boolean=False, allow_negative=False)
-        vals = parser.parse_optional_comma_separated_list(
-            parser.Delimiter.PAREN, parser.parse_unresolved_operand
-        ) or []
-        attrs = parser.parse_optional_attr_dict()
-        types: list[Attribute] = []
-        pos = parser.pos
-        if vals:
-            parser.parse_punctuation(":")
-            types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-        if len(types) != len(vals):
-            parser.raise_error(f"tile.dot_wait: {len(vals)} values but {len(types)} types", pos)
-        op = cls(pending, parser.resolve_operands(vals, types, pos))
+        pending, values, attrs = parse_count_and_values(parser, "tile.dot_wait")
+        op = cls(pending, values)
         op.attributes |= attrs
         return op
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.pending.value.data}")
-        if self.values:
-            printer.print_string(" (")
-            printer.print_list(self.values, printer.print_operand)
-            printer.print_string(")")
-        printer.print_op_attributes(self.attributes)
-        if self.values:
-            printer.print_string(" : ")
-            printer.print_list((v.type for v in self.values), printer.print_attribute)
+        print_count_and_values(printer, self.pending.value.data, self.values, self.attributes)
 
     def verify_(self) -> None:
         if self.pending.value.data < 0:

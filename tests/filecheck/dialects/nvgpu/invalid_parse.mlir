@@ -133,4 +133,4 @@ func.func @wait_group_types(%d: !nvgpu.frag<64x256xf32, wgmma_acc>, %e: !nvgpu.f
   func.return
 }
 // CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:48
-// CHECK:      nvgpu.wgmma_wait_group: 2 fragments but 1 types
+// CHECK:      nvgpu.wgmma_wait_group: 2 values but 1 types
