@@ -92,7 +92,12 @@ def element_bytes(t: Attribute) -> int:
 
 
 class _ShapedSwizzled(ParametrizedAttribute, TypeAttribute):
-    """Shared syntax of the shared-memory tile types: `<AxBxT, swizzle = S>`."""
+    """Shared syntax of the shared-memory tile types: `<AxBxT, swizzle = S>`.
+
+    With a swizzle of S bytes, rows are a multiple of S bytes; rows wider
+    than S are stored as column chunks of S bytes (`chunk_columns`), the
+    layout TMA writes with one box per chunk and wgmma reads through the
+    descriptor's leading byte offset."""
 
     shape: ArrayAttr[IntAttr]
     element_type: Attribute
@@ -139,11 +144,20 @@ class _ShapedSwizzled(ParametrizedAttribute, TypeAttribute):
                 f"{self.name} swizzle must be one of {SWIZZLES} bytes, got {self.swizzle.data}"
             )
         row_bytes = shape[-1] * element_bytes(self.element_type)
-        if self.swizzle.data and row_bytes != self.swizzle.data:
+        if self.swizzle.data and row_bytes % self.swizzle.data:
             raise VerifyException(
-                f"{self.name}: a {self.swizzle.data}B-swizzled tile needs rows of exactly "
+                f"{self.name}: a {self.swizzle.data}B-swizzled tile needs rows of a multiple of "
                 f"{self.swizzle.data} bytes, got {row_bytes}"
             )
+
+    def chunk_columns(self) -> int:
+        """Columns per chunk: a swizzled tile whose rows are wider than the
+        swizzle span is stored as column chunks of one span each (chunk c
+        holds columns [c·w, (c+1)·w) of every row; chunks follow each other)."""
+        cols = self.get_shape()[-1]
+        if not self.swizzle.data:
+            return cols
+        return min(cols, self.swizzle.data // element_bytes(self.element_type))
 
 
 @irdl_attr_definition

@@ -100,11 +100,11 @@ def _ring_for(create: aref.CreateOp, plan: SmemPlan) -> Ring:
         shape = tuple(payload.get_shape())
         et = payload.get_element_type()
         row_bytes = shape[-1] * nvgpu.element_bytes(et)
-        if len(shape) != 2 or row_bytes != SWIZZLE:
+        if len(shape) != 2 or row_bytes % SWIZZLE:
             raise fail(
                 create,
                 f"tawa-lower-aref: a {payload} slot is not supported yet: tiles must be 2-D with "
-                f"rows of {SWIZZLE} bytes (one 128B-swizzle span)",
+                f"rows of a multiple of {SWIZZLE} bytes (128B-swizzle spans)",
             )
         smem = nvgpu.SmemType([depth, *shape], et, SWIZZLE)
         buffers.append(plan.alloc(smem))

@@ -109,8 +109,6 @@ class ConsumerLowering:
         lhs, rhs = op.lhs.owner, op.rhs.owner
         if not isinstance(lhs, nvgpu.SmemTileOp) or not isinstance(rhs, nvgpu.SmemTileOp):
             raise fail(op, f"tawa-lower-tile: {op.name} operands must come from aref slots (shared memory) for now")
-        if op.rhs_transposed is None:
-            raise fail(op, f"tawa-lower-tile: {op.name} needs a K-major rhs (rhs_transposed) for now")
         acc_t = op.acc.type
         if not isinstance(acc_t, nvgpu.FragmentType):
             raise fail(op, f"tawa-lower-tile: {op.name} accumulator must be a zeros-initialised (loop-carried) accumulator")
@@ -130,7 +128,7 @@ class ConsumerLowering:
         mma = nvgpu.WgmmaOp.build(
             operands=[da.result, db.result, op.acc, true.result],
             result_types=[acc_t],
-            properties={"rhs_transposed": UnitAttr()},
+            properties={"rhs_transposed": UnitAttr()} if op.rhs_transposed is not None else {},
         )
         ops: list[Operation] = [da, db, true, nvgpu.WgmmaFenceOp(), mma, nvgpu.WgmmaCommitGroupOp()]
         result = mma.result

@@ -280,3 +280,25 @@ def test_gemm_fp8(cuda, seed, M, N, K):
     assert not torch.isnan(C.float()).any(), "some of C was not written"
     err = rel_err(C, A, B)
     assert err <= TOL, f"relative error {err:.3g} > {TOL} (fp8, {M}x{N}x{K})"
+
+
+@pytest.mark.parametrize(
+    "M, N, K", [(4096, 4096, 4096), (200, 136, 200), (256, 512, 64 * (2 * STAGES + 1)), (128, 256, 64)]
+)
+def test_matmul_mn_major_b(cuda, seed, M, N, K):
+    """examples/matmul.mlir: C = A·B with B K×N row-major (MN-major wgmma
+    operand, loaded as four 64-column TMA boxes per tile)."""
+    import torch
+
+    text = (Path(__file__).resolve().parents[2] / "examples" / "matmul.mlir").read_text()
+    kernel = tawa.compile(text, "matmul", stages=STAGES)
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    A = torch.randn(M, K, device="cuda", generator=g).to(torch.bfloat16)
+    B = torch.randn(K, N, device="cuda", generator=g).to(torch.bfloat16)
+    C, _ = poisoned(M, N, "bf16")
+    kernel(A, B, C, M, N, K, grid=grid(M, N))
+    torch.cuda.synchronize()
+    assert not torch.isnan(C.float()).any(), "some of C was not written"
+    ref = A.float() @ B.float()
+    err = ((C.float() - ref).norm() / ref.norm()).item()
+    assert err <= TOL, f"relative error {err:.3g} > {TOL} (matmul, {M}x{N}x{K})"

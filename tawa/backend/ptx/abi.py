@@ -21,8 +21,9 @@ Parameters, in this order:
    along it (`.u64`, named `grid0`, `grid1`, ...);
 3. for every `nvgpu.tma_descriptor` op, in program order, a 128-byte
    `CUtensorMap` passed by value (`.param .align 128 .b8 name[128]`), built
-   over the memref argument it names with its box (outermost first) and
-   swizzle.
+   over the memref argument it names with its box (outermost first: the
+   tile, or one column chunk of it when its rows are wider than the swizzle
+   span) and swizzle.
 """
 
 from __future__ import annotations
@@ -122,9 +123,9 @@ def kernel_abi(kernel: func.FuncOp) -> KernelABI:
             raise TawaError(f"@{kernel.sym_name.data}: a TMA descriptor must describe a kernel argument")
         desc = op.result.type
         assert isinstance(desc, nvgpu.TmaDescriptorType)
-        params.append(
-            Param(f"tmap{j}", "tensormap", src.index, box=desc.get_shape(), swizzle=desc.swizzle.data)
-        )
+        # One TMA box per column chunk: the box is a chunk of the tile.
+        box = (*desc.get_shape()[:-1], desc.chunk_columns())
+        params.append(Param(f"tmap{j}", "tensormap", src.index, box=box, swizzle=desc.swizzle.data))
     return KernelABI(
         kernel.sym_name.data,
         tuple(params),

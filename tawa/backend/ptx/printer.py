@@ -110,6 +110,8 @@ class KernelPrinter:
         self.labels = 0
         self.tmap_index = 0
         self.true_pred: str | None = None
+        self.chunk_bytes: dict[SSAValue, int] = {}
+        """Per wgmma descriptor: the bytes of one column chunk of its tile."""
         self.consts: dict[SSAValue, int] = {}
         """Integer constants: printed as immediates where an operand may be one."""
 
@@ -489,22 +491,42 @@ class KernelPrinter:
         regs = [self.u32(c) for c in reversed(coords)]  # PTX wants innermost first
         return "{" + ", ".join(regs) + "}"
 
+    def _chunks(self, smem: SSAValue, coords: Sequence[SSAValue], base: str):
+        """(shared address, coordinate list) of each column chunk of a tile
+        (one TMA box per chunk; see nvgpu.SmemType.chunk_columns)."""
+        t = smem.type
+        assert isinstance(t, nvgpu.SmemType)
+        w = t.chunk_columns()
+        chunks = t.get_shape()[-1] // w
+        chunk_bytes = t.num_bytes() // t.get_shape()[0] // chunks
+        inner = self.u32(coords[-1])
+        outer = [self.u32(c) for c in reversed(coords[:-1])]
+        for c in range(chunks):
+            addr, col = base, inner
+            if c:
+                addr, col = self.regs.new("r"), self.regs.new("r")
+                self.emit(f"add.u32 {addr}, {base}, {c * chunk_bytes};")
+                self.emit(f"add.u32 {col}, {inner}, {c * w};")
+            yield addr, "{" + ", ".join([col, *outer]) + "}"  # innermost first
+
     def op_nvgpu_tma_load(self, op: nvgpu.TmaLoadOp) -> None:
         dst = self.stage_addr(op.dest, op.stage)
         bar = self.mbarrier_addr(op.barriers, op.barrier_index)
         rank = len(op.coords)
-        self.emit(
-            f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-            f"[{dst}], [{self.reg(op.desc)}, {self._coords(op.coords)}], [{bar}];"
-        )
+        for addr, coords in self._chunks(op.dest, op.coords, dst):
+            self.emit(
+                f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+                f"[{addr}], [{self.reg(op.desc)}, {coords}], [{bar}];"
+            )
 
     def op_nvgpu_tma_store(self, op: nvgpu.TmaStoreOp) -> None:
         src = self.stage_addr(op.source, op.stage)
         rank = len(op.coords)
-        self.emit(
-            f"cp.async.bulk.tensor.{rank}d.global.shared::cta.tile.bulk_group "
-            f"[{self.reg(op.desc)}, {self._coords(op.coords)}], [{src}];"
-        )
+        for addr, coords in self._chunks(op.source, op.coords, src):
+            self.emit(
+                f"cp.async.bulk.tensor.{rank}d.global.shared::cta.tile.bulk_group "
+                f"[{self.reg(op.desc)}, {coords}], [{addr}];"
+            )
         self.emit("cp.async.bulk.commit_group;")
 
     def op_nvgpu_tma_store_wait(self, op: nvgpu.TmaStoreWaitOp) -> None:
@@ -517,28 +539,42 @@ class KernelPrinter:
         assert isinstance(t, nvgpu.SmemType)
         if t.swizzle.data != 128:
             raise _unsupported(op, "only 128B-swizzled tiles")
-        row_bytes = t.get_shape()[2] * nvgpu.element_bytes(t.element_type)
-        addr = self.stage_addr(op.source, op.stage, op.row, row_bytes)
+        # Rows are 128 bytes within a column chunk; chunks are rows x 128 bytes.
+        chunk_bytes = t.get_shape()[1] * 128
+        addr = self.stage_addr(op.source, op.stage, op.row, 128)
         d = self.define(op.result)
+        self.chunk_bytes[op.result] = chunk_bytes
+        # Leading byte offset = the distance between column chunks: the next
+        # 64 MN elements of an MN-major operand (ignored for K-major ones).
+        hi = DESC_HI_SW128 | ((chunk_bytes >> 4) << 16)
         self.emit(f"cvt.u64.u32 {d}, {addr};")
         self.emit(f"and.b64 {d}, {d}, 262143;")
         self.emit(f"shr.u64 {d}, {d}, 4;")
-        self.emit(f"or.b64 {d}, {d}, {DESC_HI_SW128};")
+        self.emit(f"or.b64 {d}, {d}, {hi};")
+
+    def _k_offsets(self, desc: SSAValue, steps: int, k_major: bool) -> list[int]:
+        """Byte offsets of the k-steps (32 bytes of K each) of a descriptor:
+        along a 128-byte row, then to the next column chunk (K-major); or 16
+        rows of 128 bytes further (MN-major)."""
+        if not k_major:
+            return [j * 16 * 128 for j in range(steps)]
+        chunk = self.chunk_bytes[desc]
+        return [(j * 32) // 128 * chunk + (j * 32) % 128 for j in range(steps)]
 
     def op_nvgpu_wgmma(self, op: nvgpu.WgmmaOp) -> None:
         lt, rt = op.lhs.type, op.rhs.type
         if not isinstance(lt, nvgpu.WgmmaDescriptorType):
             raise _unsupported(op, "register (wgmma_a) operands")
         assert isinstance(rt, nvgpu.WgmmaDescriptorType)
-        if op.rhs_transposed is None:
-            raise _unsupported(op, "MN-major rhs")
         et = lt.element_type
-        n = rt.get_shape()[0]
+        rhs_k_major = op.rhs_transposed is not None
+        n = rt.get_shape()[0] if rhs_k_major else rt.get_shape()[1]
         k = lt.get_shape()[1]
         if isinstance(et, Float8E4M3FNType):
             kstep, kind, tail = 32, "e4m3.e4m3", ", 1, 1"
         elif isinstance(et, BFloat16Type | Float16Type):
-            kstep, kind, tail = 16, f"{et}.{et}", ", 1, 1, 0, 0"
+            # imm-trans-a = 0 (A is K-major); imm-trans-b = 1 for an MN-major B.
+            kstep, kind, tail = 16, f"{et}.{et}", f", 1, 1, 0, {0 if rhs_k_major else 1}"
         else:
             raise _unsupported(op, f"{et} operands")
         acc = self.frag(op.acc)
@@ -550,15 +586,18 @@ class KernelPrinter:
         self.vals[op.result] = dst
         regs = "{" + ", ".join(dst) + "}"
         da, db = self.reg(op.lhs), self.reg(op.rhs)
-        # Within a 128-byte swizzled row, each k-step of kstep elements is 32
-        # bytes further: +2 in the descriptor's (address >> 4) field.
-        for j in range(k // kstep):
-            if j:
-                da_j, db_j = self.regs.new("rd"), self.regs.new("rd")
-                self.emit(f"add.s64 {da_j}, {da}, {2 * j};")
-                self.emit(f"add.s64 {db_j}, {db}, {2 * j};")
-            else:
-                da_j, db_j = da, db
+        steps = k // kstep
+        offsets_a = self._k_offsets(op.lhs, steps, True)
+        offsets_b = self._k_offsets(op.rhs, steps, rhs_k_major)
+        for j in range(steps):
+            da_j, db_j = da, db
+            # Offsets enter the descriptor's (address >> 4) field.
+            if offsets_a[j]:
+                da_j = self.regs.new("rd")
+                self.emit(f"add.s64 {da_j}, {da}, {offsets_a[j] >> 4};")
+            if offsets_b[j]:
+                db_j = self.regs.new("rd")
+                self.emit(f"add.s64 {db_j}, {db}, {offsets_b[j] >> 4};")
             scale_d = self.reg(op.accumulate) if j == 0 else self.true()
             self.emit(
                 f"wgmma.mma_async.sync.aligned.m64n{n}k{kstep}.f32.{kind} "

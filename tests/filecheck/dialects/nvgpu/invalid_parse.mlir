@@ -51,16 +51,16 @@ func.func @smem_swizzle_rows() {
   func.return
 }
 // CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:3
-// CHECK:      nvgpu.smem: a 128B-swizzled tile needs rows of exactly 128 bytes, got 64
+// CHECK:      nvgpu.smem: a 128B-swizzled tile needs rows of a multiple of 128 bytes, got 64
 
 // -----
 
 func.func @tma_desc_swizzle_rows(%A: memref<?x?xbf16>) {
-  %t = nvgpu.tma_descriptor %A : memref<?x?xbf16> -> !nvgpu.tma_desc<128x64xbf16, swizzle = 64>
+  %t = nvgpu.tma_descriptor %A : memref<?x?xbf16> -> !nvgpu.tma_desc<128x48xbf16, swizzle = 64>
   func.return
 }
 // CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:3
-// CHECK:      nvgpu.tma_desc: a 64B-swizzled tile needs rows of exactly 64 bytes, got 128
+// CHECK:      nvgpu.tma_desc: a 64B-swizzled tile needs rows of a multiple of 64 bytes, got 96
 
 // -----
 
