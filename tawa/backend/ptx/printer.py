@@ -38,10 +38,10 @@ from tawa.dialects import nvgpu
 PTX_VERSION = "8.0"
 SM = "sm_90a"
 SMEM_SYMBOL = "tawa_smem"
-# wgmma descriptor bits above the address for K-major 128B-swizzled tiles:
-# swizzle mode 1 (bit 62), stride byte offset 1024 >> 4 (bits 32-45), leading
-# byte offset 16 >> 4 (bits 16-29; ignored for this layout).
-DESC_HI_SW128 = (1 << 62) | (64 << 32) | (1 << 16)
+# wgmma descriptor bits above the address for 128B-swizzled tiles: swizzle
+# mode 1 (bit 62) and stride byte offset 1024 >> 4 (bits 32-45: the next 8
+# rows of 128 bytes).  The leading byte offset (bits 16-29) is set per tile.
+DESC_HI_SW128 = (1 << 62) | (64 << 32)
 
 _CMP = {
     "eq": "eq", "ne": "ne", "slt": "lt", "sle": "le", "sgt": "gt", "sge": "ge",
