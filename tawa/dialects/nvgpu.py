@@ -796,6 +796,124 @@ class WgmmaWaitGroupOp(IRDLOperation):
             raise VerifyException("nvgpu.wgmma_wait_group results must have the fragments' types")
 
 
+class FragBinaryKind(StrEnum):
+    ADDF = "addf"
+    SUBF = "subf"
+    MULF = "mulf"
+    DIVF = "divf"
+    MAXIMUMF = "maximumf"
+    MINIMUMF = "minimumf"
+
+
+@irdl_attr_definition
+class FragBinaryKindAttr(EnumAttribute[FragBinaryKind], SpacedOpaqueSyntaxAttribute):
+    """The elementwise function of `nvgpu.frag_binary` (as the arith op of that name)."""
+
+    name = "nvgpu.frag_binary_kind"
+
+
+@irdl_op_definition
+class FragmentBinaryOp(IRDLOperation):
+    """Elementwise f32 math on a fragment: `result[i] = lhs[i] <kind> rhs[i]`,
+    where `rhs` is a fragment of the same type or an f32 scalar used for
+    every element.  Each thread computes its own registers; no data moves.
+
+    Example: `%s = nvgpu.frag_binary mulf %acc, %alpha : !nvgpu.frag<64x256xf32, wgmma_acc>, f32`
+    """
+
+    name = "nvgpu.frag_binary"
+    kind = prop_def(FragBinaryKindAttr)
+    lhs = operand_def(FragmentType)
+    rhs = operand_def(base(FragmentType) | base(Float32Type))
+    result = result_def(FragmentType)
+    traits = traits_def(Pure())
+
+    def __init__(self, kind: FragBinaryKind, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(
+            operands=[lhs, rhs],
+            properties={"kind": FragBinaryKindAttr(kind)},
+            result_types=[lhs.type],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FragmentBinaryOp:
+        pos = parser.pos
+        kind = parser.parse_identifier()
+        if kind not in FragBinaryKind.__members__.values():
+            parser.raise_error(f"unknown nvgpu.frag_binary kind '{kind}'", pos)
+        lhs = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        rhs = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        lt = parser.parse_type()
+        parser.parse_punctuation(",")
+        rt = parser.parse_type()
+        lhs_v, rhs_v = parser.resolve_operands([lhs, rhs], [lt, rt], parser.pos)
+        op = cls(FragBinaryKind(kind), lhs_v, rhs_v)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.kind.data.value} ")
+        printer.print_operand(self.lhs)
+        printer.print_string(", ")
+        printer.print_operand(self.rhs)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.lhs.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.rhs.type)
+
+    def verify_(self) -> None:
+        lt = self.lhs.type
+        assert isinstance(lt, FragmentType)
+        if not isinstance(lt.element_type, Float32Type):
+            raise VerifyException(f"nvgpu.frag_binary works on f32 fragments, got {lt}")
+        if isinstance(self.rhs.type, FragmentType) and self.rhs.type != lt:
+            raise VerifyException(
+                f"nvgpu.frag_binary operands must be fragments of one type (or an f32 scalar), "
+                f"got {lt} and {self.rhs.type}"
+            )
+        if self.result.type != lt:
+            raise VerifyException("nvgpu.frag_binary result must have the type of its lhs")
+
+
+class FragUnaryKind(StrEnum):
+    EXP2 = "exp2"
+    NEGF = "negf"
+
+
+@irdl_attr_definition
+class FragUnaryKindAttr(EnumAttribute[FragUnaryKind], SpacedOpaqueSyntaxAttribute):
+    """The elementwise function of `nvgpu.frag_unary` (`math.exp2`, `arith.negf`)."""
+
+    name = "nvgpu.frag_unary_kind"
+
+
+@irdl_op_definition
+class FragmentUnaryOp(IRDLOperation):
+    """Elementwise f32 function of a fragment (exp2 is the hardware's
+    approximate `ex2`, as in every fast softmax).
+
+    Example: `%p = nvgpu.frag_unary exp2 %s : !nvgpu.frag<64x128xf32, wgmma_acc>`
+    """
+
+    name = "nvgpu.frag_unary"
+    T: ClassVar = VarConstraint("T", base(FragmentType))
+    kind = prop_def(FragUnaryKindAttr)
+    input = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$kind $input attr-dict `:` type($input)"
+
+    def verify_(self) -> None:
+        t = self.input.type
+        assert isinstance(t, FragmentType)
+        if not isinstance(t.element_type, Float32Type):
+            raise VerifyException(f"nvgpu.frag_unary works on f32 fragments, got {t}")
+
+
 @irdl_op_definition
 class FragmentZerosOp(IRDLOperation):
     """A fragment whose every element is zero.
@@ -1045,6 +1163,8 @@ NVGPU = Dialect(
         WgmmaCommitGroupOp,
         WgmmaWaitGroupOp,
         FragmentZerosOp,
+        FragmentBinaryOp,
+        FragmentUnaryOp,
         FragmentStoreOp,
         SmemTileOp,
         SetMaxNRegOp,
@@ -1068,6 +1188,8 @@ NVGPU = Dialect(
         MBarrierType,
         FragmentLayoutAttr,
         FragmentType,
+        FragBinaryKindAttr,
+        FragUnaryKindAttr,
         RegActionAttr,
     ],
 )

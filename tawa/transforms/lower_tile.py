@@ -11,6 +11,9 @@ group: warp group c owns rows [64c, 64c + 64).
   starts at this warp group's 64 rows), `wgmma.fence`, one whole-tile
   `nvgpu.wgmma`, `commit_group`; a synchronous dot also waits (`wait_group 0`);
 * `tile.dot_wait N` → `wgmma.wait_group N`;
+* elementwise `arith` float math and `math.exp2` on accumulators (the other
+  operand an accumulator or a `tile.splat` of an f32 scalar) →
+  `nvgpu.frag_binary` / `nvgpu.frag_unary`: fused epilogues;
 * `tile.store` of an `arith.truncf` of an accumulator → `nvgpu.frag_store`
   (conversion, bounds masks and stores of this warp group's rows).
 
@@ -26,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, func, math, scf
 from xdsl.dialects.builtin import Float32Type, IndexType, IntegerAttr, ModuleOp, TensorType, UnitAttr, i1, i32
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -38,6 +41,17 @@ from tawa.transforms.lower_aref import PRODUCER, const, fail
 WG_ROWS = nvgpu.WGMMA_M
 THREADS_PER_WG = 128
 REGISTER_FILE = 65536
+
+
+_FRAG_BINARY = {
+    arith.AddfOp: nvgpu.FragBinaryKind.ADDF,
+    arith.SubfOp: nvgpu.FragBinaryKind.SUBF,
+    arith.MulfOp: nvgpu.FragBinaryKind.MULF,
+    arith.DivfOp: nvgpu.FragBinaryKind.DIVF,
+    arith.MaximumfOp: nvgpu.FragBinaryKind.MAXIMUMF,
+    arith.MinimumfOp: nvgpu.FragBinaryKind.MINIMUMF,
+}
+_FRAG_UNARY = {math.Exp2Op: nvgpu.FragUnaryKind.EXP2, arith.NegfOp: nvgpu.FragUnaryKind.NEGF}
 
 
 def launch_reg_cap(threads: int) -> int:
@@ -87,8 +101,14 @@ class ConsumerLowering:
             for old, new in zip(op.results_, wait.results_):
                 new.name_hint = old.name_hint
             Rewriter.replace_op(op, wait)
+        for op in list(self.region.walk()):
+            if type(op) in _FRAG_BINARY or type(op) in _FRAG_UNARY:
+                self._elementwise(op)
         for op in [o for o in self.region.walk() if isinstance(o, tile.StoreOp)]:
             self._store(op)
+        for op in [o for o in self.region.walk() if isinstance(o, tile.SplatOp)]:
+            if not op.result.uses:
+                Rewriter.erase_op(op)
         for op in [o for o in self.region.walk() if isinstance(o, nvgpu.SmemTileOp)]:
             if not op.result.uses:
                 Rewriter.erase_op(op)
@@ -140,6 +160,42 @@ class ConsumerLowering:
         result.name_hint = op.result.name_hint
         op.result.replace_all_uses_with(result)
         Rewriter.erase_op(op)
+
+    def _elementwise(self, op: Operation) -> None:
+        """Elementwise math on accumulator fragments (operands: fragments, or
+        splats of an f32 scalar) becomes per-register math."""
+        frags = [v for v in op.operands if isinstance(v.type, nvgpu.FragmentType)]
+        if not frags:
+            return  # not on an accumulator: reported later if it stays on tensors
+        if type(op) in _FRAG_UNARY:
+            new: Operation = nvgpu.FragmentUnaryOp.build(
+                operands=[op.operands[0]],
+                properties={"kind": nvgpu.FragUnaryKindAttr(_FRAG_UNARY[type(op)])},
+                result_types=[op.operands[0].type],
+            )
+        else:
+            lhs, rhs = op.operands
+            kind = _FRAG_BINARY[type(op)]
+            if not isinstance(lhs.type, nvgpu.FragmentType):
+                if kind in (nvgpu.FragBinaryKind.SUBF, nvgpu.FragBinaryKind.DIVF):
+                    raise fail(op, f"tawa-lower-tile: '{op.name}' with a splat on the left is not supported yet")
+                lhs, rhs = rhs, lhs
+            rhs = self._scalar_or_frag(rhs, op)
+            new = nvgpu.FragmentBinaryOp(kind, lhs, rhs)
+        new.results[0].name_hint = op.results[0].name_hint
+        Rewriter.replace_op(op, new)
+
+    def _scalar_or_frag(self, value: SSAValue, user: Operation) -> SSAValue:
+        if isinstance(value.type, nvgpu.FragmentType):
+            return value
+        splat = value.owner
+        if isinstance(splat, tile.SplatOp) and isinstance(splat.value.type, Float32Type):
+            return splat.value
+        raise fail(
+            user,
+            f"tawa-lower-tile: '{user.name}' on an accumulator needs another accumulator or a "
+            "tile.splat of an f32 scalar",
+        )
 
     def _store(self, op: tile.StoreOp) -> None:
         conv = op.value.owner
@@ -240,7 +296,8 @@ class LowerTilePass(ModulePass):
         for kernel in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
             self._program_ids(kernel)
         for o in op.walk():
-            if o.dialect_name() in ("tile", "aref") or isinstance(o, arith.TruncFOp):
+            on_tiles = any(isinstance(v.type, TensorType) for v in (*o.operands, *o.results))
+            if o.dialect_name() in ("tile", "aref") or on_tiles:
                 raise fail(o, f"tawa-lower-tile: '{o.name}' is not supported by the Hopper lowering yet")
 
     def _program_ids(self, kernel: func.FuncOp) -> None:

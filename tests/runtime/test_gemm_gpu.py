@@ -302,3 +302,23 @@ def test_matmul_mn_major_b(cuda, seed, M, N, K):
     ref = A.float() @ B.float()
     err = ((C.float() - ref).norm() / ref.norm()).item()
     assert err <= TOL, f"relative error {err:.3g} > {TOL} (matmul, {M}x{N}x{K})"
+
+
+@pytest.mark.parametrize("M, N, K", [(1024, 768, 512), (200, 136, 200)])
+def test_gemm_fused_epilogue(cuda, seed, M, N, K):
+    """examples/gemm_scale_relu.mlir: C = max(alpha · A·Bᵀ, 0), the scaling and
+    the ReLU on the accumulator registers."""
+    import torch
+
+    text = (Path(__file__).resolve().parents[2] / "examples" / "gemm_scale_relu.mlir").read_text()
+    kernel = tawa.compile(text, "gemm_scale_relu", stages=STAGES)
+    A, B = inputs(M, N, K, "bf16", seed)
+    C, _ = poisoned(M, N, "bf16")
+    alpha = -0.37
+    kernel(A, B, C, M, N, K, alpha, grid=grid(M, N))
+    torch.cuda.synchronize()
+    assert not torch.isnan(C.float()).any(), "some of C was not written"
+    ref = torch.clamp(alpha * (A.float() @ B.float().T), min=0.0)
+    err = ((C.float() - ref).norm() / ref.norm()).item()
+    assert err <= TOL, f"relative error {err:.3g} > {TOL}"
+    assert (C.float() >= 0).all()

@@ -619,6 +619,25 @@ class KernelPrinter:
         for r in self.define_frag(op.result):
             self.emit(f"mov.f32 {r}, 0f00000000;")
 
+    _FRAG_BINARY = {
+        "addf": "add.f32", "subf": "sub.f32", "mulf": "mul.f32",
+        "divf": "div.rn.f32", "maximumf": "max.NaN.f32", "minimumf": "min.NaN.f32",
+    }
+
+    def op_nvgpu_frag_binary(self, op: nvgpu.FragmentBinaryOp) -> None:
+        inst = self._FRAG_BINARY[op.kind.data.value]
+        lhs = self.frag(op.lhs)
+        rhs = self.vals[op.rhs]
+        for i, d in enumerate(self.define_frag(op.result)):
+            b = rhs[i] if isinstance(rhs, list) else rhs
+            self.emit(f"{inst} {d}, {lhs[i]}, {b};")
+
+    def op_nvgpu_frag_unary(self, op: nvgpu.FragmentUnaryOp) -> None:
+        inst = {"exp2": "ex2.approx.ftz.f32", "negf": "neg.f32"}[op.kind.data.value]
+        src = self.frag(op.input)
+        for s_reg, d in zip(src, self.define_frag(op.result)):
+            self.emit(f"{inst} {d}, {s_reg};")
+
     def op_nvgpu_frag_store(self, op: nvgpu.FragmentStoreOp) -> None:
         FragmentStore(self, op).emit_all()
 

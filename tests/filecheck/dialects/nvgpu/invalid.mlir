@@ -393,3 +393,27 @@ func.func @launch_grid_axis() {
   func.return
 }
 // CHECK: error: nvgpu.launch_grid axis must be 0, 1 or 2, got -1
+
+// -----
+
+func.func @frag_binary_types(%a: !nvgpu.frag<64x256xf32, wgmma_acc>, %b: !nvgpu.frag<64x128xf32, wgmma_acc>) {
+  %0 = nvgpu.frag_binary addf %a, %b : !nvgpu.frag<64x256xf32, wgmma_acc>, !nvgpu.frag<64x128xf32, wgmma_acc>
+  func.return
+}
+// CHECK: error: nvgpu.frag_binary operands must be fragments of one type (or an f32 scalar), got !nvgpu.frag<64x256xf32, wgmma_acc> and !nvgpu.frag<64x128xf32, wgmma_acc>
+
+// -----
+
+func.func @frag_binary_element(%a: !nvgpu.frag<64x256xbf16, wgmma_a>, %s: f32) {
+  %0 = nvgpu.frag_binary mulf %a, %s : !nvgpu.frag<64x256xbf16, wgmma_a>, f32
+  func.return
+}
+// CHECK: error: nvgpu.frag_binary works on f32 fragments, got !nvgpu.frag<64x256xbf16, wgmma_a>
+
+// -----
+
+func.func @frag_unary_element(%a: !nvgpu.frag<64x256xbf16, wgmma_a>) {
+  %0 = nvgpu.frag_unary exp2 %a : !nvgpu.frag<64x256xbf16, wgmma_a>
+  func.return
+}
+// CHECK: error: nvgpu.frag_unary works on f32 fragments, got !nvgpu.frag<64x256xbf16, wgmma_a>

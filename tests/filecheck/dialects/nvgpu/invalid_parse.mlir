@@ -134,3 +134,12 @@ func.func @wait_group_types(%d: !nvgpu.frag<64x256xf32, wgmma_acc>, %e: !nvgpu.f
 }
 // CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:48
 // CHECK:      nvgpu.wgmma_wait_group: 2 values but 1 types
+
+// -----
+
+func.func @frag_binary_kind(%a: !nvgpu.frag<64x256xf32, wgmma_acc>, %s: f32) {
+  %0 = nvgpu.frag_binary powf %a, %s : !nvgpu.frag<64x256xf32, wgmma_acc>, f32
+  func.return
+}
+// CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:
+// CHECK:      unknown nvgpu.frag_binary kind 'powf'

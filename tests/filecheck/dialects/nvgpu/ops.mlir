@@ -273,3 +273,32 @@ func.func @grid_dims() {
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "grid_dims"
 // CHECK-GENERIC:         %nx = "nvgpu.grid_dim"() <{axis = 0 : i64}> : () -> index
 // CHECK-GENERIC:         %gy = "nvgpu.launch_grid"() <{axis = 1 : i64}> : () -> index
+
+// -----
+
+// Elementwise math on fragments: with a fragment or an f32 scalar.
+func.func @frag_math(%a: !nvgpu.frag<64x256xf32, wgmma_acc>, %b: !nvgpu.frag<64x256xf32, wgmma_acc>, %s: f32) {
+  %0 = nvgpu.frag_binary addf %a, %b : !nvgpu.frag<64x256xf32, wgmma_acc>, !nvgpu.frag<64x256xf32, wgmma_acc>
+  %1 = nvgpu.frag_binary subf %0, %s : !nvgpu.frag<64x256xf32, wgmma_acc>, f32
+  %2 = nvgpu.frag_binary mulf %1, %s : !nvgpu.frag<64x256xf32, wgmma_acc>, f32
+  %3 = nvgpu.frag_binary divf %2, %b : !nvgpu.frag<64x256xf32, wgmma_acc>, !nvgpu.frag<64x256xf32, wgmma_acc>
+  %4 = nvgpu.frag_binary maximumf %3, %s : !nvgpu.frag<64x256xf32, wgmma_acc>, f32
+  %5 = nvgpu.frag_binary minimumf %4, %s : !nvgpu.frag<64x256xf32, wgmma_acc>, f32
+  %6 = nvgpu.frag_unary exp2 %5 : !nvgpu.frag<64x256xf32, wgmma_acc>
+  %7 = nvgpu.frag_unary negf %6 : !nvgpu.frag<64x256xf32, wgmma_acc>
+  func.return
+}
+
+// CHECK-LABEL: func.func @frag_math(
+// CHECK-NEXT:    %0 = nvgpu.frag_binary addf %a, %b : !nvgpu.frag<64x256xf32, wgmma_acc>, !nvgpu.frag<64x256xf32, wgmma_acc>
+// CHECK-NEXT:    %1 = nvgpu.frag_binary subf %0, %s : !nvgpu.frag<64x256xf32, wgmma_acc>, f32
+// CHECK-NEXT:    %2 = nvgpu.frag_binary mulf %1, %s : !nvgpu.frag<64x256xf32, wgmma_acc>, f32
+// CHECK-NEXT:    %3 = nvgpu.frag_binary divf %2, %b
+// CHECK-NEXT:    %4 = nvgpu.frag_binary maximumf %3, %s
+// CHECK-NEXT:    %5 = nvgpu.frag_binary minimumf %4, %s
+// CHECK-NEXT:    %6 = nvgpu.frag_unary exp2 %5 : !nvgpu.frag<64x256xf32, wgmma_acc>
+// CHECK-NEXT:    %7 = nvgpu.frag_unary negf %6 : !nvgpu.frag<64x256xf32, wgmma_acc>
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "frag_math"
+// CHECK-GENERIC:         %1 = "nvgpu.frag_binary"(%0, %s) <{kind = #nvgpu<frag_binary_kind subf>}> : (!nvgpu.frag<64x256xf32, wgmma_acc>, f32) -> !nvgpu.frag<64x256xf32, wgmma_acc>
+// CHECK-GENERIC:         %6 = "nvgpu.frag_unary"(%5) <{kind = #nvgpu<frag_unary_kind exp2>}> : (!nvgpu.frag<64x256xf32, wgmma_acc>) -> !nvgpu.frag<64x256xf32, wgmma_acc>

@@ -1,0 +1,24 @@
+"""The fused-epilogue example means what it says on the CPU (the oracle the
+GPU test compares against is the same formula)."""
+
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+import tawa
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "gemm_scale_relu.mlir"
+
+
+def test_gemm_scale_relu_on_the_cpu():
+    rng = np.random.default_rng()
+    M, N, K, alpha = 200, 136, 72, -0.37
+    A = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    B = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
+    C = np.full((M, N), np.nan, dtype=ml_dtypes.bfloat16)
+    tawa.interpret(EXAMPLE.read_text(), "gemm_scale_relu", (2, 1), A, B, C, M, N, K, alpha)
+    ref = np.maximum(alpha * (A.astype(np.float64) @ B.astype(np.float64).T), 0)
+    got = C.astype(np.float64)
+    assert not np.isnan(got).any()
+    assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 1e-2
