@@ -66,6 +66,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from tawa.dialects.common import GridAxisOp, parse_count_and_values, print_count_and_values
+from tawa.dialects.tile import ReduceKindAttr
 
 SWIZZLES = (0, 32, 64, 128)
 # A swizzled buffer must start at a multiple of the swizzle pattern's period
@@ -229,6 +230,10 @@ class FragmentLayout(StrEnum):
     WGMMA_A = "wgmma_a"
     """A 64xK 16-bit wgmma A operand in registers (same row/column map as the
     accumulator, two values per 32-bit register)."""
+    WGMMA_ROW = "wgmma_row"
+    """One f32 per row of a 64-row wgmma_acc fragment (a row reduction): thread
+    t holds rows 16*(t/32) + (t%32)/4 and that + 8, the same in the 4 threads
+    of a quad."""
 
 
 @irdl_attr_definition
@@ -275,14 +280,26 @@ class FragmentType(ParametrizedAttribute, TypeAttribute):
             printer.print_attribute(self.element_type)
             printer.print_string(f", {self.layout.data.value}")
 
+    def registers(self) -> int:
+        """32-bit registers per thread (one per f32 value; 16-bit values pair up)."""
+        if self.layout.data == FragmentLayout.WGMMA_ROW:
+            return 2
+        rows, cols = self.get_shape()
+        regs = rows * cols // 128
+        return regs // 2 if self.layout.data == FragmentLayout.WGMMA_A else regs
+
     def verify(self) -> None:
         shape = self.get_shape()
+        layout = self.layout.data
+        if layout == FragmentLayout.WGMMA_ROW:
+            if shape != (WGMMA_M,) or not isinstance(self.element_type, Float32Type):
+                raise VerifyException(f"nvgpu.frag of layout wgmma_row must be 64xf32, got {list(shape)}")
+            return
         if len(shape) != 2 or shape[0] != WGMMA_M or shape[1] % 8 or shape[1] <= 0:
             raise VerifyException(
                 f"nvgpu.frag of layout {self.layout.data.value} must be 64xN with N a "
                 f"positive multiple of 8, got {list(shape)}"
             )
-        layout = self.layout.data
         if layout == FragmentLayout.WGMMA_ACC and not isinstance(self.element_type, Float32Type):
             raise VerifyException("nvgpu.frag wgmma_acc fragments hold f32")
         if layout == FragmentLayout.WGMMA_A and not isinstance(
@@ -915,6 +932,70 @@ class FragmentUnaryOp(IRDLOperation):
 
 
 @irdl_op_definition
+class FragmentSplatOp(IRDLOperation):
+    """A fragment whose every element is the f32 scalar `value`.
+
+    Example: `%m = nvgpu.frag_splat %ninf : f32 -> !nvgpu.frag<64xf32, wgmma_row>`
+    """
+
+    name = "nvgpu.frag_splat"
+    value = operand_def(Float32Type)
+    result = result_def(FragmentType)
+    traits = traits_def(Pure())
+    assembly_format = "$value attr-dict `:` type($value) `->` type($result)"
+
+    def verify_(self) -> None:
+        t = self.result.type
+        assert isinstance(t, FragmentType)
+        if not isinstance(t.element_type, Float32Type):
+            raise VerifyException(f"nvgpu.frag_splat makes f32 fragments, got {t}")
+
+
+@irdl_op_definition
+class FragmentReduceOp(IRDLOperation):
+    """Reduces each row of a wgmma_acc fragment (max or sum over its N
+    columns) to a wgmma_row fragment: each thread combines its own values of
+    a row, then the 4 threads of a quad exchange theirs (butterfly shuffles).
+
+    Example: `%m = nvgpu.frag_reduce max %s : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64xf32, wgmma_row>`
+    """
+
+    name = "nvgpu.frag_reduce"
+    kind = prop_def(ReduceKindAttr)
+    input = operand_def(FragmentType)
+    result = result_def(FragmentType)
+    traits = traits_def(Pure())
+    assembly_format = "$kind $input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        it, rt = self.input.type, self.result.type
+        assert isinstance(it, FragmentType) and isinstance(rt, FragmentType)
+        if it.layout.data != FragmentLayout.WGMMA_ACC or rt.layout.data != FragmentLayout.WGMMA_ROW:
+            raise VerifyException("nvgpu.frag_reduce reduces a wgmma_acc fragment to a wgmma_row one")
+
+
+@irdl_op_definition
+class FragmentBroadcastOp(IRDLOperation):
+    """Repeats each row value of a wgmma_row fragment over the N columns of a
+    wgmma_acc fragment (no data moves: each thread holds its rows' values).
+
+    Example: `%mb = nvgpu.frag_broadcast %m : !nvgpu.frag<64xf32, wgmma_row> -> !nvgpu.frag<64x128xf32, wgmma_acc>`
+    """
+
+    name = "nvgpu.frag_broadcast"
+    input = operand_def(FragmentType)
+    result = result_def(FragmentType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        it, rt = self.input.type, self.result.type
+        assert isinstance(it, FragmentType) and isinstance(rt, FragmentType)
+        if it.layout.data != FragmentLayout.WGMMA_ROW or rt.layout.data != FragmentLayout.WGMMA_ACC:
+            raise VerifyException("nvgpu.frag_broadcast repeats a wgmma_row fragment over a wgmma_acc one")
+
+
+@irdl_op_definition
 class FragmentZerosOp(IRDLOperation):
     """A fragment whose every element is zero.
 
@@ -1163,6 +1244,9 @@ NVGPU = Dialect(
         WgmmaCommitGroupOp,
         WgmmaWaitGroupOp,
         FragmentZerosOp,
+        FragmentSplatOp,
+        FragmentReduceOp,
+        FragmentBroadcastOp,
         FragmentBinaryOp,
         FragmentUnaryOp,
         FragmentStoreOp,

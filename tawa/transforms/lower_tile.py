@@ -14,6 +14,9 @@ group: warp group c owns rows [64c, 64c + 64).
 * elementwise `arith` float math and `math.exp2` on accumulators (the other
   operand an accumulator or a `tile.splat` of an f32 scalar) →
   `nvgpu.frag_binary` / `nvgpu.frag_unary`: fused epilogues;
+* row reductions of accumulators (`tile.reduce`, axis 1) → `nvgpu.frag_reduce`
+  into `wgmma_row` fragments (one value per row), and
+  `tile.broadcast(tile.expand_dims(row, 1))` → `nvgpu.frag_broadcast`: softmax;
 * `tile.store` of an `arith.truncf` of an accumulator → `nvgpu.frag_store`
   (conversion, bounds masks and stores of this warp group's rows).
 
@@ -61,6 +64,8 @@ def launch_reg_cap(threads: int) -> int:
 
 def _frag_type(t: TensorType, groups: int, op: Operation) -> nvgpu.FragmentType:
     shape = tuple(t.get_shape())
+    if len(shape) == 1 and shape[0] == WG_ROWS * groups and isinstance(t.get_element_type(), Float32Type):
+        return nvgpu.FragmentType([WG_ROWS], t.get_element_type(), nvgpu.FragmentLayout.WGMMA_ROW)
     if len(shape) != 2 or shape[0] != WG_ROWS * groups or not isinstance(t.get_element_type(), Float32Type):
         raise fail(
             op,
@@ -90,8 +95,18 @@ class ConsumerLowering:
         for op in [o for o in self.region.walk() if isinstance(o, tile.ZerosOp)]:
             t = op.result.type
             assert isinstance(t, TensorType)
-            if len(t.get_shape()) == 2 and isinstance(t.get_element_type(), Float32Type):
+            if isinstance(t.get_element_type(), Float32Type):
                 new = nvgpu.FragmentZerosOp.build(result_types=[_frag_type(t, self.groups, op)])
+                Rewriter.replace_op(op, new)
+        # Splats that start loop-carried values (a running max) become fragments.
+        for op in [o for o in self.region.walk() if isinstance(o, tile.SplatOp)]:
+            if any(isinstance(u.operation, scf.ForOp) for u in op.result.uses):
+                t = op.result.type
+                assert isinstance(t, TensorType)
+                new = nvgpu.FragmentSplatOp.build(
+                    operands=[op.value], result_types=[_frag_type(t, self.groups, op)]
+                )
+                new.result.name_hint = op.result.name_hint
                 Rewriter.replace_op(op, new)
         self._retype_loops()
         for op in [o for o in self.region.walk() if isinstance(o, tile.DotOp | tile.DotAsyncOp)]:
@@ -104,6 +119,10 @@ class ConsumerLowering:
         for op in list(self.region.walk()):
             if type(op) in _FRAG_BINARY or type(op) in _FRAG_UNARY:
                 self._elementwise(op)
+            elif isinstance(op, tile.ReduceOp):
+                self._reduce(op)
+            elif isinstance(op, tile.BroadcastOp):
+                self._broadcast(op)
         for op in [o for o in self.region.walk() if isinstance(o, tile.StoreOp)]:
             self._store(op)
         for op in [o for o in self.region.walk() if isinstance(o, tile.SplatOp)]:
@@ -184,6 +203,35 @@ class ConsumerLowering:
             new = nvgpu.FragmentBinaryOp(kind, lhs, rhs)
         new.results[0].name_hint = op.results[0].name_hint
         Rewriter.replace_op(op, new)
+
+    def _reduce(self, op: tile.ReduceOp) -> None:
+        t = op.input.type
+        if not isinstance(t, nvgpu.FragmentType) or op.axis.value.data != 1:
+            return  # not a row reduction of an accumulator: reported later
+        new = nvgpu.FragmentReduceOp.build(
+            operands=[op.input],
+            properties={"kind": op.kind},
+            result_types=[nvgpu.FragmentType([WG_ROWS], t.element_type, nvgpu.FragmentLayout.WGMMA_ROW)],
+        )
+        new.result.name_hint = op.result.name_hint
+        Rewriter.replace_op(op, new)
+
+    def _broadcast(self, op: tile.BroadcastOp) -> None:
+        """`broadcast(expand_dims(row, 1))` of a row fragment: per-column copies."""
+        expand = op.input.owner
+        if not isinstance(expand, tile.ExpandDimsOp) or expand.axis.value.data != 1:
+            return
+        row = expand.input
+        rt = op.result.type
+        if not isinstance(row.type, nvgpu.FragmentType) or not isinstance(rt, TensorType):
+            return
+        new = nvgpu.FragmentBroadcastOp.build(
+            operands=[row], result_types=[_frag_type(rt, self.groups, op)]
+        )
+        new.result.name_hint = op.result.name_hint
+        Rewriter.replace_op(op, new)
+        if not expand.result.uses:
+            Rewriter.erase_op(expand)
 
     def _scalar_or_frag(self, value: SSAValue, user: Operation) -> SSAValue:
         if isinstance(value.type, nvgpu.FragmentType):

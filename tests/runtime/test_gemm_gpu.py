@@ -322,3 +322,22 @@ def test_gemm_fused_epilogue(cuda, seed, M, N, K):
     err = ((C.float() - ref).norm() / ref.norm()).item()
     assert err <= TOL, f"relative error {err:.3g} > {TOL}"
     assert (C.float() >= 0).all()
+
+
+@pytest.mark.parametrize("M, K", [(1024, 512), (200, 200)])
+def test_gemm_softmax(cuda, seed, M, K):
+    """examples/gemm_softmax.mlir: row softmax of A·Bᵀ (B has 256 rows) on the
+    accumulator registers: quad-shuffle row reductions, exp2, broadcasts."""
+    import torch
+
+    text = (Path(__file__).resolve().parents[2] / "examples" / "gemm_softmax.mlir").read_text()
+    kernel = tawa.compile(text, "gemm_softmax", stages=STAGES)
+    A, B = inputs(M, 256, K, "bf16", seed)
+    C, _ = poisoned(M, 256, "bf16")
+    s = 0.05
+    kernel(A, B, C, M, K, s * math.log2(math.e), grid=(math.ceil(M / BM),))
+    torch.cuda.synchronize()
+    assert not torch.isnan(C.float()).any(), "some of C was not written"
+    ref = torch.softmax(s * (A.float() @ B.float().T), dim=1)
+    err = ((C.float() - ref).norm() / ref.norm()).item()
+    assert err <= TOL, f"relative error {err:.3g} > {TOL}"

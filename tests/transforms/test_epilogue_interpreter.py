@@ -22,3 +22,19 @@ def test_gemm_scale_relu_on_the_cpu():
     got = C.astype(np.float64)
     assert not np.isnan(got).any()
     assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 1e-2
+
+
+def test_gemm_softmax_on_the_cpu():
+    rng = np.random.default_rng()
+    M, K, s = 200, 72, 0.3
+    A = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    B = rng.standard_normal((256, K)).astype(ml_dtypes.bfloat16)
+    C = np.full((M, 256), np.nan, dtype=ml_dtypes.bfloat16)
+    text = (EXAMPLE.parent / "gemm_softmax.mlir").read_text()
+    tawa.interpret(text, "gemm_softmax", (2,), A, B, C, M, K, s * np.log2(np.e))
+    x = s * (A.astype(np.float64) @ B.astype(np.float64).T)
+    ref = np.exp(x - x.max(axis=1, keepdims=True))
+    ref /= ref.sum(axis=1, keepdims=True)
+    got = C.astype(np.float64)
+    assert not np.isnan(got).any()
+    assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 1e-2

@@ -146,8 +146,7 @@ class KernelPrinter:
     def define_frag(self, v: SSAValue) -> list[str]:
         t = v.type
         assert isinstance(t, nvgpu.FragmentType)
-        rows, cols = t.get_shape()
-        regs = [self.regs.new("f") for _ in range(rows * cols // 128)]
+        regs = [self.regs.new("f") for _ in range(t.registers())]
         self.vals[v] = regs
         return regs
 
@@ -377,8 +376,7 @@ class KernelPrinter:
     def define_like_value(self, v: SSAValue) -> str | list[str]:
         """Fresh registers for a value of v's type (v keeps its own)."""
         if isinstance(v.type, nvgpu.FragmentType):
-            rows, cols = v.type.get_shape()
-            return [self.regs.new("f") for _ in range(rows * cols // 128)]
+            return [self.regs.new("f") for _ in range(v.type.registers())]
         return self.regs.new(_reg_class(v.type))
 
     def op_scf_if(self, op: scf.IfOp) -> None:
@@ -637,6 +635,31 @@ class KernelPrinter:
         src = self.frag(op.input)
         for s_reg, d in zip(src, self.define_frag(op.result)):
             self.emit(f"{inst} {d}, {s_reg};")
+
+    def op_nvgpu_frag_splat(self, op: nvgpu.FragmentSplatOp) -> None:
+        for d in self.define_frag(op.result):
+            self.emit(f"mov.f32 {d}, {self.reg(op.value)};")
+
+    def op_nvgpu_frag_reduce(self, op: nvgpu.FragmentReduceOp) -> None:
+        # Register i of a wgmma_acc fragment is in the thread's row (i/2)%2.
+        inst = "max.NaN.f32" if op.kind.data.value == "max" else "add.f32"
+        src = self.frag(op.input)
+        out = self.define_frag(op.result)
+        tmp = self.regs.new("f")
+        for row, acc in enumerate(out):
+            mine = [r for i, r in enumerate(src) if (i // 2) % 2 == row]
+            self.emit(f"mov.f32 {acc}, {mine[0]};")
+            for r in mine[1:]:
+                self.emit(f"{inst} {acc}, {acc}, {r};")
+            # The 4 threads of a quad (lanes differing in their 2 low bits) share the row.
+            for lane_mask in (1, 2):
+                self.emit(f"shfl.sync.bfly.b32 {tmp}, {acc}, {lane_mask}, 31, -1;")
+                self.emit(f"{inst} {acc}, {acc}, {tmp};")
+
+    def op_nvgpu_frag_broadcast(self, op: nvgpu.FragmentBroadcastOp) -> None:
+        rows = self.frag(op.input)
+        for i, d in enumerate(self.define_frag(op.result)):
+            self.emit(f"mov.f32 {d}, {rows[(i // 2) % 2]};")
 
     def op_nvgpu_frag_store(self, op: nvgpu.FragmentStoreOp) -> None:
         FragmentStore(self, op).emit_all()

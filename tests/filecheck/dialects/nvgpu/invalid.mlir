@@ -417,3 +417,27 @@ func.func @frag_unary_element(%a: !nvgpu.frag<64x256xbf16, wgmma_a>) {
   func.return
 }
 // CHECK: error: nvgpu.frag_unary works on f32 fragments, got !nvgpu.frag<64x256xbf16, wgmma_a>
+
+// -----
+
+func.func @frag_splat_element(%s: f32) {
+  %a = nvgpu.frag_splat %s : f32 -> !nvgpu.frag<64x64xbf16, wgmma_a>
+  func.return
+}
+// CHECK: error: nvgpu.frag_splat makes f32 fragments, got !nvgpu.frag<64x64xbf16, wgmma_a>
+
+// -----
+
+func.func @frag_reduce_layouts(%a: !nvgpu.frag<64xf32, wgmma_row>) {
+  %m = nvgpu.frag_reduce max %a : !nvgpu.frag<64xf32, wgmma_row> -> !nvgpu.frag<64xf32, wgmma_row>
+  func.return
+}
+// CHECK: error: nvgpu.frag_reduce reduces a wgmma_acc fragment to a wgmma_row one
+
+// -----
+
+func.func @frag_broadcast_layouts(%a: !nvgpu.frag<64x128xf32, wgmma_acc>) {
+  %b = nvgpu.frag_broadcast %a : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64x128xf32, wgmma_acc>
+  func.return
+}
+// CHECK: error: nvgpu.frag_broadcast repeats a wgmma_row fragment over a wgmma_acc one

@@ -143,3 +143,10 @@ func.func @frag_binary_kind(%a: !nvgpu.frag<64x256xf32, wgmma_acc>, %s: f32) {
 }
 // CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:
 // CHECK:      unknown nvgpu.frag_binary kind 'powf'
+
+// -----
+
+func.func @frag_row_shape(%a: !nvgpu.frag<128xf32, wgmma_row>) {
+  func.return
+}
+// CHECK:      nvgpu.frag of layout wgmma_row must be 64xf32, got [128]

@@ -302,3 +302,27 @@ func.func @frag_math(%a: !nvgpu.frag<64x256xf32, wgmma_acc>, %b: !nvgpu.frag<64x
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "frag_math"
 // CHECK-GENERIC:         %1 = "nvgpu.frag_binary"(%0, %s) <{kind = #nvgpu<frag_binary_kind subf>}> : (!nvgpu.frag<64x256xf32, wgmma_acc>, f32) -> !nvgpu.frag<64x256xf32, wgmma_acc>
 // CHECK-GENERIC:         %6 = "nvgpu.frag_unary"(%5) <{kind = #nvgpu<frag_unary_kind exp2>}> : (!nvgpu.frag<64x256xf32, wgmma_acc>) -> !nvgpu.frag<64x256xf32, wgmma_acc>
+
+// -----
+
+// Row reductions and broadcasts between accumulator and row fragments.
+func.func @frag_rows(%a: !nvgpu.frag<64x128xf32, wgmma_acc>, %s: f32) {
+  %m0 = nvgpu.frag_splat %s : f32 -> !nvgpu.frag<64xf32, wgmma_row>
+  %m = nvgpu.frag_reduce max %a : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64xf32, wgmma_row>
+  %l = nvgpu.frag_reduce sum %a : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64xf32, wgmma_row>
+  %mm = nvgpu.frag_binary maximumf %m0, %m : !nvgpu.frag<64xf32, wgmma_row>, !nvgpu.frag<64xf32, wgmma_row>
+  %b = nvgpu.frag_broadcast %mm : !nvgpu.frag<64xf32, wgmma_row> -> !nvgpu.frag<64x128xf32, wgmma_acc>
+  func.return
+}
+
+// CHECK-LABEL: func.func @frag_rows(
+// CHECK-NEXT:    %m0 = nvgpu.frag_splat %s : f32 -> !nvgpu.frag<64xf32, wgmma_row>
+// CHECK-NEXT:    %m = nvgpu.frag_reduce max %a : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64xf32, wgmma_row>
+// CHECK-NEXT:    %l = nvgpu.frag_reduce sum %a : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64xf32, wgmma_row>
+// CHECK-NEXT:    %mm = nvgpu.frag_binary maximumf %m0, %m : !nvgpu.frag<64xf32, wgmma_row>, !nvgpu.frag<64xf32, wgmma_row>
+// CHECK-NEXT:    %b = nvgpu.frag_broadcast %mm : !nvgpu.frag<64xf32, wgmma_row> -> !nvgpu.frag<64x128xf32, wgmma_acc>
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "frag_rows"
+// CHECK-GENERIC:         %m0 = "nvgpu.frag_splat"(%s) : (f32) -> !nvgpu.frag<64xf32, wgmma_row>
+// CHECK-GENERIC:         %m = "nvgpu.frag_reduce"(%a) <{kind = #tile<reduce_kind max>}> : (!nvgpu.frag<64x128xf32, wgmma_acc>) -> !nvgpu.frag<64xf32, wgmma_row>
+// CHECK-GENERIC:         %b = "nvgpu.frag_broadcast"(%mm) : (!nvgpu.frag<64xf32, wgmma_row>) -> !nvgpu.frag<64x128xf32, wgmma_acc>
