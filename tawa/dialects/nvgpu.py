@@ -996,6 +996,35 @@ class FragmentBroadcastOp(IRDLOperation):
 
 
 @irdl_op_definition
+class FragmentConvertOp(IRDLOperation):
+    """Converts a wgmma_acc fragment (f32) to a wgmma_a fragment of bf16 or
+    f16 (round to nearest even), ready to be a wgmma's A operand in
+    registers: the k16 block j of the A operand is accumulator registers
+    8j..8j+7, packed in pairs — no data moves between threads.
+
+    Example: `%pa = nvgpu.frag_convert %p : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64x128xbf16, wgmma_a>`
+    """
+
+    name = "nvgpu.frag_convert"
+    input = operand_def(FragmentType)
+    result = result_def(FragmentType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        it, rt = self.input.type, self.result.type
+        assert isinstance(it, FragmentType) and isinstance(rt, FragmentType)
+        if (
+            it.layout.data != FragmentLayout.WGMMA_ACC
+            or rt.layout.data != FragmentLayout.WGMMA_A
+            or it.get_shape() != rt.get_shape()
+        ):
+            raise VerifyException(
+                "nvgpu.frag_convert turns a wgmma_acc fragment into a wgmma_a fragment of the same shape"
+            )
+
+
+@irdl_op_definition
 class FragmentZerosOp(IRDLOperation):
     """A fragment whose every element is zero.
 
@@ -1244,6 +1273,7 @@ NVGPU = Dialect(
         WgmmaCommitGroupOp,
         WgmmaWaitGroupOp,
         FragmentZerosOp,
+        FragmentConvertOp,
         FragmentSplatOp,
         FragmentReduceOp,
         FragmentBroadcastOp,

@@ -109,22 +109,25 @@ class ConsumerLowering:
                 new.result.name_hint = op.result.name_hint
                 Rewriter.replace_op(op, new)
         self._retype_loops()
-        for op in [o for o in self.region.walk() if isinstance(o, tile.DotOp | tile.DotAsyncOp)]:
-            self._dot(op)
-        for op in [o for o in self.region.walk() if isinstance(o, tile.DotWaitOp)]:
-            wait = nvgpu.WgmmaWaitGroupOp(op.pending.value.data, list(op.values))
-            for old, new in zip(op.results_, wait.results_):
-                new.name_hint = old.name_hint
-            Rewriter.replace_op(op, wait)
+        # One walk in program order: each op sees its operands already lowered.
         for op in list(self.region.walk()):
-            if type(op) in _FRAG_BINARY or type(op) in _FRAG_UNARY:
+            if op.parent is None:
+                continue  # erased as part of an earlier rewrite
+            if isinstance(op, tile.DotOp | tile.DotAsyncOp):
+                self._dot(op)
+            elif isinstance(op, tile.DotWaitOp):
+                wait = nvgpu.WgmmaWaitGroupOp(op.pending.value.data, list(op.values))
+                for old, new in zip(op.results_, wait.results_):
+                    new.name_hint = old.name_hint
+                Rewriter.replace_op(op, wait)
+            elif type(op) in _FRAG_BINARY or type(op) in _FRAG_UNARY:
                 self._elementwise(op)
             elif isinstance(op, tile.ReduceOp):
                 self._reduce(op)
             elif isinstance(op, tile.BroadcastOp):
                 self._broadcast(op)
-        for op in [o for o in self.region.walk() if isinstance(o, tile.StoreOp)]:
-            self._store(op)
+            elif isinstance(op, tile.StoreOp):
+                self._store(op)
         for op in [o for o in self.region.walk() if isinstance(o, tile.SplatOp)]:
             if not op.result.uses:
                 Rewriter.erase_op(op)
@@ -146,8 +149,15 @@ class ConsumerLowering:
 
     def _dot(self, op: tile.DotOp | tile.DotAsyncOp) -> None:
         lhs, rhs = op.lhs.owner, op.rhs.owner
+        if isinstance(lhs, arith.TruncFOp) and isinstance(lhs.input.type, nvgpu.FragmentType):
+            self._dot_from_registers(op, lhs)
+            return
         if not isinstance(lhs, nvgpu.SmemTileOp) or not isinstance(rhs, nvgpu.SmemTileOp):
-            raise fail(op, f"tawa-lower-tile: {op.name} operands must come from aref slots (shared memory) for now")
+            raise fail(
+                op,
+                f"tawa-lower-tile: {op.name} operands must come from aref slots (shared memory), "
+                "or the lhs from a converted accumulator, for now",
+            )
         acc_t = op.acc.type
         if not isinstance(acc_t, nvgpu.FragmentType):
             raise fail(op, f"tawa-lower-tile: {op.name} accumulator must be a zeros-initialised (loop-carried) accumulator")
@@ -179,6 +189,45 @@ class ConsumerLowering:
         result.name_hint = op.result.name_hint
         op.result.replace_all_uses_with(result)
         Rewriter.erase_op(op)
+
+    def _dot_from_registers(self, op: tile.DotOp | tile.DotAsyncOp, conv: arith.TruncFOp) -> None:
+        """`dot(truncf(acc), slot, acc2)`: the converted accumulator is the
+        wgmma's A operand in registers (no trip through shared memory)."""
+        rhs = op.rhs.owner
+        acc_t = op.acc.type
+        lt = conv.result.type
+        if not isinstance(rhs, nvgpu.SmemTileOp) or not isinstance(acc_t, nvgpu.FragmentType):
+            raise fail(op, f"tawa-lower-tile: {op.name} with a register lhs needs its rhs in an aref slot")
+        assert isinstance(lt, TensorType)
+        src = conv.input.type
+        assert isinstance(src, nvgpu.FragmentType)
+        a_t = nvgpu.FragmentType(src.get_shape(), lt.get_element_type(), nvgpu.FragmentLayout.WGMMA_A)
+        at = InsertPoint.before(op)
+        frag = nvgpu.FragmentConvertOp.build(operands=[conv.input], result_types=[a_t])
+        rt = rhs.source.type
+        assert isinstance(rt, nvgpu.SmemType)
+        db = nvgpu.WgmmaDescriptorOp.build(
+            operands=[rhs.source, rhs.stage, self.zero],
+            result_types=[nvgpu.WgmmaDescriptorType(rt.get_shape()[1:], rt.element_type, rt.swizzle.data)],
+        )
+        true = arith.ConstantOp(IntegerAttr(1, i1))
+        mma = nvgpu.WgmmaOp.build(
+            operands=[frag.result, db.result, op.acc, true.result],
+            result_types=[acc_t],
+            properties={"rhs_transposed": UnitAttr()} if op.rhs_transposed is not None else {},
+        )
+        ops: list[Operation] = [frag, db, true, nvgpu.WgmmaFenceOp(), mma, nvgpu.WgmmaCommitGroupOp()]
+        result = mma.result
+        if isinstance(op, tile.DotOp):
+            wait = nvgpu.WgmmaWaitGroupOp(0, [mma.result])
+            ops.append(wait)
+            result = wait.results_[0]
+        Rewriter.insert_op(ops, at)
+        result.name_hint = op.result.name_hint
+        op.result.replace_all_uses_with(result)
+        Rewriter.erase_op(op)
+        if not conv.result.uses:
+            Rewriter.erase_op(conv)
 
     def _elementwise(self, op: Operation) -> None:
         """Elementwise math on accumulator fragments (operands: fragments, or
@@ -249,14 +298,16 @@ class ConsumerLowering:
         conv = op.value.owner
         if not isinstance(conv, arith.TruncFOp) or not isinstance(conv.input.type, nvgpu.FragmentType):
             raise fail(op, "tawa-lower-tile: only stores of a converted accumulator (arith.truncf) are supported for now")
-        if len(op.offsets) != 2:
-            raise fail(op, "tawa-lower-tile: accumulator stores into 2-D memrefs only for now")
+        value_t = op.value.type
+        assert isinstance(value_t, TensorType)
+        if value_t.get_num_dims() != 2:
+            raise fail(op, "tawa-lower-tile: only 2-D accumulator tiles can be stored for now")
         at = InsertPoint.before(op)
-        row = arith.AddiOp(op.offsets[0], self.row0)
+        offsets = list(op.offsets)
+        row = arith.AddiOp(offsets[-2], self.row0)  # this warp group's rows
         Rewriter.insert_op(row, at)
-        Rewriter.insert_op(
-            nvgpu.FragmentStoreOp.build(operands=[conv.input, op.dest, [row.result, op.offsets[1]]]), at
-        )
+        offsets[-2] = row.result
+        Rewriter.insert_op(nvgpu.FragmentStoreOp.build(operands=[conv.input, op.dest, offsets]), at)
         Rewriter.erase_op(op)
         if not conv.result.uses:
             Rewriter.erase_op(conv)

@@ -341,3 +341,24 @@ def test_gemm_softmax(cuda, seed, M, K):
     ref = torch.softmax(s * (A.float() @ B.float().T), dim=1)
     err = ((C.float() - ref).norm() / ref.norm()).item()
     assert err <= TOL, f"relative error {err:.3g} > {TOL}"
+
+
+@pytest.mark.parametrize("BH, S", [(2, 1024), (3, 200)])
+def test_gemm_chain_register_operand(cuda, seed, BH, S):
+    """examples/gemm_chain.mlir: O = bf16(Q·Kᵀ)·V per 128-key block, the
+    second product taking its A operand from registers (wgmma RS form) and V
+    MN-major."""
+    import torch
+
+    text = (Path(__file__).resolve().parents[2] / "examples" / "gemm_chain.mlir").read_text()
+    kernel = tawa.compile(text, "gemm_chain", stages=2)
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    q, k, v = (torch.randn(BH, S, 128, device="cuda", generator=g).to(torch.bfloat16) for _ in range(3))
+    o = torch.full((BH, S, 128), float("nan"), device="cuda", dtype=torch.bfloat16)
+    kernel(q, k, v, o, S, grid=(math.ceil(S / BM), BH))
+    torch.cuda.synchronize()
+    assert not torch.isnan(o.float()).any(), "some of O was not written"
+    p = torch.einsum("bqd,bkd->bqk", q.float(), k.float())
+    ref = torch.einsum("bqk,bkd->bqd", p, v.float())
+    err = ((o.float() - ref).norm() / ref.norm()).item()
+    assert err <= TOL, f"relative error {err:.3g} > {TOL}"

@@ -38,3 +38,17 @@ def test_gemm_softmax_on_the_cpu():
     got = C.astype(np.float64)
     assert not np.isnan(got).any()
     assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 1e-2
+
+
+def test_gemm_chain_on_the_cpu():
+    rng = np.random.default_rng()
+    BH, S = 2, 200
+    q, k, v = (rng.standard_normal((BH, S, 128)).astype(ml_dtypes.bfloat16) for _ in range(3))
+    o = np.full((BH, S, 128), np.nan, dtype=ml_dtypes.bfloat16)
+    text = (EXAMPLE.parent / "gemm_chain.mlir").read_text()
+    tawa.interpret(text, "gemm_chain", (2, BH), q, k, v, o, S)
+    f = lambda x: x.astype(np.float64)  # noqa: E731
+    ref = np.einsum("bqk,bkd->bqd", np.einsum("bqd,bkd->bqk", f(q), f(k)), f(v))
+    got = f(o)
+    assert not np.isnan(got).any()
+    assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 1e-2

@@ -146,7 +146,8 @@ class KernelPrinter:
     def define_frag(self, v: SSAValue) -> list[str]:
         t = v.type
         assert isinstance(t, nvgpu.FragmentType)
-        regs = [self.regs.new("f") for _ in range(t.registers())]
+        cls = "r" if t.layout.data == nvgpu.FragmentLayout.WGMMA_A else "f"
+        regs = [self.regs.new(cls) for _ in range(t.registers())]
         self.vals[v] = regs
         return regs
 
@@ -376,7 +377,8 @@ class KernelPrinter:
     def define_like_value(self, v: SSAValue) -> str | list[str]:
         """Fresh registers for a value of v's type (v keeps its own)."""
         if isinstance(v.type, nvgpu.FragmentType):
-            return [self.regs.new("f") for _ in range(v.type.registers())]
+            cls = "r" if v.type.layout.data == nvgpu.FragmentLayout.WGMMA_A else "f"
+            return [self.regs.new(cls) for _ in range(v.type.registers())]
         return self.regs.new(_reg_class(v.type))
 
     def op_scf_if(self, op: scf.IfOp) -> None:
@@ -561,15 +563,17 @@ class KernelPrinter:
 
     def op_nvgpu_wgmma(self, op: nvgpu.WgmmaOp) -> None:
         lt, rt = op.lhs.type, op.rhs.type
-        if not isinstance(lt, nvgpu.WgmmaDescriptorType):
-            raise _unsupported(op, "register (wgmma_a) operands")
         assert isinstance(rt, nvgpu.WgmmaDescriptorType)
+        a_in_registers = isinstance(lt, nvgpu.FragmentType)
         et = lt.element_type
         rhs_k_major = op.rhs_transposed is not None
         n = rt.get_shape()[0] if rhs_k_major else rt.get_shape()[1]
         k = lt.get_shape()[1]
         if isinstance(et, Float8E4M3FNType):
             kstep, kind, tail = 32, "e4m3.e4m3", ", 1, 1"
+        elif isinstance(et, BFloat16Type | Float16Type) and a_in_registers:
+            # A in registers: no imm-trans-a; imm-trans-b = 1 for an MN-major B.
+            kstep, kind, tail = 16, f"{et}.{et}", f", 1, 1, {0 if rhs_k_major else 1}"
         elif isinstance(et, BFloat16Type | Float16Type):
             # imm-trans-a = 0 (A is K-major); imm-trans-b = 1 for an MN-major B.
             kstep, kind, tail = 16, f"{et}.{et}", f", 1, 1, 0, {0 if rhs_k_major else 1}"
@@ -583,16 +587,25 @@ class KernelPrinter:
             self.copy(dst, acc, op.acc.type)
         self.vals[op.result] = dst
         regs = "{" + ", ".join(dst) + "}"
-        da, db = self.reg(op.lhs), self.reg(op.rhs)
+        db = self.reg(op.rhs)
         steps = k // kstep
-        offsets_a = self._k_offsets(op.lhs, steps, True)
         offsets_b = self._k_offsets(op.rhs, steps, rhs_k_major)
+        if a_in_registers:
+            a_regs = self.frag(op.lhs)
+        else:
+            da = self.reg(op.lhs)
+            offsets_a = self._k_offsets(op.lhs, steps, True)
         for j in range(steps):
-            da_j, db_j = da, db
+            db_j = db
+            if a_in_registers:
+                # k16 block j of the A operand: 4 registers of bf16 pairs.
+                da_j = "{" + ", ".join(a_regs[4 * j : 4 * j + 4]) + "}"
             # Offsets enter the descriptor's (address >> 4) field.
-            if offsets_a[j]:
+            elif offsets_a[j]:
                 da_j = self.regs.new("rd")
                 self.emit(f"add.s64 {da_j}, {da}, {offsets_a[j] >> 4};")
+            else:
+                da_j = da
             if offsets_b[j]:
                 db_j = self.regs.new("rd")
                 self.emit(f"add.s64 {db_j}, {db}, {offsets_b[j] >> 4};")
@@ -635,6 +648,15 @@ class KernelPrinter:
         src = self.frag(op.input)
         for s_reg, d in zip(src, self.define_frag(op.result)):
             self.emit(f"{inst} {d}, {s_reg};")
+
+    def op_nvgpu_frag_convert(self, op: nvgpu.FragmentConvertOp) -> None:
+        t = op.result.type
+        assert isinstance(t, nvgpu.FragmentType)
+        cvt = "cvt.rn.bf16x2.f32" if isinstance(t.element_type, BFloat16Type) else "cvt.rn.f16x2.f32"
+        src = self.frag(op.input)
+        for i, d in enumerate(self.define_frag(op.result)):
+            # The first source goes to the upper half: column 2i+1 above 2i.
+            self.emit(f"{cvt} {d}, {src[2 * i + 1]}, {src[2 * i]};")
 
     def op_nvgpu_frag_splat(self, op: nvgpu.FragmentSplatOp) -> None:
         for d in self.define_frag(op.result):

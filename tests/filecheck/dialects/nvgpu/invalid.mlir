@@ -441,3 +441,11 @@ func.func @frag_broadcast_layouts(%a: !nvgpu.frag<64x128xf32, wgmma_acc>) {
   func.return
 }
 // CHECK: error: nvgpu.frag_broadcast repeats a wgmma_row fragment over a wgmma_acc one
+
+// -----
+
+func.func @frag_convert_shape(%a: !nvgpu.frag<64x128xf32, wgmma_acc>) {
+  %b = nvgpu.frag_convert %a : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64x64xbf16, wgmma_a>
+  func.return
+}
+// CHECK: error: nvgpu.frag_convert turns a wgmma_acc fragment into a wgmma_a fragment of the same shape

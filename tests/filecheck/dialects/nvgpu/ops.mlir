@@ -326,3 +326,16 @@ func.func @frag_rows(%a: !nvgpu.frag<64x128xf32, wgmma_acc>, %s: f32) {
 // CHECK-GENERIC:         %m0 = "nvgpu.frag_splat"(%s) : (f32) -> !nvgpu.frag<64xf32, wgmma_row>
 // CHECK-GENERIC:         %m = "nvgpu.frag_reduce"(%a) <{kind = #tile<reduce_kind max>}> : (!nvgpu.frag<64x128xf32, wgmma_acc>) -> !nvgpu.frag<64xf32, wgmma_row>
 // CHECK-GENERIC:         %b = "nvgpu.frag_broadcast"(%mm) : (!nvgpu.frag<64xf32, wgmma_row>) -> !nvgpu.frag<64x128xf32, wgmma_acc>
+
+// -----
+
+func.func @frag_convert(%a: !nvgpu.frag<64x128xf32, wgmma_acc>) {
+  %b = nvgpu.frag_convert %a : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64x128xbf16, wgmma_a>
+  func.return
+}
+
+// CHECK-LABEL: func.func @frag_convert(
+// CHECK-NEXT:    %b = nvgpu.frag_convert %a : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64x128xbf16, wgmma_a>
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "frag_convert"
+// CHECK-GENERIC:         %b = "nvgpu.frag_convert"(%a) : (!nvgpu.frag<64x128xf32, wgmma_acc>) -> !nvgpu.frag<64x128xbf16, wgmma_a>
