@@ -66,7 +66,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from tawa.dialects.common import GridAxisOp, parse_count_and_values, print_count_and_values
-from tawa.dialects.tile import ReduceKindAttr
+from tawa.dialects.tile import CmpIPredicate, CmpIPredicateAttr, ReduceKindAttr
 
 SWIZZLES = (0, 32, 64, 128)
 # A swizzled buffer must start at a multiple of the swizzle pattern's period
@@ -300,8 +300,10 @@ class FragmentType(ParametrizedAttribute, TypeAttribute):
                 f"nvgpu.frag of layout {self.layout.data.value} must be 64xN with N a "
                 f"positive multiple of 8, got {list(shape)}"
             )
-        if layout == FragmentLayout.WGMMA_ACC and not isinstance(self.element_type, Float32Type):
-            raise VerifyException("nvgpu.frag wgmma_acc fragments hold f32")
+        if layout == FragmentLayout.WGMMA_ACC and not (
+            isinstance(self.element_type, Float32Type) or self.element_type in (IntegerType(32), i1)
+        ):
+            raise VerifyException("nvgpu.frag wgmma_acc fragments hold f32 (or i32 / i1 for masks)")
         if layout == FragmentLayout.WGMMA_A and not isinstance(
             self.element_type, BFloat16Type | Float16Type
         ):
@@ -820,6 +822,15 @@ class FragBinaryKind(StrEnum):
     DIVF = "divf"
     MAXIMUMF = "maximumf"
     MINIMUMF = "minimumf"
+    ADDI = "addi"
+    SUBI = "subi"
+    MULI = "muli"
+    ANDI = "andi"
+    ORI = "ori"
+
+
+FLOAT_KINDS = {FragBinaryKind.ADDF, FragBinaryKind.SUBF, FragBinaryKind.MULF,
+               FragBinaryKind.DIVF, FragBinaryKind.MAXIMUMF, FragBinaryKind.MINIMUMF}
 
 
 @irdl_attr_definition
@@ -831,9 +842,11 @@ class FragBinaryKindAttr(EnumAttribute[FragBinaryKind], SpacedOpaqueSyntaxAttrib
 
 @irdl_op_definition
 class FragmentBinaryOp(IRDLOperation):
-    """Elementwise f32 math on a fragment: `result[i] = lhs[i] <kind> rhs[i]`,
-    where `rhs` is a fragment of the same type or an f32 scalar used for
-    every element.  Each thread computes its own registers; no data moves.
+    """Elementwise math on a fragment: `result[i] = lhs[i] <kind> rhs[i]`,
+    where `rhs` is a fragment of the same type or a scalar of its element type
+    used for every element.  Float kinds work on f32, integer kinds on i32
+    (index math for masks), `andi`/`ori` also on i1.  Each thread computes its
+    own registers; no data moves.
 
     Example: `%s = nvgpu.frag_binary mulf %acc, %alpha : !nvgpu.frag<64x256xf32, wgmma_acc>, f32`
     """
@@ -841,7 +854,7 @@ class FragmentBinaryOp(IRDLOperation):
     name = "nvgpu.frag_binary"
     kind = prop_def(FragBinaryKindAttr)
     lhs = operand_def(FragmentType)
-    rhs = operand_def(base(FragmentType) | base(Float32Type))
+    rhs = operand_def(base(FragmentType) | base(Float32Type) | base(IntegerType))
     result = result_def(FragmentType)
     traits = traits_def(Pure())
 
@@ -885,12 +898,18 @@ class FragmentBinaryOp(IRDLOperation):
     def verify_(self) -> None:
         lt = self.lhs.type
         assert isinstance(lt, FragmentType)
-        if not isinstance(lt.element_type, Float32Type):
+        et, kind = lt.element_type, self.kind.data
+        if kind in FLOAT_KINDS and not isinstance(et, Float32Type):
             raise VerifyException(f"nvgpu.frag_binary works on f32 fragments, got {lt}")
-        if isinstance(self.rhs.type, FragmentType) and self.rhs.type != lt:
+        if kind not in FLOAT_KINDS and not (
+            et == IntegerType(32) or (et == i1 and kind in (FragBinaryKind.ANDI, FragBinaryKind.ORI))
+        ):
+            raise VerifyException(f"nvgpu.frag_binary {kind.value} needs i32 (or i1) fragments, got {lt}")
+        rt = self.rhs.type
+        if rt != lt and rt != et:
             raise VerifyException(
-                f"nvgpu.frag_binary operands must be fragments of one type (or an f32 scalar), "
-                f"got {lt} and {self.rhs.type}"
+                f"nvgpu.frag_binary operands must be fragments of one type (or a scalar of "
+                f"its element type), got {lt} and {rt}"
             )
         if self.result.type != lt:
             raise VerifyException("nvgpu.frag_binary result must have the type of its lhs")
@@ -1021,6 +1040,141 @@ class FragmentConvertOp(IRDLOperation):
         ):
             raise VerifyException(
                 "nvgpu.frag_convert turns a wgmma_acc fragment into a wgmma_a fragment of the same shape"
+            )
+
+
+class FragIndexAxis(StrEnum):
+    ROW = "row"
+    COL = "col"
+
+
+@irdl_attr_definition
+class FragIndexAxisAttr(EnumAttribute[FragIndexAxis], SpacedOpaqueSyntaxAttribute):
+    """Which coordinate `nvgpu.frag_index` gives."""
+
+    name = "nvgpu.frag_index_axis"
+
+
+@irdl_op_definition
+class FragmentIndexOp(IRDLOperation):
+    """The row (0..63, within the warp group's 64 rows) or column (0..N-1)
+    of every element of a wgmma_acc fragment, as i32: the coordinates from
+    which masks are computed.
+
+    Example: `%cols = nvgpu.frag_index col : !nvgpu.frag<64x128xi32, wgmma_acc>`
+    """
+
+    name = "nvgpu.frag_index"
+    axis = prop_def(FragIndexAxisAttr)
+    result = result_def(FragmentType)
+    traits = traits_def(Pure())
+    assembly_format = "$axis attr-dict `:` type($result)"
+
+    def verify_(self) -> None:
+        t = self.result.type
+        assert isinstance(t, FragmentType)
+        if t.layout.data != FragmentLayout.WGMMA_ACC or t.element_type != IntegerType(32):
+            raise VerifyException(f"nvgpu.frag_index gives an i32 wgmma_acc fragment, got {t}")
+
+
+@irdl_op_definition
+class FragmentCmpIOp(IRDLOperation):
+    """Elementwise integer comparison of an i32 fragment with another one or
+    an i32 scalar, giving an i1 fragment (a mask).
+
+    Example: `%in = nvgpu.frag_cmpi slt, %cols, %n : !nvgpu.frag<64x128xi32, wgmma_acc>, i32`
+    """
+
+    name = "nvgpu.frag_cmpi"
+    predicate = prop_def(CmpIPredicateAttr)
+    lhs = operand_def(FragmentType)
+    rhs = operand_def(base(FragmentType) | base(IntegerType))
+    result = result_def(FragmentType)
+    traits = traits_def(Pure())
+
+    def __init__(self, predicate: CmpIPredicate, lhs: SSAValue, rhs: SSAValue):
+        lt = lhs.type
+        assert isinstance(lt, FragmentType)
+        super().__init__(
+            operands=[lhs, rhs],
+            properties={"predicate": CmpIPredicateAttr(predicate)},
+            result_types=[FragmentType(lt.get_shape(), i1, lt.layout.data)],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FragmentCmpIOp:
+        pos = parser.pos
+        pred = parser.parse_identifier()
+        if pred not in CmpIPredicate.__members__.values():
+            parser.raise_error(f"unknown nvgpu.frag_cmpi predicate '{pred}'", pos)
+        parser.parse_punctuation(",")
+        lhs = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        rhs = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        lt = parser.parse_type()
+        parser.parse_punctuation(",")
+        rt = parser.parse_type()
+        if not isinstance(lt, FragmentType):
+            parser.raise_error(f"nvgpu.frag_cmpi compares fragments, got {lt}", pos)
+        lhs_v, rhs_v = parser.resolve_operands([lhs, rhs], [lt, rt], parser.pos)
+        op = cls(CmpIPredicate(pred), lhs_v, rhs_v)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.predicate.data.value}, ")
+        printer.print_operand(self.lhs)
+        printer.print_string(", ")
+        printer.print_operand(self.rhs)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.lhs.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.rhs.type)
+
+    def verify_(self) -> None:
+        lt = self.lhs.type
+        assert isinstance(lt, FragmentType)
+        if lt.element_type != IntegerType(32):
+            raise VerifyException(f"nvgpu.frag_cmpi compares i32 fragments, got {lt}")
+        if self.rhs.type not in (lt, IntegerType(32)):
+            raise VerifyException(
+                f"nvgpu.frag_cmpi rhs must be {lt} or an i32 scalar, got {self.rhs.type}"
+            )
+        if self.result.type != FragmentType(lt.get_shape(), i1, lt.layout.data):
+            raise VerifyException("nvgpu.frag_cmpi result must be the i1 fragment of its operands' shape")
+
+
+@irdl_op_definition
+class FragmentSelectOp(IRDLOperation):
+    """Elementwise choice: `mask[i] ? true_value[i] : false_value[i]`, where
+    `false_value` may be an f32 scalar used for every element.
+
+    Example: `%s = nvgpu.frag_select %mask, %x, %ninf : !nvgpu.frag<64x128xi1, wgmma_acc>, !nvgpu.frag<64x128xf32, wgmma_acc>, f32`
+    """
+
+    name = "nvgpu.frag_select"
+    T: ClassVar = VarConstraint("T", base(FragmentType))
+    mask = operand_def(FragmentType)
+    true_value = operand_def(T)
+    false_value = operand_def(base(FragmentType) | base(Float32Type))
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$mask `,` $true_value `,` $false_value attr-dict `:` type($mask) `,` type($true_value) `,` type($false_value)"
+    )
+
+    def verify_(self) -> None:
+        mt, tt = self.mask.type, self.true_value.type
+        assert isinstance(mt, FragmentType) and isinstance(tt, FragmentType)
+        if mt != FragmentType(tt.get_shape(), i1, tt.layout.data):
+            raise VerifyException(f"nvgpu.frag_select mask must be the i1 fragment of {tt}, got {mt}")
+        if self.false_value.type not in (tt, tt.element_type):
+            raise VerifyException(
+                f"nvgpu.frag_select false value must be {tt} or a scalar {tt.element_type}, "
+                f"got {self.false_value.type}"
             )
 
 
@@ -1274,6 +1428,9 @@ NVGPU = Dialect(
         WgmmaWaitGroupOp,
         FragmentZerosOp,
         FragmentConvertOp,
+        FragmentIndexOp,
+        FragmentCmpIOp,
+        FragmentSelectOp,
         FragmentSplatOp,
         FragmentReduceOp,
         FragmentBroadcastOp,
@@ -1304,6 +1461,7 @@ NVGPU = Dialect(
         FragmentType,
         FragBinaryKindAttr,
         FragUnaryKindAttr,
+        FragIndexAxisAttr,
         RegActionAttr,
     ],
 )

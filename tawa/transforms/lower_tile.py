@@ -37,8 +37,10 @@ from xdsl.dialects.builtin import Float32Type, IndexType, IntegerAttr, ModuleOp,
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import is_side_effect_free
 
 from tawa.dialects import aref, nvgpu, tile
+from tawa.transforms.masks import Materializer, symbolic
 from tawa.transforms.lower_aref import PRODUCER, const, fail
 
 WG_ROWS = nvgpu.WGMMA_M
@@ -91,6 +93,9 @@ class ConsumerLowering:
         Rewriter.insert_op([local, row0], at)
         row0.result.name_hint = "wg_row0"
         self.row0 = row0.result
+        row0_i32 = arith.IndexCastOp(row0.result, i32)
+        Rewriter.insert_op(row0_i32, at)
+        self.row0_i32 = row0_i32.result
         self.zero = const(0, at)
         for op in [o for o in self.region.walk() if isinstance(o, tile.ZerosOp)]:
             t = op.result.type
@@ -126,8 +131,11 @@ class ConsumerLowering:
                 self._reduce(op)
             elif isinstance(op, tile.BroadcastOp):
                 self._broadcast(op)
+            elif isinstance(op, tile.SelectOp):
+                self._select(op)
             elif isinstance(op, tile.StoreOp):
                 self._store(op)
+        _erase_dead_tile_math(self.region)
         for op in [o for o in self.region.walk() if isinstance(o, tile.SplatOp)]:
             if not op.result.uses:
                 Rewriter.erase_op(op)
@@ -282,6 +290,32 @@ class ConsumerLowering:
         if not expand.result.uses:
             Rewriter.erase_op(expand)
 
+    def _select(self, op: tile.SelectOp) -> None:
+        """`select(mask, acc, other)`: the mask, built from index tiles, is
+        computed per register (see tawa.transforms.masks)."""
+        on_true = op.true_value
+        t = on_true.type
+        if not isinstance(t, nvgpu.FragmentType):
+            return  # not on an accumulator: reported later
+        expr = symbolic(op.mask)
+        if expr is None:
+            raise fail(op, "tawa-lower-tile: masks must be built from tile.iota, splats, integer math and tile.cmpi")
+        at = InsertPoint.before(op)
+
+        def emit(new: Operation) -> SSAValue:
+            Rewriter.insert_op(new, at)
+            return new.results[0]
+
+        try:
+            mask = Materializer(t.get_shape()[1], self.row0_i32, emit)(expr)
+        except ValueError as err:
+            raise fail(op, f"tawa-lower-tile: {err}") from None
+        new = nvgpu.FragmentSelectOp.build(
+            operands=[mask, on_true, self._scalar_or_frag(op.false_value, op)], result_types=[t]
+        )
+        new.result.name_hint = op.result.name_hint
+        Rewriter.replace_op(op, new)
+
     def _scalar_or_frag(self, value: SSAValue, user: Operation) -> SSAValue:
         if isinstance(value.type, nvgpu.FragmentType):
             return value
@@ -348,6 +382,18 @@ def grouped_ids(
     Rewriter.insert_op(ops, at)
     pid0.name_hint, pid1.name_hint = "pid_x", "pid_y"
     return {0: pid0, 1: pid1}
+
+
+def _erase_dead_tile_math(region: Region) -> None:
+    """Drops index and mask tiles whose uses were all lowered."""
+    changed = True
+    while changed:
+        changed = False
+        for op in list(region.walk()):
+            on_tiles = any(isinstance(r.type, TensorType) for r in op.results)
+            if on_tiles and not any(r.uses for r in op.results) and is_side_effect_free(op):
+                Rewriter.erase_op(op)
+                changed = True
 
 
 def _guard_single_thread(region: Region) -> None:

@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    i1,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
@@ -93,6 +94,13 @@ def _reg_class(t: Attribute) -> str:
     return "?"
 
 
+def _frag_class(t: nvgpu.FragmentType) -> str:
+    """Register class of a fragment's registers."""
+    if t.layout.data == nvgpu.FragmentLayout.WGMMA_A:
+        return "r"  # bf16/f16 pairs
+    return _reg_class(t.element_type)
+
+
 def _int_suffix(t: Attribute) -> str:
     return "32" if isinstance(t, IntegerType) and t.width.data == 32 else "64"
 
@@ -146,8 +154,7 @@ class KernelPrinter:
     def define_frag(self, v: SSAValue) -> list[str]:
         t = v.type
         assert isinstance(t, nvgpu.FragmentType)
-        cls = "r" if t.layout.data == nvgpu.FragmentLayout.WGMMA_A else "f"
-        regs = [self.regs.new(cls) for _ in range(t.registers())]
+        regs = [self.regs.new(_frag_class(t)) for _ in range(t.registers())]
         self.vals[v] = regs
         return regs
 
@@ -156,10 +163,11 @@ class KernelPrinter:
 
     def copy(self, dst: str | list[str], src: str | list[str], t: Attribute) -> None:
         if isinstance(dst, list):
-            assert isinstance(src, list)
+            assert isinstance(src, list) and isinstance(t, nvgpu.FragmentType)
+            kind = {"p": "pred", "r": "b32", "f": "f32"}[_frag_class(t)]
             for d, s in zip(dst, src):
                 if d != s:
-                    self.emit(f"mov.f32 {d}, {s};")
+                    self.emit(f"mov.{kind} {d}, {s};")
             return
         if dst == src:
             return
@@ -309,6 +317,14 @@ class KernelPrinter:
         b = str(c) if c is not None and 0 <= c < 2**31 else self.reg(rhs)
         self.emit(f"{_INT_BINARY[type(op)]}{bits} {r}, {self.reg(lhs)}, {b};")
 
+    def float_binary(self, op: Operation) -> None:
+        inst = self._FRAG_BINARY[op.name.removeprefix("arith.")]
+        lhs, rhs = op.operands
+        self.emit(f"{inst} {self.define(op.results[0])}, {self.reg(lhs)}, {self.reg(rhs)};")
+
+    op_arith_addf = op_arith_subf = op_arith_mulf = op_arith_divf = float_binary
+    op_arith_maximumf = op_arith_minimumf = float_binary
+
     def op_arith_cmpi(self, op: arith.CmpiOp) -> None:
         pred = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
         t = op.lhs.type
@@ -377,8 +393,7 @@ class KernelPrinter:
     def define_like_value(self, v: SSAValue) -> str | list[str]:
         """Fresh registers for a value of v's type (v keeps its own)."""
         if isinstance(v.type, nvgpu.FragmentType):
-            cls = "r" if v.type.layout.data == nvgpu.FragmentLayout.WGMMA_A else "f"
-            return [self.regs.new(cls) for _ in range(v.type.registers())]
+            return [self.regs.new(_frag_class(v.type)) for _ in range(v.type.registers())]
         return self.regs.new(_reg_class(v.type))
 
     def op_scf_if(self, op: scf.IfOp) -> None:
@@ -633,10 +648,16 @@ class KernelPrinter:
     _FRAG_BINARY = {
         "addf": "add.f32", "subf": "sub.f32", "mulf": "mul.f32",
         "divf": "div.rn.f32", "maximumf": "max.NaN.f32", "minimumf": "min.NaN.f32",
+        "addi": "add.s32", "subi": "sub.s32", "muli": "mul.lo.s32",
+        "andi": "and.b32", "ori": "or.b32",
     }
 
     def op_nvgpu_frag_binary(self, op: nvgpu.FragmentBinaryOp) -> None:
         inst = self._FRAG_BINARY[op.kind.data.value]
+        t = op.lhs.type
+        assert isinstance(t, nvgpu.FragmentType)
+        if t.element_type == i1:
+            inst = inst.replace(".b32", ".pred")
         lhs = self.frag(op.lhs)
         rhs = self.vals[op.rhs]
         for i, d in enumerate(self.define_frag(op.result)):
@@ -657,6 +678,39 @@ class KernelPrinter:
         for i, d in enumerate(self.define_frag(op.result)):
             # The first source goes to the upper half: column 2i+1 above 2i.
             self.emit(f"{cvt} {d}, {src[2 * i + 1]}, {src[2 * i]};")
+
+    def op_nvgpu_frag_index(self, op: nvgpu.FragmentIndexOp) -> None:
+        # row(i) = 16*warp + lane/4 + 8*((i/2)%2); col(i) = 8*(i/4) + 2*(lane%4) + i%2
+        t = self.regs.new("r")
+        self.emit(f"mov.u32 {t}, %tid.x;")
+        self.emit(f"and.b32 {t}, {t}, 127;")
+        base = self.regs.new("r")
+        if op.axis.data.value == "row":
+            w = self.regs.new("r")
+            self.emit(f"shr.u32 {w}, {t}, 5;")
+            self.emit(f"bfe.u32 {base}, {t}, 2, 3;")
+            self.emit(f"mad.lo.u32 {base}, {w}, 16, {base};")
+            offset = lambda i: 8 * ((i // 2) % 2)  # noqa: E731
+        else:
+            self.emit(f"and.b32 {base}, {t}, 3;")
+            self.emit(f"shl.b32 {base}, {base}, 1;")
+            offset = lambda i: 8 * (i // 4) + i % 2  # noqa: E731
+        for i, d in enumerate(self.define_frag(op.result)):
+            self.emit(f"add.s32 {d}, {base}, {offset(i)};")
+
+    def op_nvgpu_frag_cmpi(self, op: nvgpu.FragmentCmpIOp) -> None:
+        pred = op.predicate.data.value
+        sign = "s" if pred in _SIGNED else "u"
+        lhs, rhs = self.frag(op.lhs), self.vals[op.rhs]
+        for i, d in enumerate(self.define_frag(op.result)):
+            b = rhs[i] if isinstance(rhs, list) else rhs
+            self.emit(f"setp.{_CMP[pred]}.{sign}32 {d}, {lhs[i]}, {b};")
+
+    def op_nvgpu_frag_select(self, op: nvgpu.FragmentSelectOp) -> None:
+        mask, on_true, on_false = self.frag(op.mask), self.frag(op.true_value), self.vals[op.false_value]
+        for i, d in enumerate(self.define_frag(op.result)):
+            f = on_false[i] if isinstance(on_false, list) else on_false
+            self.emit(f"selp.f32 {d}, {on_true[i]}, {f}, {mask[i]};")
 
     def op_nvgpu_frag_splat(self, op: nvgpu.FragmentSplatOp) -> None:
         for d in self.define_frag(op.result):

@@ -400,7 +400,7 @@ func.func @frag_binary_types(%a: !nvgpu.frag<64x256xf32, wgmma_acc>, %b: !nvgpu.
   %0 = nvgpu.frag_binary addf %a, %b : !nvgpu.frag<64x256xf32, wgmma_acc>, !nvgpu.frag<64x128xf32, wgmma_acc>
   func.return
 }
-// CHECK: error: nvgpu.frag_binary operands must be fragments of one type (or an f32 scalar), got !nvgpu.frag<64x256xf32, wgmma_acc> and !nvgpu.frag<64x128xf32, wgmma_acc>
+// CHECK: error: nvgpu.frag_binary operands must be fragments of one type (or a scalar of its element type), got !nvgpu.frag<64x256xf32, wgmma_acc> and !nvgpu.frag<64x128xf32, wgmma_acc>
 
 // -----
 
@@ -449,3 +449,51 @@ func.func @frag_convert_shape(%a: !nvgpu.frag<64x128xf32, wgmma_acc>) {
   func.return
 }
 // CHECK: error: nvgpu.frag_convert turns a wgmma_acc fragment into a wgmma_a fragment of the same shape
+
+// -----
+
+func.func @frag_index_type() {
+  %r = nvgpu.frag_index row : !nvgpu.frag<64x128xf32, wgmma_acc>
+  func.return
+}
+// CHECK: error: nvgpu.frag_index gives an i32 wgmma_acc fragment, got !nvgpu.frag<64x128xf32, wgmma_acc>
+
+// -----
+
+func.func @frag_binary_int_kind(%a: !nvgpu.frag<64x128xf32, wgmma_acc>, %b: !nvgpu.frag<64x128xf32, wgmma_acc>) {
+  %0 = nvgpu.frag_binary addi %a, %b : !nvgpu.frag<64x128xf32, wgmma_acc>, !nvgpu.frag<64x128xf32, wgmma_acc>
+  func.return
+}
+// CHECK: error: nvgpu.frag_binary addi needs i32 (or i1) fragments, got !nvgpu.frag<64x128xf32, wgmma_acc>
+
+// -----
+
+func.func @frag_cmpi_type(%a: !nvgpu.frag<64x128xf32, wgmma_acc>, %n: i32) {
+  %0 = nvgpu.frag_cmpi slt, %a, %n : !nvgpu.frag<64x128xf32, wgmma_acc>, i32
+  func.return
+}
+// CHECK: error: nvgpu.frag_cmpi compares i32 fragments, got !nvgpu.frag<64x128xf32, wgmma_acc>
+
+// -----
+
+func.func @frag_cmpi_rhs(%a: !nvgpu.frag<64x128xi32, wgmma_acc>, %n: i64) {
+  %0 = nvgpu.frag_cmpi slt, %a, %n : !nvgpu.frag<64x128xi32, wgmma_acc>, i64
+  func.return
+}
+// CHECK: error: nvgpu.frag_cmpi rhs must be !nvgpu.frag<64x128xi32, wgmma_acc> or an i32 scalar, got i64
+
+// -----
+
+func.func @frag_select_mask(%m: !nvgpu.frag<64x64xi1, wgmma_acc>, %x: !nvgpu.frag<64x128xf32, wgmma_acc>, %f: f32) {
+  %0 = nvgpu.frag_select %m, %x, %f : !nvgpu.frag<64x64xi1, wgmma_acc>, !nvgpu.frag<64x128xf32, wgmma_acc>, f32
+  func.return
+}
+// CHECK: error: nvgpu.frag_select mask must be the i1 fragment of !nvgpu.frag<64x128xf32, wgmma_acc>, got !nvgpu.frag<64x64xi1, wgmma_acc>
+
+// -----
+
+func.func @frag_select_false(%m: !nvgpu.frag<64x128xi1, wgmma_acc>, %x: !nvgpu.frag<64x128xf32, wgmma_acc>, %f: !nvgpu.frag<64x64xf32, wgmma_acc>) {
+  %0 = nvgpu.frag_select %m, %x, %f : !nvgpu.frag<64x128xi1, wgmma_acc>, !nvgpu.frag<64x128xf32, wgmma_acc>, !nvgpu.frag<64x64xf32, wgmma_acc>
+  func.return
+}
+// CHECK: error: nvgpu.frag_select false value must be !nvgpu.frag<64x128xf32, wgmma_acc> or a scalar f32, got !nvgpu.frag<64x64xf32, wgmma_acc>

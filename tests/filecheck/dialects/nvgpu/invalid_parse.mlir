@@ -150,3 +150,19 @@ func.func @frag_row_shape(%a: !nvgpu.frag<128xf32, wgmma_row>) {
   func.return
 }
 // CHECK:      nvgpu.frag of layout wgmma_row must be 64xf32, got [128]
+
+// -----
+
+func.func @frag_cmpi_predicate(%a: !nvgpu.frag<64x128xi32, wgmma_acc>, %n: i32) {
+  %0 = nvgpu.frag_cmpi lt, %a, %n : !nvgpu.frag<64x128xi32, wgmma_acc>, i32
+  func.return
+}
+// CHECK:      unknown nvgpu.frag_cmpi predicate 'lt'
+
+// -----
+
+func.func @frag_cmpi_lhs(%a: i32, %n: i32) {
+  %0 = nvgpu.frag_cmpi slt, %a, %n : i32, i32
+  func.return
+}
+// CHECK:      nvgpu.frag_cmpi compares fragments, got i32

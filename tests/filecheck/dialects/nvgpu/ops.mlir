@@ -339,3 +339,31 @@ func.func @frag_convert(%a: !nvgpu.frag<64x128xf32, wgmma_acc>) {
 
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "frag_convert"
 // CHECK-GENERIC:         %b = "nvgpu.frag_convert"(%a) : (!nvgpu.frag<64x128xf32, wgmma_acc>) -> !nvgpu.frag<64x128xbf16, wgmma_a>
+
+// -----
+
+// Masks: element coordinates, integer math, comparisons and selects on fragments.
+func.func @frag_masks(%x: !nvgpu.frag<64x128xf32, wgmma_acc>, %n: i32, %off: i32, %ninf: f32) {
+  %rows = nvgpu.frag_index row : !nvgpu.frag<64x128xi32, wgmma_acc>
+  %cols = nvgpu.frag_index col : !nvgpu.frag<64x128xi32, wgmma_acc>
+  %q = nvgpu.frag_binary addi %rows, %off : !nvgpu.frag<64x128xi32, wgmma_acc>, i32
+  %in = nvgpu.frag_cmpi slt, %cols, %n : !nvgpu.frag<64x128xi32, wgmma_acc>, i32
+  %causal = nvgpu.frag_cmpi sle, %cols, %q : !nvgpu.frag<64x128xi32, wgmma_acc>, !nvgpu.frag<64x128xi32, wgmma_acc>
+  %both = nvgpu.frag_binary andi %in, %causal : !nvgpu.frag<64x128xi1, wgmma_acc>, !nvgpu.frag<64x128xi1, wgmma_acc>
+  %y = nvgpu.frag_select %both, %x, %ninf : !nvgpu.frag<64x128xi1, wgmma_acc>, !nvgpu.frag<64x128xf32, wgmma_acc>, f32
+  func.return
+}
+
+// CHECK-LABEL: func.func @frag_masks(
+// CHECK-NEXT:    %rows = nvgpu.frag_index row : !nvgpu.frag<64x128xi32, wgmma_acc>
+// CHECK-NEXT:    %cols = nvgpu.frag_index col : !nvgpu.frag<64x128xi32, wgmma_acc>
+// CHECK-NEXT:    %q = nvgpu.frag_binary addi %rows, %off : !nvgpu.frag<64x128xi32, wgmma_acc>, i32
+// CHECK-NEXT:    %in = nvgpu.frag_cmpi slt, %cols, %n : !nvgpu.frag<64x128xi32, wgmma_acc>, i32
+// CHECK-NEXT:    %causal = nvgpu.frag_cmpi sle, %cols, %q : !nvgpu.frag<64x128xi32, wgmma_acc>, !nvgpu.frag<64x128xi32, wgmma_acc>
+// CHECK-NEXT:    %both = nvgpu.frag_binary andi %in, %causal : !nvgpu.frag<64x128xi1, wgmma_acc>, !nvgpu.frag<64x128xi1, wgmma_acc>
+// CHECK-NEXT:    %y = nvgpu.frag_select %both, %x, %ninf : !nvgpu.frag<64x128xi1, wgmma_acc>, !nvgpu.frag<64x128xf32, wgmma_acc>, f32
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "frag_masks"
+// CHECK-GENERIC:         %rows = "nvgpu.frag_index"() <{axis = #nvgpu<frag_index_axis row>}> : () -> !nvgpu.frag<64x128xi32, wgmma_acc>
+// CHECK-GENERIC:         %in = "nvgpu.frag_cmpi"(%cols, %n) <{predicate = #tile<cmpi_predicate slt>}> : (!nvgpu.frag<64x128xi32, wgmma_acc>, i32) -> !nvgpu.frag<64x128xi1, wgmma_acc>
+// CHECK-GENERIC:         %y = "nvgpu.frag_select"(%both, %x, %ninf) : (!nvgpu.frag<64x128xi1, wgmma_acc>, !nvgpu.frag<64x128xf32, wgmma_acc>, f32) -> !nvgpu.frag<64x128xf32, wgmma_acc>

@@ -1,0 +1,29 @@
+// RUN: tawa-opt %S/../../../examples/attention_fwd.mlir -p 'tawa-hopper-pipeline{stages=2}' | filecheck %s
+
+// FlashAttention forward, fully lowered: masks from element coordinates, the
+// online softmax on accumulator and row fragments, P·V with P in registers.
+// CHECK-LABEL: func.func @attention_fwd
+// CHECK:         nvgpu.frag_splat %ninf : f32 -> !nvgpu.frag<64xf32, wgmma_row>
+// CHECK:         nvgpu.frag_zeros : !nvgpu.frag<64xf32, wgmma_row>
+// CHECK:         nvgpu.wgmma %{{.*}}, %{{.*}}, %s_zero, %{{.*}} {rhs_transposed} : !nvgpu.wgmma_desc<64x128xbf16, swizzle = 128>, !nvgpu.wgmma_desc<128x128xbf16, swizzle = 128>
+// Key columns past seq_len are masked: column index + n0 < seq_len.
+// CHECK:         %[[COLS:.*]] = nvgpu.frag_index col : !nvgpu.frag<64x128xi32, wgmma_acc>
+// CHECK-NEXT:    %[[KEYS:.*]] = nvgpu.frag_binary addi %[[COLS]], %n0_i32 : !nvgpu.frag<64x128xi32, wgmma_acc>, i32
+// CHECK-NEXT:    %[[IN:.*]] = nvgpu.frag_cmpi slt, %[[KEYS]], %seq_len_i32
+// CHECK-NEXT:    %s_masked = nvgpu.frag_select %[[IN]], %s_scaled, %ninf
+// CHECK-NEXT:    %m_blk = nvgpu.frag_reduce max %s_masked
+// CHECK-NEXT:    %m_new = nvgpu.frag_binary maximumf %m_prev, %m_blk : !nvgpu.frag<64xf32, wgmma_row>, !nvgpu.frag<64xf32, wgmma_row>
+// CHECK:         %[[P:.*]] = nvgpu.frag_convert %p : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64x128xbf16, wgmma_a>
+// CHECK:         nvgpu.wgmma %[[P]], %{{.*}}, %acc_scaled
+// CHECK:         nvgpu.frag_store
+// CHECK-NOT:     tile.
+
+// The causal mask compares the key column with the query row (the warp
+// group's row in the tile plus m0).
+// CHECK-LABEL: func.func @attention_fwd_causal
+// CHECK:         %[[ROWS:.*]] = nvgpu.frag_index row : !nvgpu.frag<64x128xi32, wgmma_acc>
+// CHECK-NEXT:    %[[R:.*]] = nvgpu.frag_binary addi %[[ROWS]], %{{.*}} : !nvgpu.frag<64x128xi32, wgmma_acc>, i32
+// CHECK-NEXT:    %[[Q:.*]] = nvgpu.frag_binary addi %[[R]], %m0_i32
+// CHECK-NEXT:    nvgpu.frag_cmpi sle, %{{.*}}, %[[Q]] : !nvgpu.frag<64x128xi32, wgmma_acc>, !nvgpu.frag<64x128xi32, wgmma_acc>
+// CHECK:         nvgpu.frag_binary andi
+// CHECK:         nvgpu.frag_select
