@@ -2,7 +2,8 @@
 
 Workloads: `gemm` (bf16 C = A·Bᵀ against cuBLAS); `gemm-variants` (tawa's
 pipeline variants against each other and cuBLAS); `gemm-fp8` (e4m3 inputs
-against cuBLAS's fp8 GEMM); `python -m tawa.bench gemm -h`
+against cuBLAS's fp8 GEMM); `attention` (FlashAttention forward against torch
+SDPA's cuDNN and FA2 backends); `python -m tawa.bench gemm -h`
 lists its options.
 """
 
@@ -18,6 +19,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "gemm": "tawa.bench.gemm",
         "gemm-variants": "tawa.bench.gemm_variants",
         "gemm-fp8": "tawa.bench.gemm_fp8",
+        "attention": "tawa.bench.attention",
     }
     if not args or args[0] in ("-h", "--help"):
         print(__doc__.strip())
