@@ -156,86 +156,55 @@ class ConsumerLowering:
                         changed = True
 
     def _dot(self, op: tile.DotOp | tile.DotAsyncOp) -> None:
+        """A dot on an aref slot (rhs) becomes one whole-tile wgmma.  Its lhs
+        is another slot (this warp group's 64 rows of it), or `arith.truncf`
+        of an accumulator, which then stays in registers as the wgmma's A
+        operand (`nvgpu.frag_convert`, no trip through shared memory)."""
         lhs, rhs = op.lhs.owner, op.rhs.owner
-        if isinstance(lhs, arith.TruncFOp) and isinstance(lhs.input.type, nvgpu.FragmentType):
-            self._dot_from_registers(op, lhs)
-            return
-        if not isinstance(lhs, nvgpu.SmemTileOp) or not isinstance(rhs, nvgpu.SmemTileOp):
+        if not isinstance(rhs, nvgpu.SmemTileOp):
+            raise fail(op, f"tawa-lower-tile: {op.name} rhs must come from an aref slot (shared memory) for now")
+        if not isinstance(op.acc.type, nvgpu.FragmentType):
+            raise fail(op, f"tawa-lower-tile: {op.name} accumulator must be a zeros-initialised (loop-carried) accumulator")
+        ops: list[Operation] = []
+        if isinstance(lhs, arith.TruncFOp) and isinstance(src := lhs.input.type, nvgpu.FragmentType):
+            lt = lhs.result.type
+            assert isinstance(lt, TensorType)
+            a_t = nvgpu.FragmentType(src.get_shape(), lt.get_element_type(), nvgpu.FragmentLayout.WGMMA_A)
+            a = nvgpu.FragmentConvertOp.build(operands=[lhs.input], result_types=[a_t])
+        elif isinstance(lhs, nvgpu.SmemTileOp):
+            st = lhs.source.type
+            assert isinstance(st, nvgpu.SmemType)
+            a_t = nvgpu.WgmmaDescriptorType([WG_ROWS, st.get_shape()[2]], st.element_type, st.swizzle.data)
+            a = nvgpu.WgmmaDescriptorOp.build(operands=[lhs.source, lhs.stage, self.row0], result_types=[a_t])
+        else:
             raise fail(
                 op,
-                f"tawa-lower-tile: {op.name} operands must come from aref slots (shared memory), "
-                "or the lhs from a converted accumulator, for now",
+                f"tawa-lower-tile: {op.name} lhs must come from an aref slot or be a converted accumulator, for now",
             )
-        acc_t = op.acc.type
-        if not isinstance(acc_t, nvgpu.FragmentType):
-            raise fail(op, f"tawa-lower-tile: {op.name} accumulator must be a zeros-initialised (loop-carried) accumulator")
-        at = InsertPoint.before(op)
-        lt, rt = lhs.source.type, rhs.source.type
-        assert isinstance(lt, nvgpu.SmemType) and isinstance(rt, nvgpu.SmemType)
-        k = lt.get_shape()[2]
-        da = nvgpu.WgmmaDescriptorOp.build(
-            operands=[lhs.source, lhs.stage, self.row0],
-            result_types=[nvgpu.WgmmaDescriptorType([WG_ROWS, k], lt.element_type, lt.swizzle.data)],
-        )
-        db = nvgpu.WgmmaDescriptorOp.build(
-            operands=[rhs.source, rhs.stage, self.zero],
-            result_types=[nvgpu.WgmmaDescriptorType(rt.get_shape()[1:], rt.element_type, rt.swizzle.data)],
-        )
-        true = arith.ConstantOp(IntegerAttr(1, i1))
-        mma = nvgpu.WgmmaOp.build(
-            operands=[da.result, db.result, op.acc, true.result],
-            result_types=[acc_t],
-            properties={"rhs_transposed": UnitAttr()} if op.rhs_transposed is not None else {},
-        )
-        ops: list[Operation] = [da, db, true, nvgpu.WgmmaFenceOp(), mma, nvgpu.WgmmaCommitGroupOp()]
-        result = mma.result
-        if isinstance(op, tile.DotOp):
-            wait = nvgpu.WgmmaWaitGroupOp(0, [mma.result])
-            ops.append(wait)
-            result = wait.results_[0]
-        Rewriter.insert_op(ops, at)
-        result.name_hint = op.result.name_hint
-        op.result.replace_all_uses_with(result)
-        Rewriter.erase_op(op)
-
-    def _dot_from_registers(self, op: tile.DotOp | tile.DotAsyncOp, conv: arith.TruncFOp) -> None:
-        """`dot(truncf(acc), slot, acc2)`: the converted accumulator is the
-        wgmma's A operand in registers (no trip through shared memory)."""
-        rhs = op.rhs.owner
-        acc_t = op.acc.type
-        lt = conv.result.type
-        if not isinstance(rhs, nvgpu.SmemTileOp) or not isinstance(acc_t, nvgpu.FragmentType):
-            raise fail(op, f"tawa-lower-tile: {op.name} with a register lhs needs its rhs in an aref slot")
-        assert isinstance(lt, TensorType)
-        src = conv.input.type
-        assert isinstance(src, nvgpu.FragmentType)
-        a_t = nvgpu.FragmentType(src.get_shape(), lt.get_element_type(), nvgpu.FragmentLayout.WGMMA_A)
-        at = InsertPoint.before(op)
-        frag = nvgpu.FragmentConvertOp.build(operands=[conv.input], result_types=[a_t])
         rt = rhs.source.type
         assert isinstance(rt, nvgpu.SmemType)
-        db = nvgpu.WgmmaDescriptorOp.build(
+        b = nvgpu.WgmmaDescriptorOp.build(
             operands=[rhs.source, rhs.stage, self.zero],
             result_types=[nvgpu.WgmmaDescriptorType(rt.get_shape()[1:], rt.element_type, rt.swizzle.data)],
         )
         true = arith.ConstantOp(IntegerAttr(1, i1))
         mma = nvgpu.WgmmaOp.build(
-            operands=[frag.result, db.result, op.acc, true.result],
-            result_types=[acc_t],
+            operands=[a.results[0], b.result, op.acc, true.result],
+            result_types=[op.acc.type],
             properties={"rhs_transposed": UnitAttr()} if op.rhs_transposed is not None else {},
         )
-        ops: list[Operation] = [frag, db, true, nvgpu.WgmmaFenceOp(), mma, nvgpu.WgmmaCommitGroupOp()]
+        ops += [a, b, true, nvgpu.WgmmaFenceOp(), mma, nvgpu.WgmmaCommitGroupOp()]
         result = mma.result
         if isinstance(op, tile.DotOp):
             wait = nvgpu.WgmmaWaitGroupOp(0, [mma.result])
             ops.append(wait)
             result = wait.results_[0]
-        Rewriter.insert_op(ops, at)
+        Rewriter.insert_op(ops, InsertPoint.before(op))
         result.name_hint = op.result.name_hint
         op.result.replace_all_uses_with(result)
         Rewriter.erase_op(op)
-        if not conv.result.uses:
-            Rewriter.erase_op(conv)
+        if isinstance(lhs, arith.TruncFOp) and not lhs.result.uses:
+            Rewriter.erase_op(lhs)
 
     def _elementwise(self, op: Operation) -> None:
         """Elementwise math on accumulator fragments (operands: fragments, or
