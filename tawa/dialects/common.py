@@ -9,6 +9,7 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, prop_def, result_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.utils.str_enum import StrEnum
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
@@ -61,3 +62,41 @@ def print_count_and_values(
     if values:
         printer.print_string(" : ")
         printer.print_list((v.type for v in values), printer.print_attribute)
+
+
+def parse_kind_and_operand_pair(
+    parser: Parser, kinds: type[StrEnum], what: str, comma_after_kind: bool
+) -> tuple[StrEnum, SSAValue, SSAValue, dict[str, Attribute]]:
+    """Parses `kind[,] %lhs, %rhs {attrs} : T_lhs, T_rhs` (elementwise ops on
+    fragments whose rhs may be a fragment or a scalar)."""
+    pos = parser.pos
+    name = parser.parse_identifier()
+    if name not in kinds.__members__.values():
+        parser.raise_error(f"unknown {what} '{name}'", pos)
+    if comma_after_kind:
+        parser.parse_punctuation(",")
+    lhs = parser.parse_unresolved_operand()
+    parser.parse_punctuation(",")
+    rhs = parser.parse_unresolved_operand()
+    attrs = parser.parse_optional_attr_dict()
+    parser.parse_punctuation(":")
+    lt = parser.parse_type()
+    parser.parse_punctuation(",")
+    rt = parser.parse_type()
+    lhs_v, rhs_v = parser.resolve_operands([lhs, rhs], [lt, rt], parser.pos)
+    return kinds(name), lhs_v, rhs_v, attrs
+
+
+def print_kind_and_operand_pair(
+    printer: Printer, kind: str, lhs: SSAValue, rhs: SSAValue, attributes: dict[str, Attribute], comma_after_kind: bool
+) -> None:
+    """Prints what `parse_kind_and_operand_pair` parses."""
+    printer.print_string(f" {kind}{',' if comma_after_kind else ''} ")
+    printer.print_operand(lhs)
+    printer.print_string(", ")
+    printer.print_operand(rhs)
+    printer.print_op_attributes(attributes)
+    printer.print_string(" : ")
+    printer.print_attribute(lhs.type)
+    printer.print_string(", ")
+    printer.print_attribute(rhs.type)

@@ -65,7 +65,13 @@ from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from tawa.dialects.common import GridAxisOp, parse_count_and_values, print_count_and_values
+from tawa.dialects.common import (
+    GridAxisOp,
+    parse_count_and_values,
+    parse_kind_and_operand_pair,
+    print_count_and_values,
+    print_kind_and_operand_pair,
+)
 from tawa.dialects.tile import CmpIPredicate, CmpIPredicateAttr, ReduceKindAttr
 
 SWIZZLES = (0, 32, 64, 128)
@@ -867,33 +873,13 @@ class FragmentBinaryOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> FragmentBinaryOp:
-        pos = parser.pos
-        kind = parser.parse_identifier()
-        if kind not in FragBinaryKind.__members__.values():
-            parser.raise_error(f"unknown nvgpu.frag_binary kind '{kind}'", pos)
-        lhs = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        rhs = parser.parse_unresolved_operand()
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        lt = parser.parse_type()
-        parser.parse_punctuation(",")
-        rt = parser.parse_type()
-        lhs_v, rhs_v = parser.resolve_operands([lhs, rhs], [lt, rt], parser.pos)
-        op = cls(FragBinaryKind(kind), lhs_v, rhs_v)
+        kind, lhs, rhs, attrs = parse_kind_and_operand_pair(parser, FragBinaryKind, "nvgpu.frag_binary kind", False)
+        op = cls(FragBinaryKind(kind), lhs, rhs)
         op.attributes |= attrs
         return op
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.kind.data.value} ")
-        printer.print_operand(self.lhs)
-        printer.print_string(", ")
-        printer.print_operand(self.rhs)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.lhs.type)
-        printer.print_string(", ")
-        printer.print_attribute(self.rhs.type)
+        print_kind_and_operand_pair(printer, self.kind.data.value, self.lhs, self.rhs, self.attributes, False)
 
     def verify_(self) -> None:
         lt = self.lhs.type
@@ -1104,35 +1090,15 @@ class FragmentCmpIOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> FragmentCmpIOp:
         pos = parser.pos
-        pred = parser.parse_identifier()
-        if pred not in CmpIPredicate.__members__.values():
-            parser.raise_error(f"unknown nvgpu.frag_cmpi predicate '{pred}'", pos)
-        parser.parse_punctuation(",")
-        lhs = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        rhs = parser.parse_unresolved_operand()
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        lt = parser.parse_type()
-        parser.parse_punctuation(",")
-        rt = parser.parse_type()
-        if not isinstance(lt, FragmentType):
-            parser.raise_error(f"nvgpu.frag_cmpi compares fragments, got {lt}", pos)
-        lhs_v, rhs_v = parser.resolve_operands([lhs, rhs], [lt, rt], parser.pos)
-        op = cls(CmpIPredicate(pred), lhs_v, rhs_v)
+        pred, lhs, rhs, attrs = parse_kind_and_operand_pair(parser, CmpIPredicate, "nvgpu.frag_cmpi predicate", True)
+        if not isinstance(lhs.type, FragmentType):
+            parser.raise_error(f"nvgpu.frag_cmpi compares fragments, got {lhs.type}", pos)
+        op = cls(CmpIPredicate(pred), lhs, rhs)
         op.attributes |= attrs
         return op
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.predicate.data.value}, ")
-        printer.print_operand(self.lhs)
-        printer.print_string(", ")
-        printer.print_operand(self.rhs)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.lhs.type)
-        printer.print_string(", ")
-        printer.print_attribute(self.rhs.type)
+        print_kind_and_operand_pair(printer, self.predicate.data.value, self.lhs, self.rhs, self.attributes, True)
 
     def verify_(self) -> None:
         lt = self.lhs.type
