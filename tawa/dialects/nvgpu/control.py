@@ -1,0 +1,215 @@
+"""nvgpu ops for registers, synchronization and ids: setmaxnreg, named barriers, fences, thread / warp / CTA ids."""
+
+from __future__ import annotations
+
+
+from xdsl.dialects.builtin import (
+    I32,
+    IndexType,
+    IntegerAttr,
+    i1,
+)
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from tawa.dialects.common import (
+    GridAxisOp,
+)
+
+from tawa.dialects.nvgpu.types import *  # noqa: F403
+
+
+# --------------------------------------------------------------------------- registers, sync, ids
+
+
+@irdl_op_definition
+class SetMaxNRegOp(IRDLOperation):
+    """`setmaxnreg.{inc,dec}.sync.aligned.u32 count`: sets the per-thread
+    register budget of the executing warp group to `count` (a multiple of 8 in
+    [24, 256]).  All threads of the warp group execute it together.
+
+    Example: `nvgpu.setmaxnreg inc 232`
+    """
+
+    name = "nvgpu.setmaxnreg"
+    action = prop_def(RegActionAttr)
+    count = prop_def(IntegerAttr[I32])
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = "$action $count attr-dict"
+
+    def __init__(self, action: RegAction, count: int):
+        super().__init__(
+            properties={"action": RegActionAttr(action), "count": IntegerAttr(count, 32)}
+        )
+
+    def verify_(self) -> None:
+        c = self.count.value.data
+        if not 24 <= c <= 256 or c % 8:
+            raise VerifyException(
+                f"nvgpu.setmaxnreg count must be a multiple of 8 in [24, 256], got {c}"
+            )
+
+
+class _NamedBarrierOp(IRDLOperation):
+    barrier_id = prop_def(IntegerAttr[I32])
+    num_threads = prop_def(IntegerAttr[I32])
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$barrier_id `,` $num_threads attr-dict"
+
+    def verify_(self) -> None:
+        bid, n = self.barrier_id.value.data, self.num_threads.value.data
+        if not 0 <= bid <= 15:
+            raise VerifyException(f"{self.name} barrier id must be in [0, 15], got {bid}")
+        if n <= 0 or n % 32 or n > 1024:
+            raise VerifyException(
+                f"{self.name} thread count must be a multiple of 32 in [32, 1024], got {n}"
+            )
+
+
+@irdl_op_definition
+class NamedBarrierSyncOp(_NamedBarrierOp):
+    """`bar.sync id, threads`: waits until `threads` threads (whole warps) have
+    arrived at named barrier `id`.  Barrier 0 with every thread is the CTA-wide
+    barrier.
+
+    Example: `nvgpu.named_barrier_sync 0, 384`
+    """
+
+    name = "nvgpu.named_barrier_sync"
+
+
+@irdl_op_definition
+class NamedBarrierArriveOp(_NamedBarrierOp):
+    """`bar.arrive id, threads`: arrives at named barrier `id` without waiting.
+
+    Example: `nvgpu.named_barrier_arrive 1, 256`
+    """
+
+    name = "nvgpu.named_barrier_arrive"
+
+
+@irdl_op_definition
+class FenceProxyAsyncOp(IRDLOperation):
+    """`fence.proxy.async.shared::cta`: orders this thread's generic-proxy
+    shared-memory accesses with later async-proxy ones (TMA, wgmma).
+
+    Example: `nvgpu.fence_proxy_async`
+    """
+
+    name = "nvgpu.fence_proxy_async"
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "attr-dict"
+
+
+@irdl_op_definition
+class FenceMBarrierInitOp(IRDLOperation):
+    """`fence.mbarrier_init.release.cluster`: makes this thread's mbarrier
+    initialisations visible to other threads and to the async proxy.
+
+    Example: `nvgpu.fence_mbarrier_init`
+    """
+
+    name = "nvgpu.fence_mbarrier_init"
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "attr-dict"
+
+
+class _IdOp(IRDLOperation):
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__(result_types=[IndexType()])
+
+
+@irdl_op_definition
+class ThreadIdOp(_IdOp):
+    """The thread's index in the CTA (`%tid.x`; CTAs are 1-D).
+
+    Example: `%t = nvgpu.thread_id`
+    """
+
+    name = "nvgpu.thread_id"
+
+
+@irdl_op_definition
+class LaneIdOp(_IdOp):
+    """The thread's lane in its warp (`%laneid`, 0..31).
+
+    Example: `%l = nvgpu.lane_id`
+    """
+
+    name = "nvgpu.lane_id"
+
+
+@irdl_op_definition
+class WarpIdOp(_IdOp):
+    """The warp's index in the CTA (thread id / 32).
+
+    Example: `%w = nvgpu.warp_id`
+    """
+
+    name = "nvgpu.warp_id"
+
+
+@irdl_op_definition
+class WarpGroupIdOp(_IdOp):
+    """The warp group's index in the CTA (thread id / 128).
+
+    Example: `%g = nvgpu.warp_group_id`
+    """
+
+    name = "nvgpu.warp_group_id"
+
+
+@irdl_op_definition
+class BlockIdOp(GridAxisOp):
+    """The CTA's index along grid axis `axis` (`%ctaid.x/y/z`).
+
+    Example: `%b = nvgpu.block_id 0`
+    """
+
+    name = "nvgpu.block_id"
+
+
+@irdl_op_definition
+class GridDimOp(GridAxisOp):
+    """The number of CTAs along grid axis `axis` (`%nctaid.x/y/z`).
+
+    Example: `%n = nvgpu.grid_dim 1`
+    """
+
+    name = "nvgpu.grid_dim"
+
+
+@irdl_op_definition
+class LaunchGridOp(GridAxisOp):
+    """The size of the tile program's logical grid along `axis`: a kernel
+    parameter the runtime fills from `grid=`.  Persistent kernels launch fewer
+    CTAs than programs and loop over the logical grid.
+
+    Example: `%gx = nvgpu.launch_grid 0`
+    """
+
+    name = "nvgpu.launch_grid"
+
+
+@irdl_op_definition
+class ElectOneOp(IRDLOperation):
+    """`elect.sync`: true in exactly one active thread of the executing warp.
+
+    Example: `%leader = nvgpu.elect_one`
+    """
+
+    name = "nvgpu.elect_one"
+    result = result_def(i1)
+    traits = traits_def(MemoryReadEffect())
+    assembly_format = "attr-dict"

@@ -1,0 +1,350 @@
+"""nvgpu ops on shared memory: allocation, mbarriers, TMA copies."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    I32,
+    I64,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    TensorType,
+    i1,
+)
+from xdsl.ir import (
+    Attribute,
+    SSAValue,
+)
+from xdsl.irdl import (
+    IRDLOperation,
+    base,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
+from xdsl.utils.exceptions import VerifyException
+
+
+from tawa.dialects.nvgpu.types import *  # noqa: F403
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _positive_prop(value: int, limit: int, what: str) -> None:
+    if not 0 < value <= limit:
+        raise VerifyException(f"{what} must be in [1, {limit}], got {value}")
+
+
+# --------------------------------------------------------------------------- memory
+
+
+@irdl_op_definition
+class SmemAllocOp(IRDLOperation):
+    """Names the buffer at byte `offset` of the kernel's dynamic shared memory.
+
+    The offset must respect the buffer's alignment: 1024 bytes for 128B
+    swizzle (512 / 256 for 64B / 32B), 128 bytes for unswizzled tiles and 8
+    bytes for mbarriers.
+
+    Example: `%a = nvgpu.smem_alloc offset(0) : !nvgpu.smem<4x128x64xbf16, swizzle = 128>`
+    """
+
+    name = "nvgpu.smem_alloc"
+    offset = prop_def(IntegerAttr[I64])
+    result = result_def(base(SmemType) | base(MBarrierType))
+    traits = traits_def(Pure())
+    assembly_format = "`offset` `(` $offset `)` attr-dict `:` type($result)"
+
+    def __init__(self, offset: int, type: SmemType | MBarrierType):
+        super().__init__(properties={"offset": IntegerAttr(offset, 64)}, result_types=[type])
+
+    def alignment(self) -> int:
+        t = self.result.type
+        if isinstance(t, MBarrierType):
+            return MBARRIER_BYTES
+        assert isinstance(t, SmemType)
+        return SMEM_ALIGNMENT[t.swizzle.data]
+
+    def num_bytes(self) -> int:
+        t = self.result.type
+        if isinstance(t, MBarrierType):
+            return MBARRIER_BYTES * t.count.data
+        assert isinstance(t, SmemType)
+        return t.num_bytes()
+
+    def verify_(self) -> None:
+        off = self.offset.value.data
+        if off < 0 or off % self.alignment():
+            raise VerifyException(
+                f"nvgpu.smem_alloc offset {off} must be a non-negative multiple of "
+                f"{self.alignment()} for {self.result.type}"
+            )
+
+
+# --------------------------------------------------------------------------- mbarriers
+
+
+class _MBarrierOp(IRDLOperation):
+    """Common fields: `barriers[index]` selects one mbarrier of an array."""
+
+    barriers = operand_def(MBarrierType)
+    index = operand_def(IndexType)
+
+
+@irdl_op_definition
+class MBarrierInitOp(_MBarrierOp):
+    """`mbarrier.init`: phase 0, expecting `count` arrivals per phase.  Executed
+    by one thread, before a fence and a CTA-wide barrier.
+
+    Example: `nvgpu.mbarrier_init %full[%i], 1 : !nvgpu.mbarrier<4>`
+    """
+
+    name = "nvgpu.mbarrier_init"
+    count = prop_def(IntegerAttr[I32])
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = "$barriers `[` $index `]` `,` $count attr-dict `:` type($barriers)"
+
+    def verify_(self) -> None:
+        _positive_prop(self.count.value.data, MAX_MBARRIER_COUNT, "mbarrier_init count")
+
+
+@irdl_op_definition
+class MBarrierArriveOp(_MBarrierOp):
+    """`mbarrier.arrive`: one arrival of the executing thread.
+
+    Example: `nvgpu.mbarrier_arrive %empty[%s] : !nvgpu.mbarrier<4>`
+    """
+
+    name = "nvgpu.mbarrier_arrive"
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = "$barriers `[` $index `]` attr-dict `:` type($barriers)"
+
+
+@irdl_op_definition
+class MBarrierArriveExpectTxOp(_MBarrierOp):
+    """`mbarrier.arrive.expect_tx`: one arrival, and `bytes` more bytes of
+    asynchronous transactions (TMA) expected before the phase can complete.
+
+    Example: `nvgpu.mbarrier_arrive_expect_tx %full[%s], 49152 : !nvgpu.mbarrier<4>`
+    """
+
+    name = "nvgpu.mbarrier_arrive_expect_tx"
+    bytes = prop_def(IntegerAttr[I32])
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = "$barriers `[` $index `]` `,` $bytes attr-dict `:` type($barriers)"
+
+    def verify_(self) -> None:
+        _positive_prop(self.bytes.value.data, MAX_MBARRIER_COUNT, "expect_tx bytes")
+
+
+@irdl_op_definition
+class MBarrierTryWaitParityOp(_MBarrierOp):
+    """`mbarrier.try_wait.parity`: true once the phase with parity `parity`
+    (0 or 1) of the barrier has completed.  It may also return false after a
+    time limit, so callers loop.
+
+    Example: `%done = nvgpu.mbarrier_try_wait_parity %full[%s], %ph : !nvgpu.mbarrier<4>`
+    """
+
+    name = "nvgpu.mbarrier_try_wait_parity"
+    barriers = operand_def(MBarrierType)  # redeclared: keeps (barriers, index, parity) order
+    index = operand_def(IndexType)
+    parity = operand_def(IndexType)
+    result = result_def(i1)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$barriers `[` $index `]` `,` $parity attr-dict `:` type($barriers)"
+    )
+
+
+@irdl_op_definition
+class MBarrierWaitParityOp(_MBarrierOp):
+    """Blocks until the phase with parity `parity` has completed: a loop on
+    `mbarrier.try_wait.parity` (acquire semantics: TMA writes that completed
+    the phase are visible afterwards).
+
+    Example: `nvgpu.mbarrier_wait_parity %full[%s], %ph : !nvgpu.mbarrier<4>`
+    """
+
+    name = "nvgpu.mbarrier_wait_parity"
+    barriers = operand_def(MBarrierType)  # redeclared: keeps (barriers, index, parity) order
+    index = operand_def(IndexType)
+    parity = operand_def(IndexType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$barriers `[` $index `]` `,` $parity attr-dict `:` type($barriers)"
+    )
+
+
+@irdl_op_definition
+class SmemTileOp(IRDLOperation):
+    """The tile held in stage `stage` of `source`, read in place (no copy).
+
+    The bridge between `tawa-lower-aref` (which turns the values an
+    `aref.get` returns into the slot they were written to) and
+    `tawa-lower-tile` (which feeds such tiles to wgmma through descriptors);
+    none survives lowering.
+
+    Example: `%a = nvgpu.smem_tile %sa[%s] : !nvgpu.smem<4x128x64xbf16, swizzle = 128> -> tensor<128x64xbf16>`
+    """
+
+    name = "nvgpu.smem_tile"
+    source = operand_def(SmemType)
+    stage = operand_def(IndexType)
+    result = result_def(TensorType)
+    traits = traits_def(MemoryReadEffect())
+    assembly_format = "$source `[` $stage `]` attr-dict `:` type($source) `->` type($result)"
+
+    def verify_(self) -> None:
+        src, res = self.source.type, self.result.type
+        assert isinstance(src, SmemType) and isinstance(res, TensorType)
+        if tuple(res.get_shape()) != src.get_shape()[1:] or res.get_element_type() != src.element_type:
+            raise VerifyException(
+                f"nvgpu.smem_tile result must be one stage of {src}, got {res}"
+            )
+
+
+# --------------------------------------------------------------------------- TMA
+
+
+def _box_matches_tile(box: Sequence[int], tile: Sequence[int]) -> bool:
+    """A TMA box matches a tile when they agree after dropping the box's
+    leading extent-1 dimensions (a 1x128x128 box fills a 128x128 tile)."""
+    box = list(box)
+    while len(box) > len(tile) and box[0] == 1:
+        box.pop(0)
+    return tuple(box) == tuple(tile)
+
+
+@irdl_op_definition
+class TmaDescriptorOp(IRDLOperation):
+    """Declares that the kernel argument `source` is accessed through a TMA
+    tensor map with the result's box and swizzle.  The runtime builds the map
+    (`cuTensorMapEncodeTiled`) and passes it as a 128-byte kernel parameter.
+
+    Example: `%ta = nvgpu.tma_descriptor %A : memref<?x?xbf16> -> !nvgpu.tma_desc<128x64xbf16, swizzle = 128>`
+    """
+
+    name = "nvgpu.tma_descriptor"
+    source = operand_def(MemRefType)
+    result = result_def(TmaDescriptorType)
+    traits = traits_def(Pure())
+    assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
+
+    def verify_(self) -> None:
+        src, desc = self.source.type, self.result.type
+        assert isinstance(src, MemRefType) and isinstance(desc, TmaDescriptorType)
+        box = desc.get_shape()
+        if len(box) != src.get_num_dims():
+            raise VerifyException(
+                f"nvgpu.tma_descriptor box rank {len(box)} differs from the memref rank "
+                f"{src.get_num_dims()}"
+            )
+        if desc.element_type != src.get_element_type():
+            raise VerifyException(
+                f"nvgpu.tma_descriptor element type {desc.element_type} differs from the "
+                f"memref's {src.get_element_type()}"
+            )
+        if any(d > MAX_TMA_BOX_DIM for d in box):
+            raise VerifyException(
+                f"nvgpu.tma_descriptor box dims must be at most {MAX_TMA_BOX_DIM}, got {list(box)}"
+            )
+        if (box[-1] * element_bytes(desc.element_type)) % 16:
+            raise VerifyException(
+                "nvgpu.tma_descriptor inner box dimension must span a multiple of 16 bytes"
+            )
+
+
+def _verify_tma_tile(desc: Attribute, coords: Sequence[SSAValue], smem: Attribute, what: str) -> None:
+    assert isinstance(desc, TmaDescriptorType) and isinstance(smem, SmemType)
+    box = desc.get_shape()
+    if len(coords) != len(box):
+        raise VerifyException(f"{what} expects {len(box)} coordinates, got {len(coords)}")
+    if not _box_matches_tile(box, smem.get_shape()[1:]):
+        raise VerifyException(
+            f"{what}: box {list(box)} does not match the shared-memory tile "
+            f"{list(smem.get_shape()[1:])}"
+        )
+    if desc.element_type != smem.element_type or desc.swizzle != smem.swizzle:
+        raise VerifyException(
+            f"{what}: element type and swizzle of {desc} and {smem} differ"
+        )
+
+
+@irdl_op_definition
+class TmaLoadOp(IRDLOperation):
+    """`cp.async.bulk.tensor` global → shared: copies the box at element
+    coordinates `coords` (outermost first; out-of-bounds elements read 0) into
+    stage `stage` of `dest`, and completes the transaction bytes on
+    `barriers[barrier_index]`.  Issued by one thread.
+
+    Example:
+    `nvgpu.tma_load %ta[%m0, %k], %sa[%s], %full[%s] : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<4>`
+    """
+
+    name = "nvgpu.tma_load"
+    desc = operand_def(TmaDescriptorType)
+    coords = var_operand_def(IndexType)
+    dest = operand_def(SmemType)
+    stage = operand_def(IndexType)
+    barriers = operand_def(MBarrierType)
+    barrier_index = operand_def(IndexType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$desc `[` $coords `]` `,` $dest `[` $stage `]` `,` $barriers `[` $barrier_index `]` "
+        "attr-dict `:` type($desc) `,` type($dest) `,` type($barriers)"
+    )
+
+    def verify_(self) -> None:
+        _verify_tma_tile(self.desc.type, self.coords, self.dest.type, "nvgpu.tma_load")
+
+
+@irdl_op_definition
+class TmaStoreOp(IRDLOperation):
+    """`cp.async.bulk.tensor` shared → global, then `cp.async.bulk.commit_group`:
+    writes stage `stage` of `source` to the box at `coords` (out-of-bounds
+    elements are dropped).  Issued by one thread after a proxy fence.
+
+    Example:
+    `nvgpu.tma_store %sc[%c0], %tc[%m0, %n0] : !nvgpu.smem<1x128x64xbf16, swizzle = 128>, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>`
+    """
+
+    name = "nvgpu.tma_store"
+    source = operand_def(SmemType)
+    stage = operand_def(IndexType)
+    desc = operand_def(TmaDescriptorType)
+    coords = var_operand_def(IndexType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$source `[` $stage `]` `,` $desc `[` $coords `]` attr-dict `:` type($source) `,` type($desc)"
+    )
+
+    def verify_(self) -> None:
+        _verify_tma_tile(self.desc.type, self.coords, self.source.type, "nvgpu.tma_store")
+
+
+@irdl_op_definition
+class TmaStoreWaitOp(IRDLOperation):
+    """`cp.async.bulk.wait_group.read`: waits until at most `pending` TMA store
+    groups still read shared memory.
+
+    Example: `nvgpu.tma_store_wait 0`
+    """
+
+    name = "nvgpu.tma_store_wait"
+    pending = prop_def(IntegerAttr[I32])
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$pending attr-dict"
+
+    def verify_(self) -> None:
+        if not 0 <= self.pending.value.data <= 7:
+            raise VerifyException(
+                f"nvgpu.tma_store_wait pending must be in [0, 7], got {self.pending.value.data}"
+            )
