@@ -47,6 +47,7 @@ MAX_SMEM_BYTES = 232448
 SMEM_ALIGN_SLACK = 1024
 SWIZZLE = 128
 PRODUCER = "producer"
+SMEM_TOO_BIG = "use fewer stages"
 
 
 def fail(op: Operation | None, message: str) -> TawaError:
@@ -237,7 +238,7 @@ class LowerArefPass(ModulePass):
             raise fail(
                 kernel,
                 f"tawa-lower-aref: the aref rings need {total} bytes of shared memory, more than "
-                f"the {MAX_SMEM_BYTES} a block may use; use fewer stages",
+                f"the {MAX_SMEM_BYTES} a block may use; {SMEM_TOO_BIG}",
             )
         entry = InsertPoint.before(ws)
         Rewriter.insert_op(plan.ops, entry)

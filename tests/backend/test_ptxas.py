@@ -12,6 +12,7 @@ import pytest
 
 import tawa
 from tawa.diagnostics import TawaError
+from tawa.dialects import nvgpu
 from tawa.backend.ptx.printer import print_ptx
 from xdsl.passes import PassPipeline
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
@@ -109,9 +110,20 @@ def test_attention_rings_too_big_is_a_one_line_error():
     # Q plus 4-stage K and V rings of 128x128 bf16 tiles exceed shared memory.
     text = (EXAMPLES / "attention_fwd.mlir").read_text()
     with pytest.raises(TawaError) as info:
-        PassPipeline((HopperPipelinePass(),)).apply(tawa.context(), tawa.parse(text))
+        PassPipeline((HopperPipelinePass(stages=4),)).apply(tawa.context(), tawa.parse(text))
     msg = str(info.value)
     assert msg.startswith("<input>:") and "use fewer stages" in msg and "\n" not in msg
+
+
+def test_default_stages_are_the_deepest_that_fit():
+    def depths(name: str) -> set[int]:
+        module = tawa.parse((EXAMPLES / name).read_text())
+        PassPipeline((HopperPipelinePass(),)).apply(tawa.context(), module)
+        return {o.result.type.get_shape()[0] for o in module.walk() if isinstance(o, nvgpu.SmemAllocOp)
+                and isinstance(o.result.type, nvgpu.SmemType)}
+
+    assert depths("gemm.mlir") == {4}
+    assert depths("attention_fwd.mlir") == {1, 2}  # Q filled once, K and V rings
 
 
 @needs_ptxas
