@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, TensorType, i32
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -56,8 +56,8 @@ def fail(op: Operation | None, message: str) -> TawaError:
     return TawaError(message, where or "tawa-opt")
 
 
-def const(value: int, at: InsertPoint) -> SSAValue:
-    c = arith.ConstantOp(IntegerAttr(value, IndexType()))
+def const(value: int, at: InsertPoint, type: Attribute | None = None) -> SSAValue:
+    c = arith.ConstantOp(IntegerAttr(value, IndexType() if type is None else type))
     Rewriter.insert_op(c, at)
     return c.result
 

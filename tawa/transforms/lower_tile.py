@@ -29,6 +29,7 @@ Anything this lowering does not support yet is reported, never dropped.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -40,7 +41,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 
 from tawa.dialects import aref, nvgpu, tile
-from tawa.transforms.masks import Materializer, symbolic
+from tawa.transforms.masks import Materializer, all_true_condition, symbolic
 from tawa.transforms.lower_aref import PRODUCER, const, fail
 
 WG_ROWS = nvgpu.WGMMA_M
@@ -270,20 +271,39 @@ class ConsumerLowering:
         if expr is None:
             raise fail(op, "tawa-lower-tile: masks must be built from tile.iota, splats, integer math and tile.cmpi")
         at = InsertPoint.before(op)
+        on_false = self._scalar_or_frag(op.false_value, op)
 
-        def emit(new: Operation) -> SSAValue:
-            Rewriter.insert_op(new, at)
-            return new.results[0]
+        def emit_at(point: InsertPoint) -> Callable[[Operation], SSAValue]:
+            def emit(new: Operation) -> SSAValue:
+                Rewriter.insert_op(new, point)
+                return new.results[0]
 
+            return emit
+
+        # Where the mask holds for the whole fragment (blocks inside the
+        # sequence, below the causal diagonal) it is skipped at run time.
+        row_last = arith.AddiOp(self.row0_i32, const(WG_ROWS - 1, at, i32))
+        Rewriter.insert_op(row_last, at)
+        cols = t.get_shape()[1]
+        fast = all_true_condition(expr, (self.row0_i32, row_last.result), (0, cols - 1), emit_at(at))
+        masked = Block()
         try:
-            mask = Materializer(t.get_shape()[1], self.row0_i32, emit)(expr)
+            mask = Materializer(cols, self.row0_i32, emit_at(InsertPoint.at_end(masked)))(expr)
         except ValueError as err:
             raise fail(op, f"tawa-lower-tile: {err}") from None
-        new = nvgpu.FragmentSelectOp.build(
-            operands=[mask, on_true, self._scalar_or_frag(op.false_value, op)], result_types=[t]
-        )
-        new.result.name_hint = op.result.name_hint
-        Rewriter.replace_op(op, new)
+        select = nvgpu.FragmentSelectOp.build(operands=[mask, on_true, on_false], result_types=[t])
+        if fast is None:
+            for o in list(masked.ops):
+                o.detach()
+                Rewriter.insert_op(o, at)
+            select.result.name_hint = op.result.name_hint
+            Rewriter.replace_op(op, select)
+            return
+        masked.add_ops([select, scf.YieldOp(select.result)])
+        whole = Block([scf.YieldOp(on_true)])
+        branch = scf.IfOp(fast, [t], Region(whole), Region(masked))
+        branch.results[0].name_hint = op.result.name_hint
+        Rewriter.replace_op(op, branch)
 
     def _scalar_or_frag(self, value: SSAValue, user: Operation) -> SSAValue:
         if isinstance(value.type, nvgpu.FragmentType):

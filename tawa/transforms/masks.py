@@ -172,3 +172,92 @@ _SWAPPED = {
     tile.CmpIPredicate.ULT: tile.CmpIPredicate.UGT, tile.CmpIPredicate.ULE: tile.CmpIPredicate.UGE,
     tile.CmpIPredicate.UGT: tile.CmpIPredicate.ULT, tile.CmpIPredicate.UGE: tile.CmpIPredicate.ULE,
 }
+
+
+# --------------------------------------------------------------------------- all-true fast path
+
+
+@dataclass(frozen=True)
+class Affine:
+    """`row·r + col·c + Σ k·scalar + const` over a tile's coordinates."""
+
+    row: int
+    col: int
+    scalars: tuple[tuple[int, SSAValue], ...]
+    const: int
+
+    def __sub__(self, other: Affine) -> Affine:
+        neg = tuple((-k, v) for k, v in other.scalars)
+        return Affine(self.row - other.row, self.col - other.col, self.scalars + neg, self.const - other.const)
+
+    def __add__(self, other: Affine) -> Affine:
+        return Affine(self.row + other.row, self.col + other.col, self.scalars + other.scalars, self.const + other.const)
+
+
+def affine(e: Expr) -> Affine | None:
+    match e:
+        case Coord(0):
+            return Affine(1, 0, (), 0)
+        case Coord(1):
+            return Affine(0, 1, (), 0)
+        case Scalar(value):
+            return Affine(0, 0, ((1, value),), 0)
+        case Binary(nvgpu.FragBinaryKind.ADDI, lhs, rhs):
+            a, b = affine(lhs), affine(rhs)
+            return None if a is None or b is None else a + b
+        case Binary(nvgpu.FragBinaryKind.SUBI, lhs, rhs):
+            a, b = affine(lhs), affine(rhs)
+            return None if a is None or b is None else a - b
+    return None
+
+
+# lhs <pred> rhs  ⇔  (lhs - rhs) <pred> 0; holds everywhere when the extreme
+# value of lhs - rhs does: its maximum for < and <=, its minimum for > and >=.
+_NEEDS_MAX = {tile.CmpIPredicate.SLT: "slt", tile.CmpIPredicate.SLE: "sle"}
+_NEEDS_MIN = {tile.CmpIPredicate.SGT: "sgt", tile.CmpIPredicate.SGE: "sge"}
+
+
+def conjuncts(e: Expr) -> list[tuple[tile.CmpIPredicate, Affine]] | None:
+    """The mask as a conjunction of signed comparisons of affine forms, or
+    None when it is not one."""
+    match e:
+        case Binary(nvgpu.FragBinaryKind.ANDI, lhs, rhs):
+            a, b = conjuncts(lhs), conjuncts(rhs)
+            return None if a is None or b is None else a + b
+        case Compare(pred, lhs, rhs) if pred in _NEEDS_MAX or pred in _NEEDS_MIN:
+            a, b = affine(lhs), affine(rhs)
+            return None if a is None or b is None else [(pred, a - b)]
+    return None
+
+
+def all_true_condition(
+    e: Expr, rows: tuple[SSAValue, SSAValue], cols: tuple[int, int], emit: Callable[[Operation], SSAValue]
+) -> SSAValue | None:
+    """An i1 scalar that is true when mask `e` holds for every element of a
+    fragment covering rows [rows[0], rows[1]] and columns [cols[0], cols[1]]
+    (so the mask can be skipped), or None when `e` is not a conjunction of
+    affine comparisons.  Scalars are i32."""
+    parts = conjuncts(e)
+    if not parts:
+        return None
+    i32 = IntegerType(32)
+
+    def const(v: int) -> SSAValue:
+        return emit(arith.ConstantOp(IntegerAttr(v, i32)))
+
+    def scaled(k: int, v: SSAValue) -> SSAValue:
+        return v if k == 1 else emit(arith.MuliOp(v, const(k)))
+
+    result: SSAValue | None = None
+    for pred, d in parts:
+        want_max = pred in _NEEDS_MAX
+        total = d.const + d.col * (cols[1] if (d.col > 0) == want_max else cols[0])
+        acc = const(total)
+        for k, v in d.scalars:
+            acc = emit(arith.AddiOp(acc, scaled(k, v)))
+        if d.row:
+            extreme = rows[1] if (d.row > 0) == want_max else rows[0]
+            acc = emit(arith.AddiOp(acc, scaled(d.row, extreme)))
+        holds = emit(arith.CmpiOp(acc, const(0), (_NEEDS_MAX | _NEEDS_MIN)[pred]))
+        result = holds if result is None else emit(arith.AndIOp(result, holds))
+    return result
