@@ -90,23 +90,23 @@ def test_consumer_ending_with_a_borrowed_slot():
 
 
 def test_release_while_async_dot_reads_the_slot():
-    text = f"""
-func.func @k(%out: memref<?x?xf32>) {{
+    text = """
+func.func @k(%out: memref<?x?xf32>) {
   %r = aref.create : !aref.ref<[tensor<64x16xbf16>], depth = 2>
-  aref.warp_specialize partition producer warps(4) regs(40) {{
+  aref.warp_specialize partition producer warps(4) regs(40) {
     %z = tile.zeros : tensor<64x16xbf16>
     aref.put %r, %z : !aref.ref<[tensor<64x16xbf16>], depth = 2>
-  }} partition consumer warps(8) regs(232) {{
+  } partition consumer warps(8) regs(232) {
     %c0 = arith.constant 0 : index
     %acc = tile.zeros : tensor<64x64xf32>
     %a = aref.get %r : !aref.ref<[tensor<64x16xbf16>], depth = 2>
-    %d = tile.dot_async %a, %a, %acc {{rhs_transposed}} : tensor<64x16xbf16>, tensor<64x16xbf16> -> tensor<64x64xf32>
+    %d = tile.dot_async %a, %a, %acc {rhs_transposed} : tensor<64x16xbf16>, tensor<64x16xbf16> -> tensor<64x64xf32>
     aref.consumed %r : !aref.ref<[tensor<64x16xbf16>], depth = 2>
     %e = tile.dot_wait 0 (%d) : tensor<64x64xf32>
     tile.store %e, %out[%c0, %c0] : tensor<64x64xf32>, memref<?x?xf32>
-  }}
+  }
   func.return
-}}"""
+}"""
     with pytest.raises(SimulationError, match="while the tile.dot_async reading it is in flight"):
         run(text, Schedule())
     fixed = text.replace(
