@@ -1,0 +1,15 @@
+// The composite pass is the same as its steps spelled out (which
+// --print-between-passes can show one by one).
+// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{stages=4}' -t ptx > %t.composite.ptx
+// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=4},tawa-persistent,tawa-lower-aref,tawa-lower-tile' -t ptx | diff %t.composite.ptx -
+// RUN: tawa-opt %S/../../../examples/gemm.mlir --print-between-passes -p 'tawa-warp-specialize,tawa-pipeline{stages=4},tawa-persistent,tawa-lower-aref,tawa-lower-tile' | filecheck %s
+
+// CHECK: IR after tawa-warp-specialize
+// CHECK: aref.warp_specialize partition producer
+// CHECK: IR after tawa-pipeline
+// CHECK: depth = 4
+// CHECK: IR after tawa-persistent
+// CHECK: nvgpu.launch_grid
+// CHECK: IR after tawa-lower-aref
+// CHECK: nvgpu.tma_load
+// CHECK: nvgpu.wgmma
