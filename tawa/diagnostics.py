@@ -49,7 +49,7 @@ class LocatedParser(Parser):
         try:
             op = super().parse_operation()
         except VerifyException as err:  # a type or attribute verifier, while parsing
-            raise ParseError(span, _first_line(err)) from None
+            raise ParseError(span, first_line(err)) from None
         if not isinstance(op.location, FileLineColLoc):
             op.location = FileLineColLoc(
                 StringAttr(start.file), IntAttr(start.line + self.line_offset), IntAttr(start.col)
@@ -75,14 +75,17 @@ def parse_module(ctx: Context, text: str | bytes, name: str = "<input>") -> Modu
     except ParseError as err:
         raise parse_error(err) from None
     except VerifyException as err:  # attribute verifiers run while parsing
-        raise TawaError(_first_line(err), name) from None
+        raise TawaError(first_line(err), name) from None
     verify(module)
     return module
 
 
-def _first_line(err: BaseException) -> str:
+def first_line(err: BaseException) -> str:
+    """The first line of an exception's message, whitespace collapsed (the
+    exception's type name when it has no message): for one-line errors."""
     text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__
+    line = " ".join(text.splitlines()[0].split()) if text else ""
+    return line or type(err).__name__
 
 
 def verify(module: Operation) -> None:
@@ -92,12 +95,12 @@ def verify(module: Operation) -> None:
         module.verify()
         return
     except VerifyException as err:
-        fallback = _first_line(err)
+        fallback = first_line(err)
     for op in module.walk(region_first=True):
         try:
             op.verify(verify_nested_ops=False)
         except VerifyException as err:
-            msg = _first_line(err).removeprefix("Operation does not verify: ")
+            msg = first_line(err).removeprefix("Operation does not verify: ")
             where = location_of(op) or "tawa"
             raise TawaError(f"'{op.name}' {msg}" if not msg.startswith(op.name) else msg,
                             where) from None

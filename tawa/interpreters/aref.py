@@ -35,7 +35,7 @@ from xdsl.dialects import func, scf
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 from xdsl.ir import BlockArgument, Operation, Region, SSAValue
 
-from tawa.diagnostics import TawaError, location_of
+from tawa.diagnostics import TawaError, first_line, location_of
 from tawa.dialects import aref, tile
 from tawa.interpreters.schedule import Schedule, Scheduler, SimulationError, _Task
 from tawa.interpreters.tile import TileFunctions, get_launch, set_launch
@@ -203,7 +203,7 @@ class ArefFunctions(InterpreterFunctions):
                 except Exception as err:
                     tracker = tracker_of(sub)
                     at = tracker.stack[-1] if tracker is not None and tracker.stack else op
-                    msg = " ".join(str(err).strip().splitlines()[0].split()) if str(err).strip() else type(err).__name__
+                    msg = first_line(err)
                     raise InterpreterError(
                         f"{msg} (in '{at.name}', partition {role}, program ({program}))",
                         location_of(at) or "tawa.interpret",

@@ -33,7 +33,7 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import DiagnosticException, InterpretationError
 
-from tawa.diagnostics import TawaError, location_of, verify
+from tawa.diagnostics import TawaError, first_line, location_of, verify
 from tawa.interpreters.arith import TensorArithFunctions, tensor
 from tawa.interpreters.dtypes import (
     INDEX_BITS,
@@ -261,12 +261,6 @@ def check_arguments(func_op: func.FuncOp, args: Sequence[Any]) -> tuple[Any, ...
 # --------------------------------------------------------------------------- running
 
 
-def _one_line(err: BaseException) -> str:
-    text = str(err).strip()
-    line = text.splitlines()[0] if text else ""
-    return " ".join(line.split()) or type(err).__name__
-
-
 def run_program(
     interpreter: Interpreter,
     func_op: func.FuncOp,
@@ -288,7 +282,7 @@ def run_program(
     except Exception as err:
         op = tracker.stack[-1] if tracker is not None and tracker.stack else func_op
         where = location_of(op) or "tawa.interpret"
-        message = _one_line(err)
+        message = first_line(err)
         no_impl = "Could not find interpretation function" in message
         if isinstance(err, InterpretationError) and no_impl:
             message = f"'{op.name}' has no CPU semantics (yet)"

@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
-from tawa.diagnostics import TawaError, verify
+from tawa.diagnostics import TawaError, first_line, verify
 from tawa.runtime.kernel import Kernel
 
 PIPELINE = "tawa-hopper-pipeline"
@@ -123,11 +123,6 @@ def _known_functions(module: ModuleOp) -> str:
     return ", ".join(names) or "none"
 
 
-def _one_line(err: BaseException) -> str:
-    text = str(err).strip()
-    return " ".join(text.splitlines()[0].split()) if text else type(err).__name__
-
-
 def lower(module: ModuleOp, kernel: str, options: Mapping[str, Any]) -> tuple[ModuleOp, str]:
     """Runs the pipeline on a copy of `module`; returns it and its PTX."""
     name = kernel.removeprefix("@")
@@ -142,7 +137,7 @@ def lower(module: ModuleOp, kernel: str, options: Mapping[str, Any]) -> tuple[Mo
     except TawaError:
         raise
     except DiagnosticException as err:  # PassFailedException, VerifyException, ...
-        raise CompileError(_one_line(err)) from None
+        raise CompileError(first_line(err)) from None
     return lowered, print_ptx(lowered)
 
 

@@ -23,7 +23,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 import tawa
-from tawa.diagnostics import LocatedParser, TawaError, parse_error, verify
+from tawa.diagnostics import LocatedParser, TawaError, first_line, parse_error, verify
 from tawa.dialects import get_all_dialects
 from tawa.transforms import get_all_passes
 from tawa.backend import get_all_targets
@@ -115,11 +115,6 @@ def _describe_tawa() -> str:
     return "\n".join(lines)
 
 
-def _one_line(err: BaseException) -> str:
-    text = " ".join(str(err).strip().splitlines()[0].split()) if str(err).strip() else ""
-    return text or type(err).__name__
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `tawa-opt` script; returns the exit status."""
     warnings.filterwarnings("default", category=DeprecationWarning)
@@ -131,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ParseError as err:
         print(str(parse_error(err)), file=sys.stderr)
     except DiagnosticException as err:
-        print(f"tawa-opt: error: {_one_line(err)}", file=sys.stderr)
+        print(f"tawa-opt: error: {first_line(err)}", file=sys.stderr)
     except KeyboardInterrupt:
         print("tawa-opt: error: interrupted", file=sys.stderr)
     except BrokenPipeError:
@@ -140,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("TAWA_TRACEBACK"):
             raise
         print(
-            f"tawa-opt: error: internal error: {type(err).__name__}: {_one_line(err)} "
+            f"tawa-opt: error: internal error: {type(err).__name__}: {first_line(err)} "
             "(set TAWA_TRACEBACK=1 for the traceback)",
             file=sys.stderr,
         )

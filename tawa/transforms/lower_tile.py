@@ -40,13 +40,13 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 
+from tawa.backend.ptx.abi import launch_register_cap
 from tawa.dialects import aref, nvgpu, tile
 from tawa.transforms.masks import Materializer, all_true_condition, symbolic
 from tawa.transforms.lower_aref import PRODUCER, const, fail
 
 WG_ROWS = nvgpu.WGMMA_M
 THREADS_PER_WG = 128
-REGISTER_FILE = 65536
 
 
 _FRAG_BINARY = {
@@ -58,11 +58,6 @@ _FRAG_BINARY = {
     arith.MinimumfOp: nvgpu.FragBinaryKind.MINIMUMF,
 }
 _FRAG_UNARY = {math.Exp2Op: nvgpu.FragUnaryKind.EXP2, arith.NegfOp: nvgpu.FragUnaryKind.NEGF}
-
-
-def launch_reg_cap(threads: int) -> int:
-    """Registers per thread the whole CTA may start with (`.maxnreg`)."""
-    return min(255, REGISTER_FILE // threads) // 8 * 8
 
 
 def _frag_type(t: TensorType, groups: int, op: Operation) -> nvgpu.FragmentType:
@@ -456,7 +451,7 @@ class LowerTilePass(ModulePass):
     def _materialize(self, ws: aref.WarpSpecializeOp, kernel: func.FuncOp) -> None:
         specs = ws.partition_specs()
         threads = sum(w for _, w, _, _ in specs) * 32
-        cap = launch_reg_cap(threads)
+        cap = launch_register_cap(threads)
         kernel.attributes["nvgpu.threads"] = IntegerAttr(threads, 32)
         at = InsertPoint.before(ws)
         wg = nvgpu.WarpGroupIdOp()

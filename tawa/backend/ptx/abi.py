@@ -41,9 +41,15 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, BlockArgument
 
 from tawa.diagnostics import TawaError
-from tawa.dialects import nvgpu
+from tawa.dialects import aref, nvgpu
 
 THREADS_ATTR = "nvgpu.threads"
+
+
+def launch_register_cap(threads: int) -> int:
+    """Registers per thread a CTA of `threads` threads may start with
+    (`.maxnreg`): the register file shared out, rounded down to 8, at most 255."""
+    return min(255, aref.REGISTER_FILE_SIZE // threads) // 8 * 8
 SMEM_ATTR = "nvgpu.smem_bytes"
 PERSISTENT_ATTR = "nvgpu.persistent"
 

@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from tawa.backend.ptx.abi import KernelABI, kernel_abi
+from tawa.backend.ptx.abi import KernelABI, kernel_abi, launch_register_cap
 from tawa.diagnostics import TawaError, location_of
 from tawa.dialects import nvgpu
 
@@ -223,7 +223,7 @@ class KernelPrinter:
         self.block(self.kernel.body.block)
         body = self.lines[body_start:]
         threads = self.abi.threads
-        maxnreg = min(255, 65536 // threads) // 8 * 8
+        maxnreg = launch_register_cap(threads)
         params = ",\n".join(f"\t{p.ptx_decl}" for p in self.abi.params)
         head = [
             f".visible .entry {name}(",
