@@ -1,0 +1,1 @@
+"""Target descriptions: the hardware facts of the GPUs tawa compiles for (`hopper`)."""

@@ -1,0 +1,108 @@
+"""The Hopper (sm_90a) hardware facts tawa compiles for, in one place.
+
+Every limit, size and instruction shape that a verifier, a pass, the PTX
+printer or the runtime checks comes from here; nothing else spells these
+numbers.  Sources: the PTX ISA 8.x (wgmma shapes, setmaxnreg, TMA boxes,
+mbarrier counts), the CUDA programming guide's compute-capability 9.0 table
+(shared memory, register file), and what was verified on the H100 here
+(`shared/reference/hopper-verified.md`: the 1024-byte swizzle alignment and
+the descriptor fields).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ARCH = "sm_90a"
+"""ptxas / PTX `.target` of the emitted kernels (`a`: wgmma and setmaxnreg)."""
+PTX_VERSION = "8.0"
+
+# --------------------------------------------------------------------------- threads
+
+THREADS_PER_WARP = 32
+WARPS_PER_GROUP = 4
+THREADS_PER_GROUP = THREADS_PER_WARP * WARPS_PER_GROUP
+"""A warp group: the unit that issues wgmma and executes setmaxnreg together."""
+MAX_THREADS_PER_CTA = 1024
+
+# --------------------------------------------------------------------------- registers
+
+REGISTER_FILE_SIZE = 65536
+"""32-bit registers per SM; a CTA's Σ threads × registers must fit."""
+MIN_REGS, MAX_REGS, REGS_GRANULE = 24, 256, 8
+"""`setmaxnreg` budgets: multiples of 8 in [24, 256]."""
+MAX_REGS_PER_THREAD = 255
+"""The most `.maxnreg` may ask for."""
+
+
+def launch_register_cap(threads: int) -> int:
+    """Registers per thread a CTA of `threads` threads may start with
+    (`.maxnreg`): the register file shared out, rounded down to the
+    granule, at most 255."""
+    return min(MAX_REGS_PER_THREAD, REGISTER_FILE_SIZE // threads) // REGS_GRANULE * REGS_GRANULE
+
+
+# --------------------------------------------------------------------------- shared memory
+
+MAX_SMEM_BYTES = 232448
+"""227 KB of dynamic shared memory per CTA (the opt-in maximum)."""
+SMEM_ALIGN_SLACK = 1024
+"""The dynamic shared-memory base is only 16-byte aligned: the kernel rounds
+it up to 1024 bytes and asks for this much more."""
+SWIZZLES = (0, 32, 64, 128)
+"""Swizzle modes (bytes of the swizzle span) of TMA and wgmma."""
+SMEM_ALIGNMENT = {0: 128, 32: 256, 64: 512, 128: 1024}
+"""A swizzled buffer starts at a multiple of its pattern's period (8 rows of
+the span); unswizzled TMA destinations need 128 bytes."""
+MBARRIER_BYTES = 8
+MAX_MBARRIER_COUNT = (1 << 20) - 1
+"""Arrival counts and transaction counts are 20-bit."""
+NAMED_BARRIERS = 16
+"""`bar.sync` ids 0..15; id 0 is the CTA-wide barrier."""
+
+# --------------------------------------------------------------------------- TMA
+
+MAX_TMA_BOX_DIM = 256
+TMA_INNER_BOX_ALIGN = 16
+"""The inner box dimension spans a multiple of 16 bytes."""
+TMA_STRIDE_ALIGN = 16
+"""Global strides (all but the innermost dimension) are multiples of 16 bytes."""
+TENSORMAP_BYTES = 128
+"""A `CUtensorMap`, passed by value as a 128-byte-aligned kernel parameter."""
+
+# --------------------------------------------------------------------------- wgmma
+
+WGMMA_M = 64
+"""Rows of one wgmma: each warp group computes 64 rows of the output."""
+WGMMA_N_STEP, WGMMA_MAX_N = 8, 256
+"""wgmma N: a multiple of 8 in [8, 256]."""
+WGMMA_MAX_PENDING = 7
+"""`wgmma.wait_group N` and `cp.async.bulk.wait_group N` take N in [0, 7]."""
+WGMMA_K_BYTES = 32
+"""One wgmma instruction contracts 32 bytes of K: k16 for 16-bit operands,
+k32 for 8-bit ones (k8 for tf32)."""
+
+
+@dataclass(frozen=True)
+class WgmmaDescriptorFormat:
+    """Bit fields of the 64-bit wgmma shared-memory matrix descriptor (PTX
+    ISA, "Matrix Descriptor Format"); addresses and offsets are in bytes and
+    enter their fields divided by 16."""
+
+    address_mask: int = 0x3FFFF
+    """The 18 low bits of the shared::cta address are encoded."""
+    leading_offset_shift: int = 16
+    stride_offset_shift: int = 32
+    swizzle_shift: int = 62
+    swizzle_modes: tuple[tuple[int, int], ...] = ((0, 0), (128, 1), (64, 2), (32, 3))
+    """(swizzle bytes, field value): 128B = 1, 64B = 2, 32B = 3, none = 0."""
+
+    def swizzle_field(self, swizzle: int) -> int:
+        return dict(self.swizzle_modes)[swizzle]
+
+
+WGMMA_DESCRIPTOR = WgmmaDescriptorFormat()
+
+SWIZZLE_ATOM_ROWS = 8
+"""A swizzle pattern repeats every 8 rows of the swizzle span: the
+descriptor's stride byte offset of a K-major operand is 8 × span bytes."""
