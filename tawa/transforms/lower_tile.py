@@ -1,7 +1,7 @@
 """`tawa-lower-tile`: tile computations of the partitions become Hopper ops.
 
 Runs after `tawa-lower-aref`.  In a consumer partition of G warp groups, a
-128-row (64·G) f32 accumulator tile becomes one `wgmma_acc` fragment per warp
+128-row (64·G) f32 accumulator tile becomes one `wgmma` fragment per warp
 group: warp group c owns rows [64c, 64c + 64).
 
 * `tile.zeros` of the accumulator → `nvgpu.frag_zeros`; loop-carried
@@ -63,14 +63,14 @@ _FRAG_UNARY = {math.Exp2Op: nvgpu.FragUnaryKind.EXP2, arith.NegfOp: nvgpu.FragUn
 def _frag_type(t: TensorType, groups: int, op: Operation) -> nvgpu.FragmentType:
     shape = tuple(t.get_shape())
     if len(shape) == 1 and shape[0] == WG_ROWS * groups and isinstance(t.get_element_type(), Float32Type):
-        return nvgpu.FragmentType([WG_ROWS], t.get_element_type(), nvgpu.FragmentLayout.WGMMA_ROW)
+        return nvgpu.FragmentType([WG_ROWS], t.get_element_type(), nvgpu.WGMMA_ROW)
     if len(shape) != 2 or shape[0] != WG_ROWS * groups or not isinstance(t.get_element_type(), Float32Type):
         raise fail(
             op,
             f"tawa-lower-tile: a consumer of {groups} warp groups needs {WG_ROWS * groups}xN f32 "
             f"accumulators, got {t}",
         )
-    return nvgpu.FragmentType([WG_ROWS, shape[1]], t.get_element_type(), nvgpu.FragmentLayout.WGMMA_ACC)
+    return nvgpu.FragmentType([WG_ROWS, shape[1]], t.get_element_type(), nvgpu.WGMMA)
 
 
 @dataclass
@@ -165,7 +165,7 @@ class ConsumerLowering:
         if isinstance(lhs, arith.TruncFOp) and isinstance(src := lhs.input.type, nvgpu.FragmentType):
             lt = lhs.result.type
             assert isinstance(lt, TensorType)
-            a_t = nvgpu.FragmentType(src.get_shape(), lt.get_element_type(), nvgpu.FragmentLayout.WGMMA_A)
+            a_t = src.with_element_type(lt.get_element_type())
             a = nvgpu.FragmentConvertOp.build(operands=[lhs.input], result_types=[a_t])
         elif isinstance(lhs, nvgpu.SmemTileOp):
             st = lhs.source.type
@@ -233,7 +233,7 @@ class ConsumerLowering:
         new = nvgpu.FragmentReduceOp.build(
             operands=[op.input],
             properties={"kind": op.kind},
-            result_types=[nvgpu.FragmentType([WG_ROWS], t.element_type, nvgpu.FragmentLayout.WGMMA_ROW)],
+            result_types=[nvgpu.FragmentType([WG_ROWS], t.element_type, t.tiled_layout.reduce(t.get_shape(), 1).layout)],
         )
         new.result.name_hint = op.result.name_hint
         Rewriter.replace_op(op, new)

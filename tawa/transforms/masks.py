@@ -114,7 +114,7 @@ class Materializer:
     emit: Callable[[Operation], SSAValue]
 
     def frag_type(self, element) -> nvgpu.FragmentType:
-        return nvgpu.FragmentType([nvgpu.WGMMA_M, self.cols], element, nvgpu.FragmentLayout.WGMMA_ACC)
+        return nvgpu.FragmentType([nvgpu.WGMMA_M, self.cols], element, nvgpu.WGMMA)
 
     def __call__(self, e: Expr) -> SSAValue:
         match e:

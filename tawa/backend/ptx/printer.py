@@ -96,7 +96,7 @@ def _reg_class(t: Attribute) -> str:
 
 def _frag_class(t: nvgpu.FragmentType) -> str:
     """Register class of a fragment's registers."""
-    if t.layout.data == nvgpu.FragmentLayout.WGMMA_A:
+    if t.packed():
         return "r"  # bf16/f16 pairs
     return _reg_class(t.element_type)
 
@@ -717,7 +717,7 @@ class KernelPrinter:
             self.emit(f"mov.f32 {d}, {self.reg(op.value)};")
 
     def op_nvgpu_frag_reduce(self, op: nvgpu.FragmentReduceOp) -> None:
-        # Register i of a wgmma_acc fragment is in the thread's row (i/2)%2.
+        # Register i of a wgmma fragment is in the thread's row (i/2)%2.
         inst = "max.NaN.f32" if op.kind.data.value == "max" else "add.f32"
         src = self.frag(op.input)
         out = self.define_frag(op.result)

@@ -72,7 +72,7 @@ NVGPU = Dialect(
         TmaDescriptorType,
         WgmmaDescriptorType,
         MBarrierType,
-        FragmentLayoutAttr,
+        TiledLayoutAttr,
         FragmentType,
         FragBinaryKindAttr,
         FragUnaryKindAttr,

@@ -76,7 +76,7 @@ class FragmentBinaryOp(IRDLOperation):
     (index math for masks), `andi`/`ori` also on i1.  Each thread computes its
     own registers; no data moves.
 
-    Example: `%s = nvgpu.frag_binary mulf %acc, %alpha : !nvgpu.frag<64x256xf32, wgmma_acc>, f32`
+    Example: `%s = nvgpu.frag_binary mulf %acc, %alpha : !nvgpu.frag<64x256xf32, wgmma>, f32`
     """
 
     name = "nvgpu.frag_binary"
@@ -140,7 +140,7 @@ class FragmentUnaryOp(IRDLOperation):
     """Elementwise f32 function of a fragment (exp2 is the hardware's
     approximate `ex2`, as in every fast softmax).
 
-    Example: `%p = nvgpu.frag_unary exp2 %s : !nvgpu.frag<64x128xf32, wgmma_acc>`
+    Example: `%p = nvgpu.frag_unary exp2 %s : !nvgpu.frag<64x128xf32, wgmma>`
     """
 
     name = "nvgpu.frag_unary"
@@ -180,11 +180,13 @@ class FragmentSplatOp(IRDLOperation):
 
 @irdl_op_definition
 class FragmentReduceOp(IRDLOperation):
-    """Reduces each row of a wgmma_acc fragment (max or sum over its N
-    columns) to a wgmma_row fragment: each thread combines its own values of
-    a row, then the 4 threads of a quad exchange theirs (butterfly shuffles).
+    """Reduces a fragment along its last axis (max or sum over the columns
+    of each row) into the layout the algebra gives the result
+    (`TiledLayout.reduce`): each thread combines its own values of a row,
+    then the lanes that hold other columns of it exchange theirs (butterfly
+    shuffles; for `wgmma` the 4 lanes of a quad, giving `wgmma_row`).
 
-    Example: `%m = nvgpu.frag_reduce max %s : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64xf32, wgmma_row>`
+    Example: `%m = nvgpu.frag_reduce max %s : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64xf32, wgmma_row>`
     """
 
     name = "nvgpu.frag_reduce"
@@ -197,16 +199,29 @@ class FragmentReduceOp(IRDLOperation):
     def verify_(self) -> None:
         it, rt = self.input.type, self.result.type
         assert isinstance(it, FragmentType) and isinstance(rt, FragmentType)
-        if it.layout.data != FragmentLayout.WGMMA_ACC or rt.layout.data != FragmentLayout.WGMMA_ROW:
-            raise VerifyException("nvgpu.frag_reduce reduces a wgmma_acc fragment to a wgmma_row one")
+        shape = it.get_shape()
+        if len(shape) < 2:
+            raise VerifyException(f"nvgpu.frag_reduce reduces the last axis of a 2-D fragment, got {it}")
+        try:
+            reduced = it.tiled_layout.reduce(shape, len(shape) - 1).layout
+        except ValueError as err:
+            raise VerifyException(f"nvgpu.frag_reduce: {err}") from None
+        expected = FragmentType(shape[:-1], it.element_type, reduced)
+        if rt != expected:
+            raise VerifyException(f"nvgpu.frag_reduce of {it} gives {expected}, got {rt}")
+        if not isinstance(it.element_type, Float32Type):
+            raise VerifyException(f"nvgpu.frag_reduce works on f32 fragments, got {it}")
 
 
 @irdl_op_definition
 class FragmentBroadcastOp(IRDLOperation):
-    """Repeats each row value of a wgmma_row fragment over the N columns of a
-    wgmma_acc fragment (no data moves: each thread holds its rows' values).
+    """Repeats each row value of a fragment over the columns of the result
+    (the inverse of a reduction along the last axis): the input's layout is
+    the result layout reduced along its last axis, so each thread already
+    holds its rows' values and no data moves
+    (`TiledLayout.broadcast_sources`).
 
-    Example: `%mb = nvgpu.frag_broadcast %m : !nvgpu.frag<64xf32, wgmma_row> -> !nvgpu.frag<64x128xf32, wgmma_acc>`
+    Example: `%mb = nvgpu.frag_broadcast %m : !nvgpu.frag<64xf32, wgmma_row> -> !nvgpu.frag<64x128xf32, wgmma>`
     """
 
     name = "nvgpu.frag_broadcast"
@@ -218,18 +233,26 @@ class FragmentBroadcastOp(IRDLOperation):
     def verify_(self) -> None:
         it, rt = self.input.type, self.result.type
         assert isinstance(it, FragmentType) and isinstance(rt, FragmentType)
-        if it.layout.data != FragmentLayout.WGMMA_ROW or rt.layout.data != FragmentLayout.WGMMA_ACC:
-            raise VerifyException("nvgpu.frag_broadcast repeats a wgmma_row fragment over a wgmma_acc one")
+        shape = rt.get_shape()
+        try:
+            reduced = rt.tiled_layout.reduced_layout(shape, len(shape) - 1)
+        except ValueError as err:
+            raise VerifyException(f"nvgpu.frag_broadcast: {err}") from None
+        if it != FragmentType(shape[:-1], rt.element_type, reduced):
+            raise VerifyException(
+                f"nvgpu.frag_broadcast: {rt} repeats a {FragmentType(shape[:-1], rt.element_type, reduced)} "
+                f"fragment along its last axis, got {it}"
+            )
 
 
 @irdl_op_definition
 class FragmentConvertOp(IRDLOperation):
-    """Converts a wgmma_acc fragment (f32) to a wgmma_a fragment of bf16 or
-    f16 (round to nearest even), ready to be a wgmma's A operand in
-    registers: the k16 block j of the A operand is accumulator registers
-    8j..8j+7, packed in pairs — no data moves between threads.
+    """Converts an f32 fragment to bf16 or f16 (round to nearest even) in
+    the same layout: each vector of 2 values becomes one packed register, no
+    data moves between threads.  A `wgmma` fragment of bf16/f16 is a wgmma A
+    operand in registers (the k16 block j is packed registers 4j..4j+3).
 
-    Example: `%pa = nvgpu.frag_convert %p : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64x128xbf16, wgmma_a>`
+    Example: `%pa = nvgpu.frag_convert %p : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x128xbf16, wgmma>`
     """
 
     name = "nvgpu.frag_convert"
@@ -242,12 +265,13 @@ class FragmentConvertOp(IRDLOperation):
         it, rt = self.input.type, self.result.type
         assert isinstance(it, FragmentType) and isinstance(rt, FragmentType)
         if (
-            it.layout.data != FragmentLayout.WGMMA_ACC
-            or rt.layout.data != FragmentLayout.WGMMA_A
-            or it.get_shape() != rt.get_shape()
+            not isinstance(it.element_type, Float32Type)
+            or not rt.packed()
+            or it.with_element_type(rt.element_type) != rt
         ):
             raise VerifyException(
-                "nvgpu.frag_convert turns a wgmma_acc fragment into a wgmma_a fragment of the same shape"
+                "nvgpu.frag_convert turns an f32 fragment into a bf16 or f16 fragment of the same "
+                f"shape and layout, got {it} -> {rt}"
             )
 
 
@@ -265,11 +289,11 @@ class FragIndexAxisAttr(EnumAttribute[FragIndexAxis], SpacedOpaqueSyntaxAttribut
 
 @irdl_op_definition
 class FragmentIndexOp(IRDLOperation):
-    """The row (0..63, within the warp group's 64 rows) or column (0..N-1)
-    of every element of a wgmma_acc fragment, as i32: the coordinates from
-    which masks are computed.
+    """The row (axis 0) or column (axis 1) coordinate, within the
+    fragment's own tile, of every element of a 2-D fragment, as i32 (the
+    layout's element map): the coordinates from which masks are computed.
 
-    Example: `%cols = nvgpu.frag_index col : !nvgpu.frag<64x128xi32, wgmma_acc>`
+    Example: `%cols = nvgpu.frag_index col : !nvgpu.frag<64x128xi32, wgmma>`
     """
 
     name = "nvgpu.frag_index"
@@ -281,8 +305,8 @@ class FragmentIndexOp(IRDLOperation):
     def verify_(self) -> None:
         t = self.result.type
         assert isinstance(t, FragmentType)
-        if t.layout.data != FragmentLayout.WGMMA_ACC or t.element_type != IntegerType(32):
-            raise VerifyException(f"nvgpu.frag_index gives an i32 wgmma_acc fragment, got {t}")
+        if len(t.get_shape()) != 2 or t.element_type != IntegerType(32):
+            raise VerifyException(f"nvgpu.frag_index gives a 2-D i32 fragment, got {t}")
 
 
 @irdl_op_definition
@@ -290,7 +314,7 @@ class FragmentCmpIOp(IRDLOperation):
     """Elementwise integer comparison of an i32 fragment with another one or
     an i32 scalar, giving an i1 fragment (a mask).
 
-    Example: `%in = nvgpu.frag_cmpi slt, %cols, %n : !nvgpu.frag<64x128xi32, wgmma_acc>, i32`
+    Example: `%in = nvgpu.frag_cmpi slt, %cols, %n : !nvgpu.frag<64x128xi32, wgmma>, i32`
     """
 
     name = "nvgpu.frag_cmpi"
@@ -306,7 +330,7 @@ class FragmentCmpIOp(IRDLOperation):
         super().__init__(
             operands=[lhs, rhs],
             properties={"predicate": CmpIPredicateAttr(predicate)},
-            result_types=[FragmentType(lt.get_shape(), i1, lt.layout.data)],
+            result_types=[lt.with_element_type(i1)],
         )
 
     @classmethod
@@ -331,7 +355,7 @@ class FragmentCmpIOp(IRDLOperation):
             raise VerifyException(
                 f"nvgpu.frag_cmpi rhs must be {lt} or an i32 scalar, got {self.rhs.type}"
             )
-        if self.result.type != FragmentType(lt.get_shape(), i1, lt.layout.data):
+        if self.result.type != lt.with_element_type(i1):
             raise VerifyException("nvgpu.frag_cmpi result must be the i1 fragment of its operands' shape")
 
 
@@ -340,7 +364,7 @@ class FragmentSelectOp(IRDLOperation):
     """Elementwise choice: `mask[i] ? true_value[i] : false_value[i]`, where
     `false_value` may be an f32 scalar used for every element.
 
-    Example: `%s = nvgpu.frag_select %mask, %x, %ninf : !nvgpu.frag<64x128xi1, wgmma_acc>, !nvgpu.frag<64x128xf32, wgmma_acc>, f32`
+    Example: `%s = nvgpu.frag_select %mask, %x, %ninf : !nvgpu.frag<64x128xi1, wgmma>, !nvgpu.frag<64x128xf32, wgmma>, f32`
     """
 
     name = "nvgpu.frag_select"
@@ -357,7 +381,7 @@ class FragmentSelectOp(IRDLOperation):
     def verify_(self) -> None:
         mt, tt = self.mask.type, self.true_value.type
         assert isinstance(mt, FragmentType) and isinstance(tt, FragmentType)
-        if mt != FragmentType(tt.get_shape(), i1, tt.layout.data):
+        if mt != tt.with_element_type(i1):
             raise VerifyException(f"nvgpu.frag_select mask must be the i1 fragment of {tt}, got {mt}")
         if self.false_value.type not in (tt, tt.element_type):
             raise VerifyException(
@@ -370,7 +394,7 @@ class FragmentSelectOp(IRDLOperation):
 class FragmentZerosOp(IRDLOperation):
     """A fragment whose every element is zero.
 
-    Example: `%z = nvgpu.frag_zeros : !nvgpu.frag<64x256xf32, wgmma_acc>`
+    Example: `%z = nvgpu.frag_zeros : !nvgpu.frag<64x256xf32, wgmma>`
     """
 
     name = "nvgpu.frag_zeros"
@@ -385,7 +409,7 @@ class FragmentStoreOp(IRDLOperation):
     even) to the memref's element type and writes the 64xN tile at element
     offsets `offsets`; elements outside the memref are dropped.
 
-    Example: `nvgpu.frag_store %d, %C[%m0, %n0] : !nvgpu.frag<64x256xf32, wgmma_acc>, memref<?x?xbf16>`
+    Example: `nvgpu.frag_store %d, %C[%m0, %n0] : !nvgpu.frag<64x256xf32, wgmma>, memref<?x?xbf16>`
     """
 
     name = "nvgpu.frag_store"

@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import (
     Attribute,
+    Data,
     ParametrizedAttribute,
     SpacedOpaqueSyntaxAttribute,
     TypeAttribute,
@@ -29,18 +30,31 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from tawa.dialects.nvgpu.layouts import (
+    NAMED_LAYOUTS,
+    WGMMA,
+    WGMMA_COL,
+    WGMMA_ROW,
+    Replicated,
+    TiledLayout,
+    layout_name,
+)
+from tawa.target.hopper import (
+    MAX_MBARRIER_COUNT,
+    MAX_TMA_BOX_DIM,
+    MBARRIER_BYTES,
+    SMEM_ALIGNMENT,
+    SWIZZLES,
+    WGMMA_M,
+    WGMMA_MAX_N,
+)
 
-
-
-SWIZZLES = (0, 32, 64, 128)
-# A swizzled buffer must start at a multiple of the swizzle pattern's period
-# (8 rows of the swizzle span); unswizzled TMA destinations need 128 bytes.
-SMEM_ALIGNMENT = {0: 128, 32: 256, 64: 512, 128: 1024}
-MBARRIER_BYTES = 8
-MAX_MBARRIER_COUNT = (1 << 20) - 1  # arrival counts and tx-counts are 20-bit
-MAX_TMA_BOX_DIM = 256
-WGMMA_M = 64
-WGMMA_MAX_N = 256
+__all__ = [
+    "MAX_MBARRIER_COUNT", "MAX_TMA_BOX_DIM", "MBARRIER_BYTES", "SMEM_ALIGNMENT", "SWIZZLES",
+    "WGMMA_M", "WGMMA_MAX_N", "WGMMA", "WGMMA_ROW", "WGMMA_COL", "TiledLayout", "Replicated",
+    "element_bytes", "SmemType", "TmaDescriptorType", "WgmmaDescriptorType", "MBarrierType",
+    "TiledLayoutAttr", "FragmentType", "RegAction", "RegActionAttr",
+]
 
 
 def element_bytes(t: Attribute) -> int:
@@ -186,46 +200,89 @@ class MBarrierType(ParametrizedAttribute, TypeAttribute):
             raise VerifyException(f"nvgpu.mbarrier count must be positive, got {self.count.data}")
 
 
-class FragmentLayout(StrEnum):
-    WGMMA_ACC = "wgmma_acc"
-    """The 64xN f32 wgmma accumulator of one warp group: thread t of the group
-    holds N/2 values, value i at row 16*(t/32) + (t%32)/4 + 8*((i/2)%2) and
-    column 8*(i/4) + 2*(t%4) + i%2."""
-    WGMMA_A = "wgmma_a"
-    """A 64xK 16-bit wgmma A operand in registers (same row/column map as the
-    accumulator, two values per 32-bit register)."""
-    WGMMA_ROW = "wgmma_row"
-    """One f32 per row of a 64-row wgmma_acc fragment (a row reduction): thread
-    t holds rows 16*(t/32) + (t%32)/4 and that + 8, the same in the 4 threads
-    of a quad."""
-
-
 @irdl_attr_definition
-class FragmentLayoutAttr(EnumAttribute[FragmentLayout], SpacedOpaqueSyntaxAttribute):
-    """How a fragment's elements are spread over a warp group's registers."""
+class TiledLayoutAttr(Data[TiledLayout]):
+    """A register layout (`tawa.dialects.nvgpu.layouts.TiledLayout`): the
+    tiling of a fragment's shape and which tiled dimensions are spread over
+    warps, lanes and the vector of one register.
 
-    name = "nvgpu.fragment_layout"
+    Syntax: `#nvgpu.tiled_layout<(64,8)(16,8)(8,8)(1,2), warps = [-8], lanes = [-4, -3], vector = -1>`
+    (a replicated warp or lane dimension is written `*N`).  Inside a fragment
+    type, the named layouts of `layouts.NAMED_LAYOUTS` are spelled by name.
+    """
+
+    name = "nvgpu.tiled_layout"
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> TiledLayout:
+        with parser.in_angle_brackets():
+            pos = parser.pos
+            tiling = []
+            while parser.parse_optional_punctuation("(") is not None:
+                tile = [parser.parse_integer(allow_boolean=False)]
+                while parser.parse_optional_punctuation(",") is not None:
+                    tile.append(parser.parse_integer(allow_boolean=False))
+                parser.parse_punctuation(")")
+                tiling.append(tuple(tile))
+            dims = {}
+            for key in ("warps", "lanes"):
+                parser.parse_punctuation(",")
+                parser.parse_keyword(key)
+                parser.parse_punctuation("=")
+                dims[key] = parser.parse_comma_separated_list(
+                    parser.Delimiter.SQUARE, lambda: _parse_dim(parser)
+                )
+            parser.parse_punctuation(",")
+            parser.parse_keyword("vector")
+            parser.parse_punctuation("=")
+            vector = parser.parse_integer(allow_boolean=False)
+            try:
+                return TiledLayout(tuple(tiling), tuple(dims["warps"]), tuple(dims["lanes"]), vector)
+            except ValueError as err:
+                parser.raise_error(f"invalid register layout: {err}", pos)
+
+    def print_parameter(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.data}>")
+
+
+def _parse_dim(parser: AttrParser) -> int | Replicated:
+    if parser.parse_optional_punctuation("*") is not None:
+        return Replicated(parser.parse_integer(allow_boolean=False, allow_negative=False))
+    return parser.parse_integer(allow_boolean=False)
+
+
+FRAGMENT_ELEMENT_TYPES = "f32, bf16, f16, i32 or i1"
 
 
 @irdl_attr_definition
 class FragmentType(ParametrizedAttribute, TypeAttribute):
-    """A tile held in the registers of one warp group, in a given layout.
+    """A tile held in the registers of one warp group, spread over its 128
+    threads as its layout says (see `tawa.dialects.nvgpu.layouts`): each
+    thread holds `values_per_thread()` elements, in 32-bit registers (one f32,
+    i32 or i1 value each; 16-bit values packed in pairs along the layout's
+    vector).
 
-    Syntax: `!nvgpu.frag<64x256xf32, wgmma_acc>`
+    Syntax: `!nvgpu.frag<64x256xf32, wgmma>` (a named layout) or
+    `!nvgpu.frag<64x256xf32, #nvgpu.tiled_layout<...>>`
     """
 
     name = "nvgpu.frag"
     shape: ArrayAttr[IntAttr]
     element_type: Attribute
-    layout: FragmentLayoutAttr
+    layout: TiledLayoutAttr
 
-    def __init__(self, shape: Sequence[int], element_type: Attribute, layout: FragmentLayout):
-        super().__init__(
-            ArrayAttr(IntAttr(d) for d in shape), element_type, FragmentLayoutAttr(layout)
-        )
+    def __init__(self, shape: Sequence[int], element_type: Attribute, layout: TiledLayout):
+        super().__init__(ArrayAttr(IntAttr(d) for d in shape), element_type, TiledLayoutAttr(layout))
 
     def get_shape(self) -> tuple[int, ...]:
         return tuple(d.data for d in self.shape.data)
+
+    @property
+    def tiled_layout(self) -> TiledLayout:
+        return self.layout.data
+
+    def with_element_type(self, element_type: Attribute) -> FragmentType:
+        return FragmentType(self.get_shape(), element_type, self.tiled_layout)
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -233,45 +290,60 @@ class FragmentType(ParametrizedAttribute, TypeAttribute):
             dims, elt = parser.parse_ranked_shape()
             parser.parse_punctuation(",")
             pos = parser.pos
-            name = parser.parse_identifier()
-            if name not in FragmentLayout.__members__.values():
-                parser.raise_error(f"unknown fragment layout '{name}'", pos)
-        return (ArrayAttr(IntAttr(d) for d in dims), elt, FragmentLayoutAttr(FragmentLayout(name)))
+            name = parser.parse_optional_identifier()
+            if name is None:
+                layout = parser.parse_attribute()
+                if not isinstance(layout, TiledLayoutAttr):
+                    parser.raise_error(f"expected a register layout, got {layout}", pos)
+            elif name in NAMED_LAYOUTS:
+                layout = TiledLayoutAttr(NAMED_LAYOUTS[name])
+            else:
+                parser.raise_error(
+                    f"unknown fragment layout '{name}' (named layouts: {', '.join(NAMED_LAYOUTS)})", pos
+                )
+        return (ArrayAttr(IntAttr(d) for d in dims), elt, layout)
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
             printer.print_string("".join(f"{d}x" for d in self.get_shape()))
             printer.print_attribute(self.element_type)
-            printer.print_string(f", {self.layout.data.value}")
+            printer.print_string(", ")
+            name = layout_name(self.tiled_layout)
+            if name is None:
+                printer.print_attribute(self.layout)
+            else:
+                printer.print_string(name)
+
+    def values_per_thread(self) -> int:
+        return self.tiled_layout.values_per_thread(self.get_shape())
+
+    def vector_length(self) -> int:
+        return self.tiled_layout.vector_length(self.get_shape())
+
+    def packed(self) -> bool:
+        """16-bit values travel in pairs: one 32-bit register per vector of 2."""
+        return isinstance(self.element_type, BFloat16Type | Float16Type)
 
     def registers(self) -> int:
-        """32-bit registers per thread (one per f32 value; 16-bit values pair up)."""
-        if self.layout.data == FragmentLayout.WGMMA_ROW:
-            return 2
-        rows, cols = self.get_shape()
-        regs = rows * cols // 128
-        return regs // 2 if self.layout.data == FragmentLayout.WGMMA_A else regs
+        """32-bit registers per thread (predicate registers for i1)."""
+        values = self.values_per_thread()
+        return values // 2 if self.packed() else values
 
     def verify(self) -> None:
-        shape = self.get_shape()
-        layout = self.layout.data
-        if layout == FragmentLayout.WGMMA_ROW:
-            if shape != (WGMMA_M,) or not isinstance(self.element_type, Float32Type):
-                raise VerifyException(f"nvgpu.frag of layout wgmma_row must be 64xf32, got {list(shape)}")
-            return
-        if len(shape) != 2 or shape[0] != WGMMA_M or shape[1] % 8 or shape[1] <= 0:
+        shape, layout = self.get_shape(), self.tiled_layout
+        try:
+            layout.check_shape(shape)
+            layout.check_warp_group(shape)
+        except ValueError as err:
+            raise VerifyException(f"nvgpu.frag: {err}") from None
+        et = self.element_type
+        if not (isinstance(et, Float32Type | BFloat16Type | Float16Type) or et in (IntegerType(32), i1)):
+            raise VerifyException(f"nvgpu.frag elements must be {FRAGMENT_ELEMENT_TYPES}, got {et}")
+        if self.packed() and self.vector_length() % 2:
             raise VerifyException(
-                f"nvgpu.frag of layout {self.layout.data.value} must be 64xN with N a "
-                f"positive multiple of 8, got {list(shape)}"
+                f"nvgpu.frag: 16-bit values are packed in pairs, so the layout's vector must "
+                f"have an even length, got {self.vector_length()}"
             )
-        if layout == FragmentLayout.WGMMA_ACC and not (
-            isinstance(self.element_type, Float32Type) or self.element_type in (IntegerType(32), i1)
-        ):
-            raise VerifyException("nvgpu.frag wgmma_acc fragments hold f32 (or i32 / i1 for masks)")
-        if layout == FragmentLayout.WGMMA_A and not isinstance(
-            self.element_type, BFloat16Type | Float16Type
-        ):
-            raise VerifyException("nvgpu.frag wgmma_a fragments hold bf16 or f16")
 
 
 class RegAction(StrEnum):

@@ -10,6 +10,7 @@ from xdsl.dialects.builtin import (
     BFloat16Type,
     Float8E4M3FNType,
     Float16Type,
+    Float32Type,
     IndexType,
     IntegerAttr,
     UnitAttr,
@@ -96,14 +97,14 @@ class WgmmaOp(IRDLOperation):
     accumulate)`, issued by one warp group, asynchronous until a
     `nvgpu.wgmma_wait_group` returns the fragment.
 
-    `lhs` is a 64xK descriptor (or a `wgmma_a` register fragment); `rhs` is an
+    `lhs` is a 64xK descriptor (or a bf16/f16 `wgmma` register fragment); `rhs` is an
     NxK descriptor when `rhs_transposed` (K-major, PTX imm-trans-b = 0) and a
     KxN one otherwise (MN-major, imm-trans-b = 1).  The printer emits K/16
     (K/32 for f8) m64nNk16 instructions.  `accumulate` is wgmma's scale-d
     predicate: false makes the first instruction overwrite the accumulator.
 
     Example:
-    `%d = nvgpu.wgmma %da, %db, %acc, %true {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>, !nvgpu.frag<64x256xf32, wgmma_acc>`
+    `%d = nvgpu.wgmma %da, %db, %acc, %true {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>, !nvgpu.frag<64x256xf32, wgmma>`
     """
 
     name = "nvgpu.wgmma"
@@ -123,10 +124,10 @@ class WgmmaOp(IRDLOperation):
     def verify_(self) -> None:
         lt, rt, at = self.lhs.type, self.rhs.type, self.acc.type
         assert isinstance(rt, WgmmaDescriptorType) and isinstance(at, FragmentType)
-        if at.layout.data != FragmentLayout.WGMMA_ACC:
-            raise VerifyException("nvgpu.wgmma accumulator must be a wgmma_acc fragment")
-        if isinstance(lt, FragmentType) and lt.layout.data != FragmentLayout.WGMMA_A:
-            raise VerifyException("nvgpu.wgmma register lhs must be a wgmma_a fragment")
+        if at.tiled_layout != WGMMA or not isinstance(at.element_type, Float32Type):
+            raise VerifyException("nvgpu.wgmma accumulator must be an f32 fragment of the wgmma layout")
+        if isinstance(lt, FragmentType) and lt.tiled_layout != WGMMA:
+            raise VerifyException("nvgpu.wgmma register lhs must be a fragment of the wgmma layout")
         assert isinstance(lt, WgmmaDescriptorType | FragmentType)
         et = lt.element_type
         if type(et) not in _WGMMA_K or rt.element_type != et:
@@ -187,7 +188,7 @@ class WgmmaWaitGroupOp(IRDLOperation):
     groups are in flight.  Its results are its `fragments`, now complete: the
     SSA edge orders every later use of a wgmma result after the wait.
 
-    Example: `%d1 = nvgpu.wgmma_wait_group 1 (%d) : !nvgpu.frag<64x256xf32, wgmma_acc>`
+    Example: `%d1 = nvgpu.wgmma_wait_group 1 (%d) : !nvgpu.frag<64x256xf32, wgmma>`
     """
 
     name = "nvgpu.wgmma_wait_group"

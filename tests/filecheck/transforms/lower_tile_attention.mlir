@@ -12,18 +12,18 @@
 // CHECK:         %[[LAST:.*]] = arith.constant 127 : i32
 // CHECK-NEXT:    %[[HI:.*]] = arith.addi %[[LAST]], %n0_i32 : i32
 // CHECK:         %[[FAST:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : i32
-// CHECK-NEXT:    %s_masked = scf.if %[[FAST]] -> (!nvgpu.frag<64x128xf32, wgmma_acc>) {
-// CHECK-NEXT:      scf.yield %s_scaled : !nvgpu.frag<64x128xf32, wgmma_acc>
+// CHECK-NEXT:    %s_masked = scf.if %[[FAST]] -> (!nvgpu.frag<64x128xf32, wgmma>) {
+// CHECK-NEXT:      scf.yield %s_scaled : !nvgpu.frag<64x128xf32, wgmma>
 // CHECK-NEXT:    } else {
-// CHECK-NEXT:      %[[COLS:.*]] = nvgpu.frag_index col : !nvgpu.frag<64x128xi32, wgmma_acc>
-// CHECK-NEXT:      %[[KEYS:.*]] = nvgpu.frag_binary addi %[[COLS]], %n0_i32 : !nvgpu.frag<64x128xi32, wgmma_acc>, i32
+// CHECK-NEXT:      %[[COLS:.*]] = nvgpu.frag_index col : !nvgpu.frag<64x128xi32, wgmma>
+// CHECK-NEXT:      %[[KEYS:.*]] = nvgpu.frag_binary addi %[[COLS]], %n0_i32 : !nvgpu.frag<64x128xi32, wgmma>, i32
 // CHECK-NEXT:      %[[IN:.*]] = nvgpu.frag_cmpi slt, %[[KEYS]], %seq_len_i32
 // CHECK-NEXT:      %[[SEL:.*]] = nvgpu.frag_select %[[IN]], %s_scaled, %ninf
 // CHECK-NEXT:      scf.yield %[[SEL]]
 // CHECK-NEXT:    }
 // CHECK-NEXT:    %m_blk = nvgpu.frag_reduce max %s_masked
 // CHECK-NEXT:    %m_new = nvgpu.frag_binary maximumf %m_prev, %m_blk : !nvgpu.frag<64xf32, wgmma_row>, !nvgpu.frag<64xf32, wgmma_row>
-// CHECK:         %[[P:.*]] = nvgpu.frag_convert %p : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64x128xbf16, wgmma_a>
+// CHECK:         %[[P:.*]] = nvgpu.frag_convert %p : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x128xbf16, wgmma>
 // CHECK:         nvgpu.wgmma %[[P]], %{{.*}}, %acc_scaled
 // CHECK:         nvgpu.frag_store
 // CHECK-NOT:     tile.
@@ -32,9 +32,9 @@
 // group's row in the tile plus m0); blocks below the diagonal skip it.
 // CHECK-LABEL: func.func @attention_fwd_causal
 // CHECK:         %s_masked = scf.if
-// CHECK:         %[[ROWS:.*]] = nvgpu.frag_index row : !nvgpu.frag<64x128xi32, wgmma_acc>
-// CHECK-NEXT:    %[[R:.*]] = nvgpu.frag_binary addi %[[ROWS]], %{{.*}} : !nvgpu.frag<64x128xi32, wgmma_acc>, i32
+// CHECK:         %[[ROWS:.*]] = nvgpu.frag_index row : !nvgpu.frag<64x128xi32, wgmma>
+// CHECK-NEXT:    %[[R:.*]] = nvgpu.frag_binary addi %[[ROWS]], %{{.*}} : !nvgpu.frag<64x128xi32, wgmma>, i32
 // CHECK-NEXT:    %[[Q:.*]] = nvgpu.frag_binary addi %[[R]], %m0_i32
-// CHECK-NEXT:    nvgpu.frag_cmpi sle, %{{.*}}, %[[Q]] : !nvgpu.frag<64x128xi32, wgmma_acc>, !nvgpu.frag<64x128xi32, wgmma_acc>
+// CHECK-NEXT:    nvgpu.frag_cmpi sle, %{{.*}}, %[[Q]] : !nvgpu.frag<64x128xi32, wgmma>, !nvgpu.frag<64x128xi32, wgmma>
 // CHECK:         nvgpu.frag_binary andi
 // CHECK:         nvgpu.frag_select

@@ -4,11 +4,11 @@
 // The first product's accumulator, converted to bf16 in registers, is the
 // second product's A operand; V is read MN-major.
 // CHECK-LABEL: func.func @gemm_chain
-// CHECK:         %[[S:s]] = nvgpu.wgmma_wait_group 0 (%{{.*}}) : !nvgpu.frag<64x128xf32, wgmma_acc>
-// CHECK:         %[[P:.*]] = nvgpu.frag_convert %[[S]] : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64x128xbf16, wgmma_a>
-// CHECK:         nvgpu.wgmma %[[P]], %{{.*}}, %acc_prev, %{{.*}} : !nvgpu.frag<64x128xbf16, wgmma_a>, !nvgpu.wgmma_desc<128x128xbf16, swizzle = 128>
+// CHECK:         %[[S:s]] = nvgpu.wgmma_wait_group 0 (%{{.*}}) : !nvgpu.frag<64x128xf32, wgmma>
+// CHECK:         %[[P:.*]] = nvgpu.frag_convert %[[S]] : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x128xbf16, wgmma>
+// CHECK:         nvgpu.wgmma %[[P]], %{{.*}}, %acc_prev, %{{.*}} : !nvgpu.frag<64x128xbf16, wgmma>, !nvgpu.wgmma_desc<128x128xbf16, swizzle = 128>
 // CHECK-NOT:     rhs_transposed
-// CHECK:         nvgpu.frag_store %{{.*}}, %O[%{{.*}}, %{{.*}}, %{{.*}}] : !nvgpu.frag<64x128xf32, wgmma_acc>, memref<?x?x?xbf16>
+// CHECK:         nvgpu.frag_store %{{.*}}, %O[%{{.*}}, %{{.*}}, %{{.*}}] : !nvgpu.frag<64x128xf32, wgmma>, memref<?x?x?xbf16>
 
 // PTX:      cvt.rn.bf16x2.f32
 // PTX:      wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{{.*}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, %p{{[0-9]+}}, 1, 1, 1;

@@ -3,9 +3,9 @@
 
 // The fused epilogue runs on the accumulator registers: scalars stay scalars.
 // CHECK-LABEL: func.func @gemm_scale_relu
-// CHECK:         %[[DONE:.*]] = nvgpu.wgmma_wait_group 0 (%{{.*}}) : !nvgpu.frag<64x256xf32, wgmma_acc>
-// CHECK:         %[[S:.*]] = nvgpu.frag_binary mulf %[[DONE]], %alpha : !nvgpu.frag<64x256xf32, wgmma_acc>, f32
-// CHECK-NEXT:    %[[R:.*]] = nvgpu.frag_binary maximumf %[[S]], %f0 : !nvgpu.frag<64x256xf32, wgmma_acc>, f32
+// CHECK:         %[[DONE:.*]] = nvgpu.wgmma_wait_group 0 (%{{.*}}) : !nvgpu.frag<64x256xf32, wgmma>
+// CHECK:         %[[S:.*]] = nvgpu.frag_binary mulf %[[DONE]], %alpha : !nvgpu.frag<64x256xf32, wgmma>, f32
+// CHECK-NEXT:    %[[R:.*]] = nvgpu.frag_binary maximumf %[[S]], %f0 : !nvgpu.frag<64x256xf32, wgmma>, f32
 // CHECK:         nvgpu.frag_store %[[R]], %C
 // CHECK-NOT:     tile.splat
 

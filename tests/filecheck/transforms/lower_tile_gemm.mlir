@@ -27,8 +27,8 @@
 // CHECK:         } else {
 // CHECK-NEXT:      nvgpu.setmaxnreg inc 232
 // CHECK:           %[[ROW0:.*]] = arith.muli %{{.*}}, %{{.*}} : index
-// CHECK:           %[[Z:.*]] = nvgpu.frag_zeros : !nvgpu.frag<64x256xf32, wgmma_acc>
-// CHECK:           scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[Z]], {{.*}}) -> (!nvgpu.frag<64x256xf32, wgmma_acc>, index, index) {
+// CHECK:           %[[Z:.*]] = nvgpu.frag_zeros : !nvgpu.frag<64x256xf32, wgmma>
+// CHECK:           scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[Z]], {{.*}}) -> (!nvgpu.frag<64x256xf32, wgmma>, index, index) {
 // CHECK:             %[[DA:.*]] = nvgpu.wgmma_descriptor %{{.*}}[%{{.*}}, %[[ROW0]]] : !nvgpu.smem<4x128x64xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>
 // CHECK-NEXT:        %[[DB:.*]] = nvgpu.wgmma_descriptor %{{.*}} : !nvgpu.smem<4x256x64xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>
 // CHECK:             nvgpu.wgmma_fence
@@ -36,9 +36,9 @@
 // CHECK-NEXT:        nvgpu.wgmma_commit_group
 // CHECK-NEXT:        nvgpu.wgmma_wait_group 1
 // CHECK:             scf.yield %[[D]],
-// CHECK:           %[[DONE:.*]] = nvgpu.wgmma_wait_group 0 (%{{.*}}) : !nvgpu.frag<64x256xf32, wgmma_acc>
+// CHECK:           %[[DONE:.*]] = nvgpu.wgmma_wait_group 0 (%{{.*}}) : !nvgpu.frag<64x256xf32, wgmma>
 // CHECK:           %[[ROW:.*]] = arith.addi %{{.*}}, %[[ROW0]] : index
-// CHECK-NEXT:      nvgpu.frag_store %[[DONE]], %C[%[[ROW]], %{{.*}}] : !nvgpu.frag<64x256xf32, wgmma_acc>, memref<?x?xbf16>
+// CHECK-NEXT:      nvgpu.frag_store %[[DONE]], %C[%[[ROW]], %{{.*}}] : !nvgpu.frag<64x256xf32, wgmma>, memref<?x?xbf16>
 // No tile or aref op survives.
 // CHECK-NOT:     tile.
 // CHECK-NOT:     aref.

@@ -3,9 +3,9 @@
 
 // The row softmax runs on the accumulator registers of each consumer warp group.
 // CHECK-LABEL: func.func @gemm_softmax
-// CHECK:         %[[S:.*]] = nvgpu.frag_binary mulf %{{.*}}, %scale : !nvgpu.frag<64x256xf32, wgmma_acc>, f32
-// CHECK-NEXT:    %[[M:.*]] = nvgpu.frag_reduce max %[[S]] : !nvgpu.frag<64x256xf32, wgmma_acc> -> !nvgpu.frag<64xf32, wgmma_row>
-// CHECK-NEXT:    %[[MB:.*]] = nvgpu.frag_broadcast %[[M]] : !nvgpu.frag<64xf32, wgmma_row> -> !nvgpu.frag<64x256xf32, wgmma_acc>
+// CHECK:         %[[S:.*]] = nvgpu.frag_binary mulf %{{.*}}, %scale : !nvgpu.frag<64x256xf32, wgmma>, f32
+// CHECK-NEXT:    %[[M:.*]] = nvgpu.frag_reduce max %[[S]] : !nvgpu.frag<64x256xf32, wgmma> -> !nvgpu.frag<64xf32, wgmma_row>
+// CHECK-NEXT:    %[[MB:.*]] = nvgpu.frag_broadcast %[[M]] : !nvgpu.frag<64xf32, wgmma_row> -> !nvgpu.frag<64x256xf32, wgmma>
 // CHECK-NEXT:    %[[X:.*]] = nvgpu.frag_binary subf %[[S]], %[[MB]]
 // CHECK-NEXT:    %[[P:.*]] = nvgpu.frag_unary exp2 %[[X]]
 // CHECK-NEXT:    %[[L:.*]] = nvgpu.frag_reduce sum %[[P]]

@@ -184,96 +184,96 @@ func.func @wgmma_descriptor_swizzle(%i: index) {
 
 // -----
 
-func.func @wgmma_accumulator_layout(%a: !nvgpu.wgmma_desc<64x64xbf16>, %b: !nvgpu.wgmma_desc<64x64xbf16>, %c: !nvgpu.frag<64x64xbf16, wgmma_a>, %t: i1) {
-  %d = nvgpu.wgmma %a, %b, %c, %t : !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.frag<64x64xbf16, wgmma_a>
+func.func @wgmma_accumulator_layout(%a: !nvgpu.wgmma_desc<64x64xbf16>, %b: !nvgpu.wgmma_desc<64x64xbf16>, %c: !nvgpu.frag<64x64xbf16, wgmma>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t : !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.frag<64x64xbf16, wgmma>
   func.return
 }
-// CHECK: error: nvgpu.wgmma accumulator must be a wgmma_acc fragment
+// CHECK: error: nvgpu.wgmma accumulator must be an f32 fragment of the wgmma layout
 
 // -----
 
-func.func @wgmma_register_lhs_layout(%a: !nvgpu.frag<64x64xf32, wgmma_acc>, %b: !nvgpu.wgmma_desc<64x64xbf16>, %c: !nvgpu.frag<64x64xf32, wgmma_acc>, %t: i1) {
-  %d = nvgpu.wgmma %a, %b, %c, %t : !nvgpu.frag<64x64xf32, wgmma_acc>, !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.frag<64x64xf32, wgmma_acc>
+func.func @wgmma_register_lhs_layout(%a: !nvgpu.frag<64x64xbf16, #nvgpu.tiled_layout<(64,8)(16,8)(8,8)(1,2), warps = [-8], lanes = [-3, -4], vector = -1>>, %b: !nvgpu.wgmma_desc<64x64xbf16>, %c: !nvgpu.frag<64x64xf32, wgmma>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t : !nvgpu.frag<64x64xbf16, #nvgpu.tiled_layout<(64,8)(16,8)(8,8)(1,2), warps = [-8], lanes = [-3, -4], vector = -1>>, !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.frag<64x64xf32, wgmma>
   func.return
 }
-// CHECK: error: nvgpu.wgmma register lhs must be a wgmma_a fragment
+// CHECK: error: nvgpu.wgmma register lhs must be a fragment of the wgmma layout
 
 // -----
 
-func.func @wgmma_f32_operands(%a: !nvgpu.wgmma_desc<64x16xf32>, %b: !nvgpu.wgmma_desc<64x16xf32>, %c: !nvgpu.frag<64x64xf32, wgmma_acc>, %t: i1) {
-  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x16xf32>, !nvgpu.wgmma_desc<64x16xf32>, !nvgpu.frag<64x64xf32, wgmma_acc>
+func.func @wgmma_f32_operands(%a: !nvgpu.wgmma_desc<64x16xf32>, %b: !nvgpu.wgmma_desc<64x16xf32>, %c: !nvgpu.frag<64x64xf32, wgmma>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x16xf32>, !nvgpu.wgmma_desc<64x16xf32>, !nvgpu.frag<64x64xf32, wgmma>
   func.return
 }
 // CHECK: error: nvgpu.wgmma operands must both be bf16, f16 or f8E4M3FN, got f32 and f32
 
 // -----
 
-func.func @wgmma_mixed_operands(%a: !nvgpu.wgmma_desc<64x64xbf16>, %b: !nvgpu.wgmma_desc<64x64xf16>, %c: !nvgpu.frag<64x64xf32, wgmma_acc>, %t: i1) {
-  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.wgmma_desc<64x64xf16>, !nvgpu.frag<64x64xf32, wgmma_acc>
+func.func @wgmma_mixed_operands(%a: !nvgpu.wgmma_desc<64x64xbf16>, %b: !nvgpu.wgmma_desc<64x64xf16>, %c: !nvgpu.frag<64x64xf32, wgmma>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.wgmma_desc<64x64xf16>, !nvgpu.frag<64x64xf32, wgmma>
   func.return
 }
 // CHECK: error: nvgpu.wgmma operands must both be bf16, f16 or f8E4M3FN, got bf16 and f16
 
 // -----
 
-func.func @wgmma_rank(%a: !nvgpu.wgmma_desc<1x64x64xbf16>, %b: !nvgpu.wgmma_desc<64x64xbf16>, %c: !nvgpu.frag<64x64xf32, wgmma_acc>, %t: i1) {
-  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<1x64x64xbf16>, !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.frag<64x64xf32, wgmma_acc>
+func.func @wgmma_rank(%a: !nvgpu.wgmma_desc<1x64x64xbf16>, %b: !nvgpu.wgmma_desc<64x64xbf16>, %c: !nvgpu.frag<64x64xf32, wgmma>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<1x64x64xbf16>, !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.frag<64x64xf32, wgmma>
   func.return
 }
 // CHECK: error: nvgpu.wgmma operands must be 2-D
 
 // -----
 
-func.func @wgmma_lhs_rows(%a: !nvgpu.wgmma_desc<128x64xbf16>, %b: !nvgpu.wgmma_desc<64x64xbf16>, %c: !nvgpu.frag<64x64xf32, wgmma_acc>, %t: i1) {
-  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<128x64xbf16>, !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.frag<64x64xf32, wgmma_acc>
+func.func @wgmma_lhs_rows(%a: !nvgpu.wgmma_desc<128x64xbf16>, %b: !nvgpu.wgmma_desc<64x64xbf16>, %c: !nvgpu.frag<64x64xf32, wgmma>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<128x64xbf16>, !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.frag<64x64xf32, wgmma>
   func.return
 }
 // CHECK: error: nvgpu.wgmma lhs must have 64 rows, got 128
 
 // -----
 
-func.func @wgmma_contraction(%a: !nvgpu.wgmma_desc<64x64xbf16>, %b: !nvgpu.wgmma_desc<64x32xbf16>, %c: !nvgpu.frag<64x64xf32, wgmma_acc>, %t: i1) {
-  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.wgmma_desc<64x32xbf16>, !nvgpu.frag<64x64xf32, wgmma_acc>
+func.func @wgmma_contraction(%a: !nvgpu.wgmma_desc<64x64xbf16>, %b: !nvgpu.wgmma_desc<64x32xbf16>, %c: !nvgpu.frag<64x64xf32, wgmma>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.wgmma_desc<64x32xbf16>, !nvgpu.frag<64x64xf32, wgmma>
   func.return
 }
 // CHECK: error: nvgpu.wgmma contraction sizes must agree and be a multiple of 16: lhs K=64, rhs K=32
 
 // -----
 
-func.func @wgmma_k_granule(%a: !nvgpu.wgmma_desc<64x48xf8E4M3FN>, %b: !nvgpu.wgmma_desc<64x48xf8E4M3FN>, %c: !nvgpu.frag<64x64xf32, wgmma_acc>, %t: i1) {
-  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x48xf8E4M3FN>, !nvgpu.wgmma_desc<64x48xf8E4M3FN>, !nvgpu.frag<64x64xf32, wgmma_acc>
+func.func @wgmma_k_granule(%a: !nvgpu.wgmma_desc<64x48xf8E4M3FN>, %b: !nvgpu.wgmma_desc<64x48xf8E4M3FN>, %c: !nvgpu.frag<64x64xf32, wgmma>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x48xf8E4M3FN>, !nvgpu.wgmma_desc<64x48xf8E4M3FN>, !nvgpu.frag<64x64xf32, wgmma>
   func.return
 }
 // CHECK: error: nvgpu.wgmma contraction sizes must agree and be a multiple of 32: lhs K=48, rhs K=48
 
 // -----
 
-func.func @wgmma_n(%a: !nvgpu.wgmma_desc<64x64xbf16>, %b: !nvgpu.wgmma_desc<512x64xbf16>, %c: !nvgpu.frag<64x512xf32, wgmma_acc>, %t: i1) {
-  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.wgmma_desc<512x64xbf16>, !nvgpu.frag<64x512xf32, wgmma_acc>
+func.func @wgmma_n(%a: !nvgpu.wgmma_desc<64x64xbf16>, %b: !nvgpu.wgmma_desc<512x64xbf16>, %c: !nvgpu.frag<64x512xf32, wgmma>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.wgmma_desc<512x64xbf16>, !nvgpu.frag<64x512xf32, wgmma>
   func.return
 }
 // CHECK: error: nvgpu.wgmma N must be a multiple of 8 in [8, 256], got 512
 
 // -----
 
-func.func @wgmma_n_granule(%a: !nvgpu.wgmma_desc<64x64xbf16>, %b: !nvgpu.wgmma_desc<12x64xbf16>, %c: !nvgpu.frag<64x64xf32, wgmma_acc>, %t: i1) {
-  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.wgmma_desc<12x64xbf16>, !nvgpu.frag<64x64xf32, wgmma_acc>
+func.func @wgmma_n_granule(%a: !nvgpu.wgmma_desc<64x64xbf16>, %b: !nvgpu.wgmma_desc<12x64xbf16>, %c: !nvgpu.frag<64x64xf32, wgmma>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.wgmma_desc<12x64xbf16>, !nvgpu.frag<64x64xf32, wgmma>
   func.return
 }
 // CHECK: error: nvgpu.wgmma N must be a multiple of 8 in [8, 256], got 12
 
 // -----
 
-func.func @wgmma_accumulator_shape(%a: !nvgpu.wgmma_desc<64x64xbf16>, %b: !nvgpu.wgmma_desc<256x64xbf16>, %c: !nvgpu.frag<64x128xf32, wgmma_acc>, %t: i1) {
-  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.wgmma_desc<256x64xbf16>, !nvgpu.frag<64x128xf32, wgmma_acc>
+func.func @wgmma_accumulator_shape(%a: !nvgpu.wgmma_desc<64x64xbf16>, %b: !nvgpu.wgmma_desc<256x64xbf16>, %c: !nvgpu.frag<64x128xf32, wgmma>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.wgmma_desc<256x64xbf16>, !nvgpu.frag<64x128xf32, wgmma>
   func.return
 }
-// CHECK: error: nvgpu.wgmma accumulator must be 64x256, got !nvgpu.frag<64x128xf32, wgmma_acc>
+// CHECK: error: nvgpu.wgmma accumulator must be 64x256, got !nvgpu.frag<64x128xf32, wgmma>
 
 // -----
 
-func.func @wgmma_f8_mn_major(%a: !nvgpu.wgmma_desc<64x64xf8E4M3FN>, %b: !nvgpu.wgmma_desc<64x64xf8E4M3FN>, %c: !nvgpu.frag<64x64xf32, wgmma_acc>, %t: i1) {
-  %d = nvgpu.wgmma %a, %b, %c, %t : !nvgpu.wgmma_desc<64x64xf8E4M3FN>, !nvgpu.wgmma_desc<64x64xf8E4M3FN>, !nvgpu.frag<64x64xf32, wgmma_acc>
+func.func @wgmma_f8_mn_major(%a: !nvgpu.wgmma_desc<64x64xf8E4M3FN>, %b: !nvgpu.wgmma_desc<64x64xf8E4M3FN>, %c: !nvgpu.frag<64x64xf32, wgmma>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t : !nvgpu.wgmma_desc<64x64xf8E4M3FN>, !nvgpu.wgmma_desc<64x64xf8E4M3FN>, !nvgpu.frag<64x64xf32, wgmma>
   func.return
 }
 // CHECK: error: nvgpu.wgmma with f8E4M3FN operands needs a K-major rhs
@@ -289,24 +289,24 @@ func.func @wgmma_wait_group_pending() {
 // -----
 
 // The custom syntax types the results from the fragments; the generic form can disagree.
-func.func @wgmma_wait_group_results(%d: !nvgpu.frag<64x256xf32, wgmma_acc>) {
-  %e = "nvgpu.wgmma_wait_group"(%d) <{pending = 0 : i32}> : (!nvgpu.frag<64x256xf32, wgmma_acc>) -> !nvgpu.frag<64x128xf32, wgmma_acc>
+func.func @wgmma_wait_group_results(%d: !nvgpu.frag<64x256xf32, wgmma>) {
+  %e = "nvgpu.wgmma_wait_group"(%d) <{pending = 0 : i32}> : (!nvgpu.frag<64x256xf32, wgmma>) -> !nvgpu.frag<64x128xf32, wgmma>
   func.return
 }
 // CHECK: error: nvgpu.wgmma_wait_group results must have the fragments' types
 
 // -----
 
-func.func @frag_store_offsets(%d: !nvgpu.frag<64x256xf32, wgmma_acc>, %C: memref<?x?xbf16>, %i: index) {
-  nvgpu.frag_store %d, %C[%i] : !nvgpu.frag<64x256xf32, wgmma_acc>, memref<?x?xbf16>
+func.func @frag_store_offsets(%d: !nvgpu.frag<64x256xf32, wgmma>, %C: memref<?x?xbf16>, %i: index) {
+  nvgpu.frag_store %d, %C[%i] : !nvgpu.frag<64x256xf32, wgmma>, memref<?x?xbf16>
   func.return
 }
 // CHECK: error: nvgpu.frag_store expects 2 offsets, got 1
 
 // -----
 
-func.func @frag_store_element_type(%d: !nvgpu.frag<64x256xf32, wgmma_acc>, %C: memref<?x?xf64>, %i: index) {
-  nvgpu.frag_store %d, %C[%i, %i] : !nvgpu.frag<64x256xf32, wgmma_acc>, memref<?x?xf64>
+func.func @frag_store_element_type(%d: !nvgpu.frag<64x256xf32, wgmma>, %C: memref<?x?xf64>, %i: index) {
+  nvgpu.frag_store %d, %C[%i, %i] : !nvgpu.frag<64x256xf32, wgmma>, memref<?x?xf64>
   func.return
 }
 // CHECK: error: 'nvgpu.frag_store' unsupported element type f64
@@ -396,35 +396,35 @@ func.func @launch_grid_axis() {
 
 // -----
 
-func.func @frag_binary_types(%a: !nvgpu.frag<64x256xf32, wgmma_acc>, %b: !nvgpu.frag<64x128xf32, wgmma_acc>) {
-  %0 = nvgpu.frag_binary addf %a, %b : !nvgpu.frag<64x256xf32, wgmma_acc>, !nvgpu.frag<64x128xf32, wgmma_acc>
+func.func @frag_binary_types(%a: !nvgpu.frag<64x256xf32, wgmma>, %b: !nvgpu.frag<64x128xf32, wgmma>) {
+  %0 = nvgpu.frag_binary addf %a, %b : !nvgpu.frag<64x256xf32, wgmma>, !nvgpu.frag<64x128xf32, wgmma>
   func.return
 }
-// CHECK: error: nvgpu.frag_binary operands must be fragments of one type (or a scalar of its element type), got !nvgpu.frag<64x256xf32, wgmma_acc> and !nvgpu.frag<64x128xf32, wgmma_acc>
+// CHECK: error: nvgpu.frag_binary operands must be fragments of one type (or a scalar of its element type), got !nvgpu.frag<64x256xf32, wgmma> and !nvgpu.frag<64x128xf32, wgmma>
 
 // -----
 
-func.func @frag_binary_element(%a: !nvgpu.frag<64x256xbf16, wgmma_a>, %s: f32) {
-  %0 = nvgpu.frag_binary mulf %a, %s : !nvgpu.frag<64x256xbf16, wgmma_a>, f32
+func.func @frag_binary_element(%a: !nvgpu.frag<64x256xbf16, wgmma>, %s: f32) {
+  %0 = nvgpu.frag_binary mulf %a, %s : !nvgpu.frag<64x256xbf16, wgmma>, f32
   func.return
 }
-// CHECK: error: nvgpu.frag_binary works on f32 fragments, got !nvgpu.frag<64x256xbf16, wgmma_a>
+// CHECK: error: nvgpu.frag_binary works on f32 fragments, got !nvgpu.frag<64x256xbf16, wgmma>
 
 // -----
 
-func.func @frag_unary_element(%a: !nvgpu.frag<64x256xbf16, wgmma_a>) {
-  %0 = nvgpu.frag_unary exp2 %a : !nvgpu.frag<64x256xbf16, wgmma_a>
+func.func @frag_unary_element(%a: !nvgpu.frag<64x256xbf16, wgmma>) {
+  %0 = nvgpu.frag_unary exp2 %a : !nvgpu.frag<64x256xbf16, wgmma>
   func.return
 }
-// CHECK: error: nvgpu.frag_unary works on f32 fragments, got !nvgpu.frag<64x256xbf16, wgmma_a>
+// CHECK: error: nvgpu.frag_unary works on f32 fragments, got !nvgpu.frag<64x256xbf16, wgmma>
 
 // -----
 
 func.func @frag_splat_element(%s: f32) {
-  %a = nvgpu.frag_splat %s : f32 -> !nvgpu.frag<64x64xbf16, wgmma_a>
+  %a = nvgpu.frag_splat %s : f32 -> !nvgpu.frag<64x64xbf16, wgmma>
   func.return
 }
-// CHECK: error: nvgpu.frag_splat makes f32 fragments, got !nvgpu.frag<64x64xbf16, wgmma_a>
+// CHECK: error: nvgpu.frag_splat makes f32 fragments, got !nvgpu.frag<64x64xbf16, wgmma>
 
 // -----
 
@@ -432,68 +432,76 @@ func.func @frag_reduce_layouts(%a: !nvgpu.frag<64xf32, wgmma_row>) {
   %m = nvgpu.frag_reduce max %a : !nvgpu.frag<64xf32, wgmma_row> -> !nvgpu.frag<64xf32, wgmma_row>
   func.return
 }
-// CHECK: error: nvgpu.frag_reduce reduces a wgmma_acc fragment to a wgmma_row one
+// CHECK: error: nvgpu.frag_reduce reduces the last axis of a 2-D fragment, got !nvgpu.frag<64xf32, wgmma_row>
 
 // -----
 
-func.func @frag_broadcast_layouts(%a: !nvgpu.frag<64x128xf32, wgmma_acc>) {
-  %b = nvgpu.frag_broadcast %a : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64x128xf32, wgmma_acc>
+func.func @frag_broadcast_layouts(%a: !nvgpu.frag<64x128xf32, wgmma>) {
+  %b = nvgpu.frag_broadcast %a : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x128xf32, wgmma>
   func.return
 }
-// CHECK: error: nvgpu.frag_broadcast repeats a wgmma_row fragment over a wgmma_acc one
+// CHECK: error: nvgpu.frag_broadcast: !nvgpu.frag<64x128xf32, wgmma> repeats a !nvgpu.frag<64xf32, wgmma_row> fragment along its last axis, got !nvgpu.frag<64x128xf32, wgmma>
 
 // -----
 
-func.func @frag_convert_shape(%a: !nvgpu.frag<64x128xf32, wgmma_acc>) {
-  %b = nvgpu.frag_convert %a : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64x64xbf16, wgmma_a>
+func.func @frag_convert_shape(%a: !nvgpu.frag<64x128xf32, wgmma>) {
+  %b = nvgpu.frag_convert %a : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x64xbf16, wgmma>
   func.return
 }
-// CHECK: error: nvgpu.frag_convert turns a wgmma_acc fragment into a wgmma_a fragment of the same shape
+// CHECK: error: nvgpu.frag_convert turns an f32 fragment into a bf16 or f16 fragment of the same shape and layout, got !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x64xbf16, wgmma>
+
+// -----
+
+func.func @frag_reduce_result(%a: !nvgpu.frag<64x128xf32, wgmma>) {
+  %m = nvgpu.frag_reduce max %a : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64xf32, wgmma_col>
+  func.return
+}
+// CHECK: error: nvgpu.frag_reduce of !nvgpu.frag<64x128xf32, wgmma> gives !nvgpu.frag<64xf32, wgmma_row>, got !nvgpu.frag<64xf32, wgmma_col>
 
 // -----
 
 func.func @frag_index_type() {
-  %r = nvgpu.frag_index row : !nvgpu.frag<64x128xf32, wgmma_acc>
+  %r = nvgpu.frag_index row : !nvgpu.frag<64x128xf32, wgmma>
   func.return
 }
-// CHECK: error: nvgpu.frag_index gives an i32 wgmma_acc fragment, got !nvgpu.frag<64x128xf32, wgmma_acc>
+// CHECK: error: nvgpu.frag_index gives a 2-D i32 fragment, got !nvgpu.frag<64x128xf32, wgmma>
 
 // -----
 
-func.func @frag_binary_int_kind(%a: !nvgpu.frag<64x128xf32, wgmma_acc>, %b: !nvgpu.frag<64x128xf32, wgmma_acc>) {
-  %0 = nvgpu.frag_binary addi %a, %b : !nvgpu.frag<64x128xf32, wgmma_acc>, !nvgpu.frag<64x128xf32, wgmma_acc>
+func.func @frag_binary_int_kind(%a: !nvgpu.frag<64x128xf32, wgmma>, %b: !nvgpu.frag<64x128xf32, wgmma>) {
+  %0 = nvgpu.frag_binary addi %a, %b : !nvgpu.frag<64x128xf32, wgmma>, !nvgpu.frag<64x128xf32, wgmma>
   func.return
 }
-// CHECK: error: nvgpu.frag_binary addi needs i32 (or i1) fragments, got !nvgpu.frag<64x128xf32, wgmma_acc>
+// CHECK: error: nvgpu.frag_binary addi needs i32 (or i1) fragments, got !nvgpu.frag<64x128xf32, wgmma>
 
 // -----
 
-func.func @frag_cmpi_type(%a: !nvgpu.frag<64x128xf32, wgmma_acc>, %n: i32) {
-  %0 = nvgpu.frag_cmpi slt, %a, %n : !nvgpu.frag<64x128xf32, wgmma_acc>, i32
+func.func @frag_cmpi_type(%a: !nvgpu.frag<64x128xf32, wgmma>, %n: i32) {
+  %0 = nvgpu.frag_cmpi slt, %a, %n : !nvgpu.frag<64x128xf32, wgmma>, i32
   func.return
 }
-// CHECK: error: nvgpu.frag_cmpi compares i32 fragments, got !nvgpu.frag<64x128xf32, wgmma_acc>
+// CHECK: error: nvgpu.frag_cmpi compares i32 fragments, got !nvgpu.frag<64x128xf32, wgmma>
 
 // -----
 
-func.func @frag_cmpi_rhs(%a: !nvgpu.frag<64x128xi32, wgmma_acc>, %n: i64) {
-  %0 = nvgpu.frag_cmpi slt, %a, %n : !nvgpu.frag<64x128xi32, wgmma_acc>, i64
+func.func @frag_cmpi_rhs(%a: !nvgpu.frag<64x128xi32, wgmma>, %n: i64) {
+  %0 = nvgpu.frag_cmpi slt, %a, %n : !nvgpu.frag<64x128xi32, wgmma>, i64
   func.return
 }
-// CHECK: error: nvgpu.frag_cmpi rhs must be !nvgpu.frag<64x128xi32, wgmma_acc> or an i32 scalar, got i64
+// CHECK: error: nvgpu.frag_cmpi rhs must be !nvgpu.frag<64x128xi32, wgmma> or an i32 scalar, got i64
 
 // -----
 
-func.func @frag_select_mask(%m: !nvgpu.frag<64x64xi1, wgmma_acc>, %x: !nvgpu.frag<64x128xf32, wgmma_acc>, %f: f32) {
-  %0 = nvgpu.frag_select %m, %x, %f : !nvgpu.frag<64x64xi1, wgmma_acc>, !nvgpu.frag<64x128xf32, wgmma_acc>, f32
+func.func @frag_select_mask(%m: !nvgpu.frag<64x64xi1, wgmma>, %x: !nvgpu.frag<64x128xf32, wgmma>, %f: f32) {
+  %0 = nvgpu.frag_select %m, %x, %f : !nvgpu.frag<64x64xi1, wgmma>, !nvgpu.frag<64x128xf32, wgmma>, f32
   func.return
 }
-// CHECK: error: nvgpu.frag_select mask must be the i1 fragment of !nvgpu.frag<64x128xf32, wgmma_acc>, got !nvgpu.frag<64x64xi1, wgmma_acc>
+// CHECK: error: nvgpu.frag_select mask must be the i1 fragment of !nvgpu.frag<64x128xf32, wgmma>, got !nvgpu.frag<64x64xi1, wgmma>
 
 // -----
 
-func.func @frag_select_false(%m: !nvgpu.frag<64x128xi1, wgmma_acc>, %x: !nvgpu.frag<64x128xf32, wgmma_acc>, %f: !nvgpu.frag<64x64xf32, wgmma_acc>) {
-  %0 = nvgpu.frag_select %m, %x, %f : !nvgpu.frag<64x128xi1, wgmma_acc>, !nvgpu.frag<64x128xf32, wgmma_acc>, !nvgpu.frag<64x64xf32, wgmma_acc>
+func.func @frag_select_false(%m: !nvgpu.frag<64x128xi1, wgmma>, %x: !nvgpu.frag<64x128xf32, wgmma>, %f: !nvgpu.frag<64x64xf32, wgmma>) {
+  %0 = nvgpu.frag_select %m, %x, %f : !nvgpu.frag<64x128xi1, wgmma>, !nvgpu.frag<64x128xf32, wgmma>, !nvgpu.frag<64x64xf32, wgmma>
   func.return
 }
-// CHECK: error: nvgpu.frag_select false value must be !nvgpu.frag<64x128xf32, wgmma_acc> or a scalar f32, got !nvgpu.frag<64x64xf32, wgmma_acc>
+// CHECK: error: nvgpu.frag_select false value must be !nvgpu.frag<64x128xf32, wgmma> or a scalar f32, got !nvgpu.frag<64x64xf32, wgmma>

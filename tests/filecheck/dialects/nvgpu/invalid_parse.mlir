@@ -86,35 +86,51 @@ func.func @mbarrier_count() {
 
 // -----
 
-func.func @frag_rows(%f: !nvgpu.frag<128x64xf32, wgmma_acc>) {
+func.func @frag_rows(%f: !nvgpu.frag<96x64xf32, wgmma>) {
   func.return
 }
 // CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:1
-// CHECK:      nvgpu.frag of layout wgmma_acc must be 64xN with N a positive multiple of 8, got [128, 64]
+// CHECK:      nvgpu.frag: 96x64 is not a multiple of the tile 64x8
 
 // -----
 
-func.func @frag_columns(%f: !nvgpu.frag<64x60xbf16, wgmma_a>) {
+func.func @frag_columns(%f: !nvgpu.frag<64x60xbf16, wgmma>) {
   func.return
 }
 // CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:1
-// CHECK:      nvgpu.frag of layout wgmma_a must be 64xN with N a positive multiple of 8, got [64, 60]
+// CHECK:      nvgpu.frag: 64x60 is not a multiple of the tile 64x8
 
 // -----
 
-func.func @frag_accumulator_type(%f: !nvgpu.frag<64x64xbf16, wgmma_acc>) {
+func.func @frag_rank(%f: !nvgpu.frag<64xf32, wgmma>) {
   func.return
 }
 // CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:1
-// CHECK:      nvgpu.frag wgmma_acc fragments hold f32
+// CHECK:      nvgpu.frag: a rank-2 layout cannot hold a 64 tile
 
 // -----
 
-func.func @frag_operand_type(%f: !nvgpu.frag<64x64xf32, wgmma_a>) {
+func.func @frag_element_type(%f: !nvgpu.frag<64x64xf64, wgmma>) {
   func.return
 }
 // CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:1
-// CHECK:      nvgpu.frag wgmma_a fragments hold bf16 or f16
+// CHECK:      nvgpu.frag elements must be f32, bf16, f16, i32 or i1, got f64
+
+// -----
+
+func.func @frag_threads(%f: !nvgpu.frag<64x64xf32, #nvgpu.tiled_layout<(64,8)(16,8)(8,8)(1,2), warps = [-8], lanes = [-4], vector = -1>>) {
+  func.return
+}
+// CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:1
+// CHECK:      nvgpu.frag: the layout spreads 64x64 over 4 warps x 8 lanes, not the 4 x 32 of a warp group
+
+// -----
+
+func.func @frag_packed_vector(%f: !nvgpu.frag<64xbf16, wgmma_row>) {
+  func.return
+}
+// CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:1
+// CHECK:      nvgpu.frag: 16-bit values are packed in pairs, so the layout's vector must have an even length, got 1
 
 // -----
 
@@ -122,14 +138,30 @@ func.func @frag_layout(%f: !nvgpu.frag<64x64xbf16, wgmma_b>) {
   func.return
 }
 // CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:52
-// CHECK:      unknown fragment layout 'wgmma_b'
+// CHECK:      unknown fragment layout 'wgmma_b' (named layouts: wgmma, wgmma_row, wgmma_col)
+
+// -----
+
+func.func @frag_layout_attr(%f: !nvgpu.frag<64x64xbf16, #nvgpu.tiled_layout<(64,8)(16,8), warps = [-9], lanes = [-4, -3], vector = -1>>) {
+  func.return
+}
+// CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:77
+// CHECK:      invalid register layout: warp, lane and vector dims must be distinct indices in [-6, -1]
+
+// -----
+
+func.func @frag_layout_tiling(%f: !nvgpu.frag<64x64xbf16, #nvgpu.tiled_layout<(64,8)(16,3), warps = [-4], lanes = [-3], vector = -1>>) {
+  func.return
+}
+// CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:79
+// CHECK:      invalid register layout: tile (16, 3) does not divide the trailing dims of (64, 8)
 
 // --- nvgpu.wgmma_wait_group
 
 // -----
 
-func.func @wait_group_types(%d: !nvgpu.frag<64x256xf32, wgmma_acc>, %e: !nvgpu.frag<64x256xf32, wgmma_acc>) {
-  %d1, %e1 = nvgpu.wgmma_wait_group 1 (%d, %e) : !nvgpu.frag<64x256xf32, wgmma_acc>
+func.func @wait_group_types(%d: !nvgpu.frag<64x256xf32, wgmma>, %e: !nvgpu.frag<64x256xf32, wgmma>) {
+  %d1, %e1 = nvgpu.wgmma_wait_group 1 (%d, %e) : !nvgpu.frag<64x256xf32, wgmma>
   func.return
 }
 // CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:48
@@ -137,8 +169,8 @@ func.func @wait_group_types(%d: !nvgpu.frag<64x256xf32, wgmma_acc>, %e: !nvgpu.f
 
 // -----
 
-func.func @frag_binary_kind(%a: !nvgpu.frag<64x256xf32, wgmma_acc>, %s: f32) {
-  %0 = nvgpu.frag_binary powf %a, %s : !nvgpu.frag<64x256xf32, wgmma_acc>, f32
+func.func @frag_binary_kind(%a: !nvgpu.frag<64x256xf32, wgmma>, %s: f32) {
+  %0 = nvgpu.frag_binary powf %a, %s : !nvgpu.frag<64x256xf32, wgmma>, f32
   func.return
 }
 // CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:
@@ -146,15 +178,15 @@ func.func @frag_binary_kind(%a: !nvgpu.frag<64x256xf32, wgmma_acc>, %s: f32) {
 
 // -----
 
-func.func @frag_row_shape(%a: !nvgpu.frag<128xf32, wgmma_row>) {
+func.func @frag_row_shape(%a: !nvgpu.frag<96xf32, wgmma_row>) {
   func.return
 }
-// CHECK:      nvgpu.frag of layout wgmma_row must be 64xf32, got [128]
+// CHECK:      nvgpu.frag: 96 is not a multiple of the tile 64
 
 // -----
 
-func.func @frag_cmpi_predicate(%a: !nvgpu.frag<64x128xi32, wgmma_acc>, %n: i32) {
-  %0 = nvgpu.frag_cmpi lt, %a, %n : !nvgpu.frag<64x128xi32, wgmma_acc>, i32
+func.func @frag_cmpi_predicate(%a: !nvgpu.frag<64x128xi32, wgmma>, %n: i32) {
+  %0 = nvgpu.frag_cmpi lt, %a, %n : !nvgpu.frag<64x128xi32, wgmma>, i32
   func.return
 }
 // CHECK:      unknown nvgpu.frag_cmpi predicate 'lt'

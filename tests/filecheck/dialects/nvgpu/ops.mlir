@@ -115,13 +115,13 @@ func.func @tma(%A: memref<?x?xbf16>, %X: memref<?x?x?xbf16>, %m: index, %k: inde
 // -----
 
 // wgmma: descriptors of row ranges of staged tiles, a K-major (rhs_transposed)
-// product from shared memory, an MN-major one with a register lhs (wgmma_a
+// product from shared memory, an MN-major one with a register lhs (wgmma
 // fragment), an f8 product, the fence / commit / wait protocol (with and
 // without fragments) and the epilogue store.
 func.func @wgmma(%s: index, %row: index, %true: i1, %C: memref<?x?xbf16>, %m: index, %n: index,
-                 %fa: !nvgpu.frag<64x64xbf16, wgmma_a>, %acc: !nvgpu.frag<64x256xf32, wgmma_acc>,
-                 %acc2: !nvgpu.frag<64x64xf32, wgmma_acc>,
-                 %e: !nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, %acc3: !nvgpu.frag<64x64xf32, wgmma_acc>) {
+                 %fa: !nvgpu.frag<64x64xbf16, wgmma>, %acc: !nvgpu.frag<64x256xf32, wgmma>,
+                 %acc2: !nvgpu.frag<64x64xf32, wgmma>,
+                 %e: !nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, %acc3: !nvgpu.frag<64x64xf32, wgmma>) {
   %sa = nvgpu.smem_alloc offset(0) : !nvgpu.smem<4x128x64xbf16, swizzle = 128>
   %sb = nvgpu.smem_alloc offset(65536) : !nvgpu.smem<4x256x64xbf16, swizzle = 128>
   %sv = nvgpu.smem_alloc offset(196608) : !nvgpu.smem<2x64x64xbf16, swizzle = 128>
@@ -129,19 +129,19 @@ func.func @wgmma(%s: index, %row: index, %true: i1, %C: memref<?x?xbf16>, %m: in
   %db = nvgpu.wgmma_descriptor %sb[%s, %row] : !nvgpu.smem<4x256x64xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>
   %dv = nvgpu.wgmma_descriptor %sv[%s, %row] : !nvgpu.smem<2x64x64xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>
   nvgpu.wgmma_fence
-  %d = nvgpu.wgmma %da, %db, %acc, %true {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>, !nvgpu.frag<64x256xf32, wgmma_acc>
-  %o = nvgpu.wgmma %fa, %dv, %acc2, %true : !nvgpu.frag<64x64xbf16, wgmma_a>, !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.frag<64x64xf32, wgmma_acc>
-  %f = nvgpu.wgmma %e, %e, %acc3, %true {rhs_transposed} : !nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, !nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, !nvgpu.frag<64x64xf32, wgmma_acc>
+  %d = nvgpu.wgmma %da, %db, %acc, %true {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>, !nvgpu.frag<64x256xf32, wgmma>
+  %o = nvgpu.wgmma %fa, %dv, %acc2, %true : !nvgpu.frag<64x64xbf16, wgmma>, !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.frag<64x64xf32, wgmma>
+  %f = nvgpu.wgmma %e, %e, %acc3, %true {rhs_transposed} : !nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, !nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, !nvgpu.frag<64x64xf32, wgmma>
   nvgpu.wgmma_commit_group
-  %d1, %o1 = nvgpu.wgmma_wait_group 1 (%d, %o) : !nvgpu.frag<64x256xf32, wgmma_acc>, !nvgpu.frag<64x64xf32, wgmma_acc>
+  %d1, %o1 = nvgpu.wgmma_wait_group 1 (%d, %o) : !nvgpu.frag<64x256xf32, wgmma>, !nvgpu.frag<64x64xf32, wgmma>
   nvgpu.wgmma_wait_group 0
   nvgpu.wgmma_wait_group 0 {note = "drain"}
-  nvgpu.frag_store %d1, %C[%m, %n] : !nvgpu.frag<64x256xf32, wgmma_acc>, memref<?x?xbf16>
+  nvgpu.frag_store %d1, %C[%m, %n] : !nvgpu.frag<64x256xf32, wgmma>, memref<?x?xbf16>
   func.return
 }
 
 // CHECK-LABEL: func.func @wgmma(
-// CHECK-SAME:      %fa: !nvgpu.frag<64x64xbf16, wgmma_a>, %acc: !nvgpu.frag<64x256xf32, wgmma_acc>
+// CHECK-SAME:      %fa: !nvgpu.frag<64x64xbf16, wgmma>, %acc: !nvgpu.frag<64x256xf32, wgmma>
 // CHECK-NEXT:    %sa = nvgpu.smem_alloc offset(0) : !nvgpu.smem<4x128x64xbf16, swizzle = 128>
 // CHECK-NEXT:    %sb = nvgpu.smem_alloc offset(65536) : !nvgpu.smem<4x256x64xbf16, swizzle = 128>
 // CHECK-NEXT:    %sv = nvgpu.smem_alloc offset(196608) : !nvgpu.smem<2x64x64xbf16, swizzle = 128>
@@ -149,14 +149,14 @@ func.func @wgmma(%s: index, %row: index, %true: i1, %C: memref<?x?xbf16>, %m: in
 // CHECK-NEXT:    %db = nvgpu.wgmma_descriptor %sb[%s, %row] : !nvgpu.smem<4x256x64xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>
 // CHECK-NEXT:    %dv = nvgpu.wgmma_descriptor %sv[%s, %row] : !nvgpu.smem<2x64x64xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>
 // CHECK-NEXT:    nvgpu.wgmma_fence
-// CHECK-NEXT:    %d = nvgpu.wgmma %da, %db, %acc, %true {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>, !nvgpu.frag<64x256xf32, wgmma_acc>
-// CHECK-NEXT:    %o = nvgpu.wgmma %fa, %dv, %acc2, %true : !nvgpu.frag<64x64xbf16, wgmma_a>, !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.frag<64x64xf32, wgmma_acc>
-// CHECK-NEXT:    %f = nvgpu.wgmma %e, %e, %acc3, %true {rhs_transposed} : !nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, !nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, !nvgpu.frag<64x64xf32, wgmma_acc>
+// CHECK-NEXT:    %d = nvgpu.wgmma %da, %db, %acc, %true {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>, !nvgpu.frag<64x256xf32, wgmma>
+// CHECK-NEXT:    %o = nvgpu.wgmma %fa, %dv, %acc2, %true : !nvgpu.frag<64x64xbf16, wgmma>, !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.frag<64x64xf32, wgmma>
+// CHECK-NEXT:    %f = nvgpu.wgmma %e, %e, %acc3, %true {rhs_transposed} : !nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, !nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, !nvgpu.frag<64x64xf32, wgmma>
 // CHECK-NEXT:    nvgpu.wgmma_commit_group
-// CHECK-NEXT:    %d1, %o1 = nvgpu.wgmma_wait_group 1 (%d, %o) : !nvgpu.frag<64x256xf32, wgmma_acc>, !nvgpu.frag<64x64xf32, wgmma_acc>
+// CHECK-NEXT:    %d1, %o1 = nvgpu.wgmma_wait_group 1 (%d, %o) : !nvgpu.frag<64x256xf32, wgmma>, !nvgpu.frag<64x64xf32, wgmma>
 // CHECK-NEXT:    nvgpu.wgmma_wait_group 0{{$}}
 // CHECK-NEXT:    nvgpu.wgmma_wait_group 0 {note = "drain"}{{$}}
-// CHECK-NEXT:    nvgpu.frag_store %d1, %C[%m, %n] : !nvgpu.frag<64x256xf32, wgmma_acc>, memref<?x?xbf16>
+// CHECK-NEXT:    nvgpu.frag_store %d1, %C[%m, %n] : !nvgpu.frag<64x256xf32, wgmma>, memref<?x?xbf16>
 // CHECK-NEXT:    func.return
 
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "wgmma"
@@ -167,14 +167,14 @@ func.func @wgmma(%s: index, %row: index, %true: i1, %C: memref<?x?xbf16>, %m: in
 // CHECK-GENERIC-NEXT:    %db = "nvgpu.wgmma_descriptor"(%sb, %s, %row) : (!nvgpu.smem<4x256x64xbf16, swizzle = 128>, index, index) -> !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>
 // CHECK-GENERIC-NEXT:    %dv = "nvgpu.wgmma_descriptor"(%sv, %s, %row) : (!nvgpu.smem<2x64x64xbf16, swizzle = 128>, index, index) -> !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>
 // CHECK-GENERIC-NEXT:    "nvgpu.wgmma_fence"() : () -> ()
-// CHECK-GENERIC-NEXT:    %d = "nvgpu.wgmma"(%da, %db, %acc, %true) <{rhs_transposed}> : (!nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>, !nvgpu.frag<64x256xf32, wgmma_acc>, i1) -> !nvgpu.frag<64x256xf32, wgmma_acc>
-// CHECK-GENERIC-NEXT:    %o = "nvgpu.wgmma"(%fa, %dv, %acc2, %true) : (!nvgpu.frag<64x64xbf16, wgmma_a>, !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.frag<64x64xf32, wgmma_acc>, i1) -> !nvgpu.frag<64x64xf32, wgmma_acc>
-// CHECK-GENERIC-NEXT:    %f = "nvgpu.wgmma"(%e, %e, %acc3, %true) <{rhs_transposed}> : (!nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, !nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, !nvgpu.frag<64x64xf32, wgmma_acc>, i1) -> !nvgpu.frag<64x64xf32, wgmma_acc>
+// CHECK-GENERIC-NEXT:    %d = "nvgpu.wgmma"(%da, %db, %acc, %true) <{rhs_transposed}> : (!nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>, !nvgpu.frag<64x256xf32, wgmma>, i1) -> !nvgpu.frag<64x256xf32, wgmma>
+// CHECK-GENERIC-NEXT:    %o = "nvgpu.wgmma"(%fa, %dv, %acc2, %true) : (!nvgpu.frag<64x64xbf16, wgmma>, !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.frag<64x64xf32, wgmma>, i1) -> !nvgpu.frag<64x64xf32, wgmma>
+// CHECK-GENERIC-NEXT:    %f = "nvgpu.wgmma"(%e, %e, %acc3, %true) <{rhs_transposed}> : (!nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, !nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, !nvgpu.frag<64x64xf32, wgmma>, i1) -> !nvgpu.frag<64x64xf32, wgmma>
 // CHECK-GENERIC-NEXT:    "nvgpu.wgmma_commit_group"() : () -> ()
-// CHECK-GENERIC-NEXT:    %d1, %o1 = "nvgpu.wgmma_wait_group"(%d, %o) <{pending = 1 : i32}> : (!nvgpu.frag<64x256xf32, wgmma_acc>, !nvgpu.frag<64x64xf32, wgmma_acc>) -> (!nvgpu.frag<64x256xf32, wgmma_acc>, !nvgpu.frag<64x64xf32, wgmma_acc>)
+// CHECK-GENERIC-NEXT:    %d1, %o1 = "nvgpu.wgmma_wait_group"(%d, %o) <{pending = 1 : i32}> : (!nvgpu.frag<64x256xf32, wgmma>, !nvgpu.frag<64x64xf32, wgmma>) -> (!nvgpu.frag<64x256xf32, wgmma>, !nvgpu.frag<64x64xf32, wgmma>)
 // CHECK-GENERIC-NEXT:    "nvgpu.wgmma_wait_group"() <{pending = 0 : i32}> : () -> ()
 // CHECK-GENERIC-NEXT:    "nvgpu.wgmma_wait_group"() <{pending = 0 : i32}> {note = "drain"} : () -> ()
-// CHECK-GENERIC-NEXT:    "nvgpu.frag_store"(%d1, %C, %m, %n) : (!nvgpu.frag<64x256xf32, wgmma_acc>, memref<?x?xbf16>, index, index) -> ()
+// CHECK-GENERIC-NEXT:    "nvgpu.frag_store"(%d1, %C, %m, %n) : (!nvgpu.frag<64x256xf32, wgmma>, memref<?x?xbf16>, index, index) -> ()
 
 // -----
 
@@ -228,15 +228,15 @@ func.func @sync() -> (index, index, index, index, index, index, index, i1) {
 
 // The enum attributes on their own, as discardable attributes.
 func.func @enum_attributes() {
-  nvgpu.wgmma_fence {acc = #nvgpu<fragment_layout wgmma_acc>, a = #nvgpu<fragment_layout wgmma_a>, up = #nvgpu<reg_action inc>, down = #nvgpu<reg_action dec>}
+  nvgpu.wgmma_fence {layout = #nvgpu.tiled_layout<(64,8)(16,8)(8,8)(1,2), warps = [-8], lanes = [-4, -3], vector = -1>, row = #nvgpu.tiled_layout<(64)(16)(8)(1), warps = [-4], lanes = [-2, *4], vector = -1>, up = #nvgpu<reg_action inc>, down = #nvgpu<reg_action dec>}
   func.return
 }
 
 // CHECK-LABEL: func.func @enum_attributes() {
-// CHECK-NEXT:    nvgpu.wgmma_fence {acc = #nvgpu<fragment_layout wgmma_acc>, a = #nvgpu<fragment_layout wgmma_a>, up = #nvgpu<reg_action inc>, down = #nvgpu<reg_action dec>}
+// CHECK-NEXT:    nvgpu.wgmma_fence {layout = #nvgpu.tiled_layout<(64,8)(16,8)(8,8)(1,2), warps = [-8], lanes = [-4, -3], vector = -1>, row = #nvgpu.tiled_layout<(64)(16)(8)(1), warps = [-4], lanes = [-2, *4], vector = -1>, up = #nvgpu<reg_action inc>, down = #nvgpu<reg_action dec>}
 
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "enum_attributes"
-// CHECK-GENERIC-NEXT:    "nvgpu.wgmma_fence"() {acc = #nvgpu<fragment_layout wgmma_acc>, a = #nvgpu<fragment_layout wgmma_a>, up = #nvgpu<reg_action inc>, down = #nvgpu<reg_action dec>} : () -> ()
+// CHECK-GENERIC-NEXT:    "nvgpu.wgmma_fence"() {layout = #nvgpu.tiled_layout<(64,8)(16,8)(8,8)(1,2), warps = [-8], lanes = [-4, -3], vector = -1>, row = #nvgpu.tiled_layout<(64)(16)(8)(1), warps = [-4], lanes = [-2, *4], vector = -1>, up = #nvgpu<reg_action inc>, down = #nvgpu<reg_action dec>} : () -> ()
 
 // -----
 
@@ -244,17 +244,17 @@ func.func @enum_attributes() {
 func.func @lowering_bridges(%s: index) {
   %sa = nvgpu.smem_alloc offset(0) : !nvgpu.smem<4x128x64xbf16, swizzle = 128>
   %a = nvgpu.smem_tile %sa[%s] : !nvgpu.smem<4x128x64xbf16, swizzle = 128> -> tensor<128x64xbf16>
-  %z = nvgpu.frag_zeros : !nvgpu.frag<64x256xf32, wgmma_acc>
+  %z = nvgpu.frag_zeros : !nvgpu.frag<64x256xf32, wgmma>
   func.return
 }
 
 // CHECK-LABEL: func.func @lowering_bridges(%s: index) {
 // CHECK:         %a = nvgpu.smem_tile %sa[%s] : !nvgpu.smem<4x128x64xbf16, swizzle = 128> -> tensor<128x64xbf16>
-// CHECK-NEXT:    %z = nvgpu.frag_zeros : !nvgpu.frag<64x256xf32, wgmma_acc>
+// CHECK-NEXT:    %z = nvgpu.frag_zeros : !nvgpu.frag<64x256xf32, wgmma>
 
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "lowering_bridges"
 // CHECK-GENERIC:         %a = "nvgpu.smem_tile"(%sa, %s) : (!nvgpu.smem<4x128x64xbf16, swizzle = 128>, index) -> tensor<128x64xbf16>
-// CHECK-GENERIC-NEXT:    %z = "nvgpu.frag_zeros"() : () -> !nvgpu.frag<64x256xf32, wgmma_acc>
+// CHECK-GENERIC-NEXT:    %z = "nvgpu.frag_zeros"() : () -> !nvgpu.frag<64x256xf32, wgmma>
 
 // -----
 
@@ -277,93 +277,93 @@ func.func @grid_dims() {
 // -----
 
 // Elementwise math on fragments: with a fragment or an f32 scalar.
-func.func @frag_math(%a: !nvgpu.frag<64x256xf32, wgmma_acc>, %b: !nvgpu.frag<64x256xf32, wgmma_acc>, %s: f32) {
-  %0 = nvgpu.frag_binary addf %a, %b : !nvgpu.frag<64x256xf32, wgmma_acc>, !nvgpu.frag<64x256xf32, wgmma_acc>
-  %1 = nvgpu.frag_binary subf %0, %s : !nvgpu.frag<64x256xf32, wgmma_acc>, f32
-  %2 = nvgpu.frag_binary mulf %1, %s : !nvgpu.frag<64x256xf32, wgmma_acc>, f32
-  %3 = nvgpu.frag_binary divf %2, %b : !nvgpu.frag<64x256xf32, wgmma_acc>, !nvgpu.frag<64x256xf32, wgmma_acc>
-  %4 = nvgpu.frag_binary maximumf %3, %s : !nvgpu.frag<64x256xf32, wgmma_acc>, f32
-  %5 = nvgpu.frag_binary minimumf %4, %s : !nvgpu.frag<64x256xf32, wgmma_acc>, f32
-  %6 = nvgpu.frag_unary exp2 %5 : !nvgpu.frag<64x256xf32, wgmma_acc>
-  %7 = nvgpu.frag_unary negf %6 : !nvgpu.frag<64x256xf32, wgmma_acc>
+func.func @frag_math(%a: !nvgpu.frag<64x256xf32, wgmma>, %b: !nvgpu.frag<64x256xf32, wgmma>, %s: f32) {
+  %0 = nvgpu.frag_binary addf %a, %b : !nvgpu.frag<64x256xf32, wgmma>, !nvgpu.frag<64x256xf32, wgmma>
+  %1 = nvgpu.frag_binary subf %0, %s : !nvgpu.frag<64x256xf32, wgmma>, f32
+  %2 = nvgpu.frag_binary mulf %1, %s : !nvgpu.frag<64x256xf32, wgmma>, f32
+  %3 = nvgpu.frag_binary divf %2, %b : !nvgpu.frag<64x256xf32, wgmma>, !nvgpu.frag<64x256xf32, wgmma>
+  %4 = nvgpu.frag_binary maximumf %3, %s : !nvgpu.frag<64x256xf32, wgmma>, f32
+  %5 = nvgpu.frag_binary minimumf %4, %s : !nvgpu.frag<64x256xf32, wgmma>, f32
+  %6 = nvgpu.frag_unary exp2 %5 : !nvgpu.frag<64x256xf32, wgmma>
+  %7 = nvgpu.frag_unary negf %6 : !nvgpu.frag<64x256xf32, wgmma>
   func.return
 }
 
 // CHECK-LABEL: func.func @frag_math(
-// CHECK-NEXT:    %0 = nvgpu.frag_binary addf %a, %b : !nvgpu.frag<64x256xf32, wgmma_acc>, !nvgpu.frag<64x256xf32, wgmma_acc>
-// CHECK-NEXT:    %1 = nvgpu.frag_binary subf %0, %s : !nvgpu.frag<64x256xf32, wgmma_acc>, f32
-// CHECK-NEXT:    %2 = nvgpu.frag_binary mulf %1, %s : !nvgpu.frag<64x256xf32, wgmma_acc>, f32
+// CHECK-NEXT:    %0 = nvgpu.frag_binary addf %a, %b : !nvgpu.frag<64x256xf32, wgmma>, !nvgpu.frag<64x256xf32, wgmma>
+// CHECK-NEXT:    %1 = nvgpu.frag_binary subf %0, %s : !nvgpu.frag<64x256xf32, wgmma>, f32
+// CHECK-NEXT:    %2 = nvgpu.frag_binary mulf %1, %s : !nvgpu.frag<64x256xf32, wgmma>, f32
 // CHECK-NEXT:    %3 = nvgpu.frag_binary divf %2, %b
 // CHECK-NEXT:    %4 = nvgpu.frag_binary maximumf %3, %s
 // CHECK-NEXT:    %5 = nvgpu.frag_binary minimumf %4, %s
-// CHECK-NEXT:    %6 = nvgpu.frag_unary exp2 %5 : !nvgpu.frag<64x256xf32, wgmma_acc>
-// CHECK-NEXT:    %7 = nvgpu.frag_unary negf %6 : !nvgpu.frag<64x256xf32, wgmma_acc>
+// CHECK-NEXT:    %6 = nvgpu.frag_unary exp2 %5 : !nvgpu.frag<64x256xf32, wgmma>
+// CHECK-NEXT:    %7 = nvgpu.frag_unary negf %6 : !nvgpu.frag<64x256xf32, wgmma>
 
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "frag_math"
-// CHECK-GENERIC:         %1 = "nvgpu.frag_binary"(%0, %s) <{kind = #nvgpu<frag_binary_kind subf>}> : (!nvgpu.frag<64x256xf32, wgmma_acc>, f32) -> !nvgpu.frag<64x256xf32, wgmma_acc>
-// CHECK-GENERIC:         %6 = "nvgpu.frag_unary"(%5) <{kind = #nvgpu<frag_unary_kind exp2>}> : (!nvgpu.frag<64x256xf32, wgmma_acc>) -> !nvgpu.frag<64x256xf32, wgmma_acc>
+// CHECK-GENERIC:         %1 = "nvgpu.frag_binary"(%0, %s) <{kind = #nvgpu<frag_binary_kind subf>}> : (!nvgpu.frag<64x256xf32, wgmma>, f32) -> !nvgpu.frag<64x256xf32, wgmma>
+// CHECK-GENERIC:         %6 = "nvgpu.frag_unary"(%5) <{kind = #nvgpu<frag_unary_kind exp2>}> : (!nvgpu.frag<64x256xf32, wgmma>) -> !nvgpu.frag<64x256xf32, wgmma>
 
 // -----
 
 // Row reductions and broadcasts between accumulator and row fragments.
-func.func @frag_rows(%a: !nvgpu.frag<64x128xf32, wgmma_acc>, %s: f32) {
+func.func @frag_rows(%a: !nvgpu.frag<64x128xf32, wgmma>, %s: f32) {
   %m0 = nvgpu.frag_splat %s : f32 -> !nvgpu.frag<64xf32, wgmma_row>
-  %m = nvgpu.frag_reduce max %a : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64xf32, wgmma_row>
-  %l = nvgpu.frag_reduce sum %a : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64xf32, wgmma_row>
+  %m = nvgpu.frag_reduce max %a : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64xf32, wgmma_row>
+  %l = nvgpu.frag_reduce sum %a : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64xf32, wgmma_row>
   %mm = nvgpu.frag_binary maximumf %m0, %m : !nvgpu.frag<64xf32, wgmma_row>, !nvgpu.frag<64xf32, wgmma_row>
-  %b = nvgpu.frag_broadcast %mm : !nvgpu.frag<64xf32, wgmma_row> -> !nvgpu.frag<64x128xf32, wgmma_acc>
+  %b = nvgpu.frag_broadcast %mm : !nvgpu.frag<64xf32, wgmma_row> -> !nvgpu.frag<64x128xf32, wgmma>
   func.return
 }
 
 // CHECK-LABEL: func.func @frag_rows(
 // CHECK-NEXT:    %m0 = nvgpu.frag_splat %s : f32 -> !nvgpu.frag<64xf32, wgmma_row>
-// CHECK-NEXT:    %m = nvgpu.frag_reduce max %a : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64xf32, wgmma_row>
-// CHECK-NEXT:    %l = nvgpu.frag_reduce sum %a : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64xf32, wgmma_row>
+// CHECK-NEXT:    %m = nvgpu.frag_reduce max %a : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64xf32, wgmma_row>
+// CHECK-NEXT:    %l = nvgpu.frag_reduce sum %a : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64xf32, wgmma_row>
 // CHECK-NEXT:    %mm = nvgpu.frag_binary maximumf %m0, %m : !nvgpu.frag<64xf32, wgmma_row>, !nvgpu.frag<64xf32, wgmma_row>
-// CHECK-NEXT:    %b = nvgpu.frag_broadcast %mm : !nvgpu.frag<64xf32, wgmma_row> -> !nvgpu.frag<64x128xf32, wgmma_acc>
+// CHECK-NEXT:    %b = nvgpu.frag_broadcast %mm : !nvgpu.frag<64xf32, wgmma_row> -> !nvgpu.frag<64x128xf32, wgmma>
 
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "frag_rows"
 // CHECK-GENERIC:         %m0 = "nvgpu.frag_splat"(%s) : (f32) -> !nvgpu.frag<64xf32, wgmma_row>
-// CHECK-GENERIC:         %m = "nvgpu.frag_reduce"(%a) <{kind = #tile<reduce_kind max>}> : (!nvgpu.frag<64x128xf32, wgmma_acc>) -> !nvgpu.frag<64xf32, wgmma_row>
-// CHECK-GENERIC:         %b = "nvgpu.frag_broadcast"(%mm) : (!nvgpu.frag<64xf32, wgmma_row>) -> !nvgpu.frag<64x128xf32, wgmma_acc>
+// CHECK-GENERIC:         %m = "nvgpu.frag_reduce"(%a) <{kind = #tile<reduce_kind max>}> : (!nvgpu.frag<64x128xf32, wgmma>) -> !nvgpu.frag<64xf32, wgmma_row>
+// CHECK-GENERIC:         %b = "nvgpu.frag_broadcast"(%mm) : (!nvgpu.frag<64xf32, wgmma_row>) -> !nvgpu.frag<64x128xf32, wgmma>
 
 // -----
 
-func.func @frag_convert(%a: !nvgpu.frag<64x128xf32, wgmma_acc>) {
-  %b = nvgpu.frag_convert %a : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64x128xbf16, wgmma_a>
+func.func @frag_convert(%a: !nvgpu.frag<64x128xf32, wgmma>) {
+  %b = nvgpu.frag_convert %a : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x128xbf16, wgmma>
   func.return
 }
 
 // CHECK-LABEL: func.func @frag_convert(
-// CHECK-NEXT:    %b = nvgpu.frag_convert %a : !nvgpu.frag<64x128xf32, wgmma_acc> -> !nvgpu.frag<64x128xbf16, wgmma_a>
+// CHECK-NEXT:    %b = nvgpu.frag_convert %a : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x128xbf16, wgmma>
 
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "frag_convert"
-// CHECK-GENERIC:         %b = "nvgpu.frag_convert"(%a) : (!nvgpu.frag<64x128xf32, wgmma_acc>) -> !nvgpu.frag<64x128xbf16, wgmma_a>
+// CHECK-GENERIC:         %b = "nvgpu.frag_convert"(%a) : (!nvgpu.frag<64x128xf32, wgmma>) -> !nvgpu.frag<64x128xbf16, wgmma>
 
 // -----
 
 // Masks: element coordinates, integer math, comparisons and selects on fragments.
-func.func @frag_masks(%x: !nvgpu.frag<64x128xf32, wgmma_acc>, %n: i32, %off: i32, %ninf: f32) {
-  %rows = nvgpu.frag_index row : !nvgpu.frag<64x128xi32, wgmma_acc>
-  %cols = nvgpu.frag_index col : !nvgpu.frag<64x128xi32, wgmma_acc>
-  %q = nvgpu.frag_binary addi %rows, %off : !nvgpu.frag<64x128xi32, wgmma_acc>, i32
-  %in = nvgpu.frag_cmpi slt, %cols, %n : !nvgpu.frag<64x128xi32, wgmma_acc>, i32
-  %causal = nvgpu.frag_cmpi sle, %cols, %q : !nvgpu.frag<64x128xi32, wgmma_acc>, !nvgpu.frag<64x128xi32, wgmma_acc>
-  %both = nvgpu.frag_binary andi %in, %causal : !nvgpu.frag<64x128xi1, wgmma_acc>, !nvgpu.frag<64x128xi1, wgmma_acc>
-  %y = nvgpu.frag_select %both, %x, %ninf : !nvgpu.frag<64x128xi1, wgmma_acc>, !nvgpu.frag<64x128xf32, wgmma_acc>, f32
+func.func @frag_masks(%x: !nvgpu.frag<64x128xf32, wgmma>, %n: i32, %off: i32, %ninf: f32) {
+  %rows = nvgpu.frag_index row : !nvgpu.frag<64x128xi32, wgmma>
+  %cols = nvgpu.frag_index col : !nvgpu.frag<64x128xi32, wgmma>
+  %q = nvgpu.frag_binary addi %rows, %off : !nvgpu.frag<64x128xi32, wgmma>, i32
+  %in = nvgpu.frag_cmpi slt, %cols, %n : !nvgpu.frag<64x128xi32, wgmma>, i32
+  %causal = nvgpu.frag_cmpi sle, %cols, %q : !nvgpu.frag<64x128xi32, wgmma>, !nvgpu.frag<64x128xi32, wgmma>
+  %both = nvgpu.frag_binary andi %in, %causal : !nvgpu.frag<64x128xi1, wgmma>, !nvgpu.frag<64x128xi1, wgmma>
+  %y = nvgpu.frag_select %both, %x, %ninf : !nvgpu.frag<64x128xi1, wgmma>, !nvgpu.frag<64x128xf32, wgmma>, f32
   func.return
 }
 
 // CHECK-LABEL: func.func @frag_masks(
-// CHECK-NEXT:    %rows = nvgpu.frag_index row : !nvgpu.frag<64x128xi32, wgmma_acc>
-// CHECK-NEXT:    %cols = nvgpu.frag_index col : !nvgpu.frag<64x128xi32, wgmma_acc>
-// CHECK-NEXT:    %q = nvgpu.frag_binary addi %rows, %off : !nvgpu.frag<64x128xi32, wgmma_acc>, i32
-// CHECK-NEXT:    %in = nvgpu.frag_cmpi slt, %cols, %n : !nvgpu.frag<64x128xi32, wgmma_acc>, i32
-// CHECK-NEXT:    %causal = nvgpu.frag_cmpi sle, %cols, %q : !nvgpu.frag<64x128xi32, wgmma_acc>, !nvgpu.frag<64x128xi32, wgmma_acc>
-// CHECK-NEXT:    %both = nvgpu.frag_binary andi %in, %causal : !nvgpu.frag<64x128xi1, wgmma_acc>, !nvgpu.frag<64x128xi1, wgmma_acc>
-// CHECK-NEXT:    %y = nvgpu.frag_select %both, %x, %ninf : !nvgpu.frag<64x128xi1, wgmma_acc>, !nvgpu.frag<64x128xf32, wgmma_acc>, f32
+// CHECK-NEXT:    %rows = nvgpu.frag_index row : !nvgpu.frag<64x128xi32, wgmma>
+// CHECK-NEXT:    %cols = nvgpu.frag_index col : !nvgpu.frag<64x128xi32, wgmma>
+// CHECK-NEXT:    %q = nvgpu.frag_binary addi %rows, %off : !nvgpu.frag<64x128xi32, wgmma>, i32
+// CHECK-NEXT:    %in = nvgpu.frag_cmpi slt, %cols, %n : !nvgpu.frag<64x128xi32, wgmma>, i32
+// CHECK-NEXT:    %causal = nvgpu.frag_cmpi sle, %cols, %q : !nvgpu.frag<64x128xi32, wgmma>, !nvgpu.frag<64x128xi32, wgmma>
+// CHECK-NEXT:    %both = nvgpu.frag_binary andi %in, %causal : !nvgpu.frag<64x128xi1, wgmma>, !nvgpu.frag<64x128xi1, wgmma>
+// CHECK-NEXT:    %y = nvgpu.frag_select %both, %x, %ninf : !nvgpu.frag<64x128xi1, wgmma>, !nvgpu.frag<64x128xf32, wgmma>, f32
 
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "frag_masks"
-// CHECK-GENERIC:         %rows = "nvgpu.frag_index"() <{axis = #nvgpu<frag_index_axis row>}> : () -> !nvgpu.frag<64x128xi32, wgmma_acc>
-// CHECK-GENERIC:         %in = "nvgpu.frag_cmpi"(%cols, %n) <{predicate = #tile<cmpi_predicate slt>}> : (!nvgpu.frag<64x128xi32, wgmma_acc>, i32) -> !nvgpu.frag<64x128xi1, wgmma_acc>
-// CHECK-GENERIC:         %y = "nvgpu.frag_select"(%both, %x, %ninf) : (!nvgpu.frag<64x128xi1, wgmma_acc>, !nvgpu.frag<64x128xf32, wgmma_acc>, f32) -> !nvgpu.frag<64x128xf32, wgmma_acc>
+// CHECK-GENERIC:         %rows = "nvgpu.frag_index"() <{axis = #nvgpu<frag_index_axis row>}> : () -> !nvgpu.frag<64x128xi32, wgmma>
+// CHECK-GENERIC:         %in = "nvgpu.frag_cmpi"(%cols, %n) <{predicate = #tile<cmpi_predicate slt>}> : (!nvgpu.frag<64x128xi32, wgmma>, i32) -> !nvgpu.frag<64x128xi1, wgmma>
+// CHECK-GENERIC:         %y = "nvgpu.frag_select"(%both, %x, %ninf) : (!nvgpu.frag<64x128xi1, wgmma>, !nvgpu.frag<64x128xf32, wgmma>, f32) -> !nvgpu.frag<64x128xf32, wgmma>

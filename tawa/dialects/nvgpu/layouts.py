@@ -1,0 +1,379 @@
+"""Register layouts: which thread of a warp group holds which element of a tile.
+
+One algebra describes every register layout tawa uses, after JAX Mosaic
+GPU's `TiledLayout`.  A layout is
+
+* a **tiling**: a sequence of tile shapes applied one after the other — the
+  first tile splits the logical shape into (tiles, elements of a tile), each
+  later tile splits the trailing dimensions of the previous one further;
+* which of the resulting **tiled dimensions** are spread over the 4 **warps**
+  of the warp group, which over the 32 **lanes** of a warp, and which one is
+  the **vector** held together (two adjacent f32 values, or one packed pair
+  of bf16 values in a 32-bit register);
+* every other tiled dimension is a **register** dimension: each thread holds
+  all of its indices.
+
+Tiled dimensions are named by negative indices counted from the end, so a
+layout does not depend on the tile's size (one `wgmma` layout serves 64x8 up
+to 64x256 accumulators).  A `Replicated(n)` warp or lane dimension spreads
+copies: n threads hold the same elements (the result of a row reduction is
+held by all 4 lanes of a quad).
+
+Worked example: the wgmma accumulator, `WGMMA`, on a 64x256 f32 tile.
+The tiling (64,8)(16,8)(8,8)(1,2) turns the shape (64, 256) into
+
+    index:  -10  -9  -8  -7  -6  -5  -4  -3  -2  -1
+    size:     1  32   4   1   2   1   8   4   1   2
+    axis:   row col row col row col row col row col
+    stride:  64   8  16   8   8   8   1   2   1   1     (elements along axis)
+
+(the first tile leaves 1 x 32 tiles of 64x8; the second splits a 64x8 tile
+into 4 x 1 blocks of 16x8; and so on down to 1x2 vectors).  Warp dimension
+-8 (size 4, stride 16 rows): warp w holds rows [16w, 16w + 16).  Lane
+dimensions (-4, -3), major first: lane = 4·(row within 8) + (column pair), so
+lane l holds row l/4 and columns 2·(l%4), 2·(l%4)+1 of each 8x8 block.
+Vector dimension -1: the 2 adjacent columns.  The remaining dimensions,
+-9 (32 column blocks of 8) and -6 (2 row halves, +8 rows), are the thread's
+registers: 32 x 2 vectors of 2 = 128 values, value i = 4·(i/4) + 2·h + v.
+So element (r, c) is held by thread 32·(r%64/16) + 4·(r%8) + (c%8)/2 as its
+value 4·(c/8) + 2·((r%16)/8) + c%2 — the PTX ISA's accumulator figure, and
+what the H100 here returned (`shared/reference/hopper-verified.md` §1 row 9):
+
+    row(t, i) = 16·(t/32) + (t%32)/4 + 8·((i/2)%2)
+    col(t, i) = 8·(i/4) + 2·(t%4) + i%2
+
+Reducing it along the columns (`WGMMA.reduce(1)`) drops every column
+dimension: what was lane dimension -3 becomes `Replicated(4)` (the 4 lanes
+of a quad hold the same rows, after butterfly shuffles with lane masks 1 and
+2), and the registers keep the 2 row halves: `WGMMA_ROW`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache, cached_property
+
+from tawa.target.hopper import THREADS_PER_WARP, WARPS_PER_GROUP
+
+
+@dataclass(frozen=True)
+class Replicated:
+    """A warp or lane dimension along which `times` threads hold copies."""
+
+    times: int
+
+    def __str__(self) -> str:
+        return f"*{self.times}"
+
+
+Dim = int | Replicated
+
+
+@dataclass(frozen=True)
+class TiledDim:
+    """One dimension of a tiled shape: `size` indices, each `stride`
+    elements apart along logical `axis`."""
+
+    size: int
+    axis: int
+    stride: int
+
+
+@dataclass(frozen=True)
+class ThreadTerm:
+    """A thread-dependent part of an element coordinate:
+    `((source_index // divisor) % size) · stride`, where source_index is the
+    warp's index in the warp group or the lane's index in the warp."""
+
+    source: str  # "warp" or "lane"
+    divisor: int
+    size: int
+    stride: int
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """How `layout.reduce(axis)` combines a fragment: each result value
+    combines the source values `sources[i]` of the same thread, then the
+    threads whose lanes differ by each of `lane_masks` exchange and combine
+    (butterfly shuffles)."""
+
+    layout: TiledLayout
+    sources: tuple[tuple[int, ...], ...]
+    lane_masks: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TiledLayout:
+    """A register layout of a warp group (see the module docstring)."""
+
+    tiling: tuple[tuple[int, ...], ...]
+    warp_dims: tuple[Dim, ...]
+    lane_dims: tuple[Dim, ...]
+    vector_dim: int
+
+    def __post_init__(self) -> None:
+        rank = len(self.tiling[0]) if self.tiling else 0
+        if not self.tiling or any(not t or len(t) > rank for t in self.tiling):
+            raise ValueError(f"a tiling needs tiles of at most the first tile's rank, got {self.tiling}")
+        for prev, t in zip(self.tiling, self.tiling[1:]):
+            for p, d in zip(prev[len(prev) - len(t):], t):
+                if d <= 0 or p % d:
+                    raise ValueError(f"tile {t} does not divide the trailing dims of {prev}")
+        n = self.tiled_rank
+        named = [d for d in (*self.warp_dims, *self.lane_dims, self.vector_dim) if isinstance(d, int)]
+        if any(not -n <= d < 0 for d in named) or len(set(named)) != len(named):
+            raise ValueError(f"warp, lane and vector dims must be distinct indices in [-{n}, -1]")
+
+    # ------------------------------------------------------------------ shape
+
+    @property
+    def rank(self) -> int:
+        return len(self.tiling[0])
+
+    @property
+    def tiled_rank(self) -> int:
+        return self.rank + sum(len(t) for t in self.tiling)
+
+    @cache
+    def tiled_dims(self, shape: tuple[int, ...]) -> tuple[TiledDim, ...]:
+        """The tiled shape of a `shape` tile: its dimensions, outermost first."""
+        if len(shape) != self.rank:
+            raise ValueError(f"a rank-{self.rank} layout cannot hold a {_fmt(shape)} tile")
+        dims = [TiledDim(n, a, 1) for a, n in enumerate(shape)]
+        for tile in self.tiling:
+            head, tail = dims[: len(dims) - len(tile)], dims[len(dims) - len(tile):]
+            for d, t in zip(tail, tile):
+                if d.size % t:
+                    raise ValueError(f"{_fmt(shape)} is not a multiple of the tile {_fmt(tile)}")
+            outer = [TiledDim(d.size // t, d.axis, d.stride * t) for d, t in zip(tail, tile)]
+            inner = [TiledDim(t, d.axis, d.stride) for d, t in zip(tail, tile)]
+            dims = head + outer + inner
+        return tuple(dims)
+
+    def check_shape(self, shape: tuple[int, ...]) -> None:
+        """Raises ValueError unless the layout can hold a `shape` tile."""
+        self.tiled_dims(shape)
+
+    @cached_property
+    def register_dims(self) -> tuple[int, ...]:
+        """Indices (negative) of the register dimensions, outermost first."""
+        taken = {d for d in (*self.warp_dims, *self.lane_dims, self.vector_dim) if isinstance(d, int)}
+        return tuple(i for i in range(-self.tiled_rank, 0) if i not in taken)
+
+    def registers_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        """Sizes of the register dimensions: each thread holds one vector per index."""
+        dims = self.tiled_dims(shape)
+        return tuple(dims[i].size for i in self.register_dims)
+
+    def vector_length(self, shape: tuple[int, ...]) -> int:
+        return self.tiled_dims(shape)[self.vector_dim].size
+
+    def values_per_thread(self, shape: tuple[int, ...]) -> int:
+        """Elements each thread holds: value i is element i % V of vector i // V
+        (V = vector length), vectors in row-major order of the register dims."""
+        return math.prod(self.registers_shape(shape)) * self.vector_length(shape)
+
+    def _thread_sizes(self, shape: tuple[int, ...], dims: tuple[Dim, ...]) -> list[int]:
+        tiled = self.tiled_dims(shape)
+        return [d.times if isinstance(d, Replicated) else tiled[d].size for d in dims]
+
+    def check_warp_group(self, shape: tuple[int, ...]) -> None:
+        """Raises ValueError unless the layout spreads `shape` over exactly the
+        4 warps x 32 lanes of one warp group."""
+        warps = math.prod(self._thread_sizes(shape, self.warp_dims))
+        lanes = math.prod(self._thread_sizes(shape, self.lane_dims))
+        if warps != WARPS_PER_GROUP or lanes != THREADS_PER_WARP:
+            raise ValueError(
+                f"the layout spreads {_fmt(shape)} over {warps} warps x {lanes} lanes, "
+                f"not the {WARPS_PER_GROUP} x {THREADS_PER_WARP} of a warp group"
+            )
+
+    # ------------------------------------------------------------------ the element map
+
+    @cache
+    def thread_terms(self, shape: tuple[int, ...], axis: int) -> tuple[ThreadTerm, ...]:
+        """The thread-dependent part of coordinate `axis` of every element a
+        thread holds, as a sum of terms (replicated dims contribute nothing)."""
+        tiled = self.tiled_dims(shape)
+        terms = []
+        for source, dims in (("warp", self.warp_dims), ("lane", self.lane_dims)):
+            sizes = self._thread_sizes(shape, dims)
+            for k, d in enumerate(dims):
+                divisor = math.prod(sizes[k + 1:])
+                if isinstance(d, int) and tiled[d].axis == axis and tiled[d].size > 1:
+                    terms.append(ThreadTerm(source, divisor, tiled[d].size, tiled[d].stride))
+        return tuple(terms)
+
+    @cache
+    def value_offsets(self, shape: tuple[int, ...], axis: int) -> tuple[int, ...]:
+        """The register-dependent part of coordinate `axis` of value i of
+        every thread: coordinate = Σ thread terms + value_offsets[i]."""
+        tiled = self.tiled_dims(shape)
+        regs = [tiled[i] for i in self.register_dims]
+        vec = tiled[self.vector_dim]
+        out = []
+        for flat in range(math.prod(d.size for d in regs)):
+            base, rest = 0, flat
+            for d in reversed(regs):
+                rest, idx = divmod(rest, d.size)
+                base += idx * d.stride if d.axis == axis else 0
+            for v in range(vec.size):
+                out.append(base + (v * vec.stride if vec.axis == axis else 0))
+        return tuple(out)
+
+    def thread_coords(self, shape: tuple[int, ...], thread: int, value: int) -> tuple[int, ...]:
+        """The element (one coordinate per axis) that `thread` (0..127 of the
+        warp group) holds as its value `value`."""
+        warp, lane = divmod(thread, THREADS_PER_WARP)
+        coords = []
+        for axis in range(self.rank):
+            c = self.value_offsets(shape, axis)[value]
+            for t in self.thread_terms(shape, axis):
+                index = warp if t.source == "warp" else lane
+                c += (index // t.divisor) % t.size * t.stride
+            coords.append(c)
+        return tuple(coords)
+
+    def element_map(self, shape: tuple[int, ...]) -> dict[tuple[int, ...], list[tuple[int, int]]]:
+        """Every element → the (thread, value) pairs holding it (brute force;
+        for tests and the CPU interpreter)."""
+        out: dict[tuple[int, ...], list[tuple[int, int]]] = {}
+        offsets = [self.value_offsets(shape, a) for a in range(self.rank)]
+        terms = [self.thread_terms(shape, a) for a in range(self.rank)]
+        warps = math.prod(self._thread_sizes(shape, self.warp_dims))
+        for thread in range(warps * THREADS_PER_WARP):
+            warp, lane = divmod(thread, THREADS_PER_WARP)
+            base = [
+                sum(((warp if t.source == "warp" else lane) // t.divisor) % t.size * t.stride for t in ts)
+                for ts in terms
+            ]
+            for value in range(len(offsets[0])):
+                key = tuple(b + o[value] for b, o in zip(base, offsets))
+                out.setdefault(key, []).append((thread, value))
+        return out
+
+    # ------------------------------------------------------------------ derived layouts
+
+    def _drop_axis(self, axis: int) -> tuple[tuple[tuple[int, ...], ...], dict[int, int]]:
+        """The tiling without `axis`, and old → new index of the kept dims."""
+        if self.rank < 2:
+            raise ValueError("a 1-D layout has no axis to drop")
+        axes = []  # axis of every tiled dim, outermost first
+        axes += range(self.rank)
+        for tile in self.tiling:
+            axes += range(self.rank - len(tile), self.rank)
+        kept = [i - len(axes) for i, a in enumerate(axes) if a != axis]
+        remap = {old: new - len(kept) for new, old in enumerate(kept)}
+        tiling = tuple(
+            tuple(t for a, t in zip(range(self.rank - len(tile), self.rank), tile) if a != axis)
+            for tile in self.tiling
+        )
+        if any(not t for t in tiling):
+            raise ValueError(f"dropping axis {axis} leaves an empty tile in {self.tiling}")
+        return tiling, remap
+
+    def reduced_layout(self, shape: tuple[int, ...], axis: int) -> TiledLayout:
+        """The layout of a `shape` tile with `axis` removed: every dimension
+        along `axis` goes away, and the warps and lanes that spread it hold
+        copies (`Replicated`).  A row vector broadcast over the columns of a
+        fragment is held in this layout."""
+        tiled = self.tiled_dims(shape)
+        tiling, remap = self._drop_axis(axis)
+
+        def keep(d: Dim) -> Dim:
+            if isinstance(d, Replicated):
+                return d
+            return Replicated(tiled[d].size) if tiled[d].axis == axis else remap[d]
+
+        vector = remap.get(self.vector_dim, -1)
+        layout = TiledLayout(tiling, tuple(map(keep, self.warp_dims)), tuple(map(keep, self.lane_dims)), vector)
+        out_shape = tuple(n for a, n in enumerate(shape) if a != axis)
+        if tiled[self.vector_dim].axis == axis and layout.vector_length(out_shape) != 1:
+            raise ValueError("the reduced layout's vector dimension must have size 1")
+        return layout
+
+    def reduce(self, shape: tuple[int, ...], axis: int) -> Reduction:
+        """A reduction of a `shape` tile along `axis`: the result layout,
+        which source values each result value combines (within a thread), and
+        the lane shuffles that finish it.  Warp dimensions along `axis` would
+        need shared memory: ValueError."""
+        tiled = self.tiled_dims(shape)
+        if any(isinstance(d, int) and tiled[d].axis == axis and tiled[d].size > 1 for d in self.warp_dims):
+            raise ValueError(f"reducing axis {axis} of {_fmt(shape)} crosses warps")
+        layout = self.reduced_layout(shape, axis)
+        out_shape = tuple(n for a, n in enumerate(shape) if a != axis)
+        # Values of one thread with equal coordinates off `axis` combine.
+        src = list(zip(*(self.value_offsets(shape, a) for a in range(self.rank) if a != axis)))
+        dst = zip(*(layout.value_offsets(out_shape, a) for a in range(layout.rank)))
+        groups = tuple(tuple(i for i, k in enumerate(src) if k == key) for key in dst)
+        lane_sizes = self._thread_sizes(shape, self.lane_dims)
+        masks = []
+        for k, d in enumerate(self.lane_dims):
+            if isinstance(d, int) and tiled[d].axis == axis:
+                stride = math.prod(lane_sizes[k + 1:])
+                masks += [stride << b for b in range(int(math.log2(tiled[d].size)))]
+        return Reduction(layout, groups, tuple(masks))
+
+    def broadcast_sources(self, shape: tuple[int, ...], axis: int, reduced: TiledLayout) -> tuple[int, ...]:
+        """For a `shape` tile in this layout that repeats a tile of `reduced`
+        layout along `axis`: which value of the reduced fragment each value
+        copies (the same thread holds it: no data moves)."""
+        if reduced != self.reduced_layout(shape, axis):
+            raise ValueError(f"{reduced} is not the reduction of {self} along axis {axis}")
+        out_shape = tuple(n for a, n in enumerate(shape) if a != axis)
+        src = list(zip(*(self.value_offsets(shape, a) for a in range(self.rank) if a != axis)))
+        dst = list(zip(*(reduced.value_offsets(out_shape, a) for a in range(reduced.rank))))
+        return tuple(dst.index(k) for k in src)
+
+    def __str__(self) -> str:
+        tiles = "".join(f"({','.join(map(str, t))})" for t in self.tiling)
+        warps = ", ".join(map(str, self.warp_dims))
+        lanes = ", ".join(map(str, self.lane_dims))
+        return f"{tiles}, warps = [{warps}], lanes = [{lanes}], vector = {self.vector_dim}"
+
+
+def _fmt(shape: tuple[int, ...]) -> str:
+    return "x".join(map(str, shape))
+
+
+# --------------------------------------------------------------------------- named layouts
+
+WGMMA = TiledLayout(((64, 8), (16, 8), (8, 8), (1, 2)), warp_dims=(-8,), lane_dims=(-4, -3), vector_dim=-1)
+"""The wgmma accumulator of one warp group (64xN, N a multiple of 8), and the
+wgmma A operand in registers (16-bit values, packed in pairs)."""
+
+WGMMA_ROW = TiledLayout(((64,), (16,), (8,), (1,)), warp_dims=(-4,), lane_dims=(-2, Replicated(4)), vector_dim=-1)
+"""One value per row of a `WGMMA` tile (its reduction along the columns):
+thread t holds rows 16·(t/32) + (t%32)/4 and that + 8, as do the other 3
+lanes of its quad."""
+
+WGMMA_COL = TiledLayout(((8,), (8,), (8,), (2,)), warp_dims=(Replicated(4),), lane_dims=(Replicated(8), -2), vector_dim=-1)
+"""One value per column of a `WGMMA` tile (its reduction along the rows):
+thread t holds columns 8j + 2·(t%4) and that + 1 for every j, as do the
+threads of the same lane%4 in every warp."""
+
+
+def wgmma_layout(groups: int) -> TiledLayout:
+    """The accumulator of `groups` warp groups side by side along the rows
+    (64·groups x N; group g holds rows [64g, 64g + 64)).  For one group it
+    is `WGMMA`.  tawa's IR keeps one fragment per warp group; this layout
+    describes the whole CTA tile for analyses."""
+    if groups == 1:
+        return WGMMA
+    return TiledLayout(
+        ((64 * groups, 8), (64, 8), (16, 8), (8, 8), (1, 2)),
+        warp_dims=(-10, -8), lane_dims=(-4, -3), vector_dim=-1,
+    )
+
+
+NAMED_LAYOUTS: dict[str, TiledLayout] = {"wgmma": WGMMA, "wgmma_row": WGMMA_ROW, "wgmma_col": WGMMA_COL}
+"""Layouts that fragment types spell by name (`!nvgpu.frag<64x256xf32, wgmma>`)."""
+
+
+def layout_name(layout: TiledLayout) -> str | None:
+    for name, named in NAMED_LAYOUTS.items():
+        if named == layout:
+            return name
+    return None

@@ -1,0 +1,137 @@
+"""The register-layout algebra against the PTX ISA's wgmma fragment figures
+and the layout the H100 here produced (shared/reference/hopper-verified.md
+§1 row 9), by brute force over every thread and register."""
+
+from __future__ import annotations
+
+import pytest
+
+from tawa.dialects.nvgpu.layouts import (
+    NAMED_LAYOUTS,
+    WGMMA,
+    WGMMA_COL,
+    WGMMA_ROW,
+    Replicated,
+    TiledLayout,
+    layout_name,
+    wgmma_layout,
+)
+
+WIDTHS = [8, 16, 64, 128, 136, 256]
+
+
+def verified_accumulator(t: int, i: int) -> tuple[int, int]:
+    """The accumulator map measured on the H100: thread t's f32 register i."""
+    return 16 * (t // 32) + (t % 32) // 4 + 8 * ((i // 2) % 2), 8 * (i // 4) + 2 * (t % 4) + i % 2
+
+
+@pytest.mark.parametrize("n", WIDTHS)
+def test_accumulator_matches_the_hardware(n):
+    shape = (64, n)
+    assert WGMMA.values_per_thread(shape) == n // 2
+    for t in range(128):
+        for i in range(n // 2):
+            assert WGMMA.thread_coords(shape, t, i) == verified_accumulator(t, i)
+
+
+@pytest.mark.parametrize("n", WIDTHS)
+def test_accumulator_holds_every_element_once(n):
+    owners = WGMMA.element_map((64, n))
+    assert sorted(owners) == [(r, c) for r in range(64) for c in range(n)]
+    assert all(len(o) == 1 for o in owners.values())
+
+
+def test_a_operand_registers_follow_the_isa_figure():
+    """PTX ISA, "wgmma .m64nNk16 register fragment layout for matrix A": the
+    four 32-bit registers a0..a3 of a thread hold (r, c..c+1), (r+8, c..c+1),
+    (r, c+8..c+9), (r+8, c+8..c+9), with r = 16·warp + lane/4 and c = 2·(lane%4)."""
+    shape = (64, 16)
+    assert WGMMA.vector_length(shape) == 2 and WGMMA.values_per_thread(shape) == 8
+    for t in range(128):
+        r, c = 16 * (t // 32) + (t % 32) // 4, 2 * (t % 4)
+        expected = [(r, c), (r + 8, c), (r, c + 8), (r + 8, c + 8)]
+        for reg, (er, ec) in enumerate(expected):
+            pair = [WGMMA.thread_coords(shape, t, 2 * reg + v) for v in (0, 1)]
+            assert pair == [(er, ec), (er, ec + 1)]
+
+
+def test_row_reduction_gives_the_row_layout_and_quad_shuffles():
+    red = WGMMA.reduce((64, 256), 1)
+    assert red.layout == WGMMA_ROW
+    assert red.lane_masks == (1, 2)
+    # Each thread folds its 64 values of each of its 2 rows.
+    assert [len(g) for g in red.sources] == [64, 64]
+    for row_value, group in enumerate(red.sources):
+        for i in group:
+            assert (i // 2) % 2 == row_value
+
+
+def test_row_layout_is_held_by_the_four_lanes_of_a_quad():
+    owners = WGMMA_ROW.element_map((64,))
+    assert sorted(owners) == [(r,) for r in range(64)]
+    for (row,), holders in owners.items():
+        threads = sorted(t for t, _ in holders)
+        base = 32 * (row // 16) + 4 * (row % 8)
+        assert threads == [base, base + 1, base + 2, base + 3]
+        assert {v for _, v in holders} == {(row % 16) // 8}
+
+
+def test_column_layout_is_replicated_over_warps_and_rows():
+    assert WGMMA.reduced_layout((64, 128), 0) == WGMMA_COL
+    owners = WGMMA_COL.element_map((128,))
+    assert all(len(h) == 32 for h in owners.values())  # 4 warps x 8 lanes
+    with pytest.raises(ValueError, match="crosses warps"):
+        WGMMA.reduce((64, 128), 0)
+
+
+@pytest.mark.parametrize("axis,reduced", [(1, WGMMA_ROW), (0, WGMMA_COL)])
+def test_broadcast_reads_the_reduced_value_of_the_same_element(axis, reduced):
+    shape = (64, 64)
+    out_shape = (shape[1 - axis],)
+    sources = WGMMA.broadcast_sources(shape, axis, reduced)
+    for t in range(128):
+        for i, j in enumerate(sources):
+            full = WGMMA.thread_coords(shape, t, i)
+            assert reduced.thread_coords(out_shape, t, j) == (full[1 - axis],)
+
+
+def test_two_warp_groups_side_by_side():
+    layout = wgmma_layout(2)
+    shape = (128, 64)
+    owners = layout.element_map(shape)
+    assert sorted(owners) == [(r, c) for r in range(128) for c in range(64)]
+    assert all(len(o) == 1 for o in owners.values())
+    for t in range(256):
+        for i in range(layout.values_per_thread(shape)):
+            r, c = verified_accumulator(t % 128, i)
+            assert layout.thread_coords(shape, t, i) == (r + 64 * (t // 128), c)
+    assert wgmma_layout(1) == WGMMA
+
+
+def test_thread_terms_and_value_offsets_compose_the_map():
+    shape = (64, 32)
+    assert WGMMA.value_offsets(shape, 0)[:4] == (0, 0, 8, 8)
+    assert WGMMA.value_offsets(shape, 1)[:6] == (0, 1, 0, 1, 8, 9)
+    rows = {(t.source, t.divisor, t.size, t.stride) for t in WGMMA.thread_terms(shape, 0)}
+    assert rows == {("warp", 1, 4, 16), ("lane", 4, 8, 1)}
+    cols = {(t.source, t.divisor, t.size, t.stride) for t in WGMMA.thread_terms(shape, 1)}
+    assert cols == {("lane", 1, 4, 2)}
+
+
+def test_invalid_layouts_and_shapes_are_rejected():
+    with pytest.raises(ValueError, match="does not divide"):
+        TiledLayout(((64, 8), (16, 3)), (-4,), (-3,), -1)
+    with pytest.raises(ValueError, match="distinct"):
+        TiledLayout(((64, 8), (16, 8)), (-3,), (-3,), -1)
+    with pytest.raises(ValueError, match="not a multiple"):
+        WGMMA.tiled_dims((64, 12))
+    with pytest.raises(ValueError, match="rank-2"):
+        WGMMA.tiled_dims((64,))
+    with pytest.raises(ValueError, match="warps"):
+        TiledLayout(((64, 8), (16, 8), (8, 8), (1, 2)), (-8,), (-4,), -1).check_warp_group((64, 64))
+
+
+def test_named_layouts_print_by_name():
+    for name, layout in NAMED_LAYOUTS.items():
+        assert layout_name(layout) == name
+    assert layout_name(TiledLayout(((8,),), (Replicated(4),), (Replicated(32),), -1)) is None
