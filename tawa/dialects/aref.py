@@ -22,28 +22,26 @@ may be used only until the matching `consumed`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import auto
 
-from xdsl.dialects.builtin import (
-    ArrayAttr,
-    DenseArrayBase,
-    IntAttr,
-    StringAttr,
-    TensorType,
-    i32,
-)
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IndexType, IntAttr, TensorType, i32
+from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import (
     Attribute,
     Dialect,
     ParametrizedAttribute,
     Region,
+    SpacedOpaqueSyntaxAttribute,
     SSAValue,
     TypeAttribute,
 )
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     prop_def,
     result_def,
     traits_def,
@@ -51,16 +49,37 @@ from xdsl.irdl import (
     var_region_def,
     var_result_def,
 )
-from xdsl.parser import AttrParser, Parser
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import MemoryAllocEffect, MemoryWriteEffect, NoTerminator
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
-# Hopper: 64K 32-bit registers per SM, setmaxnreg takes multiples of 8 in [24, 256].
-REGISTER_FILE_SIZE = 65536
-MIN_REGS, MAX_REGS, REGS_GRANULE = 24, 256, 8
-WARPS_PER_GROUP = 4
-THREADS_PER_WARP = 32
+from tawa.target.hopper import (
+    MAX_REGS,
+    MIN_REGS,
+    REGISTER_FILE_SIZE,
+    REGS_GRANULE,
+    THREADS_PER_WARP,
+    WARPS_PER_GROUP,
+)
+
+
+class PartitionRole(StrEnum):
+    """What a partition of `aref.warp_specialize` does.  The lowering treats
+    the roles differently: the producer runs on one elected thread and issues
+    TMA loads and `full` arrivals; consumers compute on whole warp groups and
+    arrive on `empty`."""
+
+    PRODUCER = auto()
+    CONSUMER = auto()
+
+
+@irdl_attr_definition
+class PartitionRoleAttr(EnumAttribute[PartitionRole], SpacedOpaqueSyntaxAttribute):
+    """A partition role; generic syntax `#aref<role producer>`."""
+
+    name = "aref.role"
 
 
 @irdl_attr_definition
@@ -134,25 +153,83 @@ class CreateOp(IRDLOperation):
         super().__init__(result_types=[type])
 
 
-@irdl_op_definition
-class PutOp(IRDLOperation):
-    """Producer side: waits until the next slot (in put order) is empty, writes
-    `values` into it and marks it full.
+def _parse_slot(parser: Parser) -> list[UnresolvedOperand]:
+    """The optional `[%stage, %phase]` after the aref operand."""
+    if parser.parse_optional_punctuation("[") is None:
+        return []
+    stage = parser.parse_unresolved_operand()
+    parser.parse_punctuation(",")
+    phase = parser.parse_unresolved_operand()
+    parser.parse_punctuation("]")
+    return [stage, phase]
 
-    Example: `aref.put %r, %a, %b : !aref.ref<[tensor<128x64xbf16>, tensor<256x64xbf16>], depth = 4>`
+
+def _print_slot(printer: Printer, op: _SlotOp) -> None:
+    if op.stage is not None and op.phase is not None:
+        printer.print_string("[")
+        printer.print_operand(op.stage)
+        printer.print_string(", ")
+        printer.print_operand(op.phase)
+        printer.print_string("]")
+
+
+class _SlotOp(IRDLOperation):
+    """An aref op that names the ring slot it uses.
+
+    Before `tawa-assign-stage-phase` the slot is implicit (the n-th use of
+    the aref's put, get or release sequence takes slot n mod depth).  After
+    it, the op carries the slot explicitly as two index operands, written
+    `%r[%stage, %phase]`: `stage` = n mod depth, the slot, and `phase` =
+    (n / depth) & 1, the parity of the pass over the ring that the mbarrier
+    waits of the lowering compare against.  Both or neither are present.
+    """
+
+    # Each op declares `aref`, its own operands, then `stage = opt_operand_def`
+    # and `phase = opt_operand_def` (IRDL orders inherited fields after the
+    # subclass's own, so they cannot be declared once here).
+
+    def has_slot(self) -> bool:
+        return self.stage is not None and self.phase is not None
+
+    def _verify_slot(self) -> None:
+        if (self.stage is None) != (self.phase is None):
+            raise VerifyException(f"{self.name} needs both a stage and a phase, or neither")
+
+
+def _resolve_slot(parser: Parser, slot: list[UnresolvedOperand], pos: int) -> list[SSAValue]:
+    return parser.resolve_operands(slot, [IndexType()] * len(slot), pos)
+
+
+@irdl_op_definition
+class PutOp(_SlotOp):
+    """Producer side: waits until the next slot (in put order) is empty, writes
+    `values` into it and marks it full.  With `[%stage, %phase]` (see
+    `tawa-assign-stage-phase`) the slot is `stage`, filled in pass `phase`.
+
+    Example: `aref.put %r[%s, %p], %a, %b : !aref.ref<[tensor<128x64xbf16>, tensor<256x64xbf16>], depth = 4>`
     """
 
     name = "aref.put"
     aref = operand_def(ArefType)
     values = var_operand_def()
+    stage = opt_operand_def(IndexType)
+    phase = opt_operand_def(IndexType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(MemoryWriteEffect())
 
-    def __init__(self, aref: SSAValue, values: Sequence[SSAValue]):
-        super().__init__(operands=[aref, values])
+    def __init__(
+        self,
+        aref: SSAValue,
+        values: Sequence[SSAValue],
+        stage: SSAValue | None = None,
+        phase: SSAValue | None = None,
+    ):
+        super().__init__(operands=[aref, values, stage, phase])
 
     @classmethod
     def parse(cls, parser: Parser) -> PutOp:
         ref = parser.parse_unresolved_operand()
+        slot = _parse_slot(parser)
         parser.parse_punctuation(",")
         vals = parser.parse_comma_separated_list(
             parser.Delimiter.NONE, parser.parse_unresolved_operand
@@ -169,13 +246,14 @@ class PutOp(IRDLOperation):
             )
         (ref_v,) = parser.resolve_operands([ref], [t], pos)
         vals_v = parser.resolve_operands(vals, t.types, pos)
-        op = cls(ref_v, vals_v)
+        op = cls(ref_v, vals_v, *_resolve_slot(parser, slot, pos))
         op.attributes |= attrs
         return op
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.aref)
+        _print_slot(printer, self)
         printer.print_string(", ")
         printer.print_list(self.values, printer.print_operand)
         printer.print_op_attributes(self.attributes)
@@ -183,6 +261,7 @@ class PutOp(IRDLOperation):
         printer.print_attribute(self.aref.type)
 
     def verify_(self) -> None:
+        self._verify_slot()
         expected = _aref_type(self.aref).types
         got = tuple(v.type for v in self.values)
         if got != expected:
@@ -193,24 +272,33 @@ class PutOp(IRDLOperation):
 
 
 @irdl_op_definition
-class GetOp(IRDLOperation):
+class GetOp(_SlotOp):
     """Consumer side: waits until the next slot (in get order) is full and
-    returns its values, borrowed until the matching `aref.consumed`.
+    returns its values, borrowed until the matching `aref.consumed`.  With
+    `[%stage, %phase]` the slot is `stage`, filled in pass `phase`.
 
-    Example: `%a, %b = aref.get %r : !aref.ref<[tensor<128x64xbf16>, tensor<256x64xbf16>], depth = 4>`
+    Example: `%a, %b = aref.get %r[%s, %p] : !aref.ref<[tensor<128x64xbf16>, tensor<256x64xbf16>], depth = 4>`
     """
 
     name = "aref.get"
     aref = operand_def(ArefType)
+    stage = opt_operand_def(IndexType)
+    phase = opt_operand_def(IndexType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     values = var_result_def()
     traits = traits_def(MemoryWriteEffect())
 
-    def __init__(self, aref: SSAValue):
-        super().__init__(operands=[aref], result_types=[_aref_type(aref).types])
+    def __init__(
+        self, aref: SSAValue, stage: SSAValue | None = None, phase: SSAValue | None = None
+    ):
+        super().__init__(
+            operands=[aref, stage, phase], result_types=[_aref_type(aref).types]
+        )
 
     @classmethod
     def parse(cls, parser: Parser) -> GetOp:
         ref = parser.parse_unresolved_operand()
+        slot = _parse_slot(parser)
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         pos = parser.pos
@@ -218,18 +306,20 @@ class GetOp(IRDLOperation):
         if not isinstance(t, ArefType):
             parser.raise_error(f"aref.get expects an aref type, got {t}", pos)
         (ref_v,) = parser.resolve_operands([ref], [t], pos)
-        op = cls(ref_v)
+        op = cls(ref_v, *_resolve_slot(parser, slot, pos))
         op.attributes |= attrs
         return op
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.aref)
+        _print_slot(printer, self)
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.aref.type)
 
     def verify_(self) -> None:
+        self._verify_slot()
         expected = _aref_type(self.aref).types
         got = tuple(v.type for v in self.values)
         if got != expected:
@@ -240,20 +330,51 @@ class GetOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ConsumedOp(IRDLOperation):
+class ConsumedOp(_SlotOp):
     """Consumer side: releases the oldest borrowed slot; it becomes empty and
-    the producer may fill it again.
+    the producer may fill it again.  With `[%stage, %phase]` the released
+    slot is `stage` (phase: the pass over the ring it was borrowed in).
 
-    Example: `aref.consumed %r : !aref.ref<[tensor<128x64xbf16>], depth = 4>`
+    Example: `aref.consumed %r[%s, %p] : !aref.ref<[tensor<128x64xbf16>], depth = 4>`
     """
 
     name = "aref.consumed"
     aref = operand_def(ArefType)
+    stage = opt_operand_def(IndexType)
+    phase = opt_operand_def(IndexType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(MemoryWriteEffect())
-    assembly_format = "$aref attr-dict `:` type($aref)"
 
-    def __init__(self, aref: SSAValue):
-        super().__init__(operands=[aref])
+    def __init__(
+        self, aref: SSAValue, stage: SSAValue | None = None, phase: SSAValue | None = None
+    ):
+        super().__init__(operands=[aref, stage, phase])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConsumedOp:
+        ref = parser.parse_unresolved_operand()
+        slot = _parse_slot(parser)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        t = parser.parse_type()
+        if not isinstance(t, ArefType):
+            parser.raise_error(f"aref.consumed expects an aref type, got {t}", pos)
+        (ref_v,) = parser.resolve_operands([ref], [t], pos)
+        op = cls(ref_v, *_resolve_slot(parser, slot, pos))
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.aref)
+        _print_slot(printer, self)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.aref.type)
+
+    def verify_(self) -> None:
+        self._verify_slot()
 
 
 @irdl_op_definition
@@ -261,7 +382,8 @@ class WarpSpecializeOp(IRDLOperation):
     """Runs its regions concurrently, each on its own warp groups.
 
     Region i is executed by `num_warps[i]` warps (whole warp groups of 4) in the
-    role `roles[i]`, each thread with a budget of `regs[i]` registers (what
+    role `roles[i]` (`producer` or `consumer`, a `PartitionRole`; each at most
+    once), each thread with a budget of `regs[i]` registers (what
     `setmaxnreg` grants on Hopper: a multiple of 8 in [24, 256]).  All budgets
     together must fit the 64K-register file.  The regions share the values
     defined above the op (arefs, kernel arguments); they communicate only
@@ -276,7 +398,7 @@ class WarpSpecializeOp(IRDLOperation):
     """
 
     name = "aref.warp_specialize"
-    roles = prop_def(ArrayAttr[StringAttr])
+    roles = prop_def(ArrayAttr[PartitionRoleAttr])
     num_warps = prop_def(DenseArrayBase.constr(i32))
     regs = prop_def(DenseArrayBase.constr(i32))
     partitions = var_region_def("single_block")
@@ -284,21 +406,21 @@ class WarpSpecializeOp(IRDLOperation):
 
     def __init__(
         self,
-        roles: Sequence[str],
+        roles: Sequence[PartitionRole | str],
         num_warps: Sequence[int],
         regs: Sequence[int],
         regions: Sequence[Region],
     ):
         super().__init__(
             properties={
-                "roles": ArrayAttr(StringAttr(r) for r in roles),
+                "roles": ArrayAttr(PartitionRoleAttr(PartitionRole(r)) for r in roles),
                 "num_warps": DenseArrayBase.from_list(i32, num_warps),
                 "regs": DenseArrayBase.from_list(i32, regs),
             },
             regions=[list(regions)],
         )
 
-    def partition_specs(self) -> list[tuple[str, int, int, Region]]:
+    def partition_specs(self) -> list[tuple[PartitionRole, int, int, Region]]:
         """(role, warps, registers, region) of every partition, in order."""
         return list(
             zip(
@@ -312,12 +434,21 @@ class WarpSpecializeOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> WarpSpecializeOp:
-        roles: list[str] = []
+        roles: list[PartitionRole] = []
         warps: list[int] = []
         regs: list[int] = []
         regions: list[Region] = []
         while parser.parse_optional_keyword("partition") is not None:
-            roles.append(parser.parse_identifier_or_str_literal())
+            pos = parser.pos
+            role = parser.parse_identifier_or_str_literal()
+            if role not in set(PartitionRole):
+                parser.raise_error(
+                    f"unknown partition role '{role}' (expected "
+                    f"{' or '.join(PartitionRole)})",
+                    pos,
+                    parser.pos,
+                )
+            roles.append(PartitionRole(role))
             parser.parse_keyword("warps")
             with parser.in_parens():
                 warps.append(parser.parse_integer(allow_boolean=False))
@@ -335,7 +466,7 @@ class WarpSpecializeOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         for role, warps, regs, region in self.partition_specs():
             printer.print_string(" partition ")
-            printer.print_identifier_or_string_literal(role)
+            printer.print_string(role.value)
             printer.print_string(f" warps({warps}) regs({regs}) ")
             printer.print_region(region)
         if self.attributes:
@@ -352,7 +483,7 @@ class WarpSpecializeOp(IRDLOperation):
                 "aref.warp_specialize needs one role, warp count and register budget "
                 f"per partition ({n} partitions)"
             )
-        roles = [r.data for r in self.roles.data]
+        roles = [r.data.value for r in self.roles.data]
         if len(set(roles)) != n:
             raise VerifyException(f"aref.warp_specialize roles must be unique, got {roles}")
         total = 0
@@ -378,5 +509,5 @@ class WarpSpecializeOp(IRDLOperation):
 Aref = Dialect(
     "aref",
     [CreateOp, PutOp, GetOp, ConsumedOp, WarpSpecializeOp],
-    [ArefType],
+    [ArefType, PartitionRoleAttr],
 )

@@ -9,6 +9,9 @@ from its seed.  An aref is a ring of slots, each empty, full or borrowed:
 * `aref.get` waits for its slot (get count mod depth) to be full, borrows it;
 * `aref.consumed` releases the oldest borrowed slot.
 
+An op with an explicit slot (`aref.get %r[%stage, %phase]`, after
+`tawa-assign-stage-phase`) must name the slot and phase its count gives.
+
 Outside `aref.warp_specialize` nothing can wait, so a put into a full slot or
 a get of an empty one is reported at once.  Inside, a state where no task can
 proceed is a deadlock.  Either way the simulator also reports
@@ -222,8 +225,9 @@ class ArefFunctions(InterpreterFunctions):
 
     @impl(aref.PutOp)
     def run_put(self, interpreter: Interpreter, op: aref.PutOp, args: PythonValues):
-        ref, *values = args
+        ref, values = args[0], args[1 : 1 + len(op.values)]
         st = task_state(interpreter)
+        _check_slot(op, args, ref, ref.puts)
         st.sync(
             op,
             lambda: ref.states[ref.puts % ref.depth] == EMPTY,
@@ -237,8 +241,9 @@ class ArefFunctions(InterpreterFunctions):
 
     @impl(aref.GetOp)
     def run_get(self, interpreter: Interpreter, op: aref.GetOp, args: PythonValues):
-        (ref,) = args
+        ref = args[0]
         st = task_state(interpreter)
+        _check_slot(op, args, ref, ref.gets)
         st.sync(
             op,
             lambda: ref.states[ref.gets % ref.depth] == FULL,
@@ -255,8 +260,9 @@ class ArefFunctions(InterpreterFunctions):
 
     @impl(aref.ConsumedOp)
     def run_consumed(self, interpreter: Interpreter, op: aref.ConsumedOp, args: PythonValues):
-        (ref,) = args
+        ref = args[0]
         st = task_state(interpreter)
+        _check_slot(op, args, ref, ref.releases)
         st.sync(op, lambda: True, lambda: "")
         if ref.releases >= ref.gets:
             raise _fail(op, f"aref.consumed of %{ref.name} with no borrowed slot (consumed twice?)")
@@ -295,6 +301,22 @@ class ArefFunctions(InterpreterFunctions):
         if any(id(a) in unfinished for a in args):
             raise _fail(op, "tile.dot_wait returns a dot result that is still in flight")
         return tuple(args)
+
+
+def _check_slot(op: aref.PutOp | aref.GetOp | aref.ConsumedOp, args: PythonValues, ref: ArefState, n: int) -> None:
+    """An explicit slot (`%r[%stage, %phase]`, from tawa-assign-stage-phase)
+    must be the one the ring's own count gives: use n takes stage n mod depth
+    in pass (n / depth) & 1."""
+    if not op.has_slot():
+        return
+    stage, phase = args[-2], args[-1]
+    want = (n % ref.depth, (n // ref.depth) & 1)
+    if (stage, phase) != want:
+        raise _fail(
+            op,
+            f"{op.name} of %{ref.name} names stage {stage} phase {phase}, but it is use {n} "
+            f"of the ring: stage {want[0]} phase {want[1]}",
+        )
 
 
 def _check_finished(op: Operation, role: str, st: TaskState) -> None:

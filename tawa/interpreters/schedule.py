@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from xdsl.ir import Operation
 
 from tawa.diagnostics import TawaError, location_of
+from tawa.dialects.aref import PartitionRole
 
 POLICIES = ("random", "producer-first", "consumer-first")
 
@@ -56,7 +57,7 @@ class _Abort(BaseException):
 @dataclass(eq=False)
 class _Task:
     index: int
-    role: str
+    role: PartitionRole
     body: Callable[[_Task], None]
     waiting: tuple[Operation, Callable[[], bool], Callable[[], str]] | None = None
     started: bool = False
@@ -79,7 +80,7 @@ class Scheduler:
     def __post_init__(self) -> None:
         self._rng = random.Random(self.schedule.seed)
 
-    def add(self, role: str, body: Callable[[_Task], None]) -> None:
+    def add(self, role: PartitionRole, body: Callable[[_Task], None]) -> None:
         self.tasks.append(_Task(len(self.tasks), role, body))
 
     # ------------------------------------------------------------------ driving
@@ -164,9 +165,9 @@ class Scheduler:
     def _pick(self, runnable: list[_Task]) -> _Task:
         policy = self.schedule.policy
         if policy == "producer-first":
-            return min(runnable, key=lambda t: (t.role != "producer", t.index))
+            return min(runnable, key=lambda t: (t.role != PartitionRole.PRODUCER, t.index))
         if policy == "consumer-first":
-            return min(runnable, key=lambda t: (t.role == "producer", t.index))
+            return min(runnable, key=lambda t: (t.role == PartitionRole.PRODUCER, t.index))
         return self._rng.choice(runnable)
 
     def _fail(self, err: BaseException) -> None:

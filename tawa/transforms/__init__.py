@@ -38,7 +38,19 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return PersistentPass
 
+    def get_assign_stage_phase() -> type[ModulePass]:
+        from tawa.transforms.assign_stage_phase import AssignStagePhasePass
+
+        return AssignStagePhasePass
+
+    def get_materialize_partitions() -> type[ModulePass]:
+        from tawa.transforms.materialize_partitions import MaterializePartitionsPass
+
+        return MaterializePartitionsPass
+
     return {
+        "tawa-assign-stage-phase": get_assign_stage_phase,
+        "tawa-materialize-partitions": get_materialize_partitions,
         "tawa-hopper-pipeline": get_hopper_pipeline,
         "tawa-persistent": get_persistent,
         "tawa-warp-specialize": get_warp_specialize,

@@ -1,12 +1,15 @@
 """`tawa-hopper-pipeline`: the whole way from tile programs to Hopper ops.
 
     tawa-warp-specialize{...} , tawa-pipeline{stages} , [tawa-persistent{group-m}] ,
-    tawa-lower-aref , tawa-lower-tile{group-m}
+    tawa-assign-stage-phase , tawa-lower-aref , tawa-lower-tile ,
+    tawa-materialize-partitions{group-m}
 
 `tawa-opt f.mlir -p tawa-hopper-pipeline -t ptx` is the main job.  With
 `stages=0` (the default) the ring depth is the deepest of 4, 3, 2, 1 whose
 shared memory fits (GEMM's 48 KB stages: 4; attention's Q plus K and V rings:
-2).
+2).  That choice is made after partitioning, by asking the shared-memory
+planner (`tawa.transforms.smem_plan`) about the rings that `tawa-pipeline`
+would deepen, at each depth: an analysis, no trial lowering.
 """
 
 from __future__ import annotations
@@ -15,14 +18,22 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
-from tawa.diagnostics import TawaError
-from tawa.transforms.lower_aref import SMEM_TOO_BIG, LowerArefPass
+from tawa.dialects import aref
+from tawa.transforms.assign_stage_phase import AssignStagePhasePass
+from tawa.transforms.lower_aref import LowerArefPass
 from tawa.transforms.lower_tile import LowerTilePass
+from tawa.transforms.materialize_partitions import MaterializePartitionsPass
 from tawa.transforms.persistent import PersistentPass
-from tawa.transforms.pipeline import PipelinePass
+from tawa.transforms.pipeline import PipelinePass, pipelined_arefs
+from tawa.transforms.smem_plan import plan_shared_memory
+from tawa.transforms.utils import kernel_of
 from tawa.transforms.warp_specialize import WarpSpecializePass
+
+DEPTHS = (4, 3, 2)
+"""Ring depths `stages=0` tries, deepest first; 1 when none fits."""
 
 
 @dataclass(frozen=True)
@@ -40,32 +51,40 @@ class HopperPipelinePass(ModulePass):
     """One CTA per SM looping over the programs (tawa-persistent)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        stages = self.stages or self._deepest_fitting(ctx, op)
-        for p in self._passes(stages):
-            p.apply(ctx, op)
-
-    def _passes(self, stages: int) -> tuple[ModulePass, ...]:
-        return (
-            WarpSpecializePass(
-                producer_regs=self.producer_regs, consumer_regs=self.consumer_regs, strict=True
-            ),
+        WarpSpecializePass(
+            producer_regs=self.producer_regs, consumer_regs=self.consumer_regs, strict=True
+        ).apply(ctx, op)
+        stages = self.stages or deepest_fitting(op)
+        for p in (
             PipelinePass(stages=stages),
             *((PersistentPass(group_m=self.group_m),) if self.persistent else ()),
+            AssignStagePhasePass(),
             LowerArefPass(),
-            LowerTilePass(group_m=self.group_m),
-        )
+            LowerTilePass(),
+            MaterializePartitionsPass(group_m=self.group_m),
+        ):
+            p.apply(ctx, op)
 
-    def _deepest_fitting(self, ctx: Context, op: ModuleOp) -> int:
-        """The deepest ring (4..1) whose shared memory fits, tried on copies
-        up to the aref lowering, which checks the size."""
-        for stages in (4, 3, 2):
-            trial = op.clone()
-            try:
-                for p in self._passes(stages)[:-1]:
-                    p.apply(ctx, trial)
-            except TawaError as err:
-                if SMEM_TOO_BIG not in str(err):
-                    raise
-                continue
+
+def deepest_fitting(module: ModuleOp) -> int:
+    """The deepest ring (4..1) with which every kernel's shared-memory plan
+    fits, for the arefs `tawa-pipeline` deepens (the others keep their
+    depth).  With none, 1: `tawa-lower-aref` then reports the size."""
+    kernels = []
+    for ws in [o for o in module.walk() if isinstance(o, aref.WarpSpecializeOp)]:
+        kernel = kernel_of(ws, HopperPipelinePass.name)
+        creates = [o for o in kernel.body.block.ops if isinstance(o, aref.CreateOp)]
+        kernels.append((creates, pipelined_arefs(ws)))
+    for stages in DEPTHS:
+        if all(_fits(creates, deep, stages) for creates, deep in kernels):
             return stages
-        return 1
+    return 1
+
+
+def _fits(creates: list[aref.CreateOp], deep: set[SSAValue], stages: int) -> bool:
+    def depth_of(c: aref.CreateOp) -> int:
+        t = c.result.type
+        assert isinstance(t, aref.ArefType)
+        return stages if c.result in deep else t.depth.data
+
+    return plan_shared_memory(creates, depth_of).fits

@@ -1,6 +1,6 @@
 """`tawa-lower-tile`: tile computations of the partitions become Hopper ops.
 
-Runs after `tawa-lower-aref`.  In a consumer partition of G warp groups, a
+Runs after `tawa-lower-aref`, on the consumer partitions only.  In a consumer partition of G warp groups, a
 128-row (64·G) f32 accumulator tile becomes one `wgmma` fragment per warp
 group: warp group c owns rows [64c, 64c + 64).
 
@@ -20,11 +20,9 @@ group: warp group c owns rows [64c, 64c + 64).
 * `tile.store` of an `arith.truncf` of an accumulator → `nvgpu.frag_store`
   (conversion, bounds masks and stores of this warp group's rows).
 
-Then the partitions become code on warp-group ranges of one CTA: partition i
-runs on warp groups [start_i, start_i + warps_i / 4), starts with `setmaxnreg`
-(down for budgets below the launch cap, up above it) and, for the producer,
-continues on thread 0 of its warp group only.  Program ids become CTA ids.
-Anything this lowering does not support yet is reported, never dropped.
+The partitions stay `aref.warp_specialize` regions; `tawa-materialize-
+partitions` turns them into warp-group branches afterwards.  Anything this
+lowering does not support yet is reported, never dropped.
 """
 
 from __future__ import annotations
@@ -33,20 +31,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, math, scf
-from xdsl.dialects.builtin import Float32Type, IndexType, IntegerAttr, ModuleOp, TensorType, UnitAttr, i1, i32
+from xdsl.dialects import arith, math, scf
+from xdsl.dialects.builtin import Float32Type, IntegerAttr, ModuleOp, TensorType, UnitAttr, i1, i32
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 
-from tawa.backend.ptx.abi import launch_register_cap
 from tawa.dialects import aref, nvgpu, tile
+from tawa.dialects.aref import PartitionRole
+from tawa.target.hopper import WARPS_PER_GROUP
 from tawa.transforms.masks import Materializer, all_true_condition, symbolic
-from tawa.transforms.lower_aref import PRODUCER, const, fail
+from tawa.transforms.utils import const, fail, kernel_of
 
+NAME = "tawa-lower-tile"
 WG_ROWS = nvgpu.WGMMA_M
-THREADS_PER_WG = 128
 
 
 _FRAG_BINARY = {
@@ -331,43 +330,6 @@ class ConsumerLowering:
             Rewriter.erase_op(conv)
 
 
-def grouped_program_ids(group: int, at: InsertPoint) -> dict[int, SSAValue]:
-    """(pid_0, pid_1) of the CTA in grouped order: with the CTAs numbered in
-    launch order L = x + y·nx, see `grouped_ids`."""
-    x, y = nvgpu.BlockIdOp(0), nvgpu.BlockIdOp(1)
-    nx, ny = nvgpu.GridDimOp(0), nvgpu.GridDimOp(1)
-    lin = arith.AddiOp(x.result, (yx := arith.MuliOp(y.result, nx.result)).result)
-    Rewriter.insert_op([x, y, nx, ny, yx, lin], at)
-    return grouped_ids(lin.result, nx.result, ny.result, group, at)
-
-
-def grouped_ids(
-    lin: SSAValue, nx: SSAValue, ny: SSAValue, group: int, at: InsertPoint
-) -> dict[int, SSAValue]:
-    """Program ids (pid_0, pid_1) of linear index `lin` of an nx × ny grid in
-    grouped order: blocks of `group` consecutive axis-0 ids sweep axis 1
-    before moving on, so programs that run together share operand tiles in
-    L2.  A bijection of the grid.  Computed in 32 bits (grids have fewer than
-    2^31 programs), where divisions are far cheaper than in 64."""
-    ops: list[Operation] = []
-
-    def emit(o: Operation) -> SSAValue:
-        ops.append(o)
-        return o.results[0]
-
-    lin, nx, ny = (emit(arith.IndexCastOp(v, i32)) for v in (lin, nx, ny))
-    g = emit(arith.ConstantOp(IntegerAttr(group, i32)))
-    per_group = emit(arith.MuliOp(g, ny))
-    first = emit(arith.MuliOp(emit(arith.DivUIOp(lin, per_group)), g))
-    size = emit(arith.MinUIOp(emit(arith.SubiOp(nx, first)), g))
-    within = emit(arith.RemUIOp(lin, per_group))
-    pid0 = emit(arith.IndexCastOp(emit(arith.AddiOp(first, emit(arith.RemUIOp(within, size)))), IndexType()))
-    pid1 = emit(arith.IndexCastOp(emit(arith.DivUIOp(within, size)), IndexType()))
-    Rewriter.insert_op(ops, at)
-    pid0.name_hint, pid1.name_hint = "pid_x", "pid_y"
-    return {0: pid0, 1: pid1}
-
-
 def _erase_dead_tile_math(region: Region) -> None:
     """Drops index and mask tiles whose uses were all lowered."""
     changed = True
@@ -380,105 +342,28 @@ def _erase_dead_tile_math(region: Region) -> None:
                 changed = True
 
 
-def _guard_single_thread(region: Region) -> None:
-    """Moves the producer's body under `if (thread % 128 == 0)`."""
-    block = region.block
-    body = Block()
-    for op in list(block.ops):
-        op.detach()
-        body.add_op(op)
-    body.add_op(scf.YieldOp())
-    at = InsertPoint.at_end(block)
-    tid = nvgpu.ThreadIdOp()
-    Rewriter.insert_op(tid, at)
-    lane = arith.RemUIOp(tid.result, const(THREADS_PER_WG, at))
-    first = arith.CmpiOp(lane.result, const(0, at), "eq")
-    Rewriter.insert_op([lane, first, scf.IfOp(first.result, [], Region(body))], at)
-
-
 @dataclass(frozen=True)
 class LowerTilePass(ModulePass):
-    """Lowers partition compute to wgmma and fragments, and partitions to warp-group branches."""
+    """Lowers the tile compute of consumer partitions to wgmma and register fragments."""
 
-    name = "tawa-lower-tile"
-
-    group_m: int = 8
-    """Grouped launch order: consecutive CTAs take `group_m` row tiles of one
-    column band (program ids along axis 0 within axis 1), so tiles that run
-    together share their B tiles in L2.  0 keeps program id = CTA id."""
+    name = NAME
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for ws in [o for o in op.walk() if isinstance(o, aref.WarpSpecializeOp)]:
-            kernel = ws.parent_op()
-            if not isinstance(kernel, func.FuncOp):
-                raise fail(ws, "tawa-lower-tile: aref.warp_specialize must be at the top of a kernel")
+            kernel_of(ws, NAME)
             if any(isinstance(o, aref.GetOp | aref.PutOp) for o in ws.walk()):
-                raise fail(ws, "tawa-lower-tile: run tawa-lower-aref first")
+                raise fail(ws, f"{NAME}: run tawa-lower-aref first")
             start = 0
             for role, warps, _, region in ws.partition_specs():
-                if role == PRODUCER:
-                    _guard_single_thread(region)
-                else:
-                    ConsumerLowering(region, start, warps // 4).run()
-                start += warps // 4
-            self._materialize(ws, kernel)
-        for kernel in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
-            self._program_ids(kernel)
+                if role == PartitionRole.CONSUMER:
+                    ConsumerLowering(region, start, warps // WARPS_PER_GROUP).run()
+                start += warps // WARPS_PER_GROUP
+        # What materialize-partitions lowers (the partitions, program ids)
+        # may remain; any other tile or aref op, or tensor, is not supported.
+        left_for_later = (aref.WarpSpecializeOp, tile.ProgramIdOp, tile.NumProgramsOp)
         for o in op.walk():
+            if isinstance(o, left_for_later):
+                continue
             on_tiles = any(isinstance(v.type, TensorType) for v in (*o.operands, *o.results))
             if o.dialect_name() in ("tile", "aref") or on_tiles:
-                raise fail(o, f"tawa-lower-tile: '{o.name}' is not supported by the Hopper lowering yet")
-
-    def _program_ids(self, kernel: func.FuncOp) -> None:
-        """Program ids become CTA ids, in grouped order when axes 0 and 1 are used."""
-        pids = [o for o in kernel.walk() if isinstance(o, tile.ProgramIdOp)]
-        if not pids:
-            return
-        axes = {p.axis.value.data for p in pids}
-        at = InsertPoint.at_start(kernel.body.block)
-        if self.group_m > 0 and axes <= {0, 1} and axes == {0, 1}:
-            ids = grouped_program_ids(self.group_m, at)
-        else:
-            ids = {}
-            for axis in sorted(axes):
-                bid = nvgpu.BlockIdOp(axis)
-                Rewriter.insert_op(bid, at)
-                ids[axis] = bid.result
-        for p in pids:
-            p.result.replace_all_uses_with(ids[p.axis.value.data])
-            Rewriter.erase_op(p)
-
-    def _materialize(self, ws: aref.WarpSpecializeOp, kernel: func.FuncOp) -> None:
-        specs = ws.partition_specs()
-        threads = sum(w for _, w, _, _ in specs) * 32
-        cap = launch_register_cap(threads)
-        kernel.attributes["nvgpu.threads"] = IntegerAttr(threads, 32)
-        at = InsertPoint.before(ws)
-        wg = nvgpu.WarpGroupIdOp()
-        Rewriter.insert_op(wg, at)
-        branches: list[Region] = []
-        for _, _, regs, region in specs:
-            body = ws.detach_region(region)
-            block = body.block
-            if regs != cap:
-                action = nvgpu.RegAction.INC if regs > cap else nvgpu.RegAction.DEC
-                Rewriter.insert_op(nvgpu.SetMaxNRegOp(action, regs), InsertPoint.at_start(block))
-            block.add_op(scf.YieldOp())
-            branches.append(body)
-        # if (wg < end_0) { p0 } else if (wg < end_1) { p1 } ... else { p_last }
-        ends, end = [], 0
-        for _, warps, _, _ in specs:
-            end += warps // 4
-            ends.append(end)
-        chain = branches[-1]
-        for body, end in zip(reversed(branches[:-1]), reversed(ends[:-1])):
-            outer = Block()
-            cond = arith.CmpiOp(wg.result, const(end, InsertPoint.at_end(outer)), "ult")
-            outer.add_ops([cond, scf.IfOp(cond.result, [], body, chain), scf.YieldOp()])
-            chain = Region(outer)
-        for o in list(chain.block.ops):
-            if isinstance(o, scf.YieldOp):
-                continue
-            o.detach()
-            Rewriter.insert_op(o, at)
-        Rewriter.erase_op(ws)
+                raise fail(o, f"{NAME}: '{o.name}' is not supported by the Hopper lowering yet")

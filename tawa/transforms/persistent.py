@@ -25,8 +25,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.dialects import aref, nvgpu, tile
-from tawa.transforms.lower_aref import fail
-from tawa.transforms.lower_tile import grouped_ids
+from tawa.transforms.utils import fail, grouped_ids
 
 PERSISTENT_ATTR = "nvgpu.persistent"
 
@@ -38,7 +37,7 @@ class PersistentPass(ModulePass):
     name = "tawa-persistent"
 
     group_m: int = 8
-    """Grouped program order (see tawa-lower-tile); 1 is plain row-major order."""
+    """Grouped program order (see tawa-materialize-partitions); 1 is plain row-major order."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.group_m < 1:

@@ -49,12 +49,17 @@ def _in_loop(op: Operation, stop: Operation) -> bool:
     return False
 
 
+def pipelined_arefs(ws: aref.WarpSpecializeOp) -> set[SSAValue]:
+    """The arefs this pass deepens to `stages` slots: those put inside a loop
+    (the others are filled once and keep one slot).  Public so that
+    `tawa-hopper-pipeline` can plan shared memory for a depth before
+    choosing it."""
+    return {op.aref for op in ws.walk() if isinstance(op, aref.PutOp) and _in_loop(op, ws)}
+
+
 def _deepen(ws: aref.WarpSpecializeOp, stages: int) -> None:
     """Gives every aref put inside a loop `stages` slots."""
-    refs = {
-        op.aref for op in ws.walk() if isinstance(op, aref.PutOp) and _in_loop(op, ws)
-    }
-    for ref in refs:
+    for ref in pipelined_arefs(ws):
         create = ref.owner
         old = ref.type
         if not isinstance(create, aref.CreateOp) or not isinstance(old, aref.ArefType):

@@ -37,8 +37,9 @@ from xdsl.utils.exceptions import PassFailedException
 
 from tawa.diagnostics import location_of
 from tawa.dialects import aref, tile
+from tawa.dialects.aref import PartitionRole
 
-PRODUCER, CONSUMER = "producer", "consumer"
+PRODUCER, CONSUMER = PartitionRole.PRODUCER, PartitionRole.CONSUMER
 _DOTS = (tile.DotOp, tile.DotAsyncOp)
 
 

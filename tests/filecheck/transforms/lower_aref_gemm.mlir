@@ -1,5 +1,6 @@
-// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=4},tawa-lower-aref' | filecheck %s
-// RUN: not tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=5},tawa-lower-aref' 2>&1 | filecheck %s --check-prefix=SMEM
+// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=4},tawa-assign-stage-phase,tawa-lower-aref' | filecheck %s
+// RUN: not tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=5},tawa-assign-stage-phase,tawa-lower-aref' 2>&1 | filecheck %s --check-prefix=SMEM
+// RUN: not tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-lower-aref' 2>&1 | filecheck %s --check-prefix=UNASSIGNED
 
 // Rings: 4 stages of A (16 KB) and B (32 KB), 1024-byte aligned, then the barriers.
 // CHECK-LABEL: func.func @gemm
@@ -20,15 +21,9 @@
 // Producer: wait empty with the flipped phase, expect the stage's bytes, two TMA loads.
 // CHECK:         partition producer
 // CHECK:           scf.for %[[K:.*]] = {{.*}} iter_args(%[[N:.*]] = %{{.*}}) -> (index) {
-// Stage n mod 4 and phase (n / 4) & 1, in 32 bits.
-// CHECK:             %[[N32:.*]] = arith.index_cast %[[N]] : index to i32
-// CHECK-NEXT:        %[[D:.*]] = arith.constant 4 : i32
-// CHECK-NEXT:        %[[ONE:.*]] = arith.constant 1 : i32
-// CHECK-NEXT:        %[[S32:.*]] = arith.remui %[[N32]], %[[D]] : i32
-// CHECK-NEXT:        %[[R:.*]] = arith.divui %[[N32]], %[[D]] : i32
-// CHECK-NEXT:        %[[PH32:.*]] = arith.andi %[[R]], %[[ONE]] : i32
-// CHECK-NEXT:        %[[S:.*]] = arith.index_cast %[[S32]] : i32 to index
-// CHECK-NEXT:        %[[PH:.*]] = arith.index_cast %[[PH32]] : i32 to index
+// Stage n mod 4 and phase (n / 4) & 1 (from tawa-assign-stage-phase).
+// CHECK:             %[[S:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK-NEXT:        %[[PH:.*]] = arith.index_cast %{{.*}} : i32 to index
 // CHECK:             %[[FLIP:.*]] = arith.xori %[[PH]], %{{.*}} : index
 // CHECK-NEXT:        nvgpu.mbarrier_wait_parity %[[EMPTY]][%[[S]]], %[[FLIP]]
 // CHECK-NEXT:        nvgpu.mbarrier_arrive_expect_tx %[[FULL]][%[[S]]], 49152
@@ -42,3 +37,4 @@
 // CHECK:             nvgpu.mbarrier_arrive %[[EMPTY]]
 
 // SMEM: {{^}}{{.*}}gemm.mlir:7:1: error: tawa-lower-aref: the aref rings need 246864 bytes of shared memory, more than the 232448 a block may use; use fewer stages
+// UNASSIGNED: {{^}}{{.*}}gemm.mlir:{{[0-9]+}}:{{[0-9]+}}: error: tawa-lower-aref: aref.put has no stage and phase; run tawa-assign-stage-phase first

@@ -9,7 +9,7 @@
 // The custom syntax types the values from the aref; the generic form can disagree.
 func.func @put_values(%a: tensor<128x64xbf16>) {
   %r = aref.create : !aref.ref<[tensor<128x64xf16>], depth = 2>
-  "aref.put"(%r, %a) : (!aref.ref<[tensor<128x64xf16>], depth = 2>, tensor<128x64xbf16>) -> ()
+  "aref.put"(%r, %a) <{operandSegmentSizes = array<i32: 1, 1, 0, 0>}> : (!aref.ref<[tensor<128x64xf16>], depth = 2>, tensor<128x64xbf16>) -> ()
   func.return
 }
 // CHECK: error: aref.put values (tensor<128x64xbf16>) do not match the aref payload (tensor<128x64xf16>)
@@ -18,7 +18,7 @@ func.func @put_values(%a: tensor<128x64xbf16>) {
 
 func.func @put_count(%a: tensor<128x64xbf16>) {
   %r = aref.create : !aref.ref<[tensor<128x64xbf16>, tensor<64xf32>], depth = 2>
-  "aref.put"(%r, %a) : (!aref.ref<[tensor<128x64xbf16>, tensor<64xf32>], depth = 2>, tensor<128x64xbf16>) -> ()
+  "aref.put"(%r, %a) <{operandSegmentSizes = array<i32: 1, 1, 0, 0>}> : (!aref.ref<[tensor<128x64xbf16>, tensor<64xf32>], depth = 2>, tensor<128x64xbf16>) -> ()
   func.return
 }
 // CHECK: error: aref.put values (tensor<128x64xbf16>) do not match the aref payload (tensor<128x64xbf16>, tensor<64xf32>)
@@ -27,7 +27,7 @@ func.func @put_count(%a: tensor<128x64xbf16>) {
 
 func.func @get_results() {
   %r = aref.create : !aref.ref<[tensor<128x64xbf16>, tensor<64xf32>], depth = 2>
-  %a, %b = "aref.get"(%r) : (!aref.ref<[tensor<128x64xbf16>, tensor<64xf32>], depth = 2>) -> (tensor<64xf32>, tensor<128x64xbf16>)
+  %a, %b = "aref.get"(%r) <{operandSegmentSizes = array<i32: 1, 0, 0>}> : (!aref.ref<[tensor<128x64xbf16>, tensor<64xf32>], depth = 2>) -> (tensor<64xf32>, tensor<128x64xbf16>)
   func.return
 }
 // CHECK: error: aref.get results (tensor<64xf32>, tensor<128x64xbf16>) do not match the aref payload (tensor<128x64xbf16>, tensor<64xf32>)
@@ -44,7 +44,7 @@ func.func @no_partitions() {
 // -----
 
 func.func @partition_specs() {
-  "aref.warp_specialize"() <{roles = ["producer", "consumer"], num_warps = array<i32: 4>, regs = array<i32: 40, 232>}> ({
+  "aref.warp_specialize"() <{roles = [#aref<role producer>, #aref<role consumer>], num_warps = array<i32: 4>, regs = array<i32: 40, 232>}> ({
     nvgpu.fence_proxy_async
   }, {
     nvgpu.fence_proxy_async
@@ -117,3 +117,13 @@ func.func @oversubscribed() {
   func.return
 }
 // CHECK: error: 'aref.warp_specialize' register budgets oversubscribe the register file: 66560 > 65536 (sum of warps x 32 x regs)
+
+// -----
+
+// A slot is a stage and a phase (see tawa-assign-stage-phase), never one alone.
+func.func @stage_without_phase(%s: index) {
+  %r = aref.create : !aref.ref<[tensor<128x64xbf16>], depth = 2>
+  "aref.consumed"(%r, %s) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (!aref.ref<[tensor<128x64xbf16>], depth = 2>, index) -> ()
+  func.return
+}
+// CHECK: error: aref.consumed needs both a stage and a phase, or neither

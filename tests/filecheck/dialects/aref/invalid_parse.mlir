@@ -79,3 +79,24 @@ func.func @no_partition() {
 }
 // CHECK:      invalid_parse.mlir:[[# @LINE - 5]]:24
 // CHECK:      aref.warp_specialize expects at least one 'partition'
+
+// -----
+
+// Partition roles are a PartitionRole: producer or consumer.
+func.func @unknown_role() {
+  aref.warp_specialize partition solo warps(4) regs(40) {
+  }
+  func.return
+}
+// CHECK:      invalid_parse.mlir:[[# @LINE - 4]]:34
+// CHECK:      unknown partition role 'solo' (expected producer or consumer)
+
+// -----
+
+func.func @generic_unknown_role() {
+  "aref.warp_specialize"() <{roles = [#aref<role solo>], num_warps = array<i32: 4>, regs = array<i32: 40>}> ({
+  }) : () -> ()
+  func.return
+}
+// CHECK:      invalid_parse.mlir:[[# @LINE - 4]]
+// CHECK:      solo

@@ -14,9 +14,9 @@ func.func @ring(%a: tensor<128x64xbf16>, %b: tensor<256x64xbf16>) {
   %x, %y = aref.get %r : !aref.ref<[tensor<128x64xbf16>, tensor<256x64xbf16>], depth = 4>
   aref.consumed %r : !aref.ref<[tensor<128x64xbf16>, tensor<256x64xbf16>], depth = 4>
   %z = tile.zeros : tensor<128xf32>
-  aref.put %s, %z {stage = 0 : i32} : !aref.ref<[tensor<128xf32>], depth = 1>
-  %w = aref.get %s {stage = 0 : i32} : !aref.ref<[tensor<128xf32>], depth = 1>
-  aref.consumed %s {stage = 0 : i32} : !aref.ref<[tensor<128xf32>], depth = 1>
+  aref.put %s, %z {tag = 0 : i32} : !aref.ref<[tensor<128xf32>], depth = 1>
+  %w = aref.get %s {tag = 0 : i32} : !aref.ref<[tensor<128xf32>], depth = 1>
+  aref.consumed %s {tag = 0 : i32} : !aref.ref<[tensor<128xf32>], depth = 1>
   func.return
 }
 
@@ -27,26 +27,26 @@ func.func @ring(%a: tensor<128x64xbf16>, %b: tensor<256x64xbf16>) {
 // CHECK-NEXT:    %x, %y = aref.get %r : !aref.ref<[tensor<128x64xbf16>, tensor<256x64xbf16>], depth = 4>
 // CHECK-NEXT:    aref.consumed %r : !aref.ref<[tensor<128x64xbf16>, tensor<256x64xbf16>], depth = 4>
 // CHECK-NEXT:    %z = tile.zeros : tensor<128xf32>
-// CHECK-NEXT:    aref.put %s, %z {stage = 0 : i32} : !aref.ref<[tensor<128xf32>], depth = 1>
-// CHECK-NEXT:    %w = aref.get %s {stage = 0 : i32} : !aref.ref<[tensor<128xf32>], depth = 1>
-// CHECK-NEXT:    aref.consumed %s {stage = 0 : i32} : !aref.ref<[tensor<128xf32>], depth = 1>
+// CHECK-NEXT:    aref.put %s, %z {tag = 0 : i32} : !aref.ref<[tensor<128xf32>], depth = 1>
+// CHECK-NEXT:    %w = aref.get %s {tag = 0 : i32} : !aref.ref<[tensor<128xf32>], depth = 1>
+// CHECK-NEXT:    aref.consumed %s {tag = 0 : i32} : !aref.ref<[tensor<128xf32>], depth = 1>
 // CHECK-NEXT:    func.return
 
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "ring"
 // CHECK-GENERIC:         %r = "aref.create"() : () -> !aref.ref<[tensor<128x64xbf16>, tensor<256x64xbf16>], depth = 4>
 // CHECK-GENERIC-NEXT:    %s = "aref.create"() {tag = 1 : i32} : () -> !aref.ref<[tensor<128xf32>], depth = 1>
-// CHECK-GENERIC-NEXT:    "aref.put"(%r, %a, %b) : (!aref.ref<[tensor<128x64xbf16>, tensor<256x64xbf16>], depth = 4>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> ()
-// CHECK-GENERIC-NEXT:    %x, %y = "aref.get"(%r) : (!aref.ref<[tensor<128x64xbf16>, tensor<256x64xbf16>], depth = 4>) -> (tensor<128x64xbf16>, tensor<256x64xbf16>)
-// CHECK-GENERIC-NEXT:    "aref.consumed"(%r) : (!aref.ref<[tensor<128x64xbf16>, tensor<256x64xbf16>], depth = 4>) -> ()
+// CHECK-GENERIC-NEXT:    "aref.put"(%r, %a, %b) <{operandSegmentSizes = array<i32: 1, 2, 0, 0>}> : (!aref.ref<[tensor<128x64xbf16>, tensor<256x64xbf16>], depth = 4>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> ()
+// CHECK-GENERIC-NEXT:    %x, %y = "aref.get"(%r) <{operandSegmentSizes = array<i32: 1, 0, 0>}> : (!aref.ref<[tensor<128x64xbf16>, tensor<256x64xbf16>], depth = 4>) -> (tensor<128x64xbf16>, tensor<256x64xbf16>)
+// CHECK-GENERIC-NEXT:    "aref.consumed"(%r) <{operandSegmentSizes = array<i32: 1, 0, 0>}> : (!aref.ref<[tensor<128x64xbf16>, tensor<256x64xbf16>], depth = 4>) -> ()
 // CHECK-GENERIC-NEXT:    %z = "tile.zeros"() : () -> tensor<128xf32>
-// CHECK-GENERIC-NEXT:    "aref.put"(%s, %z) {stage = 0 : i32} : (!aref.ref<[tensor<128xf32>], depth = 1>, tensor<128xf32>) -> ()
-// CHECK-GENERIC-NEXT:    %w = "aref.get"(%s) {stage = 0 : i32} : (!aref.ref<[tensor<128xf32>], depth = 1>) -> tensor<128xf32>
-// CHECK-GENERIC-NEXT:    "aref.consumed"(%s) {stage = 0 : i32} : (!aref.ref<[tensor<128xf32>], depth = 1>) -> ()
+// CHECK-GENERIC-NEXT:    "aref.put"(%s, %z) <{operandSegmentSizes = array<i32: 1, 1, 0, 0>}> {tag = 0 : i32} : (!aref.ref<[tensor<128xf32>], depth = 1>, tensor<128xf32>) -> ()
+// CHECK-GENERIC-NEXT:    %w = "aref.get"(%s) <{operandSegmentSizes = array<i32: 1, 0, 0>}> {tag = 0 : i32} : (!aref.ref<[tensor<128xf32>], depth = 1>) -> tensor<128xf32>
+// CHECK-GENERIC-NEXT:    "aref.consumed"(%s) <{operandSegmentSizes = array<i32: 1, 0, 0>}> {tag = 0 : i32} : (!aref.ref<[tensor<128xf32>], depth = 1>) -> ()
 
 // -----
 
-// A producer / consumer split, a one-partition op with extra attributes, and
-// roles that are not bare identifiers (printed as string literals).
+// A producer / consumer split and a one-partition op with extra attributes.
+// Roles are `#aref<role producer>` / `#aref<role consumer>` in generic form.
 func.func @warp_specialize(%A: memref<?x?xbf16>, %m: index) {
   %r = aref.create : !aref.ref<[tensor<128x64xbf16>], depth = 2>
   aref.warp_specialize
@@ -58,14 +58,9 @@ func.func @warp_specialize(%A: memref<?x?xbf16>, %m: index) {
       %b = aref.get %r : !aref.ref<[tensor<128x64xbf16>], depth = 2>
       aref.consumed %r : !aref.ref<[tensor<128x64xbf16>], depth = 2>
     }
-  aref.warp_specialize partition solo warps(4) regs(24) {
+  aref.warp_specialize partition consumer warps(4) regs(24) {
     nvgpu.setmaxnreg dec 24
   } attributes {kernel = "k"}
-  aref.warp_specialize partition "consumer-0" warps(4) regs(240) {
-    nvgpu.fence_proxy_async
-  } partition "consumer 1" warps(4) regs(240) {
-    nvgpu.fence_proxy_async
-  }
   func.return
 }
 
@@ -78,30 +73,43 @@ func.func @warp_specialize(%A: memref<?x?xbf16>, %m: index) {
 // CHECK-NEXT:      %b = aref.get %r : !aref.ref<[tensor<128x64xbf16>], depth = 2>
 // CHECK-NEXT:      aref.consumed %r : !aref.ref<[tensor<128x64xbf16>], depth = 2>
 // CHECK-NEXT:    }
-// CHECK-NEXT:    aref.warp_specialize partition solo warps(4) regs(24) {
+// CHECK-NEXT:    aref.warp_specialize partition consumer warps(4) regs(24) {
 // CHECK-NEXT:      nvgpu.setmaxnreg dec 24
 // CHECK-NEXT:    } attributes {kernel = "k"}
-// CHECK-NEXT:    aref.warp_specialize partition "consumer-0" warps(4) regs(240) {
-// CHECK-NEXT:      nvgpu.fence_proxy_async
-// CHECK-NEXT:    } partition "consumer 1" warps(4) regs(240) {
-// CHECK-NEXT:      nvgpu.fence_proxy_async
-// CHECK-NEXT:    }
 // CHECK-NEXT:    func.return
 
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "warp_specialize"
 // CHECK-GENERIC:         %r = "aref.create"() : () -> !aref.ref<[tensor<128x64xbf16>], depth = 2>
-// CHECK-GENERIC-NEXT:    "aref.warp_specialize"() <{roles = ["producer", "consumer"], num_warps = array<i32: 4, 8>, regs = array<i32: 40, 232>}> ({
+// CHECK-GENERIC-NEXT:    "aref.warp_specialize"() <{roles = [#aref<role producer>, #aref<role consumer>], num_warps = array<i32: 4, 8>, regs = array<i32: 40, 232>}> ({
 // CHECK-GENERIC-NEXT:      %a = "tile.load"(%A, %m, %m) : (memref<?x?xbf16>, index, index) -> tensor<128x64xbf16>
-// CHECK-GENERIC-NEXT:      "aref.put"(%r, %a) : (!aref.ref<[tensor<128x64xbf16>], depth = 2>, tensor<128x64xbf16>) -> ()
+// CHECK-GENERIC-NEXT:      "aref.put"(%r, %a) <{operandSegmentSizes = array<i32: 1, 1, 0, 0>}> : (!aref.ref<[tensor<128x64xbf16>], depth = 2>, tensor<128x64xbf16>) -> ()
 // CHECK-GENERIC-NEXT:    }, {
-// CHECK-GENERIC-NEXT:      %b = "aref.get"(%r) : (!aref.ref<[tensor<128x64xbf16>], depth = 2>) -> tensor<128x64xbf16>
-// CHECK-GENERIC-NEXT:      "aref.consumed"(%r) : (!aref.ref<[tensor<128x64xbf16>], depth = 2>) -> ()
+// CHECK-GENERIC-NEXT:      %b = "aref.get"(%r) <{operandSegmentSizes = array<i32: 1, 0, 0>}> : (!aref.ref<[tensor<128x64xbf16>], depth = 2>) -> tensor<128x64xbf16>
+// CHECK-GENERIC-NEXT:      "aref.consumed"(%r) <{operandSegmentSizes = array<i32: 1, 0, 0>}> : (!aref.ref<[tensor<128x64xbf16>], depth = 2>) -> ()
 // CHECK-GENERIC-NEXT:    }) : () -> ()
-// CHECK-GENERIC-NEXT:    "aref.warp_specialize"() <{roles = ["solo"], num_warps = array<i32: 4>, regs = array<i32: 24>}> ({
+// CHECK-GENERIC-NEXT:    "aref.warp_specialize"() <{roles = [#aref<role consumer>], num_warps = array<i32: 4>, regs = array<i32: 24>}> ({
 // CHECK-GENERIC-NEXT:      "nvgpu.setmaxnreg"() <{action = #nvgpu<reg_action dec>, count = 24 : i32}> : () -> ()
 // CHECK-GENERIC-NEXT:    }) {kernel = "k"} : () -> ()
-// CHECK-GENERIC-NEXT:    "aref.warp_specialize"() <{roles = ["consumer-0", "consumer 1"], num_warps = array<i32: 4, 4>, regs = array<i32: 240, 240>}> ({
-// CHECK-GENERIC-NEXT:      "nvgpu.fence_proxy_async"() : () -> ()
-// CHECK-GENERIC-NEXT:    }, {
-// CHECK-GENERIC-NEXT:      "nvgpu.fence_proxy_async"() : () -> ()
-// CHECK-GENERIC-NEXT:    }) : () -> ()
+
+// -----
+
+// Arefs with explicit slots, as tawa-assign-stage-phase leaves them.
+func.func @slots(%a: tensor<128x64xbf16>, %s: index, %p: index) {
+  %r = aref.create : !aref.ref<[tensor<128x64xbf16>], depth = 4>
+  aref.put %r[%s, %p], %a : !aref.ref<[tensor<128x64xbf16>], depth = 4>
+  %x = aref.get %r[%s, %p] {tag = 1 : i32} : !aref.ref<[tensor<128x64xbf16>], depth = 4>
+  aref.consumed %r[%s, %p] : !aref.ref<[tensor<128x64xbf16>], depth = 4>
+  func.return
+}
+
+// CHECK-LABEL: func.func @slots(%a: tensor<128x64xbf16>, %s: index, %p: index) {
+// CHECK-NEXT:    %r = aref.create : !aref.ref<[tensor<128x64xbf16>], depth = 4>
+// CHECK-NEXT:    aref.put %r[%s, %p], %a : !aref.ref<[tensor<128x64xbf16>], depth = 4>
+// CHECK-NEXT:    %x = aref.get %r[%s, %p] {tag = 1 : i32} : !aref.ref<[tensor<128x64xbf16>], depth = 4>
+// CHECK-NEXT:    aref.consumed %r[%s, %p] : !aref.ref<[tensor<128x64xbf16>], depth = 4>
+// CHECK-NEXT:    func.return
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "slots"
+// CHECK-GENERIC:         "aref.put"(%r, %a, %s, %p) <{operandSegmentSizes = array<i32: 1, 1, 1, 1>}>
+// CHECK-GENERIC-NEXT:    %x = "aref.get"(%r, %s, %p) <{operandSegmentSizes = array<i32: 1, 1, 1>}> {tag = 1 : i32}
+// CHECK-GENERIC-NEXT:    "aref.consumed"(%r, %s, %p) <{operandSegmentSizes = array<i32: 1, 1, 1>}>

@@ -1,0 +1,192 @@
+"""`tawa-assign-stage-phase`: every aref use names its ring slot in the IR.
+
+After Triton's NVWS, which separates AssignStagePhase from LowerAref.  Inside
+each partition of an `aref.warp_specialize`, the puts, the gets and the
+releases of each aref form three sequences; use n of a sequence takes stage
+n mod D of a ring of depth D, in pass (phase) (n / D) & 1.  This pass makes
+that explicit:
+
+1. **Counter threading** (an analysis that rewrites control flow, since it is
+   a global decision): each (aref, kind) sequence gets an index counter that
+   starts at 0 at the top of the partition, is incremented after each use,
+   and is threaded through `scf.for` iter_args and `scf.if` results, so each
+   use sees its count n as an SSA value.
+2. **Slot assignment** (a `RewritePattern` per op): `aref.put %r, ...`
+   becomes `aref.put %r[%stage, %phase], ...` (likewise get and consumed),
+   with stage and phase computed from n in 32-bit arithmetic: a 64-bit
+   division by a depth that is not a power of two is a subroutine call on
+   the GPU, a 32-bit one by a constant is a multiply.  (Counts stay far below
+   2^32: one per k-step of a CTA.)
+
+The result is still aref-level IR that the interpreter runs (it checks each
+named slot against its own count); `tawa-lower-aref` turns the slots into
+mbarrier waits and arrivals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i32
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tawa.dialects import aref
+from tawa.transforms.utils import const, fail
+
+NAME = "tawa-assign-stage-phase"
+_KINDS = {aref.PutOp: "put", aref.GetOp: "get", aref.ConsumedOp: "release"}
+SlotOp = aref.PutOp | aref.GetOp | aref.ConsumedOp
+
+
+class CounterThreading:
+    """Numbers every use of every aref in one partition: each put/get/release
+    learns its use count as an SSA value (counters are threaded through
+    `scf.for` iter_args and `scf.if` results)."""
+
+    def __init__(self) -> None:
+        self.count_of: dict[Operation, SSAValue] = {}
+
+    def run(self, block: Block) -> None:
+        zero = const(0, InsertPoint.at_start(block))
+        keys = self._keys(block)
+        self._block(block, {k: zero for k in keys})
+
+    def _keys(self, node: Block | Region | Operation) -> list[tuple[SSAValue, str]]:
+        ops: Iterable[Operation] = node.walk()
+        keys: dict[tuple[SSAValue, str], None] = {}
+        for op in ops:
+            if type(op) in _KINDS:
+                keys[(op.operands[0], _KINDS[type(op)])] = None
+        return list(keys)
+
+    def _block(self, block: Block, counts: dict) -> dict:
+        for op in list(block.ops):
+            if type(op) in _KINDS:
+                key = (op.operands[0], _KINDS[type(op)])
+                self.count_of[op] = counts[key]
+                inc = arith.AddiOp(counts[key], const(1, InsertPoint.before(op)))
+                Rewriter.insert_op(inc, InsertPoint.before(op))
+                counts = {**counts, key: inc.result}
+            elif isinstance(op, scf.ForOp) and (keys := self._keys(op)):
+                counts = self._for(op, keys, counts)
+            elif isinstance(op, scf.IfOp) and (keys := self._keys(op)):
+                counts = self._if(op, keys, counts)
+            elif op.regions and self._keys(op):
+                raise fail(op, f"{NAME}: aref ops inside '{op.name}' are not supported")
+        return counts
+
+    def _for(self, loop: scf.ForOp, keys: list, counts: dict) -> dict:
+        body = loop.body.block
+        n_old = len(loop.iter_args)
+        args = [body.insert_arg(IndexType(), len(body.args)) for _ in keys]
+        inner = self._block(body, {**counts, **dict(zip(keys, args))})
+        old_yield = body.last_op
+        assert isinstance(old_yield, scf.YieldOp)
+        Rewriter.replace_op(old_yield, scf.YieldOp(*old_yield.operands, *(inner[k] for k in keys)))
+        new_loop = scf.ForOp(
+            loop.lb, loop.ub, loop.step, [*loop.iter_args, *(counts[k] for k in keys)],
+            loop.detach_region(loop.body),
+        )
+        Rewriter.insert_op(new_loop, InsertPoint.before(loop))
+        for old, new in zip(loop.results, new_loop.results[:n_old]):
+            old.replace_all_uses_with(new)
+        Rewriter.erase_op(loop)
+        return {**counts, **dict(zip(keys, new_loop.results[n_old:]))}
+
+    def _if(self, op: scf.IfOp, keys: list, counts: dict) -> dict:
+        n_old = len(op.results)
+        regions = [op.detach_region(r) for r in list(op.regions)]
+        if len(regions) == 1:
+            regions.append(Region())
+        for region in regions:
+            if not region.blocks:
+                region.add_block(Block([scf.YieldOp()]))
+            blk = region.block
+            inner = self._block(blk, dict(counts))
+            y = blk.last_op
+            assert isinstance(y, scf.YieldOp)
+            Rewriter.replace_op(y, scf.YieldOp(*y.operands, *(inner[k] for k in keys)))
+        new_if = scf.IfOp(
+            op.cond, [*(r.type for r in op.results), *(IndexType() for _ in keys)], *regions
+        )
+        Rewriter.insert_op(new_if, InsertPoint.before(op))
+        for old, new in zip(op.results, new_if.results[:n_old]):
+            old.replace_all_uses_with(new)
+        Rewriter.erase_op(op)
+        return {**counts, **dict(zip(keys, new_if.results[n_old:]))}
+
+
+def stage_and_phase(count: SSAValue, depth: int) -> tuple[list[Operation], SSAValue, SSAValue]:
+    """Ops computing stage `count mod depth` and phase `(count / depth) & 1`
+    in 32 bits, and the two index results."""
+    c32 = arith.IndexCastOp(count, i32)
+    d = arith.ConstantOp(IntegerAttr(depth, i32))
+    one = arith.ConstantOp(IntegerAttr(1, i32))
+    stage32 = arith.RemUIOp(c32.result, d.result)
+    rnd = arith.DivUIOp(c32.result, d.result)
+    phase32 = arith.AndIOp(rnd.result, one.result)
+    stage = arith.IndexCastOp(stage32.result, IndexType())
+    phase = arith.IndexCastOp(phase32.result, IndexType())
+    stage.result.name_hint, phase.result.name_hint = "stage", "phase"
+    return [c32, d, one, stage32, rnd, phase32, stage, phase], stage.result, phase.result
+
+
+@dataclass
+class AssignSlot(RewritePattern):
+    """`aref.X %r` with use count n → `aref.X %r[n mod D, (n / D) & 1]`."""
+
+    count_of: dict[Operation, SSAValue]
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SlotOp, rewriter: PatternRewriter) -> None:
+        if op.has_slot() or op not in self.count_of:
+            return
+        t = op.aref.type
+        assert isinstance(t, aref.ArefType)
+        ops, stage, phase = stage_and_phase(self.count_of.pop(op), t.depth.data)
+        rewriter.insert(ops, InsertPoint.before(op))
+        if isinstance(op, aref.PutOp):
+            new: Operation = aref.PutOp(op.aref, list(op.values), stage, phase)
+        else:
+            new = type(op)(op.aref, stage, phase)
+        new.attributes |= op.attributes
+        for old, res in zip(op.results, new.results, strict=True):
+            res.name_hint = old.name_hint
+        rewriter.replace(op, new)
+
+
+@dataclass(frozen=True)
+class AssignStagePhasePass(ModulePass):
+    """Gives every aref put, get and release its ring stage and phase as SSA operands."""
+
+    name = NAME
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        count_of: dict[Operation, SSAValue] = {}
+        for ws in [o for o in op.walk() if isinstance(o, aref.WarpSpecializeOp)]:
+            for _, _, _, region in ws.partition_specs():
+                uses = [o for o in region.walk() if isinstance(o, SlotOp)]
+                assigned = [o for o in uses if o.has_slot()]
+                if assigned and len(assigned) == len(uses):
+                    continue  # already assigned: the pass is idempotent
+                if assigned:
+                    raise fail(assigned[0], f"{NAME}: a partition mixes aref ops with and without slots")
+                threading = CounterThreading()
+                threading.run(region.block)
+                count_of.update(threading.count_of)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([AssignSlot(count_of)], dce_enabled=False),
+            apply_recursively=False,
+        ).rewrite_module(op)

@@ -1,0 +1,150 @@
+"""`tawa-materialize-partitions`: partitions become code on warp groups of one CTA.
+
+Runs after `tawa-lower-tile`, which lowered the compute inside the
+partitions.  What is left of the aref level is the `aref.warp_specialize`
+op itself and the program ids; this pass removes both:
+
+* the producer's body moves under `if (thread % 128 == 0)`: TMA loads and
+  barrier arrivals are issued by one thread of its warp group;
+* each partition starts with `setmaxnreg` when its budget differs from the
+  launch cap (65536 / threads registers, `launch_register_cap`): down below
+  it, up above it, so the producer's registers fund the consumers';
+* the partitions become a chain of `scf.if` on the warp-group id: partition
+  i runs on warp groups [start_i, start_i + warps_i / 4), in order; the
+  kernel gets `nvgpu.threads`;
+* program ids become CTA ids: in grouped order (`group-m` row tiles of one
+  column band on consecutive CTAs, so they share B tiles in L2) when the
+  kernel uses axes 0 and 1, plain CTA ids otherwise.  (`tawa-persistent`
+  already turned them into ids of its program loop.)
+
+Afterwards no `tile` or `aref` op and no tensor value may remain: anything
+left is reported as not supported by the Hopper lowering, with its location.
+All of this is global (it restructures the kernel), so the pass is plain IR
+construction rather than patterns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tawa.dialects import aref, nvgpu, tile
+from tawa.dialects.aref import PartitionRole
+from tawa.target.hopper import THREADS_PER_GROUP, THREADS_PER_WARP, WARPS_PER_GROUP, launch_register_cap
+from tawa.transforms.utils import const, fail, grouped_ids, kernel_of
+
+NAME = "tawa-materialize-partitions"
+
+
+def _guard_single_thread(region: Region) -> None:
+    """Moves the producer's body under `if (thread % 128 == 0)`."""
+    block = region.block
+    body = Block()
+    for op in list(block.ops):
+        op.detach()
+        body.add_op(op)
+    body.add_op(scf.YieldOp())
+    at = InsertPoint.at_end(block)
+    tid = nvgpu.ThreadIdOp()
+    Rewriter.insert_op(tid, at)
+    lane = arith.RemUIOp(tid.result, const(THREADS_PER_GROUP, at))
+    first = arith.CmpiOp(lane.result, const(0, at), "eq")
+    Rewriter.insert_op([lane, first, scf.IfOp(first.result, [], Region(body))], at)
+
+
+def _branch_on_warp_group(ws: aref.WarpSpecializeOp, kernel: func.FuncOp) -> None:
+    """`if (wg < end_0) { p0 } else if (wg < end_1) { p1 } ... else { p_last }`,
+    each partition first setting its register budget."""
+    specs = ws.partition_specs()
+    threads = sum(w for _, w, _, _ in specs) * THREADS_PER_WARP
+    cap = launch_register_cap(threads)
+    kernel.attributes["nvgpu.threads"] = IntegerAttr(threads, 32)
+    at = InsertPoint.before(ws)
+    wg = nvgpu.WarpGroupIdOp()
+    Rewriter.insert_op(wg, at)
+    branches: list[Region] = []
+    for _, _, regs, region in specs:
+        body = ws.detach_region(region)
+        block = body.block
+        if regs != cap:
+            action = nvgpu.RegAction.INC if regs > cap else nvgpu.RegAction.DEC
+            Rewriter.insert_op(nvgpu.SetMaxNRegOp(action, regs), InsertPoint.at_start(block))
+        block.add_op(scf.YieldOp())
+        branches.append(body)
+    ends, end = [], 0
+    for _, warps, _, _ in specs:
+        end += warps // WARPS_PER_GROUP
+        ends.append(end)
+    chain = branches[-1]
+    for body, end in zip(reversed(branches[:-1]), reversed(ends[:-1])):
+        outer = Block()
+        cond = arith.CmpiOp(wg.result, const(end, InsertPoint.at_end(outer)), "ult")
+        outer.add_ops([cond, scf.IfOp(cond.result, [], body, chain), scf.YieldOp()])
+        chain = Region(outer)
+    for o in list(chain.block.ops):
+        if isinstance(o, scf.YieldOp):
+            continue
+        o.detach()
+        Rewriter.insert_op(o, at)
+    Rewriter.erase_op(ws)
+
+
+def grouped_program_ids(group: int, at: InsertPoint) -> dict[int, SSAValue]:
+    """(pid_0, pid_1) of the CTA in grouped order, with the CTAs numbered in
+    launch order L = x + y·nx (see `grouped_ids`)."""
+    x, y = nvgpu.BlockIdOp(0), nvgpu.BlockIdOp(1)
+    nx, ny = nvgpu.GridDimOp(0), nvgpu.GridDimOp(1)
+    lin = arith.AddiOp(x.result, (yx := arith.MuliOp(y.result, nx.result)).result)
+    Rewriter.insert_op([x, y, nx, ny, yx, lin], at)
+    return grouped_ids(lin.result, nx.result, ny.result, group, at)
+
+
+@dataclass(frozen=True)
+class MaterializePartitionsPass(ModulePass):
+    """Turns partitions into warp-group branches with setmaxnreg, and program ids into CTA ids."""
+
+    name = NAME
+
+    group_m: int = 8
+    """Grouped launch order: consecutive CTAs take `group_m` row tiles of one
+    column band (program ids along axis 0 within axis 1), so tiles that run
+    together share their B tiles in L2.  0 keeps program id = CTA id."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for ws in [o for o in op.walk() if isinstance(o, aref.WarpSpecializeOp)]:
+            kernel = kernel_of(ws, NAME)
+            for role, _, _, region in ws.partition_specs():
+                if role == PartitionRole.PRODUCER:
+                    _guard_single_thread(region)
+            _branch_on_warp_group(ws, kernel)
+        for kernel in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
+            self._program_ids(kernel)
+        for o in op.walk():
+            on_tiles = any(isinstance(v.type, TensorType) for v in (*o.operands, *o.results))
+            if o.dialect_name() in ("tile", "aref") or on_tiles:
+                raise fail(o, f"{NAME}: '{o.name}' is not supported by the Hopper lowering yet")
+
+    def _program_ids(self, kernel: func.FuncOp) -> None:
+        """Program ids become CTA ids, in grouped order when axes 0 and 1 are used."""
+        pids = [o for o in kernel.walk() if isinstance(o, tile.ProgramIdOp)]
+        if not pids:
+            return
+        axes = {p.axis.value.data for p in pids}
+        at = InsertPoint.at_start(kernel.body.block)
+        if self.group_m > 0 and axes == {0, 1}:
+            ids = grouped_program_ids(self.group_m, at)
+        else:
+            ids = {}
+            for axis in sorted(axes):
+                bid = nvgpu.BlockIdOp(axis)
+                Rewriter.insert_op(bid, at)
+                ids[axis] = bid.result
+        for p in pids:
+            p.result.replace_all_uses_with(ids[p.axis.value.data])
+            Rewriter.erase_op(p)

@@ -1,0 +1,126 @@
+"""The shared-memory plan of a kernel: where each aref ring lives.
+
+An analysis, not a pass.  Given the arefs of a kernel and their depths it
+computes, without touching the IR, the byte layout of the kernel's dynamic
+shared memory:
+
+* every aref of depth D and payload tiles T1..Tn gets one `D x Ti` buffer
+  per tile, aligned to its swizzle pattern (`SMEM_ALIGNMENT`: 1024 bytes for
+  the 128B swizzle that TMA writes and wgmma reads), then a `full` and an
+  `empty` array of D mbarriers;
+* buffers are placed in order by a bump allocator;
+* the kernel asks for the bytes used plus `SMEM_ALIGN_SLACK` (the dynamic
+  base is only 16-byte aligned and is rounded up at run time).
+
+Two clients: `tawa-lower-aref` places the rings where the plan says, and
+`tawa-hopper-pipeline` asks, for each candidate ring depth, whether the plan
+fits (`SmemPlan.fits`), instead of lowering trial copies of the module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import TensorType
+
+from tawa.dialects import aref, nvgpu
+from tawa.target.hopper import MAX_SMEM_BYTES, MBARRIER_BYTES, SMEM_ALIGN_SLACK, SMEM_ALIGNMENT
+from tawa.transforms.utils import fail
+
+SWIZZLE = 128
+"""Every ring buffer is 128B-swizzled: rows are whole 128-byte spans."""
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One allocation: its byte offset and what lives there."""
+
+    offset: int
+    type: nvgpu.SmemType | nvgpu.MBarrierType
+
+
+@dataclass(frozen=True)
+class RingLayout:
+    """The shared-memory form of one aref."""
+
+    depth: int
+    tiles: tuple[TensorType, ...]
+    buffers: tuple[Placement, ...]
+    """One `depth x tile` buffer per payload tile."""
+    full: Placement
+    empty: Placement
+    tx_bytes: int
+    """Bytes of one stage: what the producer's TMA loads deliver to `full[s]`."""
+
+
+@dataclass(frozen=True)
+class SmemPlan:
+    """The rings of one kernel, keyed by their `aref.create` ops."""
+
+    rings: dict[aref.CreateOp, RingLayout]
+    used: int
+
+    @property
+    def total(self) -> int:
+        """Bytes the kernel asks for: the rings plus the alignment slack."""
+        return self.used + SMEM_ALIGN_SLACK
+
+    @property
+    def fits(self) -> bool:
+        return self.total <= MAX_SMEM_BYTES
+
+
+class _Bump:
+    def __init__(self) -> None:
+        self.next = 0
+
+    def place(self, t: nvgpu.SmemType | nvgpu.MBarrierType) -> Placement:
+        if isinstance(t, nvgpu.MBarrierType):
+            align, size = MBARRIER_BYTES, MBARRIER_BYTES * t.count.data
+        else:
+            align, size = SMEM_ALIGNMENT[t.swizzle.data], t.num_bytes()
+        offset = -(-self.next // align) * align
+        self.next = offset + size
+        return Placement(offset, t)
+
+
+def _ring(create: aref.CreateOp, depth: int, bump: _Bump, who: str) -> RingLayout:
+    t = create.result.type
+    assert isinstance(t, aref.ArefType)
+    buffers, tiles, tx = [], [], 0
+    for payload in t.types:
+        assert isinstance(payload, TensorType)
+        shape = tuple(payload.get_shape())
+        et = payload.get_element_type()
+        row_bytes = shape[-1] * nvgpu.element_bytes(et)
+        if len(shape) != 2 or row_bytes % SWIZZLE:
+            raise fail(
+                create,
+                f"{who}: a {payload} slot is not supported yet: tiles must be 2-D with "
+                f"rows of a multiple of {SWIZZLE} bytes (128B-swizzle spans)",
+            )
+        smem = nvgpu.SmemType([depth, *shape], et, SWIZZLE)
+        buffers.append(bump.place(smem))
+        tiles.append(payload)
+        tx += smem.num_bytes() // depth
+    full = bump.place(nvgpu.MBarrierType(depth))
+    empty = bump.place(nvgpu.MBarrierType(depth))
+    return RingLayout(depth, tuple(tiles), tuple(buffers), full, empty, tx)
+
+
+def plan_shared_memory(
+    creates: Sequence[aref.CreateOp],
+    depth_of: Callable[[aref.CreateOp], int] | None = None,
+    who: str = "tawa-lower-aref",
+) -> SmemPlan:
+    """The plan of these arefs, in order.  `depth_of` overrides the depth
+    written in an aref's type (the pipeline asks "what if these rings had D
+    slots?"); `who` names the pass in errors about unsupported slots."""
+    bump = _Bump()
+    rings = {}
+    for c in creates:
+        t = c.result.type
+        assert isinstance(t, aref.ArefType)
+        rings[c] = _ring(c, t.depth.data if depth_of is None else depth_of(c), bump, who)
+    return SmemPlan(rings, bump.next)

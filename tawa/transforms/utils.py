@@ -1,0 +1,71 @@
+"""Helpers that more than one of tawa's passes use.
+
+Passes import from here, never from each other: a pass module holds its own
+pass and the analyses and patterns only it needs.  What lives here:
+
+* `fail`: the one-line located error every pass raises on unsupported input;
+* `const`: an index (or typed) `arith.constant` at an insertion point;
+* `grouped_ids`: program ids of a linear program index in grouped order
+  (used by `tawa-persistent` for its program loop and by
+  `tawa-materialize-partitions` for CTA ids);
+* `kernel_of`: the kernel function of an `aref.warp_specialize`, or an error.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import IndexType, IntegerAttr, i32
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tawa.diagnostics import TawaError, location_of
+from tawa.dialects import aref
+
+
+def fail(op: Operation | None, message: str) -> TawaError:
+    """A one-line error located at `op` (or its closest located ancestor)."""
+    where = location_of(op) if op is not None else None
+    return TawaError(message, where or "tawa-opt")
+
+
+def const(value: int, at: InsertPoint, type: Attribute | None = None) -> SSAValue:
+    """Inserts `arith.constant value` (index unless `type` says otherwise) at `at`."""
+    c = arith.ConstantOp(IntegerAttr(value, IndexType() if type is None else type))
+    Rewriter.insert_op(c, at)
+    return c.result
+
+
+def kernel_of(ws: aref.WarpSpecializeOp, pass_name: str) -> func.FuncOp:
+    """The function whose body holds `ws`; the passes below the aref level
+    place shared memory and branches at the top of the kernel."""
+    kernel = ws.parent_op()
+    if not isinstance(kernel, func.FuncOp):
+        raise fail(ws, f"{pass_name}: aref.warp_specialize must be at the top of a kernel")
+    return kernel
+
+
+def grouped_ids(
+    lin: SSAValue, nx: SSAValue, ny: SSAValue, group: int, at: InsertPoint
+) -> dict[int, SSAValue]:
+    """Program ids (pid_0, pid_1) of linear index `lin` of an nx × ny grid in
+    grouped order: blocks of `group` consecutive axis-0 ids sweep axis 1
+    before moving on, so programs that run together share operand tiles in
+    L2.  A bijection of the grid.  Computed in 32 bits (grids have fewer than
+    2^31 programs), where divisions are far cheaper than in 64."""
+    ops: list[Operation] = []
+
+    def emit(o: Operation) -> SSAValue:
+        ops.append(o)
+        return o.results[0]
+
+    lin, nx, ny = (emit(arith.IndexCastOp(v, i32)) for v in (lin, nx, ny))
+    g = emit(arith.ConstantOp(IntegerAttr(group, i32)))
+    per_group = emit(arith.MuliOp(g, ny))
+    first = emit(arith.MuliOp(emit(arith.DivUIOp(lin, per_group)), g))
+    size = emit(arith.MinUIOp(emit(arith.SubiOp(nx, first)), g))
+    within = emit(arith.RemUIOp(lin, per_group))
+    pid0 = emit(arith.IndexCastOp(emit(arith.AddiOp(first, emit(arith.RemUIOp(within, size)))), IndexType()))
+    pid1 = emit(arith.IndexCastOp(emit(arith.DivUIOp(within, size)), IndexType()))
+    Rewriter.insert_op(ops, at)
+    pid0.name_hint, pid1.name_hint = "pid_x", "pid_y"
+    return {0: pid0, 1: pid1}

@@ -1,0 +1,52 @@
+"""The shared-memory planner: the byte plan of the rings, the same one
+tawa-lower-aref allocates, and the depth tawa-hopper-pipeline picks from it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from xdsl.passes import PassPipeline
+
+import tawa
+from tawa.dialects import aref, nvgpu
+from tawa.target.hopper import MAX_SMEM_BYTES, SMEM_ALIGN_SLACK
+from tawa.transforms.hopper_pipeline import HopperPipelinePass, deepest_fitting
+from tawa.transforms.smem_plan import plan_shared_memory
+from tawa.transforms.warp_specialize import WarpSpecializePass
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _creates(name: str):
+    module = tawa.parse((EXAMPLES / name).read_text())
+    PassPipeline((WarpSpecializePass(),)).apply(tawa.context(), module)
+    return module, [o for o in module.walk() if isinstance(o, aref.CreateOp)]
+
+
+def test_gemm_plan():
+    _, creates = _creates("gemm.mlir")
+    plan = plan_shared_memory(creates, lambda c: 4)
+    (ring,) = plan.rings.values()
+    # A: 4 x 16 KB at 0, B: 4 x 32 KB, then two arrays of 4 mbarriers.
+    assert [p.offset for p in ring.buffers] == [0, 65536]
+    assert (ring.full.offset, ring.empty.offset) == (196608, 196640)
+    assert ring.tx_bytes == 49152
+    assert plan.total == 196672 + SMEM_ALIGN_SLACK and plan.fits
+    five = plan_shared_memory(creates, lambda c: 5)
+    assert five.total == 246864 and not five.fits and five.total > MAX_SMEM_BYTES
+
+
+def test_lower_aref_allocates_the_plan():
+    module = tawa.parse((EXAMPLES / "gemm.mlir").read_text())
+    PassPipeline((HopperPipelinePass(stages=4),)).apply(tawa.context(), module)
+    allocs = [(o.offset.value.data, o.result.type) for o in module.walk() if isinstance(o, nvgpu.SmemAllocOp)]
+    _, creates = _creates("gemm.mlir")
+    (ring,) = plan_shared_memory(creates, lambda c: 4).rings.values()
+    assert allocs == [(p.offset, p.type) for p in (*ring.buffers, ring.full, ring.empty)]
+
+
+def test_deepest_fitting_depths():
+    # GEMM's 48 KB stages: 4; attention's Q plus K and V rings of 32 KB: 2.
+    for name, depth in (("gemm.mlir", 4), ("attention_fwd.mlir", 2), ("matmul.mlir", 4)):
+        module, _ = _creates(name)
+        assert deepest_fitting(module) == depth, name
