@@ -1,0 +1,223 @@
+"""PTX emitters of thread ids, shared memory, mbarriers, TMA, named
+barriers, fences and `setmaxnreg`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from xdsl.ir import Operation, SSAValue
+
+from tawa.dialects import nvgpu
+from tawa.target.hopper import MBARRIER_BYTES, THREADS_PER_GROUP, THREADS_PER_WARP
+
+if TYPE_CHECKING:
+    from tawa.backend.ptx.printer import KernelPrinter
+
+
+def mbarrier_addr(p: KernelPrinter, bars: SSAValue, index: SSAValue) -> str:
+    i = p.u32(index)
+    a = p.regs.new("r")
+    p.emit(f"shl.b32 {i}, {i}, {MBARRIER_BYTES.bit_length() - 1};")
+    p.emit(f"add.u32 {a}, {p.reg(bars)}, {i};")
+    return a
+
+
+def stage_addr(p: KernelPrinter, buf: SSAValue, stage: SSAValue, extra: SSAValue | None = None,
+               row_bytes: int = 0) -> str:
+    t = buf.type
+    assert isinstance(t, nvgpu.SmemType)
+    stage_bytes = t.num_bytes() // t.get_shape()[0]
+    s = p.u32(stage)
+    a = p.regs.new("r")
+    p.emit(f"mad.lo.u32 {a}, {s}, {stage_bytes}, {p.reg(buf)};")
+    if extra is not None:
+        e = p.u32(extra)
+        p.emit(f"mad.lo.u32 {a}, {e}, {row_bytes}, {a};")
+    return a
+
+
+# --------------------------------------------------------------------------- ids
+
+def _special(p: KernelPrinter, op: Operation, src: str, shift: int = 0) -> None:
+    t = p.regs.new("r")
+    p.emit(f"mov.u32 {t}, {src};")
+    if shift:
+        p.emit(f"shr.u32 {t}, {t}, {shift};")
+    p.emit(f"cvt.u64.u32 {p.define(op.results[0])}, {t};")
+
+
+def emit_thread_id(p: KernelPrinter, op: nvgpu.ThreadIdOp) -> None:
+    _special(p, op, "%tid.x")
+
+
+def emit_lane_id(p: KernelPrinter, op: nvgpu.LaneIdOp) -> None:
+    _special(p, op, "%laneid")
+
+
+def emit_warp_id(p: KernelPrinter, op: nvgpu.WarpIdOp) -> None:
+    _special(p, op, "%tid.x", THREADS_PER_WARP.bit_length() - 1)
+
+
+def emit_warp_group_id(p: KernelPrinter, op: nvgpu.WarpGroupIdOp) -> None:
+    _special(p, op, "%tid.x", THREADS_PER_GROUP.bit_length() - 1)
+
+
+def emit_block_id(p: KernelPrinter, op: nvgpu.BlockIdOp) -> None:
+    _special(p, op, "%ctaid." + "xyz"[op.axis.value.data])
+
+
+def emit_grid_dim(p: KernelPrinter, op: nvgpu.GridDimOp) -> None:
+    _special(p, op, "%nctaid." + "xyz"[op.axis.value.data])
+
+
+def emit_launch_grid(p: KernelPrinter, op: nvgpu.LaunchGridOp) -> None:
+    p.emit(f"ld.param.u64 {p.define(op.result)}, [grid{op.axis.value.data}];")
+
+
+def emit_elect_one(p: KernelPrinter, op: nvgpu.ElectOneOp) -> None:
+    p.emit(f"elect.sync _|{p.define(op.result)}, 0xffffffff;")
+
+
+# --------------------------------------------------------------------------- shared memory, mbarriers
+
+def emit_smem_alloc(p: KernelPrinter, op: nvgpu.SmemAllocOp) -> None:
+    p.emit(f"add.u32 {p.define(op.result)}, {p.smem_base}, {op.offset.value.data};")
+
+
+def emit_mbarrier_init(p: KernelPrinter, op: nvgpu.MBarrierInitOp) -> None:
+    a = mbarrier_addr(p, op.barriers, op.index)
+    p.emit(f"mbarrier.init.shared::cta.b64 [{a}], {op.count.value.data};")
+
+
+def emit_mbarrier_arrive(p: KernelPrinter, op: nvgpu.MBarrierArriveOp) -> None:
+    a = mbarrier_addr(p, op.barriers, op.index)
+    p.emit(f"mbarrier.arrive.shared::cta.b64 _, [{a}];")
+
+
+def emit_mbarrier_arrive_expect_tx(p: KernelPrinter, op: nvgpu.MBarrierArriveExpectTxOp) -> None:
+    a = mbarrier_addr(p, op.barriers, op.index)
+    p.emit(f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [{a}], {op.bytes.value.data};")
+
+
+def emit_mbarrier_try_wait_parity(p: KernelPrinter, op: nvgpu.MBarrierTryWaitParityOp) -> None:
+    a = mbarrier_addr(p, op.barriers, op.index)
+    par = p.u32(op.parity)
+    p.emit(f"mbarrier.try_wait.parity.shared::cta.b64 {p.define(op.result)}, [{a}], {par};")
+
+
+def emit_mbarrier_wait_parity(p: KernelPrinter, op: nvgpu.MBarrierWaitParityOp) -> None:
+    """A fixed spin: try_wait already suspends the thread for a while, so
+    the loop is one instruction and a branch, never worth a CFG of its own."""
+    a = mbarrier_addr(p, op.barriers, op.index)
+    par = p.u32(op.parity)
+    ok = p.regs.new("p")
+    again = p.label("wait")
+    p.lines.append(f"{again}:")
+    p.emit(f"mbarrier.try_wait.parity.shared::cta.b64 {ok}, [{a}], {par};")
+    p.emit(f"@!{ok} bra {again};")
+
+
+# --------------------------------------------------------------------------- fences, barriers, registers
+
+def emit_fence_mbarrier_init(p: KernelPrinter, op: nvgpu.FenceMBarrierInitOp) -> None:
+    p.emit("fence.mbarrier_init.release.cluster;")
+
+
+def emit_fence_proxy_async(p: KernelPrinter, op: nvgpu.FenceProxyAsyncOp) -> None:
+    p.emit("fence.proxy.async.shared::cta;")
+
+
+def emit_named_barrier_sync(p: KernelPrinter, op: nvgpu.NamedBarrierSyncOp) -> None:
+    p.emit(f"bar.sync {op.barrier_id.value.data}, {op.num_threads.value.data};")
+
+
+def emit_named_barrier_arrive(p: KernelPrinter, op: nvgpu.NamedBarrierArriveOp) -> None:
+    p.emit(f"bar.arrive {op.barrier_id.value.data}, {op.num_threads.value.data};")
+
+
+def emit_setmaxnreg(p: KernelPrinter, op: nvgpu.SetMaxNRegOp) -> None:
+    p.emit(f"setmaxnreg.{op.action.data.value}.sync.aligned.u32 {op.count.value.data};")
+
+
+# --------------------------------------------------------------------------- TMA
+
+def emit_tma_descriptor(p: KernelPrinter, op: nvgpu.TmaDescriptorOp) -> None:
+    param = p.tmap_params[p.tmap_index]
+    p.tmap_index += 1
+    r = p.define(op.result)
+    p.emit(f"mov.b64 {r}, {param.name};")
+    p.emit(f"cvta.param.u64 {r}, {r};")
+
+
+def _chunks(p: KernelPrinter, smem: SSAValue, coords: Sequence[SSAValue], base: str):
+    """(shared address, coordinate list) of each column chunk of a tile
+    (one TMA box per chunk; see nvgpu.SmemType.chunk_columns)."""
+    t = smem.type
+    assert isinstance(t, nvgpu.SmemType)
+    w = t.chunk_columns()
+    chunks = t.get_shape()[-1] // w
+    chunk_bytes = t.num_bytes() // t.get_shape()[0] // chunks
+    inner = p.u32(coords[-1])
+    outer = [p.u32(c) for c in reversed(coords[:-1])]
+    for c in range(chunks):
+        addr, col = base, inner
+        if c:
+            addr, col = p.regs.new("r"), p.regs.new("r")
+            p.emit(f"add.u32 {addr}, {base}, {c * chunk_bytes};")
+            p.emit(f"add.u32 {col}, {inner}, {c * w};")
+        yield addr, "{" + ", ".join([col, *outer]) + "}"  # innermost first
+
+
+def emit_tma_load(p: KernelPrinter, op: nvgpu.TmaLoadOp) -> None:
+    dst = stage_addr(p, op.dest, op.stage)
+    bar = mbarrier_addr(p, op.barriers, op.barrier_index)
+    rank = len(op.coords)
+    for addr, coords in _chunks(p, op.dest, op.coords, dst):
+        p.emit(
+            f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+            f"[{addr}], [{p.reg(op.desc)}, {coords}], [{bar}];"
+        )
+
+
+def emit_tma_store(p: KernelPrinter, op: nvgpu.TmaStoreOp) -> None:
+    src = stage_addr(p, op.source, op.stage)
+    rank = len(op.coords)
+    for addr, coords in _chunks(p, op.source, op.coords, src):
+        p.emit(
+            f"cp.async.bulk.tensor.{rank}d.global.shared::cta.tile.bulk_group "
+            f"[{p.reg(op.desc)}, {coords}], [{addr}];"
+        )
+    p.emit("cp.async.bulk.commit_group;")
+
+
+def emit_tma_store_wait(p: KernelPrinter, op: nvgpu.TmaStoreWaitOp) -> None:
+    p.emit(f"cp.async.bulk.wait_group.read {op.pending.value.data};")
+
+
+EMITTERS: dict[type[Operation], Callable] = {
+    nvgpu.ThreadIdOp: emit_thread_id,
+    nvgpu.LaneIdOp: emit_lane_id,
+    nvgpu.WarpIdOp: emit_warp_id,
+    nvgpu.WarpGroupIdOp: emit_warp_group_id,
+    nvgpu.BlockIdOp: emit_block_id,
+    nvgpu.GridDimOp: emit_grid_dim,
+    nvgpu.LaunchGridOp: emit_launch_grid,
+    nvgpu.ElectOneOp: emit_elect_one,
+    nvgpu.SmemAllocOp: emit_smem_alloc,
+    nvgpu.MBarrierInitOp: emit_mbarrier_init,
+    nvgpu.MBarrierArriveOp: emit_mbarrier_arrive,
+    nvgpu.MBarrierArriveExpectTxOp: emit_mbarrier_arrive_expect_tx,
+    nvgpu.MBarrierTryWaitParityOp: emit_mbarrier_try_wait_parity,
+    nvgpu.MBarrierWaitParityOp: emit_mbarrier_wait_parity,
+    nvgpu.FenceMBarrierInitOp: emit_fence_mbarrier_init,
+    nvgpu.FenceProxyAsyncOp: emit_fence_proxy_async,
+    nvgpu.NamedBarrierSyncOp: emit_named_barrier_sync,
+    nvgpu.NamedBarrierArriveOp: emit_named_barrier_arrive,
+    nvgpu.SetMaxNRegOp: emit_setmaxnreg,
+    nvgpu.TmaDescriptorOp: emit_tma_descriptor,
+    nvgpu.TmaLoadOp: emit_tma_load,
+    nvgpu.TmaStoreOp: emit_tma_store,
+    nvgpu.TmaStoreWaitOp: emit_tma_store_wait,
+}
+"""Emitter of each op this module prints."""
