@@ -23,6 +23,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     prop_def,
     result_def,
     traits_def,
@@ -429,3 +430,57 @@ class FragmentStoreOp(IRDLOperation):
                 f"nvgpu.frag_store expects {dest.get_num_dims()} offsets, got {len(self.offsets)}"
             )
         element_bytes(dest.get_element_type())
+
+
+@irdl_op_definition
+class MemrefBaseOp(IRDLOperation):
+    """The global-memory address of element 0 of a kernel's memref argument
+    (a dense row-major array), as an integer: the base of address math that
+    passes write out as `arith` ops.
+
+    Example: `%p = nvgpu.memref_base %C : memref<?x?xbf16>`
+    """
+
+    name = "nvgpu.memref_base"
+    source = operand_def(MemRefType)
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "$source attr-dict `:` type($source)"
+
+    def __init__(self, source: SSAValue):
+        super().__init__(operands=[source], result_types=[IndexType()])
+
+
+@irdl_op_definition
+class FragmentStoreGlobalOp(IRDLOperation):
+    """Writes every element a thread holds to global memory: value i goes to
+    byte address `address + row(i)·row_pitch + col(i)·bytes`, where
+    (row(i), col(i)) is value i's offset from the thread's first element in
+    the fragment's layout (`TiledLayout.value_offsets`) and `address` is the
+    thread's own address of that first element.  Without a mask each vector
+    of the layout is one store (the caller guarantees that every element is
+    in bounds and every vector aligned); with an i1 `mask` fragment each
+    element is stored alone, and only where its mask bit is set.
+
+    Example: `nvgpu.frag_store_global %v, %addr, %pitch : !nvgpu.frag<64x256xbf16, wgmma>`
+    """
+
+    name = "nvgpu.frag_store_global"
+    values = operand_def(FragmentType)
+    address = operand_def(IndexType)
+    row_pitch = operand_def(IndexType)
+    mask = opt_operand_def(FragmentType)
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = (
+        "$values `,` $address `,` $row_pitch (`mask` $mask^)? attr-dict `:` type($values) (`,` type($mask)^)?"
+    )
+
+    def verify_(self) -> None:
+        vt = self.values.type
+        assert isinstance(vt, FragmentType)
+        if len(vt.get_shape()) != 2:
+            raise VerifyException(f"nvgpu.frag_store_global stores 2-D fragments, got {vt}")
+        if self.mask is not None and self.mask.type != vt.with_element_type(i1):
+            raise VerifyException(
+                f"nvgpu.frag_store_global mask must be {vt.with_element_type(i1)}, got {self.mask.type}"
+            )

@@ -1,8 +1,8 @@
 // The composite pass is the same as its steps spelled out (which
 // --print-between-passes can show one by one).
 // RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{stages=4}' -t ptx > %t.composite.ptx
-// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=4},tawa-persistent,tawa-assign-stage-phase,tawa-lower-aref,tawa-lower-tile,tawa-materialize-partitions' -t ptx | diff %t.composite.ptx -
-// RUN: tawa-opt %S/../../../examples/gemm.mlir --print-between-passes -p 'tawa-warp-specialize,tawa-pipeline{stages=4},tawa-persistent,tawa-assign-stage-phase,tawa-lower-aref,tawa-lower-tile,tawa-materialize-partitions' | filecheck %s
+// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=4},tawa-persistent,tawa-assign-stage-phase,tawa-lower-aref,tawa-lower-tile,tawa-materialize-partitions,tawa-expand-fragment-stores' -t ptx | diff %t.composite.ptx -
+// RUN: tawa-opt %S/../../../examples/gemm.mlir --print-between-passes -p 'tawa-warp-specialize,tawa-pipeline{stages=4},tawa-persistent,tawa-assign-stage-phase,tawa-lower-aref,tawa-lower-tile,tawa-materialize-partitions,tawa-expand-fragment-stores' | filecheck %s
 
 // CHECK: IR after tawa-warp-specialize
 // CHECK: aref.warp_specialize partition producer
@@ -19,7 +19,9 @@
 // CHECK: IR after tawa-lower-tile
 // CHECK: partition consumer
 // CHECK: nvgpu.wgmma
-// The module printed at the end is the IR after tawa-materialize-partitions.
+// CHECK: IR after tawa-materialize-partitions
+// CHECK: nvgpu.frag_store
+// The module printed at the end is the IR after tawa-expand-fragment-stores.
 // CHECK: func.func @gemm
 // CHECK: nvgpu.setmaxnreg dec 40
 // CHECK-NOT: aref.

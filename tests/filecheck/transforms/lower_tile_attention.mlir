@@ -25,7 +25,7 @@
 // CHECK-NEXT:    %m_new = nvgpu.frag_binary maximumf %m_prev, %m_blk : !nvgpu.frag<64xf32, wgmma_row>, !nvgpu.frag<64xf32, wgmma_row>
 // CHECK:         %[[P:.*]] = nvgpu.frag_convert %p : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x128xbf16, wgmma>
 // CHECK:         nvgpu.wgmma %[[P]], %{{.*}}, %acc_scaled
-// CHECK:         nvgpu.frag_store
+// CHECK:         nvgpu.frag_store_global
 // CHECK-NOT:     tile.
 
 // The causal mask compares the key column with the query row (the warp

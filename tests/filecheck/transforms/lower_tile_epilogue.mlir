@@ -6,11 +6,12 @@
 // CHECK:         %[[DONE:.*]] = nvgpu.wgmma_wait_group 0 (%{{.*}}) : !nvgpu.frag<64x256xf32, wgmma>
 // CHECK:         %[[S:.*]] = nvgpu.frag_binary mulf %[[DONE]], %alpha : !nvgpu.frag<64x256xf32, wgmma>, f32
 // CHECK-NEXT:    %[[R:.*]] = nvgpu.frag_binary maximumf %[[S]], %f0 : !nvgpu.frag<64x256xf32, wgmma>, f32
-// CHECK:         nvgpu.frag_store %[[R]], %C
+// CHECK:         nvgpu.frag_convert %[[R]]
+// CHECK:         nvgpu.memref_base %C
 // CHECK-NOT:     tile.splat
 
 // A splat minus an accumulator is not lowered yet: a located one-line error.
-// REJECTED: lower_tile_epilogue.mlir:26:3: error: tawa-lower-tile: 'arith.subf' with a splat on the left is not supported yet
+// REJECTED: lower_tile_epilogue.mlir:27:3: error: tawa-lower-tile: 'arith.subf' with a splat on the left is not supported yet
 func.func @one_minus(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xbf16>, %K: index) {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index

@@ -38,7 +38,8 @@
 // CHECK:             scf.yield %[[D]],
 // CHECK:           %[[DONE:.*]] = nvgpu.wgmma_wait_group 0 (%{{.*}}) : !nvgpu.frag<64x256xf32, wgmma>
 // CHECK:           %[[ROW:.*]] = arith.addi %{{.*}}, %[[ROW0]] : index
-// CHECK-NEXT:      nvgpu.frag_store %[[DONE]], %C[%[[ROW]], %{{.*}}] : !nvgpu.frag<64x256xf32, wgmma>, memref<?x?xbf16>
+// CHECK-NEXT:      %[[V:.*]] = nvgpu.frag_convert %[[DONE]] : !nvgpu.frag<64x256xf32, wgmma> -> !nvgpu.frag<64x256xbf16, wgmma>
+// CHECK:           nvgpu.frag_store_global %[[V]], %{{.*}}, %{{.*}} : !nvgpu.frag<64x256xbf16, wgmma>
 // No tile or aref op survives.
 // CHECK-NOT:     tile.
 // CHECK-NOT:     aref.

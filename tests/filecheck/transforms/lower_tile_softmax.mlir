@@ -11,7 +11,8 @@
 // CHECK-NEXT:    %[[L:.*]] = nvgpu.frag_reduce sum %[[P]]
 // CHECK-NEXT:    %[[LB:.*]] = nvgpu.frag_broadcast %[[L]]
 // CHECK-NEXT:    %[[O:.*]] = nvgpu.frag_binary divf %[[P]], %[[LB]]
-// CHECK:         nvgpu.frag_store %[[O]], %C
+// CHECK:         nvgpu.frag_convert %[[O]]
+// CHECK:         nvgpu.memref_base %C
 // CHECK-NOT:     tile.
 
 // A row reduction: each thread folds its 64 values of a row, then two butterfly

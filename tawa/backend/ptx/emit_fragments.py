@@ -1,0 +1,219 @@
+"""PTX emitters of the register-fragment ops (`nvgpu.frag_*`, `nvgpu.memref_base`, `memref.dim`).
+
+A fragment is a list of registers, one per value a thread holds (16-bit
+values packed in pairs, one register per vector of 2).  Which element each
+value is — its row and column, the lanes a reduction exchanges with, which
+row value a broadcast copies — comes from the fragment type's layout
+(`tawa.dialects.nvgpu.layouts`); nothing here re-derives it.  Each emitter
+prints one op: bounds, fast paths and address math are IR (see
+`tawa-expand-fragment-stores`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import BFloat16Type, Float32Type, i1
+from xdsl.ir import Operation
+
+from tawa.dialects import nvgpu
+from tawa.target.hopper import THREADS_PER_GROUP, THREADS_PER_WARP
+
+if TYPE_CHECKING:
+    from tawa.backend.ptx.printer import KernelPrinter
+
+FRAG_BINARY = {
+    "addf": "add.f32", "subf": "sub.f32", "mulf": "mul.f32",
+    "divf": "div.rn.f32", "maximumf": "max.NaN.f32", "minimumf": "min.NaN.f32",
+    "addi": "add.s32", "subi": "sub.s32", "muli": "mul.lo.s32",
+    "andi": "and.b32", "ori": "or.b32",
+}
+_CMP = {
+    "eq": "eq", "ne": "ne", "slt": "lt", "sle": "le", "sgt": "gt", "sge": "ge",
+    "ult": "lo", "ule": "ls", "ugt": "hi", "uge": "hs",
+}
+
+
+def _type(v) -> nvgpu.FragmentType:
+    t = v.type
+    assert isinstance(t, nvgpu.FragmentType)
+    return t
+
+
+def _pack(element) -> str:
+    return "cvt.rn.bf16x2.f32" if isinstance(element, BFloat16Type) else "cvt.rn.f16x2.f32"
+
+
+def emit_zeros(p: KernelPrinter, op: nvgpu.FragmentZerosOp) -> None:
+    for r in p.define_frag(op.result):
+        p.emit(f"mov.f32 {r}, 0f00000000;")
+
+
+def emit_splat(p: KernelPrinter, op: nvgpu.FragmentSplatOp) -> None:
+    for d in p.define_frag(op.result):
+        p.emit(f"mov.f32 {d}, {p.reg(op.value)};")
+
+
+def emit_binary(p: KernelPrinter, op: nvgpu.FragmentBinaryOp) -> None:
+    inst = FRAG_BINARY[op.kind.data.value]
+    if _type(op.lhs).element_type == i1:
+        inst = inst.replace(".b32", ".pred")
+    lhs, rhs = p.frag(op.lhs), p.vals[op.rhs]
+    for i, d in enumerate(p.define_frag(op.result)):
+        p.emit(f"{inst} {d}, {lhs[i]}, {rhs[i] if isinstance(rhs, list) else rhs};")
+
+
+def emit_unary(p: KernelPrinter, op: nvgpu.FragmentUnaryOp) -> None:
+    inst = {"exp2": "ex2.approx.ftz.f32", "negf": "neg.f32"}[op.kind.data.value]
+    for s, d in zip(p.frag(op.input), p.define_frag(op.result)):
+        p.emit(f"{inst} {d}, {s};")
+
+
+def emit_convert(p: KernelPrinter, op: nvgpu.FragmentConvertOp) -> None:
+    """Values 2k and 2k+1 (one vector of the layout) pack into register k;
+    the first source of `cvt.rn.bf16x2.f32` goes to the upper half."""
+    cvt = _pack(_type(op.result).element_type)
+    src = p.frag(op.input)
+    for k, d in enumerate(p.define_frag(op.result)):
+        p.emit(f"{cvt} {d}, {src[2 * k + 1]}, {src[2 * k]};")
+
+
+def _thread_coordinate(p: KernelPrinter, t: nvgpu.FragmentType, axis: int) -> str:
+    """The thread part of coordinate `axis` (the layout's thread terms) in a
+    32-bit register."""
+    tid = p.regs.new("r")
+    p.emit(f"mov.u32 {tid}, %tid.x;")
+    p.emit(f"and.b32 {tid}, {tid}, {THREADS_PER_GROUP - 1};")
+    out = p.regs.new("r")
+    p.emit(f"mov.u32 {out}, 0;")
+    term = p.regs.new("r")
+    for term_ in t.tiled_layout.thread_terms(t.get_shape(), axis):
+        # warp = tid / 32, lane = tid % 32: both are bit fields of tid.
+        shift = (term_.divisor * (THREADS_PER_WARP if term_.source == "warp" else 1)).bit_length() - 1
+        bits = term_.size.bit_length() - 1
+        p.emit(f"bfe.u32 {term}, {tid}, {shift}, {bits};")
+        p.emit(f"mad.lo.u32 {out}, {term}, {term_.stride}, {out};")
+    return out
+
+
+def emit_index(p: KernelPrinter, op: nvgpu.FragmentIndexOp) -> None:
+    t = _type(op.result)
+    axis = 0 if op.axis.data.value == "row" else 1
+    base = _thread_coordinate(p, t, axis)
+    offsets = t.tiled_layout.value_offsets(t.get_shape(), axis)
+    for d, off in zip(p.define_frag(op.result), offsets):
+        p.emit(f"add.s32 {d}, {base}, {off};")
+
+
+def emit_cmpi(p: KernelPrinter, op: nvgpu.FragmentCmpIOp) -> None:
+    pred = op.predicate.data.value
+    sign = "s" if pred in ("slt", "sle", "sgt", "sge") else "u"
+    lhs, rhs = p.frag(op.lhs), p.vals[op.rhs]
+    for i, d in enumerate(p.define_frag(op.result)):
+        p.emit(f"setp.{_CMP[pred]}.{sign}32 {d}, {lhs[i]}, {rhs[i] if isinstance(rhs, list) else rhs};")
+
+
+def emit_select(p: KernelPrinter, op: nvgpu.FragmentSelectOp) -> None:
+    mask, on_true, on_false = p.frag(op.mask), p.frag(op.true_value), p.vals[op.false_value]
+    for i, d in enumerate(p.define_frag(op.result)):
+        f = on_false[i] if isinstance(on_false, list) else on_false
+        p.emit(f"selp.f32 {d}, {on_true[i]}, {f}, {mask[i]};")
+
+
+def emit_reduce(p: KernelPrinter, op: nvgpu.FragmentReduceOp) -> None:
+    """Each result value folds its source values (the layout's reduction
+    groups), then exchanges with the lanes of each shuffle mask."""
+    t = _type(op.input)
+    shape = t.get_shape()
+    reduction = t.tiled_layout.reduce(shape, len(shape) - 1)
+    inst = "max.NaN.f32" if op.kind.data.value == "max" else "add.f32"
+    src = p.frag(op.input)
+    tmp = p.regs.new("f")
+    for acc, group in zip(p.define_frag(op.result), reduction.sources):
+        p.emit(f"mov.f32 {acc}, {src[group[0]]};")
+        for i in group[1:]:
+            p.emit(f"{inst} {acc}, {acc}, {src[i]};")
+        for mask in reduction.lane_masks:
+            p.emit(f"shfl.sync.bfly.b32 {tmp}, {acc}, {mask}, 31, -1;")
+            p.emit(f"{inst} {acc}, {acc}, {tmp};")
+
+
+def emit_broadcast(p: KernelPrinter, op: nvgpu.FragmentBroadcastOp) -> None:
+    t = _type(op.result)
+    shape = t.get_shape()
+    sources = t.tiled_layout.broadcast_sources(shape, len(shape) - 1, _type(op.input).tiled_layout)
+    rows = p.frag(op.input)
+    for d, j in zip(p.define_frag(op.result), sources):
+        p.emit(f"mov.f32 {d}, {rows[j]};")
+
+
+def emit_memref_base(p: KernelPrinter, op: nvgpu.MemrefBaseOp) -> None:
+    p.vals[op.result] = p.memrefs[op.source][0]
+
+
+def emit_memref_dim(p: KernelPrinter, op: memref.DimOp) -> None:
+    index = p.consts.get(op.index)
+    if index is None:
+        raise p.unsupported(op, "a dimension index that is not a constant")
+    p.vals[op.result] = p.memrefs[op.source][1][index]
+
+
+def emit_store_global(p: KernelPrinter, op: nvgpu.FragmentStoreGlobalOp) -> None:
+    """Value i goes to [address + row(i)·pitch + col(i)·bytes]: one base
+    register per distinct row offset, the column offset as an immediate."""
+    t = _type(op.values)
+    shape, layout = t.get_shape(), t.tiled_layout
+    rows, cols = layout.value_offsets(shape, 0), layout.value_offsets(shape, 1)
+    nbytes = nvgpu.element_bytes(t.element_type)
+    address, pitch = p.reg(op.address), p.reg(op.row_pitch)
+    bases: dict[int, str] = {0: address}
+    for r in sorted(set(rows) - {0}):
+        bases[r] = p.regs.new("rd")
+        p.emit(f"mad.lo.s64 {bases[r]}, {pitch}, {r}, {address};")
+
+    def at(i: int) -> str:
+        return f"[{bases[rows[i]]}+{cols[i] * nbytes}]"
+
+    regs = p.frag(op.values)
+    vector = t.vector_length()
+    if op.mask is None:
+        for k in range(len(rows) // vector):
+            first = k * vector
+            if t.packed() and vector == 2:
+                p.emit(f"st.global.b32 {at(first)}, {regs[k]};")
+            elif isinstance(t.element_type, Float32Type) and vector in (2, 4):
+                vals = ", ".join(regs[first:first + vector])
+                p.emit(f"st.global.v{vector}.f32 {at(first)}, {{{vals}}};")
+            else:
+                raise p.unsupported(op, f"vectors of {vector} x {t.element_type}")
+        return
+    mask = p.frag(op.mask)
+    if t.packed():
+        lo, hi = p.regs.new("h"), p.regs.new("h")
+        for k, reg in enumerate(regs):
+            p.emit(f"mov.b32 {{{lo}, {hi}}}, {reg};")
+            p.emit(f"@{mask[2 * k]} st.global.b16 {at(2 * k)}, {lo};")
+            p.emit(f"@{mask[2 * k + 1]} st.global.b16 {at(2 * k + 1)}, {hi};")
+    else:
+        for i, reg in enumerate(regs):
+            p.emit(f"@{mask[i]} st.global.f32 {at(i)}, {reg};")
+
+
+EMITTERS: dict[type[Operation], Callable] = {
+    nvgpu.FragmentZerosOp: emit_zeros,
+    nvgpu.FragmentSplatOp: emit_splat,
+    nvgpu.FragmentBinaryOp: emit_binary,
+    nvgpu.FragmentUnaryOp: emit_unary,
+    nvgpu.FragmentConvertOp: emit_convert,
+    nvgpu.FragmentIndexOp: emit_index,
+    nvgpu.FragmentCmpIOp: emit_cmpi,
+    nvgpu.FragmentSelectOp: emit_select,
+    nvgpu.FragmentReduceOp: emit_reduce,
+    nvgpu.FragmentBroadcastOp: emit_broadcast,
+    nvgpu.MemrefBaseOp: emit_memref_base,
+    nvgpu.FragmentStoreGlobalOp: emit_store_global,
+    memref.DimOp: emit_memref_dim,
+}
+"""Emitter of each op this module prints."""

@@ -1,0 +1,159 @@
+"""`tawa-expand-fragment-stores`: the epilogue store as IR (bounds, addresses, fast path).
+
+`nvgpu.frag_store %acc, %C[%m, %n]` writes a fragment at element offsets of
+a memref, dropping what falls outside it.  This pass writes out how, with
+every decision visible to FileCheck and to later passes:
+
+* the values are converted to the memref's element type (`nvgpu.frag_convert`,
+  bf16/f16 pairs packed in one register) unless it is f32;
+* each thread's first element — the thread part of the layout's element map
+  (`TiledLayout.thread_terms`), computed from `nvgpu.lane_id` and
+  `nvgpu.warp_id` with `arith` — gives its byte address in the memref
+  (`nvgpu.memref_base` + linear index × element bytes) and the row pitch;
+* **fast path** (`scf.if`): when the thread's last row and column are inside
+  the memref and rows are a whole number of vectors long (so every vector is
+  aligned), `nvgpu.frag_store_global` stores one vector per register with no
+  predicate — every tile but the ragged edges takes it;
+* **edge path**: the in-bounds mask of every element (`nvgpu.frag_index` +
+  `frag_cmpi` against the memref's dims) and a masked `frag_store_global`
+  that stores element by element.
+
+The register-dependent part of each address (which row and column value i
+sits at, relative to the thread's first) is the layout's `value_offsets`,
+which the PTX printer reads to form `[address + offset]` operands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import Float32Type, IndexType, IntegerAttr, MemRefType, ModuleOp, i1, i32
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from tawa.dialects import nvgpu
+from tawa.dialects.tile import CmpIPredicate
+from tawa.target.hopper import THREADS_PER_WARP, WARPS_PER_GROUP
+from tawa.transforms.utils import fail
+
+NAME = "tawa-expand-fragment-stores"
+
+
+class _Builder:
+    """Collects ops in order; each helper returns the new value."""
+
+    def __init__(self) -> None:
+        self.ops: list[Operation] = []
+
+    def add(self, op: Operation) -> SSAValue:
+        self.ops.append(op)
+        return op.results[0] if op.results else None  # type: ignore[return-value]
+
+    def index(self, value: int) -> SSAValue:
+        return self.add(arith.ConstantOp(IntegerAttr(value, IndexType())))
+
+    def i32(self, value: int) -> SSAValue:
+        return self.add(arith.ConstantOp(IntegerAttr(value, i32)))
+
+
+def thread_coordinate(b: _Builder, layout: nvgpu.TiledLayout, shape: tuple[int, ...], axis: int,
+                      warp: SSAValue, lane: SSAValue) -> SSAValue:
+    """Σ ((source // divisor) % size) · stride over the layout's thread terms
+    of `axis`: the coordinate of the thread's first element (index)."""
+    total: SSAValue | None = None
+    for t in layout.thread_terms(shape, axis):
+        v = warp if t.source == "warp" else lane
+        if t.divisor > 1:
+            v = b.add(arith.DivUIOp(v, b.index(t.divisor)))
+        # The remainder is a no-op when the term spans the whole warp index
+        # (0..3) or lane index (0..31).
+        if t.divisor * t.size != (WARPS_PER_GROUP if t.source == "warp" else THREADS_PER_WARP):
+            v = b.add(arith.RemUIOp(v, b.index(t.size)))
+        if t.stride > 1:
+            v = b.add(arith.MuliOp(v, b.index(t.stride)))
+        total = v if total is None else b.add(arith.AddiOp(total, v))
+    return b.index(0) if total is None else total
+
+
+class ExpandFragmentStore(RewritePattern):
+    """`nvgpu.frag_store` → address math, a fast path and a masked edge path."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nvgpu.FragmentStoreOp, rewriter: PatternRewriter) -> None:
+        ft, mt = op.fragment.type, op.dest.type
+        assert isinstance(ft, nvgpu.FragmentType) and isinstance(mt, MemRefType)
+        shape, layout = ft.get_shape(), ft.tiled_layout
+        if len(shape) != 2:
+            raise fail(op, f"{NAME}: only 2-D fragments can be stored, got {ft}")
+        et = mt.get_element_type()
+        if not isinstance(et, Float32Type) and not nvgpu.FragmentType(shape, et, layout).packed():
+            raise fail(op, f"{NAME}: stores of {et} are not supported (f32, bf16 and f16 are)")
+        nbytes = nvgpu.element_bytes(et)
+        b = _Builder()
+        values = op.fragment
+        if not isinstance(et, Float32Type):
+            values = b.add(nvgpu.FragmentConvertOp.build(operands=[op.fragment], result_types=[ft.with_element_type(et)]))
+        # The thread's first element, and its address.
+        lane = b.add(nvgpu.LaneIdOp())
+        warp = b.add(arith.RemUIOp(b.add(nvgpu.WarpIdOp()), b.index(WARPS_PER_GROUP)))
+        offsets = list(op.offsets)
+        row = b.add(arith.AddiOp(offsets[-2], thread_coordinate(b, layout, shape, 0, warp, lane)))
+        col = b.add(arith.AddiOp(offsets[-1], thread_coordinate(b, layout, shape, 1, warp, lane)))
+        dims = [b.add(memref.DimOp(op.dest, b.index(d))) for d in range(mt.get_num_dims())]
+        linear: SSAValue | None = None  # ((o0·d1 + o1)·d2 + row)·d3 + col
+        for off, dim in zip([*offsets[:-2], row], dims[1:]):
+            outer = off if linear is None else b.add(arith.AddiOp(linear, off))
+            linear = b.add(arith.MuliOp(outer, dim))
+        assert linear is not None
+        linear = b.add(arith.AddiOp(linear, col))
+        size = b.index(nbytes)
+        address = b.add(arith.AddiOp(b.add(nvgpu.MemrefBaseOp(op.dest)), b.add(arith.MuliOp(linear, size))))
+        pitch = b.add(arith.MuliOp(dims[-1], size))
+        # Fast path: the thread's last element is inside, and rows are whole vectors.
+        last_row = b.add(arith.AddiOp(row, b.index(max(layout.value_offsets(shape, 0)))))
+        last_col = b.add(arith.AddiOp(col, b.index(max(layout.value_offsets(shape, 1)))))
+        inside = b.add(arith.AndIOp(
+            b.add(arith.CmpiOp(last_row, dims[-2], "ult")), b.add(arith.CmpiOp(last_col, dims[-1], "ult"))
+        ))
+        vector = ft.vector_length()
+        whole = b.add(arith.CmpiOp(b.add(arith.RemUIOp(dims[-1], b.index(vector))), b.index(0), "eq"))
+        fast = b.add(arith.AndIOp(inside, whole))
+        fast_block = Block([nvgpu.FragmentStoreGlobalOp.build(operands=[values, address, pitch, []]), scf.YieldOp()])
+        edge = _Builder()
+        mask = None
+        for axis, (start, bound) in enumerate(((offsets[-2], dims[-2]), (offsets[-1], dims[-1]))):
+            index_t = ft.with_element_type(i32)
+            coords = edge.add(nvgpu.FragmentIndexOp.build(
+                properties={"axis": nvgpu.FragIndexAxisAttr(nvgpu.FragIndexAxis("row" if axis == 0 else "col"))},
+                result_types=[index_t],
+            ))
+            coords = edge.add(nvgpu.FragmentBinaryOp(
+                nvgpu.FragBinaryKind.ADDI, coords, edge.add(arith.IndexCastOp(start, i32))
+            ))
+            ok = edge.add(nvgpu.FragmentCmpIOp(CmpIPredicate.SLT, coords, edge.add(arith.IndexCastOp(bound, i32))))
+            mask = ok if mask is None else edge.add(nvgpu.FragmentBinaryOp(nvgpu.FragBinaryKind.ANDI, mask, ok))
+        assert mask is not None and mask.type == ft.with_element_type(i1)
+        edge.add(nvgpu.FragmentStoreGlobalOp.build(operands=[values, address, pitch, [mask]]))
+        edge_block = Block(edge.ops)
+        edge_block.add_op(scf.YieldOp())
+        rewriter.insert(b.ops, InsertPoint.before(op))
+        rewriter.replace(op, scf.IfOp(fast, [], Region(fast_block), Region(edge_block)))
+
+
+@dataclass(frozen=True)
+class ExpandFragmentStoresPass(ModulePass):
+    """Writes out epilogue stores (`nvgpu.frag_store`) as address math, a fast path and a masked edge path."""
+
+    name = NAME
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(ExpandFragmentStore(), apply_recursively=False).rewrite_module(op)
