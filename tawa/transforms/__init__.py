@@ -48,6 +48,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return MaterializePartitionsPass
 
+    def get_exp_to_exp2() -> type[ModulePass]:
+        from tawa.transforms.exp_to_exp2 import ExpToExp2Pass
+
+        return ExpToExp2Pass
+
     return {
         "tawa-assign-stage-phase": get_assign_stage_phase,
         "tawa-materialize-partitions": get_materialize_partitions,
@@ -57,4 +62,5 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "tawa-lower-tile": get_lower_tile,
         "tawa-pipeline": get_pipeline,
         "tawa-lower-aref": get_lower_aref,
+        "tawa-exp-to-exp2": get_exp_to_exp2,
     }
