@@ -91,6 +91,10 @@ class WgmmaDescriptorFormat:
 
     address_mask: int = 0x3FFFF
     """The 18 low bits of the shared::cta address are encoded."""
+    unit: int = 16
+    """Addresses and byte offsets enter their fields divided by this."""
+    field_bits: int = 14
+    """Width of the address and byte-offset fields."""
     leading_offset_shift: int = 16
     stride_offset_shift: int = 32
     swizzle_shift: int = 62

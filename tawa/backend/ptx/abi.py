@@ -99,7 +99,7 @@ def _int_attr(kernel: func.FuncOp, name: str) -> int:
 
 
 def _arg_name(kernel: func.FuncOp, i: int) -> str:
-    hint = kernel.body.block.args[i].name_hint
+    hint = kernel.body.blocks[0].args[i].name_hint
     return f"arg{i}" if hint is None else f"arg{i}_{hint}"
 
 
@@ -125,7 +125,7 @@ def kernel_abi(kernel: func.FuncOp) -> KernelABI:
     maps = [op for op in kernel.walk() if isinstance(op, nvgpu.TmaDescriptorOp)]
     for j, op in enumerate(maps):
         src = op.source
-        if not isinstance(src, BlockArgument) or src.block is not kernel.body.block:
+        if not isinstance(src, BlockArgument) or src.block is not kernel.body.blocks[0]:
             raise TawaError(f"@{kernel.sym_name.data}: a TMA descriptor must describe a kernel argument")
         desc = op.result.type
         assert isinstance(desc, nvgpu.TmaDescriptorType)

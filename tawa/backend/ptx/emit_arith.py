@@ -31,6 +31,7 @@ _INT_BINARY = {
     arith.AndIOp: "and.b", arith.OrIOp: "or.b", arith.XOrIOp: "xor.b",
     arith.ShLIOp: "shl.b", arith.ShRUIOp: "shr.u", arith.ShRSIOp: "shr.s",
 }
+_SHIFTS = (arith.ShLIOp, arith.ShRUIOp, arith.ShRSIOp)
 _PRED_BINARY = {arith.AndIOp: "and.pred", arith.OrIOp: "or.pred", arith.XOrIOp: "xor.pred"}
 _FLOAT_BINARY = {
     arith.AddfOp: "add.f32", arith.SubfOp: "sub.f32", arith.MulfOp: "mul.f32",
@@ -72,14 +73,8 @@ def emit_int_binary(p: KernelPrinter, op: Operation) -> None:
         return
     bits = int_bits(t)
     c = p.consts.get(rhs)
-    # Division by a register is a subroutine call on the GPU: fold
-    # constants, and turn powers of two into shifts and masks.
-    if c is not None and c > 0 and c & (c - 1) == 0 and type(op) in (arith.DivUIOp, arith.RemUIOp):
-        if isinstance(op, arith.DivUIOp):
-            p.emit(f"shr.u{bits} {r}, {p.reg(lhs)}, {c.bit_length() - 1};")
-        else:
-            p.emit(f"and.b{bits} {r}, {p.reg(lhs)}, {c - 1};")
-        return
+    if c is None and type(op) in _SHIFTS and bits == "64":
+        raise p.unsupported(op, "64-bit shifts by a register")  # PTX shift amounts are .u32
     b = str(c) if c is not None and 0 <= c < 2**31 else p.reg(rhs)
     p.emit(f"{_INT_BINARY[type(op)]}{bits} {r}, {p.reg(lhs)}, {b};")
 

@@ -1,16 +1,19 @@
-"""PTX emitters of control flow: `scf.for`, `scf.if`, `func.return`.
+"""PTX emitters of control flow: `cf.br`, `cf.cond_br`, `func.return`.
 
-Loop-carried values are copied into the loop's registers on entry and at
-each `scf.yield` (a parallel copy, see `KernelPrinter.parallel_copy`).
+Structured control flow is `cf` blocks by now (`convert-scf-to-cf` in
+`tawa-prepare-ptx`).  A branch copies its operands into the target block's
+argument registers (a parallel copy, `KernelPrinter.branch_args`); a branch
+to the block printed next falls through.  A conditional branch with
+arguments on an edge gets that edge's copies on its own path.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from xdsl.dialects import func, scf
-from xdsl.ir import Block, Operation
+from xdsl.dialects import cf, func
+from xdsl.ir import Block, Operation, SSAValue
 
 if TYPE_CHECKING:
     from tawa.backend.ptx.printer import KernelPrinter
@@ -20,54 +23,36 @@ def emit_return(p: KernelPrinter, op: func.ReturnOp) -> None:
     p.emit("ret;")
 
 
-def emit_for(p: KernelPrinter, op: scf.ForOp) -> None:
-    body = op.body.block
-    iv = p.define(body.args[0])
-    p.emit(f"mov.u64 {iv}, {p.reg(op.lb)};")
-    for arg, init in zip(body.args[1:], op.iter_args):
-        p.copy(p.define_like(arg), p.vals[init], arg.type)
-    head, end = p.label("for_head"), p.label("for_end")
-    done = p.regs.new("p")
-    p.lines.append(f"{head}:")
-    p.emit(f"setp.ge.s64 {done}, {iv}, {p.reg(op.ub)};")
-    p.emit(f"@{done} bra {end};")
-    for inner in body.ops:
-        if isinstance(inner, scf.YieldOp):
-            p.parallel_copy(list(body.args[1:]), list(inner.operands))
-        else:
-            p.op(inner)
-    p.emit(f"add.s64 {iv}, {iv}, {p.reg(op.step)};")
-    p.emit(f"bra {head};")
-    p.lines.append(f"{end}:")
-    for res, arg in zip(op.results, body.args[1:]):
-        p.vals[res] = p.vals[arg]
+def _jump(p: KernelPrinter, block: Block, args: Sequence[SSAValue]) -> None:
+    p.branch_args(block, args)
+    if block is not p.next_block:
+        p.emit(f"bra {p.block_label(block)};")
 
 
-def _branch(p: KernelPrinter, block: Block, op: scf.IfOp) -> None:
-    for inner in block.ops:
-        if isinstance(inner, scf.YieldOp):
-            for res, v in zip(op.results, inner.operands):
-                p.copy(p.vals[res], p.vals[v], res.type)
-        else:
-            p.op(inner)
+def emit_br(p: KernelPrinter, op: cf.BranchOp) -> None:
+    _jump(p, op.successor, op.arguments)
 
 
-def emit_if(p: KernelPrinter, op: scf.IfOp) -> None:
-    for r in op.results:
-        p.define_like(r)
-    els, end = p.label("else"), p.label("endif")
-    p.emit(f"@!{p.reg(op.cond)} bra {els};")
-    _branch(p, op.true_region.block, op)
-    p.emit(f"bra {end};")
-    p.lines.append(f"{els}:")
-    if op.false_region.blocks:
-        _branch(p, op.false_region.block, op)
-    p.lines.append(f"{end}:")
+def emit_cond_br(p: KernelPrinter, op: cf.ConditionalBranchOp) -> None:
+    cond = p.reg(op.cond)
+    then, els = op.then_block, op.else_block
+    if op.then_arguments or op.else_arguments:
+        other = p.label("else_edge")
+        p.emit(f"@!{cond} bra {other};")
+        p.branch_args(then, op.then_arguments)
+        p.emit(f"bra {p.block_label(then)};")
+        p.lines.append(f"{other}:")
+        _jump(p, els, op.else_arguments)
+    elif then is p.next_block:
+        p.emit(f"@!{cond} bra {p.block_label(els)};")
+    else:
+        p.emit(f"@{cond} bra {p.block_label(then)};")
+        _jump(p, els, ())
 
 
 EMITTERS: dict[type[Operation], Callable] = {
     func.ReturnOp: emit_return,
-    scf.ForOp: emit_for,
-    scf.IfOp: emit_if,
+    cf.BranchOp: emit_br,
+    cf.ConditionalBranchOp: emit_cond_br,
 }
 """Emitter of each op this module prints."""

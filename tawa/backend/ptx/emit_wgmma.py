@@ -1,108 +1,90 @@
 """PTX emitters of the warp-group MMA ops: descriptors, `wgmma.mma_async`,
-fence, commit and wait."""
+fence, commit and wait.
+
+Descriptor fields and k-step offsets are properties by now
+(`tawa-encode-wgmma-descriptors`, `tawa-expand-wgmma`); this module only
+places them in the descriptor's bits (`tawa.target.hopper.WGMMA_DESCRIPTOR`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import BFloat16Type, Float8E4M3FNType, Float16Type
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import Float8E4M3FNType
+from xdsl.ir import Operation
 
-from tawa.backend.ptx.emit_memory import stage_addr
 from tawa.dialects import nvgpu
+from tawa.target.hopper import WGMMA_DESCRIPTOR as FMT
 
 if TYPE_CHECKING:
     from tawa.backend.ptx.printer import KernelPrinter
 
-# wgmma descriptor bits above the address for 128B-swizzled tiles: swizzle
-# mode 1 (bit 62) and stride byte offset 1024 >> 4 (bits 32-45: the next 8
-# rows of 128 bytes).  The leading byte offset (bits 16-29) is set per tile.
-DESC_HI_SW128 = (1 << 62) | (64 << 32)
+_UNIT_SHIFT = FMT.unit.bit_length() - 1
 
 
-def emit_descriptor(p: KernelPrinter, op: nvgpu.WgmmaDescriptorOp) -> None:
-    t = op.source.type
-    assert isinstance(t, nvgpu.SmemType)
-    if t.swizzle.data != 128:
-        raise p.unsupported(op, "only 128B-swizzled tiles")
-    # Rows are 128 bytes within a column chunk; chunks are rows x 128 bytes.
-    chunk_bytes = t.get_shape()[1] * 128
-    addr = stage_addr(p, op.source, op.stage, op.row, 128)
+def emit_smem_address(p: KernelPrinter, op: nvgpu.SmemAddressOp) -> None:
+    """A buffer's register already holds its shared address."""
+    p.vals[op.result] = p.reg(op.source)
+
+
+def emit_desc_encode(p: KernelPrinter, op: nvgpu.WgmmaDescEncodeOp) -> None:
+    hi = (
+        (op.leading_byte_offset.value.data >> _UNIT_SHIFT) << FMT.leading_offset_shift
+        | (op.stride_byte_offset.value.data >> _UNIT_SHIFT) << FMT.stride_offset_shift
+        | FMT.swizzle_field(op.swizzle.value.data) << FMT.swizzle_shift
+    )
     d = p.define(op.result)
-    p.chunk_bytes[op.result] = chunk_bytes
-    # Leading byte offset = the distance between column chunks: the next
-    # 64 MN elements of an MN-major operand (ignored for K-major ones).
-    hi = DESC_HI_SW128 | ((chunk_bytes >> 4) << 16)
-    p.emit(f"cvt.u64.u32 {d}, {addr};")
-    p.emit(f"and.b64 {d}, {d}, 262143;")
-    p.emit(f"shr.u64 {d}, {d}, 4;")
+    p.emit(f"cvt.u64.u32 {d}, {p.reg(op.address)};")
+    p.emit(f"and.b64 {d}, {d}, {FMT.address_mask};")
+    p.emit(f"shr.u64 {d}, {d}, {_UNIT_SHIFT};")
     p.emit(f"or.b64 {d}, {d}, {hi};")
 
 
-def _k_offsets(p: KernelPrinter, desc: SSAValue, steps: int, k_major: bool) -> list[int]:
-    """Byte offsets of the k-steps (32 bytes of K each) of a descriptor:
-    along a 128-byte row, then to the next column chunk (K-major); or 16
-    rows of 128 bytes further (MN-major)."""
-    if not k_major:
-        return [j * 16 * 128 for j in range(steps)]
-    chunk = p.chunk_bytes[desc]
-    return [(j * 32) // 128 * chunk + (j * 32) % 128 for j in range(steps)]
+def emit_desc_advance(p: KernelPrinter, op: nvgpu.WgmmaDescAdvanceOp) -> None:
+    """The offset enters the (address >> 4) field; an offset of 0 is the
+    same register."""
+    offset = op.offset.value.data
+    if not offset:
+        p.vals[op.result] = p.reg(op.source)
+        return
+    p.emit(f"add.s64 {p.define(op.result)}, {p.reg(op.source)}, {offset >> _UNIT_SHIFT};")
 
 
-def emit_wgmma(p: KernelPrinter, op: nvgpu.WgmmaOp) -> None:
-    lt, rt = op.lhs.type, op.rhs.type
-    assert isinstance(rt, nvgpu.WgmmaDescriptorType)
-    a_in_registers = isinstance(lt, nvgpu.FragmentType)
-    et = lt.element_type
+def emit_k_slice(p: KernelPrinter, op: nvgpu.WgmmaKSliceOp) -> None:
+    t = op.result.type
+    assert isinstance(t, nvgpu.FragmentType)
+    n, j = t.registers(), op.index.value.data
+    p.vals[op.result] = p.frag(op.source)[j * n : (j + 1) * n]
+
+
+def emit_mma_async(p: KernelPrinter, op: nvgpu.WgmmaMmaAsyncOp) -> None:
+    """Accumulates in place in the accumulator's registers (copied first
+    when the accumulator is still read afterwards)."""
+    et = op.lhs.type.element_type
+    k_step = op.k_step()
     rhs_k_major = op.rhs_transposed is not None
-    n = rt.get_shape()[0] if rhs_k_major else rt.get_shape()[1]
-    k = lt.get_shape()[1]
     if isinstance(et, Float8E4M3FNType):
-        kstep, kind, tail = 32, "e4m3.e4m3", ", 1, 1"
-    elif isinstance(et, BFloat16Type | Float16Type) and a_in_registers:
+        kind, tail = "e4m3.e4m3", ", 1, 1"
+    elif isinstance(op.lhs.type, nvgpu.FragmentType):
         # A in registers: no imm-trans-a; imm-trans-b = 1 for an MN-major B.
-        kstep, kind, tail = 16, f"{et}.{et}", f", 1, 1, {0 if rhs_k_major else 1}"
-    elif isinstance(et, BFloat16Type | Float16Type):
-        # imm-trans-a = 0 (A is K-major); imm-trans-b = 1 for an MN-major B.
-        kstep, kind, tail = 16, f"{et}.{et}", f", 1, 1, 0, {0 if rhs_k_major else 1}"
+        kind, tail = f"{et}.{et}", f", 1, 1, {0 if rhs_k_major else 1}"
     else:
-        raise p.unsupported(op, f"{et} operands")
+        # imm-trans-a = 0 (A is K-major); imm-trans-b = 1 for an MN-major B.
+        kind, tail = f"{et}.{et}", f", 1, 1, 0, {0 if rhs_k_major else 1}"
     acc = p.frag(op.acc)
-    if op.acc.has_one_use():
+    if p.dead_after(op, op.acc):
         dst = acc
     else:
         dst = p.define_like_value(op.acc)
         p.copy(dst, acc, op.acc.type)
     p.vals[op.result] = dst
-    regs = "{" + ", ".join(dst) + "}"
-    db = p.reg(op.rhs)
-    steps = k // kstep
-    offsets_b = _k_offsets(p, op.rhs, steps, rhs_k_major)
-    if a_in_registers:
-        a_regs = p.frag(op.lhs)
-    else:
-        da = p.reg(op.lhs)
-        offsets_a = _k_offsets(p, op.lhs, steps, True)
-    for j in range(steps):
-        db_j = db
-        if a_in_registers:
-            # k16 block j of the A operand: 4 registers of bf16 pairs.
-            da_j = "{" + ", ".join(a_regs[4 * j : 4 * j + 4]) + "}"
-        # Offsets enter the descriptor's (address >> 4) field.
-        elif offsets_a[j]:
-            da_j = p.regs.new("rd")
-            p.emit(f"add.s64 {da_j}, {da}, {offsets_a[j] >> 4};")
-        else:
-            da_j = da
-        if offsets_b[j]:
-            db_j = p.regs.new("rd")
-            p.emit(f"add.s64 {db_j}, {db}, {offsets_b[j] >> 4};")
-        scale_d = p.reg(op.accumulate) if j == 0 else p.true()
-        p.emit(
-            f"wgmma.mma_async.sync.aligned.m64n{n}k{kstep}.f32.{kind} "
-            f"{regs}, {da_j}, {db_j}, {scale_d}{tail};"
-        )
+    lhs = p.vals[op.lhs]
+    a = "{" + ", ".join(lhs) + "}" if isinstance(lhs, list) else lhs
+    p.emit(
+        f"wgmma.mma_async.sync.aligned.m64n{op.n()}k{k_step}.f32.{kind} "
+        f"{{{', '.join(dst)}}}, {a}, {p.reg(op.rhs)}, {p.reg(op.accumulate)}{tail};"
+    )
 
 
 def emit_fence(p: KernelPrinter, op: nvgpu.WgmmaFenceOp) -> None:
@@ -121,8 +103,11 @@ def emit_wait_group(p: KernelPrinter, op: nvgpu.WgmmaWaitGroupOp) -> None:
 
 
 EMITTERS: dict[type[Operation], Callable] = {
-    nvgpu.WgmmaDescriptorOp: emit_descriptor,
-    nvgpu.WgmmaOp: emit_wgmma,
+    nvgpu.SmemAddressOp: emit_smem_address,
+    nvgpu.WgmmaDescEncodeOp: emit_desc_encode,
+    nvgpu.WgmmaDescAdvanceOp: emit_desc_advance,
+    nvgpu.WgmmaKSliceOp: emit_k_slice,
+    nvgpu.WgmmaMmaAsyncOp: emit_mma_async,
     nvgpu.WgmmaFenceOp: emit_fence,
     nvgpu.WgmmaCommitGroupOp: emit_commit_group,
     nvgpu.WgmmaWaitGroupOp: emit_wait_group,

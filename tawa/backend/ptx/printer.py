@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType, MemRefType, ModuleOp
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
 from tawa.backend.ptx import emit_arith, emit_control, emit_fragments, emit_memory, emit_wgmma
 from tawa.backend.ptx.abi import KernelABI, kernel_abi, launch_register_cap
@@ -50,8 +50,14 @@ EMITTERS: dict[type[Operation], Callable] = {
 
 PREPARED_BY: dict[str, str] = {
     "nvgpu.frag_store": "tawa-expand-fragment-stores",
+    "nvgpu.wgmma": "tawa-expand-wgmma",
+    "nvgpu.wgmma_descriptor": "tawa-encode-wgmma-descriptors",
+    "scf.for": "convert-scf-to-cf",
+    "scf.if": "convert-scf-to-cf",
+    "scf.index_switch": "convert-scf-to-cf",
 }
-"""Ops that a pass must remove before printing, and that pass."""
+"""Ops that a pass must remove before printing, and that pass (each runs in
+`tawa-hopper-pipeline`; all but the first in its last stage, `tawa-prepare-ptx`)."""
 
 
 def _unsupported(op: Operation, why: str = "") -> TawaError:
@@ -110,10 +116,10 @@ class KernelPrinter:
         self.vals: dict[SSAValue, str | list[str]] = {}
         self.memrefs: dict[SSAValue, tuple[str, list[str]]] = {}
         self.labels = 0
+        self.block_labels: dict[Block, str] = {}
+        self.next_block: Block | None = None
+        """The block printed after the current one (a branch to it falls through)."""
         self.tmap_index = 0
-        self.true_pred: str | None = None
-        self.chunk_bytes: dict[SSAValue, int] = {}
-        """Per wgmma descriptor: the bytes of one column chunk of its tile."""
         self.consts: dict[SSAValue, int] = {}
         """Integer constants: printed as immediates where an operand may be one."""
 
@@ -195,20 +201,51 @@ class KernelPrinter:
     def _key(r: str | list[str]) -> str:
         return r if isinstance(r, str) else r[0]
 
+    def dead_after(self, op: Operation, v: SSAValue) -> bool:
+        """Whether no use of v, or of a value sharing its registers, can run
+        after `op` (so `op` may overwrite those registers).  A use counts when
+        it follows `op` in its block or sits in a block reachable from there
+        without passing v's defining block (which defines it anew)."""
+        regs = self.vals[v]
+        values = {w for w, r in self.vals.items() if r == regs}
+        block = op.parent_block()
+        assert block is not None
+        after = False
+        for o in block.ops:
+            if after and any(x in values for x in o.operands):
+                return False
+            after = after or o is op
+        defs = {w.block if isinstance(w, BlockArgument) else w.owner.parent_block() for w in values}
+        seen: set[Block] = set()
+        pending = [s for s in block.last_op.successors] if block.last_op else []
+        while pending:
+            b = pending.pop()
+            if b in seen or b in defs:
+                continue
+            seen.add(b)
+            if any(x in values for o in b.ops for x in o.operands):
+                return False
+            pending += b.last_op.successors if b.last_op else []
+        return True
+
     def u32(self, v: SSAValue) -> str:
         """An index value as a 32-bit register."""
         r = self.regs.new("r")
         self.emit(f"cvt.u32.u64 {r}, {self.reg(v)};")
         return r
 
-    def true(self) -> str:
-        """A predicate register holding true (defined at kernel entry)."""
-        if self.true_pred is None:
-            self.true_pred = self.regs.new("p")
-            one = self.regs.new("r")
-            self.emit(f"mov.u32 {one}, 1;")
-            self.emit(f"setp.ne.u32 {self.true_pred}, {one}, 0;")
-        return self.true_pred
+    def block_label(self, block: Block) -> str:
+        if block not in self.block_labels:
+            self.block_labels[block] = self.label("bb")
+        return self.block_labels[block]
+
+    def branch_args(self, block: Block, values: Sequence[SSAValue]) -> None:
+        """Copies `values` into the registers of `block`'s arguments (defined
+        by the first branch that reaches it)."""
+        for a in block.args:
+            if a not in self.vals:
+                self.define_like(a)
+        self.parallel_copy(list(block.args), list(values))
 
     # ------------------------------------------------------------------ kernel
 
@@ -222,9 +259,13 @@ class KernelPrinter:
         self.emit(f"mov.u32 {base}, {SMEM_SYMBOL};")
         self.emit(f"add.u32 {base}, {base}, {SMEM_ALIGN_SLACK - 1};")
         self.emit(f"and.b32 {base}, {base}, -{SMEM_ALIGN_SLACK};")
-        self.true()  # defined up front: branches must not hide its definition
-        self.block(self.kernel.body.block)
-        body = self.lines[body_start:]
+        blocks = list(self.kernel.body.blocks)
+        for i, block in enumerate(blocks):
+            if i:
+                self.lines.append(f"{self.block_label(block)}:")
+            self.next_block = blocks[i + 1] if i + 1 < len(blocks) else None
+            self.block(block)
+        body = self._drop_unused_labels(self.lines[body_start:])
         threads = self.abi.threads
         params = ",\n".join(f"\t{p.ptx_decl}" for p in self.abi.params)
         head = [
@@ -238,11 +279,17 @@ class KernelPrinter:
         decls = ["\t" + d for d in self.regs.declarations()]
         return "\n".join(head + decls + body + ["}", ""])
 
+    @staticmethod
+    def _drop_unused_labels(lines: list[str]) -> list[str]:
+        """Blocks reached only by falling through need no label."""
+        used = {line.rsplit(" ", 1)[-1].rstrip(";") for line in lines if "bra " in line}
+        return [x for x in lines if not (x.startswith("$") and x.endswith(":") and x[:-1] not in used)]
+
     def _params(self) -> None:
         by_arg: dict[int, list] = {}
         for p in self.abi.params:
             by_arg.setdefault(p.arg, []).append(p)
-        for i, a in enumerate(self.kernel.body.block.args):
+        for i, a in enumerate(self.kernel.body.blocks[0].args):
             ps = [p for p in by_arg.get(i, []) if p.kind != "tensormap"]
             if isinstance(a.type, MemRefType):
                 regs = []

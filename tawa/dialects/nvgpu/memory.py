@@ -9,6 +9,7 @@ from xdsl.dialects.builtin import (
     I64,
     IndexType,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     TensorType,
     i1,
@@ -86,6 +87,24 @@ class SmemAllocOp(IRDLOperation):
                 f"nvgpu.smem_alloc offset {off} must be a non-negative multiple of "
                 f"{self.alignment()} for {self.result.type}"
             )
+
+
+@irdl_op_definition
+class SmemAddressOp(IRDLOperation):
+    """The 32-bit shared::cta address of a buffer's first byte (for address
+    arithmetic in `arith`, e.g. a wgmma descriptor's start address).
+
+    Example: `%a = nvgpu.smem_address %sa : !nvgpu.smem<4x128x64xbf16, swizzle = 128>`
+    """
+
+    name = "nvgpu.smem_address"
+    source = operand_def(SmemType)
+    result = result_def(I32)
+    traits = traits_def(Pure())
+    assembly_format = "$source attr-dict `:` type($source)"
+
+    def __init__(self, source: SSAValue):
+        super().__init__(operands=[source], result_types=[IntegerType(32)])
 
 
 # --------------------------------------------------------------------------- mbarriers

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I32,
+    I64,
     BFloat16Type,
     Float8E4M3FNType,
     Float16Type,
@@ -44,6 +45,10 @@ from tawa.dialects.common import (
 )
 
 from tawa.dialects.nvgpu.types import *  # noqa: F403
+from tawa.target.hopper import WGMMA_DESCRIPTOR, WGMMA_N_STEP
+
+DESCRIPTOR_UNIT = WGMMA_DESCRIPTOR.unit
+DESCRIPTOR_OFFSET_BITS = WGMMA_DESCRIPTOR.field_bits
 
 
 # --------------------------------------------------------------------------- wgmma
@@ -91,23 +96,10 @@ class WgmmaDescriptorOp(IRDLOperation):
 _WGMMA_K = {BFloat16Type: 16, Float16Type: 16, Float8E4M3FNType: 32}
 
 
-@irdl_op_definition
-class WgmmaOp(IRDLOperation):
-    """`wgmma.mma_async` over a whole tile: `result = lhs · rhs (+ acc if
-    accumulate)`, issued by one warp group, asynchronous until a
-    `nvgpu.wgmma_wait_group` returns the fragment.
+class _WgmmaBase(IRDLOperation):
+    """Operands, properties and checks shared by the whole-tile `nvgpu.wgmma`
+    and the single-instruction `nvgpu.wgmma_mma_async`."""
 
-    `lhs` is a 64xK descriptor (or a bf16/f16 `wgmma` register fragment); `rhs` is an
-    NxK descriptor when `rhs_transposed` (K-major, PTX imm-trans-b = 0) and a
-    KxN one otherwise (MN-major, imm-trans-b = 1).  The printer emits K/16
-    (K/32 for f8) m64nNk16 instructions.  `accumulate` is wgmma's scale-d
-    predicate: false makes the first instruction overwrite the accumulator.
-
-    Example:
-    `%d = nvgpu.wgmma %da, %db, %acc, %true {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>, !nvgpu.frag<64x256xf32, wgmma>`
-    """
-
-    name = "nvgpu.wgmma"
     ACC: ClassVar = VarConstraint("ACC", base(FragmentType))
     lhs = operand_def(base(WgmmaDescriptorType) | base(FragmentType))
     rhs = operand_def(WgmmaDescriptorType)
@@ -121,39 +113,206 @@ class WgmmaOp(IRDLOperation):
         "$lhs `,` $rhs `,` $acc `,` $accumulate attr-dict `:` type($lhs) `,` type($rhs) `,` type($result)"
     )
 
+    def k_step(self) -> int:
+        """K of one wgmma instruction for these operands (16, or 32 for f8)."""
+        return _WGMMA_K[type(self.lhs.type.element_type)]
+
+    def n(self) -> int:
+        rt = self.rhs.type
+        assert isinstance(rt, WgmmaDescriptorType)
+        return rt.get_shape()[0] if self.rhs_transposed is not None else rt.get_shape()[1]
+
     def verify_(self) -> None:
         lt, rt, at = self.lhs.type, self.rhs.type, self.acc.type
         assert isinstance(rt, WgmmaDescriptorType) and isinstance(at, FragmentType)
         if at.tiled_layout != WGMMA or not isinstance(at.element_type, Float32Type):
-            raise VerifyException("nvgpu.wgmma accumulator must be an f32 fragment of the wgmma layout")
+            raise VerifyException(f"{self.name} accumulator must be an f32 fragment of the wgmma layout")
         if isinstance(lt, FragmentType) and lt.tiled_layout != WGMMA:
-            raise VerifyException("nvgpu.wgmma register lhs must be a fragment of the wgmma layout")
+            raise VerifyException(f"{self.name} register lhs must be a fragment of the wgmma layout")
         assert isinstance(lt, WgmmaDescriptorType | FragmentType)
         et = lt.element_type
         if type(et) not in _WGMMA_K or rt.element_type != et:
             raise VerifyException(
-                f"nvgpu.wgmma operands must both be bf16, f16 or f8E4M3FN, got {et} and {rt.element_type}"
+                f"{self.name} operands must both be bf16, f16 or f8E4M3FN, got {et} and {rt.element_type}"
             )
-        lshape, rshape = lt.get_shape(), rt.get_shape()
-        if len(lshape) != 2 or len(rshape) != 2:
-            raise VerifyException("nvgpu.wgmma operands must be 2-D")
-        m, k = lshape
-        n, k2 = rshape if self.rhs_transposed is not None else rshape[::-1]
+        if len(lt.get_shape()) != 2 or len(rt.get_shape()) != 2:
+            raise VerifyException(f"{self.name} operands must be 2-D")
+        m = lt.get_shape()[0]
+        n = self.n()
         if m != WGMMA_M:
-            raise VerifyException(f"nvgpu.wgmma lhs must have {WGMMA_M} rows, got {m}")
-        if k != k2 or k % _WGMMA_K[type(et)]:
+            raise VerifyException(f"{self.name} lhs must have {WGMMA_M} rows, got {m}")
+        if n % WGMMA_N_STEP or not WGMMA_N_STEP <= n <= WGMMA_MAX_N:
             raise VerifyException(
-                f"nvgpu.wgmma contraction sizes must agree and be a multiple of "
-                f"{_WGMMA_K[type(et)]}: lhs K={k}, rhs K={k2}"
-            )
-        if n % 8 or not 8 <= n <= WGMMA_MAX_N:
-            raise VerifyException(
-                f"nvgpu.wgmma N must be a multiple of 8 in [8, {WGMMA_MAX_N}], got {n}"
+                f"{self.name} N must be a multiple of {WGMMA_N_STEP} in [{WGMMA_N_STEP}, {WGMMA_MAX_N}], got {n}"
             )
         if at.get_shape() != (m, n):
-            raise VerifyException(f"nvgpu.wgmma accumulator must be {m}x{n}, got {at}")
+            raise VerifyException(f"{self.name} accumulator must be {m}x{n}, got {at}")
         if isinstance(et, Float8E4M3FNType) and self.rhs_transposed is None:
-            raise VerifyException("nvgpu.wgmma with f8E4M3FN operands needs a K-major rhs")
+            raise VerifyException(f"{self.name} with f8E4M3FN operands needs a K-major rhs")
+
+
+@irdl_op_definition
+class WgmmaOp(_WgmmaBase):
+    """`wgmma.mma_async` over a whole tile: `result = lhs · rhs (+ acc if
+    accumulate)`, issued by one warp group, asynchronous until a
+    `nvgpu.wgmma_wait_group` returns the fragment.
+
+    `lhs` is a 64xK descriptor (or a bf16/f16 `wgmma` register fragment); `rhs` is an
+    NxK descriptor when `rhs_transposed` (K-major, PTX imm-trans-b = 0) and a
+    KxN one otherwise (MN-major, imm-trans-b = 1).  `tawa-expand-wgmma`
+    turns it into K/16 (K/32 for f8) `nvgpu.wgmma_mma_async`.  `accumulate`
+    is wgmma's scale-d predicate: false makes the first instruction
+    overwrite the accumulator.
+
+    Example:
+    `%d = nvgpu.wgmma %da, %db, %acc, %true {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>, !nvgpu.frag<64x256xf32, wgmma>`
+    """
+
+    name = "nvgpu.wgmma"
+
+    def verify_(self) -> None:
+        super().verify_()
+        lt, rt = self.lhs.type, self.rhs.type
+        assert isinstance(lt, WgmmaDescriptorType | FragmentType) and isinstance(rt, WgmmaDescriptorType)
+        k = lt.get_shape()[1]
+        k2 = rt.get_shape()[1] if self.rhs_transposed is not None else rt.get_shape()[0]
+        if k != k2 or k % self.k_step():
+            raise VerifyException(
+                f"nvgpu.wgmma contraction sizes must agree and be a multiple of "
+                f"{self.k_step()}: lhs K={k}, rhs K={k2}"
+            )
+
+
+@irdl_op_definition
+class WgmmaMmaAsyncOp(_WgmmaBase):
+    """One `wgmma.mma_async.sync.aligned.m64nNkK` instruction (K = 16, or 32
+    for f8): the contraction over the K elements that its operands start
+    at.  A descriptor operand is read from its start address with its
+    layout's strides (`nvgpu.wgmma_desc_advance` moves it to a k-step); a
+    register lhs is a 64xK fragment (`nvgpu.wgmma_k_slice`).
+
+    Example:
+    `%d = nvgpu.wgmma_mma_async %da1, %db1, %acc, %true {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>, !nvgpu.frag<64x256xf32, wgmma>`
+    """
+
+    name = "nvgpu.wgmma_mma_async"
+
+    def verify_(self) -> None:
+        super().verify_()
+        lt = self.lhs.type
+        if isinstance(lt, FragmentType) and lt.get_shape()[1] != self.k_step():
+            raise VerifyException(
+                f"nvgpu.wgmma_mma_async register lhs must be 64x{self.k_step()}, got {lt}"
+            )
+
+
+@irdl_op_definition
+class WgmmaDescAdvanceOp(IRDLOperation):
+    """The descriptor `offset` bytes further on in shared memory (a k-step of
+    its tile): the same layout fields, start address + offset.
+
+    Example: `%d1 = nvgpu.wgmma_desc_advance %d, 32 : !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>`
+    """
+
+    name = "nvgpu.wgmma_desc_advance"
+    T: ClassVar = VarConstraint("T", base(WgmmaDescriptorType))
+    source = operand_def(T)
+    offset = prop_def(IntegerAttr[I64])
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$source `,` $offset attr-dict `:` type($result)"
+
+    def __init__(self, source: SSAValue, offset: int):
+        super().__init__(
+            operands=[source], properties={"offset": IntegerAttr(offset, 64)}, result_types=[source.type]
+        )
+
+    def verify_(self) -> None:
+        off = self.offset.value.data
+        if off < 0 or off % DESCRIPTOR_UNIT:
+            raise VerifyException(
+                f"nvgpu.wgmma_desc_advance offset must be a non-negative multiple of {DESCRIPTOR_UNIT}, got {off}"
+            )
+
+
+@irdl_op_definition
+class WgmmaDescEncodeOp(IRDLOperation):
+    """The 64-bit wgmma matrix descriptor of the tile at shared address
+    `address` (32-bit, shared::cta): the address and the layout fields of
+    the PTX ISA's matrix-descriptor format, in bytes (leading and stride
+    byte offsets) and swizzle bytes.
+
+    Example: `%d = nvgpu.wgmma_desc_encode %a lbo(8192) sbo(1024) swizzle(128) : !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>`
+    """
+
+    name = "nvgpu.wgmma_desc_encode"
+    address = operand_def(I32)
+    leading_byte_offset = prop_def(IntegerAttr[I64])
+    stride_byte_offset = prop_def(IntegerAttr[I64])
+    swizzle = prop_def(IntegerAttr[I64])
+    result = result_def(WgmmaDescriptorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$address `lbo` `(` $leading_byte_offset `)` `sbo` `(` $stride_byte_offset `)` "
+        "`swizzle` `(` $swizzle `)` attr-dict `:` type($result)"
+    )
+
+    def __init__(self, address: SSAValue, lbo: int, sbo: int, swizzle: int, type: WgmmaDescriptorType):
+        super().__init__(
+            operands=[address],
+            properties={
+                "leading_byte_offset": IntegerAttr(lbo, 64),
+                "stride_byte_offset": IntegerAttr(sbo, 64),
+                "swizzle": IntegerAttr(swizzle, 64),
+            },
+            result_types=[type],
+        )
+
+    def verify_(self) -> None:
+        t = self.result.type
+        assert isinstance(t, WgmmaDescriptorType)
+        if self.swizzle.value.data != t.swizzle.data:
+            raise VerifyException(
+                f"nvgpu.wgmma_desc_encode swizzle {self.swizzle.value.data} differs from the type's {t.swizzle.data}"
+            )
+        limit = DESCRIPTOR_UNIT << DESCRIPTOR_OFFSET_BITS
+        for what, v in (("lbo", self.leading_byte_offset), ("sbo", self.stride_byte_offset)):
+            b = v.value.data
+            if b < 0 or b % DESCRIPTOR_UNIT or b >= limit:
+                raise VerifyException(
+                    f"nvgpu.wgmma_desc_encode {what} must be a multiple of {DESCRIPTOR_UNIT} below {limit}, got {b}"
+                )
+
+
+@irdl_op_definition
+class WgmmaKSliceOp(IRDLOperation):
+    """K-step `index` of a register lhs of wgmma: registers
+    [index·r, (index+1)·r) of `source`, where r is the result's register
+    count (4 for a 64x16 bf16 slice).  No data moves: the result names the
+    source's registers.
+
+    Example: `%a1 = nvgpu.wgmma_k_slice %a[1] : !nvgpu.frag<64x64xbf16, wgmma> -> !nvgpu.frag<64x16xbf16, wgmma>`
+    """
+
+    name = "nvgpu.wgmma_k_slice"
+    source = operand_def(FragmentType)
+    index = prop_def(IntegerAttr[I64])
+    result = result_def(FragmentType)
+    traits = traits_def(Pure())
+    assembly_format = "$source `[` $index `]` attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, index: int, type: FragmentType):
+        super().__init__(operands=[source], properties={"index": IntegerAttr(index, 64)}, result_types=[type])
+
+    def verify_(self) -> None:
+        src, res = self.source.type, self.result.type
+        assert isinstance(src, FragmentType) and isinstance(res, FragmentType)
+        if src.element_type != res.element_type or src.tiled_layout != res.tiled_layout:
+            raise VerifyException("nvgpu.wgmma_k_slice must keep the element type and layout")
+        if not 0 <= self.index.value.data or (self.index.value.data + 1) * res.registers() > src.registers():
+            raise VerifyException(
+                f"nvgpu.wgmma_k_slice {self.index.value.data} of {res} is outside {src}"
+            )
 
 
 @irdl_op_definition

@@ -1,0 +1,108 @@
+"""`tawa-expand-wgmma`: a whole-tile `nvgpu.wgmma` as one op per instruction.
+
+A 64xNxK `nvgpu.wgmma` becomes K/16 (K/32 for f8) `nvgpu.wgmma_mma_async`,
+each chained on the previous one's accumulator.  Step j reads
+
+* a descriptor operand advanced to its k-step (`nvgpu.wgmma_desc_advance`,
+  byte offsets from the tile's layout: `tawa.transforms.wgmma_layout`);
+* a register lhs as its k-step j slice (`nvgpu.wgmma_k_slice`);
+
+and scale-d is the wgmma's `accumulate` for step 0, true after it (the
+later steps add to what step 0 wrote).  Descriptors must still be
+`nvgpu.wgmma_descriptor` ops: their source tile gives the chunk distance
+a k-step may cross.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i1
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from tawa.dialects import nvgpu
+from tawa.transforms.utils import fail
+from tawa.transforms.wgmma_layout import tile_layout
+
+NAME = "tawa-expand-wgmma"
+
+
+def k_offsets(desc: SSAValue, steps: int, k_step: int, k_major: bool, at: Operation) -> list[int]:
+    owner = desc.owner
+    if not isinstance(owner, nvgpu.WgmmaDescriptorOp):
+        raise fail(at, f"{NAME}: wgmma operands must be nvgpu.wgmma_descriptor results (run it before "
+                       "tawa-encode-wgmma-descriptors)")
+    t = owner.source.type
+    assert isinstance(t, nvgpu.SmemType)
+    try:
+        return tile_layout(t).k_offsets(steps, k_step, k_major)
+    except ValueError as err:
+        raise fail(owner, f"{NAME}: {err}") from None
+
+
+@dataclass
+class ExpandWgmma(RewritePattern):
+    trues: dict[Block, SSAValue] = field(default_factory=dict)
+    """Per kernel entry block, an `arith.constant true` at its top: scale-d
+    of steps > 0 (one per kernel, so branches never hide its definition)."""
+
+    def true(self, op: Operation, rewriter: PatternRewriter) -> SSAValue:
+        kernel = op.parent_op()
+        while not isinstance(kernel, func.FuncOp):
+            assert kernel is not None
+            kernel = kernel.parent_op()
+        entry = kernel.body.block
+        if entry not in self.trues:
+            c = arith.ConstantOp(IntegerAttr(1, i1))
+            rewriter.insert(c, InsertPoint.at_start(entry))
+            self.trues[entry] = c.result
+        return self.trues[entry]
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nvgpu.WgmmaOp, rewriter: PatternRewriter) -> None:
+        lt = op.lhs.type
+        assert isinstance(lt, nvgpu.WgmmaDescriptorType | nvgpu.FragmentType)
+        k_step = op.k_step()
+        steps = lt.get_shape()[1] // k_step
+        rhs_k_major = op.rhs_transposed is not None
+        b_offsets = k_offsets(op.rhs, steps, k_step, rhs_k_major, op)
+        if isinstance(lt, nvgpu.FragmentType):
+            slice_type = nvgpu.FragmentType([lt.get_shape()[0], k_step], lt.element_type, lt.tiled_layout)
+        else:
+            a_offsets = k_offsets(op.lhs, steps, k_step, True, op)
+        new: list[Operation] = []
+        acc = op.acc
+        for j in range(steps):
+            if isinstance(lt, nvgpu.FragmentType):
+                a = nvgpu.WgmmaKSliceOp(op.lhs, j, slice_type)
+            else:
+                a = nvgpu.WgmmaDescAdvanceOp(op.lhs, a_offsets[j])
+            b = nvgpu.WgmmaDescAdvanceOp(op.rhs, b_offsets[j])
+            mma = nvgpu.WgmmaMmaAsyncOp(
+                operands=[a.result, b.result, acc, op.accumulate if j == 0 else self.true(op, rewriter)],
+                result_types=[op.result.type],
+                properties=dict(op.properties),
+            )
+            new += [a, b, mma]
+            acc = mma.result
+        rewriter.replace(op, new, [acc])
+
+
+@dataclass(frozen=True)
+class ExpandWgmmaPass(ModulePass):
+    """Expands whole-tile wgmma ops into one nvgpu.wgmma_mma_async per k-step."""
+
+    name = NAME
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(ExpandWgmma(), apply_recursively=False).rewrite_module(op)

@@ -1,0 +1,34 @@
+"""`tawa-prepare-ptx`: nvgpu → nvgpu, into the form the PTX printer prints op by op.
+
+    tawa-expand-wgmma , tawa-encode-wgmma-descriptors , tawa-strength-reduce ,
+    convert-scf-to-cf
+
+Afterwards every op is one PTX instruction or a fixed sequence, every
+offset and descriptor field is an attribute or `arith`, and control flow is
+`cf` blocks (xDSL's `convert-scf-to-cf` handles `scf.for` with iter_args and
+`scf.if` with results).  `tawa-hopper-pipeline` ends with this stage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
+
+from tawa.transforms.encode_descriptors import EncodeWgmmaDescriptorsPass
+from tawa.transforms.expand_wgmma import ExpandWgmmaPass
+from tawa.transforms.strength_reduce import StrengthReducePass
+
+
+@dataclass(frozen=True)
+class PreparePtxPass(ModulePass):
+    """Expands wgmma, encodes descriptors, strength-reduces and flattens control flow for the PTX printer."""
+
+    name = "tawa-prepare-ptx"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for p in (ExpandWgmmaPass(), EncodeWgmmaDescriptorsPass(), StrengthReducePass(), ConvertScfToCf()):
+            p.apply(ctx, op)
