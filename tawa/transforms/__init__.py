@@ -53,7 +53,37 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ExpToExp2Pass
 
+    def get_expand_fragment_stores() -> type[ModulePass]:
+        from tawa.transforms.expand_stores import ExpandFragmentStoresPass
+
+        return ExpandFragmentStoresPass
+
+    def get_prepare_ptx() -> type[ModulePass]:
+        from tawa.transforms.prepare_ptx import PreparePtxPass
+
+        return PreparePtxPass
+
+    def get_expand_wgmma() -> type[ModulePass]:
+        from tawa.transforms.expand_wgmma import ExpandWgmmaPass
+
+        return ExpandWgmmaPass
+
+    def get_encode_wgmma_descriptors() -> type[ModulePass]:
+        from tawa.transforms.encode_descriptors import EncodeWgmmaDescriptorsPass
+
+        return EncodeWgmmaDescriptorsPass
+
+    def get_strength_reduce() -> type[ModulePass]:
+        from tawa.transforms.strength_reduce import StrengthReducePass
+
+        return StrengthReducePass
+
     return {
+        "tawa-prepare-ptx": get_prepare_ptx,
+        "tawa-expand-wgmma": get_expand_wgmma,
+        "tawa-encode-wgmma-descriptors": get_encode_wgmma_descriptors,
+        "tawa-strength-reduce": get_strength_reduce,
+        "tawa-expand-fragment-stores": get_expand_fragment_stores,
         "tawa-assign-stage-phase": get_assign_stage_phase,
         "tawa-materialize-partitions": get_materialize_partitions,
         "tawa-hopper-pipeline": get_hopper_pipeline,

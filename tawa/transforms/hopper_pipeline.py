@@ -23,11 +23,13 @@ from xdsl.passes import ModulePass
 
 from tawa.dialects import aref
 from tawa.transforms.assign_stage_phase import AssignStagePhasePass
+from tawa.transforms.expand_stores import ExpandFragmentStoresPass
 from tawa.transforms.lower_aref import LowerArefPass
 from tawa.transforms.lower_tile import LowerTilePass
 from tawa.transforms.materialize_partitions import MaterializePartitionsPass
 from tawa.transforms.persistent import PersistentPass
 from tawa.transforms.pipeline import PipelinePass, pipelined_arefs
+from tawa.transforms.prepare_ptx import PreparePtxPass
 from tawa.transforms.smem_plan import plan_shared_memory
 from tawa.transforms.utils import kernel_of
 from tawa.transforms.warp_specialize import WarpSpecializePass
@@ -49,6 +51,9 @@ class HopperPipelinePass(ModulePass):
     group_m: int = 8
     persistent: bool = True
     """One CTA per SM looping over the programs (tawa-persistent)."""
+    prepare: bool = True
+    """End with tawa-prepare-ptx (what the PTX printer needs); false keeps
+    scf and whole-tile wgmma, for tests of the lowering itself."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         WarpSpecializePass(
@@ -62,6 +67,8 @@ class HopperPipelinePass(ModulePass):
             LowerArefPass(),
             LowerTilePass(),
             MaterializePartitionsPass(group_m=self.group_m),
+            ExpandFragmentStoresPass(),
+            *((PreparePtxPass(),) if self.prepare else ()),
         ):
             p.apply(ctx, op)
 

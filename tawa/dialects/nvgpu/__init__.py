@@ -22,11 +22,13 @@ from tawa.dialects.nvgpu.memory import *  # noqa: F403
 from tawa.dialects.nvgpu.wgmma import *  # noqa: F403
 from tawa.dialects.nvgpu.fragments import *  # noqa: F403
 from tawa.dialects.nvgpu.control import *  # noqa: F403
+from tawa.dialects.nvgpu.kernel_info import KERNEL_ATTR, KernelInfo, KernelInfoAttr, kernel_info, record_kernel_info
 
 NVGPU = Dialect(
     "nvgpu",
     [
         SmemAllocOp,
+        SmemAddressOp,
         MBarrierInitOp,
         MBarrierArriveOp,
         MBarrierArriveExpectTxOp,
@@ -38,6 +40,10 @@ NVGPU = Dialect(
         TmaStoreWaitOp,
         WgmmaDescriptorOp,
         WgmmaOp,
+        WgmmaMmaAsyncOp,
+        WgmmaDescAdvanceOp,
+        WgmmaDescEncodeOp,
+        WgmmaKSliceOp,
         WgmmaFenceOp,
         WgmmaCommitGroupOp,
         WgmmaWaitGroupOp,
@@ -52,6 +58,8 @@ NVGPU = Dialect(
         FragmentBinaryOp,
         FragmentUnaryOp,
         FragmentStoreOp,
+        FragmentStoreGlobalOp,
+        MemrefBaseOp,
         SmemTileOp,
         SetMaxNRegOp,
         NamedBarrierSyncOp,
@@ -73,6 +81,7 @@ NVGPU = Dialect(
         WgmmaDescriptorType,
         MBarrierType,
         TiledLayoutAttr,
+        KernelInfoAttr,
         FragmentType,
         FragBinaryKindAttr,
         FragUnaryKindAttr,

@@ -39,9 +39,8 @@ from tawa.dialects.common import (
     parse_kind_and_operand_pair,
     print_kind_and_operand_pair,
 )
+from tawa.dialects.nvgpu.types import FragmentType, element_bytes
 from tawa.dialects.tile import CmpIPredicate, CmpIPredicateAttr, ReduceKindAttr
-
-from tawa.dialects.nvgpu.types import *  # noqa: F403
 
 
 class FragBinaryKind(StrEnum):

@@ -1,5 +1,5 @@
 // RUN: tawa-opt %s -p tawa-expand-fragment-stores | filecheck %s
-// RUN: tawa-opt %s -p tawa-expand-fragment-stores -t ptx | filecheck %s --check-prefix=PTX
+// RUN: tawa-opt %s -p tawa-expand-fragment-stores,tawa-prepare-ptx -t ptx | filecheck %s --check-prefix=PTX
 
 // A 64x256 accumulator stored as bf16: each thread's first element comes
 // from the wgmma layout's thread terms (warp w: rows 16w.., lane l: row l/4,

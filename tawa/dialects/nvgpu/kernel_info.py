@@ -1,0 +1,167 @@
+"""`#nvgpu.kernel<...>`: what a lowered kernel needs at launch, as one verified attribute.
+
+The passes below the aref level record, on the kernel's `func.func`, the
+facts the PTX printer and the runtime need (the calling convention,
+`tawa.backend.ptx.abi`), each pass the fields it decides:
+
+* `smem`: bytes of dynamic shared memory, alignment slack included
+  (`tawa-lower-aref`, from the shared-memory plan);
+* `threads`: threads per CTA, and `regs`: the `setmaxnreg` budget of each
+  warp group in order (`tawa-materialize-partitions`);
+* `persistent`: the kernel loops over the logical grid, so the runtime
+  launches min(programs, SMs) CTAs (`tawa-persistent`).
+
+Syntax: `#nvgpu.kernel<threads = 384, smem = 197696, regs = [40, 232, 232], persistent>`
+(fields not decided yet are left out).  The verifier checks the fields
+against the hardware (tawa.target.hopper).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, IntAttr
+from xdsl.ir import Attribute, ParametrizedAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from tawa.target.hopper import (
+    MAX_REGS,
+    MAX_SMEM_BYTES,
+    MAX_THREADS_PER_CTA,
+    MIN_REGS,
+    REGISTER_FILE_SIZE,
+    REGS_GRANULE,
+    SMEM_ALIGN_SLACK,
+    THREADS_PER_GROUP,
+)
+
+KERNEL_ATTR = "nvgpu.kernel"
+"""The name of the attribute on a lowered kernel's `func.func`."""
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    """The launch facts of a kernel; None (or False) where not decided yet."""
+
+    threads: int | None = None
+    smem: int | None = None
+    regs: tuple[int, ...] | None = None
+    persistent: bool = False
+
+
+@irdl_attr_definition
+class KernelInfoAttr(ParametrizedAttribute):
+    """Launch facts of a lowered kernel (see the module docstring).
+
+    Syntax: `#nvgpu.kernel<threads = 384, smem = 197696, regs = [40, 232, 232], persistent>`
+    """
+
+    name = "nvgpu.kernel"
+    threads: IntAttr  # 0: not decided
+    smem: IntAttr  # -1: not decided
+    regs: ArrayAttr[IntAttr]  # empty: not decided
+    persistent: IntAttr  # 0 or 1
+
+    def __init__(self, info: KernelInfo):
+        super().__init__(
+            IntAttr(info.threads or 0),
+            IntAttr(-1 if info.smem is None else info.smem),
+            ArrayAttr(IntAttr(r) for r in (info.regs or ())),
+            IntAttr(int(info.persistent)),
+        )
+
+    @property
+    def info(self) -> KernelInfo:
+        regs = tuple(r.data for r in self.regs.data)
+        return KernelInfo(
+            self.threads.data or None,
+            None if self.smem.data < 0 else self.smem.data,
+            regs or None,
+            bool(self.persistent.data),
+        )
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        fields: dict = {}
+        with parser.in_angle_brackets():
+            while True:
+                pos = parser.pos
+                key = parser.parse_identifier()
+                if key in fields:
+                    parser.raise_error(f"#nvgpu.kernel field '{key}' given twice", pos)
+                if key == "persistent":
+                    fields[key] = True
+                elif key in ("threads", "smem"):
+                    parser.parse_punctuation("=")
+                    fields[key] = parser.parse_integer(allow_boolean=False, allow_negative=False)
+                elif key == "regs":
+                    parser.parse_punctuation("=")
+                    fields[key] = tuple(parser.parse_comma_separated_list(
+                        parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+                    ))
+                else:
+                    parser.raise_error(
+                        f"unknown #nvgpu.kernel field '{key}' (threads, smem, regs, persistent)", pos
+                    )
+                if parser.parse_optional_punctuation(",") is None:
+                    break
+        attr = cls(KernelInfo(**fields))
+        return attr.parameters
+
+    def print_parameters(self, printer: Printer) -> None:
+        info, parts = self.info, []
+        if info.threads is not None:
+            parts.append(f"threads = {info.threads}")
+        if info.smem is not None:
+            parts.append(f"smem = {info.smem}")
+        if info.regs is not None:
+            parts.append(f"regs = [{', '.join(map(str, info.regs))}]")
+        if info.persistent:
+            parts.append("persistent")
+        printer.print_string(f"<{', '.join(parts)}>")
+
+    def verify(self) -> None:
+        info = self.info
+        if info.threads is not None and (info.threads % THREADS_PER_GROUP or info.threads > MAX_THREADS_PER_CTA):
+            raise VerifyException(
+                f"#nvgpu.kernel threads must be whole warp groups of {THREADS_PER_GROUP}, at most "
+                f"{MAX_THREADS_PER_CTA}, got {info.threads}"
+            )
+        if info.smem is not None and info.smem > MAX_SMEM_BYTES:
+            raise VerifyException(
+                f"#nvgpu.kernel smem = {info.smem} bytes is more than the {MAX_SMEM_BYTES} a CTA may use "
+                f"(alignment slack of {SMEM_ALIGN_SLACK} included)"
+            )
+        if info.regs is not None:
+            bad = [r for r in info.regs if not MIN_REGS <= r <= MAX_REGS or r % REGS_GRANULE]
+            if bad:
+                raise VerifyException(
+                    f"#nvgpu.kernel regs must be multiples of {REGS_GRANULE} in [{MIN_REGS}, {MAX_REGS}], got {bad}"
+                )
+            if info.threads is not None and len(info.regs) != info.threads // THREADS_PER_GROUP:
+                raise VerifyException(
+                    f"#nvgpu.kernel needs one register budget per warp group: {info.threads // THREADS_PER_GROUP}, "
+                    f"got {len(info.regs)}"
+                )
+            total = sum(info.regs) * THREADS_PER_GROUP
+            if total > REGISTER_FILE_SIZE:
+                raise VerifyException(
+                    f"#nvgpu.kernel register budgets oversubscribe the register file: {total} > {REGISTER_FILE_SIZE}"
+                )
+
+
+def kernel_info(kernel: func.FuncOp) -> KernelInfo:
+    """The launch facts recorded on `kernel` so far (all undecided if none)."""
+    attr = kernel.attributes.get(KERNEL_ATTR)
+    return attr.info if isinstance(attr, KernelInfoAttr) else KernelInfo()
+
+
+def record_kernel_info(kernel: func.FuncOp, **fields) -> None:
+    """Records (or overrides) some fields of `kernel`'s launch facts."""
+    old = kernel_info(kernel)
+    kernel.attributes[KERNEL_ATTR] = KernelInfoAttr(KernelInfo(**{**old.__dict__, **fields}))
