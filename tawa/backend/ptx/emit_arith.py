@@ -1,8 +1,8 @@
 """PTX emitters of the `arith` ops on scalars.
 
 Integer constants are remembered (`p.consts`) so that a later operand may be
-printed as an immediate; that is spelling, not folding: every op still prints
-its own instruction.
+printed as an immediate, and get a register only if some instruction reads
+one; that is spelling, not folding: every other op prints its instruction.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def emit_constant(p: KernelPrinter, op: arith.ConstantOp) -> None:
         p.emit(f"setp.ne.u32 {r}, {tmp}, 0;")
     elif isinstance(v, IntegerAttr):
         p.consts[op.result] = v.value.data
-        p.emit(f"mov.u{int_bits(t)} {r}, {v.value.data};")
+        p.emit_unless_unused(r, f"mov.u{int_bits(t)} {r}, {v.value.data};")
     elif isinstance(v, FloatAttr) and isinstance(t, Float32Type):
         bits = struct.unpack("<I", struct.pack("<f", v.value.data))[0]
         p.emit(f"mov.f32 {r}, 0f{bits:08X};")

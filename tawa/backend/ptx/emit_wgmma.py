@@ -28,11 +28,18 @@ def emit_smem_address(p: KernelPrinter, op: nvgpu.SmemAddressOp) -> None:
     p.vals[op.result] = p.reg(op.source)
 
 
+def descriptor_high_bits(lbo: int, sbo: int, swizzle: int) -> int:
+    """The descriptor's bits other than the address, from its fields."""
+    return (
+        (lbo >> _UNIT_SHIFT) << FMT.leading_offset_shift
+        | (sbo >> _UNIT_SHIFT) << FMT.stride_offset_shift
+        | FMT.swizzle_field(swizzle) << FMT.swizzle_shift
+    )
+
+
 def emit_desc_encode(p: KernelPrinter, op: nvgpu.WgmmaDescEncodeOp) -> None:
-    hi = (
-        (op.leading_byte_offset.value.data >> _UNIT_SHIFT) << FMT.leading_offset_shift
-        | (op.stride_byte_offset.value.data >> _UNIT_SHIFT) << FMT.stride_offset_shift
-        | FMT.swizzle_field(op.swizzle.value.data) << FMT.swizzle_shift
+    hi = descriptor_high_bits(
+        op.leading_byte_offset.value.data, op.stride_byte_offset.value.data, op.swizzle.value.data
     )
     d = p.define(op.result)
     p.emit(f"cvt.u64.u32 {d}, {p.reg(op.address)};")

@@ -24,6 +24,7 @@ is `tawa.backend.ptx.abi`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -102,6 +103,8 @@ def _frag_class(t: nvgpu.FragmentType) -> str:
     return _reg_class(t.element_type)
 
 
+_UNLESS_UNUSED = "\0"
+_REGISTER = re.compile(r"%[a-z]+\d+")
 _MOV = {"p": "pred", "r": "b32", "rd": "b64", "f": "f32"}
 
 
@@ -130,6 +133,11 @@ class KernelPrinter:
 
     def emit(self, line: str) -> None:
         self.lines.append("\t" + line)
+
+    def emit_unless_unused(self, reg: str, line: str) -> None:
+        """`line` defines `reg`; it is dropped if no other line reads `reg`
+        (an integer constant that every user took as an immediate)."""
+        self.lines.append(f"{_UNLESS_UNUSED}{reg}{_UNLESS_UNUSED}\t{line}")
 
     def label(self, stem: str) -> str:
         self.labels += 1
@@ -182,20 +190,22 @@ class KernelPrinter:
             self.emit(f"mov.{_MOV[_reg_class(t)]} {dst}, {src};")
 
     def parallel_copy(self, dsts: Sequence[SSAValue], srcs: Sequence[SSAValue]) -> None:
-        """Copies srcs into the registers of dsts, through temporaries when a
-        source register is also overwritten by another copy (swapped values)."""
-        moves = [(d, s) for d, s in zip(dsts, srcs) if self.vals[d] != self.vals[s]]
-        written = {self._key(self.vals[d]) for d, _ in moves}
-        staged = []
-        for d, s in moves:
-            src = self.vals[s]
-            if self._key(src) in written:
-                tmp = self.define_like_value(s)
-                self.copy(tmp, src, s.type)
-                src = tmp
-            staged.append((d, src, s.type))
-        for d, src, t in staged:
-            self.copy(self.vals[d], src, t)
+        """Copies srcs into the registers of dsts as if all at once: a move
+        goes first when no pending move still reads its destination; a cycle
+        (swapped values) is broken by saving one source in a temporary."""
+        moves = [(self.vals[d], self.vals[s], s) for d, s in zip(dsts, srcs) if self.vals[d] != self.vals[s]]
+        while moves:
+            read = {self._key(src) for _, src, _ in moves}
+            ready = [m for m in moves if self._key(m[0]) not in read]
+            if not ready:
+                dst, src, v = moves[0]
+                tmp = self.define_like_value(v)
+                self.copy(tmp, src, v.type)
+                moves[0] = (dst, tmp, v)
+                continue
+            for m in ready:
+                self.copy(m[0], m[1], m[2].type)
+                moves.remove(m)
 
     @staticmethod
     def _key(r: str | list[str]) -> str:
@@ -265,7 +275,7 @@ class KernelPrinter:
                 self.lines.append(f"{self.block_label(block)}:")
             self.next_block = blocks[i + 1] if i + 1 < len(blocks) else None
             self.block(block)
-        body = self._drop_unused_labels(self.lines[body_start:])
+        body = self._drop_unused(self.lines[body_start:])
         threads = self.abi.threads
         params = ",\n".join(f"\t{p.ptx_decl}" for p in self.abi.params)
         head = [
@@ -280,10 +290,22 @@ class KernelPrinter:
         return "\n".join(head + decls + body + ["}", ""])
 
     @staticmethod
-    def _drop_unused_labels(lines: list[str]) -> list[str]:
-        """Blocks reached only by falling through need no label."""
-        used = {line.rsplit(" ", 1)[-1].rstrip(";") for line in lines if "bra " in line}
-        return [x for x in lines if not (x.startswith("$") and x.endswith(":") and x[:-1] not in used)]
+    def _drop_unused(lines: list[str]) -> list[str]:
+        """Drops the labels of blocks reached only by falling through, and
+        the constants no instruction reads from a register."""
+        kept = [x for x in lines if not x.startswith(_UNLESS_UNUSED)]
+        targets = {x.rsplit(" ", 1)[-1].rstrip(";") for x in kept if "bra " in x}
+        read = set(_REGISTER.findall("\n".join(kept)))
+        out = []
+        for x in lines:
+            if x.startswith(_UNLESS_UNUSED):
+                _, reg, x = x.split(_UNLESS_UNUSED)
+                if reg not in read:
+                    continue
+            elif x.startswith("$") and x.endswith(":") and x[:-1] not in targets:
+                continue
+            out.append(x)
+        return out
 
     def _params(self) -> None:
         by_arg: dict[int, list] = {}

@@ -1,9 +1,11 @@
 """The `nvgpu` dialect: Hopper (sm_90a) operations, one step above PTX.
 
 This is tawa's own dialect (upstream MLIR's `nvgpu` has other ops).  Each op
-prints to one PTX instruction or a short fixed sequence; registers, unrolled
-wgmma sequences and fragment element loops are expanded by the PTX printer, so
-an accumulator fragment is one SSA value and a whole-tile wgmma is one op.
+prints to one PTX instruction or a short fixed sequence; registers and
+fragment element loops are expanded by the PTX printer, so an accumulator
+fragment is one SSA value.  A whole-tile wgmma is one op until
+`tawa-prepare-ptx` expands it into one `nvgpu.wgmma_mma_async` per
+instruction.
 
 Shared memory is laid out by the lowering: every `nvgpu.smem_alloc` names its
 byte offset in the kernel's dynamic shared memory.  Buffers of TMA tiles have a

@@ -1,4 +1,4 @@
-// RUN: tawa-opt %S/../../../examples/gemm_chain.mlir -p 'tawa-hopper-pipeline{stages=2}' | filecheck %s
+// RUN: tawa-opt %S/../../../examples/gemm_chain.mlir -p 'tawa-hopper-pipeline{stages=2 prepare=false}' | filecheck %s
 // RUN: tawa-opt %S/../../../examples/gemm_chain.mlir -p 'tawa-hopper-pipeline{stages=2}' -t ptx | filecheck %s --check-prefix=PTX
 
 // The first product's accumulator, converted to bf16 in registers, is the

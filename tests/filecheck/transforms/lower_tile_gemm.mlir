@@ -1,5 +1,5 @@
-// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{stages=4 persistent=false}' | filecheck %s
-// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{group-m=0 persistent=false}' | filecheck %s --check-prefix=PLAIN
+// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{stages=4 persistent=false prepare=false}' | filecheck %s
+// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{group-m=0 persistent=false prepare=false}' | filecheck %s --check-prefix=PLAIN
 
 // PLAIN-LABEL: func.func @gemm
 // PLAIN-NOT:     nvgpu.grid_dim
