@@ -9,12 +9,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from xdsl.passes import PassPipeline
 
 import tawa
+from tawa.backend.ptx.printer import print_ptx
 from tawa.diagnostics import TawaError
 from tawa.dialects import nvgpu
-from tawa.backend.ptx.printer import print_ptx
-from xdsl.passes import PassPipeline
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

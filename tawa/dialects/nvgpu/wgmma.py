@@ -43,8 +43,14 @@ from tawa.dialects.common import (
     parse_count_and_values,
     print_count_and_values,
 )
-
-from tawa.dialects.nvgpu.types import *  # noqa: F403
+from tawa.dialects.nvgpu.types import (
+    WGMMA,
+    WGMMA_M,
+    WGMMA_MAX_N,
+    FragmentType,
+    SmemType,
+    WgmmaDescriptorType,
+)
 from tawa.target.hopper import WGMMA_DESCRIPTOR, WGMMA_N_STEP
 
 DESCRIPTOR_UNIT = WGMMA_DESCRIPTOR.unit
