@@ -199,7 +199,7 @@ class LowerArefPass(ModulePass):
             rings[create.result] = Ring(
                 layout.depth, values[:-2], list(layout.tiles), values[-2], values[-1], layout.tx_bytes
             )
-        kernel.attributes["nvgpu.smem_bytes"] = IntegerAttr(plan.total, 32)
+        nvgpu.record_kernel_info(kernel, smem=plan.total)
         consumer_groups = sum(w // WARPS_PER_GROUP for role, w, _, _ in specs if role == PartitionRole.CONSUMER)
         threads = sum(w for _, w, _, _ in specs) * THREADS_PER_WARP
         self._init_barriers(rings, consumer_groups, threads, entry)

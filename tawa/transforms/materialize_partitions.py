@@ -11,7 +11,7 @@ op itself and the program ids; this pass removes both:
   it, up above it, so the producer's registers fund the consumers';
 * the partitions become a chain of `scf.if` on the warp-group id: partition
   i runs on warp groups [start_i, start_i + warps_i / 4), in order; the
-  kernel gets `nvgpu.threads`;
+  kernel's `#nvgpu.kernel` gets `threads` and the per-warp-group `regs`;
 * program ids become CTA ids: in grouped order (`group-m` row tiles of one
   column band on consecutive CTAs, so they share B tiles in L2) when the
   kernel uses axes 0 and 1, plain CTA ids otherwise.  (`tawa-persistent`
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -64,7 +64,9 @@ def _branch_on_warp_group(ws: aref.WarpSpecializeOp, kernel: func.FuncOp) -> Non
     specs = ws.partition_specs()
     threads = sum(w for _, w, _, _ in specs) * THREADS_PER_WARP
     cap = launch_register_cap(threads)
-    kernel.attributes["nvgpu.threads"] = IntegerAttr(threads, 32)
+    # One register budget per warp group, in order.
+    budgets = tuple(r for _, w, r, _ in specs for _ in range(w // WARPS_PER_GROUP))
+    nvgpu.record_kernel_info(kernel, threads=threads, regs=budgets)
     at = InsertPoint.before(ws)
     wg = nvgpu.WarpGroupIdOp()
     Rewriter.insert_op(wg, at)

@@ -10,7 +10,7 @@ logical grid, read from kernel parameters with `nvgpu.launch_grid`); program
 ids become the grouped-order ids of `%t`.  Nothing is reset between programs:
 the aref rings keep turning, so the producer fetches the next program's tiles
 while the consumers still run the previous one's epilogue.  The kernel is
-marked `nvgpu.persistent`, and the runtime launches min(programs, SMs) CTAs.
+marked persistent (`#nvgpu.kernel<..., persistent>`), and the runtime launches min(programs, SMs) CTAs.
 """
 
 from __future__ import annotations
@@ -19,15 +19,13 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import ModuleOp, UnitAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.dialects import aref, nvgpu, tile
 from tawa.transforms.utils import fail, grouped_ids
-
-PERSISTENT_ATTR = "nvgpu.persistent"
 
 
 @dataclass(frozen=True)
@@ -63,7 +61,7 @@ class PersistentPass(ModulePass):
         for n in [o for o in ws.walk() if isinstance(o, tile.NumProgramsOp)]:
             n.result.replace_all_uses_with((gx if n.axis.value.data == 0 else gy).result)
             Rewriter.erase_op(n)
-        kernel.attributes[PERSISTENT_ATTR] = UnitAttr()
+        nvgpu.record_kernel_info(kernel, persistent=True)
 
     def _loop_over_programs(self, region: Region, lb, ub, step, gx, gy) -> None:
         block = region.block

@@ -19,17 +19,18 @@ import numpy as np
 import pytest
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 import tawa
-from tawa.backend.ptx.abi import SMEM_ATTR, THREADS_ATTR, KernelABI, kernel_abi
+from tawa.backend.ptx.abi import KernelABI, kernel_abi
 from tawa.diagnostics import TawaError
 from tawa.dialects import nvgpu
-from tawa.runtime import ptxas as assemble_mod
+from tawa.dialects.nvgpu import record_kernel_info
 from tawa.runtime import compiler, cuda
+from tawa.runtime import ptxas as assemble_mod
 from tawa.runtime.launch import (
     ArgumentError,
     LaunchError,
@@ -66,8 +67,7 @@ class FakeHopperPipeline(ModulePass):
         if self.fail:
             raise PassFailedException("tawa-hopper-pipeline: something is wrong\nsecond line")
         for kernel in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
-            kernel.attributes[THREADS_ATTR] = IntegerAttr(THREADS, 32)
-            kernel.attributes[SMEM_ATTR] = IntegerAttr(self.stages * 49152 + 1024, 32)
+            record_kernel_info(kernel, threads=THREADS, smem=self.stages * 49152 + 1024)
             block = kernel.body.block
             memrefs = [a for a in block.args if isinstance(a.type, MemRefType)]
             descs = [
@@ -395,8 +395,7 @@ def test_plan_3d_tensor_map():
     """
     module = tawa.parse(text)
     fn = next(o for o in module.walk() if isinstance(o, func.FuncOp))
-    fn.attributes[THREADS_ATTR] = IntegerAttr(128, 32)
-    fn.attributes[SMEM_ATTR] = IntegerAttr(1024, 32)
+    record_kernel_info(fn, threads=128, smem=1024)
     from xdsl.dialects.builtin import f32
 
     desc = nvgpu.TmaDescriptorType((2, 8, 32), f32, 128)
@@ -426,8 +425,7 @@ def test_scalars(gemm):
 def test_f32_and_i32_scalars():
     text = "func.func @k(%a: f32, %b: i32, %c: i64) { func.return }"
     fn = next(o for o in tawa.parse(text).walk() if isinstance(o, func.FuncOp))
-    fn.attributes[THREADS_ATTR] = IntegerAttr(128, 32)
-    fn.attributes[SMEM_ATTR] = IntegerAttr(0, 32)
+    record_kernel_info(fn, threads=128, smem=0)
     kernel = tawa.Kernel.from_ptx(stub_ptx(kernel_abi(fn)), kernel_abi(fn))
     plan = kernel.plan(0.1, -2, 3, grid=(1,))
     assert plan.params == (("f32", float(np.float32(0.1))), ("u32", 2**32 - 2), ("u64", 3))
@@ -512,8 +510,7 @@ def test_non_tma_arrays_need_no_16_byte_strides(gemm):
 def test_static_dims_are_checked():
     text = "func.func @k(%X: memref<4x?xf32>) { func.return }"
     fn = next(o for o in tawa.parse(text).walk() if isinstance(o, func.FuncOp))
-    fn.attributes[THREADS_ATTR] = IntegerAttr(128, 32)
-    fn.attributes[SMEM_ATTR] = IntegerAttr(0, 32)
+    record_kernel_info(fn, threads=128, smem=0)
     kernel = tawa.Kernel.from_ptx(stub_ptx(kernel_abi(fn)), kernel_abi(fn))
     kernel.plan(FakeTensor((4, 3), "float32"), grid=1)
     with pytest.raises(ArgumentError, match=r"dimension 0 must be 4 \(memref<4x\?xf32>\), got shape \(5, 3\)"):
@@ -573,8 +570,7 @@ def test_launch_without_cupy_is_a_clear_error(gemm, monkeypatch):
 def test_arg_names_without_hints():
     text = "func.func @k(%0: memref<?xf32>, %1: index) { func.return }"
     fn = next(o for o in tawa.parse(text).walk() if isinstance(o, func.FuncOp))
-    fn.attributes[THREADS_ATTR] = IntegerAttr(128, 32)
-    fn.attributes[SMEM_ATTR] = IntegerAttr(0, 32)
+    record_kernel_info(fn, threads=128, smem=0)
     abi = kernel_abi(fn)
     names = arg_names(abi)
     assert len(names) == 2
@@ -585,8 +581,7 @@ def test_arg_names_without_hints():
 def test_unsupported_memref_element_type():
     text = "func.func @k(%X: memref<?xindex>) { func.return }"
     fn = next(o for o in tawa.parse(text).walk() if isinstance(o, func.FuncOp))
-    fn.attributes[THREADS_ATTR] = IntegerAttr(128, 32)
-    fn.attributes[SMEM_ATTR] = IntegerAttr(0, 32)
+    record_kernel_info(fn, threads=128, smem=0)
     with pytest.raises(ArgumentError, match=r"argument 0 \(%X\): memrefs of index are not supported"):
         plan_launch(kernel_abi(fn), [FakeTensor((4,), "int32")], grid=1)
 
@@ -694,8 +689,7 @@ def test_compiler_side_box_errors_are_reported():
     """A box the ABI should never produce: a compiler bug, said clearly."""
     text = "func.func @k(%X: memref<?x?xbf16>) { func.return }"
     fn = next(o for o in tawa.parse(text).walk() if isinstance(o, func.FuncOp))
-    fn.attributes[THREADS_ATTR] = IntegerAttr(128, 32)
-    fn.attributes[SMEM_ATTR] = IntegerAttr(0, 32)
+    record_kernel_info(fn, threads=128, smem=0)
     from xdsl.dialects.builtin import bf16
 
     desc = nvgpu.TmaDescriptorType((8, 128), bf16, 0)  # 256-byte rows: fine unswizzled

@@ -2,14 +2,13 @@
 how the runtime fills it in.
 
 A lowered kernel is a `func.func` whose body uses `nvgpu` ops; the lowering
-records its launch shape as attributes on the function:
+records its launch shape in its `nvgpu.kernel` attribute
+(`tawa.dialects.nvgpu.kernel_info`):
 
-* `nvgpu.threads`: threads per CTA (1-D CTAs);
-* `nvgpu.smem_bytes`: dynamic shared memory to request, alignment slack
-  included;
-* `nvgpu.persistent` (unit, optional): the kernel loops over the logical
-  grid, so the runtime launches min(programs, SMs) CTAs instead of one per
-  program.
+* `threads`: threads per CTA (1-D CTAs);
+* `smem`: dynamic shared memory to request, alignment slack included;
+* `persistent` (optional): the kernel loops over the logical grid, so the
+  runtime launches min(programs, SMs) CTAs instead of one per program.
 
 Parameters, in this order:
 
@@ -34,24 +33,13 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     Float32Type,
     IndexType,
-    IntegerAttr,
     IntegerType,
     MemRefType,
 )
 from xdsl.ir import Attribute, BlockArgument
 
 from tawa.diagnostics import TawaError
-from tawa.dialects import aref, nvgpu
-
-THREADS_ATTR = "nvgpu.threads"
-
-
-def launch_register_cap(threads: int) -> int:
-    """Registers per thread a CTA of `threads` threads may start with
-    (`.maxnreg`): the register file shared out, rounded down to 8, at most 255."""
-    return min(255, aref.REGISTER_FILE_SIZE // threads) // 8 * 8
-SMEM_ATTR = "nvgpu.smem_bytes"
-PERSISTENT_ATTR = "nvgpu.persistent"
+from tawa.dialects import nvgpu
 
 
 @dataclass(frozen=True)
@@ -91,13 +79,6 @@ class KernelABI:
         return [p for p in self.params if p.kind == "tensormap"]
 
 
-def _int_attr(kernel: func.FuncOp, name: str) -> int:
-    attr = kernel.attributes.get(name)
-    if not isinstance(attr, IntegerAttr):
-        raise TawaError(f"@{kernel.sym_name.data} is not lowered: it lacks the {name} attribute")
-    return attr.value.data
-
-
 def _arg_name(kernel: func.FuncOp, i: int) -> str:
     hint = kernel.body.blocks[0].args[i].name_hint
     return f"arg{i}" if hint is None else f"arg{i}_{hint}"
@@ -105,6 +86,12 @@ def _arg_name(kernel: func.FuncOp, i: int) -> str:
 
 def kernel_abi(kernel: func.FuncOp) -> KernelABI:
     """The parameter list of a lowered kernel."""
+    info = nvgpu.kernel_info(kernel)
+    if info.threads is None or info.smem is None:
+        raise TawaError(
+            f"@{kernel.sym_name.data} is not lowered: its #nvgpu.kernel attribute lacks threads or smem "
+            "(run tawa-hopper-pipeline)"
+        )
     params: list[Param] = []
     types = tuple(kernel.function_type.inputs.data)
     for i, t in enumerate(types):
@@ -136,7 +123,7 @@ def kernel_abi(kernel: func.FuncOp) -> KernelABI:
         kernel.sym_name.data,
         tuple(params),
         types,
-        _int_attr(kernel, THREADS_ATTR),
-        _int_attr(kernel, SMEM_ATTR),
-        PERSISTENT_ATTR in kernel.attributes,
+        info.threads,
+        info.smem,
+        info.persistent,
     )

@@ -33,10 +33,10 @@ from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType, MemRefTyp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
 from tawa.backend.ptx import emit_arith, emit_control, emit_fragments, emit_memory, emit_wgmma
-from tawa.backend.ptx.abi import KernelABI, kernel_abi, launch_register_cap
+from tawa.backend.ptx.abi import KernelABI, kernel_abi
 from tawa.diagnostics import TawaError, location_of
 from tawa.dialects import nvgpu
-from tawa.target.hopper import ARCH, PTX_VERSION, SMEM_ALIGN_SLACK
+from tawa.target.hopper import ARCH, PTX_VERSION, SMEM_ALIGN_SLACK, launch_register_cap
 
 SMEM_SYMBOL = "tawa_smem"
 
@@ -342,10 +342,10 @@ class KernelPrinter:
 
 
 def print_ptx(module: ModuleOp) -> str:
-    """PTX for every lowered kernel of `module` (functions with `nvgpu.threads`)."""
+    """PTX for every lowered kernel of `module` (functions with an `nvgpu.kernel` attribute)."""
     kernels = [
         o for o in module.walk()
-        if isinstance(o, func.FuncOp) and "nvgpu.threads" in o.attributes
+        if isinstance(o, func.FuncOp) and nvgpu.KERNEL_ATTR in o.attributes
     ]
     if not kernels:
         raise TawaError(

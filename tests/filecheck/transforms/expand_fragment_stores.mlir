@@ -6,7 +6,7 @@
 // columns 2·(l%4)..), its address from the memref's base and dims; the fast
 // path stores one packed pair per register, the edge path element by element
 // under the in-bounds mask.
-func.func @store(%C: memref<?x?xbf16>, %m: index, %n: index) attributes {nvgpu.threads = 128 : i32, nvgpu.smem_bytes = 0 : i32} {
+func.func @store(%C: memref<?x?xbf16>, %m: index, %n: index) attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128, smem = 0>} {
   %d = nvgpu.frag_zeros : !nvgpu.frag<64x256xf32, wgmma>
   nvgpu.frag_store %d, %C[%m, %n] : !nvgpu.frag<64x256xf32, wgmma>, memref<?x?xbf16>
   func.return
@@ -69,7 +69,7 @@ func.func @store(%C: memref<?x?xbf16>, %m: index, %n: index) attributes {nvgpu.t
 // -----
 
 // f32 outputs keep their values: one 8-byte vector store per pair.
-func.func @store_f32(%C: memref<?x?xf32>, %m: index, %n: index) attributes {nvgpu.threads = 128 : i32, nvgpu.smem_bytes = 0 : i32} {
+func.func @store_f32(%C: memref<?x?xf32>, %m: index, %n: index) attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128, smem = 0>} {
   %d = nvgpu.frag_zeros : !nvgpu.frag<64x64xf32, wgmma>
   nvgpu.frag_store %d, %C[%m, %n] : !nvgpu.frag<64x64xf32, wgmma>, memref<?x?xf32>
   func.return

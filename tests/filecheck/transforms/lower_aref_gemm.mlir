@@ -4,7 +4,7 @@
 
 // Rings: 4 stages of A (16 KB) and B (32 KB), 1024-byte aligned, then the barriers.
 // CHECK-LABEL: func.func @gemm
-// CHECK-SAME:    attributes {nvgpu.smem_bytes = 197696 : i32}
+// CHECK-SAME:    attributes {nvgpu.kernel = #nvgpu.kernel<smem = 197696>}
 // CHECK:         %[[SA:.*]] = nvgpu.smem_alloc offset(0) : !nvgpu.smem<4x128x64xbf16, swizzle = 128>
 // CHECK-NEXT:    %[[SB:.*]] = nvgpu.smem_alloc offset(65536) : !nvgpu.smem<4x256x64xbf16, swizzle = 128>
 // CHECK-NEXT:    %[[FULL:.*]] = nvgpu.smem_alloc offset(196608) : !nvgpu.mbarrier<4>

@@ -7,7 +7,7 @@
 // PLAIN-NEXT:    nvgpu.block_id 1
 
 // CHECK-LABEL: func.func @gemm
-// CHECK-SAME:    nvgpu.threads = 384
+// CHECK-SAME:    nvgpu.kernel = #nvgpu.kernel<threads = 384, smem = {{[0-9]+}}, regs = [40, 232, 232]>
 // Program ids come from the CTA id in grouped order (8 row tiles per group).
 // CHECK-NEXT:    %[[X:.*]] = nvgpu.block_id 0
 // CHECK-NEXT:    %[[Y:.*]] = nvgpu.block_id 1

@@ -19,7 +19,7 @@ func.func @k(%x: index) {
   func.return
 }
 
-// CHECK-LABEL: func.func @k(%x: index) attributes {nvgpu.threads = 384 : i32} {
+// CHECK-LABEL: func.func @k(%x: index) attributes {nvgpu.kernel = #nvgpu.kernel<threads = 384, regs = [40, 232, 232]>} {
 // CHECK:         %[[G:.*]] = arith.constant 8 : i32
 // CHECK:         %pid_x = arith.index_cast %{{.*}} : i32 to index
 // CHECK:         %pid_y = arith.index_cast %{{.*}} : i32 to index

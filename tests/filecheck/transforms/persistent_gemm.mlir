@@ -4,7 +4,7 @@
 // Every partition loops over the logical programs, starting at its CTA id and
 // striding by the CTAs launched; program ids come from the program index.
 // CHECK-LABEL: func.func @gemm
-// CHECK-SAME:    attributes {nvgpu.persistent}
+// CHECK-SAME:    attributes {nvgpu.kernel = #nvgpu.kernel<persistent>}
 // CHECK:         %[[CTA:.*]] = nvgpu.block_id 0
 // CHECK-NEXT:    %[[CTAS:.*]] = nvgpu.grid_dim 0
 // CHECK-NEXT:    %[[GX:.*]] = nvgpu.launch_grid 0

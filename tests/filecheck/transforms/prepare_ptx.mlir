@@ -25,7 +25,7 @@
 
 // PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // PTX: bra $bb_
-func.func @kernel(%n: index) attributes {nvgpu.threads = 128 : i64, nvgpu.smem_bytes = 33792 : i64} {
+func.func @kernel(%n: index) attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128, smem = 33792>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index

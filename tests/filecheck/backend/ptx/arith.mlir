@@ -1,7 +1,7 @@
 // RUN: tawa-opt %s -t ptx | filecheck %s
 // Each op of emit_arith.py and the instruction it prints.
 
-func.func @arith(%n: index, %x: i32, %y: f32) attributes {nvgpu.threads = 128 : i64, nvgpu.smem_bytes = 1024 : i64} {
+func.func @arith(%n: index, %x: i32, %y: f32) attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128, smem = 1024>} {
   // CHECK:      ld.param.u64 %rd[[N:[0-9]+]], [arg0_n];
   // CHECK-NEXT: ld.param.u32 %r[[X:[0-9]+]], [arg1_x];
   // CHECK-NEXT: ld.param.f32 %f[[Y:[0-9]+]], [arg2_y];

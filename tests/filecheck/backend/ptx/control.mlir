@@ -3,7 +3,7 @@
 // a branch to the next block falls through, and blocks nobody branches to
 // get no label.
 
-func.func @control(%n: index, %x: i32, %y: i32) attributes {nvgpu.threads = 128 : i64, nvgpu.smem_bytes = 1024 : i64} {
+func.func @control(%n: index, %x: i32, %y: i32) attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128, smem = 1024>} {
   // CHECK:      ld.param.u64 %rd[[N:[0-9]+]], [arg0_n];
   // CHECK-NEXT: ld.param.u32 %r[[X:[0-9]+]], [arg1_x];
   // CHECK-NEXT: ld.param.u32 %r[[Y:[0-9]+]], [arg2_y];

@@ -1,7 +1,7 @@
 // RUN: tawa-opt %s -t ptx | filecheck %s
 // Each op of emit_memory.py and the instruction(s) it prints.
 
-func.func @memory(%A: memref<?x?xbf16>) attributes {nvgpu.threads = 128 : i64, nvgpu.smem_bytes = 67584 : i64} {
+func.func @memory(%A: memref<?x?xbf16>) attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128, smem = 67584>} {
   // CHECK:      mov.u32 %r[[T:[0-9]+]], %tid.x;
   // CHECK-NEXT: cvt.u64.u32 %rd{{[0-9]+}}, %r[[T]];
   %t = nvgpu.thread_id

@@ -1,7 +1,7 @@
 // RUN: tawa-opt %s -t ptx | filecheck %s
 // Each op of emit_wgmma.py and the instruction(s) it prints.
 
-func.func @wgmma() attributes {nvgpu.threads = 128 : i64, nvgpu.smem_bytes = 33792 : i64} {
+func.func @wgmma() attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128, smem = 33792>} {
   %flag = arith.constant false
   %sa = nvgpu.smem_alloc offset(0) : !nvgpu.smem<1x64x64xbf16, swizzle = 128>
   %sb = nvgpu.smem_alloc offset(8192) : !nvgpu.smem<1x128x64xbf16, swizzle = 128>
@@ -76,7 +76,7 @@ func.func @wgmma() attributes {nvgpu.threads = 128 : i64, nvgpu.smem_bytes = 337
   func.return
 }
 
-func.func @wgmma_f8() attributes {nvgpu.threads = 128 : i64, nvgpu.smem_bytes = 9216 : i64} {
+func.func @wgmma_f8() attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128, smem = 9216>} {
   %flag = arith.constant false
   %sa = nvgpu.smem_alloc offset(0) : !nvgpu.smem<1x64x128xf8E4M3FN, swizzle = 128>
   %a = nvgpu.smem_address %sa : !nvgpu.smem<1x64x128xf8E4M3FN, swizzle = 128>

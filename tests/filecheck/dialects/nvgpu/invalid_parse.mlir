@@ -198,3 +198,48 @@ func.func @frag_cmpi_lhs(%a: i32, %n: i32) {
   func.return
 }
 // CHECK:      nvgpu.frag_cmpi compares fragments, got i32
+
+// --- #nvgpu.kernel
+
+// -----
+
+func.func @kernel_threads() attributes {nvgpu.kernel = #nvgpu.kernel<threads = 100>} {
+  func.return
+}
+// CHECK:      #nvgpu.kernel threads must be whole warp groups of 128, at most 1024, got 100
+
+// -----
+
+func.func @kernel_regs() attributes {nvgpu.kernel = #nvgpu.kernel<threads = 384, regs = [40, 240, 240]>} {
+  func.return
+}
+// CHECK:      #nvgpu.kernel register budgets oversubscribe the register file: 66560 > 65536
+
+// -----
+
+func.func @kernel_regs_per_group() attributes {nvgpu.kernel = #nvgpu.kernel<threads = 256, regs = [40]>} {
+  func.return
+}
+// CHECK:      #nvgpu.kernel needs one register budget per warp group: 2, got 1
+
+// -----
+
+func.func @kernel_regs_granule() attributes {nvgpu.kernel = #nvgpu.kernel<regs = [44]>} {
+  func.return
+}
+// CHECK:      #nvgpu.kernel regs must be multiples of 8 in [24, 256], got [44]
+
+// -----
+
+func.func @kernel_smem() attributes {nvgpu.kernel = #nvgpu.kernel<smem = 300000>} {
+  func.return
+}
+// CHECK:      #nvgpu.kernel smem = 300000 bytes is more than the 232448 a CTA may use
+
+// -----
+
+func.func @kernel_field() attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128, warps = 4>} {
+  func.return
+}
+// CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:83
+// CHECK:      unknown #nvgpu.kernel field 'warps' (threads, smem, regs, persistent)

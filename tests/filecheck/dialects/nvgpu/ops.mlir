@@ -367,3 +367,17 @@ func.func @frag_masks(%x: !nvgpu.frag<64x128xf32, wgmma>, %n: i32, %off: i32, %n
 // CHECK-GENERIC:         %rows = "nvgpu.frag_index"() <{axis = #nvgpu<frag_index_axis row>}> : () -> !nvgpu.frag<64x128xi32, wgmma>
 // CHECK-GENERIC:         %in = "nvgpu.frag_cmpi"(%cols, %n) <{predicate = #tile<cmpi_predicate slt>}> : (!nvgpu.frag<64x128xi32, wgmma>, i32) -> !nvgpu.frag<64x128xi1, wgmma>
 // CHECK-GENERIC:         %y = "nvgpu.frag_select"(%both, %x, %ninf) : (!nvgpu.frag<64x128xi1, wgmma>, !nvgpu.frag<64x128xf32, wgmma>, f32) -> !nvgpu.frag<64x128xf32, wgmma>
+
+// -----
+
+// A lowered kernel's launch facts; fields not decided yet are left out.
+func.func @kernel_info() attributes {nvgpu.kernel = #nvgpu.kernel<threads = 384, smem = 197696, regs = [40, 232, 232], persistent>} {
+  func.return
+}
+func.func @kernel_info_partial() attributes {nvgpu.kernel = #nvgpu.kernel<smem = 1024>} {
+  func.return
+}
+
+// CHECK-LABEL: func.func @kernel_info() attributes {nvgpu.kernel = #nvgpu.kernel<threads = 384, smem = 197696, regs = [40, 232, 232], persistent>} {
+// CHECK-LABEL: func.func @kernel_info_partial() attributes {nvgpu.kernel = #nvgpu.kernel<smem = 1024>} {
+// CHECK-GENERIC: nvgpu.kernel = #nvgpu.kernel<threads = 384, smem = 197696, regs = [40, 232, 232], persistent>
