@@ -9,9 +9,9 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, prop_def, result_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.utils.str_enum import StrEnum
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 
 class GridAxisOp(IRDLOperation):

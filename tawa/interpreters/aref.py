@@ -169,7 +169,7 @@ class ArefFunctions(InterpreterFunctions):
         """Gives `interpreter` fresh protocol state (per kernel instance)."""
         state = TaskState() if state is None else state
         interpreter.set_data(ArefFunctions, "task", state)
-        others = tuple(l for l in interpreter.listeners if not isinstance(l, ProtocolChecker))
+        others = tuple(x for x in interpreter.listeners if not isinstance(x, ProtocolChecker))
         interpreter.listeners = (*others, ProtocolChecker(state))
 
     @impl(aref.WarpSpecializeOp)

@@ -113,7 +113,7 @@ def make_interpreter(
 
 
 def tracker_of(interpreter: Interpreter) -> OpTracker | None:
-    return next((l for l in interpreter.listeners if isinstance(l, OpTracker)), None)
+    return next((x for x in interpreter.listeners if isinstance(x, OpTracker)), None)
 
 
 # --------------------------------------------------------------------------- lookup

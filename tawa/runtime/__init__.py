@@ -15,7 +15,6 @@ cuda.bindings: loading, tensor maps, launching; imported on first launch).
 
 from __future__ import annotations
 
-from tawa.runtime.ptxas import AssembleError, Cubin, assemble, cache_dir
 from tawa.runtime.compiler import CompileError, clear_cache, compile
 from tawa.runtime.kernel import Kernel
 from tawa.runtime.launch import (
@@ -26,6 +25,7 @@ from tawa.runtime.launch import (
     plan_launch,
     reinterpret,
 )
+from tawa.runtime.ptxas import AssembleError, Cubin, assemble, cache_dir
 
 __all__ = [
     "ArgumentError",

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from tawa.backend.ptx.abi import KernelABI
-from tawa.runtime.ptxas import ARCH, Cubin, assemble
 from tawa.runtime.launch import LaunchPlan, Signature, arg_names, plan_launch, signature
+from tawa.runtime.ptxas import ARCH, Cubin, assemble
 
 
 class Kernel:

@@ -23,10 +23,10 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 import tawa
+from tawa.backend import get_all_targets
 from tawa.diagnostics import LocatedParser, TawaError, first_line, parse_error, verify
 from tawa.dialects import get_all_dialects
 from tawa.transforms import get_all_passes
-from tawa.backend import get_all_targets
 
 
 class TawaOptMain(xDSLOptMain):

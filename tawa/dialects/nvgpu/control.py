@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from xdsl.dialects.builtin import (
     I32,
     IndexType,
@@ -22,9 +21,7 @@ from xdsl.utils.exceptions import VerifyException
 from tawa.dialects.common import (
     GridAxisOp,
 )
-
-from tawa.dialects.nvgpu.types import *  # noqa: F403
-
+from tawa.dialects.nvgpu.types import RegAction, RegActionAttr
 
 # --------------------------------------------------------------------------- registers, sync, ids
 
