@@ -135,3 +135,15 @@ def test_named_layouts_print_by_name():
     for name, layout in NAMED_LAYOUTS.items():
         assert layout_name(layout) == name
     assert layout_name(TiledLayout(((8,),), (Replicated(4),), (Replicated(32),), -1)) is None
+
+
+def test_k_slices_of_the_a_operand_are_its_registers():
+    """k16 block j of a 64xK wgmma fragment is values 8j..8j+7 (packed
+    registers 4j..4j+3), held by the same threads: no data moves."""
+    shape = (64, 64)
+    for j in range(4):
+        assert WGMMA.slice_values(shape, 1, 16 * j, 16) == tuple(range(8 * j, 8 * j + 8))
+    with pytest.raises(ValueError, match="not a sub-tile"):
+        WGMMA.slice_values(shape, 1, 4, 16)
+    with pytest.raises(ValueError, match="other threads"):
+        WGMMA.slice_values(shape, 0, 0, 16)

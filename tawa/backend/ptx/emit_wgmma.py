@@ -61,8 +61,10 @@ def emit_desc_advance(p: KernelPrinter, op: nvgpu.WgmmaDescAdvanceOp) -> None:
 def emit_k_slice(p: KernelPrinter, op: nvgpu.WgmmaKSliceOp) -> None:
     t = op.result.type
     assert isinstance(t, nvgpu.FragmentType)
-    n, j = t.registers(), op.index.value.data
-    p.vals[op.result] = p.frag(op.source)[j * n : (j + 1) * n]
+    values, regs = op.source_values(), p.frag(op.source)
+    # A packed register holds a vector of 2 values: name it once, by its first.
+    per_reg = 2 if t.packed() else 1
+    p.vals[op.result] = [regs[v // per_reg] for v in values[::per_reg]]
 
 
 def emit_mma_async(p: KernelPrinter, op: nvgpu.WgmmaMmaAsyncOp) -> None:

@@ -327,6 +327,24 @@ class TiledLayout:
         dst = list(zip(*(reduced.value_offsets(out_shape, a) for a in range(reduced.rank))))
         return tuple(dst.index(k) for k in src)
 
+    def slice_values(self, shape: tuple[int, ...], axis: int, start: int, size: int) -> tuple[int, ...]:
+        """Which values of a `shape` fragment form, in the same threads and
+        this same layout, its sub-tile [start, start + size) along `axis`:
+        value i of the slice is value `slice_values(...)[i]` of the source (no
+        data moves).  ValueError if the slice is not held that way (a start
+        or size that splits the layout's thread tiles)."""
+        sub = tuple(size if a == axis else n for a, n in enumerate(shape))
+        if any(self.thread_terms(sub, a) != self.thread_terms(shape, a) for a in range(self.rank)):
+            raise ValueError(f"a {_fmt(sub)} slice of {_fmt(shape)} is spread over other threads")
+        src = {k: i for i, k in enumerate(zip(*(self.value_offsets(shape, a) for a in range(self.rank))))}
+        out = []
+        for key in zip(*(self.value_offsets(sub, a) for a in range(self.rank))):
+            moved = tuple(c + start if a == axis else c for a, c in enumerate(key))
+            if moved not in src:
+                raise ValueError(f"[{start}, {start + size}) along axis {axis} is not a sub-tile of {_fmt(shape)}")
+            out.append(src[moved])
+        return tuple(out)
+
     def __str__(self) -> str:
         tiles = "".join(f"({','.join(map(str, t))})" for t in self.tiling)
         warps = ", ".join(map(str, self.warp_dims))

@@ -292,10 +292,11 @@ class WgmmaDescEncodeOp(IRDLOperation):
 
 @irdl_op_definition
 class WgmmaKSliceOp(IRDLOperation):
-    """K-step `index` of a register lhs of wgmma: registers
-    [index·r, (index+1)·r) of `source`, where r is the result's register
-    count (4 for a 64x16 bf16 slice).  No data moves: the result names the
-    source's registers.
+    """K-step `index` of a register lhs of wgmma: columns
+    [index·k, (index+1)·k) of `source`, k the result's column count, held by
+    the same threads in the same layout (`TiledLayout.slice_values`; for
+    `wgmma` and k16, packed registers 4·index .. 4·index+3).  No data moves:
+    the result names the source's registers.
 
     Example: `%a1 = nvgpu.wgmma_k_slice %a[1] : !nvgpu.frag<64x64xbf16, wgmma> -> !nvgpu.frag<64x16xbf16, wgmma>`
     """
@@ -315,10 +316,25 @@ class WgmmaKSliceOp(IRDLOperation):
         assert isinstance(src, FragmentType) and isinstance(res, FragmentType)
         if src.element_type != res.element_type or src.tiled_layout != res.tiled_layout:
             raise VerifyException("nvgpu.wgmma_k_slice must keep the element type and layout")
-        if not 0 <= self.index.value.data or (self.index.value.data + 1) * res.registers() > src.registers():
+        if src.get_shape()[:-1] != res.get_shape()[:-1]:
+            raise VerifyException(f"nvgpu.wgmma_k_slice keeps the rows: {res} is not a column slice of {src}")
+        k, j = res.get_shape()[-1], self.index.value.data
+        if not 0 <= j or (j + 1) * k > src.get_shape()[-1]:
             raise VerifyException(
-                f"nvgpu.wgmma_k_slice {self.index.value.data} of {res} is outside {src}"
+                f"nvgpu.wgmma_k_slice {j} of {res} is outside {src}"
             )
+        try:
+            self.source_values()
+        except ValueError as err:
+            raise VerifyException(f"nvgpu.wgmma_k_slice: {err}") from None
+
+    def source_values(self) -> tuple[int, ...]:
+        """The source's values that the slice's values are, in order."""
+        src, res = self.source.type, self.result.type
+        assert isinstance(src, FragmentType) and isinstance(res, FragmentType)
+        k = res.get_shape()[-1]
+        axis = len(src.get_shape()) - 1
+        return src.tiled_layout.slice_values(src.get_shape(), axis, self.index.value.data * k, k)
 
 
 @irdl_op_definition
