@@ -145,5 +145,11 @@ def test_k_slices_of_the_a_operand_are_its_registers():
         assert WGMMA.slice_values(shape, 1, 16 * j, 16) == tuple(range(8 * j, 8 * j + 8))
     with pytest.raises(ValueError, match="not a sub-tile"):
         WGMMA.slice_values(shape, 1, 4, 16)
-    with pytest.raises(ValueError, match="other threads"):
+    with pytest.raises(ValueError, match="not a multiple"):
         WGMMA.slice_values(shape, 0, 0, 16)
+    # The lower 64 rows of a 128-row fragment are its second row tile.
+    lower = WGMMA.slice_values((128, 64), 0, 64, 64)
+    for t in (0, 77, 127):
+        for i, v in enumerate(lower):
+            r, c = WGMMA.thread_coords((64, 64), t, i)
+            assert WGMMA.thread_coords((128, 64), t, v) == (r + 64, c)
