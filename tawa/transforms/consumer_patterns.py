@@ -1,0 +1,385 @@
+"""Rewrite patterns: the tile compute of a consumer partition → wgmma and fragments.
+
+One `RewritePattern` per op family, applied by `tawa-lower-tile` with xDSL's
+`PatternRewriteWalker` (to a fixpoint) on each consumer partition:
+
+| pattern | from | to |
+|---|---|---|
+| `LowerAccumulatorInit` | f32 `tile.zeros`; `tile.splat` that starts a loop-carried value | `frag_zeros`, `frag_splat` |
+| `RetypeLoopCarried` | `scf.for` whose init became a fragment | the iter_arg and result retyped (the type converter of loop-carried values) |
+| `LowerDot` | `tile.dot` / `tile.dot_async` on aref slots | descriptors, fence, whole-tile `wgmma`, commit (a sync dot also waits) |
+| `LowerDotWait` | `tile.dot_wait N` | `wgmma_wait_group N` |
+| `LowerElementwise` | f32 `arith` / `math.exp2` on fragments | `frag_binary` / `frag_unary` |
+| `LowerRowReduce` | `tile.reduce` along the columns | `frag_reduce` into the row layout |
+| `LowerRowBroadcast` | `tile.broadcast(tile.expand_dims(row, 1))` | `frag_broadcast` |
+| `LowerMaskedSelect` | `tile.select(mask, acc, other)` | per-register masks (`masks.py`), skipped where they hold everywhere |
+| `LowerStore` | `tile.store(arith.truncf(acc))` | `frag_store` of this warp group's rows |
+
+A pattern fires only once the values it needs are fragments, so lowering
+follows the data whatever order the walker visits ops in; an op that never
+becomes ready stays, and `diagnose` reports it with its location after the
+walk.  Fragment types come from the layout algebra's named layouts
+(`nvgpu.WGMMA` for a warp group's 64xN accumulator, `nvgpu.WGMMA_ROW` for one
+value per row).  The facts of the partition the patterns need (its number of
+warp groups, this warp group's first row) are one `ConsumerInfo`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, math, scf
+from xdsl.dialects.builtin import Float32Type, IntegerAttr, TensorType, UnitAttr, i1, i32
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tawa.dialects import nvgpu, tile
+from tawa.transforms.masks import Materializer, all_true_condition, symbolic
+from tawa.transforms.utils import const, fail
+
+NAME = "tawa-lower-tile"
+WG_ROWS = nvgpu.WGMMA_M
+
+_FRAG_BINARY = {
+    arith.AddfOp: nvgpu.FragBinaryKind.ADDF,
+    arith.SubfOp: nvgpu.FragBinaryKind.SUBF,
+    arith.MulfOp: nvgpu.FragBinaryKind.MULF,
+    arith.DivfOp: nvgpu.FragBinaryKind.DIVF,
+    arith.MaximumfOp: nvgpu.FragBinaryKind.MAXIMUMF,
+    arith.MinimumfOp: nvgpu.FragBinaryKind.MINIMUMF,
+}
+_FRAG_UNARY = {math.Exp2Op: nvgpu.FragUnaryKind.EXP2, arith.NegfOp: nvgpu.FragUnaryKind.NEGF}
+
+
+def _is_frag(v: SSAValue) -> bool:
+    return isinstance(v.type, nvgpu.FragmentType)
+
+
+@dataclass(frozen=True)
+class ConsumerInfo:
+    """What the patterns know about the consumer partition they lower."""
+
+    groups: int
+    """Warp groups of the partition: a tile of 64·groups rows."""
+    row0: SSAValue
+    """Index of this warp group's first row in the tile (index and i32)."""
+    row0_i32: SSAValue
+    zero: SSAValue
+
+    @staticmethod
+    def at_start_of(region: Region, first_group: int, groups: int) -> ConsumerInfo:
+        """Emits this warp group's first row, 64 · (warp group id − first
+        group of the partition), at the top of the partition."""
+        at = InsertPoint.at_start(region.block)
+        wg = nvgpu.WarpGroupIdOp()
+        Rewriter.insert_op(wg, at)
+        local = arith.SubiOp(wg.result, const(first_group, at))
+        row0 = arith.MuliOp(local.result, const(WG_ROWS, at))
+        row0.result.name_hint = "wg_row0"
+        row0_i32 = arith.IndexCastOp(row0.result, i32)
+        Rewriter.insert_op([local, row0, row0_i32], at)
+        return ConsumerInfo(groups, row0.result, row0_i32.result, const(0, at))
+
+    def frag_type(self, t: TensorType, op: Operation) -> nvgpu.FragmentType:
+        """This warp group's share of a 64·groups-row f32 tile: a 64xN
+        accumulator, or one value per row of it."""
+        shape, et = tuple(t.get_shape()), t.get_element_type()
+        rows = WG_ROWS * self.groups
+        if len(shape) == 1 and shape[0] == rows and isinstance(et, Float32Type):
+            return nvgpu.FragmentType([WG_ROWS], et, nvgpu.WGMMA_ROW)
+        if len(shape) != 2 or shape[0] != rows or not isinstance(et, Float32Type):
+            raise fail(
+                op,
+                f"{NAME}: a consumer of {self.groups} warp groups needs {rows}xN f32 accumulators, got {t}",
+            )
+        return nvgpu.FragmentType([WG_ROWS, shape[1]], et, nvgpu.WGMMA)
+
+
+@dataclass
+class LowerAccumulatorInit(RewritePattern):
+    """f32 zeros, and splats that start loop-carried values (a running max),
+    become fragments."""
+
+    info: ConsumerInfo
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.ZerosOp | tile.SplatOp, rewriter: PatternRewriter) -> None:
+        t = op.result.type
+        assert isinstance(t, TensorType)
+        if isinstance(op, tile.ZerosOp):
+            if isinstance(t.get_element_type(), Float32Type):
+                rewriter.replace(op, nvgpu.FragmentZerosOp.build(result_types=[self.info.frag_type(t, op)]))
+            return
+        if any(isinstance(u.operation, scf.ForOp) for u in op.result.uses):
+            new = nvgpu.FragmentSplatOp.build(operands=[op.value], result_types=[self.info.frag_type(t, op)])
+            new.result.name_hint = op.result.name_hint
+            rewriter.replace(op, new)
+
+
+class RetypeLoopCarried(RewritePattern):
+    """A loop-carried value whose initial value became a fragment is a
+    fragment in the body and after the loop (the yielded value follows when
+    its op is lowered)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, loop: scf.ForOp, rewriter: PatternRewriter) -> None:
+        for i, init in enumerate(loop.iter_args):
+            arg = loop.body.block.args[i + 1]
+            if _is_frag(init) and arg.type != init.type:
+                rewriter.replace_value_with_new_type(arg, init.type)
+                rewriter.replace_value_with_new_type(loop.results[i], init.type)
+
+
+@dataclass
+class LowerDot(RewritePattern):
+    """A dot on an aref slot (rhs) becomes one whole-tile wgmma.  Its lhs is
+    another slot (this warp group's 64 rows of it), or `arith.truncf` of an
+    accumulator, which then stays in registers as the wgmma's A operand
+    (`nvgpu.frag_convert`, no trip through shared memory)."""
+
+    info: ConsumerInfo
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.DotOp | tile.DotAsyncOp, rewriter: PatternRewriter) -> None:
+        lhs, rhs = op.lhs.owner, op.rhs.owner
+        if not isinstance(rhs, nvgpu.SmemTileOp):
+            raise fail(op, f"{NAME}: {op.name} rhs must come from an aref slot (shared memory) for now")
+        from_registers = isinstance(lhs, arith.TruncFOp)
+        if not isinstance(lhs, nvgpu.SmemTileOp) and not from_registers:
+            raise fail(op, f"{NAME}: {op.name} lhs must come from an aref slot or be a converted accumulator, for now")
+        if not _is_frag(op.acc) or (isinstance(lhs, arith.TruncFOp) and not _is_frag(lhs.input)):
+            return  # not ready: `diagnose` reports it if it never becomes so
+        if isinstance(lhs, arith.TruncFOp):
+            src, lt = lhs.input.type, lhs.result.type
+            assert isinstance(src, nvgpu.FragmentType) and isinstance(lt, TensorType)
+            a = nvgpu.FragmentConvertOp.build(operands=[lhs.input], result_types=[src.with_element_type(lt.get_element_type())])
+        else:
+            assert isinstance(lhs, nvgpu.SmemTileOp)
+            st = lhs.source.type
+            assert isinstance(st, nvgpu.SmemType)
+            a_t = nvgpu.WgmmaDescriptorType([WG_ROWS, st.get_shape()[2]], st.element_type, st.swizzle.data)
+            a = nvgpu.WgmmaDescriptorOp.build(operands=[lhs.source, lhs.stage, self.info.row0], result_types=[a_t])
+        rt = rhs.source.type
+        assert isinstance(rt, nvgpu.SmemType)
+        b = nvgpu.WgmmaDescriptorOp.build(
+            operands=[rhs.source, rhs.stage, self.info.zero],
+            result_types=[nvgpu.WgmmaDescriptorType(rt.get_shape()[1:], rt.element_type, rt.swizzle.data)],
+        )
+        true = arith.ConstantOp(IntegerAttr(1, i1))
+        mma = nvgpu.WgmmaOp.build(
+            operands=[a.results[0], b.result, op.acc, true.result],
+            result_types=[op.acc.type],
+            properties={"rhs_transposed": UnitAttr()} if op.rhs_transposed is not None else {},
+        )
+        ops: list[Operation] = [a, b, true, nvgpu.WgmmaFenceOp(), mma, nvgpu.WgmmaCommitGroupOp()]
+        result = mma.result
+        if isinstance(op, tile.DotOp):
+            wait = nvgpu.WgmmaWaitGroupOp(0, [mma.result])
+            ops.append(wait)
+            result = wait.results_[0]
+        result.name_hint = op.result.name_hint
+        # Inserted apart from the replacement: `replace` would give every
+        # unnamed result of the new ops the dot's name.
+        rewriter.insert(ops, InsertPoint.before(op))
+        rewriter.replace(op, [], [result])
+        if isinstance(lhs, arith.TruncFOp) and not lhs.result.uses:
+            rewriter.erase(lhs)
+
+
+class LowerDotWait(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.DotWaitOp, rewriter: PatternRewriter) -> None:
+        if not all(_is_frag(v) for v in op.values):
+            return
+        wait = nvgpu.WgmmaWaitGroupOp(op.pending.value.data, list(op.values))
+        for old, new in zip(op.results_, wait.results_):
+            new.name_hint = old.name_hint
+        rewriter.replace(op, wait)
+
+
+def _scalar_or_frag(value: SSAValue, user: Operation) -> SSAValue:
+    """The other operand of math on an accumulator: a fragment, or the f32
+    scalar of a splat."""
+    if _is_frag(value):
+        return value
+    splat = value.owner
+    if isinstance(splat, tile.SplatOp) and isinstance(splat.value.type, Float32Type):
+        return splat.value
+    raise fail(
+        user,
+        f"{NAME}: '{user.name}' on an accumulator needs another accumulator or a tile.splat of an f32 scalar",
+    )
+
+
+class LowerElementwise(RewritePattern):
+    """Elementwise math on fragments (the other operand a fragment or a splat
+    of an f32 scalar) becomes per-register math."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if type(op) not in _FRAG_BINARY and type(op) not in _FRAG_UNARY:
+            return
+        if not any(_is_frag(v) for v in op.operands):
+            return  # not (yet) on an accumulator
+        if type(op) in _FRAG_UNARY:
+            new: Operation = nvgpu.FragmentUnaryOp.build(
+                operands=[op.operands[0]],
+                properties={"kind": nvgpu.FragUnaryKindAttr(_FRAG_UNARY[type(op)])},
+                result_types=[op.operands[0].type],
+            )
+        else:
+            lhs, rhs = op.operands
+            kind = _FRAG_BINARY[type(op)]
+            if not _is_frag(lhs):
+                if kind in (nvgpu.FragBinaryKind.SUBF, nvgpu.FragBinaryKind.DIVF):
+                    raise fail(op, f"{NAME}: '{op.name}' with a splat on the left is not supported yet")
+                lhs, rhs = rhs, lhs
+            new = nvgpu.FragmentBinaryOp(kind, lhs, _scalar_or_frag(rhs, op))
+        new.results[0].name_hint = op.results[0].name_hint
+        rewriter.replace(op, new)
+
+
+class LowerRowReduce(RewritePattern):
+    """A reduction of a fragment along its columns: its layout's reduction
+    (each thread folds its values of a row, then quad shuffles)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.ReduceOp, rewriter: PatternRewriter) -> None:
+        t = op.input.type
+        if not isinstance(t, nvgpu.FragmentType) or op.axis.value.data != 1:
+            return  # not a row reduction of an accumulator: reported later
+        new = nvgpu.FragmentReduceOp.build(
+            operands=[op.input],
+            properties={"kind": op.kind},
+            result_types=[nvgpu.FragmentType([WG_ROWS], t.element_type, t.tiled_layout.reduce(t.get_shape(), 1).layout)],
+        )
+        new.result.name_hint = op.result.name_hint
+        rewriter.replace(op, new)
+
+
+@dataclass
+class LowerRowBroadcast(RewritePattern):
+    """`broadcast(expand_dims(row, 1))` of a row fragment: per-column copies."""
+
+    info: ConsumerInfo
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.BroadcastOp, rewriter: PatternRewriter) -> None:
+        expand = op.input.owner
+        if not isinstance(expand, tile.ExpandDimsOp) or expand.axis.value.data != 1:
+            return
+        row, rt = expand.input, op.result.type
+        if not _is_frag(row) or not isinstance(rt, TensorType):
+            return
+        new = nvgpu.FragmentBroadcastOp.build(operands=[row], result_types=[self.info.frag_type(rt, op)])
+        new.result.name_hint = op.result.name_hint
+        rewriter.replace(op, new)
+        if not expand.result.uses:
+            rewriter.erase(expand)
+
+
+@dataclass
+class LowerMaskedSelect(RewritePattern):
+    """`select(mask, acc, other)`: the mask, built from index tiles, is
+    computed per register (see tawa.transforms.masks); where it holds for the
+    whole fragment (blocks inside the sequence, below the causal diagonal)
+    it is skipped at run time."""
+
+    info: ConsumerInfo
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.SelectOp, rewriter: PatternRewriter) -> None:
+        on_true = op.true_value
+        t = on_true.type
+        if not isinstance(t, nvgpu.FragmentType):
+            return  # not on an accumulator: reported later
+        expr = symbolic(op.mask)
+        if expr is None:
+            raise fail(op, f"{NAME}: masks must be built from tile.iota, splats, integer math and tile.cmpi")
+        at = InsertPoint.before(op)
+        on_false = _scalar_or_frag(op.false_value, op)
+
+        def emit_at(point: InsertPoint) -> Callable[[Operation], SSAValue]:
+            def emit(new: Operation) -> SSAValue:
+                Rewriter.insert_op(new, point)
+                return new.results[0]
+
+            return emit
+
+        row0 = self.info.row0_i32
+        row_last = arith.AddiOp(row0, const(WG_ROWS - 1, at, i32))
+        Rewriter.insert_op(row_last, at)
+        cols = t.get_shape()[1]
+        fast = all_true_condition(expr, (row0, row_last.result), (0, cols - 1), emit_at(at))
+        masked = Block()
+        try:
+            mask = Materializer(cols, row0, emit_at(InsertPoint.at_end(masked)))(expr)
+        except ValueError as err:
+            raise fail(op, f"{NAME}: {err}") from None
+        select = nvgpu.FragmentSelectOp.build(operands=[mask, on_true, on_false], result_types=[t])
+        if fast is None:
+            for o in list(masked.ops):
+                o.detach()
+                Rewriter.insert_op(o, at)
+            select.result.name_hint = op.result.name_hint
+            rewriter.replace(op, select)
+            return
+        masked.add_ops([select, scf.YieldOp(select.result)])
+        branch = scf.IfOp(fast, [t], Region(Block([scf.YieldOp(on_true)])), Region(masked))
+        branch.results[0].name_hint = op.result.name_hint
+        rewriter.replace(op, branch)
+
+
+@dataclass
+class LowerStore(RewritePattern):
+    """The store of a converted accumulator: conversion, bounds masks and
+    stores of this warp group's rows (`nvgpu.frag_store`)."""
+
+    info: ConsumerInfo
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.StoreOp, rewriter: PatternRewriter) -> None:
+        conv = op.value.owner
+        if not isinstance(conv, arith.TruncFOp):
+            raise fail(op, f"{NAME}: only stores of a converted accumulator (arith.truncf) are supported for now")
+        if not _is_frag(conv.input):
+            return  # not ready: `diagnose` reports it if it never becomes so
+        value_t = op.value.type
+        assert isinstance(value_t, TensorType)
+        if value_t.get_num_dims() != 2:
+            raise fail(op, f"{NAME}: only 2-D accumulator tiles can be stored for now")
+        at = InsertPoint.before(op)
+        offsets = list(op.offsets)
+        row = arith.AddiOp(offsets[-2], self.info.row0)  # this warp group's rows
+        offsets[-2] = row.result
+        rewriter.insert(row, at)
+        rewriter.replace(op, nvgpu.FragmentStoreOp.build(operands=[conv.input, op.dest, offsets]), [])
+        if not conv.result.uses:
+            rewriter.erase(conv)
+
+
+def consumer_patterns(info: ConsumerInfo) -> list[RewritePattern]:
+    return [
+        LowerAccumulatorInit(info),
+        RetypeLoopCarried(),
+        LowerDot(info),
+        LowerDotWait(),
+        LowerElementwise(),
+        LowerRowReduce(),
+        LowerRowBroadcast(info),
+        LowerMaskedSelect(info),
+        LowerStore(info),
+    ]
+
+
+def diagnose(region: Region) -> None:
+    """Explains ops that patterns were waiting on and that never became
+    ready (their accumulator is not a fragment)."""
+    for op in region.walk():
+        if isinstance(op, tile.DotOp | tile.DotAsyncOp):
+            if not _is_frag(op.acc):
+                raise fail(op, f"{NAME}: {op.name} accumulator must be a zeros-initialised (loop-carried) accumulator")
+            raise fail(op, f"{NAME}: {op.name} lhs must come from an aref slot or be a converted accumulator, for now")
+        if isinstance(op, tile.StoreOp):
+            raise fail(op, f"{NAME}: only stores of a converted accumulator (arith.truncf) are supported for now")
