@@ -1,0 +1,78 @@
+// RUN: tawa-opt %s -t ptx | filecheck %s
+// Each op of emit_fragments.py and the instructions it prints; which thread holds which
+// element comes from the fragment's layout (tawa/dialects/nvgpu/layouts.py).
+
+func.func @fragments(%y: f32, %n: i32, %C: memref<?x?xbf16>, %a: index) attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128, smem = 1024>} {
+  // One register per value: a 64x16 f32 wgmma fragment is 8 values per thread.
+  // CHECK-COUNT-8: mov.f32 %f{{[0-9]+}}, 0f00000000;
+  %z = nvgpu.frag_zeros : !nvgpu.frag<64x16xf32, wgmma>
+  // CHECK-NEXT: mov.f32 %f[[S0:[0-9]+]], %f[[Y:[0-9]+]];
+  %s = nvgpu.frag_splat %y : f32 -> !nvgpu.frag<64x16xf32, wgmma>
+  // CHECK:      mul.f32 %f{{[0-9]+}}, %f[[S0]], %f[[Y]];
+  %b = nvgpu.frag_binary mulf %s, %y : !nvgpu.frag<64x16xf32, wgmma>, f32
+  // CHECK:      ex2.approx.ftz.f32
+  %e = nvgpu.frag_unary exp2 %b : !nvgpu.frag<64x16xf32, wgmma>
+  // Coordinates: the thread part from the layout's thread terms (bit fields of the thread
+  // index in its warp group), plus each value's offset (columns 0, 1, 0, 1, 8, 9, 8, 9).
+  // CHECK:      mov.u32 %r[[T:[0-9]+]], %tid.x;
+  // CHECK-NEXT: and.b32 %r[[T]], %r[[T]], 127;
+  // CHECK-NEXT: mov.u32 %r[[C:[0-9]+]], 0;
+  // CHECK-NEXT: bfe.u32 %r[[B:[0-9]+]], %r[[T]], 0, 2;
+  // CHECK-NEXT: mad.lo.u32 %r[[C]], %r[[B]], 2, %r[[C]];
+  // CHECK-NEXT: add.s32 %r[[COL0:[0-9]+]], %r[[C]], 0;
+  // CHECK-NEXT: add.s32 %r{{[0-9]+}}, %r[[C]], 1;
+  // CHECK-NEXT: add.s32 %r{{[0-9]+}}, %r[[C]], 0;
+  // CHECK-NEXT: add.s32 %r{{[0-9]+}}, %r[[C]], 1;
+  // CHECK-NEXT: add.s32 %r{{[0-9]+}}, %r[[C]], 8;
+  %cols = nvgpu.frag_index col : !nvgpu.frag<64x16xi32, wgmma>
+  // Rows: 16 per warp (bits 5-6), then lane / 4 (bits 2-4); values 0, 0, 8, 8, ...
+  // CHECK:      bfe.u32 %r[[W:[0-9]+]], %r{{[0-9]+}}, 5, 2;
+  // CHECK-NEXT: mad.lo.u32 %r[[R:[0-9]+]], %r[[W]], 16, %r[[R]];
+  // CHECK-NEXT: bfe.u32 %r[[L:[0-9]+]], %r{{[0-9]+}}, 2, 3;
+  // CHECK-NEXT: mad.lo.u32 %r[[R]], %r[[L]], 1, %r[[R]];
+  // CHECK-NEXT: add.s32 %r{{[0-9]+}}, %r[[R]], 0;
+  // CHECK-NEXT: add.s32 %r{{[0-9]+}}, %r[[R]], 0;
+  // CHECK-NEXT: add.s32 %r{{[0-9]+}}, %r[[R]], 8;
+  %rows = nvgpu.frag_index row : !nvgpu.frag<64x16xi32, wgmma>
+  // CHECK:      setp.lt.s32 %p[[M0:[0-9]+]], %r[[COL0]], %r{{[0-9]+}};
+  %m = nvgpu.frag_cmpi slt, %cols, %n : !nvgpu.frag<64x16xi32, wgmma>, i32
+  // CHECK:      selp.f32 %f{{[0-9]+}}, %f{{[0-9]+}}, %f[[Y]], %p[[M0]];
+  %sel = nvgpu.frag_select %m, %e, %y : !nvgpu.frag<64x16xi1, wgmma>, !nvgpu.frag<64x16xf32, wgmma>, f32
+  // A row reduction folds the thread's values of each of its 2 rows (values 0, 1, 4, 5 and
+  // 2, 3, 6, 7), then the 4 lanes of a quad exchange (butterfly masks 1 and 2).
+  // CHECK:      mov.f32 %f[[ACC:[0-9]+]], %f{{[0-9]+}};
+  // CHECK-NEXT: max.NaN.f32 %f[[ACC]], %f[[ACC]], %f{{[0-9]+}};
+  // CHECK-NEXT: max.NaN.f32 %f[[ACC]], %f[[ACC]], %f{{[0-9]+}};
+  // CHECK-NEXT: max.NaN.f32 %f[[ACC]], %f[[ACC]], %f{{[0-9]+}};
+  // CHECK-NEXT: shfl.sync.bfly.b32 %f[[TMP:[0-9]+]], %f[[ACC]], 1, 31, -1;
+  // CHECK-NEXT: max.NaN.f32 %f[[ACC]], %f[[ACC]], %f[[TMP]];
+  // CHECK-NEXT: shfl.sync.bfly.b32 %f[[TMP]], %f[[ACC]], 2, 31, -1;
+  // CHECK-NEXT: max.NaN.f32 %f[[ACC]], %f[[ACC]], %f[[TMP]];
+  // CHECK-NEXT: mov.f32 %f[[ACC2:[0-9]+]], %f{{[0-9]+}};
+  %r = nvgpu.frag_reduce max %sel : !nvgpu.frag<64x16xf32, wgmma> -> !nvgpu.frag<64xf32, wgmma_row>
+  // A broadcast copies each value's row value: rows 0, 0, 8, 8, 0, 0, 8, 8.
+  // CHECK:      mov.f32 %f[[B0:[0-9]+]], %f[[ACC]];
+  // CHECK-NEXT: mov.f32 %f[[B1:[0-9]+]], %f[[ACC]];
+  // CHECK-NEXT: mov.f32 %f[[B2:[0-9]+]], %f[[ACC2]];
+  %bc = nvgpu.frag_broadcast %r : !nvgpu.frag<64xf32, wgmma_row> -> !nvgpu.frag<64x16xf32, wgmma>
+  // A vector of 2 values packs into one register, the first value in the lower half.
+  // CHECK:      cvt.rn.bf16x2.f32 %r[[V0:[0-9]+]], %f[[B1]], %f[[B0]];
+  %v = nvgpu.frag_convert %bc : !nvgpu.frag<64x16xf32, wgmma> -> !nvgpu.frag<64x16xbf16, wgmma>
+  %p = nvgpu.memref_base %C : memref<?x?xbf16>
+  %c1 = arith.constant 1 : index
+  %d1 = memref.dim %C, %c1 : memref<?x?xbf16>
+  // Unmasked: one store per vector, the row-half base (+8 rows) computed once, column offsets
+  // as immediates. memref_base and memref.dim name the parameters' registers.
+  // CHECK:      mad.lo.s64 %rd[[HALF:[0-9]+]], %rd[[DIM1:[0-9]+]], 8, %rd[[PTR:[0-9]+]];
+  // CHECK-NEXT: st.global.b32 [%rd[[PTR]]+0], %r[[V0]];
+  // CHECK-NEXT: st.global.b32 [%rd[[HALF]]+0], %r{{[0-9]+}};
+  // CHECK-NEXT: st.global.b32 [%rd[[PTR]]+16], %r{{[0-9]+}};
+  // CHECK-NEXT: st.global.b32 [%rd[[HALF]]+16], %r{{[0-9]+}};
+  nvgpu.frag_store_global %v, %p, %d1 : !nvgpu.frag<64x16xbf16, wgmma>
+  // Masked: each 2-byte half under its own predicate.
+  // CHECK:      mov.b32 {%h[[LO:[0-9]+]], %h[[HI:[0-9]+]]}, %r[[V0]];
+  // CHECK-NEXT: @%p[[M0]] st.global.b16 [%rd{{[0-9]+}}+0], %h[[LO]];
+  // CHECK-NEXT: @%p{{[0-9]+}} st.global.b16 [%rd{{[0-9]+}}+2], %h[[HI]];
+  nvgpu.frag_store_global %v, %a, %d1 mask %m : !nvgpu.frag<64x16xbf16, wgmma>, !nvgpu.frag<64x16xi1, wgmma>
+  func.return
+}
