@@ -32,9 +32,10 @@ from tawa.runtime.launch import (
     kernel_arguments,
     tensormap_by_value,
 )
+from tawa.target.hopper import ARCH
 
 DEFAULT_SMEM = 48 * 1024
-MIN_CC = (9, 0)
+MIN_CC = (9, 0)  # the compute capability of ARCH
 
 
 def cupy_module() -> ModuleType:
@@ -143,7 +144,7 @@ def check_device(device: int) -> None:
     major, minor = int(cc[:-1]), int(cc[-1])
     if (major, minor) != MIN_CC:
         raise LaunchError(
-            f"tawa's kernels are built for sm_90a (Hopper); CUDA device {device} is sm_{cc}"
+            f"tawa's kernels are built for {ARCH} (Hopper); CUDA device {device} is sm_{cc}"
         )
 
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tawa.diagnostics import TawaError
+from tawa.target.hopper import ARCH
 
-ARCH = "sm_90a"
 
 
 class AssembleError(TawaError):
