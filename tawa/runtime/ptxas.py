@@ -31,7 +31,6 @@ from tawa.diagnostics import TawaError
 from tawa.target.hopper import ARCH
 
 
-
 class AssembleError(TawaError):
     """ptxas is missing or rejected a kernel."""
 
