@@ -21,23 +21,44 @@ Runs after `tawa-warp-specialize`.  Two rewrites:
    Slot k-1 is never released before the dot that read it is complete.  The
    lag needs two slots (the consumer holds k-1 while it borrows k), so with
    D = 1 dots stay synchronous.
+
+Built from one analysis and three patterns:
+
+* `PipelinePlan` (an analysis) decides, over each whole `aref.warp_specialize`,
+  which arefs are deepened (`pipelined_arefs`: those put inside a loop,
+  wherever the put is) and which dots stay in flight (a loop-carried
+  accumulation whose operands and releases are checked across the loop body
+  and its yield).  Neither is visible from one op.
+* `DeepenAref` (`aref.create`), `KeepDotInFlight` (`tile.dot`) and
+  `DeferRelease` (`aref.consumed`) are `RewritePattern`s that each rewrite one
+  op the plan names.  The releases are rewritten in a second walk, after the
+  dots, since a deferred release goes after its dot's `tile.dot_wait`.
 """
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
 from tawa.diagnostics import location_of
 from tawa.dialects import aref, tile
+
+# ---------------------------------------------------------------------- analysis
 
 
 def _in_loop(op: Operation, stop: Operation) -> bool:
@@ -57,29 +78,25 @@ def pipelined_arefs(ws: aref.WarpSpecializeOp) -> set[SSAValue]:
     return {op.aref for op in ws.walk() if isinstance(op, aref.PutOp) and _in_loop(op, ws)}
 
 
-def _deepen(ws: aref.WarpSpecializeOp, stages: int) -> None:
-    """Gives every aref put inside a loop `stages` slots."""
-    for ref in pipelined_arefs(ws):
-        create = ref.owner
-        old = ref.type
-        if not isinstance(create, aref.CreateOp) or not isinstance(old, aref.ArefType):
-            continue
-        new = aref.CreateOp(aref.ArefType(old.types, stages))
-        new.result.name_hint = ref.name_hint
-        Rewriter.replace_op(create, new)
-
-
-@dataclass
-class _AsyncCandidate:
-    """A loop-carried accumulating dot fed only by arefs, in a consumer loop."""
+@dataclass(eq=False)
+class InFlightDot:
+    """A loop-carried accumulating dot fed only by arefs, in a consumer loop,
+    and the releases of its operands' slots, which move one iteration later."""
 
     loop: scf.ForOp
     dot: tile.DotOp
     iter_index: int
     releases: list[aref.ConsumedOp]
+    # Filled in by `KeepDotInFlight`, read by `DeferRelease`:
+    in_loop: Operation | None = None
+    """The op after which the next deferred release goes in the loop body."""
+    after_loop: Operation | None = None
+    """The op after which the next deferred release goes after the loop."""
+    not_first: SSAValue | None = None
+    ran: SSAValue | None = None
 
 
-def _find_candidate(dot: tile.DotOp) -> _AsyncCandidate | None:
+def _in_flight(dot: tile.DotOp) -> InFlightDot | None:
     loop = dot.parent_op()
     acc = dot.acc
     if not isinstance(loop, scf.ForOp) or not isinstance(acc, BlockArgument):
@@ -105,7 +122,7 @@ def _find_candidate(dot: tile.DotOp) -> _AsyncCandidate | None:
             return None
         if release not in releases:
             releases.append(release)
-    return _AsyncCandidate(loop, dot, i, releases)
+    return InFlightDot(loop, dot, i, releases)
 
 
 def _release_of(get: aref.GetOp, body: Block) -> aref.ConsumedOp | None:
@@ -120,35 +137,118 @@ def _release_of(get: aref.GetOp, body: Block) -> aref.ConsumedOp | None:
     return None
 
 
+@dataclass
+class PipelinePlan:
+    """What `tawa-pipeline` changes, decided over whole warp-specialized kernels
+    before anything is rewritten."""
+
+    stages: int
+    deepen: set[SSAValue] = field(default_factory=set)
+    """Arefs that become `stages`-slot rings."""
+    dots: dict[tile.DotOp, InFlightDot] = field(default_factory=dict)
+    """Dots that stay in flight (with D >= 2)."""
+    releases: dict[aref.ConsumedOp, InFlightDot] = field(default_factory=dict)
+    """Releases that move one iteration later, with their dot."""
+
+    def add(self, ws: aref.WarpSpecializeOp) -> None:
+        self.deepen |= pipelined_arefs(ws)
+        if self.stages < 2:
+            return  # the lag needs two slots
+        for dot in [o for o in ws.walk() if isinstance(o, tile.DotOp)]:
+            plan = _in_flight(dot)
+            if plan is None or any(r in self.releases for r in plan.releases):
+                continue  # a release belongs to one dot
+            self.dots[dot] = plan
+            self.releases.update((r, plan) for r in plan.releases)
+
+
+# ---------------------------------------------------------------------- patterns
+
+
+@dataclass
+class DeepenAref(RewritePattern):
+    """`aref.create` of an aref the plan deepens → the same aref with `stages` slots."""
+
+    plan: PipelinePlan
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: aref.CreateOp, rewriter: PatternRewriter) -> None:
+        old = op.result.type
+        if op.result not in self.plan.deepen or not isinstance(old, aref.ArefType):
+            return
+        self.plan.deepen.discard(op.result)
+        new = aref.CreateOp(aref.ArefType(old.types, self.plan.stages))
+        new.result.name_hint = op.result.name_hint
+        rewriter.replace(op, new)
+
+
+@dataclass
+class KeepDotInFlight(RewritePattern):
+    """A dot the plan keeps in flight → `tile.dot_async`, then `tile.dot_wait 1`
+    (dot k-1 has completed); after the loop, `tile.dot_wait 0` on the
+    accumulator (the last dot completes), which the loop's users now read."""
+
+    plan: PipelinePlan
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, dot: tile.DotOp, rewriter: PatternRewriter) -> None:
+        c = self.plan.dots.pop(dot, None)
+        if c is None:
+            return
+        loop = c.loop
+        new_dot = tile.DotAsyncOp(dot.lhs, dot.rhs, dot.acc, dot.rhs_transposed is not None)
+        new_dot.result.name_hint = dot.result.name_hint
+        rewriter.replace(dot, new_dot)
+        # In the loop: complete dot k-1; its slots may go (but not in iteration 0).
+        not_first = arith.CmpiOp(loop.body.block.args[0], loop.lb, "ne")
+        not_first.result.name_hint = "not_first"
+        rewriter.insert([tile.DotWaitOp(1), not_first], InsertPoint.after(new_dot))
+        c.in_loop, c.not_first = not_first, not_first.result
+        # After the loop: complete the last dot; its slots may go if the loop ran.
+        result = loop.results[c.iter_index]
+        wait = tile.DotWaitOp(0, [result])
+        wait.results_[0].name_hint = result.name_hint
+        ran = arith.CmpiOp(loop.lb, loop.ub, "slt")
+        ran.result.name_hint = "ran"
+        rewriter.insert([wait, ran], InsertPoint.after(loop))
+        c.after_loop, c.ran = ran, ran.result
+        result.replace_uses_with_if(wait.results_[0], lambda use: use.operation is not wait)
+
+
 def _guarded_release(ref: SSAValue, cond: SSAValue) -> scf.IfOp:
     then = Block()
     then.add_ops([aref.ConsumedOp(ref), scf.YieldOp()])
     return scf.IfOp(cond, [], [then])
 
 
-def _make_async(c: _AsyncCandidate) -> None:
-    loop, dot = c.loop, c.dot
-    new_dot = tile.DotAsyncOp(dot.lhs, dot.rhs, dot.acc, dot.rhs_transposed is not None)
-    new_dot.result.name_hint = dot.result.name_hint
-    Rewriter.replace_op(dot, new_dot)
-    # In the loop: complete dot k-1, then release its slots (not in iteration 0).
-    not_first = arith.CmpiOp(loop.body.block.args[0], loop.lb, "ne")
-    not_first.result.name_hint = "not_first"
-    body_ops: list[Operation] = [tile.DotWaitOp(1), not_first]
-    body_ops += [_guarded_release(r.aref, not_first.result) for r in c.releases]
-    Rewriter.insert_op(body_ops, InsertPoint.after(new_dot))
-    for r in c.releases:
-        Rewriter.erase_op(r)
-    # After the loop: complete the last dot and release its slots if the loop ran.
-    result = loop.results[c.iter_index]
-    wait = tile.DotWaitOp(0, [result])
-    wait.results_[0].name_hint = result.name_hint
-    ran = arith.CmpiOp(loop.lb, loop.ub, "slt")
-    ran.result.name_hint = "ran"
-    after: list[Operation] = [wait, ran]
-    after += [_guarded_release(r.aref, ran.result) for r in c.releases]
-    Rewriter.insert_op(after, InsertPoint.after(loop))
-    result.replace_uses_with_if(wait.results_[0], lambda use: use.operation is not wait)
+@dataclass
+class DeferRelease(RewritePattern):
+    """The release of a slot read by an in-flight dot → a release after that
+    dot's `tile.dot_wait 1` unless in the first iteration (it frees the slot
+    of iteration k-1), and one after the loop if the loop ran (the last slot)."""
+
+    plan: PipelinePlan
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: aref.ConsumedOp, rewriter: PatternRewriter) -> None:
+        c = self.plan.releases.pop(op, None)
+        if c is None:
+            return
+        assert c.in_loop is not None and c.after_loop is not None, "the dot is rewritten first"
+        assert c.not_first is not None and c.ran is not None
+        in_loop = _guarded_release(op.aref, c.not_first)
+        after = _guarded_release(op.aref, c.ran)
+        rewriter.insert(in_loop, InsertPoint.after(c.in_loop))
+        rewriter.insert(after, InsertPoint.after(c.after_loop))
+        c.in_loop, c.after_loop = in_loop, after
+        rewriter.erase(op)
+
+
+def _walk(module: ModuleOp, *patterns: RewritePattern) -> None:
+    PatternRewriteWalker(
+        GreedyRewritePatternApplier(list(patterns), dce_enabled=False),
+        apply_recursively=False,
+    ).rewrite_module(module)
 
 
 @dataclass(frozen=True)
@@ -163,6 +263,7 @@ class PipelinePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.stages < 1:
             raise PassFailedException(f"{self.name}: stages must be at least 1, got {self.stages}")
+        plan = PipelinePlan(self.stages)
         for kernel in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
             specialized = [o for o in kernel.walk() if isinstance(o, aref.WarpSpecializeOp)]
             if not specialized and not kernel.is_declaration:
@@ -172,9 +273,6 @@ class PipelinePass(ModulePass):
                     "it has no aref.warp_specialize (run tawa-warp-specialize first)\n"
                 )
             for ws in specialized:
-                _deepen(ws, self.stages)
-                if self.stages < 2:
-                    continue
-                dots = [o for o in ws.walk() if isinstance(o, tile.DotOp)]
-                for cand in filter(None, map(_find_candidate, dots)):
-                    _make_async(cand)
+                plan.add(ws)
+        _walk(op, DeepenAref(plan), KeepDotInFlight(plan))
+        _walk(op, DeferRelease(plan))  # after the dots: a release goes after its dot's wait
