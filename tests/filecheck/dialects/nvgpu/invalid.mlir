@@ -505,3 +505,59 @@ func.func @frag_select_false(%m: !nvgpu.frag<64x128xi1, wgmma>, %x: !nvgpu.frag<
   func.return
 }
 // CHECK: error: nvgpu.frag_select false value must be !nvgpu.frag<64x128xf32, wgmma> or a scalar f32, got !nvgpu.frag<64x64xf32, wgmma>
+
+// -----
+
+func.func @desc_advance_unit(%d: !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>) {
+  %d1 = nvgpu.wgmma_desc_advance %d, 8 : !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma_desc_advance offset must be a non-negative multiple of 16, got 8
+
+// -----
+
+func.func @desc_encode_swizzle(%a: i32) {
+  %d = nvgpu.wgmma_desc_encode %a lbo(8192) sbo(1024) swizzle(64) : !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma_desc_encode swizzle 64 differs from the type's 128
+
+// -----
+
+func.func @desc_encode_offset(%a: i32) {
+  %d = nvgpu.wgmma_desc_encode %a lbo(8) sbo(1024) swizzle(128) : !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma_desc_encode lbo must be a multiple of 16 below 262144, got 8
+
+// -----
+
+func.func @k_slice_outside(%a: !nvgpu.frag<64x64xbf16, wgmma>) {
+  %s = nvgpu.wgmma_k_slice %a[4] : !nvgpu.frag<64x64xbf16, wgmma> -> !nvgpu.frag<64x16xbf16, wgmma>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma_k_slice 4 of !nvgpu.frag<64x16xbf16, wgmma> is outside !nvgpu.frag<64x64xbf16, wgmma>
+
+// -----
+
+func.func @mma_async_k(%a: !nvgpu.frag<64x32xbf16, wgmma>, %b: !nvgpu.wgmma_desc<128x32xbf16, swizzle = 0>, %acc: !nvgpu.frag<64x128xf32, wgmma>, %t: i1) {
+  %r = nvgpu.wgmma_mma_async %a, %b, %acc, %t {rhs_transposed} : !nvgpu.frag<64x32xbf16, wgmma>, !nvgpu.wgmma_desc<128x32xbf16, swizzle = 0>, !nvgpu.frag<64x128xf32, wgmma>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma_mma_async register lhs must be 64x16, got !nvgpu.frag<64x32xbf16, wgmma>
+
+// -----
+
+func.func @store_global_mask(%v: !nvgpu.frag<64x128xbf16, wgmma>, %a: index, %m: !nvgpu.frag<64x64xi1, wgmma>) {
+  nvgpu.frag_store_global %v, %a, %a mask %m : !nvgpu.frag<64x128xbf16, wgmma>, !nvgpu.frag<64x64xi1, wgmma>
+  func.return
+}
+// CHECK: error: nvgpu.frag_store_global mask must be !nvgpu.frag<64x128xi1, wgmma>, got !nvgpu.frag<64x64xi1, wgmma>
+
+// -----
+
+func.func @store_global_rank(%v: !nvgpu.frag<64xf32, wgmma_row>, %a: index) {
+  nvgpu.frag_store_global %v, %a, %a : !nvgpu.frag<64xf32, wgmma_row>
+  func.return
+}
+// CHECK: error: nvgpu.frag_store_global stores 2-D fragments, got !nvgpu.frag<64xf32, wgmma_row>

@@ -381,3 +381,38 @@ func.func @kernel_info_partial() attributes {nvgpu.kernel = #nvgpu.kernel<smem =
 // CHECK-LABEL: func.func @kernel_info() attributes {nvgpu.kernel = #nvgpu.kernel<threads = 384, smem = 197696, regs = [40, 232, 232], persistent>} {
 // CHECK-LABEL: func.func @kernel_info_partial() attributes {nvgpu.kernel = #nvgpu.kernel<smem = 1024>} {
 // CHECK-GENERIC: nvgpu.kernel = #nvgpu.kernel<threads = 384, smem = 197696, regs = [40, 232, 232], persistent>
+
+// -----
+
+// The ops the printer-preparation passes and the epilogue expansion produce.
+func.func @prepared(%sa: !nvgpu.smem<4x128x64xbf16, swizzle = 128>, %acc: !nvgpu.frag<64x128xf32, wgmma>, %a: !nvgpu.frag<64x64xbf16, wgmma>, %t: i1, %C: memref<?x?xbf16>, %p: index, %m: !nvgpu.frag<64x128xi1, wgmma>, %v: !nvgpu.frag<64x128xbf16, wgmma>) {
+  %addr = nvgpu.smem_address %sa : !nvgpu.smem<4x128x64xbf16, swizzle = 128>
+  %d = nvgpu.wgmma_desc_encode %addr lbo(8192) sbo(1024) swizzle(128) : !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>
+  %d1 = nvgpu.wgmma_desc_advance %d, 32 : !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>
+  %a1 = nvgpu.wgmma_k_slice %a[1] : !nvgpu.frag<64x64xbf16, wgmma> -> !nvgpu.frag<64x16xbf16, wgmma>
+  %r = nvgpu.wgmma_mma_async %a1, %d1, %acc, %t {rhs_transposed} : !nvgpu.frag<64x16xbf16, wgmma>, !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>, !nvgpu.frag<64x128xf32, wgmma>
+  %base = nvgpu.memref_base %C : memref<?x?xbf16>
+  nvgpu.frag_store_global %v, %base, %p : !nvgpu.frag<64x128xbf16, wgmma>
+  nvgpu.frag_store_global %v, %base, %p mask %m : !nvgpu.frag<64x128xbf16, wgmma>, !nvgpu.frag<64x128xi1, wgmma>
+  func.return
+}
+
+// CHECK-LABEL: func.func @prepared(
+// CHECK-NEXT:    %addr = nvgpu.smem_address %sa : !nvgpu.smem<4x128x64xbf16, swizzle = 128>
+// CHECK-NEXT:    %d = nvgpu.wgmma_desc_encode %addr lbo(8192) sbo(1024) swizzle(128) : !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>
+// CHECK-NEXT:    %d1 = nvgpu.wgmma_desc_advance %d, 32 : !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>
+// CHECK-NEXT:    %a1 = nvgpu.wgmma_k_slice %a[1] : !nvgpu.frag<64x64xbf16, wgmma> -> !nvgpu.frag<64x16xbf16, wgmma>
+// CHECK-NEXT:    %r = nvgpu.wgmma_mma_async %a1, %d1, %acc, %t {rhs_transposed} : !nvgpu.frag<64x16xbf16, wgmma>, !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>, !nvgpu.frag<64x128xf32, wgmma>
+// CHECK-NEXT:    %base = nvgpu.memref_base %C : memref<?x?xbf16>
+// CHECK-NEXT:    nvgpu.frag_store_global %v, %base, %p : !nvgpu.frag<64x128xbf16, wgmma>
+// CHECK-NEXT:    nvgpu.frag_store_global %v, %base, %p mask %m : !nvgpu.frag<64x128xbf16, wgmma>, !nvgpu.frag<64x128xi1, wgmma>
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "prepared"
+// CHECK-GENERIC: "nvgpu.smem_address"(%sa) : (!nvgpu.smem<4x128x64xbf16, swizzle = 128>) -> i32
+// CHECK-GENERIC: "nvgpu.wgmma_desc_encode"(%addr) <{leading_byte_offset = 8192 : i64, stride_byte_offset = 1024 : i64, swizzle = 128 : i64}>
+// CHECK-GENERIC: "nvgpu.wgmma_desc_advance"(%d) <{offset = 32 : i64}>
+// CHECK-GENERIC: "nvgpu.wgmma_k_slice"(%a) <{index = 1 : i64}>
+// CHECK-GENERIC: "nvgpu.wgmma_mma_async"(%a1, %d1, %acc, %t) <{rhs_transposed}>
+// CHECK-GENERIC: "nvgpu.memref_base"(%C) : (memref<?x?xbf16>) -> index
+// CHECK-GENERIC: "nvgpu.frag_store_global"(%v, %base, %p) : (!nvgpu.frag<64x128xbf16, wgmma>, index, index) -> ()
+// CHECK-GENERIC: "nvgpu.frag_store_global"(%v, %base, %p, %m)
