@@ -36,11 +36,12 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.dialects import nvgpu, tile
+from tawa.target.hopper import WGMMA_M
 from tawa.transforms.masks import Materializer, all_true_condition, symbolic
 from tawa.transforms.utils import const, fail
 
 NAME = "tawa-lower-tile"
-WG_ROWS = nvgpu.WGMMA_M
+WG_ROWS = WGMMA_M
 
 _FRAG_BINARY = {
     arith.AddfOp: nvgpu.FragBinaryKind.ADDF,

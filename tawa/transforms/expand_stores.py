@@ -43,6 +43,7 @@ from xdsl.rewriter import InsertPoint
 from tawa.dialects import nvgpu
 from tawa.dialects.tile import CmpIPredicate
 from tawa.target.hopper import THREADS_PER_WARP, WARPS_PER_GROUP
+from tawa.transforms.masks import Binary, Compare, Coord, Materializer, Scalar
 from tawa.transforms.utils import fail
 
 NAME = "tawa-expand-fragment-stores"
@@ -121,6 +122,8 @@ class ExpandFragmentStore(RewritePattern):
         # Fast path: the thread's last element is inside, and rows are whole vectors.
         last_row = b.add(arith.AddiOp(row, b.index(max(layout.value_offsets(shape, 0)))))
         last_col = b.add(arith.AddiOp(col, b.index(max(layout.value_offsets(shape, 1)))))
+        # (i32 operands of the edge path's mask)
+        m, n, rows, cols = (b.add(arith.IndexCastOp(v, i32)) for v in (offsets[-2], offsets[-1], *dims[-2:]))
         inside = b.add(arith.AndIOp(
             b.add(arith.CmpiOp(last_row, dims[-2], "ult")), b.add(arith.CmpiOp(last_col, dims[-1], "ult"))
         ))
@@ -128,20 +131,16 @@ class ExpandFragmentStore(RewritePattern):
         whole = b.add(arith.CmpiOp(b.add(arith.RemUIOp(dims[-1], b.index(vector))), b.index(0), "eq"))
         fast = b.add(arith.AndIOp(inside, whole))
         fast_block = Block([nvgpu.FragmentStoreGlobalOp.build(operands=[values, address, pitch, []]), scf.YieldOp()])
+        # The in-bounds mask, built by the mask machinery of tawa-lower-tile:
+        # (m + row < rows) & (n + col < cols) over the fragment's coordinates.
         edge = _Builder()
-        mask = None
-        for axis, (start, bound) in enumerate(((offsets[-2], dims[-2]), (offsets[-1], dims[-1]))):
-            index_t = ft.with_element_type(i32)
-            coords = edge.add(nvgpu.FragmentIndexOp.build(
-                properties={"axis": nvgpu.FragIndexAxisAttr(nvgpu.FragIndexAxis("row" if axis == 0 else "col"))},
-                result_types=[index_t],
-            ))
-            coords = edge.add(nvgpu.FragmentBinaryOp(
-                nvgpu.FragBinaryKind.ADDI, coords, edge.add(arith.IndexCastOp(start, i32))
-            ))
-            ok = edge.add(nvgpu.FragmentCmpIOp(CmpIPredicate.SLT, coords, edge.add(arith.IndexCastOp(bound, i32))))
-            mask = ok if mask is None else edge.add(nvgpu.FragmentBinaryOp(nvgpu.FragBinaryKind.ANDI, mask, ok))
-        assert mask is not None and mask.type == ft.with_element_type(i1)
+        in_bounds = Binary(
+            nvgpu.FragBinaryKind.ANDI,
+            Compare(CmpIPredicate.SLT, Coord(0), Scalar(rows)),
+            Compare(CmpIPredicate.SLT, Binary(nvgpu.FragBinaryKind.ADDI, Coord(1), Scalar(n)), Scalar(cols)),
+        )
+        mask = Materializer(shape[1], m, edge.add)(in_bounds)
+        assert mask.type == ft.with_element_type(i1)
         edge.add(nvgpu.FragmentStoreGlobalOp.build(operands=[values, address, pitch, [mask]]))
         edge_block = Block(edge.ops)
         edge_block.add_op(scf.YieldOp())

@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import IntegerAttr, IntegerType, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from tawa.dialects import nvgpu, tile
+from tawa.target.hopper import WGMMA_M
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ class Materializer:
     emit: Callable[[Operation], SSAValue]
 
     def frag_type(self, element) -> nvgpu.FragmentType:
-        return nvgpu.FragmentType([nvgpu.WGMMA_M, self.cols], element, nvgpu.WGMMA)
+        return nvgpu.FragmentType([WGMMA_M, self.cols], element, nvgpu.WGMMA)
 
     def __call__(self, e: Expr) -> SSAValue:
         match e:

@@ -22,7 +22,8 @@ CMP = {
     "eq": "eq", "ne": "ne", "slt": "lt", "sle": "le", "sgt": "gt", "sge": "ge",
     "ult": "lo", "ule": "ls", "ugt": "hi", "uge": "hs",
 }
-_SIGNED = {"slt", "sle", "sgt", "sge"}
+SIGNED = {"slt", "sle", "sgt", "sge"}
+"""Integer comparison predicates that compare as signed."""
 _INT_BINARY = {
     arith.AddiOp: "add.s", arith.SubiOp: "sub.s", arith.MuliOp: "mul.lo.s",
     arith.DivUIOp: "div.u", arith.RemUIOp: "rem.u", arith.DivSIOp: "div.s",
@@ -86,7 +87,7 @@ def emit_float_binary(p: KernelPrinter, op: Operation) -> None:
 
 def emit_cmpi(p: KernelPrinter, op: arith.CmpiOp) -> None:
     pred = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
-    sign = "s" if pred in _SIGNED else "u"
+    sign = "s" if pred in SIGNED else "u"
     r = p.define(op.result)
     p.emit(f"setp.{CMP[pred]}.{sign}{int_bits(op.lhs.type)} {r}, {p.reg(op.lhs)}, {p.reg(op.rhs)};")
 

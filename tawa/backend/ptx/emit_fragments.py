@@ -18,6 +18,7 @@ from xdsl.dialects import memref
 from xdsl.dialects.builtin import BFloat16Type, Float32Type, i1
 from xdsl.ir import Operation
 
+from tawa.backend.ptx.emit_arith import CMP, SIGNED
 from tawa.dialects import nvgpu
 from tawa.target.hopper import THREADS_PER_GROUP, THREADS_PER_WARP
 
@@ -29,10 +30,6 @@ FRAG_BINARY = {
     "divf": "div.rn.f32", "maximumf": "max.NaN.f32", "minimumf": "min.NaN.f32",
     "addi": "add.s32", "subi": "sub.s32", "muli": "mul.lo.s32",
     "andi": "and.b32", "ori": "or.b32",
-}
-_CMP = {
-    "eq": "eq", "ne": "ne", "slt": "lt", "sle": "le", "sgt": "gt", "sge": "ge",
-    "ult": "lo", "ule": "ls", "ugt": "hi", "uge": "hs",
 }
 
 
@@ -109,10 +106,10 @@ def emit_index(p: KernelPrinter, op: nvgpu.FragmentIndexOp) -> None:
 
 def emit_cmpi(p: KernelPrinter, op: nvgpu.FragmentCmpIOp) -> None:
     pred = op.predicate.data.value
-    sign = "s" if pred in ("slt", "sle", "sgt", "sge") else "u"
+    sign = "s" if pred in SIGNED else "u"
     lhs, rhs = p.frag(op.lhs), p.vals[op.rhs]
     for i, d in enumerate(p.define_frag(op.result)):
-        p.emit(f"setp.{_CMP[pred]}.{sign}32 {d}, {lhs[i]}, {rhs[i] if isinstance(rhs, list) else rhs};")
+        p.emit(f"setp.{CMP[pred]}.{sign}32 {d}, {lhs[i]}, {rhs[i] if isinstance(rhs, list) else rhs};")
 
 
 def emit_select(p: KernelPrinter, op: nvgpu.FragmentSelectOp) -> None:

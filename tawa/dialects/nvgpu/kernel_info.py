@@ -19,7 +19,7 @@ against the hardware (tawa.target.hopper).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, IntAttr
@@ -163,5 +163,4 @@ def kernel_info(kernel: func.FuncOp) -> KernelInfo:
 
 def record_kernel_info(kernel: func.FuncOp, **fields) -> None:
     """Records (or overrides) some fields of `kernel`'s launch facts."""
-    old = kernel_info(kernel)
-    kernel.attributes[KERNEL_ATTR] = KernelInfoAttr(KernelInfo(**{**old.__dict__, **fields}))
+    kernel.attributes[KERNEL_ATTR] = KernelInfoAttr(replace(kernel_info(kernel), **fields))

@@ -31,16 +31,8 @@ from xdsl.irdl import (
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from tawa.dialects.nvgpu.types import (
-    MAX_MBARRIER_COUNT,
-    MAX_TMA_BOX_DIM,
-    MBARRIER_BYTES,
-    SMEM_ALIGNMENT,
-    MBarrierType,
-    SmemType,
-    TmaDescriptorType,
-    element_bytes,
-)
+from tawa.dialects.nvgpu.types import MBarrierType, SmemType, TmaDescriptorType, element_bytes
+from tawa.target.hopper import MAX_MBARRIER_COUNT, MAX_TMA_BOX_DIM, MBARRIER_BYTES, SMEM_ALIGNMENT
 
 # --------------------------------------------------------------------------- helpers
 

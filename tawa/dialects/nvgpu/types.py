@@ -30,31 +30,8 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from tawa.dialects.nvgpu.layouts import (
-    NAMED_LAYOUTS,
-    WGMMA,
-    WGMMA_COL,
-    WGMMA_ROW,
-    Replicated,
-    TiledLayout,
-    layout_name,
-)
-from tawa.target.hopper import (
-    MAX_MBARRIER_COUNT,
-    MAX_TMA_BOX_DIM,
-    MBARRIER_BYTES,
-    SMEM_ALIGNMENT,
-    SWIZZLES,
-    WGMMA_M,
-    WGMMA_MAX_N,
-)
-
-__all__ = [
-    "MAX_MBARRIER_COUNT", "MAX_TMA_BOX_DIM", "MBARRIER_BYTES", "SMEM_ALIGNMENT", "SWIZZLES",
-    "WGMMA_M", "WGMMA_MAX_N", "WGMMA", "WGMMA_ROW", "WGMMA_COL", "TiledLayout", "Replicated",
-    "element_bytes", "SmemType", "TmaDescriptorType", "WgmmaDescriptorType", "MBarrierType",
-    "TiledLayoutAttr", "FragmentType", "RegAction", "RegActionAttr",
-]
+from tawa.dialects.nvgpu.layouts import NAMED_LAYOUTS, Replicated, TiledLayout, layout_name
+from tawa.target.hopper import SWIZZLES
 
 
 def element_bytes(t: Attribute) -> int:

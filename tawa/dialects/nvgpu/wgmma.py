@@ -43,15 +43,9 @@ from tawa.dialects.common import (
     parse_count_and_values,
     print_count_and_values,
 )
-from tawa.dialects.nvgpu.types import (
-    WGMMA,
-    WGMMA_M,
-    WGMMA_MAX_N,
-    FragmentType,
-    SmemType,
-    WgmmaDescriptorType,
-)
-from tawa.target.hopper import WGMMA_DESCRIPTOR, WGMMA_N_STEP
+from tawa.dialects.nvgpu.layouts import WGMMA
+from tawa.dialects.nvgpu.types import FragmentType, SmemType, WgmmaDescriptorType
+from tawa.target.hopper import WGMMA_DESCRIPTOR, WGMMA_M, WGMMA_MAX_N, WGMMA_N_STEP
 
 DESCRIPTOR_UNIT = WGMMA_DESCRIPTOR.unit
 DESCRIPTOR_OFFSET_BITS = WGMMA_DESCRIPTOR.field_bits
