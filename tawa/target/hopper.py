@@ -54,6 +54,24 @@ SWIZZLES = (0, 32, 64, 128)
 SMEM_ALIGNMENT = {0: 128, 32: 256, 64: 512, 128: 1024}
 """A swizzled buffer starts at a multiple of its pattern's period (8 rows of
 the span); unswizzled TMA destinations need 128 bytes."""
+SWIZZLE_UNIT = 16
+"""Swizzling permutes 16-byte units: elements never straddle one."""
+
+
+def swizzled_address(address, swizzle: int):
+    """Where TMA puts (and wgmma finds) the byte that an unswizzled tile
+    would hold at shared address `address` (ints or NumPy arrays): with a
+    span of S bytes, bits [4, 4+b) of the address are XORed with bits
+    [7, 7+b), b = log2(S/16) — the 16-byte unit within a 128-byte row is
+    permuted by the row's index modulo 8 (128B), 4 (64B) or 2 (32B).  It
+    is a function of the address, which is why swizzled buffers need the
+    alignment of `SMEM_ALIGNMENT`."""
+    if not swizzle:
+        return address
+    mask = swizzle // SWIZZLE_UNIT - 1
+    return address ^ (((address >> 7) & mask) << 4)
+
+
 MBARRIER_BYTES = 8
 MAX_MBARRIER_COUNT = (1 << 20) - 1
 """Arrival counts and transaction counts are 20-bit."""
