@@ -78,7 +78,19 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return StrengthReducePass
 
+    def get_bound_waits() -> type[ModulePass]:
+        from tawa.transforms.bound_waits import BoundWaitsPass
+
+        return BoundWaitsPass
+
+    def get_break_protocol() -> type[ModulePass]:
+        from tawa.transforms.testing import BreakProtocolPass
+
+        return BreakProtocolPass
+
     return {
+        "tawa-bound-waits": get_bound_waits,
+        "tawa-break-protocol": get_break_protocol,
         "tawa-prepare-ptx": get_prepare_ptx,
         "tawa-expand-wgmma": get_expand_wgmma,
         "tawa-encode-wgmma-descriptors": get_encode_wgmma_descriptors,

@@ -1,8 +1,8 @@
 """`tawa-hopper-pipeline`: the whole way from tile programs to Hopper ops.
 
     tawa-warp-specialize{...} , tawa-pipeline{stages} , [tawa-persistent{group-m}] ,
-    tawa-assign-stage-phase , tawa-lower-aref , tawa-lower-tile ,
-    tawa-materialize-partitions{group-m}
+    tawa-assign-stage-phase , tawa-lower-aref , [tawa-bound-waits{timeout_ms}] ,
+    tawa-lower-tile , tawa-materialize-partitions{group-m}
 
 `tawa-opt f.mlir -p tawa-hopper-pipeline -t ptx` is the main job.  With
 `stages=0` (the default) the ring depth is the deepest of 4, 3, 2, 1 whose
@@ -23,6 +23,7 @@ from xdsl.passes import ModulePass
 
 from tawa.dialects import aref
 from tawa.transforms.assign_stage_phase import AssignStagePhasePass
+from tawa.transforms.bound_waits import BoundWaitsPass
 from tawa.transforms.expand_stores import ExpandFragmentStoresPass
 from tawa.transforms.lower_aref import LowerArefPass
 from tawa.transforms.lower_tile import LowerTilePass
@@ -54,6 +55,11 @@ class HopperPipelinePass(ModulePass):
     prepare: bool = True
     """End with tawa-prepare-ptx (what the PTX printer needs); false keeps
     scf and whole-tile wgmma, for tests of the lowering itself."""
+    watchdog: bool = False
+    """Bound every mbarrier wait (tawa-bound-waits): a hang becomes a
+    KernelHangError naming the wait.  Off by default; nothing changes when off."""
+    watchdog_ms: int = 2000
+    """The watchdog's bound on one wait, in milliseconds."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         WarpSpecializePass(
@@ -65,6 +71,7 @@ class HopperPipelinePass(ModulePass):
             *((PersistentPass(group_m=self.group_m),) if self.persistent else ()),
             AssignStagePhasePass(),
             LowerArefPass(),
+            *((BoundWaitsPass(timeout_ms=self.watchdog_ms),) if self.watchdog else ()),
             LowerTilePass(),
             MaterializePartitionsPass(group_m=self.group_m),
             ExpandFragmentStoresPass(),

@@ -22,7 +22,12 @@ Parameters, in this order:
    `CUtensorMap` passed by value (`.param .align 128 .b8 name[128]`), built
    over the memref argument it names with its box (outermost first: the
    tile, or one column chunk of it when its rows are wider than the swizzle
-   span) and swizzle.
+   span) and swizzle;
+4. if the kernel has a watchdog wait table (`#nvgpu.kernel<..., waits = ...>`,
+   from `tawa-bound-waits`), the address of its watchdog buffer (`.u64`,
+   named `watchdog`): `WATCHDOG_BYTES` of zeroed, host-mapped memory where a
+   timed-out wait writes one record (`WATCHDOG_FIELDS`, 32-bit words) before
+   it traps.  The runtime allocates it (`tawa.runtime.watchdog`).
 """
 
 from __future__ import annotations
@@ -41,6 +46,20 @@ from xdsl.ir import Attribute, BlockArgument
 from tawa.diagnostics import TawaError
 from tawa.dialects import nvgpu
 
+WATCHDOG_PARAM = "watchdog"
+WATCHDOG_FIELDS = ("claim", "valid", "wait_id", "cta_x", "cta_y", "cta_z", "thread", "index", "parity")
+"""The watchdog record, one 32-bit word each: `claim` is set (0 -> 1, by an
+atomic compare-and-swap) by the first thread that times out, which alone
+writes the others and then `valid` = `WATCHDOG_VALID`, last, before it
+traps; `thread` is %tid.x, `index` and `parity` those of the wait."""
+WATCHDOG_VALID = 0x7A3A0001
+WATCHDOG_BYTES = 64
+
+
+def watchdog_offset(field: str) -> int:
+    """Byte offset of a field of the watchdog record."""
+    return 4 * WATCHDOG_FIELDS.index(field)
+
 
 @dataclass(frozen=True)
 class Param:
@@ -48,7 +67,7 @@ class Param:
 
     name: str
     kind: str
-    """`ptr`, `dim`, `index`, `i32`, `i64`, `f32`, `grid` or `tensormap`."""
+    """`ptr`, `dim`, `index`, `i32`, `i64`, `f32`, `grid`, `tensormap` or `watchdog`."""
     arg: int
     """Position of the kernel argument it is derived from."""
     dim: int = -1
@@ -62,7 +81,8 @@ class Param:
     def ptx_decl(self) -> str:
         if self.kind == "tensormap":
             return f".param .align 128 .b8 {self.name}[128]"
-        ty = {"ptr": "u64", "dim": "u64", "index": "u64", "i64": "u64", "i32": "u32", "f32": "f32", "grid": "u64"}
+        ty = {"ptr": "u64", "dim": "u64", "index": "u64", "i64": "u64", "i32": "u32", "f32": "f32", "grid": "u64",
+              "watchdog": "u64"}
         return f".param .{ty[self.kind]} {self.name}"
 
 
@@ -74,6 +94,8 @@ class KernelABI:
     threads: int
     smem_bytes: int
     persistent: bool = False
+    waits: tuple[tuple[str, str, str], ...] = ()
+    """The watchdog's wait table (location, role, barrier) by wait id; empty: no watchdog."""
 
     def tensormap_params(self) -> list[Param]:
         return [p for p in self.params if p.kind == "tensormap"]
@@ -119,6 +141,8 @@ def kernel_abi(kernel: func.FuncOp) -> KernelABI:
         # One TMA box per column chunk: the box is a chunk of the tile.
         box = (*desc.get_shape()[:-1], desc.chunk_columns())
         params.append(Param(f"tmap{j}", "tensormap", src.index, box=box, swizzle=desc.swizzle.data))
+    if info.waits:
+        params.append(Param(WATCHDOG_PARAM, "watchdog", -1))
     return KernelABI(
         kernel.sym_name.data,
         tuple(params),
@@ -126,4 +150,5 @@ def kernel_abi(kernel: func.FuncOp) -> KernelABI:
         info.threads,
         info.smem,
         info.persistent,
+        info.waits,
     )

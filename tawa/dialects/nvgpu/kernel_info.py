@@ -9,20 +9,26 @@ facts the PTX printer and the runtime need (the calling convention,
 * `threads`: threads per CTA, and `regs`: the `setmaxnreg` budget of each
   warp group in order (`tawa-materialize-partitions`);
 * `persistent`: the kernel loops over the logical grid, so the runtime
-  launches min(programs, SMs) CTAs (`tawa-persistent`).
+  launches min(programs, SMs) CTAs (`tawa-persistent`);
+* `waits`: the watchdog's wait table (`tawa-bound-waits`): entry i
+  describes the bounded `nvgpu.mbarrier_wait_parity` with `wait_id` i as
+  (source location, role of its warp groups or "", barrier array); a kernel
+  with entries takes a watchdog buffer parameter (`tawa.backend.ptx.abi`).
 
-Syntax: `#nvgpu.kernel<threads = 384, smem = 197696, regs = [40, 232, 232], persistent>`
+Syntax: `#nvgpu.kernel<threads = 384, smem = 197696, regs = [40, 232, 232], persistent,
+waits = [["gemm.mlir:19:5", "producer", "mbarrier<4> at shared offset 197664"]]>`
 (fields not decided yet are left out).  The verifier checks the fields
 against the hardware (tawa.target.hopper).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, IntAttr
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr
 from xdsl.ir import Attribute, ParametrizedAttribute
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
@@ -52,6 +58,8 @@ class KernelInfo:
     smem: int | None = None
     regs: tuple[int, ...] | None = None
     persistent: bool = False
+    waits: tuple[tuple[str, str, str], ...] = ()
+    """The watchdog's wait table: (location, role, barrier) per wait id."""
 
 
 @irdl_attr_definition
@@ -66,6 +74,7 @@ class KernelInfoAttr(ParametrizedAttribute):
     smem: IntAttr  # -1: not decided
     regs: ArrayAttr[IntAttr]  # empty: not decided
     persistent: IntAttr  # 0 or 1
+    waits: ArrayAttr[ArrayAttr[StringAttr]]  # empty: no watchdog
 
     def __init__(self, info: KernelInfo):
         super().__init__(
@@ -73,6 +82,7 @@ class KernelInfoAttr(ParametrizedAttribute):
             IntAttr(-1 if info.smem is None else info.smem),
             ArrayAttr(IntAttr(r) for r in (info.regs or ())),
             IntAttr(int(info.persistent)),
+            ArrayAttr(ArrayAttr(StringAttr(s) for s in w) for w in info.waits),
         )
 
     @property
@@ -83,6 +93,7 @@ class KernelInfoAttr(ParametrizedAttribute):
             None if self.smem.data < 0 else self.smem.data,
             regs or None,
             bool(self.persistent.data),
+            tuple(tuple(s.data for s in w.data) for w in self.waits.data),
         )
 
     @classmethod
@@ -104,9 +115,14 @@ class KernelInfoAttr(ParametrizedAttribute):
                     fields[key] = tuple(parser.parse_comma_separated_list(
                         parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
                     ))
+                elif key == "waits":
+                    parser.parse_punctuation("=")
+                    fields[key] = tuple(parser.parse_comma_separated_list(
+                        parser.Delimiter.SQUARE, lambda: _parse_wait(parser)
+                    ))
                 else:
                     parser.raise_error(
-                        f"unknown #nvgpu.kernel field '{key}' (threads, smem, regs, persistent)", pos
+                        f"unknown #nvgpu.kernel field '{key}' (threads, smem, regs, persistent) or waits", pos
                     )
                 if parser.parse_optional_punctuation(",") is None:
                     break
@@ -123,6 +139,9 @@ class KernelInfoAttr(ParametrizedAttribute):
             parts.append(f"regs = [{', '.join(map(str, info.regs))}]")
         if info.persistent:
             parts.append("persistent")
+        if info.waits:
+            table = ", ".join("[" + ", ".join(json.dumps(s, ensure_ascii=False) for s in w) + "]" for w in info.waits)
+            parts.append(f"waits = [{table}]")
         printer.print_string(f"<{', '.join(parts)}>")
 
     def verify(self) -> None:
@@ -153,6 +172,14 @@ class KernelInfoAttr(ParametrizedAttribute):
                 raise VerifyException(
                     f"#nvgpu.kernel register budgets oversubscribe the register file: {total} > {REGISTER_FILE_SIZE}"
                 )
+
+
+def _parse_wait(parser: AttrParser) -> tuple[str, str, str]:
+    pos = parser.pos
+    entry = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_str_literal)
+    if len(entry) != 3:
+        parser.raise_error("a #nvgpu.kernel wait is [location, role, barrier]", pos)
+    return (entry[0], entry[1], entry[2])
 
 
 def kernel_info(kernel: func.FuncOp) -> KernelInfo:

@@ -23,6 +23,7 @@ from xdsl.irdl import (
     base,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -188,17 +189,38 @@ class MBarrierWaitParityOp(_MBarrierOp):
     `mbarrier.try_wait.parity` (acquire semantics: TMA writes that completed
     the phase are visible afterwards).
 
-    Example: `nvgpu.mbarrier_wait_parity %full[%s], %ph : !nvgpu.mbarrier<4>`
+    The bounded form (`tawa-bound-waits`, the watchdog) carries `wait_id`, its
+    entry in the kernel's wait table (`#nvgpu.kernel<..., waits = [...]>`),
+    and `timeout_ns`: a wait still unsatisfied `timeout_ns` nanoseconds
+    (`%globaltimer`) after its first failed try records (CTA, thread, index,
+    parity, wait id) in the kernel's watchdog buffer and traps
+    (`tawa.backend.ptx.abi.WATCHDOG_RECORD`).
+
+    Examples: `nvgpu.mbarrier_wait_parity %full[%s], %ph : !nvgpu.mbarrier<4>`,
+    `nvgpu.mbarrier_wait_parity %full[%s], %ph watchdog(3, 2000000000 ns) : !nvgpu.mbarrier<4>`
     """
 
     name = "nvgpu.mbarrier_wait_parity"
     barriers = operand_def(MBarrierType)  # redeclared: keeps (barriers, index, parity) order
     index = operand_def(IndexType)
     parity = operand_def(IndexType)
+    wait_id = opt_prop_def(IntegerAttr[I32])
+    timeout_ns = opt_prop_def(IntegerAttr[I64])
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
-        "$barriers `[` $index `]` `,` $parity attr-dict `:` type($barriers)"
+        "$barriers `[` $index `]` `,` $parity "
+        "(`watchdog` `(` $wait_id^ `,` $timeout_ns `ns` `)`)? attr-dict `:` type($barriers)"
     )
+
+    def verify_(self) -> None:
+        if (self.wait_id is None) != (self.timeout_ns is None):
+            raise VerifyException("nvgpu.mbarrier_wait_parity needs both wait_id and timeout_ns, or neither")
+        if self.wait_id is not None and self.wait_id.value.data < 0:
+            raise VerifyException(f"nvgpu.mbarrier_wait_parity wait_id must be >= 0, got {self.wait_id.value.data}")
+        if self.timeout_ns is not None and self.timeout_ns.value.data <= 0:
+            raise VerifyException(
+                f"nvgpu.mbarrier_wait_parity timeout_ns must be positive, got {self.timeout_ns.value.data}"
+            )
 
 
 @irdl_op_definition
