@@ -60,6 +60,9 @@ class ArgumentError(InterpreterError):
 
 
 from tawa.interpreters.aref import ArefFunctions  # noqa: E402
+from tawa.interpreters.cta import CtaFunctions, is_thread_level, run_grid  # noqa: E402
+from tawa.interpreters.fragments import FragmentFunctions  # noqa: E402
+from tawa.interpreters.nvgpu import NvgpuFunctions  # noqa: E402
 from tawa.interpreters.schedule import Schedule  # noqa: E402
 
 
@@ -90,9 +93,19 @@ class OpTracker(Interpreter.Listener):
     def did_interpret_op(self, op: Operation, results: PythonValues) -> None:
         if self.check_types:
             for i, (value, result) in enumerate(zip(results, op.results)):
+                if not _checkable(value):
+                    continue
                 if (problem := describe_type_mismatch(value, result.type)) is not None:
                     raise InterpretationError(f"{op.name}: internal error: result {i}: {problem}")
         self.stack.pop()
+
+
+def _checkable(value: Any) -> bool:
+    """Values of the thread-level simulator (per-thread values, fragments,
+    shared-memory handles) check themselves."""
+    from tawa.interpreters.simt import PerThread
+
+    return not isinstance(value, PerThread) and not hasattr(value, "simulated")
 
 
 def make_interpreter(
@@ -100,11 +113,12 @@ def make_interpreter(
     functions: Iterable[InterpreterFunctions] = (),
     *,
     check_types: bool = True,
+    interpreter_class: type[Interpreter] = Interpreter,
 ) -> Interpreter:
     """An xdsl `Interpreter` for `module` with tawa's implementations, plus
     `functions` (which may override them).  Call `set_launch` before running
     code that reads program ids."""
-    interp = Interpreter(module, index_bitwidth=INDEX_BITS, listeners=(OpTracker(check_types),))
+    interp = interpreter_class(module, index_bitwidth=INDEX_BITS, listeners=(OpTracker(check_types),))
     for f in default_functions():
         interp.register_implementations(f)
     for f in functions:
@@ -317,6 +331,7 @@ def interpret(
     grid: int | Sequence[int],
     *args: Any,
     schedule: Schedule | None = None,
+    ctas: int | None = None,
 ) -> None:
     """Runs tile kernel `kernel` once per program id of `grid`, like a GPU launch.
 
@@ -331,6 +346,10 @@ def interpret(
     concurrent tasks interleaved by `schedule` (default: seeded random, seed
     0); deadlocks and aref protocol misuse raise `SimulationError`
     (docs/interpreter.md).
+
+    Thread-level kernels (below `tawa-persistent`: they use `nvgpu` ops) run
+    as CTAs of simulated threads (tawa.interpreters.cta); a persistent one
+    on `ctas` CTAs (default 2) that share out the programs of `grid`.
     """
     module = as_module(module_or_text)
     func_op = find_kernel(module, kernel)
@@ -342,6 +361,10 @@ def interpret(
         )
     grid3 = normalize_grid(grid)
     values = check_arguments(func_op, args)
+    if is_thread_level(func_op):
+        functions = [ArefFunctions(schedule), CtaFunctions(), NvgpuFunctions(), FragmentFunctions()]
+        run_grid(module, func_op, grid3, values, functions, schedule or Schedule(), ctas)
+        return
     arefs = ArefFunctions(schedule)
     interp = make_interpreter(module, [arefs])
     for z, y, x in itertools.product(*(range(g) for g in reversed(grid3))):

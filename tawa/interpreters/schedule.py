@@ -14,6 +14,12 @@ policy:
 
 If no task can proceed while some have not finished, that is a deadlock; it
 is reported with the op every blocked task waits at.
+
+Running tasks may `spawn` more (a CTA's threads diverging into branches that
+wait on each other run as concurrent tasks: tawa.interpreters.simt), and a
+`progress` hook lets work that belongs to no task (TMA transfers in flight)
+complete at scheduling points: at random ones under `random`, at every one
+otherwise, and always before a state is declared a deadlock.
 """
 
 from __future__ import annotations
@@ -62,6 +68,11 @@ class _Task:
     waiting: tuple[Operation, Callable[[], bool], Callable[[], str]] | None = None
     started: bool = False
     done: bool = False
+    label: str = ""
+    """How messages name the task (default: its role)."""
+
+    def __post_init__(self) -> None:
+        self.label = self.label or str(self.role)
 
 
 @dataclass(eq=False)
@@ -73,9 +84,13 @@ class Scheduler:
     """Source location that errors are reported at (the warp_specialize op)."""
     tasks: list[_Task] = field(default_factory=list)
     failure: BaseException | None = None
+    progress: Callable[[bool], bool] | None = None
+    """Completes background work (`progress(force)`; with force false it may
+    complete only some); returns whether anything changed."""
     _cv: threading.Condition = field(default_factory=threading.Condition)
     _turn: _Task | None = None
     _steps: int = 0
+    _threads: list[threading.Thread] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._rng = random.Random(self.schedule.seed)
@@ -87,20 +102,30 @@ class Scheduler:
 
     def run(self) -> None:
         """Runs every task to completion, or raises the first failure."""
-        threads = [
-            threading.Thread(target=self._thread_main, args=(t,), daemon=True, name=t.role)
-            for t in self.tasks
-        ]
-        for th in threads:
-            th.start()
+        for t in self.tasks:
+            self._start(t)
         with self._cv:
             self._switch()
             while self.failure is None and not all(t.done for t in self.tasks):
                 self._cv.wait()
-        for th in threads:
-            th.join()
+        while self._threads:
+            self._threads.pop().join()
         if self.failure is not None:
             raise self.failure
+
+    def spawn(self, role: PartitionRole, body: Callable[[_Task], None]) -> _Task:
+        """Adds a task while the scheduler runs (called by the running task;
+        the new one starts when the scheduler picks it)."""
+        task = _Task(len(self.tasks), role, body)
+        with self._cv:
+            self.tasks.append(task)
+        self._start(task)
+        return task
+
+    def _start(self, task: _Task) -> None:
+        th = threading.Thread(target=self._thread_main, args=(task,), daemon=True, name=str(task.role))
+        self._threads.append(th)
+        th.start()
 
     def _thread_main(self, task: _Task) -> None:
         try:
@@ -152,7 +177,13 @@ class Scheduler:
                 self.location,
             ))
             return
+        if self.progress is not None and self.schedule.policy != "random":
+            self.progress(True)
+        elif self.progress is not None and self._rng.random() < 0.5:
+            self.progress(False)
         runnable = self._runnable()
+        while not runnable and self.progress is not None and self.progress(True):
+            runnable = self._runnable()
         if not runnable:
             if not all(t.done for t in self.tasks):
                 self._fail(SimulationError(self._deadlock_message(), self.location))
@@ -180,9 +211,9 @@ class Scheduler:
         parts = []
         for t in self.tasks:
             if t.done:
-                parts.append(f"{t.role} has finished")
+                parts.append(f"{t.label} has finished")
             elif t.waiting is not None:
                 op, _, why = t.waiting
                 loc = location_of(op)
-                parts.append(f"{t.role} waits at {op.name}{f' ({loc})' if loc else ''} {why()}")
+                parts.append(f"{t.label} waits at {op.name}{f' ({loc})' if loc else ''} {why()}")
         return f"deadlock in {self.where}: " + "; ".join(parts)

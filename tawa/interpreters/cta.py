@@ -1,0 +1,348 @@
+"""Running thread-level kernels on the CPU, one CTA at a time.
+
+A kernel below `tawa-persistent` (it uses `nvgpu` ops) runs as a grid of
+CTAs.  Each CTA has its own shared memory (bytes, poisoned with 0xFF so
+that reading a slot before its TMA lands gives NaNs), mbarriers, named
+barriers and wgmma queues (`CtaState`), and a `Scheduler` whose tasks are
+sets of the CTA's threads (tawa.interpreters.simt): the whole CTA first;
+the partitions of an `aref.warp_specialize`; the two sides of an `scf.if`
+that diverges into branches that wait on each other.
+
+The grid: a persistent kernel (`nvgpu.launch_grid`) runs `ctas` CTAs
+(default 2, at most the number of programs) that loop over the logical
+grid; otherwise one CTA per program, `nvgpu.block_id` being the program id.
+CTAs run one after another: nothing but global memory connects them.
+
+Global memory is the NumPy arrays of the memref arguments; addresses
+(`nvgpu.memref_base` and the arithmetic on it) live in a flat address space
+where each array gets its own 2^40-byte window (`GlobalMemory`), so a store
+to an address outside every array is an error, not a silent corruption.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
+from xdsl.ir import Operation, Region
+from xdsl.utils.exceptions import InterpretationError
+
+from tawa.diagnostics import TawaError, first_line, location_of
+from tawa.dialects import aref, nvgpu
+from tawa.dialects.aref import PartitionRole
+from tawa.dialects.nvgpu.kernel_info import kernel_info
+from tawa.interpreters.aref import ArefFunctions, TaskState, _check_finished, free_values
+from tawa.interpreters.scf import TileScfFunctions
+from tawa.interpreters.schedule import Schedule, Scheduler, SimulationError, _Task
+from tawa.interpreters.simt import LANE_AWARE, Lanes, PerThread, SimtInterpreter, can_block, merge
+from tawa.interpreters.tile import Launch, set_launch
+from tawa.target.hopper import THREADS_PER_GROUP, THREADS_PER_WARP
+
+DEFAULT_CTAS = 2
+"""CTAs of a persistent kernel on the CPU: two, so that programs are
+shared out and each CTA runs several of them."""
+
+
+def is_thread_level(kernel: func.FuncOp) -> bool:
+    """Whether `kernel` needs the CTA simulator (it uses nvgpu ops)."""
+    return any(op.dialect_name() == "nvgpu" for op in kernel.walk())
+
+
+# --------------------------------------------------------------------------- global memory
+
+
+@dataclass(eq=False)
+class GlobalMemory:
+    """A flat address space over the memref arrays: array i starts at
+    (i + 1) << 40."""
+
+    arrays: list[np.ndarray] = field(default_factory=list)
+
+    WINDOW = 1 << 40
+
+    def address_of(self, array: np.ndarray) -> int:
+        for i, a in enumerate(self.arrays):
+            if a is array:
+                return (i + 1) * self.WINDOW
+        if not array.flags.c_contiguous:
+            raise InterpretationError("a memref whose address is taken must be a dense row-major array")
+        self.arrays.append(array)
+        return len(self.arrays) * self.WINDOW
+
+    def locate(self, address: int, itemsize: int) -> tuple[np.ndarray, int] | None:
+        """(array, flat element index) at byte `address`, or None outside
+        every array (or not at an element boundary)."""
+        window, offset = divmod(address, self.WINDOW)
+        if not 1 <= window <= len(self.arrays):
+            return None
+        array = self.arrays[window - 1]
+        if array.itemsize != itemsize or offset % itemsize or offset // itemsize >= array.size:
+            return None
+        return array, offset // itemsize
+
+
+# --------------------------------------------------------------------------- per-CTA state
+
+
+@dataclass(eq=False)
+class CtaState:
+    """Everything the threads of one CTA share."""
+
+    threads: int
+    launch: Launch
+    cta_grid: tuple[int, int, int]
+    grid: tuple[int, int, int]
+    smem: np.ndarray
+    memory: GlobalMemory
+    scheduler: Scheduler
+    functions: list[InterpreterFunctions]
+    module: ModuleOp
+    barriers: dict[tuple[int, int], Any] = field(default_factory=dict)
+    named: dict[int, Any] = field(default_factory=dict)
+    transfers: list[Any] = field(default_factory=list)
+    wgmma: dict[int, Any] = field(default_factory=dict)
+    regs: dict[int, int] = field(default_factory=dict)
+
+    def progress(self, force: bool) -> bool:
+        """Completes TMA transfers in flight: all when `force`, else each
+        with probability 1/2 (seeded by the scheduler), oldest first."""
+        done = False
+        rng = self.scheduler._rng
+        for t in list(self.transfers):
+            if force or rng.random() < 0.5:
+                self.transfers.remove(t)
+                t.complete()
+                done = True
+        return done
+
+    def thread_ids(self) -> PerThread:
+        ids = getattr(self, "_ids", None)
+        if ids is None:
+            ids = PerThread(np.array(range(self.threads), dtype=object))
+            self._ids = ids
+        return ids
+
+
+def cta_of(interpreter: Interpreter) -> CtaState:
+    cta = interpreter.get_data(CtaFunctions, "cta", lambda: None)
+    if cta is None:
+        raise InterpretationError("nvgpu ops run only inside a CTA (tawa.interpret of a thread-level kernel)")
+    return cta
+
+
+def lanes_of(interpreter: Interpreter) -> Lanes:
+    assert isinstance(interpreter, SimtInterpreter) and interpreter.lanes is not None
+    return interpreter.lanes
+
+
+def task_of(interpreter: Interpreter) -> TaskState:
+    return interpreter.get_data(ArefFunctions, "task", TaskState)
+
+
+def describe_lanes(mask: np.ndarray) -> str:
+    groups = sorted({int(t) // THREADS_PER_GROUP for t in np.flatnonzero(mask)})
+    n = int(mask.sum())
+    if len(groups) == 1:
+        where = f"warp group {groups[0]}"
+    else:
+        where = f"warp groups {', '.join(map(str, groups))}"
+    return where if n == THREADS_PER_GROUP * len(groups) else f"{n} thread{'s' * (n != 1)} of {where}"
+
+
+def new_interpreter(cta: CtaState, task: _Task | None, mask: np.ndarray) -> SimtInterpreter:
+    """An interpreter for a task of `cta` running the lanes of `mask`."""
+    from tawa.interpreters.driver import make_interpreter
+
+    interp = make_interpreter(cta.module, cta.functions, interpreter_class=SimtInterpreter)
+    assert isinstance(interp, SimtInterpreter)
+    interp.lanes = Lanes(mask)
+    interp.set_data(CtaFunctions, "cta", cta)
+    set_launch(interp, cta.launch)
+    arefs = next(f for f in cta.functions if isinstance(f, ArefFunctions))
+    arefs.attach(interp, TaskState(task, cta.scheduler))
+    return interp
+
+
+def run_region_task(
+    cta: CtaState, parent: Interpreter, op: Operation, regions: list[tuple[np.ndarray, Region, PartitionRole]]
+) -> list[PythonValues]:
+    """Runs each region as a concurrent task for its lanes; waits for all
+    of them (the calling task blocks); returns their results."""
+    state = task_of(parent)
+    results: list[PythonValues] = [() for _ in regions]
+    children = []
+    for k, (mask, region, role) in enumerate(regions):
+        free = free_values(region)
+        env = parent.get_values(free)
+
+        def body(task: _Task, k=k, mask=mask, region=region, free=free, env=env) -> None:
+            sub = new_interpreter(cta, task, mask)
+            sub.push_scope(str(task.role))
+            sub.set_values(zip(free, env))
+            try:
+                with np.errstate(all="ignore"):
+                    results[k] = sub.run_ssacfg_region(region, (), str(task.role))
+            except TawaError:
+                raise
+            except Exception as err:
+                from tawa.interpreters.driver import InterpreterError, tracker_of
+
+                tracker = tracker_of(sub)
+                at = tracker.stack[-1] if tracker is not None and tracker.stack else op
+                raise InterpreterError(
+                    f"{first_line(err)} (in '{at.name}', {task.label}, {cta_name(cta)})",
+                    location_of(at) or "tawa.interpret",
+                ) from err
+            _check_finished(op, str(task.role), task_of(sub))
+
+        task = cta.scheduler.spawn(role, body)
+        task.label = f"{role} ({describe_lanes(mask)})"
+        children.append(task)
+    if state.task is None:
+        raise InterpretationError(f"{op.name}: concurrent branches outside a CTA task")
+    state.sync(op, lambda: all(c.done for c in children), lambda: "for its branches to finish")
+    return results
+
+
+def cta_name(cta: CtaState) -> str:
+    return f"CTA ({', '.join(map(str, cta.launch.program_id))})"
+
+
+# --------------------------------------------------------------------------- ops that shape tasks
+
+
+@register_impls
+class CtaFunctions(InterpreterFunctions):
+    """`scf` over lanes and `aref.warp_specialize` as tasks of a CTA."""
+
+    @impl(scf.IfOp)
+    def run_if(self, interpreter: Interpreter, op: scf.IfOp, args: PythonValues) -> PythonValues:
+        (cond,) = args
+        if not isinstance(cond, PerThread):
+            return TileScfFunctions.run_if(self, interpreter, op, args).values  # type: ignore[arg-type]
+        lanes = lanes_of(interpreter)
+        on, off = lanes.where(cond)
+        if not off.any() or not on.any():
+            return TileScfFunctions.run_if(self, interpreter, op, (bool(on.any()),)).values  # type: ignore[arg-type]
+        branches = [(on, op.true_region), (off, op.false_region)]
+        if all(can_block(r) for _, r in branches):
+            role = task_of(interpreter).task.role if task_of(interpreter).task else PartitionRole.CONSUMER
+            then, other = run_region_task(cta_of(interpreter), interpreter, op, [(m, r, role) for m, r in branches])
+            return merge(on, then, other, lanes)
+        # At most one branch can wait: run the other first (a valid order).
+        branches.sort(key=lambda b: can_block(b[1]))
+        out = {}
+        saved = lanes.mask
+        try:
+            for mask, region in branches:
+                lanes.mask = mask
+                out[id(region)] = interpreter.run_ssacfg_region(region, (), "scf.if")
+        finally:
+            lanes.mask = saved
+        return merge(on, out[id(op.true_region)], out[id(op.false_region)], lanes)
+
+    @impl(scf.ForOp)
+    def run_for(self, interpreter: Interpreter, op: scf.ForOp, args: PythonValues) -> PythonValues:
+        lanes = lanes_of(interpreter)
+        bounds = [lanes.uniform(a, lambda k=k: f"scf.for {k}") for k, a in zip(("lower bound", "upper bound", "step"), args[:3])]
+        return TileScfFunctions.run_for(self, interpreter, op, (*bounds, *args[3:])).values  # type: ignore[arg-type]
+
+    @impl(aref.WarpSpecializeOp)
+    def run_warp_specialize(self, interpreter: Interpreter, op: aref.WarpSpecializeOp, args: PythonValues):
+        cta = cta_of(interpreter)
+        lanes = lanes_of(interpreter)
+        regions = []
+        start = 0
+        for role, warps, _regs, region in op.partition_specs():
+            mask = np.zeros(cta.threads, dtype=bool)
+            # PartitionRole: the producer runs on one elected thread (its
+            # first), consumers on all of their warp groups.
+            end = start + 1 if role == PartitionRole.PRODUCER else start + warps * THREADS_PER_WARP
+            mask[start:end] = True
+            start += warps * THREADS_PER_WARP
+            regions.append((mask & lanes.mask, region, role))
+        if start != cta.threads:
+            raise InterpretationError(f"aref.warp_specialize has {start} threads, the CTA {cta.threads}")
+        run_region_task(cta, interpreter, op, regions)
+        return ()
+
+
+LANE_AWARE.update({aref.WarpSpecializeOp})
+
+
+# --------------------------------------------------------------------------- the grid
+
+
+def cta_threads(kernel: func.FuncOp) -> int:
+    info = kernel_info(kernel)
+    if info.threads:
+        return info.threads
+    for op in kernel.walk():
+        if isinstance(op, aref.WarpSpecializeOp):
+            return sum(w for _, w, _, _ in op.partition_specs()) * THREADS_PER_WARP
+    return THREADS_PER_GROUP
+
+
+def smem_bytes(kernel: func.FuncOp) -> int:
+    end = 0
+    for op in kernel.walk():
+        if isinstance(op, nvgpu.SmemAllocOp):
+            t = op.result.type
+            size = t.count.data * 8 if isinstance(t, nvgpu.MBarrierType) else t.num_bytes()
+            end = max(end, op.offset.value.data + size)
+    return end
+
+
+def run_grid(
+    module: ModuleOp,
+    kernel: func.FuncOp,
+    grid: tuple[int, int, int],
+    args: PythonValues,
+    functions: list[InterpreterFunctions],
+    schedule: Schedule,
+    ctas: int | None = None,
+) -> None:
+    """Runs thread-level `kernel` over logical grid `grid` (see the module
+    docstring for the CTA grid)."""
+    from tawa.interpreters.driver import run_program
+
+    persistent = any(isinstance(op, nvgpu.LaunchGridOp) for op in kernel.walk())
+    programs = grid[0] * grid[1] * grid[2]
+    if persistent:
+        n = max(1, min(programs, ctas or DEFAULT_CTAS))
+        cta_grid = (n, 1, 1)
+    else:
+        cta_grid = grid
+    threads = cta_threads(kernel)
+    memory = GlobalMemory()
+    size = smem_bytes(kernel)
+    for z, y, x in itertools.product(*(range(g) for g in reversed(cta_grid))):
+        launch = Launch((x, y, z), cta_grid)
+        scheduler = Scheduler(schedule, f"@{kernel.sym_name.data} CTA ({x}, {y}, {z})", location_of(kernel) or "tawa.interpret")
+        cta = CtaState(
+            threads, launch, cta_grid, grid, np.full(size, 0xFF, dtype=np.uint8), memory, scheduler, functions, module
+        )
+        scheduler.progress = cta.progress
+
+        def root(task: _Task, cta=cta) -> None:
+            interp = new_interpreter(cta, task, np.ones(threads, dtype=bool))
+            run_program(interp, kernel, cta.launch, args)
+            finish_cta(cta, kernel)
+
+        scheduler.add(PartitionRole.CONSUMER, root)
+        scheduler.tasks[0].label = f"all {threads} threads"
+        scheduler.run()
+
+
+def finish_cta(cta: CtaState, kernel: func.FuncOp) -> None:
+    where = location_of(kernel) or "tawa.interpret"
+    if cta.transfers:
+        raise SimulationError(f"{cta_name(cta)} ends with {len(cta.transfers)} TMA load(s) in flight", where)
+    for wg, queue in sorted(cta.wgmma.items()):
+        if queue.in_flight():
+            raise SimulationError(f"{cta_name(cta)}: warp group {wg} ends with wgmma in flight", where)

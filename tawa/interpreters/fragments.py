@@ -1,0 +1,386 @@
+"""Semantics of register fragments and wgmma, through the layout algebra.
+
+A fragment value is the registers of every thread of the CTA: an array
+`regs[thread, value]` (only the rows of the threads that computed it are
+meaningful).  Value i of thread t of a warp group holds the element
+`TiledLayout.thread_coords(shape, t % 128, i)` of that warp group's tile;
+`FragmentMap` precomputes those coordinates, so every op works on whole
+register arrays with NumPy: elementwise ops register by register, a row
+reduction combines a thread's own values (`Reduction.sources`) and then
+exchanges them with the lanes its masks name (`t ^ mask`, as the
+butterfly shuffles do), a store writes each thread's values at its own
+address plus the layout's `value_offsets`.  Nothing is computed on the
+logical tile unless the hardware does so too (wgmma).
+
+wgmma is asynchronous: `nvgpu.wgmma` queues its operands in the warp
+group's open group; `wgmma_commit_group` closes it; `wgmma_wait_group N`
+retires the oldest groups until N remain, and only then reads shared
+memory (the latest moment the hardware may read it, so a slot released
+too early shows up as wrong results) and writes the result registers.
+Reading a result before its wait is an error.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import numpy as np
+from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
+from xdsl.ir import Operation
+from xdsl.utils.exceptions import InterpretationError
+
+from tawa.dialects import nvgpu
+from tawa.dialects.nvgpu.fragments import FragBinaryKind
+from tawa.dialects.nvgpu.layouts import TiledLayout
+from tawa.dialects.nvgpu.types import FragmentType, element_bytes
+from tawa.interpreters import simt
+from tawa.interpreters.arith import _maximum, _minimum
+from tawa.interpreters.cta import CtaState, cta_of, lanes_of
+from tawa.interpreters.dtypes import dtype_of
+from tawa.interpreters.nvgpu import SmemBuffer, _fail, _whole_groups, read_rows
+from tawa.interpreters.simt import Lanes, PerThread
+from tawa.target.hopper import THREADS_PER_GROUP, WGMMA_M
+
+
+@cache
+def fragment_map(layout: TiledLayout, shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    """coords[axis][t, i]: the coordinate along `axis` of value i of thread t
+    (0..127) of a warp group."""
+    t = np.arange(THREADS_PER_GROUP)
+    warp, lane = t // 32, t % 32
+    out = []
+    for axis in range(layout.rank):
+        base = np.zeros(THREADS_PER_GROUP, dtype=np.int64)
+        for term in layout.thread_terms(shape, axis):
+            index = warp if term.source == "warp" else lane
+            base += (index // term.divisor) % term.size * term.stride
+        offsets = np.array(layout.value_offsets(shape, axis), dtype=np.int64)
+        out.append(base[:, None] + offsets[None, :])
+    return tuple(out)
+
+
+@dataclass(eq=False)
+class Fragment:
+    """A fragment value: registers of every thread; `pending` holds the warp
+    groups whose rows a wgmma still has to write."""
+
+    type: FragmentType
+    regs: np.ndarray
+    pending: set[int] = field(default_factory=set)
+    simulated = True
+
+    def shape(self) -> tuple[int, ...]:
+        return self.type.get_shape()
+
+    def layout(self) -> TiledLayout:
+        return self.type.tiled_layout
+
+    def group_tile(self, g: int) -> np.ndarray:
+        """The logical tile of warp group g (copies of a replicated element
+        must agree)."""
+        coords = fragment_map(self.layout(), self.shape())
+        regs = self.regs[g * THREADS_PER_GROUP : (g + 1) * THREADS_PER_GROUP]
+        tile = np.zeros(self.shape(), dtype=regs.dtype)
+        tile[coords] = regs
+        return tile
+
+    def set_group_tile(self, g: int, tile: np.ndarray) -> None:
+        coords = fragment_map(self.layout(), self.shape())
+        self.regs[g * THREADS_PER_GROUP : (g + 1) * THREADS_PER_GROUP] = tile[coords].astype(self.regs.dtype)
+
+    def select_lanes(self, mask: np.ndarray, other: Fragment) -> Fragment:
+        return Fragment(self.type, np.where(mask[:, None], self.regs, other.regs), self.pending | other.pending)
+
+
+def new_fragment(t: FragmentType, threads: int, fill: Any = 0) -> Fragment:
+    return Fragment(t, np.full((threads, t.values_per_thread()), fill, dtype=dtype_of(t.element_type)))
+
+
+def regs(op: Operation, x: Any, lanes: Lanes) -> np.ndarray:
+    """The registers of fragment operand `x`, which must be complete in the
+    active warp groups."""
+    if not isinstance(x, Fragment):
+        raise InterpretationError(f"{op.name}: expected a fragment, got {type(x).__name__}")
+    busy = x.pending & {int(t) // THREADS_PER_GROUP for t in lanes.indices()}
+    if busy:
+        raise _fail(op, f"{op.name} reads a wgmma result of warp group {min(busy)} before "
+                    "nvgpu.wgmma_wait_group completed it")
+    return x.regs
+
+
+def scalar_column(x: Any, threads: int, dtype: np.dtype) -> Any:
+    """A scalar operand as something that broadcasts against regs[t, i]."""
+    if isinstance(x, PerThread):
+        return np.array([dtype.type(v) if v is not None else 0 for v in x.values], dtype=dtype)[:, None]
+    return dtype.type(x)
+
+
+_FLOAT = {
+    FragBinaryKind.ADDF: np.add, FragBinaryKind.SUBF: np.subtract, FragBinaryKind.MULF: np.multiply,
+    FragBinaryKind.DIVF: np.divide, FragBinaryKind.MAXIMUMF: _maximum, FragBinaryKind.MINIMUMF: _minimum,
+}
+_INT = {
+    FragBinaryKind.ADDI: np.add, FragBinaryKind.SUBI: np.subtract, FragBinaryKind.MULI: np.multiply,
+    FragBinaryKind.ANDI: np.bitwise_and, FragBinaryKind.ORI: np.bitwise_or,
+}
+_CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal}
+
+
+def _operand(op: Operation, x: Any, lanes: Lanes, dtype: np.dtype) -> Any:
+    return regs(op, x, lanes) if isinstance(x, Fragment) else scalar_column(x, lanes.threads, dtype)
+
+
+def _result(op: Operation, values: np.ndarray, lanes: Lanes) -> Fragment:
+    t = op.results[0].type
+    return Fragment(t, np.asarray(values).astype(dtype_of(t.element_type), copy=False))
+
+
+# --------------------------------------------------------------------------- wgmma queues
+
+
+@dataclass(eq=False)
+class Mma:
+    op: Operation
+    lhs: Any
+    rhs: Any
+    acc: Fragment
+    accumulate: bool
+    result: Fragment
+    group: int
+
+
+@dataclass(eq=False)
+class WgmmaQueue:
+    """The wgmma ops of one warp group: the open group and the committed ones."""
+
+    open: list[Mma] = field(default_factory=list)
+    committed: deque[list[Mma]] = field(default_factory=deque)
+
+    def in_flight(self) -> bool:
+        return bool(self.open or self.committed)
+
+
+def _operand_tile(cta: CtaState, op: Operation, x: Any, g: int) -> np.ndarray:
+    if isinstance(x, Fragment):
+        if g in x.pending:
+            raise _fail(op, f"{op.name}: register operand of warp group {g} is an unfinished wgmma result")
+        return x.group_tile(g)
+    buf, stage, row, rows = x
+    return read_rows(cta.smem, buf, stage, row, rows, op)
+
+
+def retire(cta: CtaState, mma: Mma) -> None:
+    g = mma.group
+    a = _operand_tile(cta, mma.op, mma.lhs, g).astype(np.float32)
+    b = _operand_tile(cta, mma.op, mma.rhs, g).astype(np.float32)
+    d = a @ (b.T if mma.op.rhs_transposed is not None else b)
+    if mma.accumulate:
+        if g in mma.acc.pending:
+            raise _fail(mma.op, f"{mma.op.name}: accumulator of warp group {g} is not ready")
+        d = mma.acc.group_tile(g).astype(np.float32) + d
+    mma.result.set_group_tile(g, d)
+    mma.result.pending.discard(g)
+
+
+@register_impls
+class FragmentFunctions(InterpreterFunctions):
+    """Fragment ops and wgmma (see the module docstring)."""
+
+    @impl(nvgpu.FragmentZerosOp)
+    def run_zeros(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        return (new_fragment(op.results[0].type, cta_of(interpreter).threads),)
+
+    @impl(nvgpu.FragmentSplatOp)
+    def run_splat(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        lanes = lanes_of(interpreter)
+        t = op.results[0].type
+        f = new_fragment(t, lanes.threads)
+        f.regs[:] = scalar_column(args[0], lanes.threads, f.regs.dtype)
+        return (f,)
+
+    @impl(nvgpu.FragmentBinaryOp)
+    def run_binary(self, interpreter: Interpreter, op: nvgpu.FragmentBinaryOp, args: PythonValues):
+        lanes = lanes_of(interpreter)
+        kind = FragBinaryKind(op.kind.data)
+        lhs = regs(op, args[0], lanes)
+        rhs = _operand(op, args[1], lanes, lhs.dtype)
+        if kind in _FLOAT:
+            out = _FLOAT[kind](lhs.astype(np.float32), np.asarray(rhs).astype(np.float32))
+        else:
+            out = _INT[kind](lhs, np.asarray(rhs).astype(lhs.dtype))
+        return (_result(op, out, lanes),)
+
+    @impl(nvgpu.FragmentUnaryOp)
+    def run_unary(self, interpreter: Interpreter, op: nvgpu.FragmentUnaryOp, args: PythonValues):
+        x = regs(op, args[0], lanes_of(interpreter)).astype(np.float32)
+        out = np.exp2(x) if op.kind.data.value == "exp2" else -x
+        return (_result(op, out, lanes_of(interpreter)),)
+
+    @impl(nvgpu.FragmentCmpIOp)
+    def run_cmpi(self, interpreter: Interpreter, op: nvgpu.FragmentCmpIOp, args: PythonValues):
+        lanes = lanes_of(interpreter)
+        lhs = regs(op, args[0], lanes)
+        rhs = np.asarray(_operand(op, args[1], lanes, lhs.dtype))
+        pred = op.predicate.data.value
+        if pred.startswith("u"):
+            lhs, rhs = lhs.astype(np.uint32), rhs.astype(np.int64).astype(np.uint32)
+        return (_result(op, _CMP[pred.lstrip("su")](lhs, rhs), lanes),)
+
+    @impl(nvgpu.FragmentSelectOp)
+    def run_select(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        lanes = lanes_of(interpreter)
+        mask = regs(op, args[0], lanes)
+        on = regs(op, args[1], lanes)
+        off = _operand(op, args[2], lanes, on.dtype)
+        return (_result(op, np.where(mask, on, off), lanes),)
+
+    @impl(nvgpu.FragmentConvertOp)
+    def run_convert(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        return (_result(op, regs(op, args[0], lanes_of(interpreter)), lanes_of(interpreter)),)
+
+    @impl(nvgpu.FragmentIndexOp)
+    def run_index(self, interpreter: Interpreter, op: nvgpu.FragmentIndexOp, args: PythonValues):
+        t = op.results[0].type
+        axis = 0 if op.axis.data.value == "row" else 1
+        coords = fragment_map(t.tiled_layout, t.get_shape())[axis]
+        threads = cta_of(interpreter).threads
+        return (Fragment(t, np.tile(coords, (threads // THREADS_PER_GROUP, 1)).astype(np.int32)),)
+
+    @impl(nvgpu.FragmentReduceOp)
+    def run_reduce(self, interpreter: Interpreter, op: nvgpu.FragmentReduceOp, args: PythonValues):
+        lanes = lanes_of(interpreter)
+        src = args[0]
+        x = regs(op, src, lanes).astype(np.float32)
+        combine = np.maximum if op.kind.data.value == "max" else np.add
+        shape = src.shape()
+        red = src.layout().reduce(shape, len(shape) - 1)
+        out = np.stack([combine.reduce(x[:, list(g)], axis=1) for g in red.sources], axis=1)
+        lanes_ix = np.arange(out.shape[0])
+        for mask in red.lane_masks:
+            out = combine(out, out[lanes_ix ^ mask])
+        return (_result(op, out, lanes),)
+
+    @impl(nvgpu.FragmentBroadcastOp)
+    def run_broadcast(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        lanes = lanes_of(interpreter)
+        src = args[0]
+        t = op.results[0].type
+        shape = t.get_shape()
+        sources = t.tiled_layout.broadcast_sources(shape, len(shape) - 1, src.layout())
+        return (_result(op, regs(op, src, lanes)[:, list(sources)], lanes),)
+
+    @impl(nvgpu.FragmentStoreOp)
+    def run_store(self, interpreter: Interpreter, op: nvgpu.FragmentStoreOp, args: PythonValues):
+        lanes = lanes_of(interpreter)
+        frag, dest, *offsets = args
+        regs(op, frag, lanes)
+        for g in _whole_groups(op, lanes.mask):
+            group = Lanes(np.arange(lanes.threads) // THREADS_PER_GROUP == g)
+            at = [group.uniform(o, lambda: f"{op.name}: offset") for o in offsets]
+            tile = frag.group_tile(g).astype(dest.dtype)
+            rows, cols = tile.shape
+            r0, c0 = at[-2], at[-1]
+            r1, c1 = min(r0 + rows, dest.shape[-2]), min(c0 + cols, dest.shape[-1])
+            if r1 > r0 and c1 > c0:
+                dest[(*at[:-2], slice(r0, r1), slice(c0, c1))] = tile[: r1 - r0, : c1 - c0]
+        return ()
+
+    @impl(nvgpu.FragmentStoreGlobalOp)
+    def run_store_global(self, interpreter: Interpreter, op: nvgpu.FragmentStoreGlobalOp, args: PythonValues):
+        lanes = lanes_of(interpreter)
+        frag, address, pitch, *mask = args
+        values = regs(op, frag, lanes)
+        keep = regs(op, mask[0], lanes) if mask else None
+        t = frag.type
+        eb = element_bytes(t.element_type)
+        shape = t.get_shape()
+        rows = np.array(t.tiled_layout.value_offsets(shape, 0), dtype=np.int64)
+        cols = np.array(t.tiled_layout.value_offsets(shape, 1), dtype=np.int64)
+        vec = t.vector_length()
+        memory = cta_of(interpreter).memory
+        for lane in lanes.indices():
+            base = int(address.values[lane] if isinstance(address, PerThread) else address)
+            p = int(pitch.values[lane] if isinstance(pitch, PerThread) else pitch)
+            addrs = base + rows * p + cols * eb
+            for i, a in enumerate(addrs):
+                if keep is not None and not keep[lane, i]:
+                    continue
+                if keep is None and i % vec == 0 and a % (vec * eb):
+                    raise _fail(op, f"{op.name}: thread {lane} stores a {vec}-vector at address "
+                                f"{a:#x}, not aligned to {vec * eb} bytes")
+                found = memory.locate(int(a), eb)
+                if found is None:
+                    raise _fail(op, f"{op.name}: thread {lane} stores value {i} at {a:#x}, outside every "
+                                "memref (an out-of-bounds store)")
+                array, index = found
+                array.reshape(-1)[index] = values[lane, i].astype(array.dtype)
+        return ()
+
+    # wgmma ---------------------------------------------------------------------
+
+    @impl(nvgpu.WgmmaDescriptorOp)
+    def run_descriptor(self, interpreter: Interpreter, op: nvgpu.WgmmaDescriptorOp, args: PythonValues):
+        buf, stage, row = args
+        rows = op.result.type.get_shape()[0]
+        if isinstance(buf, SmemBuffer) and not any(isinstance(a, PerThread) for a in (stage, row)):
+            return ((buf, stage, row, rows),)
+        lanes = lanes_of(interpreter)
+        out = np.empty(lanes.threads, dtype=object)
+        for lane in lanes.indices():
+            out[lane] = (buf, simt.lane_value(stage, lane), simt.lane_value(row, lane), rows)
+        return (simt.pack(list(out[lanes.indices()]), lanes.indices(), lanes.threads),)
+
+    @impl(nvgpu.WgmmaFenceOp)
+    def run_fence(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        return ()
+
+    @impl(nvgpu.WgmmaOp)
+    def run_wgmma(self, interpreter: Interpreter, op: nvgpu.WgmmaOp, args: PythonValues):
+        cta, lanes = cta_of(interpreter), lanes_of(interpreter)
+        lhs, rhs, acc, accumulate = args
+        result = new_fragment(op.result.type, lanes.threads)
+        for g in _whole_groups(op, lanes.mask):
+            group = Lanes(np.arange(lanes.threads) // THREADS_PER_GROUP == g)
+            pick = [group.uniform(x, lambda k=k: f"{op.name}: operand #{k}") if not isinstance(x, Fragment) else x
+                    for k, x in enumerate((lhs, rhs, accumulate))]
+            if op.result.type.get_shape()[0] != WGMMA_M:
+                raise _fail(op, f"{op.name}: a warp group computes {WGMMA_M} rows")
+            result.pending.add(g)
+            queue = cta.wgmma.setdefault(g, WgmmaQueue())
+            queue.open.append(Mma(op, pick[0], pick[1], acc, bool(pick[2]), result, g))
+        return (result,)
+
+    @impl(nvgpu.WgmmaCommitGroupOp)
+    def run_commit(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        cta, lanes = cta_of(interpreter), lanes_of(interpreter)
+        for g in _whole_groups(op, lanes.mask):
+            queue = cta.wgmma.setdefault(g, WgmmaQueue())
+            queue.committed.append(queue.open)
+            queue.open = []
+        return ()
+
+    @impl(nvgpu.WgmmaWaitGroupOp)
+    def run_wait(self, interpreter: Interpreter, op: nvgpu.WgmmaWaitGroupOp, args: PythonValues):
+        cta, lanes = cta_of(interpreter), lanes_of(interpreter)
+        keep = op.pending.value.data
+        groups = _whole_groups(op, lanes.mask)
+        for g in groups:
+            queue = cta.wgmma.setdefault(g, WgmmaQueue())
+            while len(queue.committed) > keep:
+                for mma in queue.committed.popleft():
+                    retire(cta, mma)
+        for k, f in enumerate(args):
+            if isinstance(f, Fragment) and f.pending & set(groups):
+                raise _fail(op, f"{op.name} {keep} returns fragment #{k} while the wgmma computing it is "
+                            "still in flight (uncommitted, or in one of the groups it leaves pending)")
+        return tuple(args)
+
+
+simt.LANE_AWARE.update({
+    nvgpu.FragmentSplatOp, nvgpu.FragmentBinaryOp, nvgpu.FragmentCmpIOp, nvgpu.FragmentSelectOp,
+    nvgpu.FragmentStoreOp, nvgpu.FragmentStoreGlobalOp, nvgpu.WgmmaDescriptorOp, nvgpu.WgmmaOp,
+})
+

@@ -1,0 +1,464 @@
+"""Semantics of the `nvgpu` dialect's threads, memory and barriers.
+
+Runs inside a CTA (tawa.interpreters.cta).  Shared memory is bytes: a
+buffer `!nvgpu.smem<S x R x C x T, swizzle = W>` holds S stages of R x C
+tiles, each stored as column chunks of W bytes per row
+(`SmemType.chunk_columns`) with the hardware's swizzle of the absolute
+address (`tawa.target.hopper.swizzled_address`); TMA writes and wgmma /
+`nvgpu.smem_tile` read through that one mapping (`tile_addresses`).
+
+mbarriers count arrivals and transaction bytes per phase: a phase
+completes when its arrivals and its bytes are all in, and
+`mbarrier_wait_parity p` passes once the phase of parity p has completed
+(the current phase's parity differs from p).  A TMA load is in flight from
+its issue until the scheduler completes it (tawa.interpreters.schedule's
+`progress`): then its box (out-of-bounds elements 0) lands in shared memory
+and its bytes count on its barrier.  Waits, arrivals, TMA issues and named
+barriers are scheduling points.
+
+Errors: an uninitialised barrier, a wait on a barrier that can never
+complete (a deadlock naming the barrier, its slot and phase and every
+blocked warp group), more transaction bytes than the 20-bit count holds,
+a global store outside every array, `setmaxnreg` by part of a warp group
+or beyond the register file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import memref
+from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
+from xdsl.ir import Operation
+from xdsl.utils.exceptions import InterpretationError
+
+from tawa.diagnostics import location_of
+from tawa.dialects import nvgpu
+from tawa.dialects.nvgpu.types import element_bytes
+from tawa.interpreters import simt
+from tawa.interpreters.cta import CtaState, cta_of, lanes_of, task_of
+from tawa.interpreters.dtypes import dtype_of
+from tawa.interpreters.schedule import SimulationError
+from tawa.interpreters.simt import PerThread
+from tawa.interpreters.tile import _box
+from tawa.target.hopper import (
+    MAX_MBARRIER_COUNT,
+    REGISTER_FILE_SIZE,
+    THREADS_PER_GROUP,
+    THREADS_PER_WARP,
+    swizzled_address,
+)
+
+
+def _fail(op: Operation, message: str) -> SimulationError:
+    return SimulationError(message, location_of(op) or "tawa.interpret")
+
+
+# --------------------------------------------------------------------------- shared memory
+
+
+@dataclass(frozen=True)
+class SmemBuffer:
+    """What `nvgpu.smem_alloc` returns: a buffer at a byte offset."""
+
+    offset: int
+    type: Any
+    simulated = True
+
+    def stages(self) -> int:
+        return int(np.prod(self.type.get_shape()[:-2], dtype=np.int64)) if len(self.type.get_shape()) > 2 else 1
+
+
+def tile_addresses(t: Any, base: int) -> np.ndarray:
+    """Byte address of every element of an R x C tile of shared-memory
+    type `t` (its last two dims) stored from `base`: column chunks of the
+    swizzle span, swizzled (see the module docstring)."""
+    rows, cols = t.get_shape()[-2:]
+    eb = element_bytes(t.element_type)
+    w = t.chunk_columns()
+    r = np.arange(rows, dtype=np.int64)[:, None]
+    c = np.arange(cols, dtype=np.int64)[None, :]
+    addr = base + (c // w) * rows * w * eb + r * w * eb + (c % w) * eb
+    return swizzled_address(addr, t.swizzle.data)
+
+
+def stage_base(buf: SmemBuffer, stage: int, op: Operation) -> int:
+    if not 0 <= stage < buf.stages():
+        raise _fail(op, f"{op.name}: stage {stage} out of range for {buf.type}")
+    rows, cols = buf.type.get_shape()[-2:]
+    return buf.offset + stage * rows * cols * element_bytes(buf.type.element_type)
+
+
+def write_tile(smem: np.ndarray, addresses: np.ndarray, tile: np.ndarray) -> None:
+    raw = np.ascontiguousarray(tile).view(np.uint8).reshape(*tile.shape, tile.itemsize)
+    for k in range(tile.itemsize):
+        smem[addresses + k] = raw[..., k]
+
+
+def read_tile(smem: np.ndarray, addresses: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    raw = np.stack([smem[addresses + k] for k in range(dtype.itemsize)], axis=-1)
+    return np.ascontiguousarray(raw).view(dtype).reshape(addresses.shape)
+
+
+def read_rows(smem: np.ndarray, buf: SmemBuffer, stage: int, row: int, rows: int, op: Operation) -> np.ndarray:
+    """Rows [row, row + rows) of stage `stage` of `buf`, as a tile."""
+    t = buf.type
+    total = t.get_shape()[-2]
+    if not 0 <= row <= total - rows:
+        raise _fail(op, f"{op.name}: rows [{row}, {row + rows}) outside the {total} rows of {t}")
+    addresses = tile_addresses(t, stage_base(buf, stage, op))[row : row + rows]
+    return read_tile(smem, addresses, dtype_of(t.element_type))
+
+
+# --------------------------------------------------------------------------- mbarriers
+
+
+@dataclass(eq=False)
+class MBarrier:
+    count: int | None = None
+    pending: int = 0
+    tx: int = 0
+    phase: int = 0
+    """Phases completed so far; the current one has parity phase % 2."""
+
+    def describe(self) -> str:
+        if self.count is None:
+            return "not initialised"
+        return (
+            f"in phase {self.phase} (parity {self.phase % 2}): {self.pending} of {self.count} "
+            f"arrivals and {self.tx} transaction bytes outstanding"
+        )
+
+    def _settle(self) -> None:
+        if self.pending == 0 and self.tx == 0:
+            self.phase += 1
+            self.pending = self.count  # type: ignore[assignment]
+
+    def arrive(self, n: int = 1) -> None:
+        for _ in range(n):
+            self.pending -= 1
+            self._settle()
+
+    def complete_tx(self, nbytes: int) -> None:
+        self.tx -= nbytes
+        if self.pending == 0:
+            self._settle()
+
+
+@dataclass(frozen=True)
+class BarrierRef:
+    """A barrier of an `nvgpu.mbarrier<N>` array: (array offset, index)."""
+
+    offset: int
+    index: int
+
+
+def barrier(cta: CtaState, buf: Any, index: Any, op: Operation, init: bool = False) -> tuple[MBarrier, str]:
+    lanes_index = index
+    if not isinstance(buf, SmemBuffer) or not isinstance(buf.type, nvgpu.MBarrierType):
+        raise _fail(op, f"{op.name}: not an mbarrier array")
+    if not 0 <= lanes_index < buf.type.count.data:
+        raise _fail(op, f"{op.name}: barrier index {lanes_index} out of range for {buf.type}")
+    key = (buf.offset, lanes_index)
+    name = f"{_value_name(op.operands[0])}[{lanes_index}]"
+    b = cta.barriers.get(key)
+    if b is None:
+        b = cta.barriers[key] = MBarrier()
+    if b.count is None and not init:
+        raise _fail(op, f"{op.name}: barrier {name} used before nvgpu.mbarrier_init")
+    return b, name
+
+
+def _value_name(v: Any) -> str:
+    return f"%{v.name_hint}" if v.name_hint else "%<mbarrier>"
+
+
+@dataclass(eq=False)
+class NamedBarrier:
+    arrived: int = 0
+    generation: int = 0
+
+
+@dataclass(eq=False)
+class TmaLoad:
+    """A TMA load in flight."""
+
+    cta: CtaState
+    box: np.ndarray
+    addresses: np.ndarray
+    bar: MBarrier
+    nbytes: int
+
+    def complete(self) -> None:
+        write_tile(self.cta.smem, self.addresses, self.box)
+        self.bar.complete_tx(self.nbytes)
+
+
+@dataclass(frozen=True)
+class TmaMap:
+    """What `nvgpu.tma_descriptor` names: boxes of `type` over `array`."""
+
+    array: np.ndarray
+    type: Any
+    simulated = True
+
+    def box(self, coords: tuple[int, ...]) -> np.ndarray:
+        shape = self.type.get_shape()
+        out = np.zeros((1,) * (self.array.ndim - len(shape)) + shape, dtype=self.array.dtype)
+        if (found := _box(self.array.shape, coords, shape)) is not None:
+            src, dst, _ = found
+            out[dst] = self.array[src]
+        return out.reshape(shape)
+
+
+# --------------------------------------------------------------------------- ops
+
+
+def _n_lanes(interpreter: Interpreter) -> int:
+    return lanes_of(interpreter).count()
+
+
+def _uniform(interpreter: Interpreter, op: Operation, args: PythonValues) -> tuple[Any, ...]:
+    lanes = lanes_of(interpreter)
+    return tuple(lanes.uniform(a, lambda i=i: f"{op.name}: operand #{i}") for i, a in enumerate(args))
+
+
+@register_impls
+class NvgpuFunctions(InterpreterFunctions):
+    """Thread ids, shared memory, mbarriers, TMA, named barriers, fences."""
+
+    # ids ------------------------------------------------------------------
+
+    @impl(nvgpu.ThreadIdOp)
+    def run_thread_id(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        return (cta_of(interpreter).thread_ids(),)
+
+    @impl(nvgpu.LaneIdOp)
+    def run_lane_id(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        return (_ids(cta_of(interpreter), lambda t: t % THREADS_PER_WARP),)
+
+    @impl(nvgpu.WarpIdOp)
+    def run_warp_id(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        return (_ids(cta_of(interpreter), lambda t: t // THREADS_PER_WARP),)
+
+    @impl(nvgpu.WarpGroupIdOp)
+    def run_warp_group_id(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        return (_ids(cta_of(interpreter), lambda t: t // THREADS_PER_GROUP),)
+
+    @impl(nvgpu.ElectOneOp)
+    def run_elect_one(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        cta, idx = cta_of(interpreter), lanes_of(interpreter).indices()
+        out = np.full(cta.threads, False, dtype=object)
+        for warp in {int(t) // THREADS_PER_WARP for t in idx}:
+            out[min(t for t in idx if t // THREADS_PER_WARP == warp)] = True
+        return (PerThread(out),)
+
+    @impl(nvgpu.BlockIdOp)
+    def run_block_id(self, interpreter: Interpreter, op: nvgpu.BlockIdOp, args: PythonValues):
+        return (cta_of(interpreter).launch.program_id[op.axis.value.data],)
+
+    @impl(nvgpu.GridDimOp)
+    def run_grid_dim(self, interpreter: Interpreter, op: nvgpu.GridDimOp, args: PythonValues):
+        return (cta_of(interpreter).cta_grid[op.axis.value.data],)
+
+    @impl(nvgpu.LaunchGridOp)
+    def run_launch_grid(self, interpreter: Interpreter, op: nvgpu.LaunchGridOp, args: PythonValues):
+        return (cta_of(interpreter).grid[op.axis.value.data],)
+
+    # shared memory ----------------------------------------------------------
+
+    @impl(nvgpu.SmemAllocOp)
+    def run_smem_alloc(self, interpreter: Interpreter, op: nvgpu.SmemAllocOp, args: PythonValues):
+        return (SmemBuffer(op.offset.value.data, op.result.type),)
+
+    @impl(nvgpu.SmemTileOp)
+    def run_smem_tile(self, interpreter: Interpreter, op: nvgpu.SmemTileOp, args: PythonValues):
+        buf, stage = _uniform(interpreter, op, args)
+        rows = buf.type.get_shape()[-2]
+        tile = read_rows(cta_of(interpreter).smem, buf, stage, 0, rows, op)
+        tile.flags.writeable = False
+        return (tile,)
+
+    # mbarriers --------------------------------------------------------------
+
+    @impl(nvgpu.MBarrierInitOp)
+    def run_mbarrier_init(self, interpreter: Interpreter, op: nvgpu.MBarrierInitOp, args: PythonValues):
+        buf, index = _uniform(interpreter, op, args)
+        b, name = barrier(cta_of(interpreter), buf, index, op, init=True)
+        if _n_lanes(interpreter) != 1:
+            raise _fail(op, f"nvgpu.mbarrier_init of {name} by {_n_lanes(interpreter)} threads (one must do it)")
+        b.count = b.pending = op.count.value.data
+        b.tx = b.phase = 0
+        return ()
+
+    @impl(nvgpu.MBarrierArriveOp)
+    def run_mbarrier_arrive(self, interpreter: Interpreter, op: nvgpu.MBarrierArriveOp, args: PythonValues):
+        buf, index = _uniform(interpreter, op, args)
+        task_of(interpreter).sync(op, lambda: True, lambda: "")
+        b, _ = barrier(cta_of(interpreter), buf, index, op)
+        b.arrive(_n_lanes(interpreter))
+        return ()
+
+    @impl(nvgpu.MBarrierArriveExpectTxOp)
+    def run_mbarrier_arrive_expect_tx(self, interpreter: Interpreter, op: nvgpu.MBarrierArriveExpectTxOp, args: PythonValues):
+        buf, index = _uniform(interpreter, op, args)
+        task_of(interpreter).sync(op, lambda: True, lambda: "")
+        b, name = barrier(cta_of(interpreter), buf, index, op)
+        n = _n_lanes(interpreter)
+        b.tx += op.bytes.value.data * n
+        if b.tx > MAX_MBARRIER_COUNT:
+            raise _fail(op, f"{op.name}: {b.tx} transaction bytes pending on {name}, more than the 20-bit count holds")
+        b.arrive(n)
+        return ()
+
+    @impl(nvgpu.MBarrierWaitParityOp)
+    def run_mbarrier_wait_parity(self, interpreter: Interpreter, op: nvgpu.MBarrierWaitParityOp, args: PythonValues):
+        buf, index, parity = _uniform(interpreter, op, args)
+        b, name = barrier(cta_of(interpreter), buf, index, op)
+        if parity not in (0, 1):
+            raise _fail(op, f"{op.name}: parity must be 0 or 1, got {parity}")
+        task_of(interpreter).sync(
+            op,
+            lambda: b.phase % 2 != parity,
+            lambda: f"for barrier {name} (slot {index}) to complete its phase of parity {parity}; it is {b.describe()}",
+        )
+        return ()
+
+    @impl(nvgpu.MBarrierTryWaitParityOp)
+    def run_mbarrier_try_wait_parity(self, interpreter: Interpreter, op: nvgpu.MBarrierTryWaitParityOp, args: PythonValues):
+        buf, index, parity = _uniform(interpreter, op, args)
+        task_of(interpreter).sync(op, lambda: True, lambda: "")
+        b, _ = barrier(cta_of(interpreter), buf, index, op)
+        return (b.phase % 2 != parity,)
+
+    @impl(nvgpu.FenceMBarrierInitOp)
+    def run_fence_mbarrier_init(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        return ()
+
+    @impl(nvgpu.FenceProxyAsyncOp)
+    def run_fence_proxy_async(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        return ()
+
+    # named barriers ---------------------------------------------------------
+
+    @impl(nvgpu.NamedBarrierSyncOp)
+    def run_named_barrier_sync(self, interpreter: Interpreter, op: nvgpu.NamedBarrierSyncOp, args: PythonValues):
+        nb, generation = _named_arrive(interpreter, op)
+        task_of(interpreter).sync(
+            op,
+            lambda: nb.generation > generation,
+            lambda: f"at named barrier {op.barrier_id.value.data} ({nb.arrived} of "
+            f"{op.num_threads.value.data} threads arrived)",
+        )
+        return ()
+
+    @impl(nvgpu.NamedBarrierArriveOp)
+    def run_named_barrier_arrive(self, interpreter: Interpreter, op: nvgpu.NamedBarrierArriveOp, args: PythonValues):
+        _named_arrive(interpreter, op)
+        return ()
+
+    # TMA ----------------------------------------------------------------------
+
+    @impl(nvgpu.TmaDescriptorOp)
+    def run_tma_descriptor(self, interpreter: Interpreter, op: nvgpu.TmaDescriptorOp, args: PythonValues):
+        return (TmaMap(args[0], op.result.type),)
+
+    @impl(nvgpu.TmaLoadOp)
+    def run_tma_load(self, interpreter: Interpreter, op: nvgpu.TmaLoadOp, args: PythonValues):
+        desc, *rest = _uniform(interpreter, op, args)
+        coords = tuple(rest[: len(op.coords)])
+        dest, stage, bars, bar_index = rest[len(op.coords) :]
+        cta = cta_of(interpreter)
+        task_of(interpreter).sync(op, lambda: True, lambda: "")
+        b, _ = barrier(cta, bars, bar_index, op)
+        box = desc.box(coords)
+        addresses = tile_addresses(dest.type, stage_base(dest, stage, op))
+        if box.size == addresses.size:  # a box with leading 1s fills one tile
+            box = box.reshape(addresses.shape)
+        if box.shape != addresses.shape:
+            raise _fail(op, f"{op.name}: a {box.shape} box into {addresses.shape} tiles of {dest.type}")
+        for _ in range(_n_lanes(interpreter)):
+            cta.transfers.append(TmaLoad(cta, box, addresses, b, box.nbytes))
+        return ()
+
+    @impl(nvgpu.TmaStoreOp)
+    def run_tma_store(self, interpreter: Interpreter, op: nvgpu.TmaStoreOp, args: PythonValues):
+        src, stage, desc, *coords = _uniform(interpreter, op, args)
+        cta = cta_of(interpreter)
+        t = src.type
+        tile = read_tile(cta.smem, tile_addresses(t, stage_base(src, stage, op)), dtype_of(t.element_type))
+        shape = desc.type.get_shape()
+        if (found := _box(desc.array.shape, tuple(coords), shape)) is not None:
+            dst, part, padded = found
+            desc.array[dst] = tile.reshape(padded)[part]
+        return ()
+
+    @impl(nvgpu.TmaStoreWaitOp)
+    def run_tma_store_wait(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        return ()
+
+    # registers, global memory ----------------------------------------------
+
+    @impl(nvgpu.SetMaxNRegOp)
+    def run_setmaxnreg(self, interpreter: Interpreter, op: nvgpu.SetMaxNRegOp, args: PythonValues):
+        cta, lanes = cta_of(interpreter), lanes_of(interpreter)
+        groups = _whole_groups(op, lanes.mask)
+        count = op.count.value.data
+        for g in groups:
+            cta.regs[g] = count
+        total = sum(cta.regs.get(g, 0) for g in range(cta.threads // THREADS_PER_GROUP)) * THREADS_PER_GROUP
+        if len(cta.regs) == cta.threads // THREADS_PER_GROUP and total > REGISTER_FILE_SIZE:
+            raise _fail(op, f"setmaxnreg: the warp groups ask for {total} registers, the SM has {REGISTER_FILE_SIZE}")
+        state = task_of(interpreter)
+        if state.task is not None:
+            from tawa.dialects.aref import PartitionRole
+
+            state.task.role = PartitionRole.PRODUCER if op.action.data.value == "dec" else PartitionRole.CONSUMER
+            state.task.label = f"{state.task.role} ({', '.join(f'warp group {g}' for g in groups)})"
+        return ()
+
+    @impl(nvgpu.MemrefBaseOp)
+    def run_memref_base(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        return (cta_of(interpreter).memory.address_of(args[0]),)
+
+    @impl(memref.DimOp)
+    def run_dim(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        array, index = args
+        if not 0 <= index < array.ndim:
+            raise InterpretationError(f"memref.dim: index {index} out of range for rank {array.ndim}")
+        return (int(array.shape[index]),)
+
+
+def _ids(cta: CtaState, fn: Any) -> PerThread:
+    return PerThread(np.array([fn(t) for t in range(cta.threads)], dtype=object))
+
+
+def _whole_groups(op: Operation, mask: np.ndarray) -> list[int]:
+    groups = mask.reshape(-1, THREADS_PER_GROUP)
+    partial = [g for g, m in enumerate(groups) if m.any() and not m.all()]
+    if partial:
+        raise _fail(op, f"{op.name} by part of warp group {partial[0]} ({int(groups[partial[0]].sum())} threads)")
+    return [g for g, m in enumerate(groups) if m.all()]
+
+
+def _named_arrive(interpreter: Interpreter, op: Any) -> tuple[NamedBarrier, int]:
+    cta, lanes = cta_of(interpreter), lanes_of(interpreter)
+    task_of(interpreter).sync(op, lambda: True, lambda: "")
+    nb = cta.named.setdefault(op.barrier_id.value.data, NamedBarrier())
+    warps = {int(t) // THREADS_PER_WARP for t in lanes.indices()}
+    count = op.num_threads.value.data
+    generation = nb.generation
+    nb.arrived += len(warps) * THREADS_PER_WARP
+    if nb.arrived >= count:
+        if nb.arrived > count:
+            raise _fail(op, f"{op.name}: {nb.arrived} threads arrived at named barrier "
+                        f"{op.barrier_id.value.data}, which expects {count}")
+        nb.arrived = 0
+        nb.generation += 1
+    return nb, generation
+
+
+simt.LANE_AWARE.update({nvgpu.ElectOneOp})
+simt.BLOCKING.update({nvgpu.MBarrierWaitParityOp, nvgpu.NamedBarrierSyncOp})

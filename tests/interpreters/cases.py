@@ -1,0 +1,99 @@
+"""Arguments for every example kernel at small, ragged sizes whose ring loop
+runs a chosen number of times (shared by the differential tests).
+
+`case(kernel, trips, rng)` gives the arguments (outputs poisoned with NaN),
+the logical grid and the indices of the output arguments.  Sizes: two or
+three programs (so that persistent kernels on 2 CTAs run several programs
+per CTA), ragged rows and columns, and a K (or key) loop of exactly `trips`
+iterations whose last step is ragged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+BF16 = ml_dtypes.bfloat16
+F8 = ml_dtypes.float8_e4m3fn
+
+
+@dataclass(frozen=True)
+class Case:
+    args: list[Any]
+    grid: tuple[int, ...]
+    outputs: tuple[int, ...]
+
+
+def _ragged(trips: int, step: int) -> int:
+    """A length that takes exactly `trips` steps of `step`, the last short."""
+    return 0 if trips == 0 else step * trips - step // 3
+
+
+def _randn(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _poison(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    return np.full(shape, np.nan, dtype=dtype)
+
+
+def _gemm(dtype: Any, step: int, b_rows_k: bool = False) -> Callable[[int, np.random.Generator], Case]:
+    def make(trips: int, rng: np.random.Generator) -> Case:
+        m, n, k = 260, 100, _ragged(trips, step)
+        a = _randn(rng, (m, k), dtype)
+        b = _randn(rng, (k, n) if b_rows_k else (n, k), dtype)
+        return Case([a, b, _poison((m, n), BF16), m, n, k], (3, 1), (2,))
+
+    return make
+
+
+def _scale_relu(trips: int, rng: np.random.Generator) -> Case:
+    c = _gemm(BF16, 64)(trips, rng)
+    return Case([*c.args, np.float32(0.5)], c.grid, c.outputs)
+
+
+def _softmax(trips: int, rng: np.random.Generator) -> Case:
+    m, k = 260, _ragged(trips, 64)
+    a, b = _randn(rng, (m, k), BF16), _randn(rng, (256, k), BF16)
+    return Case([a, b, _poison((m, 256), BF16), m, k, np.float32(0.3)], (3,), (2,))
+
+
+def _attention(extra: tuple[Any, ...]) -> Callable[[int, np.random.Generator], Case]:
+    def make(trips: int, rng: np.random.Generator) -> Case:
+        seq = max(_ragged(trips, 128), 1) if extra else _ragged(trips, 128)
+        q, k, v = (_randn(rng, (2, seq, 128), BF16) for _ in range(3))
+        o = _poison((2, seq, 128), BF16)
+        return Case([q, k, v, o, seq, *extra], (max((seq + 127) // 128, 1), 2), (3,))
+
+    return make
+
+
+CASES: dict[str, tuple[str, Callable[[int, np.random.Generator], Case]]] = {
+    "gemm": ("gemm.mlir", _gemm(BF16, 64)),
+    "matmul": ("matmul.mlir", _gemm(BF16, 64, b_rows_k=True)),
+    "gemm_fp8": ("gemm_fp8.mlir", _gemm(F8, 128)),
+    "gemm_scale_relu": ("gemm_scale_relu.mlir", _scale_relu),
+    "gemm_softmax": ("gemm_softmax.mlir", _softmax),
+    "gemm_chain": ("gemm_chain.mlir", _attention(())),
+    "attention_fwd": ("attention_fwd.mlir", _attention((np.float32(0.088),))),
+    "attention_fwd_causal": ("attention_fwd.mlir", _attention((np.float32(0.088),))),
+}
+"""kernel → (example file, case builder)."""
+
+
+def case(kernel: str, trips: int, rng: np.random.Generator) -> Case:
+    return CASES[kernel][1](trips, rng)
+
+
+def fresh_outputs(c: Case) -> list[Any]:
+    """The case's arguments with new poisoned output arrays."""
+    args = list(c.args)
+    for i in c.outputs:
+        args[i] = _poison(args[i].shape, args[i].dtype)
+    return args
