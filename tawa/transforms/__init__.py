@@ -73,6 +73,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return EncodeWgmmaDescriptorsPass
 
+    def get_check_resources() -> type[ModulePass]:
+        from tawa.transforms.check_resources import CheckResourcesPass
+
+        return CheckResourcesPass
+
     def get_strength_reduce() -> type[ModulePass]:
         from tawa.transforms.strength_reduce import StrengthReducePass
 
@@ -88,9 +93,16 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return BreakProtocolPass
 
+    def get_verify_protocol() -> type[ModulePass]:
+        from tawa.transforms.verify_protocol import VerifyProtocolPass
+
+        return VerifyProtocolPass
+
     return {
+        "tawa-verify-protocol": get_verify_protocol,
         "tawa-bound-waits": get_bound_waits,
         "tawa-break-protocol": get_break_protocol,
+        "tawa-check-resources": get_check_resources,
         "tawa-prepare-ptx": get_prepare_ptx,
         "tawa-expand-wgmma": get_expand_wgmma,
         "tawa-encode-wgmma-descriptors": get_encode_wgmma_descriptors,

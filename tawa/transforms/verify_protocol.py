@@ -1,0 +1,246 @@
+"""`tawa-verify-protocol`: a compile-time proof of a kernel's mbarrier protocol.
+
+For every kernel of the lowered (nvgpu) IR, for a set of problem sizes, the
+pass extracts the barrier events of each warp group by running the kernel's
+control skeleton (`protocol_model.SkeletonRunner`) and explores every
+interleaving of them (`protocol_model.Explorer`), proving: no deadlock, no
+phase aliasing, no TMA load into a stage that a reader may still read (or
+that is read while the load may be in flight), no arrivals beyond a
+barrier's count, transaction bytes that match the loads.  A violation is a
+`TawaError` located at the offending op whose notes (`__notes__`, printed by
+`tawa-opt --verify-diagnostics` and by tawa-opt's error printer when it
+prints notes) are a shortest counterexample trace.  The IR is unchanged.
+
+Problem sizes: the ring loops' trip counts t = 0 .. max-trips (default 2D+1
+for the deepest ring D; docs/protocol.md argues why that covers every trip
+count), with 1 and 2 programs per CTA for persistent kernels.  An index
+argument that bounds a loop with barrier ops is set to t × that loop's
+step.  docs/protocol.md describes the model.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import IndexType, IntegerType, ModuleOp
+from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.printer import Printer
+
+from tawa.diagnostics import TawaError, location_of
+from tawa.dialects import aref, nvgpu
+from tawa.dialects.nvgpu.kernel_info import KernelInfoAttr
+from tawa.dialects.nvgpu.types import MBarrierType
+from tawa.target.hopper import THREADS_PER_GROUP
+from tawa.transforms.protocol_model import (
+    COMMIT,
+    INIT,
+    PROTOCOL_OPS,
+    UNKNOWN,
+    Event,
+    Explorer,
+    Launch,
+    SkeletonError,
+    SkeletonRunner,
+    StateLimit,
+    Step,
+    Violation,
+)
+from tawa.transforms.utils import fail
+
+NAME = "tawa-verify-protocol"
+
+
+@dataclass(frozen=True)
+class VerifyProtocolPass(ModulePass):
+    """Proves each kernel's mbarrier protocol free of deadlock, phase
+    aliasing and stage overwrites, over all interleavings (IR unchanged)."""
+
+    name = NAME
+
+    max_trips: int = 0
+    """Largest ring trip count explored; 0: 2D+1 for the deepest ring D."""
+    max_states: int = 200000
+    """States explored per problem size before giving up (a located error)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        names = _Names(op)
+        for kernel in [o for o in op.walk() if isinstance(o, func.FuncOp) and o.body.blocks]:
+            if any(isinstance(o, aref.WarpSpecializeOp) for o in kernel.walk()):
+                continue  # aref level: tawa.interpret checks that protocol
+            if any(isinstance(o, PROTOCOL_OPS) for o in kernel.walk()):
+                verify_kernel(kernel, names, self.max_trips, self.max_states)
+
+
+class _Names:
+    """SSA names as `tawa-opt` prints them (computed on the first error)."""
+
+    def __init__(self, module: ModuleOp):
+        self.module = module
+        self._names: dict[SSAValue, str] | None = None
+
+    def __call__(self, v: SSAValue) -> str:
+        if self._names is None:
+            printer = Printer(stream=io.StringIO())
+            printer.print_op(self.module)
+            self._names = dict(printer._ssa_values)  # noqa: SLF001 - the printer's own numbering
+        return "%" + self._names.get(v, "?")
+
+
+def verify_kernel(kernel: func.FuncOp, names: _Names, max_trips: int, max_states: int) -> None:
+    """Explores the protocol of `kernel` at every problem size; raises a
+    `TawaError` with a counterexample trace on the first violation."""
+    attr = kernel.attributes.get("nvgpu.kernel")
+    info = attr.info if isinstance(attr, KernelInfoAttr) else None
+    if info is None or not info.threads:
+        raise fail(kernel, f"{NAME}: @{kernel.sym_name.data} has no #nvgpu.kernel thread count "
+                           "(run tawa-materialize-partitions first)")
+    roles = -(-info.threads // THREADS_PER_GROUP)
+    depth = max((o.result.type.count.data for o in kernel.walk()
+                 if isinstance(o, nvgpu.SmemAllocOp) and isinstance(o.result.type, MBarrierType)),
+                default=1)
+    trips = max_trips or 2 * depth + 1
+    runner = SkeletonRunner(kernel)
+    sizes = _size_arguments(runner)
+    params = kernel.body.block.args
+    explored: set[Any] = set()
+    for t in range(trips + 1):
+        for programs in (1, 2) if info.persistent else (1,):
+            args = [t * sizes[p] if p in sizes else (t if isinstance(p.type, IndexType | IntegerType)
+                                                     else UNKNOWN) for p in params]
+            launch = Launch(launch_grid=(programs, 1, 1)) if info.persistent else Launch()
+            try:
+                traces = [runner.trace(r, args, launch) for r in range(roles)]
+            except SkeletonError as err:
+                raise fail(err.op, f"{NAME}: {err}") from None
+            key = tuple(tuple(e.key() for e in tr) for tr in traces)
+            if key in explored:
+                continue
+            explored.add(key)
+            scenario = ", ".join(
+                [f"{p.name_hint or names(p)} = {a}" for p, a in zip(params, args) if p in sizes]
+                + ([f"{programs} program{'s' if programs > 1 else ''} per CTA"] if info.persistent else [])
+            )
+            explorer = Explorer(traces, len(runner.objects.barriers),
+                                lambda b: _indexed(names, runner.objects.barriers[b]),
+                                lambda s: _indexed(names, runner.objects.slots[s]),
+                                _role_name, max_states)
+            try:
+                violation = explorer.run()
+            except StateLimit:
+                raise fail(kernel, f"{NAME}: @{kernel.sym_name.data} ({scenario}): more than "
+                                   f"{max_states} states; raise max-states") from None
+            if violation is not None:
+                raise _error(kernel, violation, scenario, names, runner)
+
+
+def _indexed(names: _Names, item: tuple[SSAValue, int]) -> str:
+    return f"{names(item[0])}[{item[1]}]"
+
+
+def _role_name(r: int) -> str:
+    return f"warp group {r}"
+
+
+def _size_arguments(runner: SkeletonRunner) -> dict[SSAValue, int]:
+    """Kernel arguments that bound a loop running barrier ops, with the
+    loop's step (the largest where several loops share one)."""
+    params = set(runner.kernel.body.block.args)
+    sizes: dict[SSAValue, int] = {}
+    for loop in runner.executed:
+        if not hasattr(loop, "ub"):
+            continue
+        step_op = loop.step.owner
+        step = step_op.value.value.data if isinstance(step_op, arith.ConstantOp) else 1
+        for arg in _reaching_arguments(loop.ub, params):
+            sizes[arg] = max(sizes.get(arg, 1), step)
+    return sizes
+
+
+def _reaching_arguments(v: SSAValue, params: set[SSAValue]) -> set[SSAValue]:
+    found, work, seen = set(), [v], set()
+    while work:
+        x = work.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        if x in params and isinstance(x.type, IndexType | IntegerType):
+            found.add(x)
+        elif isinstance(x, OpResult) and not x.op.regions:
+            work.extend(x.op.operands)
+    return found
+
+
+# --------------------------------------------------------------------------- reporting
+
+
+def _error(kernel: func.FuncOp, v: Violation, scenario: str, names: _Names,
+           runner: SkeletonRunner) -> TawaError:
+    err = fail(v.op, f"{NAME}: {v.problem} in @{kernel.sym_name.data} ({scenario}): {v.message}")
+    err.add_note(f"counterexample ({len(v.steps)} steps, shortest of {v.states} states explored):")
+    objects = runner.objects
+    bar = lambda b: _indexed(names, objects.barriers[b])  # noqa: E731
+    slot = lambda s: _indexed(names, objects.slots[s])  # noqa: E731
+    for i, step in enumerate(v.steps, 1):
+        for j, line in enumerate(_describe_step(step, bar, slot)):
+            err.add_note(f"  {i:>3}. {line}" if j == 0 else f"       {line}")
+    return err
+
+
+def _describe_step(step: Step, bar, slot) -> list[str]:
+    who = f"wg{step.role}"
+    if step.kind == "tma":
+        e = step.events[0]
+        return [f"{who} TMA load into {slot(e.slot)} completes ({e.tx} bytes on {bar(e.barrier)})"
+                f"  [{_loc(e.op)}]"]
+    if step.kind == "arrive_named":
+        e = step.events[0]
+        return [f"{who} named_barrier_sync {e.barrier}, {e.count}: arrives ({e.threads} threads)"
+                f"  [{_loc(e.op)}]"]
+    lines: list[str] = []
+    inits: list[Event] = []
+    for e in step.events:
+        if e.kind == INIT:
+            inits.append(e)
+            continue
+        if inits:
+            lines.append(_describe_inits(who, inits, bar))
+            inits = []
+        if e.kind == COMMIT:
+            continue
+        lines.append(f"{who} {_describe_event(e, bar, slot)}  [{_loc(e.op)}]")
+    if inits:
+        lines.append(_describe_inits(who, inits, bar))
+    return lines or [f"{who} (no barrier ops)"]
+
+
+def _describe_inits(who: str, inits: list[Event], bar) -> str:
+    listed = ", ".join(f"{bar(e.barrier)} count {e.count}" for e in inits)
+    return f"{who} mbarrier_init {listed}  [{_loc(inits[0].op)}]"
+
+
+def _describe_event(e: Event, bar, slot) -> str:
+    k = e.kind
+    if k == "arrive":
+        return f"mbarrier_arrive {bar(e.barrier)} ({e.count} thread{'s' if e.count > 1 else ''})"
+    if k == "expect_tx":
+        return f"mbarrier_arrive_expect_tx {bar(e.barrier)}, {e.tx} bytes"
+    if k == "wait":
+        return f"mbarrier_wait_parity {bar(e.barrier)}, parity {e.parity}"
+    if k == "tma":
+        return f"tma_load into {slot(e.slot)} on {bar(e.barrier)} ({e.tx} bytes, in flight)"
+    if k == "read":
+        return f"{e.op.name.removeprefix('nvgpu.')} reads {slot(e.slot)}"
+    if k == "wait_group":
+        return f"wgmma_wait_group {e.count}"
+    if k == "named_sync":
+        return f"named_barrier_sync {e.barrier}, {e.count}: passes"
+    return f"named_barrier_arrive {e.barrier}, {e.count} ({e.threads} threads)"
+
+
+def _loc(op: Operation) -> str:
+    return location_of(op) or op.name
