@@ -9,7 +9,8 @@
   as a 128-byte `np.void` passed by value; `TensorMapCache` memoizes it per
   spec (pointer, dims, strides, dtype, box, swizzle...).
 - `launch(loaded, plan, stream)`: resolves the stream, fills in scratch
-  buffers for tensor maps over empty tensors, and calls the function.
+  buffers for tensor maps over empty tensors and the watchdog buffer of
+  watchdog kernels (`tawa.runtime.watchdog`), and calls the function.
 """
 
 from __future__ import annotations
@@ -131,6 +132,8 @@ class LoadedKernel:
     function: Any
     device: int
     name: str = ""
+    watchdog: Any = None
+    """The `tawa.runtime.watchdog.Watchdog` of a watchdog kernel, from its first launch."""
 
 
 def current_device() -> int:
@@ -248,11 +251,32 @@ def launch(loaded: LoadedKernel, plan: LaunchPlan, stream: Any = None, tensor_ma
                 address = int(scratch.data.ptr) + SCRATCH_BYTES * j
                 fixed[i] = ("tensormap", dataclasses.replace(spec, address=address))
             params = tuple(fixed)
+        dog = _watchdog(loaded, params)
+        if dog is not None:
+            dog.check(plan.shape.grid)  # a hang of an earlier, asynchronous launch
+            params = tuple(("u64", dog.device_ptr) if k == "watchdog" else (k, v) for k, v in params)
         args = kernel_arguments(params, encode)
         shape = plan.shape
         grid = shape.launch_grid(num_sms(loaded.device)) if shape.persistent else shape.grid
         try:
             loaded.function(grid, shape.block, args, shared_mem=shape.smem_bytes, stream=s)
         except cp.cuda.driver.CUDADriverError as err:
+            if dog is not None:
+                dog.check(plan.shape.grid, str(err))
             raise LaunchError(f"launching @{loaded.name} failed: {err}") from None
+        if dog is not None:
+            dog.after_launch(s, plan.shape.grid)
         del scratch  # freed in stream order: the pool reuses it only after the kernel
+
+
+def _watchdog(loaded: LoadedKernel, params: Any) -> Any:
+    """The loaded kernel's watchdog buffer if it takes one (allocated on first
+    use).  The ABI puts the watchdog parameter last: one look at the end."""
+    if not params or params[-1][0] != "watchdog":
+        return None
+    abi = params[-1][1]
+    if loaded.watchdog is None:
+        from tawa.runtime.watchdog import Watchdog, WatchdogSpec
+
+        loaded.watchdog = Watchdog.allocate(WatchdogSpec(abi.name, abi.waits), loaded.device)
+    return loaded.watchdog

@@ -420,8 +420,9 @@ class LaunchShape:
 class LaunchPlan:
     shape: LaunchShape
     params: tuple[tuple[str, Any], ...]
-    """In ABI order: `("u64", int)`, `("u32", int)`, `("f32", float)` or
-    `("tensormap", TensorMapSpec)`."""
+    """In ABI order: `("u64", int)`, `("u32", int)`, `("f32", float)`,
+    `("tensormap", TensorMapSpec)` or `("watchdog", KernelABI)` (the launch
+    passes the loaded kernel's watchdog buffer there)."""
     device: int | None
     """The CUDA device of the array arguments (None: the current device)."""
     uses_torch: bool
@@ -515,7 +516,7 @@ class Signature:
     args: tuple[ArgSpec, ...]
     program: tuple[tuple[Any, ...], ...]
     """Per parameter: `("ptr", arg)`, `("dim", arg, axis)`, `("scalar", arg)`,
-    `("grid", axis)` or `("tensormap", arg, param)`."""
+    `("grid", axis)`, `("tensormap", arg, param)` or `("watchdog", -1)`."""
 
 
 def _arg_spec(abi: KernelABI, i: int, t: Attribute, label: str, tma: bool) -> ArgSpec:
@@ -554,6 +555,8 @@ def signature(abi: KernelABI, names: tuple[str, ...] | None = None) -> Signature
             program.append(("dim", p.arg, p.dim))
         elif p.kind == "grid":
             program.append(("grid", p.dim))
+        elif p.kind == "watchdog":
+            program.append(("watchdog", -1))
         elif p.kind == "tensormap":
             a = args[p.arg]
             if a.kind == "array":
@@ -691,6 +694,8 @@ def plan_launch(
             params.append((sig.args[i].packed, values[i]))
         elif op == "grid":
             params.append(("u64", logical[i]))
+        elif op == "watchdog":  # the buffer is the loaded kernel's (tawa.runtime.watchdog)
+            params.append(("watchdog", abi))
         else:
             info, strides = values[i]
             elem = sig.args[i].elem
