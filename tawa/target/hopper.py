@@ -33,6 +33,14 @@ MIN_REGS, MAX_REGS, REGS_GRANULE = 24, 256, 8
 """`setmaxnreg` budgets: multiples of 8 in [24, 256]."""
 MAX_REGS_PER_THREAD = 255
 """The most `.maxnreg` may ask for."""
+SCALAR_REGS_OVERHEAD = 26
+"""Registers a warp group's code needs besides its fragments (addresses,
+descriptors, indices, loop counters, barrier phases), for the estimate of
+`tawa-check-resources` (tawa/transforms/register_demand.py).  Calibrated
+with ptxas 13.0 (`-arch=sm_90a`, setmaxnreg/.maxnreg/.reqntid removed, the
+least `-maxrregcount` without spills): the GEMM examples need 154 with one
+live 64x256xf32 accumulator (128), gemm_chain 156 (128), attention 225 (196);
+docs/passes.md has the table."""
 
 
 def launch_register_cap(threads: int) -> int:
@@ -81,6 +89,8 @@ NAMED_BARRIERS = 16
 # --------------------------------------------------------------------------- TMA
 
 MAX_TMA_BOX_DIM = 256
+MAX_TMA_RANK = 5
+"""A tensor map has 1 to 5 dimensions."""
 TMA_INNER_BOX_ALIGN = 16
 """The inner box dimension spans a multiple of 16 bytes."""
 TMA_STRIDE_ALIGN = 16

@@ -1,0 +1,172 @@
+"""`tawa-check-resources`: what ptxas or the launch would reject or spill, found before them.
+
+A check, not a rewrite: the IR is left unchanged, and the first problem of
+each kind is one located error line that says what to change.  It runs on
+lowered kernels (nvgpu level, after `tawa-expand-fragment-stores`, before
+`tawa-prepare-ptx`) and checks, per kernel:
+
+* **registers**: the per-thread register demand of each role — the block
+  that starts with its `nvgpu.setmaxnreg` (a kernel without one: its body,
+  against the launch cap of `#nvgpu.kernel<threads>`) — against its budget.
+  The demand is `RegisterDemand`'s estimate (tawa/transforms/register_demand.py:
+  live fragments at the worst op plus a calibrated scalar overhead).  Over
+  budget, ptxas would spill to local memory (two 64x256xf32 accumulators in
+  one consumer: 1924 bytes).  Needs structured control flow: after
+  `convert-scf-to-cf` (multi-block regions) the register check is skipped.
+* **shared memory**: the extent of the `nvgpu.smem_alloc` buffers plus the
+  alignment slack fits the block limit (the number `tawa-lower-aref` reports
+  for the same rings), no two buffers overlap, and `#nvgpu.kernel<smem>`
+  asks for at least that much.
+* **TMA**: a tensor map has at most 5 dimensions, and global strides known
+  at compile time (static inner dims of the memref) are multiples of 16
+  bytes (dynamic ones are the runtime's check).  The other TMA rules hold
+  by construction or are op verifiers: box dims ≤ 256 and a 16-byte inner
+  box (`nvgpu.tma_descriptor`); a swizzled box row spans at most the
+  swizzle span because rows are a multiple of the span (`!nvgpu.tma_desc`)
+  and are loaded as column chunks of one span each (`chunk_columns`, the
+  boxes the ABI builds).  wgmma shapes and types are the wgmma ops'
+  verifiers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import MemRefType, ModuleOp, NoneAttr
+from xdsl.passes import ModulePass
+
+from tawa.dialects import nvgpu
+from tawa.dialects.nvgpu.kernel_info import kernel_info
+from tawa.dialects.nvgpu.types import RegAction, element_bytes
+from tawa.target.hopper import (
+    MAX_REGS,
+    MAX_SMEM_BYTES,
+    MAX_TMA_RANK,
+    REGISTER_FILE_SIZE,
+    SMEM_ALIGN_SLACK,
+    TMA_STRIDE_ALIGN,
+    launch_register_cap,
+)
+from tawa.transforms.register_demand import RegisterDemand
+from tawa.transforms.utils import fail
+
+NAME = "tawa-check-resources"
+
+
+@dataclass(frozen=True)
+class CheckResourcesPass(ModulePass):
+    """Rejects kernels that would exceed a register budget or shared memory,
+    or break a TMA rule, with one located line each (see the module docstring)."""
+
+    name = NAME
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in op.walk():
+            if isinstance(kernel, func.FuncOp) and kernel.body.blocks:
+                check_shared_memory(kernel)
+                check_tma(kernel)
+                check_registers(kernel)
+
+
+# --------------------------------------------------------------------------- registers
+
+
+def check_registers(kernel: func.FuncOp) -> None:
+    """Each role's estimated demand fits its `setmaxnreg` budget."""
+    if any(len(r.blocks) > 1 for o in kernel.walk() for r in o.regions):
+        return  # unstructured control flow (after convert-scf-to-cf)
+    roles = [o for o in kernel.walk() if isinstance(o, nvgpu.SetMaxNRegOp)]
+    for setmaxnreg in roles:
+        block = setmaxnreg.parent_block()
+        assert block is not None
+        producer = setmaxnreg.action.data == RegAction.DEC
+        role = "producer warp group" if producer else "consumer warp group"
+        option = "producer-regs" if producer else "consumer-regs"
+        _check_role(block, role, setmaxnreg.count.value.data, f"setmaxnreg gives {setmaxnreg.count.value.data}",
+                    f"raise {option} (at most {MAX_REGS}, Σ over the CTA ≤ {REGISTER_FILE_SIZE})")
+    threads = kernel_info(kernel).threads
+    if not roles and threads:
+        cap = launch_register_cap(threads)
+        _check_role(kernel.body.block, "kernel", cap, f"{threads} threads per CTA allow {cap}",
+                    "launch fewer threads per CTA")
+
+
+def _check_role(block, role: str, budget: int, why: str, raise_it: str) -> None:
+    peak = RegisterDemand().of_block(block)
+    if peak.registers <= budget:
+        return
+    biggest = max((v.type.registers() for v in peak.live), default=0)
+    shrink = (
+        "use BLOCK_N=128 (a 64x256xf32 accumulator takes 128 registers, 64x128 half that) "
+        "or fewer live accumulators" if biggest >= 64 else "keep fewer fragments live"
+    )
+    raise fail(
+        peak.op,
+        f"{NAME}: {role} needs ~{peak.registers} registers per thread ({peak.describe()}, plus "
+        f"~{peak.registers - peak.fragment_registers} for addresses and indices) but {why}: "
+        f"{shrink}, or {raise_it}",
+    )
+
+
+# --------------------------------------------------------------------------- shared memory
+
+
+def shared_memory_extent(kernel: func.FuncOp) -> int:
+    """Bytes from the base to the end of the last `nvgpu.smem_alloc` buffer."""
+    return max(
+        (a.offset.value.data + a.num_bytes() for a in kernel.walk() if isinstance(a, nvgpu.SmemAllocOp)),
+        default=0,
+    )
+
+
+def check_shared_memory(kernel: func.FuncOp) -> None:
+    """The buffers fit, do not overlap, and the kernel asks for them."""
+    allocs = sorted((a for a in kernel.walk() if isinstance(a, nvgpu.SmemAllocOp)),
+                    key=lambda a: a.offset.value.data)
+    if not allocs:
+        return
+    for prev, nxt in zip(allocs, allocs[1:]):
+        end = prev.offset.value.data + prev.num_bytes()
+        if nxt.offset.value.data < end:
+            raise fail(nxt, f"{NAME}: this buffer at offset {nxt.offset.value.data} overlaps the "
+                            f"{prev.result.type} buffer at [{prev.offset.value.data}, {end}): place it at {end} or later")
+    extent = shared_memory_extent(kernel)
+    total = extent + SMEM_ALIGN_SLACK
+    if total > MAX_SMEM_BYTES:
+        last = next(a for a in allocs if a.offset.value.data + a.num_bytes() + SMEM_ALIGN_SLACK > MAX_SMEM_BYTES)
+        raise fail(last, f"{NAME}: the shared-memory buffers need {total} bytes (alignment slack of "
+                         f"{SMEM_ALIGN_SLACK} included), more than the {MAX_SMEM_BYTES} a block may use; "
+                         f"use fewer stages or smaller tiles")
+    asked = kernel_info(kernel).smem
+    if asked is not None and asked < total:
+        raise fail(kernel, f"{NAME}: #nvgpu.kernel<smem = {asked}> asks for less than the {total} bytes "
+                           f"the buffers need (alignment slack of {SMEM_ALIGN_SLACK} included): record {total}")
+
+
+# --------------------------------------------------------------------------- TMA
+
+
+def check_tma(kernel: func.FuncOp) -> None:
+    """Rank and static global strides of every tensor map."""
+    for d in kernel.walk():
+        if not isinstance(d, nvgpu.TmaDescriptorOp):
+            continue
+        desc, mem = d.result.type, d.source.type
+        assert isinstance(desc, nvgpu.TmaDescriptorType) and isinstance(mem, MemRefType)
+        box, ebytes = desc.get_shape(), element_bytes(desc.element_type)
+        if len(box) > MAX_TMA_RANK:
+            raise fail(d, f"{NAME}: a TMA tensor map has at most {MAX_TMA_RANK} dimensions, got "
+                          f"{len(box)}: merge contiguous dimensions of {mem}")
+        if not isinstance(mem.layout, NoneAttr):
+            continue  # strided layouts: checked by the runtime
+        shape, stride = mem.get_shape(), ebytes
+        for axis in range(len(shape) - 1, 0, -1):
+            if shape[axis] < 0:
+                break  # a dynamic dim: the runtime checks the strides
+            stride *= shape[axis]
+            if stride % TMA_STRIDE_ALIGN:
+                raise fail(d, f"{NAME}: TMA needs global strides of a multiple of {TMA_STRIDE_ALIGN} bytes, "
+                              f"but dimension {axis - 1} of {mem} steps {stride} bytes: pad its rows to a multiple "
+                              f"of {TMA_STRIDE_ALIGN} bytes")

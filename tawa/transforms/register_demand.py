@@ -1,0 +1,224 @@
+"""Per-thread register demand of a warp group's code: a liveness analysis of fragments.
+
+An analysis, not a pass (`tawa-check-resources` asks it).  It estimates how
+many 32-bit registers per thread the code of one role (the block that starts
+with its `nvgpu.setmaxnreg`) needs, before ptxas allocates them, as
+
+    max over ops of the registers of the fragments live there
+    + SCALAR_REGS_OVERHEAD (addresses, indices, loop counters; tawa.target.hopper)
+
+on structured IR (`scf.for` / `scf.if`, before `convert-scf-to-cf`).
+
+What a fragment costs (`charged_registers`): `FragmentType.registers()` —
+one register per f32 value, one per packed pair of bf16/f16 values (a
+64x256xf32 `wgmma` accumulator: 128; its bf16 conversion: 64; a `wgmma_row`
+row vector: 2).  Not charged:
+
+* i32 and i1 fragments (`frag_index` and the masks built from it): they are
+  functions of the thread id and scalars, and ptxas computes each element
+  where it is used instead of holding the whole tile (the edge-masked store
+  of a 64x256 tile would otherwise count 3 x 128 registers that ptxas never
+  allocates);
+* views: `frag_broadcast` (reads the registers of its row vector) and
+  `wgmma_k_slice` (names registers of its source); a use of a view is a use
+  of its source.
+
+Pressure at an op = the fragments live across it (used later, or live for
+the whole of an enclosing loop) + its operands + its results, less the
+registers a result takes over from an operand that dies there:
+
+* a wgmma's result is its accumulator operand (in place), a
+  `wgmma_wait_group` result its operand, an `scf.for` result its init value;
+* an elementwise result (`frag_binary`, `frag_unary`, `frag_select`,
+  `frag_convert`) reuses a dying operand — except an `scf.for` iteration
+  argument, which ptxas keeps in its own registers: attention's
+  `acc_scaled = acc_prev * alpha` holds both (measured: moving one
+  conversion so that 32 fewer registers are live there took ptxas's count
+  from 225 to 190).
+
+In flight: the register A operand of a wgmma stays live until the next
+`wgmma_wait_group` of its block (the hardware reads it asynchronously); the
+accumulator is live until the wait that returns it because the wait uses it.
+
+Loops: what is live after an `scf.for` and every outer value its body uses
+are live throughout the body (every iteration needs them).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import IntegerType
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+
+from tawa.dialects import nvgpu
+from tawa.target.hopper import SCALAR_REGS_OVERHEAD
+
+_ELEMENTWISE = (
+    nvgpu.FragmentBinaryOp,
+    nvgpu.FragmentUnaryOp,
+    nvgpu.FragmentSelectOp,
+    nvgpu.FragmentConvertOp,
+)
+_VIEWS = (nvgpu.FragmentBroadcastOp, nvgpu.WgmmaKSliceOp)
+_WGMMAS = (nvgpu.WgmmaOp, nvgpu.WgmmaMmaAsyncOp)
+
+
+def storage(v: SSAValue) -> SSAValue:
+    """The value whose registers `v` names (views resolve to their source)."""
+    while isinstance(v, OpResult) and isinstance(v.op, _VIEWS):
+        v = v.op.operands[0]
+    return v
+
+
+def charged_registers(v: SSAValue) -> int:
+    """Registers per thread that holding `v` costs (see the module docstring)."""
+    t = v.type
+    if not isinstance(t, nvgpu.FragmentType) or storage(v) is not v:
+        return 0
+    if isinstance(t.element_type, IntegerType):
+        return 0  # index and mask fragments: recomputed per element
+    return t.registers()
+
+
+@dataclass(frozen=True)
+class Peak:
+    """Where the demand of a block is highest and what is live there."""
+
+    fragment_registers: int = 0
+    op: Operation | None = None
+    live: tuple[SSAValue, ...] = ()
+
+    @property
+    def registers(self) -> int:
+        """The estimate: live fragments plus the scalar overhead."""
+        return self.fragment_registers + SCALAR_REGS_OVERHEAD
+
+    def describe(self) -> str:
+        """`2 live 64x256xf32 fragments = 256`, grouped by type."""
+        groups = Counter(v.type for v in self.live)
+        parts = []
+        for t, n in sorted(groups.items(), key=lambda kv: -kv[0].registers() * kv[1]):
+            assert isinstance(t, nvgpu.FragmentType)
+            shape = "x".join(map(str, t.get_shape()))
+            parts.append(f"{n} live {shape}x{t.element_type} fragment{'s' if n > 1 else ''}")
+        return f"{' + '.join(parts) or 'no live fragments'} = {self.fragment_registers}"
+
+
+def _max(a: Peak, b: Peak) -> Peak:
+    return b if b.fragment_registers > a.fragment_registers else a
+
+
+@dataclass
+class RegisterDemand:
+    """The liveness walk; `of_block(block)` is the entry point."""
+
+    extra_uses: dict[Operation, list[SSAValue]] = field(default_factory=dict)
+    """Ops that keep more values live than their operands say (the wait
+    after a wgmma keeps its register A operand)."""
+
+    def of_block(self, block: Block) -> Peak:
+        """The peak demand of `block` (a role's code), nothing live after it."""
+        for op in block.walk():
+            if isinstance(op, _WGMMAS) and isinstance(op.lhs.type, nvgpu.FragmentType):
+                self.extra_uses.setdefault(_covering_wait(op), []).append(op.lhs)
+        _, peak = self._block(block, set())
+        return peak
+
+    # ------------------------------------------------------------------ walk
+
+    def _inner_uses(self, op: Operation) -> set[SSAValue]:
+        """Charged values defined outside `op` that the ops in its regions read."""
+        values: list[SSAValue] = []
+        for inner in op.walk():
+            if inner is not op:
+                values += inner.operands
+                values += self.extra_uses.get(inner, [])
+        return {s for s in map(storage, values) if charged_registers(s) and not _defined_inside(s, op)}
+
+    def _uses(self, op: Operation) -> set[SSAValue]:
+        """Charged values `op` reads: operands, extra uses, and the outer
+        values that its regions read."""
+        values = [*op.operands, *self.extra_uses.get(op, [])]
+        return {s for s in map(storage, values) if charged_registers(s)} | self._inner_uses(op)
+
+    def _block(self, block: Block, through: set[SSAValue]) -> tuple[set[SSAValue], Peak]:
+        """Backward walk over `block`, `through` live all along it: the values
+        live at its start and its peak."""
+        live: set[SSAValue] = set()
+        peak = Peak()
+        for op in reversed(list(block.ops)):
+            results = {r for r in op.results if charged_registers(r)}
+            uses = self._uses(op)
+            if isinstance(op, scf.ForOp):
+                inner_through = through | (live - results) | self._inner_uses(op)
+                _, inner = self._block(op.body.block, inner_through)
+                peak = _max(peak, inner)
+            elif op.regions:
+                for region in op.regions:
+                    for b in region.blocks:
+                        _, inner = self._block(b, through | (live - results))
+                        peak = _max(peak, inner)
+            peak = _max(peak, self._at(op, live, through, uses, results))
+            live = (live - results) | uses
+        return live, peak
+
+    def _at(self, op: Operation, live: set[SSAValue], through: set[SSAValue],
+            uses: set[SSAValue], results: set[SSAValue]) -> Peak:
+        """Pressure at `op` itself, with results taking over dying operands."""
+        held = through | live | uses | results
+        taken: dict[SSAValue, SSAValue] = {}  # result -> the dying operand whose registers it takes
+        for r, candidates in _tied(op):
+            if r not in results:
+                continue
+            for o in map(storage, candidates):
+                if o in uses and o not in live and o not in through and o not in taken.values():
+                    taken[r] = o
+                    break
+        # A result and the operand it takes over share registers: list the larger.
+        listed = held - set(taken) - set(taken.values())
+        listed |= {max(pair, key=charged_registers) for pair in taken.items()}
+        total = sum(charged_registers(v) for v in listed)
+        return Peak(total, op, tuple(sorted(listed, key=lambda v: -charged_registers(v))))
+
+
+def _tied(op: Operation) -> Iterable[tuple[SSAValue, list[SSAValue]]]:
+    """(result, operands whose registers it may take over if they die)."""
+    if isinstance(op, _WGMMAS):
+        return [(op.result, [op.acc])]
+    if isinstance(op, nvgpu.WgmmaWaitGroupOp):
+        return [(r, [f]) for r, f in zip(op.results_, op.fragments)]
+    if isinstance(op, scf.ForOp):
+        return [(r, [v]) for r, v in zip(op.results, op.iter_args)]
+    if isinstance(op, _ELEMENTWISE):
+        fragments = [v for v in op.operands if isinstance(v.type, nvgpu.FragmentType) and not _iter_arg(storage(v))]
+        return [(op.results[0], fragments)]
+    return []
+
+
+def _iter_arg(v: SSAValue) -> bool:
+    return isinstance(v, BlockArgument) and isinstance(v.owner.parent_op(), scf.ForOp)
+
+
+def _defined_inside(v: SSAValue, op: Operation) -> bool:
+    owner = v.owner if isinstance(v, BlockArgument) else v.op
+    node = owner.parent_op() if isinstance(v, BlockArgument) else owner
+    while node is not None:
+        if node is op:
+            return True
+        node = node.parent_op()
+    return False
+
+
+def _covering_wait(wgmma: Operation) -> Operation:
+    """The first `wgmma_wait_group` after `wgmma` in its block (the block's
+    last op when there is none: the operand stays live to the end)."""
+    op = wgmma.next_op
+    while op is not None:
+        if isinstance(op, nvgpu.WgmmaWaitGroupOp) or op.next_op is None:
+            return op
+        op = op.next_op
+    return wgmma
