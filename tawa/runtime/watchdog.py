@@ -39,6 +39,8 @@ from tawa.runtime.launch import LaunchError
 from tawa.target.hopper import THREADS_PER_GROUP
 
 WORDS = WATCHDOG_BYTES // 4
+HOST_ALLOC_PORTABLE, HOST_ALLOC_MAPPED = 0x01, 0x02
+"""`cudaHostAllocPortable` (every context may use it) and `cudaHostAllocMapped`."""
 
 
 class KernelHangError(LaunchError):
@@ -124,8 +126,10 @@ class Watchdog:
 
         rt = cupy_module().cuda.runtime
         with cupy_module().cuda.Device(device):
-            host = rt.hostAlloc(WATCHDOG_BYTES, rt.hostAllocMapped | rt.hostAllocPortable)
-            device_ptr = rt.hostGetDevicePointer(host, 0)
+            host = rt.hostAlloc(WATCHDOG_BYTES, HOST_ALLOC_PORTABLE | HOST_ALLOC_MAPPED)
+            # cudaHostGetDevicePointer's answer, which CuPy exposes through the
+            # pointer's attributes (with unified addressing: the host address).
+            device_ptr = rt.pointerGetAttributes(host).devicePointer or host
         ctypes.memset(host, 0, WATCHDOG_BYTES)
         words = (ctypes.c_uint32 * WORDS).from_address(host)
         dog = cls(spec, words, int(device_ptr))
