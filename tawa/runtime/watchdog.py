@@ -39,6 +39,7 @@ from tawa.runtime.launch import LaunchError
 from tawa.target.hopper import THREADS_PER_GROUP
 
 WORDS = WATCHDOG_BYTES // 4
+VALID = WATCHDOG_FIELDS.index("valid")
 HOST_ALLOC_PORTABLE, HOST_ALLOC_MAPPED = 0x01, 0x02
 """`cudaHostAllocPortable` (every context may use it) and `cudaHostAllocMapped`."""
 
@@ -137,6 +138,8 @@ class Watchdog:
         return dog
 
     def record(self) -> WaitRecord | None:
+        if self.words[VALID] != WATCHDOG_VALID:  # the common case, on every launch: one word read
+            return None
         return decode(list(self.words))
 
     def check(self, grid: tuple[int, ...] = (), cuda_error: str | None = None) -> None:
