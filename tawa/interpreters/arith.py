@@ -144,6 +144,18 @@ def _ceildivu(a: Any, b: Any) -> Any:
     return a // b + (a % b != 0)
 
 
+def _shift(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """A shift; amounts of the type's width or more give a poison value in
+    MLIR: the simulator reports them instead."""
+
+    def shift(a: Any, b: Any) -> Any:
+        if np.any(np.asarray(b) < 0) or np.any(np.asarray(b) >= 64):
+            raise InterpretationError(f"shift by {b} bits is out of range")
+        return fn(a, b)
+
+    return shift
+
+
 def _min(a: Any, b: Any) -> Any:
     return np.minimum(a, b) if isinstance(a, np.ndarray) else min(a, b)
 
@@ -349,6 +361,18 @@ class TensorArithFunctions(ArithFunctions):
     @impl(arith.CeilDivUIOp)
     def run_ceildivui(self, interpreter: Interpreter, op: arith.CeilDivUIOp, args: PythonValues):
         return (int_binary(op, args, _ceildivu, is_unsigned=True, divides=True),)
+
+    @impl(arith.ShLIOp)
+    def run_shli(self, interpreter: Interpreter, op: arith.ShLIOp, args: PythonValues):
+        return (int_binary(op, args, _shift(lambda a, b: a << b)),)
+
+    @impl(arith.ShRUIOp)
+    def run_shrui(self, interpreter: Interpreter, op: arith.ShRUIOp, args: PythonValues):
+        return (int_binary(op, args, _shift(lambda a, b: a >> b), is_unsigned=True),)
+
+    @impl(arith.ShRSIOp)
+    def run_shrsi(self, interpreter: Interpreter, op: arith.ShRSIOp, args: PythonValues):
+        return (int_binary(op, args, _shift(lambda a, b: a >> b)),)
 
     @impl(arith.CmpiOp)
     def run_cmpi(self, interpreter: Interpreter, op: arith.CmpiOp, args: PythonValues):

@@ -64,6 +64,7 @@ from tawa.interpreters.cta import CtaFunctions, is_thread_level, run_grid  # noq
 from tawa.interpreters.fragments import FragmentFunctions  # noqa: E402
 from tawa.interpreters.nvgpu import NvgpuFunctions  # noqa: E402
 from tawa.interpreters.schedule import Schedule  # noqa: E402
+from tawa.interpreters.wgmma import WgmmaFunctions  # noqa: E402
 
 
 def default_functions() -> list[InterpreterFunctions]:
@@ -362,7 +363,7 @@ def interpret(
     grid3 = normalize_grid(grid)
     values = check_arguments(func_op, args)
     if is_thread_level(func_op):
-        functions = [ArefFunctions(schedule), CtaFunctions(), NvgpuFunctions(), FragmentFunctions()]
+        functions = [ArefFunctions(schedule), CtaFunctions(), NvgpuFunctions(), FragmentFunctions(), WgmmaFunctions()]
         run_grid(module, func_op, grid3, values, functions, schedule or Schedule(), ctas)
         return
     arefs = ArefFunctions(schedule)

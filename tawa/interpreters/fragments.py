@@ -1,4 +1,4 @@
-"""Semantics of register fragments and wgmma, through the layout algebra.
+"""Semantics of register fragments, through the layout algebra.
 
 A fragment value is the registers of every thread of the CTA: an array
 `regs[thread, value]` (only the rows of the threads that computed it are
@@ -10,19 +10,12 @@ reduction combines a thread's own values (`Reduction.sources`) and then
 exchanges them with the lanes its masks name (`t ^ mask`, as the
 butterfly shuffles do), a store writes each thread's values at its own
 address plus the layout's `value_offsets`.  Nothing is computed on the
-logical tile unless the hardware does so too (wgmma).
-
-wgmma is asynchronous: `nvgpu.wgmma` queues its operands in the warp
-group's open group; `wgmma_commit_group` closes it; `wgmma_wait_group N`
-retires the oldest groups until N remain, and only then reads shared
-memory (the latest moment the hardware may read it, so a slot released
-too early shows up as wrong results) and writes the result registers.
-Reading a result before its wait is an error.
+logical tile unless the hardware does so too (wgmma, in
+tawa.interpreters.wgmma).
 """
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -38,11 +31,11 @@ from tawa.dialects.nvgpu.layouts import TiledLayout
 from tawa.dialects.nvgpu.types import FragmentType, element_bytes
 from tawa.interpreters import simt
 from tawa.interpreters.arith import _maximum, _minimum
-from tawa.interpreters.cta import CtaState, cta_of, lanes_of
+from tawa.interpreters.cta import cta_of, lanes_of
 from tawa.interpreters.dtypes import dtype_of
-from tawa.interpreters.nvgpu import SmemBuffer, _fail, _whole_groups, read_rows
+from tawa.interpreters.nvgpu import _fail, _whole_groups
 from tawa.interpreters.simt import Lanes, PerThread
-from tawa.target.hopper import THREADS_PER_GROUP, WGMMA_M
+from tawa.target.hopper import THREADS_PER_GROUP
 
 
 @cache
@@ -136,53 +129,6 @@ def _operand(op: Operation, x: Any, lanes: Lanes, dtype: np.dtype) -> Any:
 def _result(op: Operation, values: np.ndarray, lanes: Lanes) -> Fragment:
     t = op.results[0].type
     return Fragment(t, np.asarray(values).astype(dtype_of(t.element_type), copy=False))
-
-
-# --------------------------------------------------------------------------- wgmma queues
-
-
-@dataclass(eq=False)
-class Mma:
-    op: Operation
-    lhs: Any
-    rhs: Any
-    acc: Fragment
-    accumulate: bool
-    result: Fragment
-    group: int
-
-
-@dataclass(eq=False)
-class WgmmaQueue:
-    """The wgmma ops of one warp group: the open group and the committed ones."""
-
-    open: list[Mma] = field(default_factory=list)
-    committed: deque[list[Mma]] = field(default_factory=deque)
-
-    def in_flight(self) -> bool:
-        return bool(self.open or self.committed)
-
-
-def _operand_tile(cta: CtaState, op: Operation, x: Any, g: int) -> np.ndarray:
-    if isinstance(x, Fragment):
-        if g in x.pending:
-            raise _fail(op, f"{op.name}: register operand of warp group {g} is an unfinished wgmma result")
-        return x.group_tile(g)
-    buf, stage, row, rows = x
-    return read_rows(cta.smem, buf, stage, row, rows, op)
-
-
-def retire(cta: CtaState, mma: Mma) -> None:
-    g = mma.group
-    a = _operand_tile(cta, mma.op, mma.lhs, g).astype(np.float32)
-    b = _operand_tile(cta, mma.op, mma.rhs, g).astype(np.float32)
-    d = a @ (b.T if mma.op.rhs_transposed is not None else b)
-    if mma.accumulate:
-        if g in mma.acc.pending:
-            raise _fail(mma.op, f"{mma.op.name}: accumulator of warp group {g} is not ready")
-        d = mma.acc.group_tile(g).astype(np.float32) + d
-    mma.result.set_group_tile(g, d)
-    mma.result.pending.discard(g)
 
 
 @register_impls
@@ -319,68 +265,9 @@ class FragmentFunctions(InterpreterFunctions):
                 array.reshape(-1)[index] = values[lane, i].astype(array.dtype)
         return ()
 
-    # wgmma ---------------------------------------------------------------------
-
-    @impl(nvgpu.WgmmaDescriptorOp)
-    def run_descriptor(self, interpreter: Interpreter, op: nvgpu.WgmmaDescriptorOp, args: PythonValues):
-        buf, stage, row = args
-        rows = op.result.type.get_shape()[0]
-        if isinstance(buf, SmemBuffer) and not any(isinstance(a, PerThread) for a in (stage, row)):
-            return ((buf, stage, row, rows),)
-        lanes = lanes_of(interpreter)
-        out = np.empty(lanes.threads, dtype=object)
-        for lane in lanes.indices():
-            out[lane] = (buf, simt.lane_value(stage, lane), simt.lane_value(row, lane), rows)
-        return (simt.pack(list(out[lanes.indices()]), lanes.indices(), lanes.threads),)
-
-    @impl(nvgpu.WgmmaFenceOp)
-    def run_fence(self, interpreter: Interpreter, op: Operation, args: PythonValues):
-        return ()
-
-    @impl(nvgpu.WgmmaOp)
-    def run_wgmma(self, interpreter: Interpreter, op: nvgpu.WgmmaOp, args: PythonValues):
-        cta, lanes = cta_of(interpreter), lanes_of(interpreter)
-        lhs, rhs, acc, accumulate = args
-        result = new_fragment(op.result.type, lanes.threads)
-        for g in _whole_groups(op, lanes.mask):
-            group = Lanes(np.arange(lanes.threads) // THREADS_PER_GROUP == g)
-            pick = [group.uniform(x, lambda k=k: f"{op.name}: operand #{k}") if not isinstance(x, Fragment) else x
-                    for k, x in enumerate((lhs, rhs, accumulate))]
-            if op.result.type.get_shape()[0] != WGMMA_M:
-                raise _fail(op, f"{op.name}: a warp group computes {WGMMA_M} rows")
-            result.pending.add(g)
-            queue = cta.wgmma.setdefault(g, WgmmaQueue())
-            queue.open.append(Mma(op, pick[0], pick[1], acc, bool(pick[2]), result, g))
-        return (result,)
-
-    @impl(nvgpu.WgmmaCommitGroupOp)
-    def run_commit(self, interpreter: Interpreter, op: Operation, args: PythonValues):
-        cta, lanes = cta_of(interpreter), lanes_of(interpreter)
-        for g in _whole_groups(op, lanes.mask):
-            queue = cta.wgmma.setdefault(g, WgmmaQueue())
-            queue.committed.append(queue.open)
-            queue.open = []
-        return ()
-
-    @impl(nvgpu.WgmmaWaitGroupOp)
-    def run_wait(self, interpreter: Interpreter, op: nvgpu.WgmmaWaitGroupOp, args: PythonValues):
-        cta, lanes = cta_of(interpreter), lanes_of(interpreter)
-        keep = op.pending.value.data
-        groups = _whole_groups(op, lanes.mask)
-        for g in groups:
-            queue = cta.wgmma.setdefault(g, WgmmaQueue())
-            while len(queue.committed) > keep:
-                for mma in queue.committed.popleft():
-                    retire(cta, mma)
-        for k, f in enumerate(args):
-            if isinstance(f, Fragment) and f.pending & set(groups):
-                raise _fail(op, f"{op.name} {keep} returns fragment #{k} while the wgmma computing it is "
-                            "still in flight (uncommitted, or in one of the groups it leaves pending)")
-        return tuple(args)
-
 
 simt.LANE_AWARE.update({
     nvgpu.FragmentSplatOp, nvgpu.FragmentBinaryOp, nvgpu.FragmentCmpIOp, nvgpu.FragmentSelectOp,
-    nvgpu.FragmentStoreOp, nvgpu.FragmentStoreGlobalOp, nvgpu.WgmmaDescriptorOp, nvgpu.WgmmaOp,
+    nvgpu.FragmentStoreOp, nvgpu.FragmentStoreGlobalOp,
 })
 

@@ -71,17 +71,18 @@ class SmemBuffer:
         return int(np.prod(self.type.get_shape()[:-2], dtype=np.int64)) if len(self.type.get_shape()) > 2 else 1
 
 
-def tile_addresses(t: Any, base: int) -> np.ndarray:
+def tile_addresses(t: Any, base: int, swizzled: bool = True) -> np.ndarray:
     """Byte address of every element of an R x C tile of shared-memory
     type `t` (its last two dims) stored from `base`: column chunks of the
-    swizzle span, swizzled (see the module docstring)."""
+    swizzle span, swizzled (see the module docstring) unless `swizzled` is
+    false."""
     rows, cols = t.get_shape()[-2:]
     eb = element_bytes(t.element_type)
     w = t.chunk_columns()
     r = np.arange(rows, dtype=np.int64)[:, None]
     c = np.arange(cols, dtype=np.int64)[None, :]
     addr = base + (c // w) * rows * w * eb + r * w * eb + (c % w) * eb
-    return swizzled_address(addr, t.swizzle.data)
+    return swizzled_address(addr, t.swizzle.data) if swizzled else addr
 
 
 def stage_base(buf: SmemBuffer, stage: int, op: Operation) -> int:

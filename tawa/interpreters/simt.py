@@ -141,6 +141,10 @@ PER_LANE_DIALECTS = ("arith", "math")
 """Scalar ops of these dialects run once per active lane on `PerThread`
 operands."""
 
+PER_LANE_OPS: set[type[Operation]] = set()
+"""Other pure scalar ops that run once per active lane (address and
+descriptor arithmetic of the nvgpu dialect)."""
+
 BLOCKING: set[type[Operation]] = {aref.PutOp, aref.GetOp, aref.WarpSpecializeOp}
 """Ops that can wait for another task (extended by the nvgpu semantics)."""
 
@@ -161,7 +165,7 @@ class SimtInterpreter(Interpreter):
             return super()._run_op(op, inputs)
         if type(op) in LANE_AWARE:
             return super()._run_op(op, inputs)
-        if op.dialect_name() in PER_LANE_DIALECTS and not op.regions:
+        if (op.dialect_name() in PER_LANE_DIALECTS and not op.regions) or type(op) in PER_LANE_OPS:
             return self._per_lane(op, inputs, lanes)
         inputs = tuple(
             lanes.uniform(x, lambda i=i: f"{op.name}: operand #{i}") for i, x in enumerate(inputs)

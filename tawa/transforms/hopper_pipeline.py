@@ -62,11 +62,19 @@ class HopperPipelinePass(ModulePass):
     """The watchdog's bound on one wait, in milliseconds."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        WarpSpecializePass(
+        self.specialize_pass().apply(ctx, op)
+        for p in self.steps(self.stages or deepest_fitting(op)):
+            p.apply(ctx, op)
+
+    def specialize_pass(self) -> WarpSpecializePass:
+        return WarpSpecializePass(
             producer_regs=self.producer_regs, consumer_regs=self.consumer_regs, strict=True
-        ).apply(ctx, op)
-        stages = self.stages or deepest_fitting(op)
-        for p in (
+        )
+
+    def steps(self, stages: int) -> tuple[ModulePass, ...]:
+        """The passes that follow `specialize_pass()`, for ring depth
+        `stages` (the differential tests run them one at a time)."""
+        return (
             PipelinePass(stages=stages),
             *((PersistentPass(group_m=self.group_m),) if self.persistent else ()),
             AssignStagePhasePass(),
@@ -76,9 +84,7 @@ class HopperPipelinePass(ModulePass):
             MaterializePartitionsPass(group_m=self.group_m),
             ExpandFragmentStoresPass(),
             *((PreparePtxPass(),) if self.prepare else ()),
-        ):
-            p.apply(ctx, op)
-
+        )
 
 def deepest_fitting(module: ModuleOp) -> int:
     """The deepest ring (4..1) with which every kernel's shared-memory plan

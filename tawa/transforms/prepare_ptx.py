@@ -30,5 +30,11 @@ class PreparePtxPass(ModulePass):
     name = "tawa-prepare-ptx"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for p in (ExpandWgmmaPass(), EncodeWgmmaDescriptorsPass(), StrengthReducePass(), ConvertScfToCf()):
+        for p in self.steps():
             p.apply(ctx, op)
+
+    @staticmethod
+    def steps() -> tuple[ModulePass, ...]:
+        """Its passes in order (the CPU simulator runs structured control
+        flow, i.e. the output of every one but the last)."""
+        return (ExpandWgmmaPass(), EncodeWgmmaDescriptorsPass(), StrengthReducePass(), ConvertScfToCf())
