@@ -647,9 +647,11 @@ class Explorer:
         named_l[2 * i: 2 * i + 2] = (gen + 1, 0) if arrived == gate.count else (gen, arrived)
         return step, (pos, bars, inflight, tuple(named_l), tuple(waits))
 
-    def _fail(self, step: Step, problem: str, op: Operation, message: str):
+    def _fail(self, step: Step, problem: str, op: Operation, message: str, upto: int = 0):
+        """Raises the violation; the trace's last step ends at its event `upto`."""
+        events = step.events[: upto + 1]
         found = _Found(problem, op, message)
-        found.step = step  # type: ignore[attr-defined]
+        found.step = Step(step.role, events, step.kind)  # type: ignore[attr-defined]
         raise found
 
     def _run_block(self, state, r: int):
@@ -670,12 +672,13 @@ class Explorer:
                 b4 = 4 * e.barrier
                 if k == INIT:
                     if bars_l[b4 + 3]:
-                        self._fail(step, "double init", e.op, f"{self.bar(e.barrier)} is initialized twice")
+                        self._fail(step, "double init", e.op,
+                                   f"{self.bar(e.barrier)} is initialized twice", i)
                     bars_l[b4: b4 + 4] = (e.count, 0, 0, e.count)
                     continue
                 if bars_l[b4 + 3] == 0:
                     self._fail(step, "use before init", e.op,
-                               f"{self.role_name(r)} uses {self.bar(e.barrier)} before it is initialized")
+                               f"{self.role_name(r)} uses {self.bar(e.barrier)} before it is initialized", i)
                 if k == TMA:
                     self._check_overwrite(step, state, r, p, i, e, infl)
                     infl.append((r, p, i))
@@ -686,7 +689,7 @@ class Explorer:
                 if bars_l[b4] < 0:
                     self._fail(step, "too many arrivals", e.op,
                                f"{self.role_name(r)} arrives on {self.bar(e.barrier)} in phase "
-                               f"{bars_l[b4 + 2]} after all of its {bars_l[b4 + 3]} expected arrivals")
+                               f"{bars_l[b4 + 2]} after all of its {bars_l[b4 + 3]} expected arrivals", i)
                 _complete_phase(bars_l, b4)
             elif k == READ:
                 for (r2, p2, i2) in infl:
@@ -694,13 +697,13 @@ class Explorer:
                     if load.slot == e.slot:
                         self._fail(step, "read during load", e.op,
                                    f"{self.role_name(r)} reads {self.slot(e.slot)} while a TMA load "
-                                   f"into it ({_where(load.op)}) may still be in flight")
+                                   f"into it ({_where(load.op)}) may still be in flight", i)
             elif k == NAMED_ARRIVE:
                 j = self.named_index[e.barrier]
                 arrived = named_l[2 * j + 1] + e.threads
                 if arrived > e.count:
                     self._fail(step, "named barrier over-arrival", e.op,
-                               f"{arrived} threads arrive at named barrier {e.barrier}, which counts {e.count}")
+                               f"{arrived} threads arrive at named barrier {e.barrier}, which counts {e.count}", i)
                 named_l[2 * j: 2 * j + 2] = (
                     (named_l[2 * j] + 1, 0) if arrived == e.count else (named_l[2 * j], arrived))
         new_pos = pos[:r] + (p + 1,) + pos[r + 1:]
@@ -712,13 +715,13 @@ class Explorer:
                 other = self.roles[r2].blocks[p2][i2]
                 self._fail(step, "slot overwritten before it was released", e.op,
                            f"TMA load into {self.slot(e.slot)} while an earlier load into it "
-                           f"({_where(other.op)}) may still be in flight")
+                           f"({_where(other.op)}) may still be in flight", i)
         for r2, role in enumerate(self.roles):
             open_ = role.open_in[p][i] if r2 == r else role.open_at[state[0][r2]]
             if e.slot in open_:
                 self._fail(step, "slot overwritten before it was released", e.op,
                            f"TMA load into {self.slot(e.slot)} while {self.role_name(r2)} may still "
-                           f"read it (its wgmma reading it has not been waited for)")
+                           f"read it (its wgmma reading it has not been waited for)", i)
 
     def _complete(self, state, k: int, r: int, e: Event):
         pos, bars, inflight, named, nwaits = state
