@@ -1,0 +1,322 @@
+"""Every example kernel under NVIDIA's compute-sanitizer (memcheck, racecheck,
+synccheck, initcheck): `python -m tawa.tools.sanitize [--tool T ...] [--example E ...]`.
+
+For each tool, one process runs `compute-sanitizer --tool T python -m
+tawa.tools.sanitize --child E ...` (the tools run in parallel, one process
+each).  The child compiles each example kernel with `tawa.compile`, builds
+its inputs on the host (NumPy, `ml_dtypes` for bf16 and fp8) and copies them
+to the GPU with CuPy (no other GPU kernel runs, so every report is about
+tawa's kernel; CuPy's memory pool is off so that memcheck sees each array's
+own bounds), launches the kernel twice on NaN-poisoned outputs, and checks
+the result against a float32 NumPy reference.  Shapes are small and ragged:
+no dimension is a multiple of its tile, at least 2 programs, and at least
+2D+1 iterations of the main loop for a ring of depth D (the ring wraps
+twice), so that memcheck sees the TMA edge boxes and racecheck / synccheck
+see every slot reused.
+
+The parent parses the sanitizer's output: the authoritative `ERROR SUMMARY:
+N errors` line of each tool, and the report lines between the child's
+`SANITIZE-BEGIN` / `SANITIZE-END` markers to say which example they belong to.
+API errors are left to the child (`--report-api-errors no`: CuPy probes the
+driver with calls that may fail harmlessly), which fails on any CUDA error.
+
+Exit status 0 when every tool reports 0 errors and every example ran and
+matched its reference.  `tests/runtime/test_sanitizers_gpu.py` asserts the
+same per tool and example.  docs/testing.md, section Sanitizers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
+EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
+TOLERANCE = 2e-2
+BEGIN, END = "SANITIZE-BEGIN", "SANITIZE-END"
+_NOT_A_REPORT = re.compile(r"^========= (COMPUTE-SANITIZER|ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY)")
+_REPORT = re.compile(r"^========= \S")
+_SUMMARY = re.compile(r"^========= ERROR SUMMARY: (\d+) errors?", re.M)
+
+
+# --------------------------------------------------------------------------- the examples
+
+
+@dataclass(frozen=True)
+class Case:
+    """One example kernel at small ragged shapes."""
+
+    name: str
+    file: str
+    kernel: str
+    stages: int
+    inputs: Callable[[np.random.Generator], tuple[list[Any], tuple[int, ...], Callable[[list[Any]], float]]]
+    """(host arguments, logical grid, rel. error of the outputs) from a generator.
+    Host arrays are NumPy (bf16 / fp8 through ml_dtypes); the last array is the output."""
+
+
+def _bf16(a: np.ndarray) -> np.ndarray:
+    import ml_dtypes
+
+    return a.astype(ml_dtypes.bfloat16)
+
+
+def _f32(a: np.ndarray) -> np.ndarray:
+    return np.asarray(a).astype(np.float32)
+
+
+def _rel(out: np.ndarray, ref: np.ndarray) -> float:
+    out = _f32(out)
+    if not np.isfinite(out).all():
+        return math.inf
+    return float(np.linalg.norm(out - ref) / np.linalg.norm(ref))
+
+
+def _nan(shape: tuple[int, ...]) -> np.ndarray:
+    return _bf16(np.full(shape, np.nan, np.float32))
+
+
+def _gemm(transposed_b: bool = True, fp8: bool = False, relu_alpha: float | None = None):
+    # 2 programs along M (130 rows), one ragged column tile (200 of 256), and
+    # 2D+1 = 9 k-tiles for D = 4, the last one partial.
+    M, N = 130, 200
+    K = 8 * 128 + 16 if fp8 else 8 * 64 + 40
+
+    def make(rng: np.random.Generator):
+        a = rng.standard_normal((M, K), np.float32)
+        b = rng.standard_normal((N, K) if transposed_b else (K, N), np.float32)
+        if fp8:
+            import ml_dtypes
+
+            a, b = a.astype(ml_dtypes.float8_e4m3fn), b.astype(ml_dtypes.float8_e4m3fn)
+        else:
+            a, b = _bf16(a), _bf16(b)
+        ref = _f32(a) @ (_f32(b).T if transposed_b else _f32(b))
+        args: list[Any] = [a, b, _nan((M, N)), M, N, K]
+        if relu_alpha is not None:
+            args.append(relu_alpha)
+            ref = np.maximum(relu_alpha * ref, 0)
+        return args, (math.ceil(M / 128), math.ceil(N / 256)), lambda out: _rel(out[2], ref)
+
+    return make
+
+
+def _softmax(rng: np.random.Generator):
+    M, K, s = 130, 8 * 64 + 40, 0.05
+    a, b = _bf16(rng.standard_normal((M, K), np.float32)), _bf16(rng.standard_normal((256, K), np.float32))
+    x = s * (_f32(a) @ _f32(b).T)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    ref = e / e.sum(axis=1, keepdims=True)
+    return [a, b, _nan((M, 256)), M, K, s * math.log2(math.e)], (math.ceil(M / 128),), lambda out: _rel(out[2], ref)
+
+
+def _per_key_block(kind: str):
+    # 2D+1 = 5 key blocks of 128 for D = 2, the last one partial (520 keys):
+    # 5 programs along the sequence, one head.
+    S, D = 4 * 128 + 8, 128
+
+    def make(rng: np.random.Generator):
+        q, k, v = (_bf16(rng.standard_normal((1, S, D), np.float32)) for _ in range(3))
+        qf, kf, vf = _f32(q), _f32(k), _f32(v)
+        s = np.einsum("bqd,bkd->bqk", qf, kf)
+        args: list[Any] = [q, k, v, _nan((1, S, D)), S]
+        if kind == "chain":
+            ref = np.einsum("bqk,bkd->bqd", _f32(_bf16(s)), vf)
+        else:
+            scale = 1 / math.sqrt(D)
+            s = s * scale
+            if kind == "causal":
+                s = np.where(np.triu(np.ones((S, S), bool), 1), -np.inf, s)
+            p = np.exp(s - s.max(axis=-1, keepdims=True))
+            ref = np.einsum("bqk,bkd->bqd", p / p.sum(axis=-1, keepdims=True), vf)
+            args.append(scale)
+        return args, (math.ceil(S / 128), 1), lambda out: _rel(out[3], ref)
+
+    return make
+
+
+CASES = {
+    c.name: c
+    for c in (
+        Case("matmul", "matmul.mlir", "matmul", 4, _gemm(transposed_b=False)),
+        Case("gemm", "gemm.mlir", "gemm", 4, _gemm()),
+        Case("gemm_fp8", "gemm_fp8.mlir", "gemm_fp8", 4, _gemm(fp8=True)),
+        Case("gemm_chain", "gemm_chain.mlir", "gemm_chain", 2, _per_key_block("chain")),
+        Case("gemm_scale_relu", "gemm_scale_relu.mlir", "gemm_scale_relu", 4, _gemm(relu_alpha=-0.37)),
+        Case("gemm_softmax", "gemm_softmax.mlir", "gemm_softmax", 4, _softmax),
+        Case("attention_fwd", "attention_fwd.mlir", "attention_fwd", 2, _per_key_block("plain")),
+        Case("attention_fwd_causal", "attention_fwd.mlir", "attention_fwd_causal", 2, _per_key_block("causal")),
+    )
+}
+"""Every example kernel (examples/*.mlir), with the stages its GPU test uses."""
+
+
+# --------------------------------------------------------------------------- the child: run under the sanitizer
+
+
+def run_case(case: Case, seed: int = 0, launches: int = 2) -> float:
+    """Compiles and runs one case on the GPU; returns the worst rel. error."""
+    import cupy
+
+    import tawa
+    from tawa.runtime import reinterpret
+
+    kernel = tawa.compile((EXAMPLES_DIR / case.file).read_text(), case.kernel, stages=case.stages)
+    args, grid, error = case.inputs(np.random.default_rng(seed))
+    worst = 0.0
+    for _ in range(launches):
+        device = [
+            reinterpret(cupy.asarray(a.view(f"u{a.itemsize}")), a.dtype.name) if isinstance(a, np.ndarray) else a
+            for a in args
+        ]
+        kernel(*device, grid=grid)
+        cupy.cuda.runtime.deviceSynchronize()
+        outs = [cupy.asnumpy(d.array).view(a.dtype) if isinstance(a, np.ndarray) else a
+                for a, d in zip(args, device)]
+        worst = max(worst, error(outs))
+    return worst
+
+
+def child(names: Sequence[str]) -> int:
+    import cupy
+
+    cupy.cuda.set_allocator(None)  # one cudaMalloc per array: memcheck sees its bounds
+    failed = 0
+    for name in names:
+        print(f"{BEGIN} {name}", flush=True)
+        try:
+            err = run_case(CASES[name])
+        except Exception as e:  # report and go on: the other examples still run
+            print(f"{END} {name} FAILED {type(e).__name__}: {' '.join(str(e).split())}", flush=True)
+            failed += 1
+            continue
+        ok = err <= TOLERANCE
+        failed += not ok
+        print(f"{END} {name} {'ok' if ok else 'WRONG'} rel_err={err:.2e}", flush=True)
+    return 1 if failed else 0
+
+
+# --------------------------------------------------------------------------- the parent: parse
+
+
+@dataclass
+class ToolResult:
+    """What one sanitizer run said."""
+
+    tool: str
+    errors: int | None = None
+    """The ERROR SUMMARY count (None: no summary line)."""
+    reports: dict[str, int] = field(default_factory=dict)
+    """Report lines per example (and `<outside>` for lines outside the markers)."""
+    outcome: dict[str, str] = field(default_factory=dict)
+    """Per example: `ok rel_err=...`, `WRONG ...` or `FAILED ...`; missing if it never finished."""
+    returncode: int = 0
+    output: str = ""
+
+    def clean(self, names: Sequence[str]) -> bool:
+        return self.errors == 0 and all(self.outcome.get(n, "").startswith("ok") for n in names)
+
+
+def parse_output(tool: str, text: str) -> ToolResult:
+    """The errors, per-example report lines and outcomes in a sanitizer's output."""
+    result = ToolResult(tool, output=text)
+    summaries = _SUMMARY.findall(text)
+    if summaries:
+        result.errors = int(summaries[-1])
+    current = "<outside>"
+    for line in text.splitlines():
+        if line.startswith(BEGIN + " "):
+            current = line.split()[1]
+            result.reports.setdefault(current, 0)
+        elif line.startswith(END + " "):
+            _, name, *rest = line.split(maxsplit=2)
+            result.outcome[name] = rest[0] if rest else ""
+            current = "<outside>"
+        elif _REPORT.match(line) and not _NOT_A_REPORT.match(line):
+            result.reports[current] = result.reports.get(current, 0) + 1
+    return result
+
+
+def sanitizer() -> str | None:
+    """The compute-sanitizer executable, or None."""
+    found = shutil.which("compute-sanitizer")
+    if found:
+        return found
+    for root in (Path("/usr/local/cuda/bin"), *sorted(Path("/usr/local").glob("cuda-*/bin"))):
+        if (root / "compute-sanitizer").exists():
+            return str(root / "compute-sanitizer")
+    return None
+
+
+def command(tool: str, names: Sequence[str], exe: str) -> list[str]:
+    return [
+        exe, "--tool", tool, "--report-api-errors", "no",
+        sys.executable, "-m", "tawa.tools.sanitize", "--child", *names,
+    ]  # fmt: skip
+
+
+def run_tool(tool: str, names: Sequence[str], timeout: float = 600) -> ToolResult:
+    exe = sanitizer()
+    if exe is None:
+        raise RuntimeError("compute-sanitizer is not on PATH (nor in /usr/local/cuda*/bin)")
+    try:
+        res = subprocess.run(command(tool, names, exe), capture_output=True, text=True, timeout=timeout,
+                             cwd=EXAMPLES_DIR.parent)
+    except subprocess.TimeoutExpired as err:
+        out = err.stdout.decode() if isinstance(err.stdout, bytes) else (err.stdout or "")
+        result = parse_output(tool, out)
+        result.returncode = -1
+        result.output += f"\n[timed out after {timeout} s]"
+        return result
+    result = parse_output(tool, res.stdout + res.stderr)
+    result.returncode = res.returncode
+    return result
+
+
+def run_all(tools: Sequence[str], names: Sequence[str], jobs: int = 4, timeout: float = 600) -> dict[str, ToolResult]:
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {t: pool.submit(run_tool, t, names, timeout) for t in tools}
+        return {t: f.result() for t, f in futures.items()}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tawa.tools.sanitize", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tool", action="append", choices=TOOLS, help="default: all four")
+    parser.add_argument("--example", action="append", choices=sorted(CASES), help="default: all")
+    parser.add_argument("--jobs", type=int, default=4, help="sanitizer processes at once")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds per sanitizer process")
+    parser.add_argument("--verbose", action="store_true", help="print each sanitizer's whole output")
+    parser.add_argument("--child", nargs="+", metavar="EXAMPLE", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        return child(args.child)
+    tools, names = args.tool or list(TOOLS), args.example or list(CASES)
+    results = run_all(tools, names, args.jobs, args.timeout)
+    clean = True
+    for tool, r in results.items():
+        clean &= r.clean(names)
+        print(f"{tool}: ERROR SUMMARY {r.errors if r.errors is not None else '(none: the run failed)'}"
+              f"{'' if r.returncode == 0 else f', exit {r.returncode}'}")
+        for name in names:
+            print(f"  {name:<22} reports {r.reports.get(name, 0):>3}  {r.outcome.get(name, 'did not finish')}")
+        if r.reports.get("<outside>"):
+            print(f"  (outside any example: {r.reports['<outside>']} report lines)")
+        if args.verbose or not r.clean(names):
+            print(r.output)
+    return 0 if clean else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
