@@ -13,7 +13,8 @@ prints notes) are a shortest counterexample trace.  The IR is unchanged.
 
 Problem sizes: the ring loops' trip counts t = 0 .. max-trips (default 2D+1
 for the deepest ring D; docs/protocol.md argues why that covers every trip
-count), with 1 and 2 programs per CTA for persistent kernels.  An index
+count), with 1 and 2 programs per CTA for persistent kernels (and, for
+t < D, enough programs that D+1 ring iterations span all their boundaries).  An index
 argument that bounds a loop with barrier ops is set to t × that loop's
 step.  docs/protocol.md describes the model.
 """
@@ -109,7 +110,7 @@ def verify_kernel(kernel: func.FuncOp, names: _Names, max_trips: int, max_states
     params = kernel.body.block.args
     explored: set[Any] = set()
     for t in range(trips + 1):
-        for programs in (1, 2) if info.persistent else (1,):
+        for programs in _programs_per_cta(t, depth) if info.persistent else (1,):
             args = [t * sizes[p] if p in sizes else (t if isinstance(p.type, IndexType | IntegerType)
                                                      else UNKNOWN) for p in params]
             launch = Launch(launch_grid=(programs, 1, 1)) if info.persistent else Launch()
@@ -136,6 +137,15 @@ def verify_kernel(kernel: func.FuncOp, names: _Names, max_trips: int, max_states
                                    f"{max_states} states; raise max-states") from None
             if violation is not None:
                 raise _error(kernel, violation, scenario, names, runner)
+
+
+def _programs_per_cta(t: int, depth: int) -> tuple[int, ...]:
+    """1 and 2 programs per CTA; for t < D also enough programs that a
+    window of D+1 ring iterations spans all their boundaries (the ring
+    counter runs on across programs; docs/protocol.md)."""
+    if 0 < t < depth:
+        return (1, 2, -(-(depth + 1) // t) + 1)
+    return (1, 2)
 
 
 def _indexed(names: _Names, item: tuple[SSAValue, int]) -> str:
