@@ -167,7 +167,9 @@ def clear_cache() -> None:
 def compile(module_or_text: ModuleOp | str | bytes, kernel: str, **options: Any) -> Kernel:
     """Compiles tile kernel `kernel` of a module (or its text) into a
     launchable `Kernel`.  `options` are options of `tawa-hopper-pipeline`,
-    e.g. `stages=4`."""
+    e.g. `stages=4`; `watchdog=True` (and `watchdog_ms=...`) bounds every
+    mbarrier wait, so that a hang raises `tawa.runtime.watchdog.KernelHangError`
+    (docs/runtime.md)."""
     if isinstance(module_or_text, bytes):
         module_or_text = module_or_text.decode()
     if isinstance(module_or_text, str):
