@@ -23,11 +23,12 @@
 // DROPPED:           wg1 wgmma_wait_group 0  [{{.*}}protocol_dropped_release.mlir:163:9]
 // DROPPED-NEXT:      wg1 mbarrier_arrive %7[1] (1 thread)  [{{.*}}protocol_dropped_release.mlir:182:13]
 
-// (2) Empty barrier %7[0] counts 3 arrivals; the two consumer warp groups give 2.
-// SHORT: protocol_count_short.mlir:77:13: error: tawa-verify-protocol: deadlock in @gemm (K = 128, 2 programs per CTA): warp group 0 waits on %7[0] parity 0 (phase 0; the barrier is in phase 0, missing 1 arrival(s));
+// (2) Empty barrier %7[0] counts 3 arrivals; the two consumer warp groups give 2
+// (found with one k-step per program, 4 programs: the release after the loop).
+// SHORT: protocol_count_short.mlir:77:13: error: tawa-verify-protocol: deadlock in @gemm (K = 64, 4 programs per CTA): warp group 0 waits on %7[0] parity 0 (phase 0; the barrier is in phase 0, missing 1 arrival(s));
 // SHORT-NEXT: counterexample (17 steps, shortest of {{[0-9]+}} states explored):
 // SHORT-NEXT:   1. wg0 mbarrier_init %6[0] count 1, %7[0] count 3, %6[1] count 1, %7[1] count 2  [{{.*}}protocol_count_short.mlir:19:7]
-// SHORT:            wg1 mbarrier_arrive %7[0] (1 thread)  [{{.*}}protocol_count_short.mlir:156:15]
+// SHORT:            wg1 mbarrier_arrive %7[0] (1 thread)  [{{.*}}protocol_count_short.mlir:183:13]
 
 // (3) The producer's first wait on the empty barrier asks for parity 0: it waits
 // for a release of a stage nobody has filled.
@@ -52,10 +53,10 @@
 // TX-NEXT:   7. wg0 TMA load into %4[0] completes (16384 bytes on %6[0])  [{{.*}}protocol_expect_tx.mlir:79:13]
 // TX-NEXT:   8. wg0 TMA load into %5[0] completes (32768 bytes on %6[0])  [{{.*}}protocol_expect_tx.mlir:80:13]
 
-// (5) Without its empty wait the producer refills stage 0 (D+1 = 3rd load)
+// (5) Without its empty wait the producer refills stage 0 (the 3rd load, D+1)
 // before anybody consumed it: a third arrival on the full barrier %6[0] in
 // phase 0, whose one expected arrival is in.
-// AHEAD: protocol_runs_ahead.mlir:77:13: error: tawa-verify-protocol: too many arrivals in @gemm (K = 128, 2 programs per CTA): warp group 0 arrives on %6[0] in phase 0 after all of its 1 expected arrivals
+// AHEAD: protocol_runs_ahead.mlir:77:13: error: tawa-verify-protocol: too many arrivals in @gemm (K = 64, 4 programs per CTA): warp group 0 arrives on %6[0] in phase 0 after all of its 1 expected arrivals
 // AHEAD:      counterexample (5 steps, shortest of {{[0-9]+}} states explored):
 // AHEAD:        5. wg0 named_barrier_sync 0, 384: passes
 // AHEAD-NEXT:      wg0 mbarrier_arrive_expect_tx %6[0], 49152 bytes
