@@ -271,15 +271,16 @@ def run_tool(tool: str, names: Sequence[str], timeout: float = 600) -> ToolResul
     if exe is None:
         raise RuntimeError("compute-sanitizer is not on PATH (nor in /usr/local/cuda*/bin)")
     try:
-        res = subprocess.run(command(tool, names, exe), capture_output=True, text=True, timeout=timeout,
-                             cwd=EXAMPLES_DIR.parent)
+        # One pipe for both streams keeps the sanitizer's reports between the child's markers.
+        res = subprocess.run(command(tool, names, exe), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, timeout=timeout, cwd=EXAMPLES_DIR.parent)
     except subprocess.TimeoutExpired as err:
         out = err.stdout.decode() if isinstance(err.stdout, bytes) else (err.stdout or "")
         result = parse_output(tool, out)
         result.returncode = -1
         result.output += f"\n[timed out after {timeout} s]"
         return result
-    result = parse_output(tool, res.stdout + res.stderr)
+    result = parse_output(tool, res.stdout)
     result.returncode = res.returncode
     return result
 
@@ -303,6 +304,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.child:
         return child(args.child)
     tools, names = args.tool or list(TOOLS), args.example or list(CASES)
+    if sanitizer() is None:
+        print("tawa.tools.sanitize: error: compute-sanitizer is not on PATH (nor in /usr/local/cuda*/bin)",
+              file=sys.stderr)
+        return 2
     results = run_all(tools, names, args.jobs, args.timeout)
     clean = True
     for tool, r in results.items():
