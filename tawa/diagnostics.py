@@ -4,15 +4,44 @@ xdsl's parser does not attach source positions to ops written in custom syntax
 and its verifier reports errors by dumping the whole module.  tawa's users get
 `file:line:col: error: message` instead: `LocatedParser` records where each op
 starts, and `verify` names the first op that does not verify.
+
+Both also reject what xdsl 0.74 lets through or trips over (docs/testing.md,
+"Fuzzing"): `LocatedParser` input that is not UTF-8, ops nested more than
+`MAX_NESTING` deep, and number literals out of range of their type; `verify`
+SSA values used where their definition does not dominate (before it, or from
+inside a region that does not enclose the use), index constants wider than
+the 64 bits the PTX backend gives `index`, and `scf.for` with a constant step
+that is not positive (a loop that never ends on the GPU).
 """
 
 from __future__ import annotations
 
+import math
+
 from xdsl.context import Context
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
-from xdsl.ir import Operation
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    FloatAttr,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+)
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+
+MAX_NESTING = 64
+"""Deepest nesting of ops in regions that the parser accepts.  Parsing,
+verifying, printing and rewriting recurse in Python (about ten frames per
+level), so this keeps every pass well inside Python's default recursion limit
+of 1000; real kernels nest fewer than ten deep."""
+
+INDEX_RANGE = (-(2**63), 2**64)
+"""Values an `index` literal may have: the PTX backend gives index 64 bits
+(`.u64` / `.s64` registers), read as signed or unsigned like xdsl's `iN`."""
 
 
 class TawaError(DiagnosticException):
@@ -42,19 +71,78 @@ class LocatedParser(Parser):
     """
 
     line_offset: int = 0
+    _depth: int = 0
+    _bad_utf8: tuple[int, int, int] | None = None
+    """(line, column, byte) of the first byte that is not UTF-8."""
+
+    def __init__(self, ctx: Context, input: str | bytes, name: str = "<unknown>"):
+        if isinstance(input, bytes):
+            try:
+                input = input.decode("utf-8")
+            except UnicodeDecodeError as err:  # reported by parse_module, which knows line_offset
+                start = input.rfind(b"\n", 0, err.start) + 1
+                column = len(input[start : err.start].decode("utf-8", "replace")) + 1
+                self._bad_utf8 = (input.count(b"\n", 0, err.start) + 1, column, input[err.start])
+                input = input.decode("utf-8", "replace")
+        super().__init__(ctx, input, name)
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        if self._bad_utf8 is not None:
+            line, column, byte = self._bad_utf8
+            where = f"{self.lexer.input.name}:{line + self.line_offset}:{column}"
+            raise TawaError(f"input is not valid UTF-8 (byte 0x{byte:02x})", where)
+        try:
+            return super().parse_module(allow_implicit_module)
+        except RecursionError:  # deeply nested attributes or types
+            raise ParseError(self._current_token.span, "input nested too deeply") from None
 
     def parse_operation(self) -> Operation:
         span = self._current_token.span
         start = span.get_location()
+        # An explicit top-level module does not count: it is the implicit one made visible.
+        top_module = self._depth == 0 and self._current_token.text.strip('"') in ("builtin.module", "module")
+        if self._depth >= MAX_NESTING:
+            raise ParseError(span, f"operations nested more than {MAX_NESTING} deep")
+        self._depth += not top_module
         try:
             op = super().parse_operation()
         except VerifyException as err:  # a type or attribute verifier, while parsing
             raise ParseError(span, first_line(err)) from None
+        except OverflowError as err:  # a literal that a custom parser could not convert
+            raise ParseError(span, f"number out of range: {first_line(err)}") from None
+        finally:
+            self._depth -= not top_module
         if not isinstance(op.location, FileLineColLoc):
             op.location = FileLineColLoc(
                 StringAttr(start.file), IntAttr(start.line + self.line_offset), IntAttr(start.col)
             )
         return op
+
+
+    def parse_optional_builtin_int_or_float_attr(self) -> IntegerAttr | FloatAttr | None:
+        """A number literal, rejected where it does not fit its type: xdsl
+        raises OverflowError for f16/f32 and hex literals and rounds bf16/f8
+        to inf/NaN."""
+        token = self._current_token
+        try:
+            attr = super().parse_optional_builtin_int_or_float_attr()
+        except OverflowError:
+            between = self.lexer.input.content[token.span.end : self._current_token.span.start]
+            type_text = between.strip().removeprefix(":").strip() or "its type"
+            raise ParseError(token.span, f"literal {token.text} is out of range of {type_text}") from None
+        if isinstance(attr, FloatAttr) and not math.isfinite(attr.value.data):
+            hexadecimal = token.text[:2] in ("0x", "0X")
+            if not hexadecimal and math.isfinite(float(token.text)):
+                raise ParseError(token.span, f"literal {token.text} is out of range of {attr.type}")
+        if isinstance(attr, IntegerAttr) and isinstance(attr.type, IndexType):
+            if not INDEX_RANGE[0] <= attr.value.data < INDEX_RANGE[1]:
+                raise ParseError(token.span, _index_range_message(attr.value.data))
+        return attr
+
+
+def _index_range_message(value: int) -> str:
+    return (f"integer {value} does not fit in index (64 bits: "
+            f"[{INDEX_RANGE[0]}, {INDEX_RANGE[1]}))")
 
 
 def parse_error(err: ParseError) -> TawaError:
@@ -90,18 +178,119 @@ def first_line(err: BaseException) -> str:
 
 def verify(module: Operation) -> None:
     """Verifies `module`; on failure raises TawaError located at the op that
-    failed (inner ops are checked before the ops that contain them)."""
+    failed (inner ops are checked before the ops that contain them).  Then
+    checks, for every op, what xdsl's verifier does not (`check_op`)."""
     try:
         module.verify()
-        return
     except VerifyException as err:
         fallback = first_line(err)
-    for op in module.walk(region_first=True):
-        try:
-            op.verify(verify_nested_ops=False)
-        except VerifyException as err:
-            msg = first_line(err).removeprefix("Operation does not verify: ")
-            where = location_of(op) or "tawa"
-            raise TawaError(f"'{op.name}' {msg}" if not msg.startswith(op.name) else msg,
-                            where) from None
-    raise TawaError(fallback)
+        for op in module.walk(region_first=True):
+            try:
+                op.verify(verify_nested_ops=False)
+            except VerifyException as err:
+                msg = first_line(err).removeprefix("Operation does not verify: ")
+                where = location_of(op) or "tawa"
+                raise TawaError(f"'{op.name}' {msg}" if not msg.startswith(op.name) else msg,
+                                where) from None
+        raise TawaError(fallback) from None
+    dominance = Dominance()
+    for op in module.walk():
+        problem = check_op(op, dominance)
+        if problem:
+            raise TawaError(problem, location_of(op) or "tawa")
+
+
+def check_op(op: Operation, dominance: Dominance) -> str | None:
+    """What is wrong with `op` that xdsl's verifier lets through, or None."""
+    for i, operand in enumerate(op.operands):
+        problem = dominance.problem(operand, op)
+        if problem:
+            return f"operand #{i} ({_name(operand)}) of '{op.name}' {problem}"
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        if isinstance(op.value.type, IndexType) and not INDEX_RANGE[0] <= op.value.value.data < INDEX_RANGE[1]:
+            return f"'{op.name}' {_index_range_message(op.value.value.data)}"
+    if isinstance(op, scf.ForOp):
+        step = op.step.owner
+        if isinstance(step, arith.ConstantOp) and isinstance(step.value, IntegerAttr):
+            if step.value.value.data <= 0:
+                return f"'scf.for' step must be positive, got {step.value.value.data} (the loop would not end)"
+    return None
+
+
+def _name(value: SSAValue) -> str:
+    return f"%{value.name_hint}" if value.name_hint else "a value"
+
+
+class Dominance:
+    """Whether a value's definition dominates a use.  Within a block, ops
+    dominate the ops after them; a value is visible in the regions nested in
+    its block; across the blocks of a region, block dominance of the region's
+    control-flow graph (computed once per region)."""
+
+    def __init__(self) -> None:
+        self._position: dict[Operation, int] = {}
+        self._numbered: set[Block] = set()
+        self._dominators: dict[Block, set[Block]] = {}
+
+    def problem(self, value: SSAValue, user: Operation) -> str | None:
+        """Why `value` cannot be used by `user`, or None."""
+        if isinstance(value, BlockArgument):
+            def_block, def_op = value.block, None
+        else:
+            def_block, def_op = value.owner.parent_block(), value.owner
+        if def_block is None:  # a detached op: nothing to check against
+            return None
+        # The ancestor of `user` (itself, or an op that contains it) in a block
+        # of the region that holds `def_block`.
+        node: Operation | None = user
+        while node is not None and node.parent_region() is not def_block.parent:
+            node = node.parent_op()
+        if node is None:
+            return "is defined in a region that does not enclose this use"
+        use_block = node.parent_block()
+        assert use_block is not None
+        if use_block is not def_block:
+            if def_block not in self.dominators(use_block):
+                return "is defined in a block that does not dominate this use"
+            return None
+        if def_op is None:
+            return None
+        if def_op is node:  # the op's own result, in the op or its regions
+            return "is a result of the op that uses it"
+        if self.position(def_op) > self.position(node):
+            return "is used before it is defined"
+        return None
+
+    def position(self, op: Operation) -> int:
+        block = op.parent_block()
+        assert block is not None
+        if block not in self._numbered:
+            self._numbered.add(block)
+            for i, o in enumerate(block.ops):
+                self._position[o] = i
+        return self._position[op]
+
+    def dominators(self, block: Block) -> set[Block]:
+        if block not in self._dominators:
+            region = block.parent
+            assert region is not None
+            blocks = list(region.blocks)
+            preds: dict[Block, list[Block]] = {b: [] for b in blocks}
+            for b in blocks:
+                last = b.last_op
+                for succ in last.successors if last is not None else ():
+                    if succ in preds:
+                        preds[succ].append(b)
+            dom = {b: set(blocks) for b in blocks}
+            dom[blocks[0]] = {blocks[0]}
+            changed = True
+            while changed:
+                changed = False
+                for b in blocks[1:]:
+                    if not preds[b]:  # unreachable: MLIR does not check its uses either
+                        continue
+                    new = {b}.union(set.intersection(*(dom[p] for p in preds[b])))
+                    if new != dom[b]:
+                        dom[b], changed = new, True
+            self._dominators.update(dom)
+        return self._dominators[block]
