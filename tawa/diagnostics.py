@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.parser import Parser
+from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
 MAX_NESTING = 64
@@ -179,7 +180,16 @@ def first_line(err: BaseException) -> str:
 def verify(module: Operation) -> None:
     """Verifies `module`; on failure raises TawaError located at the op that
     failed (inner ops are checked before the ops that contain them).  Then
-    checks, for every op, what xdsl's verifier does not (`check_op`)."""
+    checks, for every op, what xdsl's verifier does not (`check_op`).
+    Dominance comes first: xdsl's verifiers assume it (and trip over a
+    value the parser left forward-declared)."""
+    dominance = Dominance()
+    for op in module.walk():
+        for i, operand in enumerate(op.operands):
+            problem = dominance.problem(operand, op)
+            if problem:
+                raise TawaError(f"operand #{i} ({_name(operand)}) of '{op.name}' {problem}",
+                                location_of(op) or "tawa")
     try:
         module.verify()
     except VerifyException as err:
@@ -193,19 +203,15 @@ def verify(module: Operation) -> None:
                 raise TawaError(f"'{op.name}' {msg}" if not msg.startswith(op.name) else msg,
                                 where) from None
         raise TawaError(fallback) from None
-    dominance = Dominance()
     for op in module.walk():
-        problem = check_op(op, dominance)
+        problem = check_op(op)
         if problem:
             raise TawaError(problem, location_of(op) or "tawa")
 
 
-def check_op(op: Operation, dominance: Dominance) -> str | None:
-    """What is wrong with `op` that xdsl's verifier lets through, or None."""
-    for i, operand in enumerate(op.operands):
-        problem = dominance.problem(operand, op)
-        if problem:
-            return f"operand #{i} ({_name(operand)}) of '{op.name}' {problem}"
+def check_op(op: Operation) -> str | None:
+    """What is wrong with a verified `op` that xdsl's verifier lets through
+    (besides dominance), or None."""
     if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
         if isinstance(op.value.type, IndexType) and not INDEX_RANGE[0] <= op.value.value.data < INDEX_RANGE[1]:
             return f"'{op.name}' {_index_range_message(op.value.value.data)}"
@@ -234,6 +240,8 @@ class Dominance:
 
     def problem(self, value: SSAValue, user: Operation) -> str | None:
         """Why `value` cannot be used by `user`, or None."""
+        if isinstance(value, ForwardDeclaredValue):  # defined only in a region nested elsewhere
+            return "is defined in a region that does not enclose this use"
         if isinstance(value, BlockArgument):
             def_block, def_op = value.block, None
         else:

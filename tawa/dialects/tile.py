@@ -77,6 +77,8 @@ def tensor_shape(t: Attribute) -> tuple[int, ...]:
 def _require_static(t: TensorType, what: str) -> None:
     if any(d < 0 for d in t.get_shape()):
         raise VerifyException(f"{what} must have a static shape, got {t}")
+    if 0 in t.get_shape():  # a tile of no elements: no wgmma, TMA box or smem buffer has one
+        raise VerifyException(f"{what} must have positive dims, got {t}")
 
 
 # --------------------------------------------------------------------------- attributes

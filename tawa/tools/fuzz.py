@@ -24,6 +24,9 @@ and each outcome is classified:
     unlocated  exit 1 without a located error line
     internal   "internal error", or an exception escaping the tool
     hang       still running after --timeout seconds (SIGALRM)
+    slow       interp only: still running after --timeout seconds; not a bug
+               by itself (a mutated loop bound can ask for 2**56 iterations,
+               which the GPU would run as long), reported but not failing
     rejected   with --ptxas: hopper exit 0 but `ptxas -arch=sm_90a` rejects the PTX
 
 Prints a summary (and each bad outcome); exits 1 when any outcome is
@@ -277,7 +280,8 @@ def classify(pipeline: str, status: int | str, stdout: str, stderr: str) -> Outc
     lines = [line for line in stderr.splitlines() if "error" in line]
     first = lines[0] if lines else (stderr.strip().splitlines() or [""])[-1]
     if status == "hang":
-        return Outcome(pipeline, "hang", "no result within the time limit")
+        kind = "slow" if pipeline == "interp" else "hang"
+        return Outcome(pipeline, kind, "no result within the time limit")
     if status == "internal" or "internal error" in stderr:
         return Outcome(pipeline, "internal", first)
     if status == 0:
@@ -359,7 +363,7 @@ class Campaign:
 
     def summary(self) -> str:
         pipelines = sorted({p for p, _ in self.counts})
-        kinds = ("ok", "located", *BAD)
+        kinds = ("ok", "located", "slow", *BAD)
         rows = [f"{'pipeline':10}" + "".join(f"{k:>11}" for k in kinds)]
         for p in pipelines:
             rows.append(f"{p:10}" + "".join(f"{self.counts[p, k]:>11}" for k in kinds))

@@ -43,7 +43,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, BlockArgument
 
-from tawa.diagnostics import TawaError
+from tawa.diagnostics import TawaError, location_of
 from tawa.dialects import nvgpu
 
 WATCHDOG_PARAM = "watchdog"
@@ -128,7 +128,8 @@ def kernel_abi(kernel: func.FuncOp) -> KernelABI:
         elif isinstance(t, Float32Type):
             params.append(Param(name, "f32", i))
         else:
-            raise TawaError(f"@{kernel.sym_name.data}: arguments of type {t} are not supported")
+            raise TawaError(f"@{kernel.sym_name.data}: arguments of type {t} are not supported",
+                            location_of(kernel) or "tawa")
     axes = sorted({op.axis.value.data for op in kernel.walk() if isinstance(op, nvgpu.LaunchGridOp)})
     params += [Param(f"grid{a}", "grid", -1, a) for a in axes]
     maps = [op for op in kernel.walk() if isinstance(op, nvgpu.TmaDescriptorOp)]
