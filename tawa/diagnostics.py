@@ -16,6 +16,7 @@ that is not positive (a loop that never ends on the GPU).
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 from xdsl.context import Context
@@ -29,9 +30,9 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
 )
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import AttributeInvT, Block, BlockArgument, Operation, SSAValue
 from xdsl.parser import Parser
-from xdsl.parser.core import ForwardDeclaredValue
+from xdsl.parser.core import ForwardDeclaredValue, UnresolvedOperand
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
 MAX_NESTING = 64
@@ -120,21 +121,35 @@ class LocatedParser(Parser):
         return op
 
 
+    def resolve_operand(self, operand: UnresolvedOperand, type: AttributeInvT) -> SSAValue[AttributeInvT]:
+        value = super().resolve_operand(operand, type)
+        if isinstance(value, ForwardDeclaredValue) and value.name_hint is None:
+            # Named for `verify`, which reports one left unresolved (a use
+            # before the region that defines it).
+            with contextlib.suppress(ValueError):
+                value.name_hint = operand.operand_name
+        return value
+
     def parse_optional_builtin_int_or_float_attr(self) -> IntegerAttr | FloatAttr | None:
         """A number literal, rejected where it does not fit its type: xdsl
         raises OverflowError for f16/f32 and hex literals and rounds bf16/f8
         to inf/NaN."""
         token = self._current_token
+        overflow = False
         try:
             attr = super().parse_optional_builtin_int_or_float_attr()
         except OverflowError:
-            between = self.lexer.input.content[token.span.end : self._current_token.span.start]
-            type_text = between.strip().removeprefix(":").strip() or "its type"
-            raise ParseError(token.span, f"literal {token.text} is out of range of {type_text}") from None
+            attr, overflow = None, True
+        # The literal and its type as written: `-1.0e39 : bf16` (a sign is a token of its own).
+        written = self.lexer.input.content[token.span.start : self._current_token.span.start]
+        literal, _, type_text = written.partition(":")
+        literal, type_text = "".join(literal.split()), type_text.strip() or "its type"
+        if overflow:
+            raise ParseError(token.span, f"literal {literal} is out of range of {type_text}")
         if isinstance(attr, FloatAttr) and not math.isfinite(attr.value.data):
-            hexadecimal = token.text[:2] in ("0x", "0X")
-            if not hexadecimal and math.isfinite(float(token.text)):
-                raise ParseError(token.span, f"literal {token.text} is out of range of {attr.type}")
+            # Only hexadecimal literals spell infinities and NaNs.
+            if literal.lstrip("+-")[:2] not in ("0x", "0X"):
+                raise ParseError(token.span, f"literal {literal} is out of range of {attr.type}")
         if isinstance(attr, IntegerAttr) and isinstance(attr.type, IndexType):
             if not INDEX_RANGE[0] <= attr.value.data < INDEX_RANGE[1]:
                 raise ParseError(token.span, _index_range_message(attr.value.data))
