@@ -203,7 +203,7 @@ def verify(module: Operation) -> None:
         for i, operand in enumerate(op.operands):
             problem = dominance.problem(operand, op)
             if problem:
-                raise TawaError(f"operand #{i} ({_name(operand)}) of '{op.name}' {problem}",
+                raise TawaError(f"operand #{i}{_name(operand)} of '{op.name}' {problem}",
                                 location_of(op) or "tawa")
     try:
         module.verify()
@@ -239,7 +239,7 @@ def check_op(op: Operation) -> str | None:
 
 
 def _name(value: SSAValue) -> str:
-    return f"%{value.name_hint}" if value.name_hint else "a value"
+    return f" (%{value.name_hint})" if value.name_hint else ""
 
 
 class Dominance:
