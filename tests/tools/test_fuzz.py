@@ -1,0 +1,93 @@
+"""The mutation fuzzer (tawa/tools/fuzz.py; docs/testing.md, "Fuzzing").
+
+The main test runs a few hundred seeded mutants of the examples through
+tawa-hopper-pipeline to PTX, tawa-warp-specialize and the CPU interpreter and
+asserts that every failure is one located `file:line:col: error:` line:
+no internal error, no unlocated error, no hang.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tawa.tools import fuzz
+
+SEED = 0
+COUNT = 300
+
+
+def test_mutants_fail_only_with_located_errors():
+    start = time.perf_counter()
+    campaign = fuzz.fuzz(SEED, COUNT, ["hopper", "ws", "interp"], timeout=20.0)
+    seconds = time.perf_counter() - start
+    report = "\n".join(
+        f"{o.kind}: {o.pipeline} {m.describe()}: {o.message}" for m, o in campaign.bad
+    )
+    assert not campaign.bad, f"{len(campaign.bad)} bad outcomes:\n{report}\n{campaign.summary()}"
+    # Each mutant ran through each pipeline, and the mutations are not all
+    # fatal: some mutants compile (the passes see varied valid input) and
+    # some fail with located errors.
+    for pipeline in ("hopper", "ws", "interp"):
+        assert sum(campaign.counts[pipeline, k] for k in ("ok", "located", "slow")) == COUNT
+        assert campaign.counts[pipeline, "ok"] >= COUNT // 10
+        assert campaign.counts[pipeline, "located"] >= COUNT // 2
+    print(f"{COUNT} mutants in {seconds:.1f} s\n{campaign.summary()}")
+
+
+def test_mutants_are_deterministic():
+    sources = fuzz.examples()
+    first = [fuzz.make_mutant(5, i, sources) for i in range(40)]
+    again = [fuzz.make_mutant(5, i, sources) for i in range(40)]
+    assert [(m.example, m.mutations, m.data) for m in first] == [
+        (m.example, m.mutations, m.data) for m in again
+    ]
+    assert len({m.data for m in first}) > 30  # and they differ from each other
+    assert {name for m in first for name in m.mutations} >= {"delete_line", "insert_byte"}
+
+
+@pytest.mark.parametrize(
+    ("status", "stderr", "kind"),
+    [
+        (0, "", "ok"),
+        (0, "f.mlir:1:1: remark: tawa-warp-specialize left @f unchanged: why\n", "ok"),
+        (1, "f.mlir:3:5: error: tile.dot contraction sizes differ\n", "located"),
+        (1, "tawa-opt: error: nvgpu.smem needs positive static dims\n", "unlocated"),
+        (1, "tawa: error: @f: arguments of type f16 are not supported\n", "unlocated"),
+        (1, "tawa-opt: error: internal error: KeyError: x (set TAWA_TRACEBACK=1 ...)\n", "internal"),
+        (1, "f.mlir:3:5: error: tile.reduce: internal error: ValueError: x\n", "internal"),
+        ("internal", "RecursionError: maximum recursion depth exceeded\n", "internal"),
+        ("hang", "", "hang"),
+    ],
+)
+def test_classify(status, stderr, kind):
+    assert fuzz.classify("hopper", status, "", stderr).kind == kind
+
+
+def test_interpreter_timeouts_are_slow_not_hangs():
+    assert fuzz.classify("interp", "hang", "", "").kind == "slow"
+
+
+def test_time_limit_interrupts_a_hang():
+    def spin(argv):
+        while True:
+            pass
+
+    start = time.perf_counter()
+    assert fuzz._call(spin, [], timeout=0.2)[0] == "hang"
+    assert time.perf_counter() - start < 5
+
+
+def test_escaping_exception_is_internal():
+    def crash(argv):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    status, _, stderr = fuzz._call(crash, [], timeout=5)
+    assert fuzz.classify("ws", status, "", stderr).kind == "internal"
+
+
+def test_cli_summary_and_exit_status(capsys):
+    assert fuzz.main(["--seed", "1", "--count", "6", "--pipeline", "ws"]) == 0
+    out = capsys.readouterr().out
+    assert "6 mutants of seed 1" in out and out.splitlines()[-1].startswith("ws")
