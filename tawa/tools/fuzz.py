@@ -13,7 +13,8 @@ Each mutant runs in this process through the selected pipelines:
 
     parse    tawa-opt FILE                                  (parse and verify)
     ws       tawa-opt FILE -p tawa-warp-specialize
-    hopper   tawa-opt FILE -p tawa-hopper-pipeline -t ptx
+    hopper   tawa-opt FILE -p tawa-hopper-pipeline -t ptx   (a third of the mutants
+             with options: stages=1..4, persistent=false)
     interp   tawa.interpret of the first kernel on a 2x1 grid, on small
              arrays made from its signature (the CPU interpreter)
 
@@ -195,15 +196,22 @@ MUTATIONS: dict[str, Callable[[random.Random, str], str]] = {
 }
 
 
+HOPPER_OPTIONS = ("", "", "", "stages=1", "stages=2", "stages=3", "stages=4", "persistent=false",
+                  "stages=2 persistent=false")
+"""Options of tawa-hopper-pipeline a mutant is compiled with (mostly the defaults)."""
+
+
 @dataclass
 class Mutant:
     index: int
     example: str
     mutations: list[str]
     data: bytes
+    hopper_options: str = ""
 
     def describe(self) -> str:
-        return f"#{self.index} {self.example} [{', '.join(self.mutations)}]"
+        options = f" {{{self.hopper_options}}}" if self.hopper_options else ""
+        return f"#{self.index} {self.example} [{', '.join(self.mutations)}]{options}"
 
 
 def examples(directory: Path = EXAMPLES) -> dict[str, str]:
@@ -221,7 +229,7 @@ def make_mutant(seed: int, index: int, sources: dict[str, str]) -> Mutant:
         if text:
             text = MUTATIONS[mutation](rng, text)
             applied.append(mutation)
-    return Mutant(index, name, applied, text.encode("latin-1"))
+    return Mutant(index, name, applied, text.encode("latin-1"), rng.choice(HOPPER_OPTIONS))
 
 
 # --- running ---------------------------------------------------------------
@@ -336,6 +344,8 @@ def run_mutant(mutant: Mutant, pipelines: Sequence[str], workdir: Path, timeout:
     for pipeline in pipelines:
         tool = _interpret if pipeline == "interp" else tawa_opt.main
         argv = [str(path), *PIPELINES[pipeline]]
+        if pipeline == "hopper" and mutant.hopper_options:
+            argv[2] = f"tawa-hopper-pipeline{{{mutant.hopper_options}}}"
         outcomes.append(classify(pipeline, *_call(tool, argv, timeout)))
     return outcomes
 
