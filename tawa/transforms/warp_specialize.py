@@ -35,7 +35,7 @@ from xdsl.rewriter import Rewriter
 from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import PassFailedException
 
-from tawa.diagnostics import location_of
+from tawa.diagnostics import TawaError, location_of
 from tawa.dialects import aref, tile
 from tawa.dialects.aref import PartitionRole
 
@@ -366,9 +366,9 @@ class WarpSpecializePass(ModulePass):
                 self._specialize(kernel)
             except Declined as why:
                 msg = f"{self.name} left @{kernel.sym_name.data} unchanged: {why}"
-                if self.strict:
-                    raise PassFailedException(msg) from None
                 where = location_of(kernel) or "tawa"
+                if self.strict:  # located like the remark (tawa-hopper-pipeline is strict)
+                    raise TawaError(msg, where) from None
                 sys.stderr.write(f"{where}: remark: {msg}\n")
 
     def _specialize(self, kernel: func.FuncOp) -> None:

@@ -4,7 +4,7 @@
 
 // A kernel whose loads feed no dot is left unchanged, with a one-line remark.
 // REMARK: warp_specialize_declined.mlir:8:1: remark: tawa-warp-specialize left @copy unchanged: no tile.load feeds a tile.dot
-// STRICT: tawa-opt: error: tawa-warp-specialize left @copy unchanged: no tile.load feeds a tile.dot
+// STRICT: warp_specialize_declined.mlir:8:1: error: tawa-warp-specialize left @copy unchanged: no tile.load feeds a tile.dot
 func.func @copy(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>) {
   %c0 = arith.constant 0 : index
   %a = tile.load %A[%c0, %c0] : memref<?x?xbf16> -> tensor<64x64xbf16>
