@@ -13,7 +13,7 @@ Each mutant runs in this process through the selected pipelines:
 
     parse    tawa-opt FILE                                  (parse and verify)
     ws       tawa-opt FILE -p tawa-warp-specialize
-    hopper   tawa-opt FILE -p tawa-hopper-pipeline -t ptx   (a third of the mutants
+    hopper   tawa-opt FILE -p tawa-hopper-pipeline -t ptx   (two thirds of the mutants
              with options: stages=1..4, persistent=false)
     interp   tawa.interpret of the first kernel on a 2x1 grid, on small
              arrays made from its signature (the CPU interpreter)
@@ -198,7 +198,7 @@ MUTATIONS: dict[str, Callable[[random.Random, str], str]] = {
 
 HOPPER_OPTIONS = ("", "", "", "stages=1", "stages=2", "stages=3", "stages=4", "persistent=false",
                   "stages=2 persistent=false")
-"""Options of tawa-hopper-pipeline a mutant is compiled with (mostly the defaults)."""
+"""Options of tawa-hopper-pipeline a mutant is compiled with (a third: the defaults)."""
 
 
 @dataclass

@@ -91,3 +91,21 @@ def test_cli_summary_and_exit_status(capsys):
     assert fuzz.main(["--seed", "1", "--count", "6", "--pipeline", "ws"]) == 0
     out = capsys.readouterr().out
     assert "6 mutants of seed 1" in out and out.splitlines()[-1].startswith("ws")
+
+
+def test_ptxas_check_catches_a_constant_overflow(tmp_path, capsys):
+    """--ptxas counts exit-0 PTX that ptxas rejects (as an index constant of
+    2^70 once produced); here the overflow is put into valid PTX by hand."""
+    import re
+    import shutil
+
+    from tawa.tools.tawa_opt import main
+
+    if shutil.which("ptxas") is None:
+        pytest.skip("ptxas is not on PATH")
+    assert main([str(fuzz.EXAMPLES / "gemm.mlir"), "-p", "tawa-hopper-pipeline", "-t", "ptx"]) == 0
+    ptx = capsys.readouterr().out
+    assert fuzz.ptxas_rejects(ptx, tmp_path) is None
+    broken, n = re.subn(r"(mov\.u64 %rd\d+, )\d+;", rf"\g<1>{2**70};", ptx, count=1)
+    assert n == 1
+    assert "Constant overflow" in fuzz.ptxas_rejects(broken, tmp_path)
