@@ -120,7 +120,6 @@ class LocatedParser(Parser):
             )
         return op
 
-
     def resolve_operand(self, operand: UnresolvedOperand, type: AttributeInvT) -> SSAValue[AttributeInvT]:
         value = super().resolve_operand(operand, type)
         if isinstance(value, ForwardDeclaredValue) and value.name_hint is None:
