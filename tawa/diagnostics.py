@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
@@ -33,7 +34,10 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import AttributeInvT, Block, BlockArgument, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.parser.core import ForwardDeclaredValue, UnresolvedOperand
+from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.lexer import Input
+from xdsl.utils.mlir_lexer import MLIRLexer
 
 MAX_NESTING = 64
 """Deepest nesting of ops in regions that the parser accepts.  Parsing,
@@ -66,6 +70,15 @@ def location_of(op: Operation) -> str | None:
     return None
 
 
+class _Lexer(MLIRLexer):
+    """xdsl's lexer with a string-literal pattern that cannot backtrack.
+    xdsl 0.74's `"(?:[^"\\...]+|\\...)*"` nests quantifiers: on a string
+    that is not closed, matching takes time exponential in the length of the
+    rest of the line (a stray `"` hung the parser)."""
+
+    _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
+
+
 class LocatedParser(Parser):
     """A parser that records the source position of every op it parses.
 
@@ -86,7 +99,8 @@ class LocatedParser(Parser):
                 column = len(input[start : err.start].decode("utf-8", "replace")) + 1
                 self._bad_utf8 = (input.count(b"\n", 0, err.start) + 1, column, input[err.start])
                 input = input.decode("utf-8", "replace")
-        super().__init__(ctx, input, name)
+        super().__init__(ctx, "", name)
+        self._parser_state = ParserState(_Lexer(Input(input, name)))
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         if self._bad_utf8 is not None:

@@ -125,3 +125,16 @@ def test_verify_checks_ir_built_in_python():
     module = ModuleOp([func.FuncOp("g", ((), ()), Region(block))])
     with pytest.raises(TawaError, match=r"operand #0 of 'arith.addi' is used before it is defined"):
         verify(module)
+
+
+def test_unclosed_string_is_a_quick_error(tmp_path, capsys):
+    """xdsl 0.74's string-literal pattern backtracks exponentially on a `"`
+    that is not closed before a long line ends (a fuzzer hang)."""
+    import time
+
+    src = tmp_path / "quote.mlir"
+    src.write_text(GEMM.decode().replace("tensor<128x64xbf16>,", 'tensor<128x64xbf16">,'))
+    start = time.perf_counter()
+    line = _one_error_line([str(src)], capsys)
+    assert time.perf_counter() - start < 5
+    assert line.startswith(f"{src}:21:") and line.endswith("error: End of file reached before closing string literal.")
