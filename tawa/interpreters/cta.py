@@ -74,16 +74,23 @@ class GlobalMemory:
         self.arrays.append(array)
         return len(self.arrays) * self.WINDOW
 
-    def locate(self, address: int, itemsize: int) -> tuple[np.ndarray, int] | None:
-        """(array, flat element index) at byte `address`, or None outside
-        every array (or not at an element boundary)."""
-        window, offset = divmod(address, self.WINDOW)
-        if not 1 <= window <= len(self.arrays):
-            return None
-        array = self.arrays[window - 1]
-        if array.itemsize != itemsize or offset % itemsize or offset // itemsize >= array.size:
-            return None
-        return array, offset // itemsize
+    def scatter(self, addresses: np.ndarray, values: np.ndarray, itemsize: int) -> int | None:
+        """Stores `values[i]` at byte `addresses[i]`; returns None, or the
+        first i outside every array (or not at an element of one), before
+        storing anything."""
+        window, offset = np.divmod(addresses, self.WINDOW)
+        ok = (window >= 1) & (window <= len(self.arrays)) & (offset % itemsize == 0)
+        for w in np.unique(window[ok]):
+            array = self.arrays[int(w) - 1]
+            mine = window == w
+            ok[mine] &= (array.itemsize == itemsize) & (offset[mine] // itemsize < array.size)
+        if not ok.all():
+            return int(np.flatnonzero(~ok)[0])
+        for w in np.unique(window):
+            array = self.arrays[int(w) - 1]
+            mine = window == w
+            array.reshape(-1)[offset[mine] // itemsize] = values[mine].astype(array.dtype)
+        return None
 
 
 # --------------------------------------------------------------------------- per-CTA state

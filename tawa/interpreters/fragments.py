@@ -104,6 +104,12 @@ def regs(op: Operation, x: Any, lanes: Lanes) -> np.ndarray:
     return x.regs
 
 
+def _lane_ints(x: Any, idx: np.ndarray) -> np.ndarray:
+    if isinstance(x, PerThread):
+        return x.values[idx].astype(np.int64)
+    return np.full(len(idx), int(x), dtype=np.int64)
+
+
 def scalar_column(x: Any, threads: int, dtype: np.dtype) -> Any:
     """A scalar operand as something that broadcasts against regs[t, i]."""
     if isinstance(x, PerThread):
@@ -246,23 +252,22 @@ class FragmentFunctions(InterpreterFunctions):
         rows = np.array(t.tiled_layout.value_offsets(shape, 0), dtype=np.int64)
         cols = np.array(t.tiled_layout.value_offsets(shape, 1), dtype=np.int64)
         vec = t.vector_length()
-        memory = cta_of(interpreter).memory
-        for lane in lanes.indices():
-            base = int(address.values[lane] if isinstance(address, PerThread) else address)
-            p = int(pitch.values[lane] if isinstance(pitch, PerThread) else pitch)
-            addrs = base + rows * p + cols * eb
-            for i, a in enumerate(addrs):
-                if keep is not None and not keep[lane, i]:
-                    continue
-                if keep is None and i % vec == 0 and a % (vec * eb):
-                    raise _fail(op, f"{op.name}: thread {lane} stores a {vec}-vector at address "
-                                f"{a:#x}, not aligned to {vec * eb} bytes")
-                found = memory.locate(int(a), eb)
-                if found is None:
-                    raise _fail(op, f"{op.name}: thread {lane} stores value {i} at {a:#x}, outside every "
-                                "memref (an out-of-bounds store)")
-                array, index = found
-                array.reshape(-1)[index] = values[lane, i].astype(array.dtype)
+        idx = lanes.indices()
+        base = _lane_ints(address, idx)
+        pitch_of = _lane_ints(pitch, idx)
+        addrs = base[:, None] + rows[None, :] * pitch_of[:, None] + cols[None, :] * eb
+        stored = np.ones(addrs.shape, dtype=bool) if keep is None else keep[idx].astype(bool)
+        if keep is None:
+            bad = np.argwhere(addrs[:, ::vec] % (vec * eb) != 0)
+            if len(bad):
+                lane, i = idx[bad[0][0]], bad[0][1] * vec
+                raise _fail(op, f"{op.name}: thread {lane} stores a {vec}-vector at address "
+                            f"{addrs[bad[0][0], i]:#x}, not aligned to {vec * eb} bytes")
+        where = cta_of(interpreter).memory.scatter(addrs[stored], values[idx][stored], eb)
+        if where is not None:
+            lane, i = (int(v) for v in np.argwhere(stored)[where])
+            raise _fail(op, f"{op.name}: thread {idx[lane]} stores value {i} at "
+                        f"{addrs[lane, i]:#x}, outside every memref (an out-of-bounds store)")
         return ()
 
 

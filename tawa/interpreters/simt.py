@@ -41,7 +41,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import scf
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, IntegerType
 from xdsl.interpreter import Interpreter, OpImplResult, PythonValues
 from xdsl.ir import Operation, Region
 from xdsl.utils.exceptions import InterpretationError
@@ -176,13 +177,84 @@ class SimtInterpreter(Interpreter):
         idx = lanes.indices()
         for listener in self.listeners:
             listener.will_interpret_op(op, inputs)
-        per_lane = [self._impls.run(self, op, tuple(lane_value(x, i) for x in inputs)).values for i in idx]
-        results = tuple(
-            pack([r[k] for r in per_lane], idx, lanes.threads) for k in range(len(op.results))
-        )
+        fast = _vectorized(op, inputs, idx, lanes.threads)
+        if fast is not None:
+            results: tuple[Any, ...] = (fast,)
+        else:
+            # Once per distinct operand tuple: lanes often share values (a
+            # descriptor per warp group, an address per warp).
+            seen: dict[tuple[Any, ...], PythonValues] = {}
+            per_lane = []
+            for i in idx:
+                key = tuple(lane_value(x, i) for x in inputs)
+                try:
+                    out = seen.get(key)
+                except TypeError:  # unhashable operands: no reuse
+                    out = None
+                if out is None:
+                    out = self._impls.run(self, op, key).values
+                    try:
+                        seen[key] = out
+                    except TypeError:
+                        pass
+                per_lane.append(out)
+            results = tuple(
+                pack([r[k] for r in per_lane], idx, lanes.threads) for k in range(len(op.results))
+            )
         for listener in self.listeners:
             listener.did_interpret_op(op, results)
         return OpImplResult(results, None)
+
+
+_INT_FAST: dict[type[Operation], Callable[[Any, Any], Any]] = {
+    arith.AddiOp: np.add, arith.SubiOp: np.subtract, arith.MuliOp: np.multiply,
+    arith.AndIOp: np.bitwise_and, arith.OrIOp: np.bitwise_or, arith.XOrIOp: np.bitwise_xor,
+    arith.DivUIOp: np.floor_divide, arith.RemUIOp: np.remainder, arith.MinUIOp: np.minimum,
+    arith.MaxUIOp: np.maximum, arith.DivSIOp: np.floor_divide, arith.RemSIOp: np.remainder,
+}
+_CMP_FAST = {"eq": np.equal, "ne": np.not_equal, "slt": np.less, "ult": np.less, "sle": np.less_equal,
+             "ule": np.less_equal, "sgt": np.greater, "ugt": np.greater, "sge": np.greater_equal,
+             "uge": np.greater_equal}
+
+
+def _vectorized(op: Operation, inputs: PythonValues, idx: np.ndarray, threads: int) -> Any:
+    """The result of a per-lane integer op computed on NumPy int64 arrays,
+    when every operand and result is a non-negative value below the sign
+    bit of its type (where signed and unsigned ops of any width agree with
+    int64 arithmetic, and nothing wraps); None to fall back to running the
+    op per lane."""
+    fn = _INT_FAST.get(type(op))
+    is_cast = isinstance(op, arith.IndexCastOp)
+    is_cmp = isinstance(op, arith.CmpiOp)
+    if fn is None and not is_cast and not is_cmp:
+        return None
+    try:
+        args = [
+            x.values[idx].astype(np.int64) if isinstance(x, PerThread) else np.int64(x)
+            for x in inputs
+        ]
+    except (TypeError, ValueError, OverflowError):
+        return None
+    types = [v.type for v in (*op.operands, *(() if is_cmp else op.results))]
+    if not all(isinstance(t, IntegerType | IndexType) for t in types):
+        return None
+    limit = 1 << (min(64 if isinstance(t, IndexType) else t.width.data for t in types) - 1)
+    if limit < 2 or any(np.any((a < 0) | (a >= limit)) for a in args):
+        return None
+    if isinstance(op, arith.MuliOp) and int(np.max(args[0])) * int(np.max(args[1])) >= limit:
+        return None
+    if is_cast:
+        out = args[0]
+    elif is_cmp:
+        out = _CMP_FAST[arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]](*args)
+    else:
+        if fn in (np.floor_divide, np.remainder) and np.any(args[1] == 0):
+            return None
+        out = fn(*args)
+        if np.any((out < 0) | (out >= limit)):
+            return None
+    values = [bool(v) for v in out] if is_cmp else [int(v) for v in out]
+    return pack(values, idx, threads)
 
 
 def merge(cond_lanes: np.ndarray, then: PythonValues, other: PythonValues, lanes: Lanes) -> tuple[Any, ...]:
