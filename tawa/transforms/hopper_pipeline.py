@@ -24,6 +24,7 @@ from xdsl.passes import ModulePass
 from tawa.dialects import aref
 from tawa.transforms.assign_stage_phase import AssignStagePhasePass
 from tawa.transforms.bound_waits import BoundWaitsPass
+from tawa.transforms.check_resources import CheckResourcesPass
 from tawa.transforms.expand_stores import ExpandFragmentStoresPass
 from tawa.transforms.lower_aref import LowerArefPass
 from tawa.transforms.lower_tile import LowerTilePass
@@ -33,6 +34,7 @@ from tawa.transforms.pipeline import PipelinePass, pipelined_arefs
 from tawa.transforms.prepare_ptx import PreparePtxPass
 from tawa.transforms.smem_plan import plan_shared_memory
 from tawa.transforms.utils import kernel_of
+from tawa.transforms.verify_protocol import VerifyProtocolPass
 from tawa.transforms.warp_specialize import WarpSpecializePass
 
 DEPTHS = (4, 3, 2)
@@ -83,6 +85,8 @@ class HopperPipelinePass(ModulePass):
             LowerTilePass(),
             MaterializePartitionsPass(group_m=self.group_m),
             ExpandFragmentStoresPass(),
+            CheckResourcesPass(),
+            VerifyProtocolPass(),
             *((PreparePtxPass(),) if self.prepare else ()),
         )
 
