@@ -47,7 +47,11 @@ TOLERANCE = 2e-2
 BEGIN, END = "SANITIZE-BEGIN", "SANITIZE-END"
 _NOT_A_REPORT = re.compile(r"^========= (COMPUTE-SANITIZER|ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY)")
 _REPORT = re.compile(r"^========= \S")
-_SUMMARY = re.compile(r"^========= ERROR SUMMARY: (\d+) errors?", re.M)
+_SUMMARY = re.compile(
+    r"^========= (?:ERROR SUMMARY: (\d+) errors?|RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?)", re.M
+)
+"""racecheck prints its own summary line instead of ERROR SUMMARY (seen on
+the H100 here: `RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)`)."""
 
 
 # --------------------------------------------------------------------------- the examples
@@ -233,7 +237,7 @@ def parse_output(tool: str, text: str) -> ToolResult:
     result = ToolResult(tool, output=text)
     summaries = _SUMMARY.findall(text)
     if summaries:
-        result.errors = int(summaries[-1])
+        result.errors = int(next(g for g in summaries[-1] if g))
     current = "<outside>"
     for line in text.splitlines():
         if line.startswith(BEGIN + " "):
