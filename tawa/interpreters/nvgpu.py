@@ -34,13 +34,12 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, im
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
-from tawa.diagnostics import location_of
 from tawa.dialects import nvgpu
 from tawa.dialects.nvgpu.types import element_bytes
 from tawa.interpreters import simt
+from tawa.interpreters.aref import _fail
 from tawa.interpreters.cta import CtaState, cta_of, lanes_of, task_of
 from tawa.interpreters.dtypes import dtype_of
-from tawa.interpreters.schedule import SimulationError
 from tawa.interpreters.simt import PerThread
 from tawa.interpreters.tile import _box
 from tawa.target.hopper import (
@@ -50,11 +49,6 @@ from tawa.target.hopper import (
     THREADS_PER_WARP,
     swizzled_address,
 )
-
-
-def _fail(op: Operation, message: str) -> SimulationError:
-    return SimulationError(message, location_of(op) or "tawa.interpret")
-
 
 # --------------------------------------------------------------------------- shared memory
 
