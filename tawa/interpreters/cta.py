@@ -114,6 +114,11 @@ class CtaState:
     transfers: list[Any] = field(default_factory=list)
     wgmma: dict[int, Any] = field(default_factory=dict)
     regs: dict[int, int] = field(default_factory=dict)
+    ids: PerThread = field(init=False)
+    """Every thread's id (`nvgpu.thread_id`)."""
+
+    def __post_init__(self) -> None:
+        self.ids = PerThread(np.array(range(self.threads), dtype=object))
 
     def progress(self, force: bool) -> bool:
         """Completes TMA transfers in flight: all when `force`, else each
@@ -127,12 +132,13 @@ class CtaState:
                 done = True
         return done
 
-    def thread_ids(self) -> PerThread:
-        ids = getattr(self, "_ids", None)
-        if ids is None:
-            ids = PerThread(np.array(range(self.threads), dtype=object))
-            self._ids = ids
-        return ids
+    def ids_of(self, fn: Any) -> PerThread:
+        """`fn(thread id)` of every thread (lane, warp, warp group)."""
+        return PerThread(np.array([fn(t) for t in range(self.threads)], dtype=object))
+
+    def group_lanes(self, g: int) -> Lanes:
+        """The threads of warp group g."""
+        return Lanes(np.arange(self.threads) // THREADS_PER_GROUP == g)
 
 
 def cta_of(interpreter: Interpreter) -> CtaState:

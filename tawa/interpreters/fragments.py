@@ -110,7 +110,7 @@ def _lane_ints(x: Any, idx: np.ndarray) -> np.ndarray:
     return np.full(len(idx), int(x), dtype=np.int64)
 
 
-def scalar_column(x: Any, threads: int, dtype: np.dtype) -> Any:
+def scalar_column(x: Any, dtype: np.dtype) -> Any:
     """A scalar operand as something that broadcasts against regs[t, i]."""
     if isinstance(x, PerThread):
         return np.array([dtype.type(v) if v is not None else 0 for v in x.values], dtype=dtype)[:, None]
@@ -129,10 +129,10 @@ _CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, 
 
 
 def _operand(op: Operation, x: Any, lanes: Lanes, dtype: np.dtype) -> Any:
-    return regs(op, x, lanes) if isinstance(x, Fragment) else scalar_column(x, lanes.threads, dtype)
+    return regs(op, x, lanes) if isinstance(x, Fragment) else scalar_column(x, dtype)
 
 
-def _result(op: Operation, values: np.ndarray, lanes: Lanes) -> Fragment:
+def _result(op: Operation, values: np.ndarray) -> Fragment:
     t = op.results[0].type
     return Fragment(t, np.asarray(values).astype(dtype_of(t.element_type), copy=False))
 
@@ -150,7 +150,7 @@ class FragmentFunctions(InterpreterFunctions):
         lanes = lanes_of(interpreter)
         t = op.results[0].type
         f = new_fragment(t, lanes.threads)
-        f.regs[:] = scalar_column(args[0], lanes.threads, f.regs.dtype)
+        f.regs[:] = scalar_column(args[0], f.regs.dtype)
         return (f,)
 
     @impl(nvgpu.FragmentBinaryOp)
@@ -163,13 +163,13 @@ class FragmentFunctions(InterpreterFunctions):
             out = _FLOAT[kind](lhs.astype(np.float32), np.asarray(rhs).astype(np.float32))
         else:
             out = _INT[kind](lhs, np.asarray(rhs).astype(lhs.dtype))
-        return (_result(op, out, lanes),)
+        return (_result(op, out),)
 
     @impl(nvgpu.FragmentUnaryOp)
     def run_unary(self, interpreter: Interpreter, op: nvgpu.FragmentUnaryOp, args: PythonValues):
         x = regs(op, args[0], lanes_of(interpreter)).astype(np.float32)
         out = np.exp2(x) if op.kind.data.value == "exp2" else -x
-        return (_result(op, out, lanes_of(interpreter)),)
+        return (_result(op, out),)
 
     @impl(nvgpu.FragmentCmpIOp)
     def run_cmpi(self, interpreter: Interpreter, op: nvgpu.FragmentCmpIOp, args: PythonValues):
@@ -179,7 +179,7 @@ class FragmentFunctions(InterpreterFunctions):
         pred = op.predicate.data.value
         if pred.startswith("u"):
             lhs, rhs = lhs.astype(np.uint32), rhs.astype(np.int64).astype(np.uint32)
-        return (_result(op, _CMP[pred.lstrip("su")](lhs, rhs), lanes),)
+        return (_result(op, _CMP[pred.lstrip("su")](lhs, rhs)),)
 
     @impl(nvgpu.FragmentSelectOp)
     def run_select(self, interpreter: Interpreter, op: Operation, args: PythonValues):
@@ -187,11 +187,11 @@ class FragmentFunctions(InterpreterFunctions):
         mask = regs(op, args[0], lanes)
         on = regs(op, args[1], lanes)
         off = _operand(op, args[2], lanes, on.dtype)
-        return (_result(op, np.where(mask, on, off), lanes),)
+        return (_result(op, np.where(mask, on, off)),)
 
     @impl(nvgpu.FragmentConvertOp)
     def run_convert(self, interpreter: Interpreter, op: Operation, args: PythonValues):
-        return (_result(op, regs(op, args[0], lanes_of(interpreter)), lanes_of(interpreter)),)
+        return (_result(op, regs(op, args[0], lanes_of(interpreter))),)
 
     @impl(nvgpu.FragmentIndexOp)
     def run_index(self, interpreter: Interpreter, op: nvgpu.FragmentIndexOp, args: PythonValues):
@@ -213,7 +213,7 @@ class FragmentFunctions(InterpreterFunctions):
         lanes_ix = np.arange(out.shape[0])
         for mask in red.lane_masks:
             out = combine(out, out[lanes_ix ^ mask])
-        return (_result(op, out, lanes),)
+        return (_result(op, out),)
 
     @impl(nvgpu.FragmentBroadcastOp)
     def run_broadcast(self, interpreter: Interpreter, op: Operation, args: PythonValues):
@@ -222,7 +222,7 @@ class FragmentFunctions(InterpreterFunctions):
         t = op.results[0].type
         shape = t.get_shape()
         sources = t.tiled_layout.broadcast_sources(shape, len(shape) - 1, src.layout())
-        return (_result(op, regs(op, src, lanes)[:, list(sources)], lanes),)
+        return (_result(op, regs(op, src, lanes)[:, list(sources)]),)
 
     @impl(nvgpu.FragmentStoreOp)
     def run_store(self, interpreter: Interpreter, op: nvgpu.FragmentStoreOp, args: PythonValues):
@@ -230,7 +230,7 @@ class FragmentFunctions(InterpreterFunctions):
         frag, dest, *offsets = args
         regs(op, frag, lanes)
         for g in _whole_groups(op, lanes.mask):
-            group = Lanes(np.arange(lanes.threads) // THREADS_PER_GROUP == g)
+            group = cta_of(interpreter).group_lanes(g)
             at = [group.uniform(o, lambda: f"{op.name}: offset") for o in offsets]
             tile = frag.group_tile(g).astype(dest.dtype)
             rows, cols = tile.shape

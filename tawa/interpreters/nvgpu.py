@@ -151,13 +151,12 @@ class BarrierRef:
 
 
 def barrier(cta: CtaState, buf: Any, index: Any, op: Operation, init: bool = False) -> tuple[MBarrier, str]:
-    lanes_index = index
     if not isinstance(buf, SmemBuffer) or not isinstance(buf.type, nvgpu.MBarrierType):
         raise _fail(op, f"{op.name}: not an mbarrier array")
-    if not 0 <= lanes_index < buf.type.count.data:
-        raise _fail(op, f"{op.name}: barrier index {lanes_index} out of range for {buf.type}")
-    key = (buf.offset, lanes_index)
-    name = f"{_value_name(op.operands[0])}[{lanes_index}]"
+    if not 0 <= index < buf.type.count.data:
+        raise _fail(op, f"{op.name}: barrier index {index} out of range for {buf.type}")
+    key = (buf.offset, index)
+    name = f"{_value_name(op.operands[0])}[{index}]"
     b = cta.barriers.get(key)
     if b is None:
         b = cta.barriers[key] = MBarrier()
@@ -228,19 +227,19 @@ class NvgpuFunctions(InterpreterFunctions):
 
     @impl(nvgpu.ThreadIdOp)
     def run_thread_id(self, interpreter: Interpreter, op: Operation, args: PythonValues):
-        return (cta_of(interpreter).thread_ids(),)
+        return (cta_of(interpreter).ids,)
 
     @impl(nvgpu.LaneIdOp)
     def run_lane_id(self, interpreter: Interpreter, op: Operation, args: PythonValues):
-        return (_ids(cta_of(interpreter), lambda t: t % THREADS_PER_WARP),)
+        return (cta_of(interpreter).ids_of(lambda t: t % THREADS_PER_WARP),)
 
     @impl(nvgpu.WarpIdOp)
     def run_warp_id(self, interpreter: Interpreter, op: Operation, args: PythonValues):
-        return (_ids(cta_of(interpreter), lambda t: t // THREADS_PER_WARP),)
+        return (cta_of(interpreter).ids_of(lambda t: t // THREADS_PER_WARP),)
 
     @impl(nvgpu.WarpGroupIdOp)
     def run_warp_group_id(self, interpreter: Interpreter, op: Operation, args: PythonValues):
-        return (_ids(cta_of(interpreter), lambda t: t // THREADS_PER_GROUP),)
+        return (cta_of(interpreter).ids_of(lambda t: t // THREADS_PER_GROUP),)
 
     @impl(nvgpu.ElectOneOp)
     def run_elect_one(self, interpreter: Interpreter, op: Operation, args: PythonValues):
@@ -424,10 +423,6 @@ class NvgpuFunctions(InterpreterFunctions):
         if not 0 <= index < array.ndim:
             raise InterpretationError(f"memref.dim: index {index} out of range for rank {array.ndim}")
         return (int(array.shape[index]),)
-
-
-def _ids(cta: CtaState, fn: Any) -> PerThread:
-    return PerThread(np.array([fn(t) for t in range(cta.threads)], dtype=object))
 
 
 def _whole_groups(op: Operation, mask: np.ndarray) -> list[int]:

@@ -43,10 +43,9 @@ from tawa.interpreters.cta import CtaState, cta_of, lanes_of
 from tawa.interpreters.dtypes import dtype_of
 from tawa.interpreters.fragments import Fragment, new_fragment, regs
 from tawa.interpreters.nvgpu import SmemBuffer, _fail, _whole_groups, read_rows, read_tile, tile_addresses
-from tawa.interpreters.simt import Lanes, PerThread
+from tawa.interpreters.simt import PerThread
 from tawa.target.hopper import (
     SWIZZLE_ATOM_ROWS,
-    THREADS_PER_GROUP,
     WGMMA_DESCRIPTOR,
     WGMMA_K_BYTES,
     WGMMA_M,
@@ -187,10 +186,6 @@ def retire(cta: CtaState, mma: Mma) -> None:
     mma.result.pending.discard(g)
 
 
-def _group_lanes(lanes: Lanes, g: int) -> Lanes:
-    return Lanes(np.arange(lanes.threads) // THREADS_PER_GROUP == g)
-
-
 @register_impls
 class WgmmaFunctions(InterpreterFunctions):
     """wgmma, its groups and its descriptors (see the module docstring)."""
@@ -283,7 +278,7 @@ def _issue(interpreter: Interpreter, op: Any, args: PythonValues) -> Fragment:
         raise _fail(op, f"{op.name}: a warp group computes {WGMMA_M} rows")
     result = new_fragment(op.result.type, lanes.threads)
     for g in _whole_groups(op, lanes.mask):
-        group = _group_lanes(lanes, g)
+        group = cta.group_lanes(g)
         lhs_g, rhs_g, acc_on = (
             x if isinstance(x, Fragment) else group.uniform(x, lambda k=k: f"{op.name}: operand #{k}")
             for k, x in enumerate((lhs, rhs, accumulate))

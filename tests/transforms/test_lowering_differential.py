@@ -110,3 +110,14 @@ def test_ring_depths(kernel: str, stages: int):
     for n, trips in enumerate(_trips(kernel, stages)):
         schedule = SCHEDULES[(n + stages) % len(SCHEDULES)]
         check(kernel, module, trips, schedule, False, seed=100 * stages + trips)
+
+
+def test_watchdog_pipeline():
+    """tawa-bound-waits (the watchdog's bounded waits) keeps what the kernel computes."""
+    pipeline = HopperPipelinePass(prepare=False, watchdog=True)
+    module = original("gemm.mlir").clone()
+    ctx = tawa.context()
+    for p in [pipeline.specialize_pass(), *pipeline.steps(2)]:
+        p.apply(ctx, module)
+    assert "watchdog(" in str(module)
+    check("gemm", module, 5, SCHEDULES[2], False, seed=5)
