@@ -57,6 +57,12 @@ class TawaError(DiagnosticException):
         super().__init__(f"{where}: error: {message}")
         self.message = message
         self.where = where
+        self.details: list[str] = []
+        """Lines printed after the error (a counterexample trace).  Not
+        `__notes__`: xDSL's verifier adds a dump of the whole module there."""
+
+    def __str__(self) -> str:
+        return "\n".join([super().__str__(), *self.details])
 
 
 def location_of(op: Operation) -> str | None:

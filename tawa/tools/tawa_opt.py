@@ -122,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         TawaOptMain(args=argv).run()
         return 0
     except TawaError as err:
-        print(str(err).splitlines()[0], *getattr(err, "__notes__", ()), sep="\n", file=sys.stderr)
+        print(err, file=sys.stderr)  # its line and details, never xDSL's IR dump
     except ParseError as err:
         print(str(parse_error(err)), file=sys.stderr)
     except DiagnosticException as err:

@@ -7,9 +7,9 @@ interleaving of them (`protocol_model.Explorer`), proving: no deadlock, no
 phase aliasing, no TMA load into a stage that a reader may still read (or
 that is read while the load may be in flight), no arrivals beyond a
 barrier's count, transaction bytes that match the loads.  A violation is a
-`TawaError` located at the offending op whose notes (`__notes__`, printed by
-`tawa-opt --verify-diagnostics` and by tawa-opt's error printer when it
-prints notes) are a shortest counterexample trace.  The IR is unchanged.
+`TawaError` located at the offending op whose details (`TawaError.details`,
+printed by tawa-opt after the error line) are a shortest counterexample
+trace.  The IR is unchanged.
 
 Problem sizes: the ring loops' trip counts t = 0 .. max-trips (default 2D+1
 for the deepest ring D; docs/protocol.md argues why that covers every trip
@@ -191,13 +191,13 @@ def _reaching_arguments(v: SSAValue, params: set[SSAValue]) -> set[SSAValue]:
 def _error(kernel: func.FuncOp, v: Violation, scenario: str, names: _Names,
            runner: SkeletonRunner) -> TawaError:
     err = fail(v.op, f"{NAME}: {v.problem} in @{kernel.sym_name.data} ({scenario}): {v.message}")
-    err.add_note(f"counterexample ({len(v.steps)} steps, shortest of {v.states} states explored):")
+    err.details.append(f"counterexample ({len(v.steps)} steps, shortest of {v.states} states explored):")
     objects = runner.objects
     bar = lambda b: _indexed(names, objects.barriers[b])  # noqa: E731
     slot = lambda s: _indexed(names, objects.slots[s])  # noqa: E731
     for i, step in enumerate(v.steps, 1):
         for j, line in enumerate(_describe_step(step, bar, slot)):
-            err.add_note(f"  {i:>3}. {line}" if j == 0 else f"       {line}")
+            err.details.append(f"  {i:>3}. {line}" if j == 0 else f"       {line}")
     return err
 
 

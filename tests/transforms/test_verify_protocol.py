@@ -71,7 +71,7 @@ def test_broken_protocols_are_rejected_with_a_trace(name: str, problem: str):
     err = info.value
     assert err.where.startswith(f"protocol_{name}.mlir:")
     assert err.message.startswith(f"tawa-verify-protocol: {problem} in @gemm")
-    notes = err.__notes__
+    notes = err.details
     assert notes[0].startswith("counterexample (")
     assert notes[1].startswith("    1. wg0 mbarrier_init ")
 
