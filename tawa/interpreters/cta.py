@@ -93,6 +93,25 @@ class GlobalMemory:
         return None
 
 
+    def gather(self, addresses: np.ndarray, itemsize: int) -> tuple[np.ndarray | None, int | None]:
+        """The values at byte `addresses` (as float64 or the arrays' dtype),
+        or (None, the first i outside every array or not at an element)."""
+        window, offset = np.divmod(addresses, self.WINDOW)
+        ok = (window >= 1) & (window <= len(self.arrays)) & (offset % itemsize == 0)
+        for w in np.unique(window[ok]):
+            array = self.arrays[int(w) - 1]
+            mine = window == w
+            ok[mine] &= (array.itemsize == itemsize) & (offset[mine] // itemsize < array.size)
+        if not ok.all():
+            return None, int(np.flatnonzero(~ok)[0])
+        out = np.zeros(addresses.shape, dtype=np.float64)
+        for w in np.unique(window):
+            array = self.arrays[int(w) - 1]
+            mine = window == w
+            out[mine] = array.reshape(-1)[offset[mine] // itemsize].astype(np.float64)
+        return out, None
+
+
 # --------------------------------------------------------------------------- per-CTA state
 
 

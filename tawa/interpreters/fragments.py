@@ -168,7 +168,7 @@ class FragmentFunctions(InterpreterFunctions):
     @impl(nvgpu.FragmentUnaryOp)
     def run_unary(self, interpreter: Interpreter, op: nvgpu.FragmentUnaryOp, args: PythonValues):
         x = regs(op, args[0], lanes_of(interpreter)).astype(np.float32)
-        out = np.exp2(x) if op.kind.data.value == "exp2" else -x
+        out = {"exp2": np.exp2, "negf": np.negative, "tanh": np.tanh}[op.kind.data.value](x)
         return (_result(op, out),)
 
     @impl(nvgpu.FragmentCmpIOp)
@@ -196,8 +196,7 @@ class FragmentFunctions(InterpreterFunctions):
     @impl(nvgpu.FragmentIndexOp)
     def run_index(self, interpreter: Interpreter, op: nvgpu.FragmentIndexOp, args: PythonValues):
         t = op.results[0].type
-        axis = 0 if op.axis.data.value == "row" else 1
-        coords = fragment_map(t.tiled_layout, t.get_shape())[axis]
+        coords = fragment_map(t.tiled_layout, t.get_shape())[op.axis_index()]
         threads = cta_of(interpreter).threads
         return (Fragment(t, np.tile(coords, (threads // THREADS_PER_GROUP, 1)).astype(np.int32)),)
 
@@ -216,12 +215,11 @@ class FragmentFunctions(InterpreterFunctions):
         return (_result(op, out),)
 
     @impl(nvgpu.FragmentBroadcastOp)
-    def run_broadcast(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+    def run_broadcast(self, interpreter: Interpreter, op: nvgpu.FragmentBroadcastOp, args: PythonValues):
         lanes = lanes_of(interpreter)
         src = args[0]
         t = op.results[0].type
-        shape = t.get_shape()
-        sources = t.tiled_layout.broadcast_sources(shape, len(shape) - 1, src.layout())
+        sources = t.tiled_layout.broadcast_sources(t.get_shape(), op.axis(), src.layout())
         return (_result(op, regs(op, src, lanes)[:, list(sources)]),)
 
     @impl(nvgpu.FragmentStoreOp)
@@ -240,6 +238,52 @@ class FragmentFunctions(InterpreterFunctions):
                 dest[(*at[:-2], slice(r0, r1), slice(c0, c1))] = tile[: r1 - r0, : c1 - c0]
         return ()
 
+    @impl(nvgpu.FragmentLoadOp)
+    def run_load(self, interpreter: Interpreter, op: nvgpu.FragmentLoadOp, args: PythonValues):
+        """Each active warp group reads its tile: the box at its offsets,
+        0 outside the memref, placed in registers by the layout."""
+        lanes = lanes_of(interpreter)
+        src, *offsets = args
+        t = op.result.type
+        f = new_fragment(t, cta_of(interpreter).threads)
+        shape = t.get_shape()
+        lead_rank = src.ndim - len(shape)
+        for g in _whole_groups(op, lanes.mask):
+            group = cta_of(interpreter).group_lanes(g)
+            at = [group.uniform(o, lambda: f"{op.name}: offset") for o in offsets]
+            tile = np.zeros(shape, dtype=src.dtype)
+            lead, box = at[:lead_rank], at[lead_rank:]
+            inside = [min(n, max(dim - b, 0)) for b, n, dim in zip(box, shape, src.shape[lead_rank:])]
+            if all(0 <= i < d for i, d in zip(lead, src.shape)) and all(inside):
+                part = src[(*lead, *(slice(b, b + n) for b, n in zip(box, inside)))]
+                tile[tuple(slice(0, n) for n in inside)] = part
+            f.set_group_tile(g, tile)
+        return (f,)
+
+    @impl(nvgpu.FragmentLoadGlobalOp)
+    def run_load_global(self, interpreter: Interpreter, op: nvgpu.FragmentLoadGlobalOp, args: PythonValues):
+        lanes = lanes_of(interpreter)
+        address, pitch, *mask = args
+        t = op.result.type
+        idx = lanes.indices()
+        addrs = _addresses(t, _lane_ints(address, idx), _lane_ints(pitch, idx))
+        keep = regs(op, mask[0], lanes)[idx].astype(bool) if mask else np.ones(addrs.shape, dtype=bool)
+        vec, eb = t.vector_length(), element_bytes(t.element_type)
+        if not mask:
+            _check_aligned(op, "loads", idx, addrs, vec, eb)
+        values, where = cta_of(interpreter).memory.gather(addrs[keep], eb)
+        if values is None:
+            lane, i = (int(v) for v in np.argwhere(keep)[where])
+            raise _fail(op, f"{op.name}: thread {idx[lane]} loads value {i} from "
+                        f"{addrs[lane, i]:#x}, outside every memref (an out-of-bounds load)")
+        f = new_fragment(t, cta_of(interpreter).threads)
+        mine = np.zeros(f.regs.shape, dtype=np.float64)
+        part = np.zeros(addrs.shape, dtype=np.float64)
+        part[keep] = values
+        mine[idx] = part
+        f.regs[:] = mine.astype(f.regs.dtype)
+        return (f,)
+
     @impl(nvgpu.FragmentStoreGlobalOp)
     def run_store_global(self, interpreter: Interpreter, op: nvgpu.FragmentStoreGlobalOp, args: PythonValues):
         lanes = lanes_of(interpreter)
@@ -248,21 +292,12 @@ class FragmentFunctions(InterpreterFunctions):
         keep = regs(op, mask[0], lanes) if mask else None
         t = frag.type
         eb = element_bytes(t.element_type)
-        shape = t.get_shape()
-        rows = np.array(t.tiled_layout.value_offsets(shape, 0), dtype=np.int64)
-        cols = np.array(t.tiled_layout.value_offsets(shape, 1), dtype=np.int64)
         vec = t.vector_length()
         idx = lanes.indices()
-        base = _lane_ints(address, idx)
-        pitch_of = _lane_ints(pitch, idx)
-        addrs = base[:, None] + rows[None, :] * pitch_of[:, None] + cols[None, :] * eb
+        addrs = _addresses(t, _lane_ints(address, idx), _lane_ints(pitch, idx))
         stored = np.ones(addrs.shape, dtype=bool) if keep is None else keep[idx].astype(bool)
         if keep is None:
-            bad = np.argwhere(addrs[:, ::vec] % (vec * eb) != 0)
-            if len(bad):
-                lane, i = idx[bad[0][0]], bad[0][1] * vec
-                raise _fail(op, f"{op.name}: thread {lane} stores a {vec}-vector at address "
-                            f"{addrs[bad[0][0], i]:#x}, not aligned to {vec * eb} bytes")
+            _check_aligned(op, "stores", idx, addrs, vec, eb)
         where = cta_of(interpreter).memory.scatter(addrs[stored], values[idx][stored], eb)
         if where is not None:
             lane, i = (int(v) for v in np.argwhere(stored)[where])
@@ -271,8 +306,25 @@ class FragmentFunctions(InterpreterFunctions):
         return ()
 
 
+def _addresses(t: FragmentType, base: np.ndarray, pitch: np.ndarray) -> np.ndarray:
+    """addrs[lane, i]: base + row(i)·pitch + col(i)·bytes (a 1-D fragment's
+    axis is a column), as the PTX printer forms them."""
+    shape, layout = t.get_shape(), t.tiled_layout
+    cols = np.array(layout.value_offsets(shape, len(shape) - 1), dtype=np.int64)
+    rows = np.array(layout.value_offsets(shape, 0) if len(shape) == 2 else [0] * len(cols), dtype=np.int64)
+    return base[:, None] + rows[None, :] * pitch[:, None] + cols[None, :] * element_bytes(t.element_type)
+
+
+def _check_aligned(op: Operation, verb: str, idx: np.ndarray, addrs: np.ndarray, vec: int, eb: int) -> None:
+    bad = np.argwhere(addrs[:, ::vec] % (vec * eb) != 0)
+    if len(bad):
+        lane, i = idx[bad[0][0]], bad[0][1] * vec
+        raise _fail(op, f"{op.name}: thread {lane} {verb} a {vec}-vector at address "
+                    f"{addrs[bad[0][0], i]:#x}, not aligned to {vec * eb} bytes")
+
+
 simt.LANE_AWARE.update({
     nvgpu.FragmentSplatOp, nvgpu.FragmentBinaryOp, nvgpu.FragmentCmpIOp, nvgpu.FragmentSelectOp,
-    nvgpu.FragmentStoreOp, nvgpu.FragmentStoreGlobalOp,
+    nvgpu.FragmentStoreOp, nvgpu.FragmentStoreGlobalOp, nvgpu.FragmentLoadOp, nvgpu.FragmentLoadGlobalOp,
 })
 

@@ -116,6 +116,39 @@ def _gemm(transposed_b: bool = True, fp8: bool = False, relu_alpha: float | None
     return make
 
 
+def _epilogue(kind: str):
+    """The GEMMs with consumer-side operands, on the shapes of `_gemm`."""
+    M, N = 130, 200
+    K = 8 * 128 + 16 if kind == "fp8_scaled" else 8 * 64 + 40
+
+    def make(rng: np.random.Generator):
+        a = rng.standard_normal((M, K), np.float32)
+        b = rng.standard_normal((N, K), np.float32)
+        if kind == "fp8_scaled":
+            import ml_dtypes
+
+            a, b = a.astype(ml_dtypes.float8_e4m3fn), b.astype(ml_dtypes.float8_e4m3fn)
+        else:
+            a, b = _bf16(a), _bf16(b)
+        acc = _f32(a) @ _f32(b).T
+        grid = (math.ceil(M / 128), math.ceil(N / 256))
+        if kind == "bias_gelu":
+            bias = _bf16(rng.standard_normal(N, np.float32))
+            x = acc + _f32(bias)
+            ref = 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x**3)))
+            return [a, b, bias, _nan((M, N)), M, N, K], grid, lambda out: _rel(out[3], ref)
+        if kind == "alpha_beta":
+            c = _bf16(rng.standard_normal((M, N), np.float32))
+            ref = 0.75 * acc - 0.5 * _f32(c)
+            return [a, b, c, M, N, K, 0.75, -0.5], grid, lambda out: _rel(out[2], ref)
+        sa = rng.random(M).astype(np.float32) + 0.5
+        sb = rng.random(N).astype(np.float32) + 0.5
+        ref = sa[:, None] * sb[None, :] * acc
+        return [a, b, sa, sb, _nan((M, N)), M, N, K], grid, lambda out: _rel(out[4], ref)
+
+    return make
+
+
 def _softmax(rng: np.random.Generator):
     M, K, s = 130, 8 * 64 + 40, 0.05
     a, b = _bf16(rng.standard_normal((M, K), np.float32)), _bf16(rng.standard_normal((256, K), np.float32))
@@ -158,6 +191,9 @@ CASES = {
         Case("gemm_fp8", "gemm_fp8.mlir", "gemm_fp8", 4, _gemm(fp8=True)),
         Case("gemm_chain", "gemm_chain.mlir", "gemm_chain", 2, _per_key_block("chain")),
         Case("gemm_scale_relu", "gemm_scale_relu.mlir", "gemm_scale_relu", 4, _gemm(relu_alpha=-0.37)),
+        Case("gemm_bias_gelu", "gemm_bias_gelu.mlir", "gemm_bias_gelu", 4, _epilogue("bias_gelu")),
+        Case("gemm_alpha_beta", "gemm_alpha_beta.mlir", "gemm_alpha_beta", 4, _epilogue("alpha_beta")),
+        Case("gemm_fp8_scaled", "gemm_fp8_scaled.mlir", "gemm_fp8_scaled", 4, _epilogue("fp8_scaled")),
         Case("gemm_softmax", "gemm_softmax.mlir", "gemm_softmax", 4, _softmax),
         Case("attention_fwd", "attention_fwd.mlir", "attention_fwd", 2, _per_key_block("plain")),
         Case("attention_fwd_causal", "attention_fwd.mlir", "attention_fwd_causal", 2, _per_key_block("causal")),

@@ -11,16 +11,17 @@ One `RewritePattern` per op family, applied by `tawa-lower-tile` with xDSL's
 | `LowerDotWait` | `tile.dot_wait N` | `wgmma_wait_group N` |
 | `LowerElementwise` | f32 `arith` / `math.exp2` on fragments | `frag_binary` / `frag_unary` |
 | `LowerRowReduce` | `tile.reduce` along the columns | `frag_reduce` into the row layout |
-| `LowerRowBroadcast` | `tile.broadcast(tile.expand_dims(row, 1))` | `frag_broadcast` |
+| `LowerConsumerLoad` | `tile.load` left to the consumers (it feeds no dot), with its `arith.extf` | `frag_load` of this warp group's share, in the layout its use gives |
+| `LowerBroadcast` | `tile.broadcast(tile.expand_dims(vector, axis))` | `frag_broadcast` |
 | `LowerMaskedSelect` | `tile.select(mask, acc, other)` | per-register masks (`masks.py`), skipped where they hold everywhere |
-| `LowerStore` | `tile.store(arith.truncf(acc))` | `frag_store` of this warp group's rows |
+| `LowerStore` | `tile.store(acc)`, `tile.store(arith.truncf(acc))` | `frag_store` of this warp group's rows |
 
 A pattern fires only once the values it needs are fragments, so lowering
 follows the data whatever order the walker visits ops in; an op that never
 becomes ready stays, and `diagnose` reports it with its location after the
 walk.  Fragment types come from the layout algebra's named layouts
 (`nvgpu.WGMMA` for a warp group's 64xN accumulator, `nvgpu.WGMMA_ROW` for one
-value per row).  The facts of the partition the patterns need (its number of
+value per row, `nvgpu.WGMMA_COL` for one value per column).  The facts of the partition the patterns need (its number of
 warp groups, this warp group's first row) are one `ConsumerInfo`.
 """
 
@@ -36,6 +37,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.dialects import nvgpu, tile
+from tawa.dialects.nvgpu.fragments import LOADABLE
 from tawa.target.hopper import WGMMA_M
 from tawa.transforms.masks import Materializer, all_true_condition, symbolic
 from tawa.transforms.utils import const, fail
@@ -51,7 +53,11 @@ _FRAG_BINARY = {
     arith.MaximumfOp: nvgpu.FragBinaryKind.MAXIMUMF,
     arith.MinimumfOp: nvgpu.FragBinaryKind.MINIMUMF,
 }
-_FRAG_UNARY = {math.Exp2Op: nvgpu.FragUnaryKind.EXP2, arith.NegfOp: nvgpu.FragUnaryKind.NEGF}
+_FRAG_UNARY = {
+    math.Exp2Op: nvgpu.FragUnaryKind.EXP2,
+    arith.NegfOp: nvgpu.FragUnaryKind.NEGF,
+    math.TanhOp: nvgpu.FragUnaryKind.TANH,
+}
 
 
 def _is_frag(v: SSAValue) -> bool:
@@ -83,11 +89,14 @@ class ConsumerInfo:
         Rewriter.insert_op([local, row0, row0_i32], at)
         return ConsumerInfo(groups, row0.result, row0_i32.result, const(0, at))
 
-    def frag_type(self, t: TensorType, op: Operation) -> nvgpu.FragmentType:
+    def frag_type(self, t: TensorType, op: Operation, axis: int = 1) -> nvgpu.FragmentType:
         """This warp group's share of a 64·groups-row f32 tile: a 64xN
-        accumulator, or one value per row of it."""
+        accumulator, or a vector that is broadcast along `axis` of one —
+        one value per row (axis 1) or per column (axis 0)."""
         shape, et = tuple(t.get_shape()), t.get_element_type()
         rows = WG_ROWS * self.groups
+        if len(shape) == 1 and axis == 0 and isinstance(et, Float32Type):
+            return nvgpu.FragmentType(shape, et, nvgpu.WGMMA.reduced_layout((WG_ROWS, shape[0]), 0))
         if len(shape) == 1 and shape[0] == rows and isinstance(et, Float32Type):
             return nvgpu.FragmentType([WG_ROWS], et, nvgpu.WGMMA_ROW)
         if len(shape) != 2 or shape[0] != rows or not isinstance(et, Float32Type):
@@ -216,14 +225,19 @@ def _scalar_or_frag(value: SSAValue, user: Operation) -> SSAValue:
 
 class LowerElementwise(RewritePattern):
     """Elementwise math on fragments (the other operand a fragment or a splat
-    of an f32 scalar) becomes per-register math."""
+    of an f32 scalar) becomes per-register math; `arith.extf` of a 16-bit
+    fragment becomes its f32 conversion."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if type(op) not in _FRAG_BINARY and type(op) not in _FRAG_UNARY:
+        if type(op) not in _FRAG_BINARY and type(op) not in _FRAG_UNARY and not isinstance(op, arith.ExtFOp):
             return
         if not any(_is_frag(v) for v in op.operands):
             return  # not (yet) on an accumulator
-        if type(op) in _FRAG_UNARY:
+        if isinstance(op, arith.ExtFOp):
+            src = op.input.type
+            assert isinstance(src, nvgpu.FragmentType)
+            new = nvgpu.FragmentConvertOp.build(operands=[op.input], result_types=[src.with_element_type(Float32Type())])
+        elif type(op) in _FRAG_UNARY:
             new: Operation = nvgpu.FragmentUnaryOp.build(
                 operands=[op.operands[0]],
                 properties={"kind": nvgpu.FragUnaryKindAttr(_FRAG_UNARY[type(op)])},
@@ -259,21 +273,97 @@ class LowerRowReduce(RewritePattern):
         rewriter.replace(op, new)
 
 
+def _vector_axis(value: SSAValue, seen: set[SSAValue] | None = None) -> int | None:
+    """The axis along which a 1-D tile is broadcast against accumulators:
+    the `tile.expand_dims` axis its value (through elementwise math) reaches,
+    or the axis of a vector fragment it is combined with.  None: neither."""
+    seen = set() if seen is None else seen
+    if value in seen:
+        return None
+    seen.add(value)
+    for use in value.uses:
+        user = use.operation
+        if isinstance(user, tile.ExpandDimsOp):
+            return user.axis.value.data
+        others = [v for v in user.operands if v is not value and _is_frag(v)]
+        for other in others:
+            t = other.type
+            assert isinstance(t, nvgpu.FragmentType)
+            if len(t.get_shape()) == 1:
+                return 1 if t.tiled_layout == nvgpu.WGMMA_ROW else 0
+        if type(user) in (*_FRAG_BINARY, *_FRAG_UNARY, arith.ExtFOp):
+            for r in user.results:
+                if (axis := _vector_axis(r, seen)) is not None:
+                    return axis
+    return None
+
+
 @dataclass
-class LowerRowBroadcast(RewritePattern):
-    """`broadcast(expand_dims(row, 1))` of a row fragment: per-column copies."""
+class LowerConsumerLoad(RewritePattern):
+    """A `tile.load` that stayed in a consumer partition (its value feeds no
+    dot, so no aref carries it) is read by the consumer threads themselves:
+    each thread loads the elements it holds (`nvgpu.frag_load`, converted to
+    f32, out of bounds 0) in the layout its use gives — a 2-D tile in the
+    accumulator layout (this warp group's rows), a 1-D tile in the layout of
+    the accumulator reduced along the axis it is broadcast on (one value per
+    row, or per column).  Its element type is the memory's; math on it
+    starts with `arith.extf` (`nvgpu.frag_convert`), so 16-bit tiles stay
+    packed in registers until they are used."""
+
+    info: ConsumerInfo
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.LoadOp, rewriter: PatternRewriter) -> None:
+        t = op.result.type
+        assert isinstance(t, TensorType)
+        f32_t = TensorType(Float32Type(), t.get_shape())
+        if not isinstance(t.get_element_type(), LOADABLE):
+            raise fail(op, f"{NAME}: the consumers load f32, bf16 or f16 tiles, got {t}")
+        offsets = list(op.offsets)
+        if t.get_num_dims() == 1:
+            axis = _vector_axis(op.result)
+            if axis is None:
+                raise fail(op, f"{NAME}: a 1-D tile loaded by the consumers must be broadcast against "
+                           "an accumulator (tile.expand_dims + tile.broadcast) or combined with a row vector")
+            frag_t = self.info.frag_type(f32_t, op, axis)
+        else:
+            frag_t = self.info.frag_type(f32_t, op)
+            axis = None
+        frag_t = frag_t.with_element_type(t.get_element_type())
+        if axis != 0:  # this warp group's rows
+            row = arith.AddiOp(offsets[-t.get_num_dims()], self.info.row0)
+            rewriter.insert(row, InsertPoint.before(op))
+            offsets[-t.get_num_dims()] = row.result
+        load = nvgpu.FragmentLoadOp.build(operands=[op.source, offsets], result_types=[frag_t])
+        load.result.name_hint = op.result.name_hint
+        rewriter.replace(op, load)
+
+
+@dataclass
+class LowerBroadcast(RewritePattern):
+    """`broadcast(expand_dims(vector, axis))` of a vector fragment: per-value
+    copies, in the threads that hold them."""
 
     info: ConsumerInfo
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.BroadcastOp, rewriter: PatternRewriter) -> None:
         expand = op.input.owner
-        if not isinstance(expand, tile.ExpandDimsOp) or expand.axis.value.data != 1:
+        if not isinstance(expand, tile.ExpandDimsOp):
             return
-        row, rt = expand.input, op.result.type
-        if not _is_frag(row) or not isinstance(rt, TensorType):
+        vector, rt = expand.input, op.result.type
+        if not _is_frag(vector) or not isinstance(rt, TensorType):
             return
-        new = nvgpu.FragmentBroadcastOp.build(operands=[row], result_types=[self.info.frag_type(rt, op)])
+        result_t = self.info.frag_type(rt, op)
+        axis = expand.axis.value.data
+        expected = nvgpu.FragmentType(
+            [n for a, n in enumerate(result_t.get_shape()) if a != axis],
+            result_t.element_type, result_t.tiled_layout.reduced_layout(result_t.get_shape(), axis),
+        )
+        if vector.type != expected:
+            raise fail(op, f"{NAME}: broadcasting along axis {axis} needs a {expected}, got {vector.type} "
+                       "(a row vector repeats over columns, a column vector over rows)")
+        new = nvgpu.FragmentBroadcastOp.build(operands=[vector], result_types=[result_t])
         new.result.name_hint = op.result.name_hint
         rewriter.replace(op, new)
         if not expand.result.uses:
@@ -334,17 +424,17 @@ class LowerMaskedSelect(RewritePattern):
 
 @dataclass
 class LowerStore(RewritePattern):
-    """The store of a converted accumulator: conversion, bounds masks and
-    stores of this warp group's rows (`nvgpu.frag_store`)."""
+    """The store of an accumulator, converted (`arith.truncf`) or f32:
+    conversion, bounds masks and stores of this warp group's rows
+    (`nvgpu.frag_store`)."""
 
     info: ConsumerInfo
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.StoreOp, rewriter: PatternRewriter) -> None:
         conv = op.value.owner
-        if not isinstance(conv, arith.TruncFOp):
-            raise fail(op, f"{NAME}: only stores of a converted accumulator (arith.truncf) are supported for now")
-        if not _is_frag(conv.input):
+        value = conv.input if isinstance(conv, arith.TruncFOp) else op.value
+        if not _is_frag(value):
             return  # not ready: `diagnose` reports it if it never becomes so
         value_t = op.value.type
         assert isinstance(value_t, TensorType)
@@ -355,8 +445,8 @@ class LowerStore(RewritePattern):
         row = arith.AddiOp(offsets[-2], self.info.row0)  # this warp group's rows
         offsets[-2] = row.result
         rewriter.insert(row, at)
-        rewriter.replace(op, nvgpu.FragmentStoreOp.build(operands=[conv.input, op.dest, offsets]), [])
-        if not conv.result.uses:
+        rewriter.replace(op, nvgpu.FragmentStoreOp.build(operands=[value, op.dest, offsets]), [])
+        if isinstance(conv, arith.TruncFOp) and not conv.result.uses:
             rewriter.erase(conv)
 
 
@@ -368,7 +458,8 @@ def consumer_patterns(info: ConsumerInfo) -> list[RewritePattern]:
         LowerDotWait(),
         LowerElementwise(),
         LowerRowReduce(),
-        LowerRowBroadcast(info),
+        LowerConsumerLoad(info),
+        LowerBroadcast(info),
         LowerMaskedSelect(info),
         LowerStore(info),
     ]
@@ -383,4 +474,5 @@ def diagnose(region: Region) -> None:
                 raise fail(op, f"{NAME}: {op.name} accumulator must be a zeros-initialised (loop-carried) accumulator")
             raise fail(op, f"{NAME}: {op.name} lhs must come from an aref slot or be a converted accumulator, for now")
         if isinstance(op, tile.StoreOp):
-            raise fail(op, f"{NAME}: only stores of a converted accumulator (arith.truncf) are supported for now")
+            raise fail(op, f"{NAME}: only stores of an accumulator (f32, or converted by arith.truncf) "
+                       "are supported for now")

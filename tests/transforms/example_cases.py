@@ -28,6 +28,9 @@ class Case:
     args: list[Any]
     grid: tuple[int, ...]
     outputs: tuple[int, ...]
+    read_too: tuple[int, ...] = ()
+    """Outputs the kernel also reads (C of C = αAB + βC): fresh copies of
+    their initial values instead of poison."""
 
 
 def _ragged(trips: int, step: int) -> int:
@@ -58,6 +61,23 @@ def _scale_relu(trips: int, rng: np.random.Generator) -> Case:
     return Case([*c.args, np.float32(0.5)], c.grid, c.outputs)
 
 
+def _bias_gelu(trips: int, rng: np.random.Generator) -> Case:
+    a, b, c, m, n, k = _gemm(BF16, 64)(trips, rng).args
+    return Case([a, b, _randn(rng, (n,), BF16), c, m, n, k], (3, 1), (3,))
+
+
+def _alpha_beta(trips: int, rng: np.random.Generator) -> Case:
+    a, b, _, m, n, k = _gemm(BF16, 64)(trips, rng).args
+    c = _randn(rng, (m, n), BF16)  # read (β·C) and written: not poisoned
+    return Case([a, b, c, m, n, k, np.float32(0.75), np.float32(-0.5)], (3, 1), (2,), read_too=(2,))
+
+
+def _fp8_scaled(trips: int, rng: np.random.Generator) -> Case:
+    a, b, c, m, n, k = _gemm(F8, 128)(trips, rng).args
+    sa, sb = rng.random(m).astype(np.float32) + 0.5, rng.random(n).astype(np.float32) + 0.5
+    return Case([a, b, sa, sb, c, m, n, k], (3, 1), (4,))
+
+
 def _softmax(trips: int, rng: np.random.Generator) -> Case:
     m, k = 260, _ragged(trips, 64)
     a, b = _randn(rng, (m, k), BF16), _randn(rng, (256, k), BF16)
@@ -79,6 +99,9 @@ CASES: dict[str, tuple[str, Callable[[int, np.random.Generator], Case]]] = {
     "matmul": ("matmul.mlir", _gemm(BF16, 64, b_rows_k=True)),
     "gemm_fp8": ("gemm_fp8.mlir", _gemm(F8, 128)),
     "gemm_scale_relu": ("gemm_scale_relu.mlir", _scale_relu),
+    "gemm_bias_gelu": ("gemm_bias_gelu.mlir", _bias_gelu),
+    "gemm_alpha_beta": ("gemm_alpha_beta.mlir", _alpha_beta),
+    "gemm_fp8_scaled": ("gemm_fp8_scaled.mlir", _fp8_scaled),
     "gemm_softmax": ("gemm_softmax.mlir", _softmax),
     "gemm_chain": ("gemm_chain.mlir", _attention(())),
     "attention_fwd": ("attention_fwd.mlir", _attention((np.float32(0.088),))),
@@ -95,5 +118,5 @@ def fresh_outputs(c: Case) -> list[Any]:
     """The case's arguments with new poisoned output arrays."""
     args = list(c.args)
     for i in c.outputs:
-        args[i] = _poison(args[i].shape, args[i].dtype)
+        args[i] = args[i].copy() if i in c.read_too else _poison(args[i].shape, args[i].dtype)
     return args

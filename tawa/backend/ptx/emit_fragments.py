@@ -63,16 +63,32 @@ def emit_binary(p: KernelPrinter, op: nvgpu.FragmentBinaryOp) -> None:
 
 
 def emit_unary(p: KernelPrinter, op: nvgpu.FragmentUnaryOp) -> None:
-    inst = {"exp2": "ex2.approx.ftz.f32", "negf": "neg.f32"}[op.kind.data.value]
+    inst = {"exp2": "ex2.approx.ftz.f32", "negf": "neg.f32", "tanh": "tanh.approx.f32"}[op.kind.data.value]
     for s, d in zip(p.frag(op.input), p.define_frag(op.result)):
         p.emit(f"{inst} {d}, {s};")
 
 
 def emit_convert(p: KernelPrinter, op: nvgpu.FragmentConvertOp) -> None:
-    """Values 2k and 2k+1 (one vector of the layout) pack into register k;
-    the first source of `cvt.rn.bf16x2.f32` goes to the upper half."""
-    cvt = _pack(_type(op.result).element_type)
+    """Narrowing: values 2k and 2k+1 (one vector of the layout) pack into
+    register k; the first source of `cvt.rn.bf16x2.f32` goes to the upper
+    half.  Widening: each 16-bit value (a half of a packed register, the
+    lower one first) becomes one f32."""
+    src_t, dst_t = _type(op.input), _type(op.result)
     src = p.frag(op.input)
+    if isinstance(dst_t.element_type, Float32Type):
+        widen = "cvt.f32.bf16" if isinstance(src_t.element_type, BFloat16Type) else "cvt.f32.f16"
+        dst = p.define_frag(op.result)
+        if not src_t.packed():
+            for s, d in zip(src, dst):
+                p.emit(f"{widen} {d}, {s};")
+            return
+        lo, hi = p.regs.new("h"), p.regs.new("h")
+        for k, s in enumerate(src):
+            p.emit(f"mov.b32 {{{lo}, {hi}}}, {s};")
+            p.emit(f"{widen} {dst[2 * k]}, {lo};")
+            p.emit(f"{widen} {dst[2 * k + 1]}, {hi};")
+        return
+    cvt = _pack(dst_t.element_type)
     for k, d in enumerate(p.define_frag(op.result)):
         p.emit(f"{cvt} {d}, {src[2 * k + 1]}, {src[2 * k]};")
 
@@ -97,7 +113,7 @@ def _thread_coordinate(p: KernelPrinter, t: nvgpu.FragmentType, axis: int) -> st
 
 def emit_index(p: KernelPrinter, op: nvgpu.FragmentIndexOp) -> None:
     t = _type(op.result)
-    axis = 0 if op.axis.data.value == "row" else 1
+    axis = op.axis_index()
     base = _thread_coordinate(p, t, axis)
     offsets = t.tiled_layout.value_offsets(t.get_shape(), axis)
     for d, off in zip(p.define_frag(op.result), offsets):
@@ -139,8 +155,9 @@ def emit_reduce(p: KernelPrinter, op: nvgpu.FragmentReduceOp) -> None:
 
 def emit_broadcast(p: KernelPrinter, op: nvgpu.FragmentBroadcastOp) -> None:
     t = _type(op.result)
-    shape = t.get_shape()
-    sources = t.tiled_layout.broadcast_sources(shape, len(shape) - 1, _type(op.input).tiled_layout)
+    axis = op.axis()
+    assert axis is not None  # verified
+    sources = t.tiled_layout.broadcast_sources(t.get_shape(), axis, _type(op.input).tiled_layout)
     rows = p.frag(op.input)
     for d, j in zip(p.define_frag(op.result), sources):
         p.emit(f"mov.f32 {d}, {rows[j]};")
@@ -157,22 +174,29 @@ def emit_memref_dim(p: KernelPrinter, op: memref.DimOp) -> None:
     p.vals[op.result] = p.memrefs[op.source][1][index]
 
 
-def emit_store_global(p: KernelPrinter, op: nvgpu.FragmentStoreGlobalOp) -> None:
-    """Value i goes to [address + row(i)·pitch + col(i)·bytes]: one base
-    register per distinct row offset, the column offset as an immediate."""
-    t = _type(op.values)
+def _addresses(p: KernelPrinter, t: nvgpu.FragmentType, element, address_value, pitch_value) -> Callable[[int], str]:
+    """The operand `[base + offset]` of value i of a fragment whose thread's
+    first element is at `address`: value i sits at row(i)·pitch +
+    col(i)·bytes from it (the layout's value offsets; a 1-D fragment's axis
+    is a column).  One base register per distinct row offset, the column
+    offset as an immediate."""
     shape, layout = t.get_shape(), t.tiled_layout
-    rows, cols = layout.value_offsets(shape, 0), layout.value_offsets(shape, 1)
-    nbytes = nvgpu.element_bytes(t.element_type)
-    address, pitch = p.reg(op.address), p.reg(op.row_pitch)
+    cols = layout.value_offsets(shape, len(shape) - 1)
+    rows = layout.value_offsets(shape, 0) if len(shape) == 2 else (0,) * len(cols)
+    nbytes = nvgpu.element_bytes(element)
+    address, pitch = p.reg(address_value), p.reg(pitch_value)
     bases: dict[int, str] = {0: address}
     for r in sorted(set(rows) - {0}):
         bases[r] = p.regs.new("rd")
         p.emit(f"mad.lo.s64 {bases[r]}, {pitch}, {r}, {address};")
+    return lambda i: f"[{bases[rows[i]]}+{cols[i] * nbytes}]"
 
-    def at(i: int) -> str:
-        return f"[{bases[rows[i]]}+{cols[i] * nbytes}]"
 
+def emit_store_global(p: KernelPrinter, op: nvgpu.FragmentStoreGlobalOp) -> None:
+    """Value i goes to [address + row(i)·pitch + col(i)·bytes]."""
+    t = _type(op.values)
+    rows = t.tiled_layout.value_offsets(t.get_shape(), 0)
+    at = _addresses(p, t, t.element_type, op.address, op.row_pitch)
     regs = p.frag(op.values)
     vector = t.vector_length()
     if op.mask is None:
@@ -198,6 +222,40 @@ def emit_store_global(p: KernelPrinter, op: nvgpu.FragmentStoreGlobalOp) -> None
             p.emit(f"@{mask[i]} st.global.f32 {at(i)}, {reg};")
 
 
+def emit_load_global(p: KernelPrinter, op: nvgpu.FragmentLoadGlobalOp) -> None:
+    """Value i comes from [address + row(i)·pitch + col(i)·bytes]:
+    unmasked, one load per vector (a packed 16-bit pair is one 32-bit
+    load); masked, element by element, 0 where the mask is clear."""
+    t = _type(op.result)
+    at = _addresses(p, t, t.element_type, op.address, op.row_pitch)
+    dst = p.define_frag(op.result)
+    vector = t.vector_length()
+    f32 = isinstance(t.element_type, Float32Type)
+    if op.mask is None:
+        if t.packed():
+            for k, d in enumerate(dst):  # each register is a vector of 2 (or a pair of one)
+                p.emit(f"ld.global.b32 {d}, {at(2 * k)};")
+        elif f32 and vector in (2, 4):
+            for k in range(len(dst) // vector):
+                p.emit(f"ld.global.v{vector}.f32 {{{', '.join(dst[k * vector:(k + 1) * vector])}}}, {at(k * vector)};")
+        else:
+            for i, d in enumerate(dst):
+                p.emit(f"ld.global.{'f32' if f32 else 'b16'} {d}, {at(i)};")
+        return
+    mask = p.frag(op.mask)
+    if t.packed():
+        lo, hi = p.regs.new("h"), p.regs.new("h")
+        for k, d in enumerate(dst):
+            for i, half in ((2 * k, lo), (2 * k + 1, hi)):
+                p.emit(f"mov.b16 {half}, 0;")
+                p.emit(f"@{mask[i]} ld.global.b16 {half}, {at(i)};")
+            p.emit(f"mov.b32 {d}, {{{lo}, {hi}}};")
+        return
+    for i, d in enumerate(dst):
+        p.emit(f"mov.{'f32' if f32 else 'b16'} {d}, {'0f00000000' if f32 else 0};")
+        p.emit(f"@{mask[i]} ld.global.{'f32' if f32 else 'b16'} {d}, {at(i)};")
+
+
 EMITTERS: dict[type[Operation], Callable] = {
     nvgpu.FragmentZerosOp: emit_zeros,
     nvgpu.FragmentSplatOp: emit_splat,
@@ -211,6 +269,7 @@ EMITTERS: dict[type[Operation], Callable] = {
     nvgpu.FragmentBroadcastOp: emit_broadcast,
     nvgpu.MemrefBaseOp: emit_memref_base,
     nvgpu.FragmentStoreGlobalOp: emit_store_global,
+    nvgpu.FragmentLoadGlobalOp: emit_load_global,
     memref.DimOp: emit_memref_dim,
 }
 """Emitter of each op this module prints."""

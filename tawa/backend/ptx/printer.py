@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType, MemRefType, ModuleOp
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IndexType, IntegerType, MemRefType, ModuleOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
 from tawa.backend.ptx import emit_arith, emit_control, emit_fragments, emit_memory, emit_wgmma
@@ -51,6 +51,7 @@ EMITTERS: dict[type[Operation], Callable] = {
 
 PREPARED_BY: dict[str, str] = {
     "nvgpu.frag_store": "tawa-expand-fragment-stores",
+    "nvgpu.frag_load": "tawa-expand-fragment-stores",
     "nvgpu.wgmma": "tawa-expand-wgmma",
     "nvgpu.wgmma_descriptor": "tawa-encode-wgmma-descriptors",
     "scf.for": "convert-scf-to-cf",
@@ -100,12 +101,14 @@ def _frag_class(t: nvgpu.FragmentType) -> str:
     """Register class of a fragment's registers."""
     if t.packed():
         return "r"  # bf16/f16 pairs
+    if isinstance(t.element_type, BFloat16Type | Float16Type):
+        return "h"  # one 16-bit value
     return _reg_class(t.element_type)
 
 
 _UNLESS_UNUSED = "\0"
 _REGISTER = re.compile(r"%[a-z]+\d+")
-_MOV = {"p": "pred", "r": "b32", "rd": "b64", "f": "f32"}
+_MOV = {"p": "pred", "h": "b16", "r": "b32", "rd": "b64", "f": "f32"}
 
 
 class KernelPrinter:

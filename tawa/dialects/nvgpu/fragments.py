@@ -1,10 +1,12 @@
-"""nvgpu ops on register fragments: elementwise math, row reductions, masks, conversion, the epilogue store."""
+"""nvgpu ops on register fragments: elementwise math, reductions and broadcasts, masks, conversion, loads and stores of global memory."""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
     Float32Type,
     IndexType,
     IntegerType,
@@ -13,6 +15,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import (
+    Attribute,
     SpacedOpaqueSyntaxAttribute,
     SSAValue,
 )
@@ -31,7 +34,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import MemoryWriteEffect, Pure
+from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
@@ -126,19 +129,21 @@ class FragmentBinaryOp(IRDLOperation):
 class FragUnaryKind(StrEnum):
     EXP2 = "exp2"
     NEGF = "negf"
+    TANH = "tanh"
 
 
 @irdl_attr_definition
 class FragUnaryKindAttr(EnumAttribute[FragUnaryKind], SpacedOpaqueSyntaxAttribute):
-    """The elementwise function of `nvgpu.frag_unary` (`math.exp2`, `arith.negf`)."""
+    """The elementwise function of `nvgpu.frag_unary` (`math.exp2`, `arith.negf`, `math.tanh`)."""
 
     name = "nvgpu.frag_unary_kind"
 
 
 @irdl_op_definition
 class FragmentUnaryOp(IRDLOperation):
-    """Elementwise f32 function of a fragment (exp2 is the hardware's
-    approximate `ex2`, as in every fast softmax).
+    """Elementwise f32 function of a fragment (exp2 and tanh are the
+    hardware's approximate `ex2` and `tanh`, as in every fast softmax and
+    GELU).
 
     Example: `%p = nvgpu.frag_unary exp2 %s : !nvgpu.frag<64x128xf32, wgmma>`
     """
@@ -215,11 +220,13 @@ class FragmentReduceOp(IRDLOperation):
 
 @irdl_op_definition
 class FragmentBroadcastOp(IRDLOperation):
-    """Repeats each row value of a fragment over the columns of the result
-    (the inverse of a reduction along the last axis): the input's layout is
-    the result layout reduced along its last axis, so each thread already
-    holds its rows' values and no data moves
-    (`TiledLayout.broadcast_sources`).
+    """Repeats a fragment along one axis of the result (the inverse of a
+    reduction along that axis): the input's layout is the result layout
+    reduced along the axis (`TiledLayout.reduced_layout`), so each thread
+    already holds the values it copies and no data moves
+    (`TiledLayout.broadcast_sources`).  The axis is the one whose reduction
+    gives the input's type: a `wgmma_row` vector repeats over the columns
+    (axis 1), a `wgmma_col` vector over the rows (axis 0).
 
     Example: `%mb = nvgpu.frag_broadcast %m : !nvgpu.frag<64xf32, wgmma_row> -> !nvgpu.frag<64x128xf32, wgmma>`
     """
@@ -230,27 +237,36 @@ class FragmentBroadcastOp(IRDLOperation):
     traits = traits_def(Pure())
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
-    def verify_(self) -> None:
+    def axis(self) -> int | None:
+        """The axis of the result the input repeats along (None: none fits)."""
         it, rt = self.input.type, self.result.type
         assert isinstance(it, FragmentType) and isinstance(rt, FragmentType)
         shape = rt.get_shape()
-        try:
-            reduced = rt.tiled_layout.reduced_layout(shape, len(shape) - 1)
-        except ValueError as err:
-            raise VerifyException(f"nvgpu.frag_broadcast: {err}") from None
-        if it != FragmentType(shape[:-1], rt.element_type, reduced):
+        for axis in reversed(range(len(shape))):
+            try:
+                reduced = rt.tiled_layout.reduced_layout(shape, axis)
+            except ValueError:
+                continue
+            if it == FragmentType(shape[:axis] + shape[axis + 1:], rt.element_type, reduced):
+                return axis
+        return None
+
+    def verify_(self) -> None:
+        if self.axis() is None:
+            rt = self.result.type
+            assert isinstance(rt, FragmentType)
             raise VerifyException(
-                f"nvgpu.frag_broadcast: {rt} repeats a {FragmentType(shape[:-1], rt.element_type, reduced)} "
-                f"fragment along its last axis, got {it}"
+                f"nvgpu.frag_broadcast: {rt} repeats a fragment of its layout reduced along one "
+                f"of its axes, got {self.input.type}"
             )
 
 
 @irdl_op_definition
 class FragmentConvertOp(IRDLOperation):
-    """Converts an f32 fragment to bf16 or f16 (round to nearest even) in
-    the same layout: each vector of 2 values becomes one packed register, no
-    data moves between threads.  A `wgmma` fragment of bf16/f16 is a wgmma A
-    operand in registers (the k16 block j is packed registers 4j..4j+3).
+    """Converts an f32 fragment to bf16 or f16 (round to nearest even), or
+    a bf16/f16 fragment to f32 (exactly), in the same layout: no data moves
+    between threads.  A `wgmma` fragment of bf16/f16 is a wgmma A operand in
+    registers (the k16 block j is packed registers 4j..4j+3).
 
     Example: `%pa = nvgpu.frag_convert %p : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x128xbf16, wgmma>`
     """
@@ -264,13 +280,12 @@ class FragmentConvertOp(IRDLOperation):
     def verify_(self) -> None:
         it, rt = self.input.type, self.result.type
         assert isinstance(it, FragmentType) and isinstance(rt, FragmentType)
-        if (
-            not isinstance(it.element_type, Float32Type)
-            or not rt.packed()
-            or it.with_element_type(rt.element_type) != rt
-        ):
+        sixteen = BFloat16Type | Float16Type
+        narrowing = isinstance(it.element_type, Float32Type) and isinstance(rt.element_type, sixteen)
+        widening = isinstance(it.element_type, sixteen) and isinstance(rt.element_type, Float32Type)
+        if not (narrowing or widening) or it.with_element_type(rt.element_type) != rt:
             raise VerifyException(
-                "nvgpu.frag_convert turns an f32 fragment into a bf16 or f16 fragment of the same "
+                "nvgpu.frag_convert turns an f32 fragment into a bf16 or f16 one, or back, of the same "
                 f"shape and layout, got {it} -> {rt}"
             )
 
@@ -290,8 +305,9 @@ class FragIndexAxisAttr(EnumAttribute[FragIndexAxis], SpacedOpaqueSyntaxAttribut
 @irdl_op_definition
 class FragmentIndexOp(IRDLOperation):
     """The row (axis 0) or column (axis 1) coordinate, within the
-    fragment's own tile, of every element of a 2-D fragment, as i32 (the
+    fragment's own tile, of every element of a fragment, as i32 (the
     layout's element map): the coordinates from which masks are computed.
+    A 1-D fragment has only axis 0 (`row`).
 
     Example: `%cols = nvgpu.frag_index col : !nvgpu.frag<64x128xi32, wgmma>`
     """
@@ -305,8 +321,13 @@ class FragmentIndexOp(IRDLOperation):
     def verify_(self) -> None:
         t = self.result.type
         assert isinstance(t, FragmentType)
-        if len(t.get_shape()) != 2 or t.element_type != IntegerType(32):
-            raise VerifyException(f"nvgpu.frag_index gives a 2-D i32 fragment, got {t}")
+        if len(t.get_shape()) not in (1, 2) or t.element_type != IntegerType(32):
+            raise VerifyException(f"nvgpu.frag_index gives a 1-D or 2-D i32 fragment, got {t}")
+        if len(t.get_shape()) <= self.axis_index():
+            raise VerifyException(f"nvgpu.frag_index: a 1-D fragment has no axis 'col', got {t}")
+
+    def axis_index(self) -> int:
+        return 0 if self.axis.data == FragIndexAxis.ROW else 1
 
 
 @irdl_op_definition
@@ -429,6 +450,82 @@ class FragmentStoreOp(IRDLOperation):
                 f"nvgpu.frag_store expects {dest.get_num_dims()} offsets, got {len(self.offsets)}"
             )
         element_bytes(dest.get_element_type())
+
+
+LOADABLE = (Float32Type, BFloat16Type, Float16Type)
+"""Element types the consumers load from global memory."""
+
+
+@irdl_op_definition
+class FragmentLoadOp(IRDLOperation):
+    """A consumer-side load: reads the tile that the result fragment spans,
+    at element offsets `offsets` of `source` (a fragment of lower rank than
+    the memref covers its trailing dimensions; same element type).
+    Elements outside the memref read as 0.  Each thread reads the elements
+    it holds in the fragment's layout (copies of a replicated element are
+    read by every thread that holds one).
+
+    Example: `%b = nvgpu.frag_load %Bias[%n0] : memref<?xbf16> -> !nvgpu.frag<256xbf16, wgmma_col>`
+    """
+
+    name = "nvgpu.frag_load"
+    source = operand_def(MemRefType)
+    offsets = var_operand_def(IndexType)
+    result = result_def(FragmentType)
+    traits = traits_def(MemoryReadEffect())
+    assembly_format = "$source `[` $offsets `]` attr-dict `:` type($source) `->` type($result)"
+
+    def verify_(self) -> None:
+        st, rt = self.source.type, self.result.type
+        assert isinstance(st, MemRefType) and isinstance(rt, FragmentType)
+        if len(self.offsets) != st.get_num_dims():
+            raise VerifyException(f"nvgpu.frag_load expects {st.get_num_dims()} offsets, got {len(self.offsets)}")
+        if len(rt.get_shape()) > st.get_num_dims():
+            raise VerifyException(f"nvgpu.frag_load: a {rt} has more dimensions than {st}")
+        _check_global_access("nvgpu.frag_load", st.get_element_type(), rt)
+        if rt.element_type != st.get_element_type():
+            raise VerifyException(f"nvgpu.frag_load: a {rt} cannot hold the elements of {st}")
+
+
+@irdl_op_definition
+class FragmentLoadGlobalOp(IRDLOperation):
+    """Reads every element a thread holds from global memory, the dual of
+    `nvgpu.frag_store_global`: value i comes from byte address
+    `address + row(i)·row_pitch + col(i)·bytes` (the layout's
+    `value_offsets`; a 1-D fragment's one axis is a column).  Without a
+    mask each vector of the layout is one load (the caller guarantees that
+    every element is in bounds and every vector aligned); with an i1 `mask`
+    fragment each element is loaded alone where its bit is set and is 0
+    elsewhere.
+
+    Example: `%c = nvgpu.frag_load_global %addr, %pitch : !nvgpu.frag<64x256xbf16, wgmma>`
+    """
+
+    name = "nvgpu.frag_load_global"
+    address = operand_def(IndexType)
+    row_pitch = operand_def(IndexType)
+    mask = opt_operand_def(FragmentType)
+    result = result_def(FragmentType)
+    traits = traits_def(MemoryReadEffect())
+    assembly_format = (
+        "$address `,` $row_pitch (`mask` $mask^)? attr-dict `:` type($result) (`,` type($mask)^)?"
+    )
+
+    def verify_(self) -> None:
+        rt = self.result.type
+        assert isinstance(rt, FragmentType)
+        if len(rt.get_shape()) not in (1, 2):
+            raise VerifyException(f"nvgpu.frag_load_global loads 1-D or 2-D fragments, got {rt}")
+        _check_global_access("nvgpu.frag_load_global", rt.element_type, rt)
+        if self.mask is not None and self.mask.type != rt.with_element_type(i1):
+            raise VerifyException(
+                f"nvgpu.frag_load_global mask must be {rt.with_element_type(i1)}, got {self.mask.type}"
+            )
+
+
+def _check_global_access(name: str, element: Attribute, fragment: FragmentType) -> None:
+    if not isinstance(element, LOADABLE):
+        raise VerifyException(f"{name} reads f32, bf16 or f16 elements, got {element}")
 
 
 @irdl_op_definition

@@ -8,6 +8,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     BFloat16Type,
     Float8E4M3FNType,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     IntAttr,
@@ -36,7 +37,7 @@ from tawa.target.hopper import SWIZZLES
 
 def element_bytes(t: Attribute) -> int:
     """Size in bytes of one element of a float or integer type."""
-    if isinstance(t, Float8E4M3FNType):
+    if isinstance(t, Float8E4M3FNType | Float8E5M2Type):
         return 1
     if isinstance(t, BFloat16Type | Float16Type):
         return 2
@@ -298,11 +299,14 @@ class FragmentType(ParametrizedAttribute, TypeAttribute):
         return self.tiled_layout.vector_length(self.get_shape())
 
     def packed(self) -> bool:
-        """16-bit values travel in pairs: one 32-bit register per vector of 2."""
-        return isinstance(self.element_type, BFloat16Type | Float16Type)
+        """16-bit values travel in pairs — one 32-bit register per two values
+        of a vector — when the layout's vectors have an even length (a
+        vector of 1, as in `wgmma_row`, keeps one value per 16-bit register)."""
+        return isinstance(self.element_type, BFloat16Type | Float16Type) and self.vector_length() % 2 == 0
 
     def registers(self) -> int:
-        """32-bit registers per thread (predicate registers for i1)."""
+        """Registers per thread: 32-bit (16-bit for unpacked 16-bit values,
+        predicate registers for i1)."""
         values = self.values_per_thread()
         return values // 2 if self.packed() else values
 
@@ -316,11 +320,6 @@ class FragmentType(ParametrizedAttribute, TypeAttribute):
         et = self.element_type
         if not (isinstance(et, Float32Type | BFloat16Type | Float16Type) or et in (IntegerType(32), i1)):
             raise VerifyException(f"nvgpu.frag elements must be {FRAGMENT_ELEMENT_TYPES}, got {et}")
-        if self.packed() and self.vector_length() % 2:
-            raise VerifyException(
-                f"nvgpu.frag: 16-bit values are packed in pairs, so the layout's vector must "
-                f"have an even length, got {self.vector_length()}"
-            )
 
 
 class RegAction(StrEnum):

@@ -41,6 +41,9 @@ func.func @store(%C: memref<?x?xbf16>, %m: index, %n: index) attributes {nvgpu.k
 // CHECK-NEXT:    %[[LROW:.*]] = arith.addi %[[ROW]], %[[C8]] : index
 // CHECK-NEXT:    %[[C249:.*]] = arith.constant 249 : index
 // CHECK-NEXT:    %[[LCOL:.*]] = arith.addi %[[COL]], %[[C249]] : index
+// CHECK:         %[[BOTH:.*]] = arith.ori %[[ADDR]], %[[PITCH]] : index
+// CHECK-NEXT:    %[[C3:.*]] = arith.constant 3 : index
+// CHECK-NEXT:    arith.andi %[[BOTH]], %[[C3]] : index
 // CHECK:         arith.cmpi eq
 // CHECK-NEXT:    %[[FAST:.*]] = arith.andi
 // CHECK-NEXT:    scf.if %[[FAST]] {

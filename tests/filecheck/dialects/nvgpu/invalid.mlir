@@ -200,11 +200,11 @@ func.func @wgmma_register_lhs_layout(%a: !nvgpu.frag<64x64xbf16, #nvgpu.tiled_la
 
 // -----
 
-func.func @wgmma_f32_operands(%a: !nvgpu.wgmma_desc<64x16xf32>, %b: !nvgpu.wgmma_desc<64x16xf32>, %c: !nvgpu.frag<64x64xf32, wgmma>, %t: i1) {
-  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x16xf32>, !nvgpu.wgmma_desc<64x16xf32>, !nvgpu.frag<64x64xf32, wgmma>
+func.func @wgmma_i8_operands(%a: !nvgpu.wgmma_desc<64x32xi8>, %b: !nvgpu.wgmma_desc<64x32xi8>, %c: !nvgpu.frag<64x64xf32, wgmma>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x32xi8>, !nvgpu.wgmma_desc<64x32xi8>, !nvgpu.frag<64x64xf32, wgmma>
   func.return
 }
-// CHECK: error: nvgpu.wgmma operands must both be bf16, f16 or f8E4M3FN, got f32 and f32
+// CHECK: error: nvgpu.wgmma operands must both be bf16, f16, f8E4M3FN, f8E5M2 or f32 (tf32) (fp8 formats may mix), got i8 and i8
 
 // -----
 
@@ -212,7 +212,7 @@ func.func @wgmma_mixed_operands(%a: !nvgpu.wgmma_desc<64x64xbf16>, %b: !nvgpu.wg
   %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.wgmma_desc<64x64xf16>, !nvgpu.frag<64x64xf32, wgmma>
   func.return
 }
-// CHECK: error: nvgpu.wgmma operands must both be bf16, f16 or f8E4M3FN, got bf16 and f16
+// CHECK: error: nvgpu.wgmma operands must both be bf16, f16, f8E4M3FN, f8E5M2 or f32 (tf32) (fp8 formats may mix), got bf16 and f16
 
 // -----
 
@@ -440,7 +440,7 @@ func.func @frag_broadcast_layouts(%a: !nvgpu.frag<64x128xf32, wgmma>) {
   %b = nvgpu.frag_broadcast %a : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x128xf32, wgmma>
   func.return
 }
-// CHECK: error: nvgpu.frag_broadcast: !nvgpu.frag<64x128xf32, wgmma> repeats a !nvgpu.frag<64xf32, wgmma_row> fragment along its last axis, got !nvgpu.frag<64x128xf32, wgmma>
+// CHECK: error: nvgpu.frag_broadcast: !nvgpu.frag<64x128xf32, wgmma> repeats a fragment of its layout reduced along one of its axes, got !nvgpu.frag<64x128xf32, wgmma>
 
 // -----
 
@@ -448,7 +448,7 @@ func.func @frag_convert_shape(%a: !nvgpu.frag<64x128xf32, wgmma>) {
   %b = nvgpu.frag_convert %a : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x64xbf16, wgmma>
   func.return
 }
-// CHECK: error: nvgpu.frag_convert turns an f32 fragment into a bf16 or f16 fragment of the same shape and layout, got !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x64xbf16, wgmma>
+// CHECK: error: nvgpu.frag_convert turns an f32 fragment into a bf16 or f16 one, or back, of the same shape and layout, got !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x64xbf16, wgmma>
 
 // -----
 
@@ -464,7 +464,7 @@ func.func @frag_index_type() {
   %r = nvgpu.frag_index row : !nvgpu.frag<64x128xf32, wgmma>
   func.return
 }
-// CHECK: error: nvgpu.frag_index gives a 2-D i32 fragment, got !nvgpu.frag<64x128xf32, wgmma>
+// CHECK: error: nvgpu.frag_index gives a 1-D or 2-D i32 fragment, got !nvgpu.frag<64x128xf32, wgmma>
 
 // -----
 
@@ -561,3 +561,35 @@ func.func @store_global_rank(%v: !nvgpu.frag<64xf32, wgmma_row>, %a: index) {
   func.return
 }
 // CHECK: error: nvgpu.frag_store_global stores 2-D fragments, got !nvgpu.frag<64xf32, wgmma_row>
+
+// -----
+
+func.func @frag_load_element(%v: memref<?xbf16>, %n: index) {
+  %b = nvgpu.frag_load %v[%n] : memref<?xbf16> -> !nvgpu.frag<256xf32, wgmma_col>
+  func.return
+}
+// CHECK: error: nvgpu.frag_load: a !nvgpu.frag<256xf32, wgmma_col> cannot hold the elements of memref<?xbf16>
+
+// -----
+
+func.func @frag_load_rank(%v: memref<?xf32>, %n: index) {
+  %b = nvgpu.frag_load %v[%n] : memref<?xf32> -> !nvgpu.frag<64x256xf32, wgmma>
+  func.return
+}
+// CHECK: error: nvgpu.frag_load: a !nvgpu.frag<64x256xf32, wgmma> has more dimensions than memref<?xf32>
+
+// -----
+
+func.func @frag_load_global_mask(%a: index, %m: !nvgpu.frag<64xi1, wgmma_row>) {
+  %b = nvgpu.frag_load_global %a, %a mask %m : !nvgpu.frag<256xf32, wgmma_col>, !nvgpu.frag<64xi1, wgmma_row>
+  func.return
+}
+// CHECK: error: nvgpu.frag_load_global mask must be !nvgpu.frag<256xi1, wgmma_col>, got !nvgpu.frag<64xi1, wgmma_row>
+
+// -----
+
+func.func @frag_index_col_of_vector() {
+  %r = nvgpu.frag_index col : !nvgpu.frag<256xi32, wgmma_col>
+  func.return
+}
+// CHECK: error: nvgpu.frag_index: a 1-D fragment has no axis 'col', got !nvgpu.frag<256xi32, wgmma_col>

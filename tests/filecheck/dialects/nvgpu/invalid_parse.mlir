@@ -126,14 +126,6 @@ func.func @frag_threads(%f: !nvgpu.frag<64x64xf32, #nvgpu.tiled_layout<(64,8)(16
 
 // -----
 
-func.func @frag_packed_vector(%f: !nvgpu.frag<64xbf16, wgmma_row>) {
-  func.return
-}
-// CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:1
-// CHECK:      nvgpu.frag: 16-bit values are packed in pairs, so the layout's vector must have an even length, got 1
-
-// -----
-
 func.func @frag_layout(%f: !nvgpu.frag<64x64xbf16, wgmma_b>) {
   func.return
 }

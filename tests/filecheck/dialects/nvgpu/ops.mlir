@@ -416,3 +416,33 @@ func.func @prepared(%sa: !nvgpu.smem<4x128x64xbf16, swizzle = 128>, %acc: !nvgpu
 // CHECK-GENERIC: "nvgpu.memref_base"(%C) : (memref<?x?xbf16>) -> index
 // CHECK-GENERIC: "nvgpu.frag_store_global"(%v, %base, %p) : (!nvgpu.frag<64x128xbf16, wgmma>, index, index) -> ()
 // CHECK-GENERIC: "nvgpu.frag_store_global"(%v, %base, %p, %m)
+
+// -----
+
+// Consumer-side operands: loads of a vector and a tile, a column broadcast,
+// a widening conversion, tanh, the index of a vector, the expanded loads.
+func.func @consumer_operands(%Bias: memref<?xbf16>, %C: memref<?x?xf32>, %n: index, %m: index, %a: index, %mask: !nvgpu.frag<256xi1, wgmma_col>) {
+  %b = nvgpu.frag_load %Bias[%n] : memref<?xbf16> -> !nvgpu.frag<256xbf16, wgmma_col>
+  %bf = nvgpu.frag_convert %b : !nvgpu.frag<256xbf16, wgmma_col> -> !nvgpu.frag<256xf32, wgmma_col>
+  %bt = nvgpu.frag_broadcast %bf : !nvgpu.frag<256xf32, wgmma_col> -> !nvgpu.frag<64x256xf32, wgmma>
+  %th = nvgpu.frag_unary tanh %bt : !nvgpu.frag<64x256xf32, wgmma>
+  %c = nvgpu.frag_load %C[%m, %n] : memref<?x?xf32> -> !nvgpu.frag<64x256xf32, wgmma>
+  %i = nvgpu.frag_index row : !nvgpu.frag<256xi32, wgmma_col>
+  %g = nvgpu.frag_load_global %a, %a : !nvgpu.frag<256xbf16, wgmma_col>
+  %gm = nvgpu.frag_load_global %a, %a mask %mask : !nvgpu.frag<256xbf16, wgmma_col>, !nvgpu.frag<256xi1, wgmma_col>
+  func.return
+}
+
+// CHECK-LABEL: func.func @consumer_operands(
+// CHECK-NEXT:    %b = nvgpu.frag_load %Bias[%n] : memref<?xbf16> -> !nvgpu.frag<256xbf16, wgmma_col>
+// CHECK-NEXT:    %bf = nvgpu.frag_convert %b : !nvgpu.frag<256xbf16, wgmma_col> -> !nvgpu.frag<256xf32, wgmma_col>
+// CHECK-NEXT:    %bt = nvgpu.frag_broadcast %bf : !nvgpu.frag<256xf32, wgmma_col> -> !nvgpu.frag<64x256xf32, wgmma>
+// CHECK-NEXT:    %th = nvgpu.frag_unary tanh %bt : !nvgpu.frag<64x256xf32, wgmma>
+// CHECK-NEXT:    %c = nvgpu.frag_load %C[%m, %n] : memref<?x?xf32> -> !nvgpu.frag<64x256xf32, wgmma>
+// CHECK-NEXT:    %i = nvgpu.frag_index row : !nvgpu.frag<256xi32, wgmma_col>
+// CHECK-NEXT:    %g = nvgpu.frag_load_global %a, %a : !nvgpu.frag<256xbf16, wgmma_col>
+// CHECK-NEXT:    %gm = nvgpu.frag_load_global %a, %a mask %mask : !nvgpu.frag<256xbf16, wgmma_col>, !nvgpu.frag<256xi1, wgmma_col>
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "consumer_operands"
+// CHECK-GENERIC: "nvgpu.frag_load"(%Bias, %n) : (memref<?xbf16>, index) -> !nvgpu.frag<256xbf16, wgmma_col>
+// CHECK-GENERIC: "nvgpu.frag_load_global"(%a, %a) : (index, index) -> !nvgpu.frag<256xbf16, wgmma_col>
