@@ -20,9 +20,6 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I64,
-    BFloat16Type,
-    Float8E4M3FNType,
-    Float16Type,
     Float32Type,
     IndexType,
     IntegerAttr,
@@ -56,14 +53,18 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from tawa.dialects.common import GridAxisOp, parse_count_and_values, print_count_and_values
+from tawa.target.hopper import WGMMA_OPERAND_TYPES, WgmmaOperandType
 
-# Operand types tile.dot accepts, with the contraction granule of one wgmma
-# instruction for that type (k16 for 16-bit types, k32 for 8-bit ones).
-DOT_OPERAND_K_GRANULE: dict[type[Attribute], int] = {
-    BFloat16Type: 16,
-    Float16Type: 16,
-    Float8E4M3FNType: 32,
-}
+DOT_OPERAND_TYPES = "bf16, f16, f8E4M3FN, f8E5M2 or f32 (tf32)"
+"""The operand element types tile.dot accepts: those of wgmma
+(`tawa.target.hopper.WGMMA_OPERAND_TYPES`)."""
+
+
+def dot_operand_type(t: Attribute) -> WgmmaOperandType | None:
+    """How wgmma takes operands of element type `t` (None: it does not)."""
+    return WGMMA_OPERAND_TYPES.get(getattr(t, "name", ""))
+
+
 # Rows of one wgmma instruction (m64); columns come in multiples of 8 (n8..n256).
 DOT_M_GRANULE = 64
 DOT_N_GRANULE = 8
@@ -240,14 +241,16 @@ class _DotLikeOp(IRDLOperation):
             _require_static(t, f"{self.name} {what}")
             if t.get_num_dims() != 2:
                 raise VerifyException(f"{self.name} {what} must be 2-D, got {t}")
-        et = lt.get_element_type()
-        if type(et) not in DOT_OPERAND_K_GRANULE:
+        et, rt_et = lt.get_element_type(), rt.get_element_type()
+        a, b = dot_operand_type(et), dot_operand_type(rt_et)
+        for x, t in ((a, et), (b, rt_et)):
+            if x is None:
+                raise VerifyException(f"{self.name} operands must be {DOT_OPERAND_TYPES}, got {t}")
+        assert a is not None and b is not None
+        if a.family != b.family:
             raise VerifyException(
-                f"{self.name} operands must be bf16, f16 or f8E4M3FN, got {et}"
-            )
-        if rt.get_element_type() != et:
-            raise VerifyException(
-                f"{self.name} operand element types differ ({et} vs {rt.get_element_type()})"
+                f"{self.name} operand element types differ ({et} vs {rt_et}): wgmma mixes "
+                "only the fp8 formats (f8E4M3FN with f8E5M2)"
             )
         if not isinstance(at.get_element_type(), Float32Type):
             raise VerifyException(
@@ -264,16 +267,17 @@ class _DotLikeOp(IRDLOperation):
             raise VerifyException(
                 f"{self.name} accumulator must be {m}x{n}, got {at}"
             )
-        granule = DOT_OPERAND_K_GRANULE[type(et)]
+        granule = max(a.k, b.k)
         if m % DOT_M_GRANULE or n % DOT_N_GRANULE or k % granule:
             raise VerifyException(
                 f"{self.name} shape {m}x{n}x{k} (MxNxK) is not supported by the hardware: "
                 f"M must be a multiple of {DOT_M_GRANULE}, N of {DOT_N_GRANULE}, "
                 f"K of {granule} for {et}"
             )
-        if isinstance(et, Float8E4M3FNType) and not transposed:
+        if not transposed and not b.mn_major:
             raise VerifyException(
-                f"{self.name} with f8E4M3FN operands needs a K-major rhs (rhs_transposed)"
+                f"{self.name} with {rt_et} operands needs a K-major rhs (rhs_transposed): "
+                "wgmma reads MN-major (transposed) operands only for 16-bit types"
             )
 
 
@@ -283,10 +287,14 @@ class DotOp(_DotLikeOp):
 
     `lhs` is M×K.  `rhs` is K×N, or N×K when `rhs_transposed` is set (then the
     product is lhs · rhsᵀ, the layout of GEMM's B and of attention's keys).
-    Operands are bf16, f16 or f8E4M3FN (both the same); the accumulator and the
-    result are f32.  Shapes follow the Hopper wgmma instruction: M a multiple of
-    64, N a multiple of 8, K a multiple of 16 (32 for f8).  f8 operands must be
-    K-major, i.e. `rhs_transposed`.
+    Operands are bf16, f16, f8E4M3FN, f8E5M2 or f32, of the same type except
+    that the two fp8 formats mix (e4m3 × e5m2); the accumulator and the result
+    are f32.  f32 operands are multiplied as tf32 (10-bit mantissa: the
+    hardware drops the 13 low bits of each operand), products are exact and
+    summed in f32.  Shapes follow the Hopper wgmma instruction: M a multiple of
+    64, N a multiple of 8, K a multiple of 32 bytes of the operand type (k16
+    for 16-bit types, k32 for fp8, k8 for f32).  fp8 and f32 operands must be
+    K-major, i.e. `rhs_transposed` (wgmma transposes only 16-bit operands).
 
     Example:
     `%d = tile.dot %a, %b, %c {rhs_transposed} : tensor<128x64xbf16>, tensor<256x64xbf16> -> tensor<128x256xf32>`

@@ -13,6 +13,9 @@ bf16 `ml_dtypes.bfloat16`, f8E4M3FN `ml_dtypes.float8_e4m3fn`,
 f8E5M2 `ml_dtypes.float8_e5m2`.  Integer tensors use the signed NumPy integer
 of the same width (`index`: int64, `i1`: bool).
 
+Operands of a matrix product (`tile.dot`, wgmma) are read as the tensor core
+reads them (`mma_operand`): the 16- and 8-bit formats exactly, f32 as tf32.
+
 Conversions to a narrower float format round to nearest, ties to even, as
 `cvt.rn` does.  Conversions to the f8 formats saturate like
 `cvt.rn.satfinite` (the only f8 conversion PTX has): values beyond the largest
@@ -39,6 +42,8 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Attribute
+
+from tawa.target.hopper import TF32_DROPPED_MANTISSA_BITS
 
 INDEX_BITS = 64
 
@@ -120,6 +125,20 @@ def compute_dtype(dt: np.dtype) -> np.dtype:
     """The dtype float math on `dt` is carried out in: f32 for the formats
     narrower than f32 (the result is then rounded once), else `dt` itself."""
     return F32 if dt.itemsize < 4 else dt
+
+
+_TF32_MASK = np.uint32((0xFFFFFFFF << TF32_DROPPED_MANTISSA_BITS) & 0xFFFFFFFF)
+
+
+def mma_operand(x: np.ndarray) -> np.ndarray:
+    """Operand `x` of a matrix product as the tensor core reads it, in f32:
+    bf16, f16 and the f8 formats convert exactly; f32 is read as tf32, the
+    13 low mantissa bits dropped (rounded toward zero, as wgmma `.tf32` does
+    with f32 data; `tawa.target.hopper.WGMMA_OPERAND_TYPES`).  NaN stays NaN."""
+    if x.dtype != F32:
+        return x.astype(F32)
+    bits = np.ascontiguousarray(x).view(np.uint32) & _TF32_MASK
+    return np.where(np.isnan(x), x, bits.view(np.float32))
 
 
 def round_float(x: Any, dt: np.dtype) -> Any:

@@ -18,7 +18,7 @@ from xdsl.utils.exceptions import InterpretationError
 from tawa.dialects import tile
 from tawa.dialects.tile import CmpIPredicate, ReduceKind
 from tawa.interpreters.arith import tensor
-from tawa.interpreters.dtypes import F32, compute_dtype, dtype_of, round_float, unsigned
+from tawa.interpreters.dtypes import compute_dtype, dtype_of, mma_operand, round_float, unsigned
 
 
 @dataclass(frozen=True)
@@ -99,11 +99,11 @@ class TileFunctions(InterpreterFunctions):
 
     @impl(tile.DotOp)
     def run_dot(self, interpreter: Interpreter, op: tile.DotOp, args: PythonValues):
-        """lhs · rhs (or lhs · rhsᵀ) + acc: operands converted to f32 (exactly),
-        products summed in f32."""
+        """lhs · rhs (or lhs · rhsᵀ) + acc: operands converted to f32 as the
+        tensor core reads them (exactly; f32 as tf32), products summed in f32."""
         lhs, rhs, acc = args
-        a = lhs.astype(F32)
-        b = rhs.astype(F32)
+        a = mma_operand(lhs)
+        b = mma_operand(rhs)
         if op.rhs_transposed is not None:
             b = b.T
         return (tensor(np.matmul(a, b) + acc),)

@@ -23,7 +23,9 @@ swizzle atom of 8 rows; then the swizzle of the absolute address):
 * MN-major (B otherwise): element (k, n) of a k x N operand is at
   start + (n / (S/bytes))·LBO + (n % (S/bytes))·bytes + (k % 8)·S + (k / 8)·SBO.
 
-One instruction contracts k = 32 bytes of K (`WGMMA_K_BYTES`).
+One instruction contracts k = 32 bytes of K (`WGMMA_K_BYTES`).  Operands
+are multiplied as the tensor core reads them (`dtypes.mma_operand`: f32 as
+tf32), products summed in f32.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from tawa.dialects import nvgpu
 from tawa.dialects.nvgpu.types import element_bytes
 from tawa.interpreters import simt
 from tawa.interpreters.cta import CtaState, cta_of, lanes_of
-from tawa.interpreters.dtypes import dtype_of
+from tawa.interpreters.dtypes import dtype_of, mma_operand
 from tawa.interpreters.fragments import Fragment, new_fragment, regs
 from tawa.interpreters.nvgpu import SmemBuffer, _fail, _whole_groups, read_rows, read_tile, tile_addresses
 from tawa.interpreters.simt import PerThread
@@ -172,8 +174,8 @@ def _operand(cta: CtaState, mma: Mma, x: Any, side: str) -> np.ndarray:
 
 def retire(cta: CtaState, mma: Mma) -> None:
     g = mma.group
-    a = _operand(cta, mma, mma.lhs, "lhs").astype(np.float32)
-    b = _operand(cta, mma, mma.rhs, "rhs").astype(np.float32)
+    a = mma_operand(_operand(cta, mma, mma.lhs, "lhs"))
+    b = mma_operand(_operand(cta, mma, mma.rhs, "rhs"))
     transposed = mma.op.rhs_transposed is not None
     if a.shape[1] != (b.shape[1] if transposed else b.shape[0]):
         raise _fail(mma.op, f"{mma.op.name}: operand shapes {a.shape} and {b.shape} do not contract")

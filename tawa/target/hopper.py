@@ -50,6 +50,15 @@ def launch_register_cap(threads: int) -> int:
     return min(MAX_REGS_PER_THREAD, REGISTER_FILE_SIZE // threads) // REGS_GRANULE * REGS_GRANULE
 
 
+def register_pool(threads: int) -> int:
+    """Registers a CTA of `threads` threads holds at launch: the pool that
+    `setmaxnreg` redistributes between its warp groups (launch cap ×
+    threads; verified on the H100: 168 × 384 = 64,512, and budgets beyond
+    it hang in `setmaxnreg.inc`).  Below the register file when the cap
+    rounds down: 96 × 640 = 61,440."""
+    return launch_register_cap(threads) * threads
+
+
 # --------------------------------------------------------------------------- shared memory
 
 MAX_SMEM_BYTES = 232448
@@ -109,6 +118,43 @@ WGMMA_MAX_PENDING = 7
 WGMMA_K_BYTES = 32
 """One wgmma instruction contracts 32 bytes of K: k16 for 16-bit operands,
 k32 for 8-bit ones (k8 for tf32)."""
+
+
+@dataclass(frozen=True)
+class WgmmaOperandType:
+    """How `wgmma.mma_async` (f32 accumulator) takes A and B operands of one
+    element type: PTX ISA 8.x, wgmma.mma_async, `.atype` / `.btype`."""
+
+    ptx: str
+    """The type's spelling in the instruction (`...k16.f32.bf16.bf16`)."""
+    bytes: int
+    family: str
+    """A and B of one instruction come from one family: f16 × f16, bf16 ×
+    bf16, tf32 × tf32, and fp8 (e4m3 and e5m2 in any combination)."""
+    mn_major: bool
+    """Whether an operand may be MN-major in shared memory (the imm-trans-a /
+    imm-trans-b operands): only the 16-bit types have them; fp8 and tf32
+    operands must be K-major."""
+
+    @property
+    def k(self) -> int:
+        """K of one instruction: `WGMMA_K_BYTES` of this type."""
+        return WGMMA_K_BYTES // self.bytes
+
+
+WGMMA_OPERAND_TYPES: dict[str, WgmmaOperandType] = {
+    "bf16": WgmmaOperandType("bf16", 2, "bf16", True),
+    "f16": WgmmaOperandType("f16", 2, "f16", True),
+    "f8E4M3FN": WgmmaOperandType("e4m3", 1, "fp8", False),
+    "f8E5M2": WgmmaOperandType("e5m2", 1, "fp8", False),
+    "f32": WgmmaOperandType("tf32", 4, "tf32", False),
+}
+"""wgmma operand types by the MLIR spelling of the element type.  f32 data
+are read as tf32: the tensor core ignores the 13 low mantissa bits of each
+operand (rounds toward zero to a 10-bit mantissa; triton-lang/triton#4574
+shows unrounded f32 inputs differ from round-to-nearest tf32)."""
+TF32_DROPPED_MANTISSA_BITS = 13
+"""f32 has 23 mantissa bits, tf32 keeps the 10 high ones."""
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import Float8E4M3FNType
 from xdsl.ir import Operation
 
 from tawa.dialects import nvgpu
@@ -70,17 +69,18 @@ def emit_k_slice(p: KernelPrinter, op: nvgpu.WgmmaKSliceOp) -> None:
 def emit_mma_async(p: KernelPrinter, op: nvgpu.WgmmaMmaAsyncOp) -> None:
     """Accumulates in place in the accumulator's registers (copied first
     when the accumulator is still read afterwards)."""
-    et = op.lhs.type.element_type
-    k_step = op.k_step()
+    a_type, b_type = op.wgmma_types()
+    kind = f"{a_type.ptx}.{b_type.ptx}"
     rhs_k_major = op.rhs_transposed is not None
-    if isinstance(et, Float8E4M3FNType):
-        kind, tail = "e4m3.e4m3", ", 1, 1"
+    if not b_type.mn_major:
+        # fp8 and tf32: both operands K-major, no imm-trans operands at all.
+        tail = ", 1, 1"
     elif isinstance(op.lhs.type, nvgpu.FragmentType):
         # A in registers: no imm-trans-a; imm-trans-b = 1 for an MN-major B.
-        kind, tail = f"{et}.{et}", f", 1, 1, {0 if rhs_k_major else 1}"
+        tail = f", 1, 1, {0 if rhs_k_major else 1}"
     else:
         # imm-trans-a = 0 (A is K-major); imm-trans-b = 1 for an MN-major B.
-        kind, tail = f"{et}.{et}", f", 1, 1, 0, {0 if rhs_k_major else 1}"
+        tail = f", 1, 1, 0, {0 if rhs_k_major else 1}"
     acc = p.frag(op.acc)
     if p.dead_after(op, op.acc):
         dst = acc
@@ -91,7 +91,7 @@ def emit_mma_async(p: KernelPrinter, op: nvgpu.WgmmaMmaAsyncOp) -> None:
     lhs = p.vals[op.lhs]
     a = "{" + ", ".join(lhs) + "}" if isinstance(lhs, list) else lhs
     p.emit(
-        f"wgmma.mma_async.sync.aligned.m64n{op.n()}k{k_step}.f32.{kind} "
+        f"wgmma.mma_async.sync.aligned.m64n{op.n()}k{op.k_step()}.f32.{kind} "
         f"{{{', '.join(dst)}}}, {a}, {p.reg(op.rhs)}, {p.reg(op.accumulate)}{tail};"
     )
 

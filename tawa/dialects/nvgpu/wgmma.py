@@ -8,9 +8,6 @@ from typing import ClassVar
 from xdsl.dialects.builtin import (
     I32,
     I64,
-    BFloat16Type,
-    Float8E4M3FNType,
-    Float16Type,
     Float32Type,
     IndexType,
     IntegerAttr,
@@ -18,6 +15,7 @@ from xdsl.dialects.builtin import (
     i1,
 )
 from xdsl.ir import (
+    Attribute,
     SSAValue,
 )
 from xdsl.irdl import (
@@ -45,7 +43,14 @@ from tawa.dialects.common import (
 )
 from tawa.dialects.nvgpu.layouts import WGMMA
 from tawa.dialects.nvgpu.types import FragmentType, SmemType, WgmmaDescriptorType
-from tawa.target.hopper import WGMMA_DESCRIPTOR, WGMMA_M, WGMMA_MAX_N, WGMMA_N_STEP
+from tawa.target.hopper import (
+    WGMMA_DESCRIPTOR,
+    WGMMA_M,
+    WGMMA_MAX_N,
+    WGMMA_N_STEP,
+    WGMMA_OPERAND_TYPES,
+    WgmmaOperandType,
+)
 
 DESCRIPTOR_UNIT = WGMMA_DESCRIPTOR.unit
 DESCRIPTOR_OFFSET_BITS = WGMMA_DESCRIPTOR.field_bits
@@ -93,7 +98,15 @@ class WgmmaDescriptorOp(IRDLOperation):
             )
 
 
-_WGMMA_K = {BFloat16Type: 16, Float16Type: 16, Float8E4M3FNType: 32}
+WGMMA_TYPES = "bf16, f16, f8E4M3FN, f8E5M2 or f32 (tf32)"
+REGISTER_LHS_BYTES = 2
+"""A register lhs is a fragment of the `wgmma` layout, which is the A layout
+of the 16-bit types only (fp8 and tf32 A fragments are laid out otherwise)."""
+
+
+def operand_type(t: Attribute) -> WgmmaOperandType | None:
+    """How wgmma takes operands of element type `t` (None: it does not)."""
+    return WGMMA_OPERAND_TYPES.get(getattr(t, "name", ""))
 
 
 class _WgmmaBase(IRDLOperation):
@@ -113,9 +126,15 @@ class _WgmmaBase(IRDLOperation):
         "$lhs `,` $rhs `,` $acc `,` $accumulate attr-dict `:` type($lhs) `,` type($rhs) `,` type($result)"
     )
 
+    def wgmma_types(self) -> tuple[WgmmaOperandType, WgmmaOperandType]:
+        """How the instruction takes A and B (their PTX types); verified."""
+        a, b = operand_type(self.lhs.type.element_type), operand_type(self.rhs.type.element_type)
+        assert a is not None and b is not None
+        return a, b
+
     def k_step(self) -> int:
-        """K of one wgmma instruction for these operands (16, or 32 for f8)."""
-        return _WGMMA_K[type(self.lhs.type.element_type)]
+        """K of one wgmma instruction for these operands (16; 32 for fp8; 8 for tf32)."""
+        return self.wgmma_types()[0].k
 
     def n(self) -> int:
         rt = self.rhs.type
@@ -130,10 +149,15 @@ class _WgmmaBase(IRDLOperation):
         if isinstance(lt, FragmentType) and lt.tiled_layout != WGMMA:
             raise VerifyException(f"{self.name} register lhs must be a fragment of the wgmma layout")
         assert isinstance(lt, WgmmaDescriptorType | FragmentType)
-        et = lt.element_type
-        if type(et) not in _WGMMA_K or rt.element_type != et:
+        et, rt_et = lt.element_type, rt.element_type
+        a, b = operand_type(et), operand_type(rt_et)
+        if a is None or b is None or a.family != b.family:
             raise VerifyException(
-                f"{self.name} operands must both be bf16, f16 or f8E4M3FN, got {et} and {rt.element_type}"
+                f"{self.name} operands must both be {WGMMA_TYPES} (fp8 formats may mix), got {et} and {rt_et}"
+            )
+        if isinstance(lt, FragmentType) and a.bytes != REGISTER_LHS_BYTES:
+            raise VerifyException(
+                f"{self.name} register lhs must be bf16 or f16 (the wgmma fragment layout is their A layout), got {et}"
             )
         if len(lt.get_shape()) != 2 or len(rt.get_shape()) != 2:
             raise VerifyException(f"{self.name} operands must be 2-D")
@@ -147,8 +171,10 @@ class _WgmmaBase(IRDLOperation):
             )
         if at.get_shape() != (m, n):
             raise VerifyException(f"{self.name} accumulator must be {m}x{n}, got {at}")
-        if isinstance(et, Float8E4M3FNType) and self.rhs_transposed is None:
-            raise VerifyException(f"{self.name} with f8E4M3FN operands needs a K-major rhs")
+        if not b.mn_major and self.rhs_transposed is None:
+            raise VerifyException(
+                f"{self.name} with {rt_et} operands needs a K-major rhs: wgmma transposes only 16-bit operands"
+            )
 
 
 @irdl_op_definition
@@ -157,10 +183,13 @@ class WgmmaOp(_WgmmaBase):
     accumulate)`, issued by one warp group, asynchronous until a
     `nvgpu.wgmma_wait_group` returns the fragment.
 
+    Operands are bf16, f16, fp8 (f8E4M3FN and f8E5M2, mixed as wanted) or
+    f32, read as tf32 (`tawa.target.hopper.WGMMA_OPERAND_TYPES`).
     `lhs` is a 64xK descriptor (or a bf16/f16 `wgmma` register fragment); `rhs` is an
     NxK descriptor when `rhs_transposed` (K-major, PTX imm-trans-b = 0) and a
-    KxN one otherwise (MN-major, imm-trans-b = 1).  `tawa-expand-wgmma`
-    turns it into K/16 (K/32 for f8) `nvgpu.wgmma_mma_async`.  `accumulate`
+    KxN one otherwise (MN-major, imm-trans-b = 1; 16-bit types only).
+    `tawa-expand-wgmma` turns it into K/16 (K/32 for fp8, K/8 for tf32)
+    `nvgpu.wgmma_mma_async`.  `accumulate`
     is wgmma's scale-d predicate: false makes the first instruction
     overwrite the accumulator.
 
@@ -185,8 +214,8 @@ class WgmmaOp(_WgmmaBase):
 
 @irdl_op_definition
 class WgmmaMmaAsyncOp(_WgmmaBase):
-    """One `wgmma.mma_async.sync.aligned.m64nNkK` instruction (K = 16, or 32
-    for f8): the contraction over the K elements that its operands start
+    """One `wgmma.mma_async.sync.aligned.m64nNkK` instruction (K = 16; 32
+    for fp8; 8 for tf32): the contraction over the K elements that its operands start
     at.  A descriptor operand is read from its start address with its
     layout's strides (`nvgpu.wgmma_desc_advance` moves it to a k-step); a
     register lhs is a 64xK fragment (`nvgpu.wgmma_k_slice`).

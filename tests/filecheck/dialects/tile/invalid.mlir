@@ -118,11 +118,11 @@ func.func @dot_acc_rank(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>, %c: tens
 
 // -----
 
-func.func @dot_f32_operands(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %c: tensor<64x64xf32>) {
-  %d = tile.dot %a, %b, %c : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+func.func @dot_f64_operands(%a: tensor<64x64xf64>, %b: tensor<64x64xf64>, %c: tensor<64x64xf32>) {
+  %d = tile.dot %a, %b, %c {rhs_transposed} : tensor<64x64xf64>, tensor<64x64xf64> -> tensor<64x64xf32>
   func.return
 }
-// CHECK: error: tile.dot operands must be bf16, f16 or f8E4M3FN, got f32
+// CHECK: error: tile.dot operands must be bf16, f16, f8E4M3FN, f8E5M2 or f32 (tf32), got f64
 
 // -----
 
