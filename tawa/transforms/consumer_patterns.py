@@ -217,10 +217,27 @@ def _scalar_or_frag(value: SSAValue, user: Operation) -> SSAValue:
     splat = value.owner
     if isinstance(splat, tile.SplatOp) and isinstance(splat.value.type, Float32Type):
         return splat.value
+    if (root := _unlowered_math(value)) is not None:
+        raise fail(root, f"{NAME}: '{root.name}' is not supported by the Hopper lowering yet")
     raise fail(
         user,
         f"{NAME}: '{user.name}' on an accumulator needs another accumulator or a tile.splat of an f32 scalar",
     )
+
+
+def _unlowered_math(value: SSAValue) -> Operation | None:
+    """The first op of the math that computes the tile `value` which no
+    pattern lowered (values are defined before their uses, so by the time a
+    user is lowered its operands' math was lowered if it could be)."""
+    op = value.owner
+    if not isinstance(op, Operation) or op.dialect_name() not in ("math", "arith"):
+        return None
+    if not isinstance(value.type, TensorType):
+        return None
+    for operand in op.operands:
+        if (inner := _unlowered_math(operand)) is not None:
+            return inner
+    return op
 
 
 class LowerElementwise(RewritePattern):
