@@ -14,11 +14,20 @@ Task-aware partitioning after Tawa (arXiv 2510.14719) and Triton's NVWS:
 * each group of producer loads that feeds the same consumer op travels
   through one aref: `aref.put` in the producer after the loads, `aref.get` in
   the consumer right before the first op that uses the values,
-  `aref.consumed` after the last one.
+  `aref.consumed` after the last one;
+* loads carried through a loop by hand (software prefetch: the first tiles
+  loaded before the loop, each iteration loading the next ones and yielding
+  them) travel through one aref per loop: the producer puts the first tiles
+  before the loop and the next ones in each iteration, the consumers get them
+  where the iteration uses them and, after the loop, where the last ones are
+  used (or get and release them at once where nothing uses them), so every
+  put has its get.  Neither partition carries the tiles: the aref ring is
+  the prefetch.
 
 Arefs are created with depth 1; `tawa-pipeline` deepens them.  Where the pass
 cannot apply it leaves the kernel unchanged and prints one `remark:` line on
-stderr saying why (with `strict=true` it fails instead).
+stderr saying why, naming the op and its location (with `strict=true` it
+fails instead).
 """
 
 from __future__ import annotations
@@ -41,10 +50,13 @@ from tawa.dialects.aref import PartitionRole
 
 PRODUCER, CONSUMER = PartitionRole.PRODUCER, PartitionRole.CONSUMER
 _DOTS = (tile.DotOp, tile.DotAsyncOp)
+_FOR_BOUNDS = 3
+"""`scf.for` operands before its iter_args: lb, ub, step."""
 
 
 class Declined(Exception):
-    """The kernel cannot be specialized; the message says why."""
+    """The kernel cannot be specialized; the message says why (and names the op
+    at fault with its location)."""
 
 
 def _is_tensor(v: SSAValue) -> bool:
@@ -66,35 +78,70 @@ def _ancestor_in(block: Block, op: Operation) -> Operation:
     return anc
 
 
+def _flows_to(user: Operation, index: int) -> list[SSAValue]:
+    """The values that operand `index` of `user` flows into: a loop's
+    initial value into its iteration argument and result, a yielded value
+    into the loop's (or the `scf.if`'s) result and the next iteration's
+    argument, an op's operand into its results."""
+    if isinstance(user, scf.YieldOp):
+        parent = user.parent_op()
+        if isinstance(parent, scf.ForOp):
+            return [parent.results[index], parent.body.block.args[index + 1]]
+        if isinstance(parent, scf.IfOp):
+            return [parent.results[index]]
+        return []
+    if isinstance(user, scf.ForOp):
+        if index < _FOR_BOUNDS:
+            return []
+        i = index - _FOR_BOUNDS
+        return [user.body.block.args[i + 1], user.results[i]]
+    return list(user.results)
+
+
 def _reaches_dot(value: SSAValue, seen: set[SSAValue] | None = None) -> bool:
-    """Whether `value` flows (through ops and loop-carried values) into a dot."""
+    """Whether `value` flows (through ops, loop-carried values and `scf.if`
+    results) into a dot operand."""
     seen = set() if seen is None else seen
     if value in seen:
         return False
     seen.add(value)
     for use in value.uses:
-        user = use.operation
-        if isinstance(user, _DOTS) and use.index < 2:
+        if isinstance(use.operation, _DOTS) and use.index < 2:
             return True
-        if isinstance(user, scf.YieldOp) and isinstance(loop := user.parent_op(), scf.ForOp):
-            nexts = [loop.results[use.index], loop.body.block.args[use.index + 1]]
-        else:
-            nexts = list(user.results)
-        if any(_reaches_dot(n, seen) for n in nexts):
+        if any(_reaches_dot(n, seen) for n in _flows_to(use.operation, use.index)):
             return True
     return False
 
 
 @dataclass
-class ArefGroup:
-    """Producer loads that travel together through one aref."""
+class Acquire:
+    """Where the consumers take one put of an aref: `aref.get` right before
+    `before`, its values standing for `values`; `aref.consumed` after
+    `release_after`, or right after the get when nothing uses the values."""
 
-    loads: list[tile.LoadOp]
-    first_user: Operation
-    """The first consumer op (in the loads' block) that uses the values."""
-    release_after: Operation
-    """The last consumer op (in the loads' block) that uses the values."""
+    values: list[SSAValue]
+    before: Operation
+    release_after: Operation | None
+
+
+@dataclass
+class ArefGroup:
+    """Tiles that travel from the producer to the consumers through one aref.
+
+    The producer puts the tiles of each list in `puts` after the last of its
+    loads; the consumers take them at `gets`, in the same order (one get per
+    put).  Plain loads have one put and one get; loads carried through a loop
+    have two of each (before the loop / in each iteration, and in each
+    iteration / after the loop)."""
+
+    puts: list[list[tile.LoadOp]]
+    gets: list[Acquire]
     aref: SSAValue | None = None
+
+    @property
+    def loads(self) -> list[tile.LoadOp]:
+        """The loads of one put: their types are the aref's payload."""
+        return self.puts[-1]
 
 
 @dataclass
@@ -105,6 +152,8 @@ class Partitioning:
     parts: dict[Operation, set[str]] = field(default_factory=dict)
     iter_parts: dict[tuple[Operation, int], set[str]] = field(default_factory=dict)
     producer_loads: set[Operation] = field(default_factory=set)
+    carried: dict[scf.ForOp, list[int]] = field(default_factory=dict)
+    """Loops with loads carried by hand (the prefetch form): which iter_args."""
     groups: list[ArefGroup] = field(default_factory=list)
 
     # ------------------------------------------------------------------ analysis
@@ -116,15 +165,21 @@ class Partitioning:
         }
         if not self.producer_loads:
             raise Declined("no tile.load feeds a tile.dot")
-        for load in self.producer_loads:
+        for load in sorted(self.producer_loads, key=_program_order):
             for anc in self._ancestors(load):
                 if not isinstance(anc, scf.ForOp):
                     raise Declined(
                         f"a tile.load feeding a dot is nested in '{anc.name}' "
-                        "(only scf.for loops are supported)"
+                        f"(only scf.for loops are supported): the tile.load{_at(load)} is "
+                        f"inside the {anc.name}{_at(anc)}; the producer puts every tile it "
+                        "loads, so it cannot load on some paths only: load unconditionally "
+                        "(rows and columns out of bounds read as 0)"
                     )
+        self._find_carried(body)
+        self._check_crossings()
         self._seed(body)
         self._group_crossings()
+        self._group_carried()
 
     def _check_kernel_shape(self) -> Block:
         if self.kernel.body.blocks.first is None or len(self.kernel.body.blocks) != 1:
@@ -144,6 +199,64 @@ class Partitioning:
             node = node.parent_op()
         return out
 
+    def _producer_load(self, value: SSAValue) -> tile.LoadOp | None:
+        owner = value.owner
+        return owner if isinstance(owner, tile.LoadOp) and owner in self.producer_loads else None
+
+    def _find_carried(self, body: Block) -> None:
+        """The iter_args that carry producer loads in the prefetch form:
+        initialised with a load just before the loop (used by nothing else)
+        and yielding a load of the loop body (likewise)."""
+        for loop in self._walk_partitionable(body):
+            if not isinstance(loop, scf.ForOp):
+                continue
+            yield_op = loop.body.block.last_op
+            assert isinstance(yield_op, scf.YieldOp)
+            for i, (init, nxt) in enumerate(zip(loop.iter_args, yield_op.operands, strict=True)):
+                first, then = self._producer_load(init), self._producer_load(nxt)
+                if first is None and then is None:
+                    continue
+                if (
+                    first is None or then is None
+                    or first.parent_block() is not loop.parent_block()
+                    or then.parent_block() is not loop.body.block
+                    or not init.has_one_use() or not nxt.has_one_use()
+                ):
+                    raise Declined(
+                        f"scf.for{_at(loop)} carries a tile from the producer in iter_arg "
+                        f"#{i}: a loaded tile may be carried only in the prefetch form (a "
+                        "tile.load just before the loop as the initial value, a tile.load of "
+                        "the loop body as the yielded value, each used by nothing else); a "
+                        "tile that does not change can be used in the loop directly"
+                    )
+                self.carried.setdefault(loop, []).append(i)
+
+    def _check_crossings(self) -> None:
+        """Tiles from the producer (its loads, and the iteration arguments and
+        results of carried loads) reach the consumers through arefs, which
+        lend a slot for a while: beyond the prefetch form, a loop cannot carry
+        them and an `scf.if` cannot yield them."""
+        allowed: set[tuple[Operation, int]] = set()
+        values = [ld.result for ld in self.producer_loads]
+        for loop, indices in self.carried.items():
+            yield_op = loop.body.block.last_op
+            assert yield_op is not None
+            for i in indices:
+                allowed |= {(loop, _FOR_BOUNDS + i), (yield_op, i)}
+                values += [loop.body.block.args[i + 1], loop.results[i]]
+        for v in values:
+            for use in v.uses:
+                user = use.operation
+                if (user, use.index) in allowed:
+                    continue
+                if isinstance(user, scf.ForOp | scf.YieldOp | scf.ConditionOp) or user.regions:
+                    raise Declined(
+                        f"a tile from the producer is carried by '{user.name}'{_at(user)} "
+                        f"(operand #{use.index}): loaded tiles reach the consumers through "
+                        "an aref slot, which a loop may carry only in the prefetch form and "
+                        "a region op not at all (see docs/passes.md, Control flow)"
+                    )
+
     def _seed(self, body: Block) -> None:
         self._work: list[Operation] = []
         for op in self._walk_partitionable(body):
@@ -153,6 +266,8 @@ class Partitioning:
                 continue
             elif not isinstance(op, func.ReturnOp):
                 self._add(op, {CONSUMER})
+        for loop in self.carried:  # the consumers take one put per iteration
+            self._add(loop, {CONSUMER})
         while self._work:
             self._propagate(self._work.pop())
 
@@ -201,7 +316,7 @@ class Partitioning:
             owner = value.block.parent_op()
             if isinstance(owner, scf.ForOp):
                 self._add(owner, parts)
-                if value.index > 0:
+                if value.index > 0 and value.index - 1 not in self.carried.get(owner, ()):
                     self._add_iter(owner, value.index - 1, parts)
             return
         op = value.owner
@@ -209,7 +324,8 @@ class Partitioning:
         if op in self.producer_loads:
             return  # a consumer needing a load's value is an aref crossing
         if isinstance(op, scf.ForOp):
-            self._add_iter(op, value.index, parts)
+            if value.index not in self.carried.get(op, ()):  # else an aref crossing
+                self._add_iter(op, value.index, parts)
         else:
             self._add(op, parts)
 
@@ -227,21 +343,58 @@ class Partitioning:
                     if not op.is_ancestor(_owner_op(operand)):
                         self._demand(operand, parts)
 
+    def _acquire(self, values: list[SSAValue], block: Block, otherwise: Operation) -> Acquire:
+        """A get of `values` in `block`: before the first op that uses one,
+        released after the last; with no user, got and released before
+        `otherwise` (every put needs its get)."""
+        users = [_ancestor_in(block, u.operation) for v in values for u in v.uses]
+        if not users:
+            return Acquire(values, otherwise, None)
+        first = min(users, key=block.get_operation_index)
+        last = max(users, key=block.get_operation_index)
+        return Acquire(values, first, last)
+
+    def _carried_loads(self) -> set[Operation]:
+        out: set[Operation] = set()
+        for loop, indices in self.carried.items():
+            yield_op = loop.body.block.last_op
+            assert yield_op is not None
+            for i in indices:
+                out |= {_owner_op(loop.iter_args[i]), _owner_op(yield_op.operands[i])}
+        return out
+
     def _group_crossings(self) -> None:
+        carried = self._carried_loads()
         by_key: dict[tuple[Block, Operation], list[tile.LoadOp]] = {}
-        for load in sorted(self.producer_loads, key=_program_order):
+        for load in sorted(self.producer_loads - carried, key=_program_order):
             assert isinstance(load, tile.LoadOp)
             block = load.parent_block()
             assert block is not None
             users = [_ancestor_in(block, u.operation) for u in load.result.uses]
-            first = min(users, key=lambda o: block.get_operation_index(o))
+            first = min(users, key=block.get_operation_index)
             by_key.setdefault((block, first), []).append(load)
         for (block, first), loads in by_key.items():
-            users = [
-                _ancestor_in(block, u.operation) for ld in loads for u in ld.result.uses
-            ]
-            last = max(users, key=lambda o: block.get_operation_index(o))
-            self.groups.append(ArefGroup(loads, first, last))
+            get = self._acquire([ld.result for ld in loads], block, first)
+            self.groups.append(ArefGroup([loads], [get]))
+
+    def _group_carried(self) -> None:
+        """One aref per loop and first user in the body of its carried tiles."""
+        for loop, indices in self.carried.items():
+            body, outer = loop.body.block, loop.parent_block()
+            assert outer is not None and loop.next_op is not None
+            by_first: dict[Operation | None, list[int]] = {}
+            for i in indices:
+                users = [_ancestor_in(body, u.operation) for u in body.args[i + 1].uses]
+                first = min(users, key=body.get_operation_index) if users else None
+                by_first.setdefault(first, []).append(i)
+            yield_op = body.last_op
+            assert yield_op is not None
+            for idx in by_first.values():
+                inits = [_load(loop.iter_args[i]) for i in idx]
+                nexts = [_load(yield_op.operands[i]) for i in idx]
+                in_loop = self._acquire([body.args[i + 1] for i in idx], body, yield_op)
+                after = self._acquire([loop.results[i] for i in idx], outer, loop.next_op)
+                self.groups.append(ArefGroup([inits, nexts], [in_loop, after]))
 
     def in_partition(self, op: Operation, part: str) -> bool:
         return part in self.parts.get(op, set())
@@ -253,6 +406,11 @@ def _owner_op(value: SSAValue) -> Operation:
         assert owner is not None
         return owner
     assert isinstance(value.owner, Operation)
+    return value.owner
+
+
+def _load(value: SSAValue) -> tile.LoadOp:
+    assert isinstance(value.owner, tile.LoadOp)
     return value.owner
 
 
@@ -276,13 +434,17 @@ class PartitionBuilder:
     def __init__(self, plan: Partitioning, part: str):
         self.plan = plan
         self.part = part
-        self.acquire_before: dict[Operation, list[ArefGroup]] = {}
-        for g in plan.groups:
-            self.acquire_before.setdefault(g.first_user, []).append(g)
-        self.last_load = {g.loads[-1]: g for g in plan.groups}
+        self.gets_before: dict[Operation, list[tuple[ArefGroup, Acquire]]] = {}
         self.release_after: dict[Operation, list[ArefGroup]] = {}
+        self.put_after: dict[Operation, list[tuple[ArefGroup, list[tile.LoadOp]]]] = {}
         for g in plan.groups:
-            self.release_after.setdefault(g.release_after, []).append(g)
+            for get in g.gets:
+                self.gets_before.setdefault(get.before, []).append((g, get))
+                if get.release_after is not None:
+                    self.release_after.setdefault(get.release_after, []).append(g)
+            for loads in g.puts:
+                last = max(loads, key=_program_order)
+                self.put_after.setdefault(last, []).append((g, loads))
 
     def build(self, src: Block, vmap: dict[SSAValue, SSAValue]) -> Block:
         dst = Block()
@@ -291,29 +453,35 @@ class PartitionBuilder:
 
     def _clone_ops(self, src: Block, dst: Block, vmap: dict[SSAValue, SSAValue]) -> None:
         for op in src.ops:
+            if self.part == CONSUMER:
+                for group, acquire in self.gets_before.get(op, ()):
+                    self._get(group, acquire, dst, vmap)
             if isinstance(op, func.ReturnOp | scf.YieldOp):
                 continue
-            for group in self.acquire_before.get(op, ()) if self.part == CONSUMER else ():
-                assert group.aref is not None
-                get = aref.GetOp(group.aref)
-                dst.add_op(get)
-                for ld, v in zip(group.loads, get.values, strict=True):
-                    vmap[ld.result] = v
-                    v.name_hint = ld.result.name_hint
             if not self.plan.in_partition(op, self.part):
                 continue
             if isinstance(op, scf.ForOp):
                 self._clone_for(op, dst, vmap)
             else:
                 dst.add_op(op.clone(value_mapper=vmap))
-            if self.part == PRODUCER and op in self.last_load:
-                group = self.last_load[op]
-                assert group.aref is not None
-                dst.add_op(aref.PutOp(group.aref, [vmap[ld.result] for ld in group.loads]))
+            if self.part == PRODUCER:
+                for group, loads in self.put_after.get(op, ()):
+                    assert group.aref is not None
+                    dst.add_op(aref.PutOp(group.aref, [vmap[ld.result] for ld in loads]))
             if self.part == CONSUMER:
                 for group in self.release_after.get(op, ()):
                     assert group.aref is not None
                     dst.add_op(aref.ConsumedOp(group.aref))
+
+    def _get(self, group: ArefGroup, acquire: Acquire, dst: Block, vmap: dict[SSAValue, SSAValue]) -> None:
+        assert group.aref is not None
+        get = aref.GetOp(group.aref)
+        dst.add_op(get)
+        for old, v in zip(acquire.values, get.values, strict=True):
+            vmap[old] = v
+            v.name_hint = old.name_hint
+        if acquire.release_after is None:  # nothing uses them: a put still needs its get
+            dst.add_op(aref.ConsumedOp(group.aref))
 
     def _clone_for(self, loop: scf.ForOp, dst: Block, vmap: dict[SSAValue, SSAValue]) -> None:
         keep = [
