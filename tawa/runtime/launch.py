@@ -453,8 +453,11 @@ def physical_launch(abi: KernelABI, grid: tuple[int, int, int]) -> LaunchShape:
     kernels, as many CTAs as the device has SMs (at most one per program),
     each looping over programs (the count is settled at launch)."""
     if abi.persistent:
-        if grid[2] != 1:
-            raise LaunchError(f"@{abi.name} is persistent: its grid must be 1-D or 2-D, got {grid}")
+        batched = any(p.kind == "grid" and p.dim == 2 for p in abi.params)
+        if grid[2] != 1 and not batched:
+            raise LaunchError(
+                f"@{abi.name} is persistent and uses no program id along axis 2: its grid must be 1-D or 2-D, got {grid}"
+            )
         return LaunchShape(grid, (abi.threads, 1, 1), abi.smem_bytes, persistent=True)
     for axis, (g, limit) in enumerate(zip(grid, MAX_GRID)):
         if g > limit:
@@ -588,6 +591,9 @@ def _check_array(a: ArgSpec, value: Any) -> tuple[ArrayInfo, tuple[int, ...]]:
         hint = ""
         if elem.ir == "bf16" and info.kind == "CuPy array" and info.dtype in ("uint16", "int16"):
             hint = " (pass tawa.runtime.reinterpret(x, 'bf16') to read 16-bit integers as bf16 bits)"
+        elif elem.ir.startswith("f8") and info.kind == "CuPy array" and info.dtype in ("uint8", "int8"):
+            # CuPy has no fp8 dtype either.
+            hint = f" (pass tawa.runtime.reinterpret(x, '{elem.ir}') to read bytes as {elem.ir} bits)"
         raise ArgumentError(f"{label}: expected {elem.ir} elements, got a {info.describe()}{hint}")
     shape = info.shape
     if len(shape) != rank:

@@ -149,6 +149,16 @@ def _epilogue(kind: str):
     return make
 
 
+def _batched(rng: np.random.Generator):
+    """Two batches of the `_gemm` shapes: a 3-D grid."""
+    M, N, K = 130, 200, 8 * 64 + 40
+    a = _bf16(rng.standard_normal((2, M, K), np.float32))
+    b = _bf16(rng.standard_normal((2, N, K), np.float32))
+    ref = np.einsum("bmk,bnk->bmn", _f32(a), _f32(b))
+    grid = (math.ceil(M / 128), math.ceil(N / 256), 2)
+    return [a, b, _nan((2, M, N)), M, N, K], grid, lambda out: _rel(out[2], ref)
+
+
 def _softmax(rng: np.random.Generator):
     M, K, s = 130, 8 * 64 + 40, 0.05
     a, b = _bf16(rng.standard_normal((M, K), np.float32)), _bf16(rng.standard_normal((256, K), np.float32))
@@ -194,6 +204,7 @@ CASES = {
         Case("gemm_bias_gelu", "gemm_bias_gelu.mlir", "gemm_bias_gelu", 4, _epilogue("bias_gelu")),
         Case("gemm_alpha_beta", "gemm_alpha_beta.mlir", "gemm_alpha_beta", 4, _epilogue("alpha_beta")),
         Case("gemm_fp8_scaled", "gemm_fp8_scaled.mlir", "gemm_fp8_scaled", 4, _epilogue("fp8_scaled")),
+        Case("batched_gemm", "batched_gemm.mlir", "batched_gemm", 4, _batched),
         Case("gemm_softmax", "gemm_softmax.mlir", "gemm_softmax", 4, _softmax),
         Case("attention_fwd", "attention_fwd.mlir", "attention_fwd", 2, _per_key_block("plain")),
         Case("attention_fwd_causal", "attention_fwd.mlir", "attention_fwd_causal", 2, _per_key_block("causal")),

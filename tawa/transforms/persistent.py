@@ -5,9 +5,11 @@ Runs after `tawa-pipeline`, before the lowering.  Each partition of an
 
     scf.for %t = %cta to %programs step %ctas { <partition body for program %t> }
 
-(`%cta` = CTA id, `%ctas` = CTAs launched, `%programs` = gx · gy of the
-logical grid, read from kernel parameters with `nvgpu.launch_grid`); program
-ids become the grouped-order ids of `%t`.  Nothing is reset between programs:
+(`%cta` = CTA id, `%ctas` = CTAs launched, `%programs` = gx · gy [· gz] of
+the logical grid, read from kernel parameters with `nvgpu.launch_grid`);
+program ids become the grouped-order ids of `%t` — with a third axis (the
+batch of a batched GEMM), z = t / (gx · gy) and the grouped ids of
+t mod (gx · gy) within that plane.  Nothing is reset between programs:
 the aref rings keep turning, so the producer fetches the next program's tiles
 while the consumers still run the previous one's epilogue.  The kernel is
 marked persistent (`#nvgpu.kernel<..., persistent>`), and the runtime launches min(programs, SMs) CTAs.
@@ -47,30 +49,45 @@ class PersistentPass(ModulePass):
             self._persist(ws, kernel)
 
     def _persist(self, ws: aref.WarpSpecializeOp, kernel: func.FuncOp) -> None:
-        axes = {p.axis.value.data for p in ws.walk() if isinstance(p, tile.ProgramIdOp)}
-        if not axes <= {0, 1}:
-            raise fail(ws, f"{self.name}: only 1-D and 2-D grids are supported, the kernel uses axis 2")
+        axes = {p.axis.value.data for p in ws.walk() if isinstance(p, tile.ProgramIdOp | tile.NumProgramsOp)}
         at = InsertPoint.before(ws)
         cta, ctas = nvgpu.BlockIdOp(0), nvgpu.GridDimOp(0)
-        gx, gy = nvgpu.LaunchGridOp(0), nvgpu.LaunchGridOp(1)
-        programs = arith.MuliOp(gx.result, gy.result)
-        Rewriter.insert_op([cta, ctas, gx, gy, programs], at)
+        grid = [nvgpu.LaunchGridOp(a) for a in range(3 if 2 in axes else 2)]
+        plane = arith.MuliOp(grid[0].result, grid[1].result)
+        ops = [cta, ctas, *grid, plane]
+        programs = plane
+        if len(grid) == 3:
+            programs = arith.MuliOp(plane.result, grid[2].result)
+            ops.append(programs)
+        Rewriter.insert_op(ops, at)
         programs.result.name_hint = "programs"
         for _, _, _, region in ws.partition_specs():
-            self._loop_over_programs(region, cta.result, programs.result, ctas.result, gx, gy)
+            self._loop_over_programs(region, cta.result, programs.result, ctas.result, grid, plane)
         for n in [o for o in ws.walk() if isinstance(o, tile.NumProgramsOp)]:
-            n.result.replace_all_uses_with((gx if n.axis.value.data == 0 else gy).result)
+            n.result.replace_all_uses_with(grid[n.axis.value.data].result)
             Rewriter.erase_op(n)
         nvgpu.record_kernel_info(kernel, persistent=True)
 
-    def _loop_over_programs(self, region: Region, lb, ub, step, gx, gy) -> None:
+    def _loop_over_programs(self, region: Region, lb, ub, step, grid, plane) -> None:
         block = region.block
         body = Block(arg_types=[lb.type])
         body.args[0].name_hint = "program"
         for o in list(block.ops):
             o.detach()
             body.add_op(o)
-        ids = grouped_ids(body.args[0], gx.result, gy.result, self.group_m, InsertPoint.at_start(body))
+        at = InsertPoint.at_start(body)
+        t = body.args[0]
+        z = None
+        if len(grid) == 3:  # the plane of program t, then its place in the plane
+            z = arith.DivUIOp(t, plane.result)
+            within = arith.RemUIOp(t, plane.result)
+            Rewriter.insert_op([z, within], at)
+            z.result.name_hint = "pid_z"
+            t = within.result
+            at = InsertPoint.after(within)
+        ids = grouped_ids(t, grid[0].result, grid[1].result, self.group_m, at)
+        if z is not None:
+            ids[2] = z.result
         for p in [o for o in body.walk() if isinstance(o, tile.ProgramIdOp)]:
             p.result.replace_all_uses_with(ids[p.axis.value.data])
             Rewriter.erase_op(p)

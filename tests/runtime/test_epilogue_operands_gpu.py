@@ -1,7 +1,8 @@
-"""GEMMs whose epilogues read their own operands, on a Hopper GPU:
-examples/gemm_bias_gelu.mlir (a bias per column, then GELU),
-examples/gemm_alpha_beta.mlir (C = α·A·Bᵀ + β·C) and
-examples/gemm_fp8_scaled.mlir (fp8 with per-row and per-column scales).
+"""GEMMs beyond the plain one, on a Hopper GPU: epilogues that read their own
+operands — examples/gemm_bias_gelu.mlir (a bias per column, then GELU),
+examples/gemm_alpha_beta.mlir (C = α·A·Bᵀ + β·C),
+examples/gemm_fp8_scaled.mlir (fp8 with per-row and per-column scales) —
+and examples/batched_gemm.mlir (a 3-D grid).
 
 Fresh random inputs (the seed is printed on failure), outputs poisoned with
 NaN (except C of α·A·Bᵀ + β·C, which is read), float32 references, relative
@@ -101,3 +102,17 @@ def test_bias_of_an_offset_view(cuda, seed):
     _kernel("gemm_bias_gelu")(A, B, bias, C, M, N, K, grid=_grid(M, N))
     x = A.float() @ B.float().T + bias.float()
     _check(C, torch.nn.functional.gelu(x, approximate="tanh"))
+
+
+@pytest.mark.parametrize("batch, M, N, K", [(3, 200, 136, 200), (4, 1024, 768, 9 * 64 + 24)])
+@pytest.mark.parametrize("persistent", [True, False])
+def test_batched(cuda, seed, batch, M, N, K, persistent):
+    import torch
+
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    A = torch.randn(batch, M, K, device="cuda", generator=g).bfloat16()
+    B = torch.randn(batch, N, K, device="cuda", generator=g).bfloat16()
+    C = torch.full((batch, M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+    kernel = tawa.compile((EXAMPLES / "batched_gemm.mlir").read_text(), "batched_gemm", persistent=persistent)
+    kernel(A, B, C, M, N, K, grid=(*_grid(M, N), batch))
+    _check(C, torch.einsum("bmk,bnk->bmn", A.float(), B.float()))

@@ -78,6 +78,12 @@ def _fp8_scaled(trips: int, rng: np.random.Generator) -> Case:
     return Case([a, b, sa, sb, c, m, n, k], (3, 1), (4,))
 
 
+def _batched(trips: int, rng: np.random.Generator) -> Case:
+    m, n, k = 130, 100, _ragged(trips, 64)
+    a, b = _randn(rng, (2, m, k), BF16), _randn(rng, (2, n, k), BF16)
+    return Case([a, b, _poison((2, m, n), BF16), m, n, k], (2, 1, 2), (2,))
+
+
 def _softmax(trips: int, rng: np.random.Generator) -> Case:
     m, k = 260, _ragged(trips, 64)
     a, b = _randn(rng, (m, k), BF16), _randn(rng, (256, k), BF16)
@@ -102,6 +108,7 @@ CASES: dict[str, tuple[str, Callable[[int, np.random.Generator], Case]]] = {
     "gemm_bias_gelu": ("gemm_bias_gelu.mlir", _bias_gelu),
     "gemm_alpha_beta": ("gemm_alpha_beta.mlir", _alpha_beta),
     "gemm_fp8_scaled": ("gemm_fp8_scaled.mlir", _fp8_scaled),
+    "batched_gemm": ("batched_gemm.mlir", _batched),
     "gemm_softmax": ("gemm_softmax.mlir", _softmax),
     "gemm_chain": ("gemm_chain.mlir", _attention(())),
     "attention_fwd": ("attention_fwd.mlir", _attention((np.float32(0.088),))),

@@ -20,6 +20,7 @@ from tawa.transforms.hopper_pipeline import HopperPipelinePass
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 KERNELS = ["gemm_bias_gelu", "gemm_alpha_beta", "gemm_fp8_scaled"]
+ASSEMBLED = [*KERNELS, "batched_gemm"]
 PTXAS = shutil.which("ptxas")
 
 
@@ -30,7 +31,7 @@ def _lowered(name: str, **options):
 
 
 @pytest.mark.skipif(PTXAS is None, reason="ptxas (CUDA toolkit) is not on PATH")
-@pytest.mark.parametrize("name", KERNELS)
+@pytest.mark.parametrize("name", ASSEMBLED)
 def test_assembles_without_spills(name, tmp_path):
     ptx = tmp_path / "k.ptx"
     ptx.write_text(print_ptx(_lowered(name)))
