@@ -81,6 +81,34 @@ func.func @prefetch_tail(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<
 
 // -----
 
+// Tiles loaded in every iteration but used only after the loop: each
+// iteration's put is taken (and released at once) in the iteration, the last
+// one after the loop, where the dot uses it.
+func.func @prefetch_used_after(%A: memref<?x?xbf16>, %C: memref<?x?xf32>, %K: index) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %zero = tile.zeros : tensor<128x128xf32>
+  %a0 = tile.load %A[%c0, %c0] : memref<?x?xbf16> -> tensor<128x64xbf16>
+  %a_last = scf.for %k = %c0 to %K step %c64 iter_args(%a = %a0) -> (tensor<128x64xbf16>) {
+    %a_next = tile.load %A[%c0, %k] : memref<?x?xbf16> -> tensor<128x64xbf16>
+    scf.yield %a_next : tensor<128x64xbf16>
+  }
+  %d = tile.dot %a_last, %a_last, %zero {rhs_transposed} : tensor<128x64xbf16>, tensor<128x64xbf16> -> tensor<128x128xf32>
+  tile.store %d, %C[%c0, %c0] : tensor<128x128xf32>, memref<?x?xf32>
+  func.return
+}
+// CHECK-LABEL: func.func @prefetch_used_after
+// CHECK:         } partition consumer
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %K step %{{.*}} {
+// CHECK-NEXT:        %{{.*}} = aref.get %[[REF:[^ ]*]] :
+// CHECK-NEXT:        aref.consumed %[[REF]]
+// CHECK-NEXT:      }
+// CHECK-NEXT:      %[[AL:.*]] = aref.get %[[REF]]
+// CHECK-NEXT:      %[[D:.*]] = tile.dot %[[AL]], %[[AL]], %zero
+// CHECK-NEXT:      aref.consumed %[[REF]]
+
+// -----
+
 // A load under scf.if: the producer cannot put a tile on some paths only.
 // REMARK: warp_specialize_control_flow.mlir:[[# @LINE + 2]]:1: remark: tawa-warp-specialize left @load_in_if unchanged: a tile.load feeding a dot is nested in 'scf.if' (only scf.for loops are supported): the tile.load (at {{.*}}warp_specialize_control_flow.mlir:[[# @LINE + 8]]:7) is inside the scf.if (at {{.*}}warp_specialize_control_flow.mlir:[[# @LINE + 7]]:5); the producer puts every tile it loads, so it cannot load on some paths only: load unconditionally (rows and columns out of bounds read as 0)
 // STRICT: warp_specialize_control_flow.mlir:[[# @LINE + 1]]:1: error: tawa-warp-specialize left @load_in_if unchanged: a tile.load feeding a dot is nested in 'scf.if'
