@@ -1,5 +1,6 @@
 """`python -m tawa.bench attention`: tawa's warp-specialized FlashAttention
-forward (examples/attention_fwd.mlir, head dim 128, bf16) against torch's
+forward (examples/attention_fwd.mlir, head dim 128, and
+examples/attention_fwd_d64.mlir, head dim 64; bf16) against torch's
 scaled_dot_product_attention (cuDNN and FlashAttention-2 backends), timed in
 the same run, interleaved (3 rounds, medians).  Each tawa result is first
 checked against a float32 reference on fresh random data.
@@ -13,12 +14,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 SHAPES = [(16, 1024), (4, 4096)]  # (batch, seq_len) with 16 heads: 16k tokens
-HEADS, HEAD_DIM = 16, 128
+HEADS = 16
+HEAD_DIMS = {128: ("attention_fwd.mlir", "attention_fwd"), 64: ("attention_fwd_d64.mlir", "attention_fwd_d64")}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tawa.bench attention", description=__doc__)
-    parser.add_argument("--stages", type=int, default=2)
+    parser.add_argument("--stages", type=int, default=0, help="ring depth (0: the deepest that fits)")
+    parser.add_argument("--head-dim", type=int, action="append", choices=sorted(HEAD_DIMS),
+                        help="head dims to time (default: all)")
     args = parser.parse_args(argv)
     import torch
     import torch.nn.functional as F
@@ -27,12 +31,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     import tawa
 
-    src = (Path(__file__).resolve().parents[2] / "examples" / "attention_fwd.mlir").read_text()
-    print(f"tawa attention vs torch SDPA on {torch.cuda.get_device_name()}, head dim 128, 16 heads, bf16", flush=True)
-    header = f"{'B':>3} {'S':>6} {'causal':>6} {'tawa':>7} {'cuDNN':>7} {'FA2':>7} {'tawa/cuDNN':>10} {'tawa/FA2':>9} {'rel err':>8}"
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    print(f"tawa attention vs torch SDPA on {torch.cuda.get_device_name()}, 16 heads, bf16", flush=True)
+    header = (f"{'d':>4} {'B':>3} {'S':>6} {'causal':>6} {'tawa':>7} {'cuDNN':>7} {'FA2':>7} "
+              f"{'tawa/cuDNN':>10} {'tawa/FA2':>9} {'rel err':>8}")
     print(header + "   (TFLOP/s)")
-    for causal in (False, True):
-        kernel = tawa.compile(src, "attention_fwd_causal" if causal else "attention_fwd", stages=args.stages)
+    runs = [(d, causal) for d in sorted(args.head_dim or HEAD_DIMS, reverse=True) for causal in (False, True)]
+    for HEAD_DIM, causal in runs:
+        file, name = HEAD_DIMS[HEAD_DIM]
+        src = (examples / file).read_text()
+        kernel = tawa.compile(src, f"{name}_causal" if causal else name, stages=args.stages)
         for B, S in SHAPES:
             q, k, v = (torch.randn(B, HEADS, S, HEAD_DIM, device="cuda").to(torch.bfloat16) for _ in range(3))
             o = torch.full_like(q, float("nan"))
@@ -47,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
             err = ((o.float() - ref).norm() / ref.norm()).item()
             if not err < 1e-2:
-                print(f"B={B} S={S} causal={causal}: WRONG (rel err {err:.2e})")
+                print(f"d={HEAD_DIM} B={B} S={S} causal={causal}: WRONG (rel err {err:.2e})")
                 return 1
 
             def sdpa(backend):
@@ -68,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             med = {n: sorted(t)[1] for n, t in times.items()}
             tf = {n: flop / t for n, t in med.items()}
             print(
-                f"{B:>3} {S:>6} {str(causal):>6} {tf['tawa']:>7.1f} {tf['cuDNN']:>7.1f} {tf['FA2']:>7.1f} "
+                f"{HEAD_DIM:>4} {B:>3} {S:>6} {str(causal):>6} {tf['tawa']:>7.1f} {tf['cuDNN']:>7.1f} {tf['FA2']:>7.1f} "
                 f"{tf['tawa'] / tf['cuDNN']:>10.3f} {tf['tawa'] / tf['FA2']:>9.3f} {err:>8.2e}",
                 flush=True,
             )

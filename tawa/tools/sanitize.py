@@ -168,10 +168,10 @@ def _softmax(rng: np.random.Generator):
     return [a, b, _nan((M, 256)), M, K, s * math.log2(math.e)], (math.ceil(M / 128),), lambda out: _rel(out[2], ref)
 
 
-def _per_key_block(kind: str):
+def _per_key_block(kind: str, D: int = 128):
     # 2D+1 = 5 key blocks of 128 for D = 2, the last one partial (520 keys):
     # 5 programs along the sequence, one head.
-    S, D = 4 * 128 + 8, 128
+    S = 4 * 128 + 8
 
     def make(rng: np.random.Generator):
         q, k, v = (_bf16(rng.standard_normal((1, S, D), np.float32)) for _ in range(3))
@@ -208,6 +208,9 @@ CASES = {
         Case("gemm_softmax", "gemm_softmax.mlir", "gemm_softmax", 4, _softmax),
         Case("attention_fwd", "attention_fwd.mlir", "attention_fwd", 2, _per_key_block("plain")),
         Case("attention_fwd_causal", "attention_fwd.mlir", "attention_fwd_causal", 2, _per_key_block("causal")),
+        Case("attention_fwd_d64", "attention_fwd_d64.mlir", "attention_fwd_d64", 2, _per_key_block("plain", 64)),
+        Case("attention_fwd_d64_causal", "attention_fwd_d64.mlir", "attention_fwd_d64_causal", 2,
+             _per_key_block("causal", 64)),
     )
 }
 """Every example kernel (examples/*.mlir), with the stages its GPU test uses."""

@@ -1,6 +1,7 @@
-"""examples/attention_fwd.mlir compiled by tawa on the GPU, against a float32
-softmax(Q·Kᵀ·scale)·V on fresh random data with poisoned outputs (needs an
-sm_90 GPU with torch; skipped elsewhere)."""
+"""examples/attention_fwd.mlir (head dim 128) and attention_fwd_d64.mlir
+compiled by tawa on the GPU, against a float32 softmax(Q·Kᵀ·scale)·V on fresh
+random data with poisoned outputs (needs an sm_90 GPU with torch; skipped
+elsewhere).  Ring depths: the deepest that fits (`stages=0`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,13 @@ import pytest
 import tawa
 
 pytestmark = pytest.mark.gpu
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "attention_fwd.mlir"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+VARIANTS = {  # kernel -> (example, head dim)
+    "attention_fwd": ("attention_fwd.mlir", 128),
+    "attention_fwd_causal": ("attention_fwd.mlir", 128),
+    "attention_fwd_d64": ("attention_fwd_d64.mlir", 64),
+    "attention_fwd_d64_causal": ("attention_fwd_d64.mlir", 64),
+}
 TOL = 1e-2
 
 
@@ -26,16 +33,17 @@ def reference(q, k, v, scale, causal):
     return torch.einsum("bqk,bkd->bqd", torch.softmax(s, dim=-1), v.float())
 
 
-@pytest.mark.parametrize("kernel_name", ["attention_fwd", "attention_fwd_causal"])
-@pytest.mark.parametrize("BH, S", [(2, 1024), (3, 200), (1, 128), (2, 384)])
+@pytest.mark.parametrize("kernel_name", sorted(VARIANTS))
+@pytest.mark.parametrize("BH, S", [(2, 1024), (3, 200), (1, 128), (2, 384), (2, 1), (1, 65)])
 def test_attention(cuda, seed, kernel_name, BH, S):
     import torch
 
-    kernel = tawa.compile(EXAMPLE.read_text(), kernel_name, stages=2)
+    file, D = VARIANTS[kernel_name]
+    kernel = tawa.compile((EXAMPLES / file).read_text(), kernel_name)
     g = torch.Generator(device="cuda").manual_seed(seed)
-    q, k, v = (torch.randn(BH, S, 128, device="cuda", generator=g).to(torch.bfloat16) for _ in range(3))
-    o = torch.full((BH, S, 128), float("nan"), device="cuda", dtype=torch.bfloat16)
-    scale = 1 / math.sqrt(128)
+    q, k, v = (torch.randn(BH, S, D, device="cuda", generator=g).to(torch.bfloat16) for _ in range(3))
+    o = torch.full((BH, S, D), float("nan"), device="cuda", dtype=torch.bfloat16)
+    scale = 1 / math.sqrt(D)
     kernel(q, k, v, o, S, scale, grid=(math.ceil(S / 128), BH))
     torch.cuda.synchronize()
     assert not torch.isnan(o.float()).any(), "some of O was not written (or is NaN)"

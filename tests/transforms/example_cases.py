@@ -90,11 +90,11 @@ def _softmax(trips: int, rng: np.random.Generator) -> Case:
     return Case([a, b, _poison((m, 256), BF16), m, k, np.float32(0.3)], (3,), (2,))
 
 
-def _attention(extra: tuple[Any, ...]) -> Callable[[int, np.random.Generator], Case]:
+def _attention(extra: tuple[Any, ...], head_dim: int = 128) -> Callable[[int, np.random.Generator], Case]:
     def make(trips: int, rng: np.random.Generator) -> Case:
         seq = max(_ragged(trips, 128), 1) if extra else _ragged(trips, 128)
-        q, k, v = (_randn(rng, (2, seq, 128), BF16) for _ in range(3))
-        o = _poison((2, seq, 128), BF16)
+        q, k, v = (_randn(rng, (2, seq, head_dim), BF16) for _ in range(3))
+        o = _poison((2, seq, head_dim), BF16)
         return Case([q, k, v, o, seq, *extra], (max((seq + 127) // 128, 1), 2), (3,))
 
     return make
@@ -113,6 +113,7 @@ CASES: dict[str, tuple[str, Callable[[int, np.random.Generator], Case]]] = {
     "gemm_chain": ("gemm_chain.mlir", _attention(())),
     "attention_fwd": ("attention_fwd.mlir", _attention((np.float32(0.088),))),
     "attention_fwd_causal": ("attention_fwd.mlir", _attention((np.float32(0.088),))),
+    "attention_fwd_d64_causal": ("attention_fwd_d64.mlir", _attention((np.float32(0.125),), 64)),
 }
 """kernel → (example file, case builder)."""
 
