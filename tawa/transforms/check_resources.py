@@ -11,8 +11,20 @@ lowered kernels (nvgpu level, after `tawa-expand-fragment-stores`, before
   The demand is `RegisterDemand`'s estimate (tawa/transforms/register_demand.py:
   live fragments at the worst op plus a calibrated scalar overhead).  Over
   budget, ptxas would spill to local memory (two 64x256xf32 accumulators in
-  one consumer: 1924 bytes).  Needs structured control flow: after
-  `convert-scf-to-cf` (multi-block regions) the register check is skipped.
+  one consumer: 1924 bytes).  A role that holds no fragments (the
+  producer: TMA issue and index math) is not checked: every example's
+  producer assembles without spills at the minimum budget of 24.  Needs
+  structured control flow: after `convert-scf-to-cf` (multi-block regions)
+  these two checks are skipped.
+* **registers at launch**: the budgets of all warp groups fit the pool the
+  CTA holds at launch (`register_pool`: launch cap × threads; more hangs in
+  `setmaxnreg.inc`), and every wgmma's registers — its accumulator, a
+  register A operand and the scalar overhead — fit under the launch cap
+  itself: ptxas allocates the operands of one instruction within the
+  `.maxnreg` the kernel starts with, whatever `setmaxnreg` grants later
+  (ptxas C7602 "Insufficient registers (128) to compile instruction ...
+  register target of 154": a 64x256xf32 accumulator with three consumer
+  warp groups, 512 threads).
 * **shared memory**: the extent of the `nvgpu.smem_alloc` buffers plus the
   alignment slack fits the block limit (the number `tawa-lower-aref` reports
   for the same rings), no two buffers overlap, and `#nvgpu.kernel<smem>`
@@ -39,17 +51,22 @@ from xdsl.passes import ModulePass
 
 from tawa.dialects import nvgpu
 from tawa.dialects.nvgpu.kernel_info import kernel_info
-from tawa.dialects.nvgpu.types import RegAction, element_bytes
+from tawa.dialects.nvgpu.types import element_bytes
 from tawa.target.hopper import (
     MAX_REGS,
     MAX_SMEM_BYTES,
     MAX_TMA_RANK,
-    REGISTER_FILE_SIZE,
+    REGS_GRANULE,
+    SCALAR_REGS_OVERHEAD,
     SMEM_ALIGN_SLACK,
+    THREADS_PER_GROUP,
     TMA_STRIDE_ALIGN,
+    WGMMA_M,
+    WGMMA_N_STEP,
     launch_register_cap,
+    register_pool,
 )
-from tawa.transforms.register_demand import RegisterDemand
+from tawa.transforms.register_demand import RegisterDemand, charged_registers
 from tawa.transforms.utils import fail
 
 NAME = "tawa-check-resources"
@@ -74,29 +91,77 @@ class CheckResourcesPass(ModulePass):
 
 
 def check_registers(kernel: func.FuncOp) -> None:
-    """Each role's estimated demand fits its `setmaxnreg` budget."""
+    """The budgets fit the launch pool, each wgmma fits the launch cap, and
+    each role's estimated demand fits its `setmaxnreg` budget."""
+    info = kernel_info(kernel)
+    if info.threads and info.regs:
+        check_register_pool(kernel, info.threads, info.regs)
+    if info.threads:
+        check_wgmma_registers(kernel, info.threads)
     if any(len(r.blocks) > 1 for o in kernel.walk() for r in o.regions):
         return  # unstructured control flow (after convert-scf-to-cf)
     roles = [o for o in kernel.walk() if isinstance(o, nvgpu.SetMaxNRegOp)]
+    pool = register_pool(info.threads) if info.threads else None
     for setmaxnreg in roles:
         block = setmaxnreg.parent_block()
         assert block is not None
-        producer = setmaxnreg.action.data == RegAction.DEC
+        # The producer issues the TMA loads (its budget may be above the launch cap, a consumer's below).
+        producer = any(isinstance(o, nvgpu.TmaLoadOp) for o in block.walk())
         role = "producer warp group" if producer else "consumer warp group"
         option = "producer-regs" if producer else "consumer-regs"
-        _check_role(block, role, setmaxnreg.count.value.data, f"setmaxnreg gives {setmaxnreg.count.value.data}",
-                    f"raise {option} (at most {MAX_REGS}, Σ over the CTA ≤ {REGISTER_FILE_SIZE})")
-    threads = kernel_info(kernel).threads
-    if not roles and threads:
-        cap = launch_register_cap(threads)
-        _check_role(kernel.body.block, "kernel", cap, f"{threads} threads per CTA allow {cap}",
+        budget = setmaxnreg.count.value.data
+        raise_it = f"raise {option} (at most {MAX_REGS})"
+        if pool is not None and info.regs:
+            # The most this role could get with the other warp groups' budgets unchanged.
+            share = info.regs.count(budget)
+            others = sum(info.regs) - budget * share
+            most = min(MAX_REGS, (pool // THREADS_PER_GROUP - others) // share // REGS_GRANULE * REGS_GRANULE)
+            raise_it = (
+                f"raise {option} (up to {most} with the other budgets unchanged)" if most > budget else
+                f"raise {option} while lowering the others (all warp groups share the {pool} registers a "
+                f"CTA of {info.threads} threads holds), or use a smaller BLOCK_M (fewer consumer warp "
+                "groups, more registers each)"
+            )
+        _check_role(block, role, budget, f"setmaxnreg gives {budget}", raise_it)
+    if not roles and info.threads:
+        cap = launch_register_cap(info.threads)
+        _check_role(kernel.body.block, "kernel", cap, f"{info.threads} threads per CTA allow {cap}",
                     "launch fewer threads per CTA")
+
+
+def check_register_pool(kernel: func.FuncOp, threads: int, regs: tuple[int, ...]) -> None:
+    """Σ warp groups × 128 × budget ≤ the registers the CTA holds at launch."""
+    total, pool = sum(regs) * THREADS_PER_GROUP, register_pool(threads)
+    if total > pool:
+        raise fail(kernel, f"{NAME}: the warp groups' register budgets {list(regs)} need {total} registers, "
+                           f"more than the {pool} a CTA of {threads} threads holds at launch "
+                           f"({launch_register_cap(threads)} per thread; setmaxnreg.inc would wait for ever): "
+                           "lower producer-regs or consumer-regs")
+
+
+def check_wgmma_registers(kernel: func.FuncOp, threads: int) -> None:
+    """Each wgmma's operands plus the scalar overhead fit the launch cap."""
+    cap = launch_register_cap(threads)
+    for op in kernel.walk():
+        if not isinstance(op, nvgpu.WgmmaOp | nvgpu.WgmmaMmaAsyncOp):
+            continue
+        acc = op.acc.type
+        assert isinstance(acc, nvgpu.FragmentType)
+        need = acc.registers() + charged_registers(op.lhs) + SCALAR_REGS_OVERHEAD
+        if need > cap:
+            shape = "x".join(map(str, acc.get_shape()))
+            widest = (cap - SCALAR_REGS_OVERHEAD) * THREADS_PER_GROUP // WGMMA_M // WGMMA_N_STEP * WGMMA_N_STEP
+            raise fail(op, f"{NAME}: a wgmma with a {shape}x{acc.element_type} accumulator needs ~{need} "
+                           f"registers at once ({acc.registers()} for the accumulator, plus ~{need - acc.registers()}) "
+                           f"but a CTA of {threads} threads starts with {cap} per thread, and ptxas fits one "
+                           f"instruction within that whatever setmaxnreg grants: use BLOCK_N ≤ {widest}, or a "
+                           "smaller BLOCK_M (fewer consumer warp groups, more registers each)")
 
 
 def _check_role(block, role: str, budget: int, why: str, raise_it: str) -> None:
     peak = RegisterDemand().of_block(block)
-    if peak.registers <= budget:
-        return
+    if peak.registers <= budget or not peak.fragment_registers:
+        return  # a role without fragments (the producer) fits the minimum budget
     biggest = max((v.type.registers() for v in peak.live), default=0)
     shrink = (
         "use BLOCK_N=128 (a 64x256xf32 accumulator takes 128 registers, 64x128 half that) "

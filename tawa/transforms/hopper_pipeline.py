@@ -49,8 +49,13 @@ class HopperPipelinePass(ModulePass):
 
     stages: int = 0
     """Ring depth D; 0 picks the deepest of 4..1 that fits in shared memory."""
-    producer_regs: int = 40
-    consumer_regs: int = 232
+    producer_regs: int | None = None
+    """The producer's register budget; derived when left out (tawa-warp-specialize)."""
+    consumer_warps: int | None = None
+    """Warps of the consumer partition; one warp group per 64 accumulator
+    rows (BLOCK_M / 16 warps) when left out."""
+    consumer_regs: int | None = None
+    """Each consumer warp group's budget; derived when left out."""
     group_m: int = 8
     persistent: bool = True
     """One CTA per SM looping over the programs (tawa-persistent)."""
@@ -70,7 +75,10 @@ class HopperPipelinePass(ModulePass):
 
     def specialize_pass(self) -> WarpSpecializePass:
         return WarpSpecializePass(
-            producer_regs=self.producer_regs, consumer_regs=self.consumer_regs, strict=True
+            producer_regs=self.producer_regs,
+            consumer_warps=self.consumer_warps,
+            consumer_regs=self.consumer_regs,
+            strict=True,
         )
 
     def steps(self, stages: int) -> tuple[ModulePass, ...]:

@@ -5,10 +5,12 @@ its ring slot (`%r[%stage, %phase]`).  For every aref of depth D and payload
 tiles T1..Tn:
 
 * **the plan** (an analysis, `tawa.transforms.smem_plan`): each Ti gets a
-  `D x Ti` buffer in shared memory, 1024-byte aligned and 128B-swizzled (the
-  layout TMA writes and wgmma reads), then a `full` and an `empty` array of D
-  mbarriers.  This pass allocates them where the plan says and fails with
-  the size when the plan does not fit;
+  `D x Ti` buffer in shared memory, swizzled with the widest of 128B, 64B
+  and 32B that divides its rows and aligned to that pattern (the layout TMA
+  writes and wgmma reads; the TMA descriptors take the buffer's swizzle),
+  then a `full` and an `empty` array of D mbarriers.  This pass allocates
+  them where the plan says and fails with the size when the plan does not
+  fit;
 * **barrier setup** (once per kernel): `full[s]` expects one arrival (the
   producer's `arrive.expect_tx`) plus the bytes of all n TMA boxes;
   `empty[s]` expects one arrival per consumer warp group; thread 0
@@ -50,7 +52,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tawa.dialects import aref, nvgpu, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.target.hopper import MAX_SMEM_BYTES, THREADS_PER_GROUP, THREADS_PER_WARP, WARPS_PER_GROUP
-from tawa.transforms.smem_plan import SWIZZLE, plan_shared_memory
+from tawa.transforms.smem_plan import plan_shared_memory
 from tawa.transforms.utils import const, fail, kernel_of
 
 NAME = "tawa-lower-aref"
@@ -125,7 +127,7 @@ class LowerPut(RewritePattern):
         key = (src, box)
         if key not in self.rings.tmaps:
             d = nvgpu.TmaDescriptorOp.build(
-                operands=[src], result_types=[nvgpu.TmaDescriptorType(box, bt.element_type, SWIZZLE)]
+                operands=[src], result_types=[nvgpu.TmaDescriptorType(box, bt.element_type, bt.swizzle.data)]
             )
             d.result.name_hint = f"tmap_{src.name_hint}" if src.name_hint else None
             Rewriter.insert_op(d, self.rings.entry)

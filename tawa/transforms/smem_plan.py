@@ -5,9 +5,12 @@ computes, without touching the IR, the byte layout of the kernel's dynamic
 shared memory:
 
 * every aref of depth D and payload tiles T1..Tn gets one `D x Ti` buffer
-  per tile, aligned to its swizzle pattern (`SMEM_ALIGNMENT`: 1024 bytes for
-  the 128B swizzle that TMA writes and wgmma reads), then a `full` and an
-  `empty` array of D mbarriers;
+  per tile, swizzled with the widest of the 128B, 64B and 32B patterns that
+  divides the tile's row (`slot_swizzle`: TMA writes and wgmma reads the
+  same pattern, so this is the one place it is chosen; everyone after reads
+  it from the buffer's `!nvgpu.smem` type) and aligned to that pattern
+  (`SMEM_ALIGNMENT`: 1024, 512 or 256 bytes), then a `full` and an `empty`
+  array of D mbarriers;
 * buffers are placed in order by a bump allocator;
 * the kernel asks for the bytes used plus `SMEM_ALIGN_SLACK` (the dynamic
   base is only 16-byte aligned and is rounded up at run time).
@@ -25,11 +28,17 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import TensorType
 
 from tawa.dialects import aref, nvgpu
-from tawa.target.hopper import MAX_SMEM_BYTES, MBARRIER_BYTES, SMEM_ALIGN_SLACK, SMEM_ALIGNMENT
+from tawa.target.hopper import MAX_SMEM_BYTES, MBARRIER_BYTES, SMEM_ALIGN_SLACK, SMEM_ALIGNMENT, SWIZZLES
 from tawa.transforms.utils import fail
 
-SWIZZLE = 128
-"""Every ring buffer is 128B-swizzled: rows are whole 128-byte spans."""
+
+def slot_swizzle(row_bytes: int) -> int | None:
+    """The swizzle of a slot whose tile rows have `row_bytes` bytes: the
+    widest of 128, 64 and 32 bytes that divides the row (a row is then whole
+    swizzle spans, one TMA box per span-wide column chunk), or None when
+    none does.  The widest span has the fewest bank conflicts and boxes
+    (BLOCK_K = 64 bf16: 128B; 32 bf16: 64B; 16 bf16 or 32 fp8: 32B)."""
+    return next((s for s in sorted(SWIZZLES, reverse=True) if s and row_bytes % s == 0), None)
 
 
 @dataclass(frozen=True)
@@ -94,13 +103,16 @@ def _ring(create: aref.CreateOp, depth: int, bump: _Bump, who: str) -> RingLayou
         shape = tuple(payload.get_shape())
         et = payload.get_element_type()
         row_bytes = shape[-1] * nvgpu.element_bytes(et)
-        if len(shape) != 2 or row_bytes % SWIZZLE:
+        swizzle = slot_swizzle(row_bytes)
+        if len(shape) != 2 or swizzle is None:
+            spans = "/".join(str(s) for s in sorted(SWIZZLES) if s)
+            got = f"{row_bytes}-byte rows" if len(shape) == 2 else f"{len(shape)} dimensions"
             raise fail(
                 create,
-                f"{who}: a {payload} slot is not supported yet: tiles must be 2-D with "
-                f"rows of a multiple of {SWIZZLE} bytes (128B-swizzle spans)",
+                f"{who}: a {payload} slot is not supported: tiles must be 2-D with rows of a "
+                f"multiple of {spans} bytes (a swizzle span), got {got}",
             )
-        smem = nvgpu.SmemType([depth, *shape], et, SWIZZLE)
+        smem = nvgpu.SmemType([depth, *shape], et, swizzle)
         buffers.append(bump.place(smem))
         tiles.append(payload)
         tx += smem.num_bytes() // depth

@@ -42,11 +42,25 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.traits import is_side_effect_free
-from xdsl.utils.exceptions import PassFailedException
 
 from tawa.diagnostics import TawaError, location_of
 from tawa.dialects import aref, tile
 from tawa.dialects.aref import PartitionRole
+from tawa.target.hopper import (
+    MAX_REGS,
+    MAX_TMA_BOX_DIM,
+    MIN_REGS,
+    REGS_GRANULE,
+    SCALAR_REGS_OVERHEAD,
+    THREADS_PER_GROUP,
+    THREADS_PER_WARP,
+    WARPS_PER_GROUP,
+    WGMMA_M,
+    WGMMA_MAX_N,
+    launch_register_cap,
+    register_pool,
+)
+from tawa.transforms.utils import fail
 
 PRODUCER, CONSUMER = PartitionRole.PRODUCER, PartitionRole.CONSUMER
 _DOTS = (tile.DotOp, tile.DotAsyncOp)
@@ -509,24 +523,25 @@ class PartitionBuilder:
 
 @dataclass(frozen=True)
 class WarpSpecializePass(ModulePass):
-    """Partitions tile kernels into a producer and consumer warp groups joined by arefs."""
+    """Partitions tile kernels into a producer and consumer warp groups joined by arefs.
+
+    The consumer partition has one warp group per 64 rows of the kernel's
+    accumulators (`consumer_warp_groups`) unless `consumer_warps` is given;
+    register budgets left out are derived (`register_budgets`)."""
 
     name = "tawa-warp-specialize"
 
     producer_warps: int = 4
-    producer_regs: int = 40
-    consumer_warps: int = 8
-    consumer_regs: int = 232
+    producer_regs: int | None = None
+    """The producer's `setmaxnreg` budget; derived when left out."""
+    consumer_warps: int | None = None
+    """Warps of the consumer partition; 4 per 64 accumulator rows when left out."""
+    consumer_regs: int | None = None
+    """Each consumer warp group's budget; derived when left out."""
     strict: bool = False
     """Fail instead of leaving a kernel unchanged with a remark."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        budget = 32 * (self.producer_warps * self.producer_regs + self.consumer_warps * self.consumer_regs)
-        if budget > aref.REGISTER_FILE_SIZE:
-            raise PassFailedException(
-                f"{self.name}: register budgets oversubscribe the register file: "
-                f"{budget} > {aref.REGISTER_FILE_SIZE}"
-            )
         for kernel in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
             if kernel.is_declaration:
                 continue
@@ -539,9 +554,18 @@ class WarpSpecializePass(ModulePass):
                     raise TawaError(msg, where) from None
                 sys.stderr.write(f"{where}: remark: {msg}\n")
 
+    def partition_shape(self, kernel: func.FuncOp) -> tuple[int, int, int]:
+        """(consumer warps, producer regs, consumer regs) for `kernel`."""
+        warps = self.consumer_warps
+        if warps is None:
+            warps = consumer_warp_groups(kernel) * WARPS_PER_GROUP
+        p, c = register_budgets(kernel, self.producer_warps, warps, self.producer_regs, self.consumer_regs)
+        return warps, p, c
+
     def _specialize(self, kernel: func.FuncOp) -> None:
         plan = Partitioning(kernel)
         plan.analyze()
+        consumer_warps, producer_regs, consumer_regs = self.partition_shape(kernel)
         body = kernel.body.block
         ret = body.last_op
         assert isinstance(ret, func.ReturnOp)
@@ -561,11 +585,87 @@ class WarpSpecializePass(ModulePass):
             regions.append(Region(PartitionBuilder(plan, part).build(body, vmap)))
         ws = aref.WarpSpecializeOp(
             [PRODUCER, CONSUMER],
-            [self.producer_warps, self.consumer_warps],
-            [self.producer_regs, self.consumer_regs],
+            [self.producer_warps, consumer_warps],
+            [producer_regs, consumer_regs],
             regions,
         )
         for new in (*creates, ws):
             body.insert_op_before(new, ret)
         for old in reversed(old_ops):
             Rewriter.erase_op(old, safe_erase=False)
+
+
+# --------------------------------------------------------------------------- warp groups and budgets
+
+MAX_CONSUMER_GROUPS = MAX_TMA_BOX_DIM // WGMMA_M
+"""BLOCK_M is at most 256: the A tile's rows are one TMA box dimension."""
+PRODUCER_REGS = 40
+"""The producer's budget (CUTLASS's and the verified recipe's): room for the
+persistent program loop's grouped-order and coordinate arithmetic."""
+LEAN_PRODUCER_REGS = MIN_REGS
+"""The producer's budget when 40 would leave the consumers less than
+`FULL_ACCUMULATOR_REGS` (FA3 and Triton's workers use 24)."""
+FULL_ACCUMULATOR_REGS = WGMMA_M * WGMMA_MAX_N // THREADS_PER_GROUP + SCALAR_REGS_OVERHEAD
+"""What a consumer warp group needs for the widest accumulator (64x256xf32:
+128 registers) plus addresses and indices: 154."""
+
+
+def consumer_warp_groups(kernel: func.FuncOp) -> int:
+    """Consumer warp groups for `kernel`: one per 64 rows of its dots'
+    accumulators (warp group c owns rows [64c, 64c + 64)).  Every dot must
+    have the same rows, a multiple of 64 up to 256; otherwise a located
+    error at the first dot that breaks the rule."""
+    first: tuple[Operation, int] | None = None
+    for dot in [o for o in kernel.walk() if isinstance(o, _DOTS)]:
+        t = dot.results[0].type
+        assert isinstance(t, TensorType)
+        rows = t.get_shape()[0]
+        if rows % WGMMA_M or not 1 <= rows // WGMMA_M <= MAX_CONSUMER_GROUPS:
+            sizes = ", ".join(str(WGMMA_M * g) for g in range(1, MAX_CONSUMER_GROUPS + 1))
+            raise fail(dot, f"{WarpSpecializePass.name}: a {t} accumulator is not supported: its rows "
+                            f"(BLOCK_M) must be one of {sizes}, one consumer warp group per {WGMMA_M} rows")
+        if first is None:
+            first = (dot, rows)
+        elif rows != first[1]:
+            raise fail(dot, f"{WarpSpecializePass.name}: this dot's accumulator has {rows} rows but the "
+                            f"dot at {location_of(first[0]) or 'the first dot'} has {first[1]}: the consumer "
+                            f"has one warp group per {WGMMA_M} rows, so every accumulator of a kernel needs "
+                            "the same rows")
+    return 1 if first is None else first[1] // WGMMA_M
+
+
+def register_budgets(kernel: func.FuncOp, producer_warps: int, consumer_warps: int,
+                     producer_regs: int | None, consumer_regs: int | None) -> tuple[int, int]:
+    """(producer, consumer) `setmaxnreg` budgets; None means derive it.
+
+    The warp groups share the pool the CTA holds at launch
+    (`register_pool`): 32 · (Wp · P + Wc · C) ≤ pool.  Derived: P = 40, C the
+    most that leaves (a multiple of 8, at most 256); when that C is below
+    `FULL_ACCUMULATOR_REGS` the producer drops to 24 if that gives the
+    consumers more (three consumer warp groups: 152 → 160, four: 104 → 112).
+    With C given and P derived, P is 40 or, if C needs it, down to 24.
+    Budgets given explicitly are kept; oversubscribed, they are a located
+    error (setmaxnreg.inc would wait for ever)."""
+    threads = (producer_warps + consumer_warps) * THREADS_PER_WARP
+    pool = register_pool(threads) // THREADS_PER_WARP  # per-lane registers over all warps
+
+    def most(left: int, warps: int, cap: int) -> int:
+        return min(cap, left // warps // REGS_GRANULE * REGS_GRANULE)
+
+    p, c = producer_regs, consumer_regs
+    if p is None and c is None:
+        p, c = PRODUCER_REGS, most(pool - producer_warps * PRODUCER_REGS, consumer_warps, MAX_REGS)
+        lean = most(pool - producer_warps * LEAN_PRODUCER_REGS, consumer_warps, MAX_REGS)
+        if c < FULL_ACCUMULATOR_REGS and lean > c:
+            p, c = LEAN_PRODUCER_REGS, lean
+    elif c is None:
+        c = most(pool - producer_warps * p, consumer_warps, MAX_REGS)
+    elif p is None:
+        p = max(LEAN_PRODUCER_REGS, most(pool - consumer_warps * c, producer_warps, PRODUCER_REGS))
+    total = THREADS_PER_WARP * (producer_warps * p + consumer_warps * c)
+    if total > pool * THREADS_PER_WARP or c < MIN_REGS:
+        cap = launch_register_cap(threads)
+        raise fail(kernel, f"{WarpSpecializePass.name}: register budgets oversubscribe the register file: "
+                           f"32 x ({producer_warps} x {p} + {consumer_warps} x {c}) = {total} > {cap} x {threads} "
+                           f"= {pool * THREADS_PER_WARP} (the registers a CTA of {threads} threads holds at launch)")
+    return p, c
