@@ -2,7 +2,8 @@
 
 One GEMM per family (`tests/transforms/gemm_shapes.py`: BLOCK_M 64/128/192/256
 → 1..4 consumer warp groups with their derived register budgets, BLOCK_N
-96/128/192/256, BLOCK_K giving 128B, 64B and 32B swizzled slots), compiled
+96/128/192/256, BLOCK_K giving 128B, 64B and 32B swizzled slots, and a
+K×N B read MN-major from 64B-swizzled slots), compiled
 with `tawa.compile` at the defaults (ring depth from shared memory, derived
 warp groups and budgets) and with `stages=3`, against a float32 reference:
 
@@ -62,7 +63,7 @@ def check(kernel: tawa.Kernel, shape, M: int, N: int, K: int, seed: int) -> None
 
     g = torch.Generator(device="cuda").manual_seed(seed)
     A = torch.randn(M, K, device="cuda", generator=g).to(torch_dtype(shape.operand))
-    B = torch.randn(N, K, device="cuda", generator=g).to(torch_dtype(shape.operand))
+    B = torch.randn(*((K, N) if shape.b_kn else (N, K)), device="cuda", generator=g).to(torch_dtype(shape.operand))
     guard = 64
     storage = torch.full((M * N + guard,), float("nan"), dtype=torch.bfloat16, device="cuda")
     storage[M * N :] = 7.0
@@ -73,7 +74,7 @@ def check(kernel: tawa.Kernel, shape, M: int, N: int, K: int, seed: int) -> None
     nans = int(torch.isnan(C).sum())
     assert nans == 0, f"{nans} of {M * N} elements of C were not written ({what})"
     assert bool((storage[M * N :] == 7.0).all()), f"the kernel wrote past the end of C ({what})"
-    ref = A.float() @ B.float().T
+    ref = A.float() @ (B.float() if shape.b_kn else B.float().T)
     err = ((C.float() - ref).norm() / ref.norm()).item()
     assert err <= TOL, f"relative error {err:.3g} > {TOL} ({what})"
 

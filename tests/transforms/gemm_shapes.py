@@ -1,8 +1,10 @@
 """GEMM tile programs of any tile shape, for the tile-shape tests.
 
-`gemm(bm, bn, bk, operand, out)` is `examples/gemm.mlir` with its tile
-constants replaced: C = A · Bᵀ (A M×K, B N×K, C M×N, row-major), one program
-per BLOCK_M × BLOCK_N tile of C, K in BLOCK_K steps; grid (⌈M/BM⌉, ⌈N/BN⌉).
+`gemm(shape)` is `examples/gemm.mlir` with its tile constants replaced:
+C = A · Bᵀ (A M×K, B N×K, C M×N, row-major), one program per BLOCK_M ×
+BLOCK_N tile of C, K in BLOCK_K steps; grid (⌈M/BM⌉, ⌈N/BN⌉).  With
+`b_kn`, B is K×N instead (`examples/matmul.mlir`: C = A · B, B read
+MN-major, its slot rows are BLOCK_N wide).
 Used by tests/transforms/test_tile_shapes.py (CPU) and
 tests/runtime/test_tile_shapes_gpu.py (H100).
 """
@@ -25,8 +27,8 @@ func.func @gemm(%A: memref<?x?x{a}>, %B: memref<?x?x{a}>, %C: memref<?x?x{c}>,
   %zero = tile.zeros : tensor<{bm}x{bn}xf32>
   %acc = scf.for %k = %c0 to %K step %cbk iter_args(%acc_i = %zero) -> (tensor<{bm}x{bn}xf32>) {{
     %a = tile.load %A[%m0, %k] : memref<?x?x{a}> -> tensor<{bm}x{bk}x{a}>
-    %b = tile.load %B[%n0, %k] : memref<?x?x{a}> -> tensor<{bn}x{bk}x{a}>
-    %d = tile.dot %a, %b, %acc_i {{rhs_transposed}} : tensor<{bm}x{bk}x{a}>, tensor<{bn}x{bk}x{a}> -> tensor<{bm}x{bn}xf32>
+    {load_b}
+    {dot}
     scf.yield %d : tensor<{bm}x{bn}xf32>
   }}
   %c = arith.truncf %acc : tensor<{bm}x{bn}xf32> to tensor<{bm}x{bn}x{c}>
@@ -42,16 +44,22 @@ class Shape(NamedTuple):
     bk: int
     operand: str = "bf16"
     """Element type of A and B (MLIR spelling)."""
+    b_kn: bool = False
+    """B is K×N (read MN-major) instead of N×K."""
 
     @property
     def id(self) -> str:
-        return f"{self.bm}x{self.bn}x{self.bk}" + ("" if self.operand == "bf16" else f"-{self.operand}")
+        return (f"{self.bm}x{self.bn}x{self.bk}" + ("" if self.operand == "bf16" else f"-{self.operand}")
+                + ("-b_kn" if self.b_kn else ""))
 
-    @property
-    def swizzle(self) -> int:
-        """The swizzle the slots get: the widest span dividing a row of BLOCK_K."""
-        row = self.bk * (1 if self.operand.startswith("f8") else 2)
-        return next(s for s in (128, 64, 32) if row % s == 0)
+    def swizzles(self) -> tuple[int, int]:
+        """The swizzles of the A and B slots: the widest span dividing a row."""
+        size = 1 if self.operand.startswith("f8") else 2
+
+        def widest(row: int) -> int:
+            return next(s for s in (128, 64, 32) if row % s == 0)
+
+        return widest(self.bk * size), widest((self.bn if self.b_kn else self.bk) * size)
 
 
 SHAPES = [
@@ -63,9 +71,19 @@ SHAPES = [
     Shape(128, 256, 32),  # 64-byte rows: 64B swizzle
     Shape(128, 128, 128),  # 256-byte rows: two 128B column chunks
     Shape(128, 128, 32, "f8E4M3FN"),  # 32-byte rows: 32B swizzle
+    Shape(128, 96, 64, b_kn=True),  # B MN-major in 64B-swizzled 192-byte rows
 ]
 """One of each tile-shape family (BLOCK_M: warp groups; BLOCK_N; BLOCK_K: swizzle)."""
 
 
 def gemm(shape: Shape, out: str = "bf16") -> str:
-    return TEMPLATE.format(bm=shape.bm, bn=shape.bn, bk=shape.bk, a=shape.operand, c=out)
+    bm, bn, bk, a = shape.bm, shape.bn, shape.bk, shape.operand
+    if shape.b_kn:
+        load_b = f"%b = tile.load %B[%k, %n0] : memref<?x?x{a}> -> tensor<{bk}x{bn}x{a}>"
+        dot = (f"%d = tile.dot %a, %b, %acc_i : tensor<{bm}x{bk}x{a}>, tensor<{bk}x{bn}x{a}> "
+               f"-> tensor<{bm}x{bn}xf32>")
+    else:
+        load_b = f"%b = tile.load %B[%n0, %k] : memref<?x?x{a}> -> tensor<{bn}x{bk}x{a}>"
+        dot = (f"%d = tile.dot %a, %b, %acc_i {{rhs_transposed}} : tensor<{bm}x{bk}x{a}>, "
+               f"tensor<{bn}x{bk}x{a}> -> tensor<{bm}x{bn}xf32>")
+    return TEMPLATE.format(bm=bm, bn=bn, bk=bk, a=a, c=out, load_b=load_b, dot=dot)

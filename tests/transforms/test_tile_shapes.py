@@ -2,7 +2,7 @@
 
 For one GEMM of each tile-shape family (`gemm_shapes.SHAPES`: BLOCK_M 64..256
 → 1..4 consumer warp groups, BLOCK_N 96..256, BLOCK_K giving 128-, 64- and
-32-byte slot rows):
+32-byte slot rows, and an MN-major B in 64B-swizzled rows):
 
 * the partition and the slots follow the shape: G = BLOCK_M / 64 consumer
   warp groups with the derived register budgets, the slots' swizzle the
@@ -77,11 +77,13 @@ def test_partition_and_slots_follow_the_shape(shape: Shape):
     assert sum(info.regs) * 128 <= register_pool(info.threads)
     slots = [o.result.type for o in lowered(shape).walk() if isinstance(o, nvgpu.SmemAllocOp)]
     tiles = [t for t in slots if isinstance(t, nvgpu.SmemType)]
-    assert [t.get_shape() for t in tiles] == [(STAGES, shape.bm, shape.bk), (STAGES, shape.bn, shape.bk)]
-    assert {t.swizzle.data for t in tiles} == {shape.swizzle}
+    b_tile = (shape.bk, shape.bn) if shape.b_kn else (shape.bn, shape.bk)
+    assert [t.get_shape() for t in tiles] == [(STAGES, shape.bm, shape.bk), (STAGES, *b_tile)]
+    assert tuple(t.swizzle.data for t in tiles) == shape.swizzles()
+    # One descriptor each for A and B; SBO = 8 rows of the span.
     descs = [o for o in lowered(shape).walk() if isinstance(o, nvgpu.WgmmaDescEncodeOp)]
-    assert descs and all(d.swizzle.value.data == shape.swizzle for d in descs)
-    assert all(d.stride_byte_offset.value.data == 8 * shape.swizzle for d in descs)
+    assert tuple(d.swizzle.value.data for d in descs) == shape.swizzles()
+    assert all(d.stride_byte_offset.value.data == 8 * d.swizzle.value.data for d in descs)
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.id)
@@ -91,7 +93,7 @@ def test_simulator_matches_the_tile_program(shape: Shape):
     m, n, k = shape.bm + shape.bm // 2 + 3, shape.bn + 5, (STAGES + 1) * shape.bk - shape.bk // 4
     dtype = DTYPES[shape.operand]
     a = rng.standard_normal((m, k)).astype(dtype)
-    b = rng.standard_normal((n, k)).astype(dtype)
+    b = rng.standard_normal((k, n) if shape.b_kn else (n, k)).astype(dtype)
     grid = (-(-m // shape.bm), -(-n // shape.bn))
     want = np.full((m, n), np.nan, ml_dtypes.bfloat16)
     tawa.interpret(gemm(shape), "gemm", grid, a, b, want, m, n, k)
