@@ -33,7 +33,7 @@ from tawa.interpreters import simt
 from tawa.interpreters.arith import _maximum, _minimum
 from tawa.interpreters.cta import cta_of, lanes_of
 from tawa.interpreters.dtypes import dtype_of
-from tawa.interpreters.nvgpu import _fail, _whole_groups
+from tawa.interpreters.nvgpu import _fail, _whole_groups, read_rows
 from tawa.interpreters.simt import Lanes, PerThread
 from tawa.target.hopper import THREADS_PER_GROUP
 
@@ -260,6 +260,22 @@ class FragmentFunctions(InterpreterFunctions):
             f.set_group_tile(g, tile)
         return (f,)
 
+    @impl(nvgpu.FragmentLoadSharedOp)
+    def run_load_shared(self, interpreter: Interpreter, op: nvgpu.FragmentLoadSharedOp, args: PythonValues):
+        """Each active warp group reads its rows of the stage's tile from the
+        swizzled bytes (the mapping TMA wrote them through)."""
+        lanes = lanes_of(interpreter)
+        buf, stage, row = args
+        t = op.result.type
+        cta = cta_of(interpreter)
+        f = new_fragment(t, cta.threads)
+        for g in _whole_groups(op, lanes.mask):
+            group = cta.group_lanes(g)
+            s = group.uniform(stage, lambda: f"{op.name}: stage")
+            r = group.uniform(row, lambda: f"{op.name}: row")
+            f.set_group_tile(g, read_rows(cta.smem, buf, s, r, t.get_shape()[0], op))
+        return (f,)
+
     @impl(nvgpu.FragmentLoadGlobalOp)
     def run_load_global(self, interpreter: Interpreter, op: nvgpu.FragmentLoadGlobalOp, args: PythonValues):
         lanes = lanes_of(interpreter)
@@ -326,5 +342,6 @@ def _check_aligned(op: Operation, verb: str, idx: np.ndarray, addrs: np.ndarray,
 simt.LANE_AWARE.update({
     nvgpu.FragmentSplatOp, nvgpu.FragmentBinaryOp, nvgpu.FragmentCmpIOp, nvgpu.FragmentSelectOp,
     nvgpu.FragmentStoreOp, nvgpu.FragmentStoreGlobalOp, nvgpu.FragmentLoadOp, nvgpu.FragmentLoadGlobalOp,
+    nvgpu.FragmentLoadSharedOp,
 })
 

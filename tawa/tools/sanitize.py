@@ -149,6 +149,26 @@ def _epilogue(kind: str):
     return make
 
 
+def _a_prologue(rng: np.random.Generator):
+    """f16 A scaled and rounded to bf16 in registers, bf16 B (RS wgmma)."""
+    M, N, K = 130, 200, 8 * 64 + 40
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = _bf16(rng.standard_normal((N, K), np.float32))
+    ref = _f32(_bf16(0.5 * a.astype(np.float32))) @ _f32(b).T
+    return [a, b, _nan((M, N)), M, N, K, 0.5], (math.ceil(M / 128), math.ceil(N / 256)), lambda out: _rel(out[2], ref)
+
+
+def _tf32(rng: np.random.Generator):
+    """f32 operands (tf32 wgmma: the low 13 mantissa bits are dropped) and
+    an f32 C, on the shapes of `_gemm` with K in 32-wide steps."""
+    M, N, K = 130, 200, 8 * 32 + 8
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((N, K)).astype(np.float32)
+    ref = a @ b.T
+    c = np.full((M, N), np.nan, np.float32)
+    return [a, b, c, M, N, K], (math.ceil(M / 128), math.ceil(N / 256)), lambda out: _rel(out[2], ref)
+
+
 def _batched(rng: np.random.Generator):
     """Two batches of the `_gemm` shapes: a 3-D grid."""
     M, N, K = 130, 200, 8 * 64 + 40
@@ -205,6 +225,8 @@ CASES = {
         Case("gemm_alpha_beta", "gemm_alpha_beta.mlir", "gemm_alpha_beta", 4, _epilogue("alpha_beta")),
         Case("gemm_fp8_scaled", "gemm_fp8_scaled.mlir", "gemm_fp8_scaled", 4, _epilogue("fp8_scaled")),
         Case("batched_gemm", "batched_gemm.mlir", "batched_gemm", 4, _batched),
+        Case("gemm_tf32", "gemm_tf32.mlir", "gemm_tf32", 4, _tf32),
+        Case("gemm_a_prologue", "gemm_a_prologue.mlir", "gemm_a_prologue", 4, _a_prologue),
         Case("gemm_softmax", "gemm_softmax.mlir", "gemm_softmax", 4, _softmax),
         Case("attention_fwd", "attention_fwd.mlir", "attention_fwd", 2, _per_key_block("plain")),
         Case("attention_fwd_causal", "attention_fwd.mlir", "attention_fwd_causal", 2, _per_key_block("causal")),

@@ -22,6 +22,7 @@ lowered kernels (nvgpu level, after `tawa-expand-fragment-stores`, before
   register A operand and the scalar overhead — fit under the launch cap
   itself: ptxas allocates the operands of one instruction within the
   `.maxnreg` the kernel starts with, whatever `setmaxnreg` grants later
+  (a register A operand counts with the 32 bytes of K one instruction reads)
   (ptxas C7602 "Insufficient registers (128) to compile instruction ...
   register target of 154": a 64x256xf32 accumulator with three consumer
   warp groups, 512 threads).
@@ -61,6 +62,7 @@ from tawa.target.hopper import (
     SMEM_ALIGN_SLACK,
     THREADS_PER_GROUP,
     TMA_STRIDE_ALIGN,
+    WGMMA_K_BYTES,
     WGMMA_M,
     WGMMA_N_STEP,
     launch_register_cap,
@@ -147,7 +149,7 @@ def check_wgmma_registers(kernel: func.FuncOp, threads: int) -> None:
             continue
         acc = op.acc.type
         assert isinstance(acc, nvgpu.FragmentType)
-        need = acc.registers() + charged_registers(op.lhs) + SCALAR_REGS_OVERHEAD
+        need = acc.registers() + _a_registers_per_instruction(op.lhs) + SCALAR_REGS_OVERHEAD
         if need > cap:
             shape = "x".join(map(str, acc.get_shape()))
             widest = (cap - SCALAR_REGS_OVERHEAD) * THREADS_PER_GROUP // WGMMA_M // WGMMA_N_STEP * WGMMA_N_STEP
@@ -156,6 +158,20 @@ def check_wgmma_registers(kernel: func.FuncOp, threads: int) -> None:
                            f"but a CTA of {threads} threads starts with {cap} per thread, and ptxas fits one "
                            f"instruction within that whatever setmaxnreg grants: use BLOCK_N ≤ {widest}, or a "
                            "smaller BLOCK_M (fewer consumer warp groups, more registers each)")
+
+
+def _a_registers_per_instruction(lhs) -> int:
+    """The registers of a register A operand that one wgmma instruction
+    reads: its k-step of 32 bytes of K (a whole-tile `nvgpu.wgmma` is one
+    instruction per k-step; measured: an RS wgmma with a 64x256xf32
+    accumulator and a 64x64xbf16 A fragment assembles without spills under
+    a launch cap of 168)."""
+    t = lhs.type
+    if not isinstance(t, nvgpu.FragmentType) or not charged_registers(lhs):
+        return 0
+    k = t.get_shape()[-1]
+    step = WGMMA_K_BYTES // element_bytes(t.element_type)
+    return t.registers() * min(step, k) // k
 
 
 def _check_role(block, role: str, budget: int, why: str, raise_it: str) -> None:

@@ -11,7 +11,8 @@ One `RewritePattern` per op family, applied by `tawa-lower-tile` with xDSL's
 | `LowerDotWait` | `tile.dot_wait N` | `wgmma_wait_group N` |
 | `LowerElementwise` | f32 `arith` / `math.exp2` on fragments | `frag_binary` / `frag_unary` |
 | `LowerRowReduce` | `tile.reduce` along the columns | `frag_reduce` into the row layout |
-| `LowerConsumerLoad` | `tile.load` left to the consumers (it feeds no dot), with its `arith.extf` | `frag_load` of this warp group's share, in the layout its use gives |
+| `LowerConsumerLoad` | `tile.load` left to the consumers (it feeds no dot) | `frag_load` of this warp group's share, in the layout its use gives |
+| `LowerSlotRead` | an aref slot used by anything but a dot (math on a delivered tile) | `frag_load_shared` of this warp group's rows |
 | `LowerBroadcast` | `tile.broadcast(tile.expand_dims(vector, axis))` | `frag_broadcast` |
 | `LowerMaskedSelect` | `tile.select(mask, acc, other)` | per-register masks (`masks.py`), skipped where they hold everywhere |
 | `LowerStore` | `tile.store(acc)`, `tile.store(arith.truncf(acc))` | `frag_store` of this warp group's rows |
@@ -31,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, math, scf
-from xdsl.dialects.builtin import Float32Type, IntegerAttr, TensorType, UnitAttr, i1, i32
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerAttr, TensorType, UnitAttr, i1, i32
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -155,7 +156,9 @@ class LowerDot(RewritePattern):
     def match_and_rewrite(self, op: tile.DotOp | tile.DotAsyncOp, rewriter: PatternRewriter) -> None:
         lhs, rhs = op.lhs.owner, op.rhs.owner
         if not isinstance(rhs, nvgpu.SmemTileOp):
-            raise fail(op, f"{NAME}: {op.name} rhs must come from an aref slot (shared memory) for now")
+            raise fail(op, f"{NAME}: {op.name} rhs must be a loaded tile as it is: wgmma reads its B operand only "
+                       "from shared memory, so B cannot be transformed in registers (transform the A operand, "
+                       "e.g. compute Cᵀ = Bᵀ·Aᵀ, or transform B before the kernel)")
         from_registers = isinstance(lhs, arith.TruncFOp)
         if not isinstance(lhs, nvgpu.SmemTileOp) and not from_registers:
             raise fail(op, f"{NAME}: {op.name} lhs must come from an aref slot or be a converted accumulator, for now")
@@ -164,6 +167,9 @@ class LowerDot(RewritePattern):
         if isinstance(lhs, arith.TruncFOp):
             src, lt = lhs.input.type, lhs.result.type
             assert isinstance(src, nvgpu.FragmentType) and isinstance(lt, TensorType)
+            if not isinstance(lt.get_element_type(), BFloat16Type | Float16Type):
+                raise fail(op, f"{NAME}: {op.name} lhs in registers must be bf16 or f16, got {lt}: the wgmma "
+                           "register A layout is that of 16-bit types (fp8 and tf32 A operands come from shared memory)")
             a = nvgpu.FragmentConvertOp.build(operands=[lhs.input], result_types=[src.with_element_type(lt.get_element_type())])
         else:
             assert isinstance(lhs, nvgpu.SmemTileOp)
@@ -183,6 +189,7 @@ class LowerDot(RewritePattern):
             result_types=[op.acc.type],
             properties={"rhs_transposed": UnitAttr()} if op.rhs_transposed is not None else {},
         )
+        mma.location = op.location  # errors about the wgmma point at the dot
         ops: list[Operation] = [a, b, true, nvgpu.WgmmaFenceOp(), mma, nvgpu.WgmmaCommitGroupOp()]
         result = mma.result
         if isinstance(op, tile.DotOp):
@@ -357,6 +364,38 @@ class LowerConsumerLoad(RewritePattern):
 
 
 @dataclass
+class LowerSlotRead(RewritePattern):
+    """An aref slot (a tile the producer delivered to shared memory) that
+    something other than a dot uses — elementwise math before a dot (an A
+    operand scaled or cast in registers), a bias added to attention scores —
+    is read into registers: this warp group's rows, in the accumulator
+    layout (`nvgpu.frag_load_shared`).  Dots keep reading the slot through
+    descriptors."""
+
+    info: ConsumerInfo
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nvgpu.SmemTileOp, rewriter: PatternRewriter) -> None:
+        uses = [u for u in op.result.uses if not isinstance(u.operation, tile.DotOp | tile.DotAsyncOp)]
+        if not uses:
+            return
+        t = op.result.type
+        assert isinstance(t, TensorType)
+        if t.get_num_dims() != 2 or not isinstance(t.get_element_type(), LOADABLE):
+            raise fail(uses[0].operation, f"{NAME}: '{uses[0].operation.name}' of a delivered {t} tile: only "
+                       "2-D f32, bf16 or f16 tiles can be read into registers")
+        frag_t = self.info.frag_type(TensorType(Float32Type(), t.get_shape()), uses[0].operation)
+        read = nvgpu.FragmentLoadSharedOp.build(
+            operands=[op.source, op.stage, self.info.row0],
+            result_types=[frag_t.with_element_type(t.get_element_type())],
+        )
+        read.result.name_hint = op.result.name_hint
+        rewriter.insert(read, InsertPoint.after(op))
+        for use in uses:
+            use.operation.operands[use.index] = read.result
+
+
+@dataclass
 class LowerBroadcast(RewritePattern):
     """`broadcast(expand_dims(vector, axis))` of a vector fragment: per-value
     copies, in the threads that hold them."""
@@ -453,9 +492,9 @@ class LowerStore(RewritePattern):
         value = conv.input if isinstance(conv, arith.TruncFOp) else op.value
         if not _is_frag(value):
             return  # not ready: `diagnose` reports it if it never becomes so
-        value_t = op.value.type
-        assert isinstance(value_t, TensorType)
-        if value_t.get_num_dims() != 2:
+        value_t = value.type
+        assert isinstance(value_t, nvgpu.FragmentType)
+        if len(value_t.get_shape()) != 2:
             raise fail(op, f"{NAME}: only 2-D accumulator tiles can be stored for now")
         at = InsertPoint.before(op)
         offsets = list(op.offsets)
@@ -476,6 +515,7 @@ def consumer_patterns(info: ConsumerInfo) -> list[RewritePattern]:
         LowerElementwise(),
         LowerRowReduce(),
         LowerConsumerLoad(info),
+        LowerSlotRead(info),
         LowerBroadcast(info),
         LowerMaskedSelect(info),
         LowerStore(info),

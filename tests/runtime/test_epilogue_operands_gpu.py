@@ -2,7 +2,8 @@
 operands — examples/gemm_bias_gelu.mlir (a bias per column, then GELU),
 examples/gemm_alpha_beta.mlir (C = α·A·Bᵀ + β·C),
 examples/gemm_fp8_scaled.mlir (fp8 with per-row and per-column scales) —
-and examples/batched_gemm.mlir (a 3-D grid).
+examples/batched_gemm.mlir (a 3-D grid) and examples/gemm_a_prologue.mlir
+(A scaled and rounded in registers: RS wgmmas).
 
 Fresh random inputs (the seed is printed on failure), outputs poisoned with
 NaN (except C of α·A·Bᵀ + β·C, which is read), float32 references, relative
@@ -116,3 +117,15 @@ def test_batched(cuda, seed, batch, M, N, K, persistent):
     kernel = tawa.compile((EXAMPLES / "batched_gemm.mlir").read_text(), "batched_gemm", persistent=persistent)
     kernel(A, B, C, M, N, K, grid=(*_grid(M, N), batch))
     _check(C, torch.einsum("bmk,bnk->bmn", A.float(), B.float()))
+
+
+@pytest.mark.parametrize("M, N, K", SHAPES)
+def test_a_prologue(cuda, seed, M, N, K):
+    import torch
+
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    A = torch.randn(M, K, device="cuda", generator=g).half()
+    B = torch.randn(N, K, device="cuda", generator=g).bfloat16()
+    C = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+    _kernel("gemm_a_prologue")(A, B, C, M, N, K, 0.5, grid=_grid(M, N))
+    _check(C, (0.5 * A.float()).bfloat16().float() @ B.float().T)

@@ -78,6 +78,11 @@ def _fp8_scaled(trips: int, rng: np.random.Generator) -> Case:
     return Case([a, b, sa, sb, c, m, n, k], (3, 1), (4,))
 
 
+def _a_prologue(trips: int, rng: np.random.Generator) -> Case:
+    a, b, c, m, n, k = _gemm(BF16, 64)(trips, rng).args
+    return Case([a.astype(np.float16), b, c, m, n, k, np.float32(0.5)], (3, 1), (2,))
+
+
 def _batched(trips: int, rng: np.random.Generator) -> Case:
     m, n, k = 130, 100, _ragged(trips, 64)
     a, b = _randn(rng, (2, m, k), BF16), _randn(rng, (2, n, k), BF16)
@@ -109,6 +114,7 @@ CASES: dict[str, tuple[str, Callable[[int, np.random.Generator], Case]]] = {
     "gemm_alpha_beta": ("gemm_alpha_beta.mlir", _alpha_beta),
     "gemm_fp8_scaled": ("gemm_fp8_scaled.mlir", _fp8_scaled),
     "batched_gemm": ("batched_gemm.mlir", _batched),
+    "gemm_a_prologue": ("gemm_a_prologue.mlir", _a_prologue),
     "gemm_softmax": ("gemm_softmax.mlir", _softmax),
     "gemm_chain": ("gemm_chain.mlir", _attention(())),
     "attention_fwd": ("attention_fwd.mlir", _attention((np.float32(0.088),))),

@@ -20,7 +20,7 @@ from tawa.transforms.hopper_pipeline import HopperPipelinePass
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 KERNELS = ["gemm_bias_gelu", "gemm_alpha_beta", "gemm_fp8_scaled"]
-ASSEMBLED = [*KERNELS, "batched_gemm"]
+ASSEMBLED = [*KERNELS, "batched_gemm", "gemm_a_prologue"]
 PTXAS = shutil.which("ptxas")
 
 

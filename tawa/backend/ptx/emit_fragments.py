@@ -256,6 +256,59 @@ def emit_load_global(p: KernelPrinter, op: nvgpu.FragmentLoadGlobalOp) -> None:
         p.emit(f"@{mask[i]} ld.global.{'f32' if f32 else 'b16'} {d}, {at(i)};")
 
 
+def emit_load_shared(p: KernelPrinter, op: nvgpu.FragmentLoadSharedOp) -> None:
+    """Each vector of the layout is one `ld.shared` from the address the
+    tile's storage gives its element (row, col): the stage's base, its
+    column chunk of `w` columns (chunks of rows x span bytes follow each
+    other), row · span + (col mod w) · bytes, then the swizzle of the
+    address (`tawa.target.hopper.swizzled_address`: bits [4, 4+b) ^= bits
+    [7, 7+b)).  Vectors never straddle a 16-byte unit, so one swizzle per
+    vector is exact."""
+    from tawa.backend.ptx.emit_memory import stage_addr
+
+    t, st = _type(op.result), op.source.type
+    assert isinstance(st, nvgpu.SmemType)
+    rows, _ = st.get_shape()[-2:]
+    eb = nvgpu.element_bytes(st.element_type)
+    w, swizzle = st.chunk_columns(), st.swizzle.data
+    span = w * eb
+    base = stage_addr(p, op.source, op.stage)
+    row0 = p.u32(op.row)
+    r_t = _thread_coordinate(p, t, 0)
+    p.emit(f"add.u32 {r_t}, {r_t}, {row0};")
+    c_t = _thread_coordinate(p, t, 1)
+    shape = t.get_shape()
+    dr, dc = t.tiled_layout.value_offsets(shape, 0), t.tiled_layout.value_offsets(shape, 1)
+    dst = p.define_frag(op.result)
+    vector = t.vector_length()
+    per_reg = 2 if t.packed() else 1
+    r, c, a, tmp = (p.regs.new("r") for _ in range(4))
+    for k in range(len(dr) // vector):
+        i = k * vector
+        p.emit(f"add.u32 {r}, {r_t}, {dr[i]};")
+        p.emit(f"add.u32 {c}, {c_t}, {dc[i]};")
+        p.emit(f"shr.u32 {tmp}, {c}, {w.bit_length() - 1};")  # the column chunk
+        p.emit(f"mad.lo.u32 {a}, {tmp}, {rows * span}, {base};")
+        p.emit(f"mad.lo.u32 {a}, {r}, {span}, {a};")
+        p.emit(f"and.b32 {tmp}, {c}, {w - 1};")
+        p.emit(f"mad.lo.u32 {a}, {tmp}, {eb}, {a};")
+        if swizzle:
+            p.emit(f"shr.u32 {tmp}, {a}, 7;")
+            p.emit(f"and.b32 {tmp}, {tmp}, {swizzle // 16 - 1};")
+            p.emit(f"shl.b32 {tmp}, {tmp}, 4;")
+            p.emit(f"xor.b32 {a}, {a}, {tmp};")
+        regs = dst[i // per_reg:(i + vector) // per_reg]
+        if t.packed():
+            p.emit(f"ld.shared.v{len(regs)}.b32 {{{', '.join(regs)}}}, [{a}];" if len(regs) > 1
+                   else f"ld.shared.b32 {regs[0]}, [{a}];")
+        elif isinstance(t.element_type, Float32Type):
+            p.emit(f"ld.shared.v{len(regs)}.f32 {{{', '.join(regs)}}}, [{a}];" if len(regs) > 1
+                   else f"ld.shared.f32 {regs[0]}, [{a}];")
+        else:
+            for j, d in enumerate(regs):
+                p.emit(f"ld.shared.b16 {d}, [{a}+{j * eb}];")
+
+
 EMITTERS: dict[type[Operation], Callable] = {
     nvgpu.FragmentZerosOp: emit_zeros,
     nvgpu.FragmentSplatOp: emit_splat,
@@ -270,6 +323,7 @@ EMITTERS: dict[type[Operation], Callable] = {
     nvgpu.MemrefBaseOp: emit_memref_base,
     nvgpu.FragmentStoreGlobalOp: emit_store_global,
     nvgpu.FragmentLoadGlobalOp: emit_load_global,
+    nvgpu.FragmentLoadSharedOp: emit_load_shared,
     memref.DimOp: emit_memref_dim,
 }
 """Emitter of each op this module prints."""

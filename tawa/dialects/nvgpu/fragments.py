@@ -42,7 +42,7 @@ from tawa.dialects.common import (
     parse_kind_and_operand_pair,
     print_kind_and_operand_pair,
 )
-from tawa.dialects.nvgpu.types import FragmentType, element_bytes
+from tawa.dialects.nvgpu.types import FragmentType, SmemType, element_bytes
 from tawa.dialects.tile import CmpIPredicate, CmpIPredicateAttr, ReduceKindAttr
 
 
@@ -526,6 +526,40 @@ class FragmentLoadGlobalOp(IRDLOperation):
 def _check_global_access(name: str, element: Attribute, fragment: FragmentType) -> None:
     if not isinstance(element, LOADABLE):
         raise VerifyException(f"{name} reads f32, bf16 or f16 elements, got {element}")
+
+
+@irdl_op_definition
+class FragmentLoadSharedOp(IRDLOperation):
+    """Reads rows [row, row + R) of stage `stage` of a shared-memory ring
+    (a tile TMA wrote there, column chunks swizzled as `!nvgpu.smem` says)
+    into registers: element (i, j) of the R x C fragment is element
+    (row + i, j) of the stage's tile, and each thread reads the elements it
+    holds in the fragment's layout.  The consumers' way to compute on a tile
+    that a producer delivered (a wgmma A operand transformed in registers,
+    an attention bias).
+
+    Example: `%a = nvgpu.frag_load_shared %sa[%s, %row0] : !nvgpu.smem<4x128x64xbf16, swizzle = 128> -> !nvgpu.frag<64x64xbf16, wgmma>`
+    """
+
+    name = "nvgpu.frag_load_shared"
+    source = operand_def(SmemType)
+    stage = operand_def(IndexType)
+    row = operand_def(IndexType)
+    result = result_def(FragmentType)
+    traits = traits_def(MemoryReadEffect())
+    assembly_format = "$source `[` $stage `,` $row `]` attr-dict `:` type($source) `->` type($result)"
+
+    def verify_(self) -> None:
+        st, rt = self.source.type, self.result.type
+        assert isinstance(st, SmemType) and isinstance(rt, FragmentType)
+        rows, cols = st.get_shape()[-2:]
+        shape = rt.get_shape()
+        if len(shape) != 2 or shape[1] != cols or shape[0] > rows or rt.element_type != st.element_type:
+            raise VerifyException(
+                f"nvgpu.frag_load_shared reads whole rows of one stage of {st} into a fragment of its "
+                f"element type, got {rt}"
+            )
+        _check_global_access("nvgpu.frag_load_shared", rt.element_type, rt)
 
 
 @irdl_op_definition
