@@ -200,6 +200,14 @@ def _per_key_block(kind: str, D: int = 128):
         args: list[Any] = [q, k, v, _nan((1, S, D)), S]
         if kind == "chain":
             ref = np.einsum("bqk,bkd->bqd", _f32(_bf16(s)), vf)
+        elif kind == "bias":
+            bias = _bf16(rng.standard_normal((1, S, S), np.float32))
+            scale = 1 / math.sqrt(D)
+            s = s * scale + _f32(bias)
+            p = np.exp(s - s.max(axis=-1, keepdims=True))
+            ref = np.einsum("bqk,bkd->bqd", p / p.sum(axis=-1, keepdims=True), vf)
+            args = [q, k, v, bias, _nan((1, S, D)), S, scale]
+            return args, (math.ceil(S / 128), 1), lambda out: _rel(out[4], ref)
         else:
             scale = 1 / math.sqrt(D)
             s = s * scale
@@ -231,6 +239,7 @@ CASES = {
         Case("attention_fwd", "attention_fwd.mlir", "attention_fwd", 2, _per_key_block("plain")),
         Case("attention_fwd_causal", "attention_fwd.mlir", "attention_fwd_causal", 2, _per_key_block("causal")),
         Case("attention_fwd_d64", "attention_fwd_d64.mlir", "attention_fwd_d64", 2, _per_key_block("plain", 64)),
+        Case("attention_fwd_bias", "attention_fwd_bias.mlir", "attention_fwd_bias", 2, _per_key_block("bias")),
         Case("attention_fwd_d64_causal", "attention_fwd_d64.mlir", "attention_fwd_d64_causal", 2,
              _per_key_block("causal", 64)),
     )

@@ -2,8 +2,11 @@
 
 Task-aware partitioning after Tawa (arXiv 2510.14719) and Triton's NVWS:
 
-* every `tile.load` whose value reaches a `tile.dot` is a *producer* op (it
-  will become a TMA load issued by one producer thread);
+* every `tile.load` from which a `tile.dot` operand is computed alone (the
+  tile itself, or the tile cast or scaled by scalars on the way, possibly
+  carried through loops) is a *producer* op (it will become a TMA load
+  issued by one producer thread); a tile that is combined with other tiles
+  before it reaches a dot (an attention bias) stays with the consumers;
 * every other op that touches tiles or memory (dots, elementwise math,
   reductions, stores, remaining loads) is a *consumer* op;
 * scalar, side-effect-free ops (index arithmetic, constants, program ids) and
@@ -112,19 +115,40 @@ def _flows_to(user: Operation, index: int) -> list[SSAValue]:
     return list(user.results)
 
 
-def _reaches_dot(value: SSAValue, seen: set[SSAValue] | None = None) -> bool:
-    """Whether `value` flows (through ops, loop-carried values and `scf.if`
-    results) into a dot operand."""
+def _feeds_dot_operand(value: SSAValue, seen: set[SSAValue] | None = None) -> bool:
+    """Whether a dot operand is computed from the tile `value` alone: it
+    flows into operand 0 or 1 of a dot through loop-carried values, `scf.if`
+    results and ops whose other tile operands are splats of scalars (a cast,
+    a scale: an A operand transformed in registers).  A tile combined with
+    other tiles on the way (a bias added to attention scores, which reach
+    P·V only through the softmax) does not feed a dot operand: the consumers
+    read it themselves."""
     seen = set() if seen is None else seen
     if value in seen:
         return False
     seen.add(value)
     for use in value.uses:
-        if isinstance(use.operation, _DOTS) and use.index < 2:
-            return True
-        if any(_reaches_dot(n, seen) for n in _flows_to(use.operation, use.index)):
+        user = use.operation
+        if isinstance(user, _DOTS):
+            if use.index < 2:
+                return True
+            continue
+        if not isinstance(user, scf.YieldOp | scf.ForOp) and not _alone(user, use.index):
+            continue
+        if any(_feeds_dot_operand(n, seen) for n in _flows_to(user, use.index)):
             return True
     return False
+
+
+def _alone(user: Operation, index: int) -> bool:
+    """Whether `user` computes from its operand `index` alone among tiles
+    (its other tile operands are splats of scalars), elementwise."""
+    if isinstance(user, tile.ReduceOp) or user.regions:
+        return False
+    return all(
+        i == index or not _is_tensor(v) or isinstance(v.owner, tile.SplatOp)
+        for i, v in enumerate(user.operands)
+    )
 
 
 @dataclass
@@ -175,7 +199,7 @@ class Partitioning:
     def analyze(self) -> None:
         body = self._check_kernel_shape()
         self.producer_loads = {
-            op for op in body.walk() if isinstance(op, tile.LoadOp) and _reaches_dot(op.result)
+            op for op in body.walk() if isinstance(op, tile.LoadOp) and _feeds_dot_operand(op.result)
         }
         if not self.producer_loads:
             raise Declined("no tile.load feeds a tile.dot")

@@ -1,4 +1,5 @@
-"""examples/attention_fwd.mlir (head dim 128) and attention_fwd_d64.mlir
+"""examples/attention_fwd.mlir (head dim 128), attention_fwd_d64.mlir and
+attention_fwd_bias.mlir (an additive bias the consumers load themselves)
 compiled by tawa on the GPU, against a float32 softmax(Q·Kᵀ·scale)·V on fresh
 random data with poisoned outputs (needs an sm_90 GPU with torch; skipped
 elsewhere).  Ring depths: the deepest that fits (`stages=0`)."""
@@ -50,3 +51,22 @@ def test_attention(cuda, seed, kernel_name, BH, S):
     ref = reference(q, k, v, scale, kernel_name.endswith("causal"))
     err = ((o.float() - ref).norm() / ref.norm()).item()
     assert err <= TOL, f"relative error {err:.3g} > {TOL} ({kernel_name}, BH={BH}, S={S})"
+
+
+@pytest.mark.parametrize("BH, S", [(2, 1024), (3, 200), (2, 1), (1, 65)])
+def test_attention_bias(cuda, seed, BH, S):
+    import torch
+
+    kernel = tawa.compile((EXAMPLES / "attention_fwd_bias.mlir").read_text(), "attention_fwd_bias")
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    q, k, v = (torch.randn(BH, S, 128, device="cuda", generator=g).to(torch.bfloat16) for _ in range(3))
+    bias = torch.randn(BH, S, S, device="cuda", generator=g).to(torch.bfloat16)
+    o = torch.full((BH, S, 128), float("nan"), device="cuda", dtype=torch.bfloat16)
+    scale = 1 / math.sqrt(128)
+    kernel(q, k, v, bias, o, S, scale, grid=(math.ceil(S / 128), BH))
+    torch.cuda.synchronize()
+    assert not torch.isnan(o.float()).any(), "some of O was not written (or is NaN)"
+    s = torch.einsum("bqd,bkd->bqk", q.float(), k.float()) * scale + bias.float()
+    ref = torch.einsum("bqk,bkd->bqd", torch.softmax(s, dim=-1), v.float())
+    err = ((o.float() - ref).norm() / ref.norm()).item()
+    assert err <= TOL, f"relative error {err:.3g} > {TOL} (BH={BH}, S={S})"

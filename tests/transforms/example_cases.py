@@ -89,6 +89,13 @@ def _batched(trips: int, rng: np.random.Generator) -> Case:
     return Case([a, b, _poison((2, m, n), BF16), m, n, k], (2, 1, 2), (2,))
 
 
+def _attention_bias(trips: int, rng: np.random.Generator) -> Case:
+    c = _attention((np.float32(0.088),))(trips, rng)
+    q, k, v, o, seq, scale = c.args
+    bias = _randn(rng, (2, seq, seq), BF16)
+    return Case([q, k, v, bias, o, seq, scale], c.grid, (4,))
+
+
 def _softmax(trips: int, rng: np.random.Generator) -> Case:
     m, k = 260, _ragged(trips, 64)
     a, b = _randn(rng, (m, k), BF16), _randn(rng, (256, k), BF16)
@@ -120,6 +127,7 @@ CASES: dict[str, tuple[str, Callable[[int, np.random.Generator], Case]]] = {
     "attention_fwd": ("attention_fwd.mlir", _attention((np.float32(0.088),))),
     "attention_fwd_causal": ("attention_fwd.mlir", _attention((np.float32(0.088),))),
     "attention_fwd_d64_causal": ("attention_fwd_d64.mlir", _attention((np.float32(0.125),), 64)),
+    "attention_fwd_bias": ("attention_fwd_bias.mlir", _attention_bias),
 }
 """kernel → (example file, case builder)."""
 
