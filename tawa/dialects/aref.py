@@ -58,10 +58,10 @@ from xdsl.utils.str_enum import StrEnum
 from tawa.target.hopper import (
     MAX_REGS,
     MIN_REGS,
-    REGISTER_FILE_SIZE,
     REGS_GRANULE,
     THREADS_PER_WARP,
     WARPS_PER_GROUP,
+    register_pool,
 )
 
 
@@ -499,10 +499,11 @@ class WarpSpecializeOp(IRDLOperation):
                     f"in [{MIN_REGS}, {MAX_REGS}]"
                 )
             total += warps * THREADS_PER_WARP * regs
-        if total > REGISTER_FILE_SIZE:
+        threads = sum(self.num_warps.get_values()) * THREADS_PER_WARP
+        if total > register_pool(threads):
             raise VerifyException(
-                f"register budgets oversubscribe the register file: {total} > "
-                f"{REGISTER_FILE_SIZE} (sum of warps x 32 x regs)"
+                f"register budgets oversubscribe the registers a CTA of {threads} threads holds at launch: "
+                f"{total} > {register_pool(threads)} (sum of warps x 32 x regs; setmaxnreg.inc would wait for ever)"
             )
 
 

@@ -44,9 +44,9 @@ from tawa.interpreters.simt import PerThread
 from tawa.interpreters.tile import _box
 from tawa.target.hopper import (
     MAX_MBARRIER_COUNT,
-    REGISTER_FILE_SIZE,
     THREADS_PER_GROUP,
     THREADS_PER_WARP,
+    register_pool,
     swizzled_address,
 )
 
@@ -403,8 +403,10 @@ class NvgpuFunctions(InterpreterFunctions):
         for g in groups:
             cta.regs[g] = count
         total = sum(cta.regs.get(g, 0) for g in range(cta.threads // THREADS_PER_GROUP)) * THREADS_PER_GROUP
-        if len(cta.regs) == cta.threads // THREADS_PER_GROUP and total > REGISTER_FILE_SIZE:
-            raise _fail(op, f"setmaxnreg: the warp groups ask for {total} registers, the SM has {REGISTER_FILE_SIZE}")
+        pool = register_pool(cta.threads)
+        if len(cta.regs) == cta.threads // THREADS_PER_GROUP and total > pool:
+            raise _fail(op, f"setmaxnreg: the warp groups ask for {total} registers, the CTA holds {pool} "
+                        "(setmaxnreg.inc would wait for ever)")
         state = task_of(interpreter)
         if state.task is not None:
             from tawa.dialects.aref import PartitionRole

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Region
 from xdsl.passes import ModulePass
@@ -88,5 +89,9 @@ class LowerTilePass(ModulePass):
             if isinstance(o, left_for_later):
                 continue
             on_tiles = any(isinstance(v.type, TensorType) for v in (*o.operands, *o.results))
+            if isinstance(o, scf.IfOp) and any(isinstance(d, tile.DotOp | tile.DotAsyncOp | nvgpu.WgmmaOp) for d in o.walk()):
+                raise fail(o, f"{NAME}: a tile.dot inside 'scf.if' is not supported: its accumulator would have "
+                           "to be yielded as a fragment by both branches; compute it unconditionally (and "
+                           "tile.select the result)")
             if o.dialect_name() in ("tile", "aref") or on_tiles:
                 raise fail(o, f"{NAME}: '{o.name}' is not supported by the Hopper lowering yet")

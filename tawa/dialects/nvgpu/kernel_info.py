@@ -44,6 +44,7 @@ from tawa.target.hopper import (
     REGS_GRANULE,
     SMEM_ALIGN_SLACK,
     THREADS_PER_GROUP,
+    register_pool,
 )
 
 KERNEL_ATTR = "nvgpu.kernel"
@@ -168,9 +169,11 @@ class KernelInfoAttr(ParametrizedAttribute):
                     f"got {len(info.regs)}"
                 )
             total = sum(info.regs) * THREADS_PER_GROUP
-            if total > REGISTER_FILE_SIZE:
+            pool = register_pool(info.threads) if info.threads else REGISTER_FILE_SIZE
+            if total > pool:
                 raise VerifyException(
-                    f"#nvgpu.kernel register budgets oversubscribe the register file: {total} > {REGISTER_FILE_SIZE}"
+                    f"#nvgpu.kernel register budgets oversubscribe the registers the CTA holds at launch: "
+                    f"{total} > {pool}"
                 )
 
 

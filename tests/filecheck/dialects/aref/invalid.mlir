@@ -107,7 +107,8 @@ func.func @regs_range() {
 
 // -----
 
-// 4 x 32 x 40 + 8 x 32 x 240 = 66560 registers, more than the 65536 of an SM.
+// 4 x 32 x 40 + 8 x 32 x 240 = 66560 registers, more than the 168 x 384 = 64512
+// a CTA of 384 threads holds at launch.
 func.func @oversubscribed() {
   aref.warp_specialize partition producer warps(4) regs(40) {
     nvgpu.fence_proxy_async
@@ -116,7 +117,7 @@ func.func @oversubscribed() {
   }
   func.return
 }
-// CHECK: error: 'aref.warp_specialize' register budgets oversubscribe the register file: 66560 > 65536 (sum of warps x 32 x regs)
+// CHECK: error: 'aref.warp_specialize' register budgets oversubscribe the registers a CTA of 384 threads holds at launch: 66560 > 64512 (sum of warps x 32 x regs; setmaxnreg.inc would wait for ever)
 
 // -----
 

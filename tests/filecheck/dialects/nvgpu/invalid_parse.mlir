@@ -205,7 +205,7 @@ func.func @kernel_threads() attributes {nvgpu.kernel = #nvgpu.kernel<threads = 1
 func.func @kernel_regs() attributes {nvgpu.kernel = #nvgpu.kernel<threads = 384, regs = [40, 240, 240]>} {
   func.return
 }
-// CHECK:      #nvgpu.kernel register budgets oversubscribe the register file: 66560 > 65536
+// CHECK:      #nvgpu.kernel register budgets oversubscribe the registers the CTA holds at launch: 66560 > 64512
 
 // -----
 

@@ -1,0 +1,23 @@
+// RUN: not tawa-opt %s -p tawa-hopper-pipeline 2>&1 | filecheck %s
+
+// A dot computed on some paths only: located at the scf.if, saying why.
+func.func @dot_in_if(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xbf16>, %K: index, %flag: i1) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %zero = tile.zeros : tensor<128x128xf32>
+  %acc = scf.for %k = %c0 to %K step %c64 iter_args(%acc_i = %zero) -> (tensor<128x128xf32>) {
+    %a = tile.load %A[%c0, %k] : memref<?x?xbf16> -> tensor<128x64xbf16>
+    %b = tile.load %B[%c0, %k] : memref<?x?xbf16> -> tensor<128x64xbf16>
+    %d = scf.if %flag -> (tensor<128x128xf32>) {
+      %e = tile.dot %a, %b, %acc_i {rhs_transposed} : tensor<128x64xbf16>, tensor<128x64xbf16> -> tensor<128x128xf32>
+      scf.yield %e : tensor<128x128xf32>
+    } else {
+      scf.yield %acc_i : tensor<128x128xf32>
+    }
+    scf.yield %d : tensor<128x128xf32>
+  }
+  %c = arith.truncf %acc : tensor<128x128xf32> to tensor<128x128xbf16>
+  tile.store %c, %C[%c0, %c0] : tensor<128x128xbf16>, memref<?x?xbf16>
+  func.return
+}
+// CHECK: lower_tile_dot_in_if.mlir:11:5: error: tawa-lower-tile: a tile.dot inside 'scf.if' is not supported: its accumulator would have to be yielded as a fragment by both branches; compute it unconditionally (and tile.select the result)
