@@ -1,12 +1,15 @@
 """PTX emitters of the register-fragment ops (`nvgpu.frag_*`, `nvgpu.memref_base`, `memref.dim`).
 
 A fragment is a list of registers, one per value a thread holds (16-bit
-values packed in pairs, one register per vector of 2).  Which element each
+values packed in pairs, one register per vector of 2, where the layout's
+vectors have an even length).  Which element each
 value is — its row and column, the lanes a reduction exchanges with, which
 row value a broadcast copies — comes from the fragment type's layout
 (`tawa.dialects.nvgpu.layouts`); nothing here re-derives it.  Each emitter
-prints one op: bounds, fast paths and address math are IR (see
-`tawa-expand-fragment-stores`).
+prints one op: bounds, fast paths and global address math are IR (see
+`tawa-expand-fragment-stores`); the shared-memory addresses of
+`frag_load_shared` are the one exception, formed here from the layout and
+the swizzle of `tawa.target.hopper` (to move into IR like the global ones).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from xdsl.dialects.builtin import BFloat16Type, Float32Type, i1
 from xdsl.ir import Operation
 
 from tawa.backend.ptx.emit_arith import CMP, SIGNED
+from tawa.backend.ptx.emit_memory import stage_addr
 from tawa.dialects import nvgpu
 from tawa.target.hopper import THREADS_PER_GROUP, THREADS_PER_WARP
 
@@ -264,8 +268,6 @@ def emit_load_shared(p: KernelPrinter, op: nvgpu.FragmentLoadSharedOp) -> None:
     address (`tawa.target.hopper.swizzled_address`: bits [4, 4+b) ^= bits
     [7, 7+b)).  Vectors never straddle a 16-byte unit, so one swizzle per
     vector is exact."""
-    from tawa.backend.ptx.emit_memory import stage_addr
-
     t, st = _type(op.result), op.source.type
     assert isinstance(st, nvgpu.SmemType)
     rows, _ = st.get_shape()[-2:]
