@@ -74,16 +74,22 @@ class GlobalMemory:
         self.arrays.append(array)
         return len(self.arrays) * self.WINDOW
 
-    def scatter(self, addresses: np.ndarray, values: np.ndarray, itemsize: int) -> int | None:
-        """Stores `values[i]` at byte `addresses[i]`; returns None, or the
-        first i outside every array (or not at an element of one), before
-        storing anything."""
+    def _locate(self, addresses: np.ndarray, itemsize: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(array window, byte offset, whether at an element of that array)
+        of every address."""
         window, offset = np.divmod(addresses, self.WINDOW)
         ok = (window >= 1) & (window <= len(self.arrays)) & (offset % itemsize == 0)
         for w in np.unique(window[ok]):
             array = self.arrays[int(w) - 1]
             mine = window == w
             ok[mine] &= (array.itemsize == itemsize) & (offset[mine] // itemsize < array.size)
+        return window, offset, ok
+
+    def scatter(self, addresses: np.ndarray, values: np.ndarray, itemsize: int) -> int | None:
+        """Stores `values[i]` at byte `addresses[i]`; returns None, or the
+        first i outside every array (or not at an element of one), before
+        storing anything."""
+        window, offset, ok = self._locate(addresses, itemsize)
         if not ok.all():
             return int(np.flatnonzero(~ok)[0])
         for w in np.unique(window):
@@ -92,16 +98,10 @@ class GlobalMemory:
             array.reshape(-1)[offset[mine] // itemsize] = values[mine].astype(array.dtype)
         return None
 
-
     def gather(self, addresses: np.ndarray, itemsize: int) -> tuple[np.ndarray | None, int | None]:
-        """The values at byte `addresses` (as float64 or the arrays' dtype),
-        or (None, the first i outside every array or not at an element)."""
-        window, offset = np.divmod(addresses, self.WINDOW)
-        ok = (window >= 1) & (window <= len(self.arrays)) & (offset % itemsize == 0)
-        for w in np.unique(window[ok]):
-            array = self.arrays[int(w) - 1]
-            mine = window == w
-            ok[mine] &= (array.itemsize == itemsize) & (offset[mine] // itemsize < array.size)
+        """The values at byte `addresses` (as float64), or (None, the first
+        i outside every array or not at an element of one)."""
+        window, offset, ok = self._locate(addresses, itemsize)
         if not ok.all():
             return None, int(np.flatnonzero(~ok)[0])
         out = np.zeros(addresses.shape, dtype=np.float64)
