@@ -1,0 +1,200 @@
+"""Argument checks and launch geometry of `tawa.torch`'s operators (pure
+Python: no torch, no GPU, so the CPU tests exercise all of it).
+
+A tensor is described by a `TensorInfo` (`describe(t)` reads one from a
+torch tensor, or from a fake/meta tensor inside `torch.compile`).  Each
+operator's check returns the problem's sizes or raises a one-line error:
+`TypeError` for a dtype, `ValueError` for a device, rank, shape or alignment
+the kernels cannot take.  Layouts never raise: an operand that the kernels
+cannot read in place is copied (`needs_copy`), and `matmul_b_operand`
+chooses between the two GEMM kernels by the layout B already has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import prod
+from typing import Any
+
+from tawa.runtime.launch import TMA_ALIGN, is_dense_row_major
+
+ELEMENT_BYTES = {"bfloat16": 2, "float16": 2}
+MATMUL_DTYPES = ("bfloat16", "float16")
+ATTENTION_DTYPES = ("bfloat16",)
+HEAD_DIMS = (64, 128)
+"""Head dims with an attention kernel (examples/attention_fwd_d64.mlir, attention_fwd.mlir)."""
+MATMUL_TILE = (128, 256)
+"""Rows and columns of C per program of examples/matmul.mlir and gemm.mlir."""
+ATTENTION_TILE_M = 128
+"""Query rows per program of the attention examples."""
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """What the checks need to know about a tensor."""
+
+    shape: tuple[Any, ...]
+    """Sizes (ints, or SymInts while torch.compile traces)."""
+    dtype: str
+    """torch's dtype name without `torch.`: "bfloat16"."""
+    device: str
+    """"cuda:0", "cpu", "meta"."""
+    strides: tuple[int, ...] | None = None
+    """In elements; None for fake tensors."""
+    data_ptr: int | None = None
+    """None for fake tensors."""
+
+    @property
+    def device_type(self) -> str:
+        return self.device.split(":")[0]
+
+    def __str__(self) -> str:
+        return f"{self.dtype} tensor of shape [{', '.join(str(d) for d in self.shape)}] on {self.device}"
+
+
+def describe(t: Any, fake: bool = False) -> TensorInfo:
+    """A torch tensor's `TensorInfo`; `fake`: only its metadata (no storage)."""
+    if not all(hasattr(t, a) for a in ("shape", "dtype", "device", "stride")):
+        raise TypeError(f"expected a torch tensor, got {type(t).__name__}")
+    dtype = str(t.dtype).removeprefix("torch.")
+    if fake:
+        return TensorInfo(tuple(t.shape), dtype, str(t.device))
+    return TensorInfo(tuple(t.shape), dtype, str(t.device), tuple(t.stride()), int(t.data_ptr()))
+
+
+@dataclass(frozen=True)
+class MatmulProblem:
+    M: Any
+    N: Any
+    K: Any
+    out_shape: tuple[Any, ...]
+    """a's leading dimensions, then N."""
+    dtype: str
+
+
+@dataclass(frozen=True)
+class AttentionProblem:
+    B: Any
+    H: Any
+    S: Any
+    D: Any
+
+
+def _check_devices(op: str, named: Sequence[tuple[str, TensorInfo]], fake: bool) -> None:
+    # Inside torch.compile the checks see fake CUDA tensors; meta tensors
+    # (shape propagation) are accepted there too.
+    allowed = ("cuda", "meta") if fake else ("cuda",)
+    for name, t in named:
+        if t.device_type not in allowed:
+            raise ValueError(
+                f"tawa.torch.{op}: {name} is on {t.device}; tawa's kernels run on CUDA tensors (Hopper GPUs)"
+            )
+    first_name, first = named[0]
+    for name, t in named[1:]:
+        if t.device != first.device:
+            raise ValueError(f"tawa.torch.{op}: {first_name} is on {first.device} but {name} on {t.device}")
+
+
+def _shape(t: TensorInfo) -> str:
+    return f"[{', '.join(str(d) for d in t.shape)}]"
+
+
+def check_matmul(a: TensorInfo, b: TensorInfo, transpose_b: bool, fake: bool = False) -> MatmulProblem:
+    """a [..., M, K] · b [K, N] (or b [N, K] with `transpose_b`) → [..., M, N]."""
+    if a.dtype not in MATMUL_DTYPES:
+        raise TypeError(f"tawa.torch.matmul: a is {a.dtype}; supported: {', '.join(MATMUL_DTYPES)}")
+    if b.dtype != a.dtype:
+        raise TypeError(f"tawa.torch.matmul: a is {a.dtype} but b is {b.dtype}; both must have one dtype")
+    _check_devices("matmul", [("a", a), ("b", b)], fake)
+    if len(a.shape) < 2:
+        raise ValueError(f"tawa.torch.matmul: a must be [..., M, K], got shape {_shape(a)}")
+    if len(b.shape) != 2:
+        form = "[N, K]" if transpose_b else "[K, N]"
+        raise ValueError(f"tawa.torch.matmul: b must be {form}, got shape {_shape(b)}")
+    K = a.shape[-1]
+    N, Kb = (b.shape[0], b.shape[1]) if transpose_b else (b.shape[1], b.shape[0])
+    if Kb != K:
+        form = "[N, K] (transpose_b)" if transpose_b else "[K, N]"
+        raise ValueError(
+            f"tawa.torch.matmul: a {_shape(a)} has K = {K} but b {_shape(b)}, read as {form}, has K = {Kb}"
+        )
+    align = TMA_ALIGN // ELEMENT_BYTES[a.dtype]
+    if K % align != 0:
+        raise ValueError(
+            f"tawa.torch.matmul: K = {K} is not a multiple of {align}: the kernels read rows of K "
+            f"{a.dtype} elements through TMA, which needs {TMA_ALIGN}-byte rows (pad K with zeros)"
+        )
+    M = prod(a.shape[:-1])
+    return MatmulProblem(M, N, K, (*a.shape[:-1], N), a.dtype)
+
+
+def check_attention(q: TensorInfo, k: TensorInfo, v: TensorInfo, fake: bool = False) -> AttentionProblem:
+    """q, k, v [B, H, S, D], one shape, bf16, D a head dim with a kernel."""
+    named = [("q", q), ("k", k), ("v", v)]
+    for name, t in named:
+        if t.dtype not in ATTENTION_DTYPES:
+            raise TypeError(
+                f"tawa.torch.attention: {name} is {t.dtype}; supported: {', '.join(ATTENTION_DTYPES)}"
+            )
+    _check_devices("attention", named, fake)
+    for name, t in named:
+        if len(t.shape) != 4:
+            raise ValueError(f"tawa.torch.attention: {name} must be [B, H, S, D], got shape {_shape(t)}")
+    if k.shape != q.shape or v.shape != q.shape:
+        raise ValueError(
+            f"tawa.torch.attention: q, k and v must have one shape [B, H, S, D] (self-attention, "
+            f"equal lengths and heads); got q {_shape(q)}, k {_shape(k)}, v {_shape(v)}"
+        )
+    B, H, S, D = q.shape
+    if D not in HEAD_DIMS:
+        raise ValueError(
+            f"tawa.torch.attention: head dim D = {D} has no kernel; supported: {', '.join(map(str, HEAD_DIMS))}"
+        )
+    return AttentionProblem(B, H, S, D)
+
+
+def attention_kernel(head_dim: int, causal: bool) -> str:
+    """The attention example kernel for a head dim."""
+    base = "attention_fwd" if head_dim == 128 else f"attention_fwd_d{head_dim}"
+    return f"{base}_causal" if causal else base
+
+
+def needs_copy(t: TensorInfo) -> bool:
+    """Whether the kernels cannot read `t` in place: TMA needs a dense
+    row-major array at a 16-byte-aligned address."""
+    assert t.strides is not None and t.data_ptr is not None, "a real tensor"
+    itemsize = ELEMENT_BYTES[t.dtype]
+    dense = is_dense_row_major(t.shape, [s * itemsize for s in t.strides], itemsize)
+    return not dense or t.data_ptr % TMA_ALIGN != 0
+
+
+def matmul_b_operand(b_kn: TensorInfo) -> tuple[str, bool]:
+    """The kernel for B seen as [K, N], and whether its operand is a copy.
+
+    - B row-major [K, N] with 16-byte rows: @matmul reads it in place;
+    - B the transpose of a row-major [N, K] (an `nn.Linear` weight): @gemm
+      reads that in place;
+    - anything else: @gemm on a dense [N, K] copy (whose rows, of K
+      elements, are aligned since K is).
+    """
+    assert b_kn.strides is not None and b_kn.data_ptr is not None, "a real tensor"
+    K, N = b_kn.shape
+    aligned = b_kn.data_ptr % TMA_ALIGN == 0
+    itemsize = ELEMENT_BYTES[b_kn.dtype]
+    bytes_kn = [s * itemsize for s in b_kn.strides]
+    if is_dense_row_major((K, N), bytes_kn, itemsize) and (N * itemsize) % TMA_ALIGN == 0:
+        return "matmul", not aligned
+    if is_dense_row_major((N, K), bytes_kn[::-1], itemsize):
+        return "gemm", not aligned
+    return "gemm", True
+
+
+def matmul_grid(M: int, N: int) -> tuple[int, int]:
+    """(⌈M/128⌉, ⌈N/256⌉): one program per tile of C."""
+    return (-(-M // MATMUL_TILE[0]), -(-N // MATMUL_TILE[1]))
+
+
+def attention_grid(S: int, batch_heads: int) -> tuple[int, int]:
+    """(⌈S/128⌉, B·H): one program per 128 query rows of one head."""
+    return (-(-S // ATTENTION_TILE_M), batch_heads)

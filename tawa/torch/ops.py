@@ -1,0 +1,93 @@
+"""The `torch.library` custom operators `tawa::matmul` and `tawa::attention`
+(imported by `tawa.torch` when torch ≥ 2.4 is there; it imports torch).
+
+Each operator has a real implementation, which checks its arguments
+(`tawa.torch.checks`), allocates its output, copies operands the kernels
+cannot read in place and launches the kernel on torch's current stream, and
+a fake implementation (`register_fake`), which runs the same checks on
+metadata and returns an empty tensor of the output's shape: `torch.compile`
+traces through it and keeps the operator opaque.  The real implementation
+allocates and launches only (no synchronization, no host reads of device
+memory), so it can be captured in a CUDA graph once its kernel is loaded
+(a first, eager call loads it).
+
+This module has no `from __future__ import annotations`: torch infers the
+operators' schemas from the annotations, as objects.
+"""
+
+import math
+from typing import Optional
+
+import torch
+
+from tawa.torch import checks, kernels
+
+
+def _dense(x: torch.Tensor) -> torch.Tensor:
+    """`x` if the kernels can read it in place, else a dense, aligned copy
+    (`contiguous()` would return a contiguous but misaligned `x` itself)."""
+    if not checks.needs_copy(checks.describe(x)):
+        return x
+    return torch.empty(x.shape, dtype=x.dtype, device=x.device).copy_(x)
+
+
+@torch.library.custom_op("tawa::matmul", mutates_args=())
+def matmul_op(a: torch.Tensor, b: torch.Tensor, transpose_b: bool) -> torch.Tensor:
+    """a [..., M, K] · b [K, N] (b [N, K] with transpose_b) → [..., M, N]."""
+    p = checks.check_matmul(checks.describe(a), checks.describe(b), transpose_b)
+    # The output first: nothing else is allocated before it (the GPU tests
+    # poison the block the caching allocator hands out next).
+    out = torch.empty(p.out_shape, dtype=a.dtype, device=a.device)
+    if out.numel() == 0:
+        return out
+    if p.K == 0:
+        # Launching would need scratch tensor maps (a device allocation, which
+        # CUDA graph capture forbids); C = 0 is the whole answer.
+        return out.zero_()
+    a2 = _dense(a.reshape(p.M, p.K))
+    b_kn = b.t() if transpose_b else b
+    name, copy = checks.matmul_b_operand(checks.describe(b_kn))
+    operand = b_kn if name == "matmul" else b_kn.t()
+    if copy:
+        operand = torch.empty(operand.shape, dtype=b.dtype, device=b.device).copy_(operand)
+    kernel = kernels.compiled(name, p.dtype, **kernels.OPTIONS.get(name, {}))
+    kernel(a2, operand, out.view(p.M, p.N), p.M, p.N, p.K, grid=checks.matmul_grid(p.M, p.N))
+    return out
+
+
+@matmul_op.register_fake
+def _matmul_fake(a: torch.Tensor, b: torch.Tensor, transpose_b: bool) -> torch.Tensor:
+    p = checks.check_matmul(checks.describe(a, fake=True), checks.describe(b, fake=True), transpose_b, fake=True)
+    return a.new_empty(p.out_shape)
+
+
+@torch.library.custom_op("tawa::attention", mutates_args=())
+def attention_op(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, scale: Optional[float]
+) -> torch.Tensor:
+    """softmax(q·kᵀ·scale [causally masked])·v over q, k, v [B, H, S, D]."""
+    p = checks.check_attention(checks.describe(q), checks.describe(k), checks.describe(v))
+    out = torch.empty((p.B, p.H, p.S, p.D), dtype=q.dtype, device=q.device)
+    if out.numel() == 0:
+        return out
+    sm_scale = 1.0 / math.sqrt(p.D) if scale is None else float(scale)
+    bh = p.B * p.H
+    q3, k3, v3 = (_dense(t).view(bh, p.S, p.D) for t in (q, k, v))
+    name = checks.attention_kernel(p.D, causal)
+    kernel = kernels.compiled(name, "bfloat16", **kernels.OPTIONS.get(name, {}))
+    kernel(q3, k3, v3, out.view(bh, p.S, p.D), p.S, sm_scale, grid=checks.attention_grid(p.S, bh))
+    return out
+
+
+@attention_op.register_fake
+def _attention_fake(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, scale: Optional[float]
+) -> torch.Tensor:
+    p = checks.check_attention(*(checks.describe(t, fake=True) for t in (q, k, v)), fake=True)
+    return q.new_empty((p.B, p.H, p.S, p.D))
+
+
+matmul = torch.ops.tawa.matmul.default
+"""The operator's overload, what `tawa.torch.matmul` calls (torch.compile traces it as one call)."""
+attention = torch.ops.tawa.attention.default
+"""The operator's overload, what `tawa.torch.attention` calls."""

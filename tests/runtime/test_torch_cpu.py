@@ -1,0 +1,352 @@
+"""tawa.torch without a GPU.
+
+- The argument checks, the layout decisions and the grids (`tawa.torch.checks`)
+  on plain `TensorInfo`s, and the kernel sources (`tawa.torch.kernels`): no
+  torch needed, these always run.
+- With torch installed (skipped, saying why, without it): the operators'
+  registration and schemas, their fake implementations on meta and fake CUDA
+  tensors (shapes, errors, tracing by make_fx and torch.compile), and the
+  real implementations on CPU tensors with a stand-in kernel that computes in
+  float32 what the compiled kernel computes (which kernel is chosen, which
+  operands are copied, the output, the grid).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+import sys
+
+import pytest
+
+import tawa.torch as tt
+from tawa.torch import checks, kernels
+from tawa.torch.checks import TensorInfo
+
+CUDA = "cuda:0"
+
+
+def info(shape, dtype="bfloat16", device=CUDA, strides=None, ptr=None):
+    """A TensorInfo; `strides` (elements) default to row-major, `ptr` to an aligned address."""
+    if strides is None:
+        strides, step = [], 1
+        for d in reversed(shape):
+            strides.append(step)
+            step *= max(d, 1)
+        strides = tuple(reversed(strides))
+    return TensorInfo(tuple(shape), dtype, device, tuple(strides), 1 << 20 if ptr is None else ptr)
+
+
+# --------------------------------------------------------------------------- checks (no torch)
+
+
+def test_matmul_problem_sizes():
+    p = checks.check_matmul(info([2, 100, 64]), info([64, 300]), transpose_b=False)
+    assert (p.M, p.N, p.K, p.out_shape, p.dtype) == (200, 300, 64, (2, 100, 300), "bfloat16")
+    p = checks.check_matmul(info([100, 64], "float16"), info([300, 64], "float16"), transpose_b=True)
+    assert (p.M, p.N, p.K, p.out_shape) == (100, 300, 64, (100, 300))
+
+
+@pytest.mark.parametrize(
+    "a, b, transpose_b, error, message",
+    [
+        (info([8, 8], "float32"), info([8, 8], "float32"), False, TypeError, "a is float32; supported: bfloat16, float16"),
+        (info([8, 8]), info([8, 8], "float16"), False, TypeError, "a is bfloat16 but b is float16"),
+        (info([8, 8], device="cpu"), info([8, 8], device="cpu"), False, ValueError, "a is on cpu"),
+        (info([8, 8]), info([8, 8], device="cuda:1"), False, ValueError, "a is on cuda:0 but b on cuda:1"),
+        (info([8]), info([8, 8]), False, ValueError, "a must be [..., M, K], got shape [8]"),
+        (info([8, 8]), info([2, 8, 8]), True, ValueError, "b must be [N, K], got shape [2, 8, 8]"),
+        (info([4, 64]), info([72, 16]), False, ValueError, "has K = 64 but b [72, 16], read as [K, N], has K = 72"),
+        (info([4, 64]), info([64, 72]), True, ValueError, "read as [N, K] (transpose_b), has K = 72"),
+        (info([4, 60]), info([60, 16]), False, ValueError, "K = 60 is not a multiple of 8"),
+    ],
+)
+def test_matmul_errors(a, b, transpose_b, error, message):
+    with pytest.raises(error) as err:
+        checks.check_matmul(a, b, transpose_b)
+    text = str(err.value)
+    assert message in text and text.startswith("tawa.torch.matmul: ") and "\n" not in text
+
+
+def test_meta_tensors_pass_only_the_fake_checks():
+    a, b = info([4, 8], device="meta"), info([8, 8], device="meta")
+    assert checks.check_matmul(a, b, False, fake=True).out_shape == (4, 8)
+    with pytest.raises(ValueError, match="a is on meta"):
+        checks.check_matmul(a, b, False)
+
+
+def test_attention_problem_and_kernels():
+    q = info([2, 12, 256, 64])
+    p = checks.check_attention(q, q, q)
+    assert (p.B, p.H, p.S, p.D) == (2, 12, 256, 64)
+    names = {(d, c): checks.attention_kernel(d, c) for d in checks.HEAD_DIMS for c in (False, True)}
+    assert names == {
+        (64, False): "attention_fwd_d64",
+        (64, True): "attention_fwd_d64_causal",
+        (128, False): "attention_fwd",
+        (128, True): "attention_fwd_causal",
+    }
+    for name in names.values():  # every kernel is a function of its example file
+        assert f"func.func @{name}(" in (kernels.EXAMPLES / kernels.FILES[name]).read_text()
+
+
+@pytest.mark.parametrize(
+    "q, k, v, error, message",
+    [
+        (info([1, 1, 8, 64], "float16"), None, None, TypeError, "q is float16; supported: bfloat16"),
+        (info([1, 1, 8, 64]), info([1, 1, 8, 64], "float32"), None, TypeError, "k is float32"),
+        (info([1, 1, 8, 64], device="cpu"), None, None, ValueError, "q is on cpu"),
+        (info([8, 8, 64]), None, None, ValueError, "q must be [B, H, S, D], got shape [8, 8, 64]"),
+        (info([1, 1, 8, 64]), info([1, 1, 16, 64]), None, ValueError, "k [1, 1, 16, 64]"),
+        (info([1, 2, 8, 64]), None, info([1, 1, 8, 64]), ValueError, "must have one shape"),
+        (info([1, 1, 8, 96]), None, None, ValueError, "head dim D = 96 has no kernel; supported: 64, 128"),
+    ],
+)
+def test_attention_errors(q, k, v, error, message):
+    with pytest.raises(error) as err:
+        checks.check_attention(q, k or q, v or q)
+    text = str(err.value)
+    assert message in text and text.startswith("tawa.torch.attention: ") and "\n" not in text
+
+
+def test_needs_copy():
+    assert not checks.needs_copy(info([64, 128]))
+    assert not checks.needs_copy(info([1, 128], strides=(999, 1)))  # a size-1 dimension's stride is free
+    assert checks.needs_copy(info([64, 128], ptr=(1 << 20) + 2))  # element- but not 16-byte-aligned
+    assert checks.needs_copy(info([128, 64], strides=(1, 128)))  # a transposed view
+    assert checks.needs_copy(info([64, 64], strides=(128, 1)))  # every other row
+
+
+@pytest.mark.parametrize(
+    "b_kn, expected",
+    [
+        (info([64, 256]), ("matmul", False)),  # row-major [K, N]: @matmul in place
+        (info([64, 256], ptr=(1 << 20) + 8), ("matmul", True)),  # misaligned: a copy
+        (info([64, 100]), ("gemm", True)),  # [K, N] rows of 200 bytes: TMA cannot read them
+        (info([64, 100], strides=(1, 64)), ("gemm", False)),  # w.t() of a row-major [N, K]: @gemm in place
+        (info([64, 100], strides=(1, 64), ptr=(1 << 20) + 4), ("gemm", True)),
+        (info([64, 256], strides=(512, 1)), ("gemm", True)),  # a slice of a wider array
+        (info([64, 1]), ("gemm", False)),  # N = 1: row-major [K, 1] is also [1, K]
+    ],
+)
+def test_matmul_b_operand(b_kn, expected):
+    assert checks.matmul_b_operand(b_kn) == expected
+
+
+def test_grids_follow_the_examples():
+    assert checks.matmul_grid(200, 136) == (2, 1)
+    assert checks.matmul_grid(256, 257) == (2, 2)
+    assert checks.matmul_grid(0, 300) == (0, 2)
+    assert checks.attention_grid(200, 24) == (2, 24)
+    assert checks.attention_grid(128, 1) == (1, 1)
+
+
+def test_kernel_sources():
+    causal = kernels.source("attention_fwd_d64_causal")
+    assert re.findall(r"func\.func @(\w+)", causal) == ["attention_fwd_d64_causal"]
+    f16 = kernels.source("matmul", "float16")
+    assert "f16" in f16 and "bf16" not in f16
+    with pytest.raises(KeyError, match="no kernel 'conv'"):
+        kernels.source("conv")
+
+
+def test_import_tawa_does_not_import_torch():
+    code = "import sys, tawa, tawa.runtime; assert 'torch' not in sys.modules, 'torch was imported'"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+
+
+def test_without_torch_the_operators_say_why():
+    if tt.UNAVAILABLE is None:
+        pytest.skip("torch is installed here: the operators are registered")
+    with pytest.raises(ImportError, match=r"tawa.torch needs torch >= 2\.4"):
+        tt.matmul(None, None)
+    with pytest.raises(ImportError, match=r"tawa.torch needs torch >= 2\.4"):
+        tt.attention(None, None, None)
+
+
+# --------------------------------------------------------------------------- with torch
+
+
+@pytest.fixture
+def torch():
+    if tt.UNAVAILABLE is not None:
+        pytest.skip(tt.UNAVAILABLE)
+    import torch
+
+    return torch
+
+
+def test_operators_are_registered(torch):
+    assert str(torch.ops.tawa.matmul.default._schema) == (
+        "tawa::matmul(Tensor a, Tensor b, bool transpose_b) -> Tensor"
+    )
+    assert str(torch.ops.tawa.attention.default._schema) == (
+        "tawa::attention(Tensor q, Tensor k, Tensor v, bool causal, float? scale) -> Tensor"
+    )
+
+
+def test_meta_shapes(torch):
+    bf16 = torch.bfloat16
+    a = torch.empty(2, 100, 64, dtype=bf16, device="meta")
+    assert tt.matmul(a, torch.empty(64, 300, dtype=bf16, device="meta")).shape == (2, 100, 300)
+    c = tt.matmul(a, torch.empty(300, 64, dtype=bf16, device="meta"), transpose_b=True)
+    assert (c.shape, c.dtype, c.is_contiguous()) == ((2, 100, 300), bf16, True)
+    q = torch.empty(2, 12, 256, 64, dtype=bf16, device="meta").transpose(1, 2).transpose(1, 2)
+    o = tt.attention(q, q, q, causal=True)
+    assert (o.shape, o.dtype) == ((2, 12, 256, 64), bf16)
+
+
+def test_meta_errors(torch):
+    a = torch.empty(4, 60, dtype=torch.bfloat16, device="meta")
+    with pytest.raises(ValueError, match="K = 60 is not a multiple of 8"):
+        tt.matmul(a, torch.empty(60, 8, dtype=torch.bfloat16, device="meta"))
+    with pytest.raises(TypeError, match="a is float32"):
+        tt.matmul(a.float(), a.float().t())
+    q = torch.empty(1, 2, 8, 32, dtype=torch.bfloat16, device="meta")
+    with pytest.raises(ValueError, match="head dim D = 32"):
+        tt.attention(q, q, q)
+
+
+def test_cpu_tensors_are_refused(torch):
+    a = torch.ones(8, 8, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="a is on cpu; tawa's kernels run on CUDA tensors"):
+        tt.matmul(a, a)
+    q = torch.ones(1, 1, 8, 64, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="q is on cpu"):
+        tt.attention(q, q, q)
+
+
+def test_traced_as_one_operator(torch):
+    """make_fx over fake CUDA tensors: each operator is one node of the graph."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def block(x, w, q):
+        return tt.matmul(x, w, transpose_b=True).relu(), tt.attention(q, q, q, causal=True)
+
+    with FakeTensorMode():
+        args = (
+            torch.empty(4, 64, dtype=torch.bfloat16, device="cuda"),
+            torch.empty(8, 64, dtype=torch.bfloat16, device="cuda"),
+            torch.empty(1, 2, 16, 64, dtype=torch.bfloat16, device="cuda"),
+        )
+    graph = make_fx(block, tracing_mode="fake")(*args)
+    targets = [str(n.target) for n in graph.graph.nodes if n.op == "call_function"]
+    assert targets.count("tawa.matmul.default") == 1 and targets.count("tawa.attention.default") == 1
+
+
+def test_torch_compile_fullgraph_on_meta_tensors(torch):
+    def block(x, w):
+        return tt.matmul(x, w, transpose_b=True) * 2
+
+    compiled = torch.compile(block, backend="aot_eager", fullgraph=True)
+    x = torch.empty(4, 64, dtype=torch.bfloat16, device="meta")
+    w = torch.empty(8, 64, dtype=torch.bfloat16, device="meta")
+    assert compiled(x, w).shape == (4, 8)
+
+
+class StandIn:
+    """A kernel that computes, on the CPU in float32, what the compiled kernel
+    computes from its arguments, and records the call."""
+
+    def __init__(self, name, dtype, calls):
+        self.name, self.dtype, self.calls = name, dtype, calls
+
+    def __call__(self, *args, grid):
+        import torch
+
+        self.calls.append((self.name, self.dtype, args, grid))
+        if self.name in ("matmul", "gemm"):
+            A, B, C = (t.float() for t in args[:3])
+            C_ref = args[2]
+            C_ref.copy_(A @ (B if self.name == "matmul" else B.T))
+            return
+        q, k, v, o, S, scale = args
+        s = (q.float() @ k.float().transpose(1, 2)) * scale
+        if self.name.endswith("_causal"):
+            s = s.masked_fill(torch.ones(S, S, dtype=torch.bool).triu(1), float("-inf"))
+        o.copy_(s.softmax(-1) @ v.float())
+
+
+@pytest.fixture
+def stand_in(torch, monkeypatch):
+    """Real implementations on CPU tensors, with stand-in kernels."""
+    calls = []
+    monkeypatch.setattr(checks, "_check_devices", lambda *args: None)
+    monkeypatch.setattr(kernels, "compiled", lambda name, dtype, **options: StandIn(name, dtype, calls))
+    return calls
+
+
+@pytest.mark.parametrize(
+    "case, kernel, b_in_place",
+    [
+        ("kn", "matmul", True),  # row-major [K, N]
+        ("kn_ragged", "gemm", False),  # [K, N] with N = 100: copied to [N, K]
+        ("nk", "gemm", True),  # transpose_b, row-major [N, K]
+        ("w_t", "gemm", True),  # w.t() of a row-major [N, K]
+        ("sliced", "gemm", False),  # every other column
+    ],
+)
+def test_matmul_real_implementation(torch, stand_in, case, kernel, b_in_place):
+    g = torch.Generator().manual_seed(0)
+    dt = torch.float16 if case == "nk" else torch.bfloat16
+    a = torch.randn(2, 70, 64, generator=g).to(dt)
+    transpose_b = case == "nk"
+    b = {
+        "kn": lambda: torch.randn(64, 256, generator=g).to(dt),
+        "kn_ragged": lambda: torch.randn(64, 100, generator=g).to(dt),
+        "nk": lambda: torch.randn(136, 64, generator=g).to(dt),
+        "w_t": lambda: torch.randn(136, 64, generator=g).to(dt).t(),
+        "sliced": lambda: torch.randn(64, 512, generator=g).to(dt)[:, ::2],
+    }[case]()
+    c = tt.matmul(a, b, transpose_b=transpose_b)
+    ref = a.float() @ (b.float().T if transpose_b else b.float())
+    assert c.shape == ref.shape and c.dtype == dt and c.is_contiguous()
+    assert torch.allclose(c.float(), ref, rtol=1e-2, atol=1e-2)
+    ((name, dtype, args, grid),) = stand_in
+    N = ref.shape[-1]
+    assert (name, dtype, args[3:], grid) == (kernel, str(dt).removeprefix("torch."), (140, N, 64), checks.matmul_grid(140, N))
+    assert args[0].shape == (140, 64) and args[0].data_ptr() == a.data_ptr()  # a read in place
+    assert args[1].is_contiguous() and (args[1].data_ptr() == b.data_ptr()) == b_in_place
+    assert args[2].data_ptr() == c.data_ptr()
+
+
+def test_matmul_degenerate_sizes_launch_nothing(torch, stand_in):
+    bf16 = torch.bfloat16
+    c = tt.matmul(torch.ones(3, 0, dtype=bf16), torch.ones(0, 5, dtype=bf16))
+    assert c.shape == (3, 5) and bool((c == 0).all())
+    assert tt.matmul(torch.ones(0, 8, dtype=bf16), torch.ones(8, 5, dtype=bf16)).shape == (0, 5)
+    assert stand_in == []
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_real_implementation(torch, stand_in, causal):
+    g = torch.Generator().manual_seed(1)
+    B, S, H, D = 2, 20, 3, 64
+    qkv = torch.randn(B, S, 3, H, D, generator=g).to(torch.bfloat16)
+    q, k, v = qkv.permute(2, 0, 3, 1, 4)  # [B, H, S, D] views, not dense: copied
+    o = tt.attention(q, k, v, causal=causal)
+    ((name, dtype, args, grid),) = stand_in
+    assert name == checks.attention_kernel(D, causal) and grid == (1, B * H)
+    assert args[4:] == (S, 1 / math.sqrt(D))
+    assert all(t.shape == (B * H, S, D) and t.is_contiguous() for t in args[:4])
+    mask = torch.ones(S, S, dtype=torch.bool).triu(1) if causal else None
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=None if mask is None else ~mask)
+    assert o.shape == (B, H, S, D) and o.is_contiguous()
+    assert torch.allclose(o.float(), ref, atol=2e-2)
+    tt.attention(q, k, v, scale=0.5)
+    assert stand_in[-1][2][5] == 0.5
+
+
+def test_opcheck(torch, stand_in):
+    """torch.library.opcheck: schema, fake implementation against the real one
+    (stand-in kernels on the CPU), AOT dispatch with dynamic shapes."""
+    g = torch.Generator().manual_seed(2)
+    a = torch.randn(70, 64, generator=g).to(torch.bfloat16)
+    w = torch.randn(136, 64, generator=g).to(torch.bfloat16)
+    torch.library.opcheck(torch.ops.tawa.matmul.default, (a, w, True))
+    torch.library.opcheck(torch.ops.tawa.matmul.default, (a, w.t(), False))
+    q = torch.randn(1, 2, 20, 64, generator=g).to(torch.bfloat16)
+    torch.library.opcheck(torch.ops.tawa.attention.default, (q, q, q, True, None))
