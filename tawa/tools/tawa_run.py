@@ -1,47 +1,67 @@
-"""`tawa-run`: run a tile kernel on random inputs on the CPU and check it.
+"""`tawa-run`: run any tile kernel on random inputs and check a pipeline's output.
 
     tawa-run examples/gemm.mlir gemm --shape M=200,N=136,K=72
-    tawa-run examples/attention_fwd.mlir attention_fwd_causal --shape B=2,S=200
+    tawa-run examples/attention_fwd.mlir attention_fwd --shape seq_len=200 --arg Q=2,seq_len,128
+    tawa-run examples/gemm_scale_relu.mlir gemm_scale_relu --shape M=64,N=64,K=64 \\
+        --arg alpha=0.5 -p tawa-warp-specialize
 
-Knows two kinds of kernels, recognised by their signature:
+The arguments come from the kernel's signature (memrefs, then index sizes,
+then scalars, as in examples/): sizes by name from `--shape`; each memref's
+shape from how the kernel indexes it (tawa.tools.kernel_args) or from
+`--arg X=d0,d1,...`; float scalars random in [0.5, 1.5) unless given
+(`--arg alpha=0.5`).  Memrefs that a `tile.store` writes start as NaN, those
+also read by a `tile.load` start random like the inputs.  The grid is
+`--grid`, else the kernel's `tawa.grid` attribute, else derived from the
+memref dimensions indexed by program ids.
 
-- GEMM: `(A, B, C: rank-2 memrefs, M, N, K: index)`, C = A·Bᵀ when the
-  kernel's `tile.dot` has `rhs_transposed` (B is N×K), else C = A·B (B is
-  K×N).  Dimensions M, N, K (default 200, 136, 72).
-- attention forward: `(Q, K, V, O: rank-3 memrefs, seq_len: index,
-  sm_scale: f32)`, O = softmax(Q·Kᵀ·sm_scale)·V over [B, S, D] arrays, causal
-  when the kernel's name contains "causal".  Dimensions B (batch·heads), S
-  (sequence length), D (head dim; default: the kernel's); defaults 2, 200.
-
-The launch grid comes from the tile shape of the kernel's output store
-(`--grid` overrides it).  Inputs are standard normal numbers rounded to the
-kernel's element type; the output is compared with a float64 NumPy reference
-computed from those same inputs.  Prints the relative Frobenius error and
-exits 1 when it exceeds `--tol` (default: 1e-2, or 1e-1 for f8 outputs).
-Bad input is one line `where: error: message` and exit status 1.
+The reference is `tawa.interpret` of the tile program (FILE, or
+`--reference TILE_FILE` for pipelined IR); the result is `tawa.interpret` of
+FILE after `-p PIPELINE` (default `tawa-hopper-pipeline{prepare=false}` for a
+tile program, none for pipelined IR), or with `--gpu` the kernel compiled by
+`tawa.compile` and run on the GPU.  Every written memref is compared:
+bit-exact, or relative Frobenius error ≤ `--tol` (default 1e-2).  Prints a
+summary ending in PASS or FAIL; exit status 0 or 1.  Bad input is one line
+`where: error: message` and exit status 1.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
+import ast
 import os
+import re
 import sys
 import time
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float32Type, IndexType, MemRefType
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+)
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
 import tawa
-from tawa.diagnostics import TawaError
-from tawa.dialects import tile
+from tawa.diagnostics import TawaError, first_line, location_of, verify
 from tawa.interpreters import find_kernel, interpret
-from tawa.interpreters.dtypes import dtype_of
+from tawa.interpreters.dtypes import dtype_of, is_float_type
+from tawa.interpreters.schedule import POLICIES, Schedule
+from tawa.tools.kernel_args import analyze, derive_grid, iter_params, resolve_shapes
+from tawa.transforms.levels import check_level, level_of
 
 PROG = "tawa-run"
+DEFAULT_PIPELINE = "tawa-hopper-pipeline{prepare=false}"
+DEFAULT_TOL = 1e-2
+SCALAR_RANGE = (0.5, 1.5)
+"""Random float scalars: away from 0 and from sign changes (α, scales)."""
 
 
 def _error(message: str, where: str = PROG) -> NoReturn:
@@ -53,7 +73,10 @@ class _Parser(argparse.ArgumentParser):
         _error(message)
 
 
-def _parse_pairs(text: str, what: str) -> dict[str, int]:
+# --------------------------------------------------------------------------- options
+
+
+def _parse_shape(text: str) -> dict[str, int]:
     pairs: dict[str, int] = {}
     for item in filter(None, text.split(",")):
         name, eq, value = item.partition("=")
@@ -61,8 +84,8 @@ def _parse_pairs(text: str, what: str) -> dict[str, int]:
             number = int(value)
         except ValueError:
             number = -1
-        if not eq or not name.strip() or number < 1:
-            _error(f"{what}: expected NAME=POSITIVE_INT,..., got '{text}'")
+        if not eq or not name.strip().isidentifier() or number < 0:
+            _error(f"--shape: expected NAME=INT,... (INT ≥ 0), got '{text}'")
         pairs[name.strip()] = number
     return pairs
 
@@ -77,166 +100,442 @@ def _parse_grid(text: str) -> tuple[int, ...]:
     return grid
 
 
-def _store_tile_shape(kernel: func.FuncOp) -> tuple[int, ...]:
-    stores = [op for op in kernel.walk() if isinstance(op, tile.StoreOp)]
-    if not stores:
-        _error(f"@{kernel.sym_name.data} has no tile.store to derive the grid from; use --grid")
-    return tuple(stores[-1].value.type.get_shape())
+def _parse_args(items: Sequence[str]) -> dict[str, str]:
+    given: dict[str, str] = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or not name or not value:
+            _error(f"--arg: expected NAME=VALUE, got '{item}'")
+        given[name] = value
+    return given
 
 
-def _random(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    return rng.standard_normal(shape).astype(dtype)
+def _dim(text: str, sizes: Mapping[str, int], what: str) -> int | str | None:
+    """One dimension of `--arg X=...`: an integer, a --shape name, or ? / _ (inferred)."""
+    text = text.strip()
+    if text in ("?", "_"):
+        return None
+    if text.lstrip("-").isdigit():
+        if int(text) < 0:
+            _error(f"{what}: dimensions must be ≥ 0, got {text}")
+        return int(text)
+    if text in sizes:
+        return text
+    known = ", ".join(sizes) or "none"
+    _error(f"{what}: '{text}' is neither an integer nor a --shape name (given: {known})")
 
 
-def _kind(kernel: func.FuncOp) -> str | None:
-    types = list(kernel.function_type.inputs.data)
+def _eval(expr: str, sizes: Mapping[str, int], what: str) -> int:
+    """An integer expression of the `tawa.grid` attribute: integers, size
+    names, + - * //, ceildiv(a, b), min(...), max(...)."""
 
-    def memrefs(n: int, rank: int) -> bool:
-        return all(isinstance(t, MemRefType) and t.get_num_dims() == rank for t in types[:n])
+    def ev(node: ast.AST) -> int:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id not in sizes:
+                _error(f"{what}: '{node.id}' is not a size (given: {', '.join(sizes) or 'none'})")
+            return sizes[node.id]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -ev(node.operand)
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            rhs = ev(node.right)
+            if isinstance(node.op, ast.FloorDiv) and rhs == 0:
+                _error(f"{what}: division by zero in '{expr}'")
+            return _BINOPS[type(node.op)](ev(node.left), rhs)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+            args = [ev(a) for a in node.args]
+            if node.func.id == "ceildiv" and len(args) == 2 and args[1] != 0:
+                return -(-args[0] // args[1])
+            if node.func.id in ("min", "max") and args:
+                return min(args) if node.func.id == "min" else max(args)
+        _error(f"{what}: cannot evaluate '{expr}' (integers, sizes, + - * //, ceildiv, min, max)")
 
-    if len(types) == 6 and memrefs(3, 2) and all(isinstance(t, IndexType) for t in types[3:]):
-        return "gemm"
-    if (
-        len(types) == 6
-        and memrefs(4, 3)
-        and isinstance(types[4], IndexType)
-        and isinstance(types[5], Float32Type)
-    ):
-        return "attention"
-    return None
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except SyntaxError:
+        _error(f"{what}: cannot parse '{expr}'")
+    return ev(tree.body)
 
 
-def _rel_error(got: np.ndarray, want: np.ndarray) -> float:
-    diff = np.linalg.norm(got.astype(np.float64) - want)
-    norm = np.linalg.norm(want)
-    return float(diff / norm) if norm else float(diff)
+_BINOPS = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b,
+}
 
 
-def run(
-    path: str,
-    kernel_name: str,
-    shape: dict[str, int],
-    grid: tuple[int, ...] | None,
-    seed: int,
-    tol: float | None,
-) -> tuple[str, bool]:
-    """Runs the kernel; returns the report line and whether it passed."""
+# --------------------------------------------------------------------------- the run
+
+
+@dataclass
+class Setup:
+    """Everything the two runs share: arguments, grid, roles."""
+
+    kernel: func.FuncOp
+    args: list[Any]
+    grid: tuple[int, ...]
+    grid_source: str
+    outputs: list[int]
+    read_too: set[int]
+    sizes: dict[str, int]
+    scalars: dict[str, Any] = field(default_factory=dict)
+
+    def fresh(self) -> list[Any]:
+        """The arguments with fresh copies of the written arrays."""
+        return [a.copy() if i in self.outputs else a for i, a in enumerate(self.args)]
+
+
+def _kernel_attr(kernel: func.FuncOp, name: str) -> Any:
+    return kernel.attributes.get(name)
+
+
+def prepare(kernel: func.FuncOp, shape: dict[str, int], given: dict[str, str],
+            grid: tuple[int, ...] | None, rng: np.random.Generator) -> Setup:
+    """Random arguments for `kernel` from the options."""
+    name = f"@{kernel.sym_name.data}"
+    where = location_of(kernel) or PROG
+    params = list(iter_params(kernel))
+    names = [n for _, n, _ in params]
+    for arg in given:
+        if arg not in names:
+            _error(f"--arg: {name} has no argument '{arg}' (arguments: {', '.join(names)})")
+    # Sizes: --shape names, and index arguments given with --arg.
+    sizes = dict(shape)
+    for i, n, t in params:
+        if isinstance(t, IndexType) and n in given:
+            dim = _dim(given[n], sizes, f"--arg {n}")
+            if dim is None:
+                _error(f"--arg {n}: give a value")
+            value = sizes[dim] if isinstance(dim, str) else dim
+            if n in sizes and sizes[n] != value:
+                _error(f"--arg {n}={given[n]} contradicts --shape {n}={sizes[n]}")
+            sizes[n] = value
+    missing = [n for _, n, t in params if isinstance(t, IndexType) and n not in sizes]
+    if missing:
+        _error(f"{name}: missing size{'s' * (len(missing) > 1)} {', '.join(missing)}: give "
+               f"--shape {','.join(f'{n}=...' for n in missing)}", where)
+    used = set(names)
+    for i, n, t in params:
+        if isinstance(t, MemRefType) and n in given:
+            used.update(x.strip() for x in given[n].split(","))
+    shapes_attr = _kernel_attr(kernel, "tawa.shapes")
+    if isinstance(shapes_attr, DictionaryAttr):
+        for value in shapes_attr.data.values():
+            if isinstance(value, StringAttr):
+                used.update(x.strip() for x in value.data.split(","))
+    grid_attr = _kernel_attr(kernel, "tawa.grid")
+    if isinstance(grid_attr, ArrayAttr):
+        used.update(re.findall(r"[A-Za-z_]\w*", str(grid_attr)))
+    unknown = [n for n in shape if n not in used]
+    if unknown:
+        sizes_known = ", ".join(n for _, n, t in params if isinstance(t, IndexType)) or "none"
+        _error(f"--shape: '{unknown[0]}' is neither a size argument of {name} ({sizes_known}) "
+               "nor used by --arg")
+
+    # Memref shapes.
+    analysis = analyze(kernel)
+    dims: dict[int, list[int | str | None]] = {}
+    for i, n, t in params:
+        text = given.get(n)
+        if text is None and isinstance(shapes_attr, DictionaryAttr):
+            attr = shapes_attr.data.get(n)
+            text = attr.data if isinstance(attr, StringAttr) else None
+        if isinstance(t, MemRefType) and text is not None:
+            parts = text.split(",")
+            if len(parts) != t.get_num_dims():
+                _error(f"--arg {n}={text}: {n} is {t} (rank {t.get_num_dims()}), got {len(parts)} "
+                       f"dimension{'s' * (len(parts) != 1)}")
+            dims[i] = [_dim(p, sizes, f"--arg {n}") for p in parts]
+    grid_source = "--grid"
+    if grid is None and isinstance(grid_attr, ArrayAttr):
+        exprs = [e.data for e in grid_attr.data if isinstance(e, StringAttr)]
+        if not 1 <= len(exprs) <= 3 or len(exprs) != len(grid_attr.data):
+            _error(f"{name}: tawa.grid must be 1 to 3 strings, got {grid_attr}", where)
+        grid = tuple(_eval(e, sizes, f"{name} tawa.grid") for e in exprs)
+        grid_source = "tawa.grid"
+    shapes = resolve_shapes(analysis, sizes, dims, grid)
+    if grid is None:
+        grid = derive_grid(analysis, shapes)
+        grid_source = "derived"
+    if any(g < 0 for g in grid):
+        _error(f"{name}: the grid {grid} has a negative extent", where)
+
+    # Values.
+    args: list[Any] = []
+    scalars: dict[str, Any] = {}
+    outputs = sorted(analysis.writes)
+    read_too = analysis.writes & analysis.reads
+    for i, n, t in params:
+        if isinstance(t, MemRefType):
+            dt = dtype_of(t)
+            if i in analysis.writes and i not in analysis.reads:
+                args.append(_poison(shapes[i], dt))
+            else:
+                args.append(_random(rng, shapes[i], dt))
+        elif isinstance(t, IndexType):
+            args.append(sizes[n])
+        else:
+            value = _scalar(t, given.get(n), rng, n)
+            scalars[n] = value
+            args.append(value)
+    return Setup(kernel, args, tuple(grid), grid_source, outputs, read_too, sizes, scalars)
+
+
+def _scalar(t: Any, text: str | None, rng: np.random.Generator, name: str) -> Any:
+    if isinstance(t, IntegerType) and t.width.data == 1:
+        if text is None:
+            return bool(rng.integers(0, 2))
+        if text.lower() not in ("true", "false", "1", "0"):
+            _error(f"--arg {name}={text}: expected true or false for {t} argument {name}")
+        return text.lower() in ("true", "1")
+    if isinstance(t, IntegerType):
+        if text is None:
+            return int(rng.integers(1, 9))
+        try:
+            return int(text)
+        except ValueError:
+            _error(f"--arg {name}={text}: expected an integer for {t} argument {name}")
+    if is_float_type(t):
+        if text is None:
+            return float(np.float32(rng.uniform(*SCALAR_RANGE)))
+        try:
+            return float(text)
+        except ValueError:
+            _error(f"--arg {name}={text}: expected a number for {t} argument {name}")
+    _error(f"argument {name}: tawa-run cannot make values of type {t}")
+
+
+def _random(rng: np.random.Generator, shape: tuple[int, ...], dt: np.dtype) -> np.ndarray:
+    if dt == np.bool_:
+        return rng.random(shape) < 0.5
+    if np.issubdtype(dt, np.integer):
+        return rng.integers(-8, 8, size=shape).astype(dt)
+    return rng.standard_normal(shape).astype(dt)
+
+
+def _poison(shape: tuple[int, ...], dt: np.dtype) -> np.ndarray:
+    if dt == np.bool_:
+        return np.zeros(shape, dtype=dt)
+    if np.issubdtype(dt, np.integer):
+        return np.full(shape, np.iinfo(dt).min, dtype=dt)
+    return np.full(shape, np.nan, dtype=dt)
+
+
+def apply_pipeline(module: ModuleOp, spec: str) -> None:
+    """Runs pass pipeline `spec` (tawa-opt's -p syntax) on `module` in place,
+    checking each pass's input level as tawa-opt does."""
+    from xdsl.passes import PassPipeline
+    from xdsl.transforms import get_all_passes as xdsl_passes
+
+    from tawa.transforms import get_all_passes
+
+    def between(prev: Any, mod: ModuleOp, nxt: Any) -> None:
+        verify(mod)
+        if nxt is not None:
+            check_level(nxt.name, mod)
+
+    try:
+        pipeline = PassPipeline.parse_spec({**xdsl_passes(), **get_all_passes()}, spec, between)
+    except (ValueError, ArgSpecParseError) as err:
+        _error(f"-p: invalid pass pipeline '{spec}': {' '.join(str(err).split())}")
+    pipeline.apply(tawa.context(), module)
+
+
+def _on_gpu(module: ModuleOp, setup: Setup) -> list[Any]:
+    """Compiles the kernel with tawa.compile, runs it on the GPU on copies of
+    the arguments, returns them with the outputs copied back."""
+    try:
+        import torch
+    except ImportError:
+        _error("--gpu needs torch (and cupy and cuda-bindings: pip install -e '.[gpu]')")
+    if not torch.cuda.is_available():
+        _error("--gpu: torch sees no CUDA GPU")
+    kernel = tawa.compile(module, setup.kernel.sym_name.data)
+    host = setup.fresh()
+    device = [_to_torch(a, torch) if isinstance(a, np.ndarray) else a for a in host]
+    kernel(*device, grid=setup.grid)
+    torch.cuda.synchronize()
+    return [_from_torch(d, h) if isinstance(h, np.ndarray) else h for d, h in zip(device, host)]
+
+
+def _to_torch(a: np.ndarray, torch: Any) -> Any:
+    """A CUDA tensor with the bits of `a` (bf16 and fp8 through integer views)."""
+    special = {"bfloat16": (np.uint16, torch.bfloat16), "float8_e4m3fn": (np.uint8, torch.float8_e4m3fn),
+               "float8_e5m2": (np.uint8, torch.float8_e5m2)}
+    if a.dtype.name in special:
+        raw, dt = special[a.dtype.name]
+        return torch.from_numpy(np.ascontiguousarray(a).view(raw)).view(dt).cuda()
+    return torch.from_numpy(np.ascontiguousarray(a)).cuda()
+
+
+def _from_torch(t: Any, like: np.ndarray) -> np.ndarray:
+    import torch
+
+    raw = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[like.dtype.itemsize]
+    bits = t.detach().cpu().contiguous().view(raw).numpy()
+    return bits.view(like.dtype).reshape(like.shape)
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+@dataclass(frozen=True)
+class Comparison:
+    exact: bool
+    error: float
+    mismatched_nan: int
+    """Elements non-finite in one result but not in the other."""
+    reference_nan: int
+    """NaN in the reference: elements the tile program did not write."""
+
+    def ok(self, tol: float) -> bool:
+        return self.reference_nan == 0 and (self.exact or (self.mismatched_nan == 0 and self.error <= tol))
+
+
+def compare(got: np.ndarray, want: np.ndarray) -> Comparison:
+    exact = got.shape == want.shape and got.tobytes() == want.tobytes()
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    finite = np.isfinite(g) & np.isfinite(w)
+    same_special = ~finite & ((g == w) | (np.isnan(g) & np.isnan(w)))
+    mismatched = int((~finite & ~same_special).sum())
+    diff = np.linalg.norm(g[finite] - w[finite])
+    norm = np.linalg.norm(w[finite])
+    error = float(diff / norm) if norm else float(diff)
+    return Comparison(exact, error, mismatched, int(np.isnan(w).sum()))
+
+
+# --------------------------------------------------------------------------- main
+
+
+def _read(path: str) -> ModuleOp:
     try:
         with open(path, "rb") as f:
             text = f.read()
     except OSError as err:
         _error(f"cannot open input: {err.strerror}", path)
-    module = tawa.parse(text, path)
-    kernel = find_kernel(module, kernel_name)
-    name = f"@{kernel.sym_name.data}"
-    kind = _kind(kernel)
-    if kind is None:
-        _error(
-            f"{name}: tawa-run knows GEMM kernels (A, B, C: rank-2 memrefs, M, N, K: index) "
-            "and attention kernels (Q, K, V, O: rank-3 memrefs, seq_len: index, sm_scale: f32)"
-        )
-    types = kernel.function_type.inputs.data
-    in_dt, out_dt = dtype_of(types[0]), dtype_of(types[3 if kind == "attention" else 2])
-    tile_shape = _store_tile_shape(kernel)
-    rng = np.random.default_rng(seed)
+    return tawa.parse(text, path)
 
-    if kind == "gemm":
-        dims = {"M": 200, "N": 136, "K": 72}
-        _check_keys(shape, dims, name)
-        dims.update(shape)
-        m, n, k = dims["M"], dims["N"], dims["K"]
-        transposed = any(
-            op.rhs_transposed is not None for op in kernel.walk() if isinstance(op, tile.DotOp)
-        )
-        a = _random(rng, (m, k), in_dt)
-        b = _random(rng, (n, k) if transposed else (k, n), dtype_of(types[1]))
-        c = np.full((m, n), np.nan, dtype=out_dt)
-        args: tuple = (a, b, c, m, n, k)
-        launch = grid or (math.ceil(m / tile_shape[-2]), math.ceil(n / tile_shape[-1]))
-        b64 = b.astype(np.float64)
-        want = a.astype(np.float64) @ (b64.T if transposed else b64)
-        out = c
-    else:
-        dims = {"B": 2, "S": 200, "D": tile_shape[-1]}
-        _check_keys(shape, dims, name)
-        dims.update(shape)
-        bh, s, d = dims["B"], dims["S"], dims["D"]
-        q, kk, v = (_random(rng, (bh, s, d), dtype_of(t)) for t in types[:3])
-        o = np.full((bh, s, d), np.nan, dtype=out_dt)
-        scale = 1.0 / math.sqrt(d)
-        args = (q, kk, v, o, s, scale)
-        launch = grid or (math.ceil(s / tile_shape[-2]), bh)
-        want = _attention_reference(q, kk, v, scale, "causal" in kernel.sym_name.data)
-        out = o
+
+def _find(module: ModuleOp, name: str, path: str) -> func.FuncOp:
+    try:
+        return find_kernel(module, name)
+    except TawaError as err:
+        _error(err.message.replace("the module defines", f"{path} defines"), path)
+
+
+def _describe_array(name: str, a: np.ndarray, role: str) -> str:
+    return f"{name} {a.dtype.name}[{'x'.join(map(str, a.shape))}] {role}"
+
+
+def run(options: argparse.Namespace) -> bool:
+    """One tawa-run: prints the summary, returns whether it passed."""
+    shape = _parse_shape(options.shape)
+    given = _parse_args(options.arg)
+    grid = _parse_grid(options.grid) if options.grid is not None else None
+    seed = options.seed if options.seed is not None else int.from_bytes(os.urandom(4), "little")
+    if options.gpu and options.pipeline is not None:
+        _error("--gpu compiles with tawa.compile (the whole Hopper pipeline); -p is for CPU runs")
+    module = _read(options.file)
+    kernel = _find(module, options.kernel, options.file)
+    reference_module = _read(options.reference) if options.reference else module
+    ref_kernel = _find(reference_module, options.kernel, options.reference or options.file)
+    if [p.type for p in ref_kernel.body.blocks.first.args] != [p.type for p in kernel.body.blocks.first.args]:  # type: ignore[union-attr]
+        _error(f"--reference: @{kernel.sym_name.data} has another signature there", options.reference)
+    tile_level = level_of(kernel)[0] == 0
+    spec = options.pipeline if options.pipeline is not None else (DEFAULT_PIPELINE if tile_level else "")
+
+    setup = prepare(ref_kernel, shape, given, grid, np.random.default_rng(seed))
+    schedule = Schedule(options.schedule, seed=seed)
+    want = setup.fresh()
+    start = time.perf_counter()
+    interpret(reference_module, setup.kernel.sym_name.data, setup.grid, *want)
+    ref_seconds = time.perf_counter() - start
 
     start = time.perf_counter()
-    interpret(module, kernel.sym_name.data, launch, *args)
+    if options.gpu:
+        got = _on_gpu(module, setup)
+        how = "tawa.compile, on the GPU"
+    else:
+        lowered = module.clone()
+        if spec:
+            apply_pipeline(lowered, spec)
+        got = setup.fresh()
+        interpret(lowered, setup.kernel.sym_name.data, setup.grid, *got, schedule=schedule, ctas=options.ctas)
+        how = f"-p {spec}" if spec else "the input as given"
+        how += f", {'CPU simulator' if spec or not tile_level else 'CPU interpreter'}"
     seconds = time.perf_counter() - start
-    err = _rel_error(out, want)
-    bound = tol if tol is not None else (1e-1 if out_dt.itemsize == 1 else 1e-2)
-    ok = err <= bound
-    dims_text = ",".join(f"{key}={value}" for key, value in dims.items())
-    grid_text = "x".join(str(g) for g in launch)
-    line = (
-        f"{name} {dims_text} grid {grid_text} seed {seed}: relative Frobenius error "
-        f"{err:.2e} vs float64 NumPy ({'ok' if ok else 'FAILED'}, bound {bound:.0e}; "
-        f"{seconds:.2f} s on the CPU)"
-    )
-    return line, ok
 
-
-def _check_keys(shape: dict[str, int], dims: dict[str, int], name: str) -> None:
-    for key in shape:
-        if key not in dims:
-            _error(f"--shape: unknown dimension '{key}' for {name} (known: {', '.join(dims)})")
-
-
-def _attention_reference(
-    q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, causal: bool
-) -> np.ndarray:
-    q64, k64, v64 = (x.astype(np.float64) for x in (q, k, v))
-    s = q64 @ k64.transpose(0, 2, 1) * scale
-    if causal:
-        n = s.shape[-1]
-        s = np.where(np.tril(np.ones((n, n), dtype=bool)), s, -np.inf)
-    p = np.exp(s - s.max(axis=-1, keepdims=True))
-    return (p / p.sum(axis=-1, keepdims=True)) @ v64
+    params = list(iter_params(setup.kernel))
+    tol = options.tol
+    lines = [f"{PROG} @{setup.kernel.sym_name.data} ({options.file}), seed {seed}"]
+    lines.append("  sizes     " + (" ".join(f"{k}={v}" for k, v in setup.sizes.items()) or "none"))
+    arrays = [
+        _describe_array(n, setup.args[i], "in/out" if i in setup.read_too else "out" if i in setup.outputs else "in")
+        for i, n, t in params if isinstance(t, MemRefType)
+    ]
+    lines.append("  arrays    " + ", ".join(arrays))
+    if setup.scalars:
+        lines.append("  scalars   " + " ".join(f"{k}={v:.6g}" for k, v in setup.scalars.items()))
+    lines.append(f"  grid      {'x'.join(map(str, setup.grid))} ({setup.grid_source})")
+    ref_name = options.reference or options.file
+    note = "" if options.reference or tile_level else " (pipelined IR: --reference TILE_FILE checks it against the tile program)"
+    lines.append(f"  reference tawa.interpret of {ref_name}: {ref_seconds:.2f} s{note}")
+    lines.append(f"  result    {how}: {seconds:.2f} s")
+    passed = bool(setup.outputs)
+    if not setup.outputs:
+        lines.append("  (the kernel writes no memref: nothing to compare)")
+    for i in setup.outputs:
+        c = compare(got[i], want[i])
+        ok = c.ok(tol)
+        passed &= ok
+        text = "bit-exact" if c.exact else f"relative Frobenius error {c.error:.2e} (bound {tol:.0e})"
+        if c.mismatched_nan:
+            text += f", {c.mismatched_nan} elements NaN or inf in one result only"
+        if c.reference_nan:
+            text += f", {c.reference_nan} elements NaN in the reference (unwritten? grid too small?)"
+        lines.append(f"  {params[i][1]:<9} {text}: {'ok' if ok else 'FAILED'}")
+    lines.append("PASS" if passed else "FAIL")
+    print("\n".join(lines))
+    return passed
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `tawa-run` script; returns the exit status."""
-    parser = _Parser(
-        prog=PROG,
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("file", help="a .mlir file of tile kernels")
+    parser = _Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("file", help="a .mlir file: a tile program, or pipelined IR (see --reference)")
     parser.add_argument("kernel", help="the kernel (function) name, e.g. gemm")
-    parser.add_argument("--shape", default="", help="problem sizes, e.g. M=200,N=136,K=72")
-    parser.add_argument("--grid", default=None, help="launch grid, e.g. 2,1 (default: derived)")
+    parser.add_argument("--shape", default="", metavar="NAME=INT,...",
+                        help="the kernel's size arguments by name (and names used by --arg)")
+    parser.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
+                        help="a memref's shape (A=M,K or A=128,?) or a scalar (alpha=0.5); repeatable")
+    parser.add_argument("--grid", default=None, metavar="X[,Y[,Z]]",
+                        help="launch grid (default: tawa.grid attribute, else derived)")
+    parser.add_argument("-p", "--pipeline", default=None, metavar="PIPELINE",
+                        help=f"passes for the result (default: {DEFAULT_PIPELINE} on a tile program)")
+    parser.add_argument("--reference", default=None, metavar="TILE_FILE",
+                        help="the tile program to compute the reference with (default: FILE)")
     parser.add_argument("--seed", type=int, default=None, help="random seed (default: fresh)")
-    parser.add_argument("--tol", type=float, default=None, help="relative error bound")
+    parser.add_argument("--tol", type=float, default=DEFAULT_TOL, help="relative error bound (default 1e-2)")
+    parser.add_argument("--schedule", default="random", choices=POLICIES,
+                        help="how the simulator interleaves warp groups (random: seeded by --seed)")
+    parser.add_argument("--ctas", type=int, default=None, help="CTAs of a persistent kernel in the simulator")
+    parser.add_argument("--gpu", action="store_true", help="run the compiled kernel on the GPU instead")
     try:
-        args = parser.parse_args(argv)
-        shape = _parse_pairs(args.shape, "--shape")
-        grid = _parse_grid(args.grid) if args.grid is not None else None
-        seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
-        line, ok = run(args.file, args.kernel, shape, grid, seed, args.tol)
-        print(line)
-        return 0 if ok else 1
+        return 0 if run(parser.parse_args(argv)) else 1
     except TawaError as err:
         print(str(err).splitlines()[0], file=sys.stderr)
+    except DiagnosticException as err:
+        print(f"{PROG}: error: {first_line(err)}", file=sys.stderr)
     except KeyboardInterrupt:
         print(f"{PROG}: error: interrupted", file=sys.stderr)
     except Exception as err:  # an internal bug: still one line unless asked
         if os.environ.get("TAWA_TRACEBACK"):
             raise
         text = " ".join(str(err).split()) or type(err).__name__
-        print(
-            f"{PROG}: error: internal error: {type(err).__name__}: {text} "
-            "(set TAWA_TRACEBACK=1 for the traceback)",
-            file=sys.stderr,
-        )
+        print(f"{PROG}: error: internal error: {type(err).__name__}: {text} "
+              "(set TAWA_TRACEBACK=1 for the traceback)", file=sys.stderr)
     return 1
 
 
