@@ -34,6 +34,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, NoReturn
 
 import numpy as np
@@ -51,6 +52,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
 import tawa
 from tawa.diagnostics import TawaError, first_line, location_of, verify
+from tawa.dialects import tile
 from tawa.interpreters import find_kernel, interpret
 from tawa.interpreters.dtypes import dtype_of, is_float_type
 from tawa.interpreters.schedule import POLICIES, Schedule
@@ -187,23 +189,53 @@ class Setup:
         return [a.copy() if i in self.outputs else a for i, a in enumerate(self.args)]
 
 
-def _kernel_attr(kernel: func.FuncOp, name: str) -> Any:
-    return kernel.attributes.get(name)
-
-
 def prepare(kernel: func.FuncOp, shape: dict[str, int], given: dict[str, str],
             grid: tuple[int, ...] | None, rng: np.random.Generator) -> Setup:
     """Random arguments for `kernel` from the options."""
-    name = f"@{kernel.sym_name.data}"
-    where = location_of(kernel) or PROG
     params = list(iter_params(kernel))
     names = [n for _, n, _ in params]
     for arg in given:
         if arg not in names:
-            _error(f"--arg: {name} has no argument '{arg}' (arguments: {', '.join(names)})")
-    # Sizes: --shape names, and index arguments given with --arg.
-    sizes = dict(shape)
+            _error(f"--arg: @{kernel.sym_name.data} has no argument '{arg}' (arguments: {', '.join(names)})")
+    shapes_attr = kernel.attributes.get("tawa.shapes")
+    shape_texts = {k: v.data for k, v in shapes_attr.data.items()} if isinstance(shapes_attr, DictionaryAttr) else {}
+    grid_attr = kernel.attributes.get("tawa.grid")
+    sizes = _sizes(kernel, shape, given, [*shape_texts.values(), str(grid_attr or "")])
+    analysis = analyze(kernel)
+    dims = {
+        i: _given_dims(n, t, given.get(n, shape_texts.get(n)), sizes)
+        for i, n, t in params if isinstance(t, MemRefType) and (n in given or n in shape_texts)
+    }
+    grid_source = "--grid"
+    if grid is None and grid_attr is not None:
+        grid, grid_source = _grid_attribute(kernel, grid_attr, sizes), "tawa.grid"
+    shapes = resolve_shapes(analysis, sizes, dims, grid)
+    if grid is None:
+        grid, grid_source = derive_grid(analysis, shapes), "derived"
+
+    args: list[Any] = []
+    scalars: dict[str, Any] = {}
     for i, n, t in params:
+        if isinstance(t, MemRefType):
+            written_only = i in analysis.writes and i not in analysis.reads
+            args.append((_poison if written_only else partial(_random, rng))(shapes[i], dtype_of(t)))
+        elif isinstance(t, IndexType):
+            args.append(sizes[n])
+        else:
+            scalars[n] = _scalar(t, given.get(n), rng, n)
+            args.append(scalars[n])
+    outputs = sorted(analysis.writes)
+    return Setup(kernel, args, tuple(grid), grid_source, outputs, analysis.writes & analysis.reads, sizes, scalars)
+
+
+def _sizes(kernel: func.FuncOp, shape: dict[str, int], given: dict[str, str], attrs: list[str]) -> dict[str, int]:
+    """The --shape names and the size arguments (from --shape or --arg), all
+    present; every --shape name a size argument or used by --arg or by the
+    kernel's attributes (`attrs`: their text)."""
+    name = f"@{kernel.sym_name.data}"
+    params = list(iter_params(kernel))
+    sizes = dict(shape)
+    for _, n, t in params:
         if isinstance(t, IndexType) and n in given:
             dim = _dim(given[n], sizes, f"--arg {n}")
             if dim is None:
@@ -212,75 +244,38 @@ def prepare(kernel: func.FuncOp, shape: dict[str, int], given: dict[str, str],
             if n in sizes and sizes[n] != value:
                 _error(f"--arg {n}={given[n]} contradicts --shape {n}={sizes[n]}")
             sizes[n] = value
-    missing = [n for _, n, t in params if isinstance(t, IndexType) and n not in sizes]
+    size_params = [n for _, n, t in params if isinstance(t, IndexType)]
+    missing = [n for n in size_params if n not in sizes]
     if missing:
         _error(f"{name}: missing size{'s' * (len(missing) > 1)} {', '.join(missing)}: give "
-               f"--shape {','.join(f'{n}=...' for n in missing)}", where)
-    used = set(names)
-    for i, n, t in params:
-        if isinstance(t, MemRefType) and n in given:
-            used.update(x.strip() for x in given[n].split(","))
-    shapes_attr = _kernel_attr(kernel, "tawa.shapes")
-    if isinstance(shapes_attr, DictionaryAttr):
-        for value in shapes_attr.data.values():
-            if isinstance(value, StringAttr):
-                used.update(x.strip() for x in value.data.split(","))
-    grid_attr = _kernel_attr(kernel, "tawa.grid")
-    if isinstance(grid_attr, ArrayAttr):
-        used.update(re.findall(r"[A-Za-z_]\w*", str(grid_attr)))
-    unknown = [n for n in shape if n not in used]
-    if unknown:
-        sizes_known = ", ".join(n for _, n, t in params if isinstance(t, IndexType)) or "none"
-        _error(f"--shape: '{unknown[0]}' is neither a size argument of {name} ({sizes_known}) "
-               "nor used by --arg")
+               f"--shape {','.join(f'{n}=...' for n in missing)}", location_of(kernel) or PROG)
+    used = set(size_params) | {w for text in [*given.values(), *attrs] for w in re.findall(r"[A-Za-z_]\w*", text)}
+    for n in shape:
+        if n not in used:
+            _error(f"--shape: '{n}' is neither a size argument of {name} ({', '.join(size_params) or 'none'}) "
+                   "nor used by --arg")
+    return sizes
 
-    # Memref shapes.
-    analysis = analyze(kernel)
-    dims: dict[int, list[int | str | None]] = {}
-    for i, n, t in params:
-        text = given.get(n)
-        if text is None and isinstance(shapes_attr, DictionaryAttr):
-            attr = shapes_attr.data.get(n)
-            text = attr.data if isinstance(attr, StringAttr) else None
-        if isinstance(t, MemRefType) and text is not None:
-            parts = text.split(",")
-            if len(parts) != t.get_num_dims():
-                _error(f"--arg {n}={text}: {n} is {t} (rank {t.get_num_dims()}), got {len(parts)} "
-                       f"dimension{'s' * (len(parts) != 1)}")
-            dims[i] = [_dim(p, sizes, f"--arg {n}") for p in parts]
-    grid_source = "--grid"
-    if grid is None and isinstance(grid_attr, ArrayAttr):
-        exprs = [e.data for e in grid_attr.data if isinstance(e, StringAttr)]
-        if not 1 <= len(exprs) <= 3 or len(exprs) != len(grid_attr.data):
-            _error(f"{name}: tawa.grid must be 1 to 3 strings, got {grid_attr}", where)
-        grid = tuple(_eval(e, sizes, f"{name} tawa.grid") for e in exprs)
-        grid_source = "tawa.grid"
-    shapes = resolve_shapes(analysis, sizes, dims, grid)
-    if grid is None:
-        grid = derive_grid(analysis, shapes)
-        grid_source = "derived"
+
+def _given_dims(name: str, t: MemRefType, text: str, sizes: Mapping[str, int]) -> list[int | str | None]:
+    """The dimensions of `--arg NAME=TEXT` (or of the tawa.shapes entry)."""
+    parts = text.split(",")
+    if len(parts) != t.get_num_dims():
+        _error(f"--arg {name}={text}: {name} is {t} (rank {t.get_num_dims()}), got {len(parts)} "
+               f"dimension{'s' * (len(parts) != 1)}")
+    return [_dim(p, sizes, f"--arg {name}") for p in parts]
+
+
+def _grid_attribute(kernel: func.FuncOp, attr: Any, sizes: Mapping[str, int]) -> tuple[int, ...]:
+    """The grid of the kernel's `tawa.grid` attribute: 1 to 3 expression strings."""
+    name = f"@{kernel.sym_name.data}"
+    exprs = [e.data for e in attr.data if isinstance(e, StringAttr)] if isinstance(attr, ArrayAttr) else []
+    if not 1 <= len(exprs) <= 3 or len(exprs) != len(attr.data):
+        _error(f"{name}: tawa.grid must be an array of 1 to 3 strings, got {attr}", location_of(kernel) or PROG)
+    grid = tuple(_eval(e, sizes, f"{name} tawa.grid") for e in exprs)
     if any(g < 0 for g in grid):
-        _error(f"{name}: the grid {grid} has a negative extent", where)
-
-    # Values.
-    args: list[Any] = []
-    scalars: dict[str, Any] = {}
-    outputs = sorted(analysis.writes)
-    read_too = analysis.writes & analysis.reads
-    for i, n, t in params:
-        if isinstance(t, MemRefType):
-            dt = dtype_of(t)
-            if i in analysis.writes and i not in analysis.reads:
-                args.append(_poison(shapes[i], dt))
-            else:
-                args.append(_random(rng, shapes[i], dt))
-        elif isinstance(t, IndexType):
-            args.append(sizes[n])
-        else:
-            value = _scalar(t, given.get(n), rng, n)
-            scalars[n] = value
-            args.append(value)
-    return Setup(kernel, args, tuple(grid), grid_source, outputs, read_too, sizes, scalars)
+        _error(f"{name}: tawa.grid gives a negative extent: {grid}", location_of(kernel) or PROG)
+    return grid
 
 
 def _scalar(t: Any, text: str | None, rng: np.random.Generator, name: str) -> Any:
@@ -439,20 +434,23 @@ def run(options: argparse.Namespace) -> bool:
         _error("--gpu compiles with tawa.compile (the whole Hopper pipeline); -p is for CPU runs")
     module = _read(options.file)
     kernel = _find(module, options.kernel, options.file)
-    reference_module = _read(options.reference) if options.reference else module
-    ref_kernel = _find(reference_module, options.kernel, options.reference or options.file)
-    if [p.type for p in ref_kernel.body.blocks.first.args] != [p.type for p in kernel.body.blocks.first.args]:  # type: ignore[union-attr]
-        _error(f"--reference: @{kernel.sym_name.data} has another signature there", options.reference)
+    reference = _read(options.reference) if options.reference else module
+    ref_kernel = _find(reference, options.kernel, options.reference or options.file)
+    if [p.type for p in ref_kernel.args] != [p.type for p in kernel.args]:
+        _error(f"@{kernel.sym_name.data} has another signature than in {options.file}", options.reference)
+    if not any(isinstance(op, tile.LoadOp | tile.StoreOp) for op in ref_kernel.walk()):
+        _error(f"@{kernel.sym_name.data} has no tile.load or tile.store to read its arguments from "
+               "(IR after tawa-lower-tile?): give the tile program with --reference TILE_FILE",
+               location_of(ref_kernel) or PROG)
     tile_level = level_of(kernel)[0] == 0
     spec = options.pipeline if options.pipeline is not None else (DEFAULT_PIPELINE if tile_level else "")
 
     setup = prepare(ref_kernel, shape, given, grid, np.random.default_rng(seed))
-    schedule = Schedule(options.schedule, seed=seed)
+    name = setup.kernel.sym_name.data
     want = setup.fresh()
     start = time.perf_counter()
-    interpret(reference_module, setup.kernel.sym_name.data, setup.grid, *want)
-    ref_seconds = time.perf_counter() - start
-
+    interpret(reference, name, setup.grid, *want)
+    timing = [time.perf_counter() - start]
     start = time.perf_counter()
     if options.gpu:
         got = _on_gpu(module, setup)
@@ -462,43 +460,53 @@ def run(options: argparse.Namespace) -> bool:
         if spec:
             apply_pipeline(lowered, spec)
         got = setup.fresh()
-        interpret(lowered, setup.kernel.sym_name.data, setup.grid, *got, schedule=schedule, ctas=options.ctas)
-        how = f"-p {spec}" if spec else "the input as given"
-        how += f", {'CPU simulator' if spec or not tile_level else 'CPU interpreter'}"
-    seconds = time.perf_counter() - start
+        schedule = Schedule(options.schedule, seed=seed)
+        interpret(lowered, name, setup.grid, *got, schedule=schedule, ctas=options.ctas)
+        how = (f"-p {spec}" if spec else "the input as given") + (
+            ", CPU simulator" if spec or not tile_level else ", CPU interpreter"
+        )
+    timing.append(time.perf_counter() - start)
 
-    params = list(iter_params(setup.kernel))
-    tol = options.tol
-    lines = [f"{PROG} @{setup.kernel.sym_name.data} ({options.file}), seed {seed}"]
-    lines.append("  sizes     " + (" ".join(f"{k}={v}" for k, v in setup.sizes.items()) or "none"))
-    arrays = [
-        _describe_array(n, setup.args[i], "in/out" if i in setup.read_too else "out" if i in setup.outputs else "in")
-        for i, n, t in params if isinstance(t, MemRefType)
-    ]
-    lines.append("  arrays    " + ", ".join(arrays))
-    if setup.scalars:
-        lines.append("  scalars   " + " ".join(f"{k}={v:.6g}" for k, v in setup.scalars.items()))
-    lines.append(f"  grid      {'x'.join(map(str, setup.grid))} ({setup.grid_source})")
-    ref_name = options.reference or options.file
-    note = "" if options.reference or tile_level else " (pipelined IR: --reference TILE_FILE checks it against the tile program)"
-    lines.append(f"  reference tawa.interpret of {ref_name}: {ref_seconds:.2f} s{note}")
-    lines.append(f"  result    {how}: {seconds:.2f} s")
+    lines = _summary(options, setup, seed, tile_level, how, timing)
     passed = bool(setup.outputs)
     if not setup.outputs:
         lines.append("  (the kernel writes no memref: nothing to compare)")
     for i in setup.outputs:
         c = compare(got[i], want[i])
-        ok = c.ok(tol)
+        ok = c.ok(options.tol)
         passed &= ok
-        text = "bit-exact" if c.exact else f"relative Frobenius error {c.error:.2e} (bound {tol:.0e})"
+        text = "bit-exact" if c.exact else f"relative Frobenius error {c.error:.2e} (bound {options.tol:.0e})"
         if c.mismatched_nan:
             text += f", {c.mismatched_nan} elements NaN or inf in one result only"
         if c.reference_nan:
             text += f", {c.reference_nan} elements NaN in the reference (unwritten? grid too small?)"
-        lines.append(f"  {params[i][1]:<9} {text}: {'ok' if ok else 'FAILED'}")
+        lines.append(f"  {setup.kernel.args[i].name_hint or f'arg{i}':<9} {text}: {'ok' if ok else 'FAILED'}")
     lines.append("PASS" if passed else "FAIL")
     print("\n".join(lines))
     return passed
+
+
+def _summary(options: argparse.Namespace, setup: Setup, seed: int, tile_level: bool, how: str,
+             timing: list[float]) -> list[str]:
+    """The lines before the comparison: kernel, sizes, arrays, scalars, grid, the two runs."""
+    arrays = [
+        _describe_array(n, setup.args[i], "in/out" if i in setup.read_too else "out" if i in setup.outputs else "in")
+        for i, n, t in iter_params(setup.kernel) if isinstance(t, MemRefType)
+    ]
+    lines = [
+        f"{PROG} @{setup.kernel.sym_name.data} ({options.file}), seed {seed}",
+        "  sizes     " + (" ".join(f"{k}={v}" for k, v in setup.sizes.items()) or "none"),
+        "  arrays    " + ", ".join(arrays),
+    ]
+    if setup.scalars:
+        lines.append("  scalars   " + " ".join(f"{k}={v:.6g}" for k, v in setup.scalars.items()))
+    lines.append(f"  grid      {'x'.join(map(str, setup.grid))} ({setup.grid_source})")
+    note = "" if options.reference or tile_level else (
+        " (pipelined IR: --reference TILE_FILE checks it against the tile program)"
+    )
+    lines.append(f"  reference tawa.interpret of {options.reference or options.file}: {timing[0]:.2f} s{note}")
+    lines.append(f"  result    {how}: {timing[1]:.2f} s")
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:

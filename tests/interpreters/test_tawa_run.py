@@ -116,6 +116,22 @@ def test_pipelined_ir(capsys, tmp_path, seed):
     assert rc == 0 and out.endswith("  C         bit-exact: ok\nPASS\n"), out
 
 
+def test_lowered_ir_needs_the_tile_program(capsys, tmp_path):
+    import tawa
+    from tawa.tools.tawa_run import apply_pipeline
+
+    module = tawa.parse((EXAMPLES / "gemm.mlir").read_text(), "examples/gemm.mlir")
+    apply_pipeline(module, "tawa-warp-specialize,tawa-assign-stage-phase,tawa-lower-aref,tawa-lower-tile")
+    path = tmp_path / "gemm_lowered.mlir"
+    path.write_text(str(module))
+    rc, out, err = run(capsys, str(path), "gemm", "--shape", SMALL)
+    assert rc == 1 and out == ""
+    assert err == (
+        f"{path}:2:3: error: @gemm has no tile.load or tile.store to read its arguments from "
+        "(IR after tawa-lower-tile?): give the tile program with --reference TILE_FILE\n"
+    )
+
+
 KERNEL_WITH_ATTRIBUTES = """
 func.func @rows(%X: memref<?x?xf32>, %Y: memref<?x?xf32>, %R: index, %s: f32)
     attributes {tawa.grid = ["ceildiv(R, 64)", "2"], tawa.shapes = {X = "R,W"}} {
