@@ -357,7 +357,7 @@ def _on_gpu(module: ModuleOp, setup: Setup) -> list[Any]:
 
 def _to_torch(a: np.ndarray, torch: Any) -> Any:
     """A CUDA tensor with the bits of `a` (bf16 and fp8 through integer views)."""
-    special = {"bfloat16": (np.uint16, torch.bfloat16), "float8_e4m3fn": (np.uint8, torch.float8_e4m3fn),
+    special = {"bfloat16": (np.int16, torch.bfloat16), "float8_e4m3fn": (np.uint8, torch.float8_e4m3fn),
                "float8_e5m2": (np.uint8, torch.float8_e5m2)}
     if a.dtype.name in special:
         raw, dt = special[a.dtype.name]
