@@ -158,8 +158,8 @@ def kernels(module: ModuleOp) -> Iterator[func.FuncOp]:
 
 def level_of(kernel: func.FuncOp, skip: tuple[str, ...] = ()) -> tuple[int, Operation | None]:
     """The index in `LEVELS` of `kernel`'s level and the op that shows it is
-    not further on (None at the last level).  Steps out of levels in `skip`
-    are not looked at."""
+    not further on (None at the last level).  The steps that leave a level
+    in `skip` are not looked at (the pass reports those itself)."""
     for i, step in enumerate(STEPS):
         if LEVELS[i] in skip:
             continue
@@ -179,7 +179,8 @@ def _follows_hopper_pipeline(pass_name: str, takes: Takes) -> bool:
 def check_level(pass_name: str, module: ModuleOp) -> None:
     """Raises a located TawaError when `module` has not reached the level
     `pass_name` takes, naming the passes to run first.  Passes without an
-    entry in `PASS_LEVELS` are not checked."""
+    entry in `PASS_LEVELS` are not checked, nor is IR past a pass's level
+    (the passes leave what they do not find, or say so themselves)."""
     takes = PASS_LEVELS.get(pass_name)
     if takes is None:
         return
