@@ -369,8 +369,9 @@ class LowerSlotRead(RewritePattern):
     something other than a dot uses — elementwise math before a dot (an A
     operand scaled or cast in registers), a bias added to attention scores —
     is read into registers: this warp group's rows, in the accumulator
-    layout (`nvgpu.frag_load_shared`).  Dots keep reading the slot through
-    descriptors."""
+    layout (`nvgpu.frag_load_shared`); `tawa-lower-aref` made every consumer
+    thread release such a slot, after a proxy fence.  Dots keep reading the
+    slot through descriptors."""
 
     info: ConsumerInfo
 

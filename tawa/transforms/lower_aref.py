@@ -69,6 +69,11 @@ class Ring:
     full: SSAValue
     empty: SSAValue
     tx_bytes: int
+    read_by_threads: bool = False
+    """Some tile of a slot is used by something other than a dot (math on a
+    delivered tile): the consumer threads read it themselves, so every one
+    of them releases the slot — an elected thread's arrival would not cover
+    the other warps' reads, which a wgmma's completion does."""
 
 
 @dataclass
@@ -159,13 +164,33 @@ class LowerConsumed(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: aref.ConsumedOp, rewriter: PatternRewriter) -> None:
         ring, stage, _ = self.rings.slot(op)
-        # One elected thread (thread 0 of each consumer warp group) arrives.
+        if ring.read_by_threads:
+            # Every consumer thread arrives, after a proxy fence: its
+            # generic-proxy reads of the slot come before the producer's next
+            # TMA write into it (an async-proxy access).
+            rewriter.replace(op, [nvgpu.FenceProxyAsyncOp(),
+                                  nvgpu.MBarrierArriveOp.build(operands=[ring.empty, stage])], [])
+            return
+        # One elected thread (thread 0 of each consumer warp group) arrives:
+        # the wgmma that read the slot has completed for the whole warp group.
         at = InsertPoint.before(op)
         tid = nvgpu.ThreadIdOp()
         lane = arith.RemUIOp(tid.result, const(THREADS_PER_GROUP, at))
         leader = arith.CmpiOp(lane.result, const(0, at), "eq")
         then = Block([nvgpu.MBarrierArriveOp.build(operands=[ring.empty, stage]), scf.YieldOp()])
         rewriter.replace(op, [tid, lane, leader, scf.IfOp(leader.result, [], Region(then))], [])
+
+
+def _read_by_threads(ws: aref.WarpSpecializeOp, ref: SSAValue) -> bool:
+    """Whether a value some `aref.get` of `ref` returns has a use other than
+    as a dot operand (see `Ring.read_by_threads`)."""
+    for get in ws.walk():
+        if isinstance(get, aref.GetOp) and get.aref is ref:
+            for v in get.values:
+                for use in v.uses:
+                    if not (isinstance(use.operation, tile.DotOp | tile.DotAsyncOp) and use.index < 2):
+                        return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -199,7 +224,8 @@ class LowerArefPass(ModulePass):
             Rewriter.insert_op(allocs, entry)
             values = [a.result for a in allocs]
             rings[create.result] = Ring(
-                layout.depth, values[:-2], list(layout.tiles), values[-2], values[-1], layout.tx_bytes
+                layout.depth, values[:-2], list(layout.tiles), values[-2], values[-1], layout.tx_bytes,
+                read_by_threads=_read_by_threads(ws, create.result),
             )
         nvgpu.record_kernel_info(kernel, smem=plan.total)
         consumer_groups = sum(w // WARPS_PER_GROUP for role, w, _, _ in specs if role == PartitionRole.CONSUMER)
@@ -230,7 +256,9 @@ class LowerArefPass(ModulePass):
                     idx,
                     nvgpu.MBarrierInitOp.build(operands=[ring.full, idx.result], properties={"count": IntegerAttr(1, 32)}),
                     nvgpu.MBarrierInitOp.build(
-                        operands=[ring.empty, idx.result], properties={"count": IntegerAttr(consumer_groups, 32)}
+                        operands=[ring.empty, idx.result],
+                        properties={"count": IntegerAttr(
+                            consumer_groups * (THREADS_PER_GROUP if ring.read_by_threads else 1), 32)},
                     ),
                 ])
         body.add_ops([nvgpu.FenceMBarrierInitOp(), nvgpu.FenceProxyAsyncOp(), scf.YieldOp()])

@@ -6,6 +6,17 @@
 //
 // RUN: tawa-opt %S/../../../examples/gemm_a_prologue.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-assign-stage-phase,tawa-lower-aref,tawa-lower-tile' | filecheck %s
 // RUN: not tawa-opt %s -p tawa-hopper-pipeline 2>&1 | filecheck %s --check-prefix=BTRANS
+// RUN: tawa-opt %S/../../../examples/gemm_a_prologue.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-assign-stage-phase,tawa-lower-aref' | filecheck %s --check-prefix=AREF
+
+// The A slots are read by the consumer threads (not only by wgmma), so every
+// consumer thread releases them (256 arrivals), after a proxy fence; the B
+// slots keep one arrival per consumer warp group.
+// AREF:      nvgpu.mbarrier_init %[[EA:.*]][%{{.*}}], 256 : !nvgpu.mbarrier<2>
+// AREF:      nvgpu.mbarrier_init %[[EB:.*]][%{{.*}}], 2 : !nvgpu.mbarrier<2>
+// AREF:      nvgpu.fence_mbarrier_init
+// AREF-NEXT: nvgpu.fence_proxy_async
+// AREF:      nvgpu.fence_proxy_async
+// AREF-NEXT: nvgpu.mbarrier_arrive %[[EA]][%{{.*}}]
 
 // CHECK:         %a = nvgpu.frag_load_shared %{{.*}}[%stage{{.*}}, %wg_row0] : !nvgpu.smem<2x128x64xf16, swizzle = 128> -> !nvgpu.frag<64x64xf16, wgmma>
 // CHECK-NEXT:    %a_f = nvgpu.frag_convert %a : !nvgpu.frag<64x64xf16, wgmma> -> !nvgpu.frag<64x64xf32, wgmma>
