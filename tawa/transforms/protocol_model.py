@@ -99,6 +99,11 @@ class Event:
         return (self.kind, id(self.op), self.barrier, self.slot, self.parity, self.count,
                 self.tx, self.threads)
 
+    def semantic_key(self) -> tuple[Any, ...]:
+        """What the exploration depends on (not which op it reports)."""
+        return (self.kind, self.barrier, self.slot, self.parity, self.count, self.tx, self.threads,
+                self.is_async)
+
 
 @dataclass
 class Objects:

@@ -126,6 +126,10 @@ def verify_kernel(kernel: func.FuncOp, names: _Names, max_trips: int, max_states
                 [f"{p.name_hint or names(p)} = {a}" for p, a in zip(params, args) if p in sizes]
                 + ([f"{programs} program{'s' if programs > 1 else ''} per CTA"] if info.persistent else [])
             )
+            proof = (tuple(tuple(e.semantic_key() for e in tr) for tr in traces),
+                     len(runner.objects.barriers), max_states)
+            if proof in _PROVED:
+                continue  # the same protocol was explored before (another compile of it)
             explorer = Explorer(traces, len(runner.objects.barriers),
                                 lambda b: _indexed(names, runner.objects.barriers[b]),
                                 lambda s: _indexed(names, runner.objects.slots[s]),
@@ -137,6 +141,17 @@ def verify_kernel(kernel: func.FuncOp, names: _Names, max_trips: int, max_states
                                    f"{max_states} states; raise max-states") from None
             if violation is not None:
                 raise _error(kernel, violation, scenario, names, runner)
+            if len(_PROVED) >= _PROVED_LIMIT:
+                _PROVED.clear()
+            _PROVED.add(proof)
+
+
+_PROVED: set[Any] = set()
+"""Event sequences (by their semantics, per role, with the barrier count and
+the state limit) whose exploration found no violation, in this process: a
+kernel compiled again, or another kernel with the same protocol, is not
+explored again.  Only successes are kept (a violation's trace names ops)."""
+_PROVED_LIMIT = 4096
 
 
 def _programs_per_cta(t: int, depth: int) -> tuple[int, ...]:
