@@ -1,6 +1,7 @@
 """`python -m tawa.bench attention`: tawa's warp-specialized FlashAttention
 forward (examples/attention_fwd.mlir, head dim 128, and
-examples/attention_fwd_d64.mlir, head dim 64; bf16) against torch's
+examples/attention_fwd_d64.mlir and attention_fwd_d256.mlir, head dims 64
+and 256; bf16) against torch's
 scaled_dot_product_attention (cuDNN and FlashAttention-2 backends), timed in
 the same run, interleaved (3 rounds, medians).  Each tawa result is first
 checked against a float32 reference on fresh random data.
@@ -15,7 +16,11 @@ from pathlib import Path
 
 SHAPES = [(16, 1024), (4, 4096)]  # (batch, seq_len) with 16 heads: 16k tokens
 HEADS = 16
-HEAD_DIMS = {128: ("attention_fwd.mlir", "attention_fwd"), 64: ("attention_fwd_d64.mlir", "attention_fwd_d64")}
+HEAD_DIMS = {
+    128: ("attention_fwd.mlir", "attention_fwd"),
+    64: ("attention_fwd_d64.mlir", "attention_fwd_d64"),
+    256: ("attention_fwd_d256.mlir", "attention_fwd_d256"),
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

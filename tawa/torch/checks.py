@@ -22,8 +22,9 @@ from tawa.runtime.launch import TMA_ALIGN, is_dense_row_major
 ELEMENT_BYTES = {"bfloat16": 2, "float16": 2}
 MATMUL_DTYPES = ("bfloat16", "float16")
 ATTENTION_DTYPES = ("bfloat16",)
-HEAD_DIMS = (64, 128)
-"""Head dims with an attention kernel (examples/attention_fwd_d64.mlir, attention_fwd.mlir)."""
+HEAD_DIMS = (64, 128, 256)
+"""Head dims with an attention kernel (examples/attention_fwd_d64.mlir, attention_fwd.mlir,
+attention_fwd_d256.mlir)."""
 MATMUL_TILE = (128, 256)
 """Rows and columns of C per program of examples/matmul.mlir and gemm.mlir."""
 ATTENTION_TILE_M = 128

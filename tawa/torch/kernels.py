@@ -21,6 +21,8 @@ FILES = {
     "attention_fwd_causal": "attention_fwd.mlir",
     "attention_fwd_d64": "attention_fwd_d64.mlir",
     "attention_fwd_d64_causal": "attention_fwd_d64.mlir",
+    "attention_fwd_d256": "attention_fwd_d256.mlir",
+    "attention_fwd_d256_causal": "attention_fwd_d256.mlir",
 }
 ELEMENT_TYPES = {"bfloat16": "bf16", "float16": "f16"}
 """torch dtype name → the IR element type the examples are instantiated with

@@ -38,10 +38,14 @@ registers a result takes over from an operand that dies there:
   `wgmma_wait_group` result its operand, an `scf.for` result its init value;
 * an elementwise result (`frag_binary`, `frag_unary`, `frag_select`,
   `frag_convert`) reuses a dying operand — except an `scf.for` iteration
-  argument, which ptxas keeps in its own registers: attention's
-  `acc_scaled = acc_prev * alpha` holds both (measured: moving one
-  conversion so that 32 fewer registers are live there took ptxas's count
-  from 225 to 190).
+  argument, which ptxas keeps in its own registers when it has them:
+  attention's `acc_scaled = acc_prev * alpha` holds both (measured: moving
+  one conversion so that 32 fewer registers are live there took ptxas's
+  count from 225 to 190).  Under pressure ptxas rescales in place instead
+  (head dim 256: a 64x256 accumulator and its rescaled copy would be 256
+  registers, and ptxas assembles it without spills in 232), so
+  `RegisterDemand(iter_args_in_place=True)` gives the lower bound that
+  `tawa-check-resources` rejects on.
 
 In flight: the register A operand of a wgmma stays live until the next
 `wgmma_wait_group` of its block (the hardware reads it asynchronously); the
@@ -157,6 +161,9 @@ def _max(a: Peak, b: Peak) -> Peak:
 class RegisterDemand:
     """The liveness walk; `of_block(block)` is the entry point."""
 
+    iter_args_in_place: bool = False
+    """Let an elementwise result take over a dying loop iteration argument
+    (the lower bound; see the module docstring)."""
     extra_uses: dict[Operation, list[SSAValue]] = field(default_factory=dict)
     """Ops that keep more values live than their operands say (the wait
     after a wgmma keeps its register A operand)."""
@@ -212,7 +219,7 @@ class RegisterDemand:
         """Pressure at `op` itself, with results taking over dying operands."""
         held = through | live | uses | results
         taken: dict[SSAValue, SSAValue] = {}  # result -> the dying operand whose registers it takes
-        for r, candidates in _tied(op):
+        for r, candidates in _tied(op, self.iter_args_in_place):
             if r not in results:
                 continue
             for o in (s for c in candidates for s in sorted(sources(c), key=charged_registers, reverse=True)):
@@ -226,7 +233,7 @@ class RegisterDemand:
         return Peak(total, op, tuple(sorted(listed, key=lambda v: -charged_registers(v))))
 
 
-def _tied(op: Operation) -> Iterable[tuple[SSAValue, list[SSAValue]]]:
+def _tied(op: Operation, iter_args_in_place: bool) -> Iterable[tuple[SSAValue, list[SSAValue]]]:
     """(result, operands whose registers it may take over if they die)."""
     if isinstance(op, _WGMMAS):
         return [(op.result, [op.acc])]
@@ -235,7 +242,8 @@ def _tied(op: Operation) -> Iterable[tuple[SSAValue, list[SSAValue]]]:
     if isinstance(op, scf.ForOp):
         return [(r, [v]) for r, v in zip(op.results, op.iter_args)]
     if isinstance(op, _ELEMENTWISE):
-        fragments = [v for v in op.operands if isinstance(v.type, nvgpu.FragmentType) and not _iter_arg(storage(v))]
+        fragments = [v for v in op.operands if isinstance(v.type, nvgpu.FragmentType)
+                     and (iter_args_in_place or not _iter_arg(storage(v)))]
         return [(op.results[0], fragments)]
     return []
 

@@ -24,6 +24,7 @@ SMALL = "M=130,N=72,K=80"
 """Ragged in every dimension: two row blocks, one column block, two K steps."""
 ATT = ["--shape", "seq_len=130", "--arg", "Q=2,seq_len,128"]
 ATT64 = ["--shape", "seq_len=130", "--arg", "Q=2,seq_len,64"]
+ATT256 = ["--shape", "seq_len=130", "--arg", "Q=2,seq_len,256"]
 
 # kernel → (file, options, pipeline).  The whole Hopper pipeline on the CPU
 # simulator for three kernels (a GEMM, an epilogue operand, causal attention);
@@ -45,6 +46,8 @@ CASES = {
     "attention_fwd_causal": ("attention_fwd.mlir", ATT, FULL),
     "attention_fwd_d64": ("attention_fwd_d64.mlir", ATT64, WS),
     "attention_fwd_d64_causal": ("attention_fwd_d64.mlir", ATT64, WS),
+    "attention_fwd_d256": ("attention_fwd_d256.mlir", ATT256, WS),
+    "attention_fwd_d256_causal": ("attention_fwd_d256.mlir", ATT256, WS),
     "attention_fwd_bias": ("attention_fwd_bias.mlir", ATT, WS),
 }
 SHAPES = {

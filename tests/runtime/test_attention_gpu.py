@@ -1,4 +1,5 @@
-"""examples/attention_fwd.mlir (head dim 128), attention_fwd_d64.mlir and
+"""examples/attention_fwd.mlir (head dim 128), attention_fwd_d64.mlir,
+attention_fwd_d256.mlir and
 attention_fwd_bias.mlir (an additive bias the consumers load themselves)
 compiled by tawa on the GPU, against a float32 softmax(Q·Kᵀ·scale)·V on fresh
 random data with poisoned outputs (needs an sm_90 GPU with torch; skipped
@@ -20,6 +21,8 @@ VARIANTS = {  # kernel -> (example, head dim)
     "attention_fwd_causal": ("attention_fwd.mlir", 128),
     "attention_fwd_d64": ("attention_fwd_d64.mlir", 64),
     "attention_fwd_d64_causal": ("attention_fwd_d64.mlir", 64),
+    "attention_fwd_d256": ("attention_fwd_d256.mlir", 256),
+    "attention_fwd_d256_causal": ("attention_fwd_d256.mlir", 256),
 }
 TOL = 1e-2
 

@@ -86,6 +86,8 @@ def test_attention_problem_and_kernels():
         (64, True): "attention_fwd_d64_causal",
         (128, False): "attention_fwd",
         (128, True): "attention_fwd_causal",
+        (256, False): "attention_fwd_d256",
+        (256, True): "attention_fwd_d256_causal",
     }
     for name in names.values():  # every kernel is a function of its example file
         assert f"func.func @{name}(" in (kernels.EXAMPLES / kernels.FILES[name]).read_text()
@@ -100,7 +102,7 @@ def test_attention_problem_and_kernels():
         (info([8, 8, 64]), None, None, ValueError, "q must be [B, H, S, D], got shape [8, 8, 64]"),
         (info([1, 1, 8, 64]), info([1, 1, 16, 64]), None, ValueError, "k [1, 1, 16, 64]"),
         (info([1, 2, 8, 64]), None, info([1, 1, 8, 64]), ValueError, "must have one shape"),
-        (info([1, 1, 8, 96]), None, None, ValueError, "head dim D = 96 has no kernel; supported: 64, 128"),
+        (info([1, 1, 8, 96]), None, None, ValueError, "head dim D = 96 has no kernel; supported: 64, 128, 256"),
     ],
 )
 def test_attention_errors(q, k, v, error, message):

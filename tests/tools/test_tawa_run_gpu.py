@@ -22,6 +22,7 @@ GEMM = ["--shape", "M=200,N=136,K=200"]
 FP8 = ["--shape", "M=200,N=136,K=208"]
 ATT = ["--shape", "seq_len=200", "--arg", "Q=3,seq_len,128"]
 ATT64 = ["--shape", "seq_len=200", "--arg", "Q=3,seq_len,64"]
+ATT256 = ["--shape", "seq_len=200", "--arg", "Q=3,seq_len,256"]
 CASES = {
     "gemm": ("gemm.mlir", GEMM),
     "matmul": ("matmul.mlir", GEMM),
@@ -39,6 +40,8 @@ CASES = {
     "attention_fwd_causal": ("attention_fwd.mlir", ATT),
     "attention_fwd_d64": ("attention_fwd_d64.mlir", ATT64),
     "attention_fwd_d64_causal": ("attention_fwd_d64.mlir", ATT64),
+    "attention_fwd_d256": ("attention_fwd_d256.mlir", ATT256),
+    "attention_fwd_d256_causal": ("attention_fwd_d256.mlir", ATT256),
     "attention_fwd_bias": ("attention_fwd_bias.mlir", ATT),
 }
 ROW = re.compile(r"^  \w+ +(bit-exact|relative Frobenius error (\S+) \(bound 1e-02\)): ok$", re.M)
