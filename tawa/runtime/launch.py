@@ -501,6 +501,9 @@ class ArgSpec:
     """(axis, size) of the memref's static dimensions."""
     tma: bool = False
     """Read or written through a tensor map: TMA's alignment rules apply."""
+    tma_only: bool = False
+    """Accessed only through tensor maps (no address of the kernel's own):
+    leading strides need not be dense, as long as TMA can describe them."""
     bits: int = 0
     lo: int = 0
     hi: int = 0
@@ -522,14 +525,14 @@ class Signature:
     `("grid", axis)`, `("tensormap", arg, param)` or `("watchdog", -1)`."""
 
 
-def _arg_spec(abi: KernelABI, i: int, t: Attribute, label: str, tma: bool) -> ArgSpec:
+def _arg_spec(abi: KernelABI, i: int, t: Attribute, label: str, tma: bool, tma_only: bool = False) -> ArgSpec:
     if isinstance(t, MemRefType):
         try:
             elem = element_type(t.get_element_type())
         except ArgumentError as err:
             return ArgSpec(i, label, t, "unsupported", problem=err.message)
         static = tuple((axis, d) for axis, d in enumerate(t.get_shape()) if d >= 0)
-        return ArgSpec(i, label, t, "array", elem, t.get_num_dims(), static, tma)
+        return ArgSpec(i, label, t, "array", elem, t.get_num_dims(), static, tma, tma_only)
     if isinstance(t, IndexType | IntegerType):
         bits = 64 if isinstance(t, IndexType) else t.width.data
         lo = -(1 << (bits - 1))
@@ -546,8 +549,10 @@ def signature(abi: KernelABI, names: tuple[str, ...] | None = None) -> Signature
     TMA's rules: a compiler bug)."""
     names = names if names is not None else arg_names(abi)
     tma_args = {p.arg for p in abi.params if p.kind == "tensormap"}
+    addressed = set(abi.addressed)
     args = tuple(
-        _arg_spec(abi, i, t, f"@{abi.name} argument {i} (%{names[i]})", i in tma_args)
+        _arg_spec(abi, i, t, f"@{abi.name} argument {i} (%{names[i]})", i in tma_args,
+                  i in tma_args and i not in addressed)
         for i, t in enumerate(abi.arg_types)
     )
     program: list[tuple[Any, ...]] = []
@@ -601,12 +606,20 @@ def _check_array(a: ArgSpec, value: Any) -> tuple[ArrayInfo, tuple[int, ...]]:
     for axis, size in a.static:
         if shape[axis] != size:
             raise ArgumentError(f"{label}: dimension {axis} must be {size} ({a.type}), got shape {shape}")
-    if not is_dense_row_major(shape, info.strides, info.itemsize):
-        raise ArgumentError(
-            f"{label}: must be dense row-major (C-contiguous), got byte strides {info.strides} "
-            f"for shape {shape}; pass a contiguous copy"
-        )
     strides = dense_strides(shape, info.itemsize)
+    if not is_dense_row_major(shape, info.strides, info.itemsize):
+        if not (a.tma_only and _tma_strided(shape, info.strides, info.itemsize)):
+            why = (
+                "its rows must be contiguous and its other strides positive multiples of 16 bytes (TMA)"
+                if a.tma_only else "the kernel addresses it itself"
+            )
+            raise ArgumentError(
+                f"{label}: must be dense row-major (C-contiguous), got byte strides {info.strides} "
+                f"for shape {shape} ({why}); pass a contiguous copy"
+            )
+        assert info.strides is not None
+        # Size-1 dimensions keep their dense stride: theirs is arbitrary.
+        strides = tuple(st if d != 1 else dense for d, st, dense in zip(shape, info.strides, strides))
     if 0 in shape:
         return info, strides
     if info.ptr % info.itemsize:
@@ -630,6 +643,18 @@ def _check_array(a: ArgSpec, value: Any) -> tuple[ArrayInfo, tuple[int, ...]]:
         if any(d > MAX_TMA_DIM for d in shape):
             raise ArgumentError(f"{label}: shape {shape} has a dimension above 2^32, too large for TMA")
     return info, strides
+
+
+def _tma_strided(shape: Sequence[int], strides: Sequence[int] | None, itemsize: int) -> bool:
+    """Whether a non-dense array is one a tensor map can describe: unit
+    stride along the last dimension, positive strides along the others
+    (their 16-byte alignment is checked as for dense arrays).  A slice of a
+    bigger matrix (`x[:, :k]`) is; a transposed view is not."""
+    if strides is None or not shape:
+        return False
+    return (shape[-1] == 1 or strides[-1] == itemsize) and all(
+        st > 0 for d, st in zip(shape[:-1], strides[:-1]) if d != 1
+    )
 
 
 def _check_scalar(a: ArgSpec, value: Any) -> int | float:

@@ -337,6 +337,22 @@ def test_reinterpret_cupy_uint16_as_bf16(gemm):
 # --------------------------------------------------------------------------- planning
 
 
+def test_column_slices_of_tma_only_arrays_keep_their_strides(gemm):
+    """A and B are read only through tensor maps: slices of wider matrices
+    (leading strides not dense, rows contiguous) go to TMA with their own
+    strides.  C is addressed by the kernel itself: it must be dense."""
+    M, N, K = 256, 512, 128
+    A = FakeTensor((M, K), ptr=0x1000_0000, strides=(3 * K, 1))  # A[:, :K] of an M x 3K matrix
+    plan = gemm.plan(*gemm_args(M, N, K, A=A), grid=(2, 2))
+    maps = [v for k, v in plan.params if k == "tensormap"]
+    a_map = next(m for m in maps if m.dims == (K, M))
+    assert a_map.strides == (3 * K * 2,)  # bytes, the outer dimension's
+    with pytest.raises(ArgumentError, match=r"argument 2 \(%C\): must be dense row-major .*the kernel addresses it itself"):
+        gemm.plan(*gemm_args(M, N, K, C=FakeTensor((M, N), ptr=0x3000_0000, strides=(2 * N, 1))), grid=(2, 2))
+    with pytest.raises(ArgumentError, match=r"argument 0 \(%A\): must be dense row-major .*rows must be contiguous"):
+        gemm.plan(*gemm_args(M, N, K, A=FakeTensor((M, K), ptr=0x1000_0000, strides=(2 * K, 2))), grid=(2, 2))
+
+
 def test_plan_packs_parameters_in_abi_order(gemm):
     M, N, K = 256, 512, 4096
     plan = gemm.plan(*gemm_args(M, N, K), grid=(2, 2))

@@ -14,7 +14,9 @@ Parameters, in this order:
 
 1. for every function argument, in order:
    * `memref<?x...xT>` → its base pointer (`.u64`), then each dimension
-     (`.u64`, outermost first); arrays are dense row-major;
+     (`.u64`, outermost first); arrays the kernel addresses itself
+     (`KernelABI.addressed`) are dense row-major, arrays reached only through
+     tensor maps may have any leading strides TMA can describe;
    * `index` → `.u64`; integer scalars → `.u32`/`.u64` by width; `f32` → `.f32`;
 2. for every axis read by an `nvgpu.launch_grid` op, the logical grid size
    along it (`.u64`, named `grid0`, `grid1`, ...);
@@ -96,6 +98,10 @@ class KernelABI:
     persistent: bool = False
     waits: tuple[tuple[str, str, str], ...] = ()
     """The watchdog's wait table (location, role, barrier) by wait id; empty: no watchdog."""
+    addressed: tuple[int, ...] = ()
+    """Memref arguments whose base pointer the kernel reads (`nvgpu.memref_base`:
+    it forms addresses itself, so they must be dense row-major); the others
+    are reached only through tensor maps, if at all."""
 
     def tensormap_params(self) -> list[Param]:
         return [p for p in self.params if p.kind == "tensormap"]
@@ -144,6 +150,10 @@ def kernel_abi(kernel: func.FuncOp) -> KernelABI:
         params.append(Param(f"tmap{j}", "tensormap", src.index, box=box, swizzle=desc.swizzle.data))
     if info.waits:
         params.append(Param(WATCHDOG_PARAM, "watchdog", -1))
+    addressed = sorted({
+        op.source.index for op in kernel.walk()
+        if isinstance(op, nvgpu.MemrefBaseOp) and isinstance(op.source, BlockArgument)
+    })
     return KernelABI(
         kernel.sym_name.data,
         tuple(params),
@@ -152,4 +162,5 @@ def kernel_abi(kernel: func.FuncOp) -> KernelABI:
         info.smem,
         info.persistent,
         info.waits,
+        tuple(addressed),
     )
