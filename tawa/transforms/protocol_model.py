@@ -59,6 +59,13 @@ class _Unknown:
 UNKNOWN = _Unknown()
 
 
+
+MAX_LOOP_TRIPS = 1 << 16
+"""The most iterations of one loop the skeleton runner unrolls: the checked
+problem sizes run a ring loop at most 2D+1 times and a program loop a few
+times, so more means a bound the kernel cannot have meant (a lower bound of
+-2^63), which would otherwise never finish."""
+
 @dataclass(frozen=True)
 class Lanes:
     """A value that differs between the threads of a warp group (one per lane)."""
@@ -292,6 +299,10 @@ class SkeletonRunner:
         if step <= 0:
             raise SkeletonError(op, f"the loop's step must be positive, got {step}")
         carried = tuple(self._value(v) for v in op.iter_args)
+        trips = len(range(lb, ub, step))
+        if trips > MAX_LOOP_TRIPS:
+            raise SkeletonError(op, f"the loop runs {trips} times (from {lb} to {ub} step {step}) at a problem "
+                                f"size the protocol is checked for; more than {MAX_LOOP_TRIPS} is not a kernel's loop")
         for i in range(lb, ub, step):
             carried = self._run_region(op.body, (i, *carried), mask)
         self._vals.update(zip(op.results, carried))
