@@ -15,7 +15,7 @@ import pytest
 from tawa.tools import fuzz
 
 SEED = 0
-COUNT = 300
+COUNT = 200
 
 
 def test_mutants_fail_only_with_located_errors():
