@@ -1,6 +1,8 @@
-"""Shared helpers of the runtime tests: the `cuda` fixture skips (saying why)
-unless CuPy, cuda-bindings, torch and a Hopper GPU are all there.  GPU tests
-also carry the `gpu` marker (declared in pyproject.toml)."""
+"""Shared helpers of the runtime tests: the `seed` fixture (printed when a
+test fails).  The `cuda` fixture, which skips (saying why) unless CuPy,
+cuda-bindings, torch and a Hopper GPU are all there, is the whole suite's
+(tests/conftest.py).  GPU tests also carry the `gpu` marker (declared in
+pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -12,33 +14,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-
-
-def gpu_unavailable() -> str | None:
-    """Why GPU tests cannot run here, or None."""
-    for module in ("cupy", "cuda.bindings.driver", "torch"):
-        try:
-            __import__(module)
-        except ImportError as err:
-            return f"{module} is not importable ({err}); GPU tests need the 'gpu' extra and torch"
-    import torch
-
-    if not torch.cuda.is_available():
-        return "torch sees no CUDA GPU"
-    cc = torch.cuda.get_device_capability()
-    if cc != (9, 0):
-        return f"needs a Hopper GPU (sm_90), found {torch.cuda.get_device_name()} (sm_{cc[0]}{cc[1]})"
-    return None
-
-
-@pytest.fixture
-def cuda():
-    reason = gpu_unavailable()
-    if reason:
-        pytest.skip(reason)
-    import torch
-
-    return torch.device("cuda")
 
 
 @pytest.fixture

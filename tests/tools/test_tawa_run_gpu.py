@@ -47,28 +47,6 @@ CASES = {
 ROW = re.compile(r"^  \w+ +(bit-exact|relative Frobenius error (\S+) \(bound 1e-02\)): ok$", re.M)
 
 
-def _gpu_unavailable() -> str | None:
-    for module in ("cupy", "cuda.bindings.driver", "torch"):
-        try:
-            __import__(module)
-        except ImportError as err:
-            return f"{module} is not importable ({err}); GPU tests need the 'gpu' extra and torch"
-    import torch
-
-    if not torch.cuda.is_available():
-        return "torch sees no CUDA GPU"
-    if torch.cuda.get_device_capability() != (9, 0):
-        return f"needs a Hopper GPU (sm_90), found {torch.cuda.get_device_name()}"
-    return None
-
-
-@pytest.fixture
-def gpu():
-    reason = _gpu_unavailable()
-    if reason:
-        pytest.skip(reason)
-
-
 def test_every_example_kernel_is_covered():
     defined = {
         m.group(1)
@@ -80,7 +58,7 @@ def test_every_example_kernel_is_covered():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("kernel", list(CASES))
-def test_example_on_gpu(gpu, capsys, kernel):
+def test_example_on_gpu(cuda, capsys, kernel):
     file, options = CASES[kernel]
     rc = main([str(EXAMPLES / file), kernel, *options, "--gpu"])
     out, err = capsys.readouterr()
