@@ -593,3 +593,11 @@ func.func @frag_index_col_of_vector() {
   func.return
 }
 // CHECK: error: nvgpu.frag_index: a 1-D fragment has no axis 'col', got !nvgpu.frag<256xi32, wgmma_col>
+
+// -----
+
+func.func @frag_load_shared_columns(%slot: !nvgpu.smem<2x128x64xf16, swizzle = 128>, %i: index) {
+  %a = nvgpu.frag_load_shared %slot[%i, %i] : !nvgpu.smem<2x128x64xf16, swizzle = 128> -> !nvgpu.frag<64x128xf16, wgmma>
+  func.return
+}
+// CHECK: error: nvgpu.frag_load_shared reads whole rows of one stage of !nvgpu.smem<2x128x64xf16, swizzle = 128> into a fragment of its element type, got !nvgpu.frag<64x128xf16, wgmma>

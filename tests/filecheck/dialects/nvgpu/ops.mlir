@@ -421,7 +421,7 @@ func.func @prepared(%sa: !nvgpu.smem<4x128x64xbf16, swizzle = 128>, %acc: !nvgpu
 
 // Consumer-side operands: loads of a vector and a tile, a column broadcast,
 // a widening conversion, tanh, the index of a vector, the expanded loads.
-func.func @consumer_operands(%Bias: memref<?xbf16>, %C: memref<?x?xf32>, %n: index, %m: index, %a: index, %mask: !nvgpu.frag<256xi1, wgmma_col>) {
+func.func @consumer_operands(%Bias: memref<?xbf16>, %C: memref<?x?xf32>, %n: index, %m: index, %a: index, %mask: !nvgpu.frag<256xi1, wgmma_col>, %slot: !nvgpu.smem<2x128x64xf16, swizzle = 128>) {
   %b = nvgpu.frag_load %Bias[%n] : memref<?xbf16> -> !nvgpu.frag<256xbf16, wgmma_col>
   %bf = nvgpu.frag_convert %b : !nvgpu.frag<256xbf16, wgmma_col> -> !nvgpu.frag<256xf32, wgmma_col>
   %bt = nvgpu.frag_broadcast %bf : !nvgpu.frag<256xf32, wgmma_col> -> !nvgpu.frag<64x256xf32, wgmma>
@@ -430,6 +430,7 @@ func.func @consumer_operands(%Bias: memref<?xbf16>, %C: memref<?x?xf32>, %n: ind
   %i = nvgpu.frag_index row : !nvgpu.frag<256xi32, wgmma_col>
   %g = nvgpu.frag_load_global %a, %a : !nvgpu.frag<256xbf16, wgmma_col>
   %gm = nvgpu.frag_load_global %a, %a mask %mask : !nvgpu.frag<256xbf16, wgmma_col>, !nvgpu.frag<256xi1, wgmma_col>
+  %sh = nvgpu.frag_load_shared %slot[%a, %m] : !nvgpu.smem<2x128x64xf16, swizzle = 128> -> !nvgpu.frag<64x64xf16, wgmma>
   func.return
 }
 
@@ -442,7 +443,9 @@ func.func @consumer_operands(%Bias: memref<?xbf16>, %C: memref<?x?xf32>, %n: ind
 // CHECK-NEXT:    %i = nvgpu.frag_index row : !nvgpu.frag<256xi32, wgmma_col>
 // CHECK-NEXT:    %g = nvgpu.frag_load_global %a, %a : !nvgpu.frag<256xbf16, wgmma_col>
 // CHECK-NEXT:    %gm = nvgpu.frag_load_global %a, %a mask %mask : !nvgpu.frag<256xbf16, wgmma_col>, !nvgpu.frag<256xi1, wgmma_col>
+// CHECK-NEXT:    %sh = nvgpu.frag_load_shared %slot[%a, %m] : !nvgpu.smem<2x128x64xf16, swizzle = 128> -> !nvgpu.frag<64x64xf16, wgmma>
 
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "consumer_operands"
 // CHECK-GENERIC: "nvgpu.frag_load"(%Bias, %n) : (memref<?xbf16>, index) -> !nvgpu.frag<256xbf16, wgmma_col>
 // CHECK-GENERIC: "nvgpu.frag_load_global"(%a, %a) : (index, index) -> !nvgpu.frag<256xbf16, wgmma_col>
+// CHECK-GENERIC: "nvgpu.frag_load_shared"(%slot, %a, %m) : (!nvgpu.smem<2x128x64xf16, swizzle = 128>, index, index) -> !nvgpu.frag<64x64xf16, wgmma>
