@@ -76,7 +76,15 @@ class TawaOptMain(xDSLOptMain):
         super().register_all_arguments(arg_parser)
         arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
         # tawa's passes and targets first; xDSL's ~150 only with --help-all.
-        arg_parser.description = f"{DESCRIPTION}\n\n{_describe_tawa()}"
+        # Described only when help is printed: describing imports every
+        # pass, which costs most of a second at every start.
+        format_help = arg_parser.format_help
+
+        def format_help_with_passes() -> str:
+            arg_parser.description = f"{DESCRIPTION}\n\n{_describe_tawa()}"
+            return format_help()
+
+        arg_parser.format_help = format_help_with_passes
         arg_parser.epilog = "xDSL's own passes and targets (also accepted): tawa-opt --help-all"
         helps = {
             "passes": "pass pipeline, e.g. 'tawa-warp-specialize,tawa-pipeline{stages=4}' (passes above)",
