@@ -1,7 +1,7 @@
-"""The GEMM C = A·Bᵀ (examples/gemm.mlir's program) for every operand and
-output type combination wgmma has, shared by the CPU tests
-(tests/transforms/test_dot_dtypes.py) and the GPU test
-(tests/runtime/test_dot_dtypes_gpu.py).
+"""The GEMM C = A·Bᵀ (examples/gemm.mlir's program, from
+`tawa.kernels.gemm_source`) for every operand and output type combination
+wgmma has, shared by the CPU tests (tests/transforms/test_dot_dtypes.py) and
+the GPU test (tests/runtime/test_dot_dtypes_gpu.py).
 
 Each program steps through K in slices of 128 bytes (one 128B swizzle span:
 64 bf16/f16, 128 fp8, 32 f32 elements); the C tile is 128×256, so the grid
@@ -15,6 +15,8 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
+
+from tawa.kernels.gemm import GemmConfig, block_k_for, gemm_grid, gemm_source
 
 BM, BN = 128, 256
 SPAN = 128
@@ -50,46 +52,20 @@ def combo_id(combo: tuple[str, str, str]) -> str:
 
 
 def block_k(a: str) -> int:
-    return SPAN // BYTES[a]
+    return block_k_for(a, SPAN)
+
+
+def config(a: str, b: str, c: str) -> GemmConfig:
+    return GemmConfig(BM, BN, block_k(a), a, b, c)
 
 
 def gemm_text(a: str, b: str, c: str) -> str:
     """The kernel @gemm(A, B, C, M, N, K) for these element types."""
-    bk = block_k(a)
-    acc = f"tensor<{BM}x{BN}xf32>"
-    if c == "f32":
-        epilogue = f"tile.store %acc, %C[%m0, %n0] : {acc}, memref<?x?xf32>"
-    else:
-        epilogue = (
-            f"%c = arith.truncf %acc : {acc} to tensor<{BM}x{BN}x{c}>\n"
-            f"  tile.store %c, %C[%m0, %n0] : tensor<{BM}x{BN}x{c}>, memref<?x?x{c}>"
-        )
-    return f"""// C = A · Bᵀ: A is M×K of {a}, B is N×K of {b}, C is M×N of {c}.
-func.func @gemm(%A: memref<?x?x{a}>, %B: memref<?x?x{b}>, %C: memref<?x?x{c}>,
-                %M: index, %N: index, %K: index) {{
-  %c0 = arith.constant 0 : index
-  %bk = arith.constant {bk} : index
-  %bm = arith.constant {BM} : index
-  %bn = arith.constant {BN} : index
-  %pid_m = tile.program_id 0
-  %pid_n = tile.program_id 1
-  %m0 = arith.muli %pid_m, %bm : index
-  %n0 = arith.muli %pid_n, %bn : index
-  %zero = tile.zeros : {acc}
-  %acc = scf.for %k = %c0 to %K step %bk iter_args(%acc_i = %zero) -> ({acc}) {{
-    %a = tile.load %A[%m0, %k] : memref<?x?x{a}> -> tensor<{BM}x{bk}x{a}>
-    %b = tile.load %B[%n0, %k] : memref<?x?x{b}> -> tensor<{BN}x{bk}x{b}>
-    %d = tile.dot %a, %b, %acc_i {{rhs_transposed}} : tensor<{BM}x{bk}x{a}>, tensor<{BN}x{bk}x{b}> -> {acc}
-    scf.yield %d : {acc}
-  }}
-  {epilogue}
-  func.return
-}}
-"""
+    return gemm_source(config(a, b, c))
 
 
-def grid(m: int, n: int) -> tuple[int, int]:
-    return (-(-m // BM), -(-n // BN))
+def grid(m: int, n: int) -> tuple[int, ...]:
+    return gemm_grid(GemmConfig(BM, BN), m, n)
 
 
 def random_inputs(rng: np.random.Generator, a: str, b: str, m: int, n: int, k: int) -> tuple[Any, Any]:

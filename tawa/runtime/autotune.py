@@ -1,0 +1,486 @@
+"""Choosing a GEMM's configuration: a heuristic, and autotuning on the GPU.
+
+    import tawa
+    from tawa.runtime.autotune import GemmProblem, heuristic
+
+    problem = GemmProblem(M, N, K)              # bf16 C = A·Bᵀ, B N×K
+    choice = tawa.autotune(problem)             # timed once per (GPU, types, layout, shape bucket)
+    kernel = choice.compile()                   # tawa.compile(gemm_source(choice.config), ...)
+    kernel(A, B, C, M, N, K, grid=choice.grid(M, N))
+    heuristic(problem)                          # a Choice without timing
+
+A `Choice` is a tile program (`tawa.kernels.GemmConfig`) and the options of
+`tawa-hopper-pipeline` (stages, group_m, persistent).  `autotune`:
+
+1. lists the candidates, `candidates(problem, space)`: the space's tile
+   shapes × BLOCK_K × stages × group-m × persistent, less what the
+   compiler rejects by rule (`tawa.kernels.gemm.unsupported`), tiles larger
+   than the problem (a smaller tile of the space covers it), and group-m
+   values that cannot differ (the grid has no more rows of tiles); the
+   heuristic's choice is always one of them;
+2. builds each (`build`, default `Choice.compile`: the whole compiler, its
+   checks and protocol proof); a candidate the compiler rejects is skipped;
+3. times each (`measure(choice, kernel) -> ms`, default `GpuTimer`: checks
+   the result against a float32 reference first, then CUDA events); one
+   that raises is skipped;
+4. keeps the fastest in the on-disk cache, `<cache>/autotune/gemm.json`
+   (`tawa.runtime.ptxas.cache_dir()`: `$TAWA_CACHE_DIR` or `~/.cache/tawa`),
+   keyed by (GPU name, element types, layout, batched, M, N, K and batch each
+   rounded up to a power of two, tawa version, the candidate list); a cache
+   file that cannot be read is ignored with an `AutotuneCacheWarning` and
+   rewritten.
+
+`build` and `measure` are parameters so that the CPU tests drive the search
+with known costs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import statistics
+import tempfile
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tawa.diagnostics import TawaError
+from tawa.kernels.gemm import (
+    BLOCK_M_CHOICES,
+    BLOCK_N_CHOICES,
+    GemmConfig,
+    block_k_for,
+    gemm_grid,
+    gemm_source,
+    unsupported,
+)
+from tawa.target.hopper import SM_COUNT
+
+CACHE_FORMAT = 1
+WHERE = "tawa.autotune"
+
+
+class AutotuneError(TawaError):
+    """No candidate could be built and timed, or a problem outside the space."""
+
+    def __init__(self, message: str, where: str = WHERE):
+        super().__init__(message, where)
+
+
+class AutotuneCacheWarning(UserWarning):
+    """The autotuning cache file could not be read (it is ignored and rewritten)."""
+
+
+# --------------------------------------------------------------------------- problems and choices
+
+
+@dataclass(frozen=True)
+class GemmProblem:
+    """A GEMM to run: C (M×N) = A (M×K) · B, B N×K (`b_layout="nk"`,
+    C = A·Bᵀ) or K×N (`"kn"`); `batch` for a batched GEMM (leading dims)."""
+
+    M: int
+    N: int
+    K: int
+    a_dtype: str = "bf16"
+    b_dtype: str | None = None
+    """Defaults to a_dtype."""
+    c_dtype: str = "bf16"
+    b_layout: str = "nk"
+    batch: int | None = None
+
+    @property
+    def types(self) -> tuple[str, str, str]:
+        return (self.a_dtype, self.b_dtype or self.a_dtype, self.c_dtype)
+
+    def config(self, block_m: int, block_n: int, block_k: int) -> GemmConfig:
+        """The problem's tile program with these tile sizes."""
+        a, b, c = self.types
+        return GemmConfig(block_m, block_n, block_k, a, b, c, self.b_layout, self.batch is not None)
+
+    def bucket(self) -> tuple[int, ...]:
+        """M, N, K (and the batch) each rounded up to a power of two."""
+        sizes = (self.M, self.N, self.K) + (() if self.batch is None else (self.batch,))
+        return tuple(1 << max(0, s - 1).bit_length() for s in sizes)
+
+    def programs(self, config: GemmConfig) -> int:
+        """Tiles of C (programs of the grid) with `config`."""
+        tiles = -(-self.M // config.block_m) * -(-self.N // config.block_n)
+        return tiles * (self.batch or 1)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A configuration: the tile program and the pipeline's options."""
+
+    config: GemmConfig
+    stages: int = 0
+    """Ring depth; 0: the deepest that fits in shared memory."""
+    group_m: int = 8
+    persistent: bool = True
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """Keyword options of `tawa.compile` (`tawa-hopper-pipeline`)."""
+        return {"stages": self.stages, "group_m": self.group_m, "persistent": self.persistent}
+
+    @property
+    def id(self) -> str:
+        return (f"{self.config.id} stages={self.stages or 'auto'} group_m={self.group_m}"
+                + ("" if self.persistent else " persistent=false"))
+
+    def source(self) -> str:
+        return gemm_source(self.config)
+
+    def compile(self) -> Any:
+        """The `tawa.Kernel` (compiled once per process: `tawa.compile` caches)."""
+        from tawa.runtime.compiler import compile
+
+        return compile(self.source(), self.config.kernel, **self.options)
+
+    def grid(self, M: int, N: int, batch: int | None = None) -> tuple[int, ...]:
+        return gemm_grid(self.config, M, N, batch)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"config": self.config.as_dict(), **self.options}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Choice:
+        return cls(GemmConfig(**data["config"]), int(data["stages"]), int(data["group_m"]), bool(data["persistent"]))
+
+
+@dataclass(frozen=True)
+class Space:
+    """What `candidates` combines: tiles (BLOCK_M, BLOCK_N), bytes of K per
+    step (BLOCK_K = bytes / element size), and pipeline options."""
+
+    tiles: tuple[tuple[int, int], ...] = (
+        (128, 256), (256, 128), (128, 192), (192, 128), (128, 128), (64, 256), (64, 128), (128, 64), (64, 64),
+    )
+    k_bytes: tuple[int, ...] = (128,)
+    stages: tuple[int, ...] = (0,)
+    group_m: tuple[int, ...] = (8,)
+    persistent: tuple[bool, ...] = (True,)
+
+
+DEFAULT_SPACE = Space()
+"""Tile shapes at the deepest ring that fits: one compile per tile that suits the problem."""
+WIDE_SPACE = Space(k_bytes=(64, 128), stages=(0, 3), group_m=(4, 8, 16))
+"""Also 64-byte K steps, a 3-deep ring and other group-m values (12× the compiles)."""
+
+
+# --------------------------------------------------------------------------- the heuristic
+
+HEURISTIC_TILES = ((128, 256), (128, 128), (64, 128))
+"""Largest first: 128×256 (two consumer warp groups, m64n256 wgmma: the
+shipped GEMM's tile), then tiles with more programs for smaller grids."""
+BUSY_FRACTION = 0.75
+"""A tile is big enough for a problem when its grid keeps this share of the SMs busy."""
+
+
+def _fit(size: int, choices: Iterable[int]) -> int:
+    """The smallest choice that covers `size` (the largest when none does)."""
+    ordered = sorted(choices)
+    return next((c for c in ordered if c >= size), ordered[-1])
+
+
+def _check_problem(problem: GemmProblem) -> None:
+    for name in ("M", "N", "K"):
+        if getattr(problem, name) < 0:
+            raise AutotuneError(f"{name} = {getattr(problem, name)} is negative")
+    why = unsupported(problem.config(128, 128, block_k_for(problem.a_dtype)))
+    if why:
+        raise AutotuneError(f"no GEMM configuration for {problem}: {why}")
+
+
+def heuristic(problem: GemmProblem, sms: int = SM_COUNT) -> Choice:
+    """A configuration without timing: the largest of `HEURISTIC_TILES`
+    (shrunk to the problem: BLOCK_M, BLOCK_N no larger than the smallest
+    choice covering M, N) whose grid keeps `BUSY_FRACTION` of the `sms` SMs
+    busy, else the one with the most programs; K in 128-byte steps (one
+    128B swizzle span), the deepest ring that fits, group-m 8, persistent."""
+    _check_problem(problem)
+    block_k = block_k_for(problem.a_dtype)
+    fit_m, fit_n = _fit(problem.M, BLOCK_M_CHOICES), _fit(problem.N, BLOCK_N_CHOICES)
+    configs = [problem.config(min(bm, fit_m), min(bn, fit_n), block_k) for bm, bn in HEURISTIC_TILES]
+    configs = [c for c in configs if unsupported(c) is None]
+    chosen = next((c for c in configs if problem.programs(c) >= BUSY_FRACTION * sms),
+                  max(configs, key=problem.programs))
+    return Choice(chosen)
+
+
+# --------------------------------------------------------------------------- candidates
+
+
+def candidates(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM_COUNT) -> list[Choice]:
+    """The space's configurations that suit `problem`, the heuristic's first
+    (see the module docstring for what is pruned)."""
+    _check_problem(problem)
+    fit_m, fit_n = _fit(problem.M, BLOCK_M_CHOICES), _fit(problem.N, BLOCK_N_CHOICES)
+    configs = []
+    for (bm, bn), k_bytes in itertools.product(space.tiles, space.k_bytes):
+        if bm > fit_m or bn > fit_n:  # a smaller tile of the space covers the problem
+            continue
+        config = problem.config(bm, bn, block_k_for(problem.a_dtype, k_bytes))
+        if unsupported(config) is None and config not in configs:
+            configs.append(config)
+    first = heuristic(problem, sms)
+    result = [first]
+    for config in configs:
+        rows = -(-problem.M // config.block_m)
+        # group-m values at or above the grid's rows order the tiles alike: keep the least of them.
+        group_ms = sorted(set(space.group_m))
+        covering = [g for g in group_ms if g >= rows]
+        group_ms = [g for g in group_ms if g < rows] + covering[:1]
+        for stages, group_m, persistent in itertools.product(space.stages, group_ms, space.persistent):
+            choice = Choice(config, stages, group_m, persistent)
+            if choice not in result:
+                result.append(choice)
+    return result
+
+
+def compiler_rejects(config: GemmConfig, options: dict[str, Any]) -> str | None:
+    """What the compiler's checks say about `config` compiled with `options`
+    (tawa-check-resources and the passes before it, not the protocol proof
+    nor the PTX: ~0.1 s), or None when they pass."""
+    from tawa.ir import context, parse
+    from tawa.transforms.hopper_pipeline import HopperPipelinePass, deepest_fitting
+
+    pipeline = HopperPipelinePass(**{k.replace("-", "_"): v for k, v in options.items()}, prepare=False)
+    try:
+        module = parse(gemm_source(config), f"{config.id}.mlir")
+        ctx = context()
+        pipeline.specialize_pass().apply(ctx, module)
+        for p in pipeline.steps(pipeline.stages or deepest_fitting(module)):
+            if p.name != "tawa-verify-protocol":
+                p.apply(ctx, module)
+    except TawaError as err:
+        return str(err).splitlines()[0]
+    return None
+
+
+# --------------------------------------------------------------------------- the cache
+
+
+def cache_path() -> Path:
+    from tawa.runtime.ptxas import cache_dir
+
+    return cache_dir() / "autotune" / "gemm.json"
+
+
+def cache_key(problem: GemmProblem, device: str, choices: Sequence[Choice]) -> str:
+    import tawa
+
+    a, b, c = problem.types
+    batched = "" if problem.batch is None else " batched"
+    listed = hashlib.sha256("\n".join(ch.id for ch in choices).encode()).hexdigest()[:12]
+    bucket = "x".join(map(str, problem.bucket()))
+    return f"{device} | {a}x{b}->{c} {problem.b_layout}{batched} | {bucket} | tawa {tawa.__version__} | {listed}"
+
+
+def read_cache(path: Path) -> dict[str, Any]:
+    """The cache's entries; {} (with a warning) when the file is unreadable."""
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT or not isinstance(data.get("entries"), dict):
+            raise ValueError(f"not a format-{CACHE_FORMAT} autotune cache")
+        return data["entries"]
+    except (OSError, ValueError) as err:  # JSONDecodeError, UnicodeDecodeError are ValueErrors
+        warnings.warn(f"{path}: ignoring the autotune cache ({err}); it will be rewritten",
+                      AutotuneCacheWarning, stacklevel=3)
+        return {}
+
+
+def write_cache(path: Path, key: str, entry: dict[str, Any]) -> None:
+    """Adds `entry` under `key` (read, update, atomic rename: concurrent
+    writers may lose each other's entries, never corrupt the file)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AutotuneCacheWarning)  # already said when read
+        entries = read_cache(path)
+    entries[key] = entry
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump({"format": CACHE_FORMAT, "entries": entries}, f, indent=1, sort_keys=True)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# --------------------------------------------------------------------------- timing on the GPU
+
+TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32",
+                "f8E4M3FN": "float8_e4m3fn", "f8E5M2": "float8_e5m2"}
+TOLERANCE = 1e-2
+"""Relative Frobenius error a candidate's result may have against float32."""
+
+
+def device_info() -> tuple[str, int]:
+    """(name, SM count) of the current CUDA device, through torch or CuPy."""
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            props = torch.cuda.get_device_properties(torch.cuda.current_device())
+            return props.name, props.multi_processor_count
+    except ImportError:
+        pass
+    try:
+        import cupy
+
+        dev = cupy.cuda.Device()
+        props = cupy.cuda.runtime.getDeviceProperties(dev.id)
+        name = props["name"]
+        return (name.decode() if isinstance(name, bytes) else name), int(props["multiProcessorCount"])
+    except Exception as err:  # ImportError, CUDARuntimeError: no device to tune on
+        raise AutotuneError(f"autotuning needs a CUDA GPU (torch or CuPy): {err}") from None
+
+
+@dataclass
+class GpuTimer:
+    """`measure` on the GPU: torch tensors for `problem` (random, made on the
+    first call), each candidate's result checked against a float32 reference
+    (C poisoned with NaN first; error ≤ TOLERANCE), then the median over
+    `repeats` of CUDA-event-timed runs of `calls` back-to-back launches, in
+    ms per call (L2 stays warm: a ranking, not a benchmark)."""
+
+    problem: GemmProblem
+    calls: int = 10
+    repeats: int = 5
+    seed: int = 0
+    _tensors: tuple[Any, ...] | None = field(default=None, repr=False)
+
+    def tensors(self) -> tuple[Any, ...]:
+        if self._tensors is None:
+            import torch
+
+            p = self.problem
+            a, b, c = (getattr(torch, TORCH_DTYPES[t]) for t in p.types)
+            lead = () if p.batch is None else (p.batch,)
+            g = torch.Generator(device="cuda").manual_seed(self.seed)
+            A = torch.randn(*lead, p.M, p.K, device="cuda", generator=g).to(a)
+            b_shape = (p.K, p.N) if p.b_layout == "kn" else (p.N, p.K)
+            B = torch.randn(*lead, *b_shape, device="cuda", generator=g).to(b)
+            C = torch.empty(*lead, p.M, p.N, device="cuda", dtype=c)
+            ref = A.float() @ (B.float() if p.b_layout == "kn" else B.float().transpose(-1, -2))
+            self._tensors = (A, B, C, ref)
+        return self._tensors
+
+    def __call__(self, choice: Choice, kernel: Any) -> float:
+        import torch
+
+        p = self.problem
+        A, B, C, ref = self.tensors()
+        grid = choice.grid(p.M, p.N, p.batch)
+
+        def launch() -> None:
+            kernel(A, B, C, p.M, p.N, p.K, grid=grid)
+
+        C.fill_(float("nan"))
+        launch()
+        torch.cuda.synchronize()
+        got = C.float()
+        if bool(torch.isnan(got).any()):
+            raise AutotuneError(f"{choice.id}: left elements of C unwritten")
+        err = ((got - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+        if err > TOLERANCE:
+            raise AutotuneError(f"{choice.id}: relative error {err:.3g} > {TOLERANCE}")
+        times = []
+        for _ in range(self.repeats):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(self.calls):
+                launch()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) / self.calls)
+        return statistics.median(times)
+
+
+# --------------------------------------------------------------------------- autotune
+
+
+def autotune(
+    problem: GemmProblem,
+    *,
+    space: Space = DEFAULT_SPACE,
+    choices: Sequence[Choice] | None = None,
+    build: Callable[[Choice], Any] | None = None,
+    measure: Callable[[Choice, Any], float] | None = None,
+    device: str | None = None,
+    sms: int | None = None,
+    cache: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> Choice:
+    """The fastest configuration for `problem` (module docstring): from the
+    cache, else by building and timing `choices` (default: `candidates(problem,
+    space)`).  `build(choice) -> kernel` defaults to `Choice.compile`,
+    `measure(choice, kernel) -> ms` to a `GpuTimer`; `device` (the cache's
+    GPU name) and `sms` default to the current device's."""
+    if device is None or sms is None:
+        name, count = device_info()
+        device, sms = device or name, sms or count
+    if choices is None:
+        choices = candidates(problem, space, sms)
+    if not choices:
+        raise AutotuneError("no candidates to time")
+    key = cache_key(problem, device, choices)
+    path = cache_path()
+    if cache:
+        entry = read_cache(path).get(key)
+        if entry is not None:
+            try:
+                return Choice.from_dict(entry["choice"])
+            except (KeyError, TypeError, ValueError, TawaError) as err:
+                warnings.warn(f"{path}: ignoring a bad entry for {key} ({err})", AutotuneCacheWarning, stacklevel=2)
+    build = build or Choice.compile
+    measure = measure or GpuTimer(problem)
+    timed: dict[str, float] = {}
+    skipped: dict[str, str] = {}
+    best: Choice | None = None
+    for choice in choices:
+        try:
+            kernel = build(choice)
+            ms = float(measure(choice, kernel))
+        except Exception as err:  # a rejected, failing or wrong candidate: skip it, say why
+            skipped[choice.id] = str(err).splitlines()[0] if str(err) else type(err).__name__
+            if log:
+                log(f"autotune: skipped {choice.id}: {skipped[choice.id]}")
+            continue
+        timed[choice.id] = ms
+        if log:
+            log(f"autotune: {choice.id}: {ms:.4f} ms")
+        if best is None or ms < timed[best.id]:
+            best = choice
+    if best is None:
+        first = next(iter(skipped.items()))
+        raise AutotuneError(f"none of the {len(choices)} candidates built and ran; {first[0]}: {first[1]}")
+    if cache:
+        write_cache(path, key, {"choice": best.as_dict(), "ms": timed[best.id], "timed": timed, "skipped": skipped,
+                                "problem": asdict(problem)})
+    return best
+
+
+__all__ = [
+    "DEFAULT_SPACE",
+    "WIDE_SPACE",
+    "AutotuneCacheWarning",
+    "AutotuneError",
+    "Choice",
+    "GemmProblem",
+    "GpuTimer",
+    "Space",
+    "autotune",
+    "cache_path",
+    "candidates",
+    "compiler_rejects",
+    "heuristic",
+]
