@@ -8,6 +8,9 @@ Public interface (docs/architecture.md):
 - `tawa.compile(module_or_text, kernel, **options) -> tawa.Kernel` compiles it
   for Hopper; `kernel(*args, grid=...)` launches it on CuPy arrays or torch
   tensors (docs/runtime.md)
+- `tawa.autotune(GemmProblem(M, N, K)) -> Choice` picks a generated GEMM's
+  configuration by timing candidates on the GPU, cached on disk
+  (tawa.runtime.autotune, docs/runtime.md)
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from tawa.ir import context, parse
 if TYPE_CHECKING:
     from tawa.interpreters import interpret
     from tawa.runtime import Kernel, compile
+    from tawa.runtime.autotune import autotune
 
 
 def __getattr__(name: str) -> Any:
@@ -34,6 +38,10 @@ def __getattr__(name: str) -> Any:
         from tawa.runtime import compile
 
         return compile
+    if name == "autotune":
+        from tawa.runtime.autotune import autotune
+
+        return autotune
     if name == "Kernel":
         from tawa.runtime import Kernel
 
@@ -41,4 +49,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'tawa' has no attribute {name!r}")
 
 
-__all__ = ["Kernel", "__version__", "compile", "context", "interpret", "parse"]
+__all__ = ["Kernel", "__version__", "autotune", "compile", "context", "interpret", "parse"]

@@ -1,0 +1,160 @@
+"""`tawa.runtime.autotune` without a GPU: the heuristic, the candidates, and
+the search driven by a fake timer with known costs (the winner, the cache
+written and re-read, a corrupt cache, failing and compiler-rejected
+candidates skipped)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import tawa
+from tawa.kernels.gemm import GemmConfig, unsupported
+from tawa.runtime import autotune as at
+from tawa.runtime.autotune import (
+    WIDE_SPACE,
+    AutotuneCacheWarning,
+    AutotuneError,
+    Choice,
+    GemmProblem,
+    Space,
+    autotune,
+    candidates,
+    heuristic,
+)
+
+DEVICE = "Fake H100"
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("TAWA_CACHE_DIR", str(tmp_path))
+    return tmp_path
+
+
+def test_heuristic():
+    big = heuristic(GemmProblem(8192, 8192, 8192))
+    assert big == Choice(GemmConfig(128, 256, 64)) and big.options == {"stages": 0, "group_m": 8, "persistent": True}
+    assert heuristic(GemmProblem(4096, 4096, 4096, "f8E4M3FN")).config.tile == (128, 256, 128)  # 128-byte K steps
+    # 1024³: 128x256 tiles would leave 100 of 132 SMs idle; the chosen tile has more programs.
+    p = GemmProblem(1024, 1024, 1024)
+    small = heuristic(p).config
+    assert p.programs(small) >= 0.75 * 132 > p.programs(GemmConfig(128, 256, 64))
+    assert heuristic(p, sms=16).config.tile == (128, 256, 64)  # ... unless the GPU has few SMs
+    assert heuristic(GemmProblem(64, 8192, 8192)).config.block_m == 64  # no rows of padding
+    assert heuristic(GemmProblem(8, 8, 8)).config.tile == (64, 64, 64)
+    batched = heuristic(GemmProblem(512, 512, 64, batch=64))
+    assert batched.config.batched and batched.grid(512, 512, 64)[2] == 64
+    with pytest.raises(AutotuneError, match="MN-major"):
+        heuristic(GemmProblem(256, 256, 256, "f8E4M3FN", b_layout="kn"))
+
+
+def test_candidates_are_pruned():
+    wide = Space(tiles=((192, 256), (128, 256), (128, 128), (64, 128)), group_m=(4, 8, 16))
+    every = candidates(GemmProblem(8192, 8192, 8192), wide)
+    assert every[0] == heuristic(GemmProblem(8192, 8192, 8192))
+    assert all(unsupported(c.config) is None for c in every)  # 192x256 is out (launch registers)
+    assert {c.config.tile for c in every} == {(128, 256, 64), (128, 128, 64), (64, 128, 64)}
+    assert len(every) == 3 * 3  # × group-m
+    # Tiles larger than the problem go; group-m values ≥ the grid's rows order alike: one is kept.
+    skinny = candidates(GemmProblem(64, 8192, 512), wide)
+    assert {c.config.tile for c in skinny} == {(64, 128, 64)} and [c.group_m for c in skinny] == [8, 4]
+    assert len(candidates(GemmProblem(4096, 4096, 4096), WIDE_SPACE)) > len(candidates(GemmProblem(4096, 4096, 4096)))
+
+
+COSTS = {(128, 256): 1.0, (128, 128): 0.5, (64, 128): 0.7}
+
+
+def fake_measure(calls):
+    def measure(choice, kernel):
+        calls.append(choice.config.tile[:2])
+        assert kernel == ("built", choice)
+        return COSTS[choice.config.tile[:2]]
+
+    return measure
+
+
+def fake_build(choice):
+    return ("built", choice)
+
+
+SPACE = Space(tiles=tuple(COSTS))
+
+
+def test_fastest_wins_and_is_cached(cache_dir):
+    problem, calls = GemmProblem(8192, 8192, 4000), []
+    best = autotune(problem, space=SPACE, build=fake_build, measure=fake_measure(calls), device=DEVICE, sms=132)
+    assert best.config.tile == (128, 128, 64) and sorted(calls) == sorted(COSTS)
+    entries = json.loads((cache_dir / "autotune" / "gemm.json").read_text())["entries"]
+    ((key, entry),) = entries.items()
+    assert key.startswith(f"{DEVICE} | bf16xbf16->bf16 nk | 8192x8192x4096 | tawa {tawa.__version__} | ")
+    assert entry["ms"] == 0.5 and len(entry["timed"]) == 3 and Choice.from_dict(entry["choice"]) == best
+
+    def never(choice, kernel):
+        raise AssertionError("timed although cached")
+
+    # The same bucket (K 4000 and 3000 round up to 4096) is read back, not timed.
+    again = GemmProblem(8192, 8192, 3000)
+    assert autotune(again, space=SPACE, build=fake_build, measure=never, device=DEVICE, sms=132) == best
+    # Another GPU is another entry.
+    other = autotune(again, space=SPACE, build=fake_build, measure=fake_measure([]), device="Other", sms=132)
+    assert other == best and len(json.loads((cache_dir / "autotune" / "gemm.json").read_text())["entries"]) == 2
+    # cache=False neither reads nor writes.
+    calls.clear()
+    autotune(problem, space=SPACE, build=fake_build, measure=fake_measure(calls), device=DEVICE, sms=132, cache=False)
+    assert len(calls) == 3
+
+
+@pytest.mark.parametrize("content", ["{not json", '{"format": 99, "entries": {}}', "\udcff"])
+def test_a_corrupt_cache_is_ignored_with_a_warning(cache_dir, content):
+    path = cache_dir / "autotune" / "gemm.json"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content.encode("utf-8", "surrogateescape"))
+    with pytest.warns(AutotuneCacheWarning, match="ignoring the autotune cache"):
+        best = autotune(GemmProblem(4096, 4096, 4096), space=SPACE, build=fake_build, measure=fake_measure([]),
+                        device=DEVICE, sms=132)
+    assert best.config.tile == (128, 128, 64)
+    assert len(json.loads(path.read_text())["entries"]) == 1  # rewritten
+
+
+def test_failing_candidates_are_skipped(cache_dir):
+    def measure(choice, kernel):
+        if choice.config.tile[:2] == (128, 128):
+            raise RuntimeError("CUDA_ERROR_ILLEGAL_ADDRESS")
+        return COSTS[choice.config.tile[:2]]
+
+    logged = []
+    best = autotune(GemmProblem(4096, 4096, 4096), space=SPACE, build=fake_build, measure=measure, device=DEVICE,
+                    sms=132, log=logged.append)
+    assert best.config.tile == (64, 128, 64)
+    (entry,) = json.loads((cache_dir / "autotune" / "gemm.json").read_text())["entries"].values()
+    assert entry["skipped"] == {"128x128x64 stages=auto group_m=8": "CUDA_ERROR_ILLEGAL_ADDRESS"}
+    assert any("skipped 128x128x64" in line for line in logged)
+
+    def broken(choice, kernel):
+        raise RuntimeError("no GPU")
+
+    with pytest.raises(AutotuneError, match=r"none of the 3 candidates built and ran; .*: no GPU"):
+        autotune(GemmProblem(2048, 2048, 2048), space=SPACE, build=fake_build, measure=broken, device=DEVICE, sms=132)
+
+
+def test_candidates_the_compiler_rejects_are_dropped():
+    """The compiler's own checks build each candidate (tawa-check-resources
+    rejects 192x256: its wgmma does not fit 512 threads' launch registers)."""
+
+    def build(choice):
+        why = at.compiler_rejects(choice.config, choice.options)
+        if why:
+            raise AutotuneError(why)
+        return ("built", choice)
+
+    choices = [Choice(GemmConfig(192, 256, 64)), Choice(GemmConfig(128, 256, 64)), Choice(GemmConfig(64, 128, 64))]
+    best = autotune(GemmProblem(4096, 4096, 4096), choices=choices, build=build, measure=fake_measure([]),
+                    device=DEVICE, sms=132, cache=False)
+    assert best.config.tile == (64, 128, 64)
+
+
+def test_public_api():
+    assert tawa.autotune is autotune
+    assert Choice(GemmConfig()).source().startswith("func.func @gemm(")
