@@ -8,6 +8,8 @@ Public interface (docs/architecture.md):
 - `tawa.compile(module_or_text, kernel, **options) -> tawa.Kernel` compiles it
   for Hopper; `kernel(*args, grid=...)` launches it on CuPy arrays or torch
   tensors (docs/runtime.md)
+- `@tawa.kernel` turns a Python function written in `tawa.language` into tile
+  IR for all of the above (docs/frontend.md)
 - `tawa.autotune(GemmProblem(M, N, K)) -> Choice` picks a generated GEMM's
   configuration by timing candidates on the GPU, cached on disk
   (tawa.runtime.autotune, docs/runtime.md)
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from tawa.ir import context, parse
 
 if TYPE_CHECKING:
+    from tawa.frontend import kernel
     from tawa.interpreters import interpret
     from tawa.runtime import Kernel, compile
     from tawa.runtime.autotune import autotune
@@ -38,6 +41,10 @@ def __getattr__(name: str) -> Any:
         from tawa.runtime import compile
 
         return compile
+    if name == "kernel":
+        from tawa.frontend import kernel
+
+        return kernel
     if name == "autotune":
         from tawa.runtime.autotune import autotune
 
@@ -49,4 +56,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'tawa' has no attribute {name!r}")
 
 
-__all__ = ["Kernel", "__version__", "autotune", "compile", "context", "interpret", "parse"]
+__all__ = ["Kernel", "__version__", "autotune", "compile", "context", "interpret", "kernel", "parse"]

@@ -1,0 +1,140 @@
+"""`@tawa.kernel`: one Python tile program for every tool.
+
+- `k.ir(**constexprs)`: the `tile` IR text (what `tawa-opt` parses);
+- `k.module(**constexprs)`: the same as a `ModuleOp`, ops located at the
+  Python source;
+- `k.interpret(grid, *arrays, **constexprs)`: `tawa.interpret` on NumPy arrays;
+- `k.compile(options=None, **constexprs)`: `tawa.compile` (a `tawa.Kernel`);
+- `k[grid](*args, **constexprs)`: compile (cached) and launch on CuPy arrays
+  or torch tensors.
+
+Constexpr parameters take the keyword values given, else their defaults; each
+tuple of constexpr values is built once (`specialize`).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+from typing import Any
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+import tawa.language as tl
+from tawa.diagnostics import TawaError
+
+
+class KernelFunction:
+    """A Python function written in `tawa.language`, built into `tile` IR on
+    demand."""
+
+    def __init__(self, fn: types.FunctionType):
+        if not isinstance(fn, types.FunctionType):
+            raise TypeError(f"@tawa.kernel decorates a function, got {type(fn).__name__}")
+        self.fn = fn
+        self.name = fn.__name__
+        functools.update_wrapper(self, fn)
+        self._source: Any = None
+        self._built: dict[tuple[tuple[str, str], ...], func.FuncOp] = {}
+
+    def __repr__(self) -> str:
+        return f"<tawa.kernel {self.name}>"
+
+    @property
+    def constexpr_names(self) -> list[str]:
+        """The constexpr parameters, read from the annotations."""
+        return [name for name, p in self._signature().parameters.items()
+                if self._annotation(p) is tl.constexpr]
+
+    def _signature(self) -> inspect.Signature:
+        return inspect.signature(self.fn)
+
+    def _annotation(self, p: inspect.Parameter) -> Any:
+        ann = p.annotation
+        if isinstance(ann, str):  # `from __future__ import annotations`
+            try:
+                return eval(ann, dict(self.fn.__globals__))  # noqa: S307 - the user's own annotation
+            except Exception:  # noqa: BLE001 - reported, located, when the kernel is built
+                return ann
+        return ann
+
+    def _where(self) -> str:
+        code = self.fn.__code__
+        return f"{code.co_filename}:{code.co_firstlineno}"
+
+    def constexprs(self, given: dict[str, Any]) -> dict[str, Any]:
+        """The constexpr values of a specialization: `given`, then defaults."""
+        names = self.constexpr_names
+        for name in given:
+            if name not in names:
+                runtime = name in self._signature().parameters
+                why = "a runtime parameter" if runtime else "not a parameter"
+                raise TawaError(f"{self.name}: '{name}' is {why}, not a constexpr "
+                                f"(its constexprs: {', '.join(names) or 'none'})", self._where())
+        values = {}
+        for name in names:
+            if name in given:
+                values[name] = given[name]
+            else:
+                default = self._signature().parameters[name].default
+                if default is inspect.Parameter.empty:
+                    raise TawaError(f"{self.name}: constexpr '{name}' has no value: give it as {name}=... "
+                                    "(or a default in the signature)", self._where())
+                values[name] = default
+        return values
+
+    def specialize(self, **constexprs: Any) -> func.FuncOp:
+        """The `func.func` of this kernel for these constexpr values (built
+        once per tuple of values; do not modify it)."""
+        from tawa.frontend.codegen import KernelBuilder, Source
+
+        values = self.constexprs(constexprs)
+        key = tuple((k, f"{type(v).__name__}:{v!r}") for k, v in sorted(values.items()))
+        fn = self._built.get(key)
+        if fn is None:
+            if self._source is None:
+                self._source = Source(self.fn)
+            fn = KernelBuilder(self._source, values).build()
+            self._built[key] = fn
+        return fn
+
+    def module(self, **constexprs: Any) -> ModuleOp:
+        """A fresh module holding this kernel's `func.func`."""
+        return ModuleOp([self.specialize(**constexprs).clone()])
+
+    def ir(self, **constexprs: Any) -> str:
+        """The `tile` IR text of the kernel, for `tawa-opt` and FileCheck."""
+        return str(self.module(**constexprs))
+
+    def interpret(self, grid: Any, *args: Any, **constexprs: Any) -> None:
+        """Runs the kernel with `tawa.interpret` (NumPy arrays written in place)."""
+        from tawa.interpreters import interpret
+
+        interpret(self.module(**constexprs), self.name, grid, *args)
+
+    def compile(self, options: dict[str, Any] | None = None, **constexprs: Any) -> Any:
+        """`tawa.compile` of the kernel (cached on the IR and options)."""
+        from tawa.runtime import compile
+
+        return compile(self.module(**constexprs), self.name, **(options or {}))
+
+    def __getitem__(self, grid: Any) -> Any:
+        """`k[grid](*args, **constexprs)` compiles and launches over `grid`
+        (`stream=` and `options=` are passed on)."""
+
+        def launch(*args: Any, stream: Any = None, options: dict[str, Any] | None = None,
+                   **constexprs: Any) -> None:
+            self.compile(options, **constexprs)(*args, grid=grid, stream=stream)
+
+        return launch
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"launch {self.name} with {self.name}[grid](...), or run it with "
+                        f"{self.name}.interpret(grid, ...)")
+
+
+def kernel(fn: types.FunctionType) -> KernelFunction:
+    """Decorator: `fn`, written in `tawa.language`, becomes a `KernelFunction`."""
+    return KernelFunction(fn)
