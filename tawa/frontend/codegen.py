@@ -245,7 +245,8 @@ class KernelBuilder(Emitter):
 
         assigned = _stores(s.body)
         live = _loads(s.body) | self.live_after
-        carried = [n for n in assigned if n in self.env and n in live and n != s.target.id]
+        # In order of definition before the loop (the iter_args' order).
+        carried = [n for n in self.env if n in assigned and n in live and n != s.target.id]
         for n in carried:
             v = self.env[n]
             if not isinstance(v, Scalar | Tile):
@@ -414,8 +415,6 @@ class KernelBuilder(Emitter):
             if len(args) != 1 or kwargs:
                 raise self.error(f".to takes one dtype, got {len(args)} arguments", node)
             return self.convert(fn.target, args[0])
-        if fn is tl.range:
-            raise self.error("tl.range is allowed only as the iterable of a for loop", node)
         if callable(fn) and not is_runtime(fn):
             runtime = [v for v in [*args, *kwargs.values()] if is_runtime(v)]
             if runtime:

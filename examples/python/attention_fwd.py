@@ -1,0 +1,55 @@
+"""FlashAttention-2-style forward pass, O = softmax(Q·Kᵀ·sm_scale)·V: the
+Python twin of examples/attention_fwd.mlir (@attention_fwd, and
+@attention_fwd_causal with CAUSAL=True).  Q, K, V, O are
+[batch·heads, seq_len, HEAD_DIM] bf16, row-major.  One program computes
+BLOCK_M query rows of one (batch, head): it streams BLOCK_N-key blocks of K
+and V, keeps a running row max m_i and row sum l_i (online softmax) and
+rescales the f32 accumulator as the max grows.  Launch grid:
+(⌈seq_len/BLOCK_M⌉, batch·heads).
+
+Key columns past seq_len (zero-filled by the load) are masked to -inf; query
+rows past seq_len are computed from zero-filled Q rows and dropped by the
+store.  The causal variant masks key j for query i < j and stops at the
+diagonal block."""
+
+import tawa
+import tawa.language as tl
+
+LOG2E = 1.44269504
+
+
+@tawa.kernel
+def attention_fwd(Q: tl.tensor_ref(tl.bf16, 3), K: tl.tensor_ref(tl.bf16, 3),
+                  V: tl.tensor_ref(tl.bf16, 3), O: tl.tensor_ref(tl.bf16, 3),  # noqa: E741
+                  seq_len: tl.index, sm_scale: tl.f32,
+                  BLOCK_M: tl.constexpr = 128, BLOCK_N: tl.constexpr = 128,
+                  HEAD_DIM: tl.constexpr = 128, CAUSAL: tl.constexpr = False):
+    m0 = tl.program_id(0) * BLOCK_M
+    bh = tl.program_id(1)
+    # Softmax in base 2: exp(x * scale) = exp2(x * scale * log2(e)).
+    qk_scale = sm_scale * LOG2E
+    query = (m0 + tl.arange(0, BLOCK_M))[:, None]
+    q = tl.load(Q, (bh, m0, 0), (BLOCK_M, HEAD_DIM))
+    m_i = tl.full((BLOCK_M,), float("-inf"), tl.f32)
+    l_i = tl.zeros((BLOCK_M,), tl.f32)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), tl.f32)
+    hi = tl.minimum(m0 + BLOCK_M, seq_len) if CAUSAL else seq_len
+    for n0 in tl.range(0, hi, BLOCK_N):
+        k = tl.load(K, (bh, n0, 0), (BLOCK_N, HEAD_DIM))
+        v = tl.load(V, (bh, n0, 0), (BLOCK_N, HEAD_DIM))
+        s = tl.dot(q, k, trans_b=True) * qk_scale
+        # Keys past the end of the sequence (zero-filled by the load) are masked out.
+        key = (n0 + tl.arange(0, BLOCK_N))[None, :]
+        valid = key < seq_len
+        if CAUSAL:
+            valid = valid & (key <= query)
+        s = tl.where(valid, s, float("-inf"))
+        # Online softmax: new running max, rescale what was accumulated so far.
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp2(s - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = tl.dot(p.to(tl.bf16), v, acc * alpha[:, None])
+        m_i = m_new
+    o = acc / l_i[:, None]
+    tl.store(O, (bh, m0, 0), o.to(tl.bf16))
