@@ -6,12 +6,22 @@ file, e.g. the causal variant, are dropped first: compiling lowers the whole
 module) with the element type substituted, and caches the `tawa.Kernel` per
 (kernel, dtype, options).  `OPTIONS` holds the options the operators use per
 kernel (none: `tawa-hopper-pipeline`'s defaults, the deepest ring that fits).
+
+The matmul kernels ("matmul": B K×N, "gemm": B N×K) are generated per
+problem instead (`tawa.kernels.gemm`): `matmul_choice` picks the tile
+configuration, the heuristic's (`tawa.runtime.autotune.heuristic`), or the
+autotuned one when `$TAWA_AUTOTUNE` is 1 (timed on the first call of each
+shape bucket, kept in the on-disk cache); `compiled(name, dtype,
+config=...)` compiles it.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
+
+from tawa.target.hopper import SM_COUNT
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 FILES = {
@@ -30,7 +40,13 @@ ELEMENT_TYPES = {"bfloat16": "bf16", "float16": "f16"}
 OPTIONS: dict[str, dict[str, Any]] = {}
 """Compile options per kernel name for the operators (`tawa.compile` keywords)."""
 
+MATMUL_LAYOUTS = {"matmul": "kn", "gemm": "nk"}
+"""B's layout of each matmul kernel (`GemmConfig.b_layout`)."""
+AUTOTUNE_ENV = "TAWA_AUTOTUNE"
+"""Set to 1 to autotune the matmul configurations instead of using the heuristic's."""
+
 _COMPILED: dict[tuple[Any, ...], Any] = {}
+_CHOICES: dict[tuple[Any, ...], Any] = {}
 
 
 def source(name: str, dtype: str = "bfloat16") -> str:
@@ -51,18 +67,47 @@ def source(name: str, dtype: str = "bfloat16") -> str:
     return str(module)
 
 
-def compiled(name: str, dtype: str = "bfloat16", **options: Any) -> Any:
-    """The `tawa.Kernel` of example kernel `name` in `dtype` (compiled once
-    per kernel, dtype and options in this process)."""
-    key = (name, dtype, tuple(sorted((k, repr(v)) for k, v in options.items())))
+def compiled(name: str, dtype: str = "bfloat16", config: Any = None, **options: Any) -> Any:
+    """The `tawa.Kernel` of example kernel `name` in `dtype`, or of the
+    generated GEMM `config` (a `tawa.kernels.GemmConfig`) named `name`
+    (compiled once per kernel, dtype, config and options in this process)."""
+    key = (name, dtype, config, tuple(sorted((k, repr(v)) for k, v in options.items())))
     kernel = _COMPILED.get(key)
     if kernel is None:
         import tawa
 
-        kernel = _COMPILED[key] = tawa.compile(source(name, dtype), name, **options)
+        if config is None:
+            text = source(name, dtype)
+        else:
+            from tawa.kernels.gemm import gemm_source
+
+            text = gemm_source(config, name)
+        kernel = _COMPILED[key] = tawa.compile(text, name, **options)
     return kernel
 
 
+def matmul_choice(name: str, dtype: str, M: int, N: int, K: int, sms: int = SM_COUNT, tune: bool = True) -> Any:
+    """The configuration (`tawa.runtime.autotune.Choice`) matmul kernel
+    `name` runs for an M×N×K problem in `dtype`: the heuristic's, or with
+    `$TAWA_AUTOTUNE=1` and `tune` (false while a CUDA graph is captured:
+    nothing can be timed then) the autotuned one.  Remembered per problem
+    in this process, so that a captured call reuses its warm-up's kernel."""
+    key = (name, dtype, M, N, K)
+    choice = _CHOICES.get(key)
+    if choice is None:
+        from tawa.runtime.autotune import GemmProblem, autotune, heuristic
+
+        t = ELEMENT_TYPES[dtype]
+        problem = GemmProblem(M, N, K, t, t, t, MATMUL_LAYOUTS[name])
+        if tune and os.environ.get(AUTOTUNE_ENV) == "1":
+            choice = autotune(problem, sms=sms)
+        else:
+            choice = heuristic(problem, sms)
+        _CHOICES[key] = choice
+    return choice
+
+
 def clear_cache() -> None:
-    """Forgets the compiled kernels (tawa.runtime.clear_cache() forgets tawa.compile's)."""
+    """Forgets the compiled kernels and matmul choices (tawa.runtime.clear_cache() forgets tawa.compile's)."""
     _COMPILED.clear()
+    _CHOICES.clear()

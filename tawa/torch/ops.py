@@ -15,7 +15,9 @@ This module has no `from __future__ import annotations`: torch infers the
 operators' schemas from the annotations, as objects.
 """
 
+import functools
 import math
+import os
 from typing import Optional
 
 import torch
@@ -50,9 +52,20 @@ def matmul_op(a: torch.Tensor, b: torch.Tensor, transpose_b: bool) -> torch.Tens
     operand = b_kn if name == "matmul" else b_kn.t()
     if copy:
         operand = torch.empty(operand.shape, dtype=b.dtype, device=b.device).copy_(operand)
-    kernel = kernels.compiled(name, p.dtype, **kernels.OPTIONS.get(name, {}))
-    kernel(a2, operand, out.view(p.M, p.N), p.M, p.N, p.K, grid=checks.matmul_grid(p.M, p.N))
+    tune = os.environ.get(kernels.AUTOTUNE_ENV) == "1" and not torch.cuda.is_current_stream_capturing()
+    choice = kernels.matmul_choice(name, p.dtype, p.M, p.N, p.K, _sm_count(a.device), tune)
+    options = {**choice.options, **kernels.OPTIONS.get(name, {})}
+    kernel = kernels.compiled(name, p.dtype, config=choice.config, **options)
+    kernel(a2, operand, out.view(p.M, p.N), p.M, p.N, p.K, grid=choice.grid(p.M, p.N))
     return out
+
+
+@functools.lru_cache(maxsize=None)
+def _sm_count(device: torch.device) -> int:
+    """The device's SMs (the heuristic sizes tiles to keep them busy)."""
+    if device.type != "cuda":
+        return kernels.SM_COUNT
+    return torch.cuda.get_device_properties(device).multi_processor_count
 
 
 @matmul_op.register_fake
