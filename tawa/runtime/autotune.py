@@ -12,7 +12,8 @@
 A `Choice` is a tile program (`tawa.kernels.GemmConfig`) and the options of
 `tawa-hopper-pipeline` (stages, group_m, persistent).  `autotune`:
 
-1. lists the candidates, `candidates(problem, space)`: the space's tile
+1. lists the candidates of the problem's shape bucket,
+   `candidates(problem.bucketed(), space)`: the space's tile
    shapes × BLOCK_K × stages × group-m × persistent, less what the
    compiler rejects by rule (`tawa.kernels.gemm.unsupported`), tiles larger
    than the problem (a smaller tile of the space covers it), and group-m
@@ -44,7 +45,7 @@ import statistics
 import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,11 @@ class GemmProblem:
         """M, N, K (and the batch) each rounded up to a power of two."""
         sizes = (self.M, self.N, self.K) + (() if self.batch is None else (self.batch,))
         return tuple(1 << max(0, s - 1).bit_length() for s in sizes)
+
+    def bucketed(self) -> GemmProblem:
+        """The problem at its bucket's sizes (what a cache entry is tuned for)."""
+        sizes = self.bucket()
+        return replace(self, M=sizes[0], N=sizes[1], K=sizes[2], batch=None if self.batch is None else sizes[3])
 
     def programs(self, config: GemmConfig) -> int:
         """Tiles of C (programs of the grid) with `config`."""
@@ -421,15 +427,16 @@ def autotune(
     log: Callable[[str], None] | None = None,
 ) -> Choice:
     """The fastest configuration for `problem` (module docstring): from the
-    cache, else by building and timing `choices` (default: `candidates(problem,
-    space)`).  `build(choice) -> kernel` defaults to `Choice.compile`,
+    cache, else by building and timing `choices` on `problem` (default: the
+    candidates of its bucket, `candidates(problem.bucketed(), space)`, so
+    that every problem of a bucket has one list and one cache entry).  `build(choice) -> kernel` defaults to `Choice.compile`,
     `measure(choice, kernel) -> ms` to a `GpuTimer`; `device` (the cache's
     GPU name) and `sms` default to the current device's."""
     if device is None or sms is None:
         name, count = device_info()
         device, sms = device or name, sms or count
     if choices is None:
-        choices = candidates(problem, space, sms)
+        choices = candidates(problem.bucketed(), space, sms)
     if not choices:
         raise AutotuneError("no candidates to time")
     key = cache_key(problem, device, choices)

@@ -106,6 +106,25 @@ def test_fastest_wins_and_is_cached(cache_dir):
     assert len(calls) == 3
 
 
+def test_one_entry_per_bucket():
+    """M = 129 alone would drop 256-row tiles (192 covers it); its bucket, 256, keeps them."""
+    costs = {**COSTS, (256, 128): 0.1}
+
+    def measure(choice, kernel):
+        return costs[choice.config.tile[:2]]
+
+    space = Space(tiles=tuple(costs))
+    assert (256, 128, 64) not in {c.config.tile for c in candidates(GemmProblem(129, 4096, 512), space)}
+    best = autotune(GemmProblem(129, 4096, 512), space=space, build=fake_build, measure=measure, device=DEVICE, sms=132)
+    assert best.config.tile == (256, 128, 64)
+
+    def never(choice, kernel):
+        raise AssertionError("timed although cached")
+
+    assert autotune(GemmProblem(256, 4096, 512), space=space, build=fake_build, measure=never, device=DEVICE,
+                    sms=132) == best
+
+
 @pytest.mark.parametrize("content", ["{not json", '{"format": 99, "entries": {}}', "\udcff"])
 def test_a_corrupt_cache_is_ignored_with_a_warning(cache_dir, content):
     path = cache_dir / "autotune" / "gemm.json"
