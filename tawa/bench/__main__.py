@@ -4,7 +4,8 @@ Workloads: `gemm` (bf16 C = A·Bᵀ against cuBLAS); `gemm-variants` (tawa's
 pipeline variants against each other and cuBLAS); `gemm-fp8` (e4m3 inputs
 against cuBLAS's fp8 GEMM); `attention` (FlashAttention forward against torch
 SDPA's cuDNN and FA2 backends); `watchdog` (the GEMM with and without
-the hang watchdog's bounded waits); `python -m tawa.bench gemm -h`
+the hang watchdog's bounded waits); `launch` (host time per call against
+torch.matmul's); `python -m tawa.bench gemm -h`
 lists its options.
 """
 
@@ -22,6 +23,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "gemm-fp8": "tawa.bench.gemm_fp8",
         "attention": "tawa.bench.attention",
         "watchdog": "tawa.bench.watchdog",
+        "launch": "tawa.bench.launch",
     }
     if not args or args[0] in ("-h", "--help"):
         print(__doc__.strip())

@@ -10,7 +10,9 @@
   spec (pointer, dims, strides, dtype, box, swizzle...).
 - `launch(loaded, plan, stream)`: resolves the stream, fills in scratch
   buffers for tensor maps over empty tensors and the watchdog buffer of
-  watchdog kernels (`tawa.runtime.watchdog`), and calls the function.
+  watchdog kernels (`tawa.runtime.watchdog`), packs the parameters
+  (`tawa.runtime.params`) and launches; the `PreparedLaunch` it returns
+  launches the same plan again with one driver call.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from tawa.runtime.launch import (
     kernel_arguments,
     tensormap_by_value,
 )
+from tawa.runtime.params import PackedParams
 from tawa.target.hopper import ARCH
 
 DEFAULT_SMEM = 48 * 1024
@@ -134,6 +137,8 @@ class LoadedKernel:
     name: str = ""
     watchdog: Any = None
     """The `tawa.runtime.watchdog.Watchdog` of a watchdog kernel, from its first launch."""
+    handle: int = 0
+    """The `CUfunction` (what `cuLaunchKernel` takes)."""
 
 
 def current_device() -> int:
@@ -174,7 +179,8 @@ def load(cubin_path: str, name: str, smem_bytes: int, device: int) -> LoadedKern
                 raise LaunchError(
                     f"cannot give @{name} {smem_bytes} bytes of dynamic shared memory: {err}"
                 ) from None
-    return LoadedKernel(module, function, device, name)
+        handle = int(function.kernel.ptr)  # the RawKernel's Function on this device
+    return LoadedKernel(module, function, device, name, handle=handle)
 
 
 # --------------------------------------------------------------------------- launching
@@ -232,8 +238,78 @@ def num_sms(device: int) -> int:
     return _NUM_SMS[device]
 
 
-def launch(loaded: LoadedKernel, plan: LaunchPlan, stream: Any = None, tensor_maps: Any = None) -> None:
-    """Launches `loaded` as planned (the plan's arguments already checked)."""
+class PreparedLaunch:
+    """A launch with its parameters packed: launching it is one driver call
+    (`cuLaunchKernel` through CuPy's thin binding).  `Kernel.__call__` keeps
+    the prepared launches of reusable plans by `launch_key`, so a repeated
+    launch skips the checks, the packing and the tensor-map encoding.
+    Everything a repeated launch calls is looked up here, once."""
+
+    def __init__(
+        self,
+        function: int,
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        smem_bytes: int,
+        params: PackedParams,
+        device: int,
+        uses_torch: bool,
+    ):
+        cp = cupy_module()
+        self.function = function
+        """The `CUfunction` handle."""
+        self.grid, self.block, self.smem_bytes = grid, block, smem_bytes
+        self.params = params
+        self.device = device
+        self._launch_kernel = cp.cuda.driver.launchKernel
+        self._get_device = cp.cuda.runtime.getDevice
+        self._driver_error = cp.cuda.driver.CUDADriverError
+        self._current_stream = _current_stream_reader(uses_torch, device)
+
+    def __call__(self, stream: int) -> None:
+        """Launches on the raw `cudaStream_t` handle `stream`."""
+        gx, gy, gz = self.grid
+        bx, by, bz = self.block
+        self._launch_kernel(self.function, gx, gy, gz, bx, by, bz, self.smem_bytes, stream, self.params.address, 0)
+
+    def again(self) -> bool:
+        """Launches on the current stream (torch's when an argument was a
+        torch tensor, else CuPy's); False, with nothing launched, when that
+        cannot be done this cheaply: another device is current, or the driver
+        refuses (the full path then launches and reports)."""
+        if self._get_device() != self.device:
+            return False
+        gx, gy, gz = self.grid
+        bx, by, bz = self.block
+        try:
+            self._launch_kernel(
+                self.function, gx, gy, gz, bx, by, bz, self.smem_bytes, self._current_stream(), self.params.address, 0
+            )
+        except self._driver_error:
+            return False
+        return True
+
+
+def _current_stream_reader(uses_torch: bool, device: int) -> Any:
+    """A function returning the raw handle of the stream a launch with no
+    `stream=` goes on, as `resolve_stream` chooses it, without making stream
+    objects."""
+    torch = sys.modules.get("torch")
+    if uses_torch and torch is not None:
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        if raw is not None:
+            return lambda: raw(device)
+        return lambda: torch.cuda.current_stream(device).cuda_stream
+    current = cupy_module().cuda.get_current_stream
+    return lambda: current().ptr
+
+
+def launch(
+    loaded: LoadedKernel, plan: LaunchPlan, stream: Any = None, tensor_maps: Any = None
+) -> PreparedLaunch | None:
+    """Launches `loaded` as planned (the plan's arguments already checked).
+    Returns the prepared launch when launching it again with the same plan
+    is the same launch (no scratch buffers, no watchdog), else None."""
     cp = cupy_module()
     encode = tensor_maps if tensor_maps is not None else TENSOR_MAPS
     with cp.cuda.Device(loaded.device):
@@ -255,18 +331,27 @@ def launch(loaded: LoadedKernel, plan: LaunchPlan, stream: Any = None, tensor_ma
         if dog is not None:
             dog.check(plan.shape.grid)  # a hang of an earlier, asynchronous launch
             params = tuple(("u64", dog.device_ptr) if k == "watchdog" else (k, v) for k, v in params)
-        args = kernel_arguments(params, encode)
         shape = plan.shape
-        grid = shape.launch_grid(num_sms(loaded.device)) if shape.persistent else shape.grid
+        prepared = PreparedLaunch(
+            loaded.handle,
+            shape.launch_grid(num_sms(loaded.device)) if shape.persistent else shape.grid,
+            shape.block,
+            shape.smem_bytes,
+            PackedParams(kernel_arguments(params, encode)),
+            loaded.device,
+            plan.uses_torch,
+        )
         try:
-            loaded.function(grid, shape.block, args, shared_mem=shape.smem_bytes, stream=s)
+            prepared(int(s.ptr))
         except cp.cuda.driver.CUDADriverError as err:
             if dog is not None:
                 dog.check(plan.shape.grid, str(err))
             raise LaunchError(f"launching @{loaded.name} failed: {err}") from None
         if dog is not None:
             dog.after_launch(s, plan.shape.grid)
+        reusable = scratch is None and dog is None
         del scratch  # freed in stream order: the pool reuses it only after the kernel
+    return prepared if reusable else None
 
 
 def _watchdog(loaded: LoadedKernel, params: Any) -> Any:

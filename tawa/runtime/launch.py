@@ -15,7 +15,11 @@ array objects:
   (`tawa.backend.ptx.abi`), tensor maps as `TensorMapSpec`s (the arguments
   of `cuTensorMapEncodeTiled`, innermost dimension first);
 - `kernel_arguments(plan.params, encode)` turns the entries into the NumPy
-  scalars CuPy passes by value (`encode` builds a 128-byte tensor map);
+  scalars that `tawa.runtime.params.PackedParams` lays out for the driver
+  (`encode` builds a 128-byte tensor map);
+- `launch_key(args, grid)` reads what a plan depends on, cheaply, so that a
+  kernel launched again with the same arguments reuses its packed parameters
+  (`tawa.Kernel.__call__`);
 - `physical_launch(abi, grid)` is the one place that maps the tile program's
   logical grid (program ids) to the CTA grid.  It is 1:1 for now; persistent
   and clustered kernels will change it here.
@@ -740,6 +744,37 @@ def plan_launch(
         uses_torch=uses_torch,
         empty=0 in logical,
     )
+
+
+def launch_key(args: Sequence[Any], grid: Any) -> tuple[Any, ...] | None:
+    """What a launch's checks and packed parameters depend on, read as cheaply
+    as possible, or None when an argument is of a kind without a fast read.
+
+    Two launches with equal keys get the same `LaunchPlan`: for a torch
+    tensor or a CuPy array the key holds its pointer, shape, strides and
+    dtype (the pointer names the device too: CUDA's unified addressing gives
+    every device and the host disjoint addresses); for a Python int or
+    float, its type and value.  Anything else (NumPy scalars, `reinterpret`
+    views, other CUDA arrays) gives None, and the launch is checked in full
+    every time."""
+    if type(grid) is not tuple and type(grid) is not int:
+        return None
+    key: list[Any] = [grid]
+    torch = sys.modules.get("torch")
+    tensor = torch.Tensor if torch is not None else ()
+    cupy = sys.modules.get("cupy")
+    ndarray = cupy.ndarray if cupy is not None else ()
+    for value in args:
+        t = type(value)
+        if t is int or t is float:
+            key.append((t, value))
+        elif isinstance(value, tensor):
+            key.append((value.data_ptr(), value.shape, value.stride(), value.dtype))
+        elif isinstance(value, ndarray):
+            key.append((value.data.ptr, value.shape, value.strides, value.dtype))
+        else:
+            return None
+    return tuple(key)
 
 
 def kernel_arguments(

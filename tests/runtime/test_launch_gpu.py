@@ -1,0 +1,89 @@
+"""Repeated launches and CUDA graphs on a Hopper GPU (examples/gemm.mlir).
+
+A launch with the same arguments as an earlier one reuses its packed
+parameters (`tawa.Kernel.__call__`, docs/runtime.md "Launch cost"): these
+tests check that the reuse never launches stale parameters (new tensors,
+new sizes, in-place changes), that it follows torch's current stream, and
+that a launch captured in a CUDA graph replays on the graph's tensors.
+Outputs are poisoned with NaN before every launch; float32 references.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.runtime.test_gemm_gpu import grid, inputs, kernel_for, poisoned, rel_err
+
+pytestmark = pytest.mark.gpu
+TOL = 1e-2
+
+
+def test_repeated_launches_reuse_only_what_is_the_same(cuda, seed):
+    import torch
+
+    gemm = kernel_for()
+    M, N, K = 200, 264, 96
+    A, B = inputs(M, N, K, "bf16", seed)
+    C, _ = poisoned(M, N, "bf16")
+    for _ in range(3):  # the first launch prepares; the others reuse
+        C.fill_(float("nan"))
+        gemm(A, B, C, M, N, K, grid=grid(M, N))
+        torch.cuda.synchronize()
+        assert rel_err(C, A, B) < TOL
+    assert len(gemm._prepared) >= 1
+    # The same tensors with new contents: the reused launch reads them.
+    A.copy_(torch.randn_like(A, dtype=torch.float32).to(A.dtype))
+    C.fill_(float("nan"))
+    gemm(A, B, C, M, N, K, grid=grid(M, N))
+    torch.cuda.synchronize()
+    assert rel_err(C, A, B) < TOL
+    # New tensors of the same shape, and a smaller problem in the same buffers.
+    A2, B2 = inputs(M, N, K, "bf16", seed + 1)
+    C2, _ = poisoned(M, N, "bf16")
+    gemm(A2, B2, C2, M, N, K, grid=grid(M, N))
+    m, n = 136, 128
+    Cs, _ = poisoned(m, n, "bf16")
+    gemm(A[:m], B[:n], Cs, m, n, K, grid=grid(m, n))
+    torch.cuda.synchronize()
+    assert rel_err(C2, A2, B2) < TOL and rel_err(Cs, A[:m], B[:n]) < TOL
+
+
+def test_reused_launch_follows_the_current_stream(cuda, seed):
+    import torch
+
+    gemm = kernel_for()
+    M, N, K = 256, 256, 128
+    A, B = inputs(M, N, K, "bf16", seed)
+    C, _ = poisoned(M, N, "bf16")
+    gemm(A, B, C, M, N, K, grid=grid(M, N))  # prepared on the default stream
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        C.fill_(float("nan"))
+        gemm(A, B, C, M, N, K, grid=grid(M, N))  # must run on `side`, after the fill
+        done = torch.isfinite(C).all()
+    side.synchronize()
+    assert bool(done) and rel_err(C, A, B) < TOL
+
+
+def test_launch_captured_in_a_cuda_graph_replays(cuda, seed):
+    import torch
+
+    gemm = kernel_for()
+    M, N, K = 384, 512, 256
+    A, B = inputs(M, N, K, "bf16", seed)
+    C, _ = poisoned(M, N, "bf16")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up off the default stream, as torch.cuda.graphs asks
+        gemm(A, B, C, M, N, K, grid=grid(M, N))
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        gemm(A, B, C, M, N, K, grid=grid(M, N))
+    for round in range(2):
+        A.copy_(torch.randn(M, K, device="cuda").to(A.dtype))
+        C.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert rel_err(C, A, B) < TOL, f"replay {round}"
