@@ -12,7 +12,9 @@ problem instead (`tawa.kernels.gemm`): `matmul_choice` picks the tile
 configuration, the heuristic's (`tawa.runtime.autotune.heuristic`), or the
 autotuned one when `$TAWA_AUTOTUNE` is 1 (timed on the first call of each
 shape bucket, kept in the on-disk cache); `compiled(name, dtype,
-config=...)` compiles it.
+config=...)` compiles it; `matmul_kernel` remembers the kernel and grid per
+problem (a warm call is one dictionary look-up; `clear_cache()` after
+changing `OPTIONS`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ AUTOTUNE_ENV = "TAWA_AUTOTUNE"
 
 _COMPILED: dict[tuple[Any, ...], Any] = {}
 _CHOICES: dict[tuple[Any, ...], Any] = {}
+_MATMULS: dict[tuple[Any, ...], tuple[Any, Any, tuple[int, ...]]] = {}
 
 
 def source(name: str, dtype: str = "bfloat16") -> str:
@@ -107,7 +110,25 @@ def matmul_choice(name: str, dtype: str, M: int, N: int, K: int, sms: int = SM_C
     return choice
 
 
+def matmul_kernel(name: str, dtype: str, M: int, N: int, K: int, sms: int = SM_COUNT,
+                  tune: bool = True) -> tuple[Any, tuple[int, ...]]:
+    """The compiled kernel and launch grid of `matmul_choice(...)` (with
+    `OPTIONS[name]` on top of its options), remembered per problem.  An entry
+    records the `compiled` that made it: a substituted one (the CPU tests'
+    stand-ins) is asked again."""
+    key = (name, dtype, M, N, K)
+    hit = _MATMULS.get(key)
+    if hit is not None and hit[0] is compiled:
+        return hit[1], hit[2]
+    choice = matmul_choice(name, dtype, M, N, K, sms, tune)
+    kernel = compiled(name, dtype, config=choice.config, **{**choice.options, **OPTIONS.get(name, {})})
+    grid = choice.grid(M, N)
+    _MATMULS[key] = (compiled, kernel, grid)
+    return kernel, grid
+
+
 def clear_cache() -> None:
     """Forgets the compiled kernels and matmul choices (tawa.runtime.clear_cache() forgets tawa.compile's)."""
     _COMPILED.clear()
     _CHOICES.clear()
+    _MATMULS.clear()

@@ -53,10 +53,8 @@ def matmul_op(a: torch.Tensor, b: torch.Tensor, transpose_b: bool) -> torch.Tens
     if copy:
         operand = torch.empty(operand.shape, dtype=b.dtype, device=b.device).copy_(operand)
     tune = os.environ.get(kernels.AUTOTUNE_ENV) == "1" and not torch.cuda.is_current_stream_capturing()
-    choice = kernels.matmul_choice(name, p.dtype, p.M, p.N, p.K, _sm_count(a.device), tune)
-    options = {**choice.options, **kernels.OPTIONS.get(name, {})}
-    kernel = kernels.compiled(name, p.dtype, config=choice.config, **options)
-    kernel(a2, operand, out.view(p.M, p.N), p.M, p.N, p.K, grid=choice.grid(p.M, p.N))
+    kernel, grid = kernels.matmul_kernel(name, p.dtype, p.M, p.N, p.K, _sm_count(a.device), tune)
+    kernel(a2, operand, out.view(p.M, p.N), p.M, p.N, p.K, grid=grid)
     return out
 
 
