@@ -38,6 +38,7 @@ class KernelFunction:
         functools.update_wrapper(self, fn)
         self._source: Any = None
         self._built: dict[tuple[tuple[str, str], ...], func.FuncOp] = {}
+        self._compiled: dict[Any, Any] = {}
 
     def __repr__(self) -> str:
         return f"<tawa.kernel {self.name}>"
@@ -91,7 +92,7 @@ class KernelFunction:
         from tawa.frontend.codegen import KernelBuilder, Source
 
         values = self.constexprs(constexprs)
-        key = tuple((k, f"{type(v).__name__}:{v!r}") for k, v in sorted(values.items()))
+        key = self._key(values)
         fn = self._built.get(key)
         if fn is None:
             if self._source is None:
@@ -99,6 +100,10 @@ class KernelFunction:
             fn = KernelBuilder(self._source, values).build()
             self._built[key] = fn
         return fn
+
+    @staticmethod
+    def _key(values: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+        return tuple((k, f"{type(v).__name__}:{v!r}") for k, v in sorted(values.items()))
 
     def module(self, **constexprs: Any) -> ModuleOp:
         """A fresh module holding this kernel's `func.func`."""
@@ -118,7 +123,12 @@ class KernelFunction:
         """`tawa.compile` of the kernel (cached on the IR and options)."""
         from tawa.runtime import compile
 
-        return compile(self.module(**constexprs), self.name, **(options or {}))
+        values = self.constexprs(constexprs)
+        key = (self._key(values), tuple((k, repr(v)) for k, v in sorted((options or {}).items())))
+        hit = self._compiled.get(key)
+        if hit is None:  # launches skip rebuilding and reprinting the module
+            hit = self._compiled[key] = compile(self.module(**values), self.name, **(options or {}))
+        return hit
 
     def __getitem__(self, grid: Any) -> Any:
         """`k[grid](*args, **constexprs)` compiles and launches over `grid`

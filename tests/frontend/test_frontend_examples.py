@@ -75,7 +75,9 @@ def test_attention_matches_twin(example, seed, causal):
 @pytest.mark.parametrize("name", ["gemm", "gemm_scale_relu"])
 def test_gemm_examples_give_the_twins_ptx(example, name):
     kernel = getattr(example(name), name)
-    assert kernel.compile().ptx == tawa.compile(twin(name), name).ptx
+    compiled = kernel.compile()
+    assert compiled.ptx == tawa.compile(twin(name), name).ptx
+    assert kernel.compile() is compiled  # kernel[grid](...) launches reuse it
 
 
 def test_specializations_are_cached_per_constexpr_tuple(example):
