@@ -194,7 +194,7 @@ class MBarrierWaitParityOp(_MBarrierOp):
     and `timeout_ns`: a wait still unsatisfied `timeout_ns` nanoseconds
     (`%globaltimer`) after its first failed try records (CTA, thread, index,
     parity, wait id) in the kernel's watchdog buffer and traps
-    (`tawa.backend.ptx.abi.WATCHDOG_RECORD`).
+    (`tawa.backend.ptx.abi.WATCHDOG_FIELDS`).
 
     Examples: `nvgpu.mbarrier_wait_parity %full[%s], %ph : !nvgpu.mbarrier<4>`,
     `nvgpu.mbarrier_wait_parity %full[%s], %ph watchdog(3, 2000000000 ns) : !nvgpu.mbarrier<4>`
