@@ -6,7 +6,7 @@
   to `smem_bytes` when above the 48 KiB default.  (`cupy.RawModule(code=ptx)`
   would hand PTX to the CUDA C++ compiler: it does not work for PTX.)
 - `encode_tensor_map(spec)`: `cuda.bindings.driver.cuTensorMapEncodeTiled`,
-  as a 128-byte `np.void` passed by value; `TensorMapCache` memoizes it per
+  as the 128 bytes passed by value; `TensorMapCache` memoizes it per
   spec (pointer, dims, strides, dtype, box, swizzle...).
 - `launch(loaded, plan, stream)`: resolves the stream, fills in scratch
   buffers for tensor maps over empty tensors and the watchdog buffer of
@@ -65,7 +65,7 @@ def driver_module() -> ModuleType:
 # --------------------------------------------------------------------------- tensor maps
 
 
-def encode_tensor_map(spec: TensorMapSpec, driver: Any = None) -> np.void:
+def encode_tensor_map(spec: TensorMapSpec, driver: Any = None) -> bytes:
     """`cuTensorMapEncodeTiled(spec)` as a 128-byte by-value kernel argument."""
     if spec.address is None:
         raise LaunchError("internal error: a scratch tensor map has no address yet")
@@ -102,9 +102,9 @@ class TensorMapCache:
     def __init__(self, maxsize: int = 4096, driver: Any = None):
         self.maxsize = maxsize
         self.driver = driver
-        self._maps: OrderedDict[TensorMapSpec, np.void] = OrderedDict()
+        self._maps: OrderedDict[TensorMapSpec, bytes] = OrderedDict()
 
-    def __call__(self, spec: TensorMapSpec) -> np.void:
+    def __call__(self, spec: TensorMapSpec) -> bytes:
         hit = self._maps.get(spec)
         if hit is not None:
             self._maps.move_to_end(spec)

@@ -14,8 +14,8 @@ array objects:
   parameter list as `(kind, value)` entries in ABI order
   (`tawa.backend.ptx.abi`), tensor maps as `TensorMapSpec`s (the arguments
   of `cuTensorMapEncodeTiled`, innermost dimension first);
-- `kernel_arguments(plan.params, encode)` turns the entries into the NumPy
-  scalars that `tawa.runtime.params.PackedParams` lays out for the driver
+- `kernel_arguments(plan.params, encode)` turns the entries into the bytes
+  that `tawa.runtime.params.PackedParams` lays out for the driver
   (`encode` builds a 128-byte tensor map);
 - `launch_key(args, grid)` reads what a plan depends on, cheaply, so that a
   kernel launched again with the same arguments reuses its packed parameters
@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import functools
 import math
+import struct
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -777,30 +778,30 @@ def launch_key(args: Sequence[Any], grid: Any) -> tuple[Any, ...] | None:
     return tuple(key)
 
 
+_PACK = {"u64": struct.Struct("<Q").pack, "u32": struct.Struct("<I").pack, "f32": struct.Struct("<f").pack}
+
+
 def kernel_arguments(
-    params: Sequence[tuple[str, Any]], encode: Callable[[TensorMapSpec], Any]
-) -> tuple[Any, ...]:
-    """The values CuPy passes by value for `params`: `np.uint64`, `np.uint32`,
-    `np.float32`, and `encode(spec)` (a 128-byte `np.void`) per tensor map."""
-    out: list[Any] = []
+    params: Sequence[tuple[str, Any]], encode: Callable[[TensorMapSpec], bytes]
+) -> tuple[bytes, ...]:
+    """The bytes the driver copies for each of `params` (little-endian `u64`,
+    `u32`, `f32`; `encode(spec)`, 128 bytes, per tensor map), for
+    `tawa.runtime.params.PackedParams` to lay out."""
+    out: list[bytes] = []
     for kind, value in params:
-        if kind == "u64":
-            out.append(np.uint64(value))
-        elif kind == "u32":
-            out.append(np.uint32(value))
-        elif kind == "f32":
-            out.append(np.float32(value))
-        elif kind == "tensormap":
+        if kind == "tensormap":
             out.append(encode(value))
+        elif kind in _PACK:
+            out.append(_PACK[kind](value))
         else:
             raise AssertionError(f"unknown parameter kind {kind!r}")
     return tuple(out)
 
 
-def tensormap_by_value(opaque: Sequence[int]) -> np.void:
+def tensormap_by_value(opaque: Sequence[int]) -> bytes:
     """A 128-byte tensor map (16 uint64 words, `CUtensorMap.opaque`) as the
-    `np.void` scalar CuPy copies into a `.param .align 128 .b8 [128]`."""
-    words = np.array(list(opaque), dtype=np.uint64)
-    if words.size != 16:
-        raise LaunchError(f"a CUtensorMap has 16 words, got {words.size}")
-    return np.frombuffer(words.tobytes(), dtype=np.dtype("V128"))[0]
+    bytes of a `.param .align 128 .b8 [128]` parameter."""
+    words = list(opaque)
+    if len(words) != 16:
+        raise LaunchError(f"a CUtensorMap has 16 words, got {len(words)}")
+    return struct.pack("<16Q", *words)

@@ -4,7 +4,7 @@
 parameter i from the address `kernelParams[i]`.  `PackedParams(values)` lays
 the values out once, in one buffer, and keeps the `void*` array beside them,
 so that a launch is a single driver call with one integer (`address`) for all
-parameters.  Packing is pure NumPy: it is tested on the CPU by reading the
+parameters.  Packing needs no GPU: it is tested on the CPU by reading the
 memory back.
 
 Example: for `gemm(A, B, C, M, N, K)` the ABI has 3 tensor maps (128 bytes,
@@ -15,44 +15,52 @@ points at nine pointers: base+0, base+128, ..., base+424.
 
 from __future__ import annotations
 
+import array
+import ctypes
+import functools
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
 
 _ALIGN = {1: 1, 2: 2, 4: 4, 8: 8, 128: 128}
 """Alignment of a parameter by its size: natural, and 128 for a tensor map
 (`.param .align 128 .b8 [128]`)."""
 
 
+@functools.lru_cache(maxsize=256)
+def _layout(sizes: tuple[int, ...]) -> tuple[tuple[int, ...], int]:
+    """Offsets of parameters of `sizes`, each aligned by its size, and the end."""
+    offsets: list[int] = []
+    end = 0
+    for size in sizes:
+        align = _ALIGN.get(size, 8)
+        end = -(-end // align) * align
+        offsets.append(end)
+        end += size
+    return tuple(offsets), end
+
+
 class PackedParams:
-    """Parameter values (`np.uint64`, `np.uint32`, `np.float32`, or a
-    128-byte `np.void` tensor map, as `kernel_arguments` returns them) laid out
+    """Parameter values (the bytes of each, as `kernel_arguments` returns
+    them: 8 for `u64`, 4 for `u32` and `f32`, 128 for a tensor map) laid out
     in host memory; `address` is the `void**` to pass as `kernelParams`.
     The object owns the memory: keep it alive while a launch may read it
     (the driver copies the parameters during the `cuLaunchKernel` call)."""
 
-    def __init__(self, values: Sequence[Any]):
-        offsets: list[int] = []
-        end = 0
-        blobs = [np.asarray(v).tobytes() for v in values]
-        for blob in blobs:
-            align = _ALIGN.get(len(blob), 8)
-            end = -(-end // align) * align
-            offsets.append(end)
-            end += len(blob)
-        # Over-allocate so the base can be rounded up to 128 bytes.
-        self._storage = np.zeros(end + 128, dtype=np.uint8)
-        raw = self._storage.ctypes.data
+    def __init__(self, blobs: Sequence[bytes]):
+        sizes = tuple(map(len, blobs))
+        offsets, end = _layout(sizes)
+        # Over-allocate so the base can be rounded up to 128 bytes.  (bytearray
+        # and array.array rather than NumPy: this runs on every checked launch.)
+        self._storage = bytearray(end + 128)
+        raw = ctypes.addressof(ctypes.c_char.from_buffer(self._storage))
         shift = -raw % 128
         for off, blob in zip(offsets, blobs):
-            self._storage[shift + off : shift + off + len(blob)] = np.frombuffer(blob, dtype=np.uint8)
+            self._storage[shift + off : shift + off + len(blob)] = blob
         self.base = raw + shift
-        self._pointers = np.array([self.base + off for off in offsets] or [0], dtype=np.uint64)
-        self.address = int(self._pointers.ctypes.data) if values else 0
+        self._pointers = array.array("Q", [self.base + off for off in offsets])
+        self.address = self._pointers.buffer_info()[0] if blobs else 0
         """The `kernelParams` argument (0 for a kernel without parameters)."""
-        self.sizes = tuple(len(b) for b in blobs)
-        self.offsets = tuple(offsets)
+        self.sizes = sizes
+        self.offsets = offsets
 
     def __len__(self) -> int:
         return len(self.sizes)
