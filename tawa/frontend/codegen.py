@@ -220,7 +220,8 @@ class KernelBuilder(Emitter):
 
     def for_loop(self, s: ast.For) -> None:
         it = s.iter
-        fn = self.expr(it.func) if isinstance(it, ast.Call) else None
+        python_range = isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+        fn = self.expr(it.func) if isinstance(it, ast.Call) and not python_range else None
         if fn is not tl.range:
             raise self.error("for loops iterate over tl.range(start, end, step) only", s.iter)
         if s.orelse:
