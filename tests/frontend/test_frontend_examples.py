@@ -62,7 +62,8 @@ def test_attention_matches_twin(example, seed, causal):
     name = "attention_fwd_causal" if causal else "attention_fwd"
     mine, theirs = run_both(kernel, "attention_fwd", name, (2, BH), [q, k, v], o, [S, scale], CAUSAL=causal)
     assert not np.isnan(mine.astype(np.float32)).any()
-    np.testing.assert_allclose(mine.astype(np.float32), theirs.astype(np.float32), rtol=1e-2, atol=1e-2)
+    # The same math in another op order (splats placed at their use): the same bits.
+    np.testing.assert_array_equal(mine.astype(np.float32), theirs.astype(np.float32))
     s = np.einsum("bqd,bkd->bqk", q.astype(np.float32), k.astype(np.float32)) * scale
     if causal:
         s = np.where(np.triu(np.ones((S, S), bool), 1), -np.inf, s)
