@@ -75,9 +75,13 @@ class Source:
         dedented = textwrap.dedent(text)
         self.col_offset = len(lines[0]) - len(lines[0].lstrip()) if dedented != text else 0
         self.line_offset = first - 1
-        tree = ast.parse(dedented)
-        node = tree.body[0]
-        assert isinstance(node, ast.FunctionDef), "a kernel is a plain def"
+        try:
+            node = ast.parse(dedented).body[0]
+        except SyntaxError as err:  # a lambda in the middle of an expression
+            raise TawaError(f"cannot parse the source of {fn.__qualname__}: {err.msg}", self.filename) from None
+        if not isinstance(node, ast.FunctionDef):
+            raise TawaError(f"{fn.__qualname__}: a kernel is a plain `def` (not a lambda or async def)",
+                            f"{self.filename}:{first}")
         self.tree = node
 
 
