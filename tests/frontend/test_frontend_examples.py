@@ -35,19 +35,24 @@ def run_both(kernel, mlir_name: str, twin_kernel: str, grid, inputs, out, scalar
     return mine, theirs
 
 
-@pytest.mark.parametrize("name", ["gemm", "gemm_scale_relu"])
+@pytest.mark.parametrize("name", ["gemm", "gemm_scale_relu", "gemm_bias_gelu"])
 def test_gemm_examples_match_twins(example, seed, name):
     kernel = getattr(example(name), name)
     rng = np.random.default_rng(seed)
     M, N, K = 130, 200, 72  # ragged in every dimension
-    A, B = rand(rng, M, K), rand(rng, N, K)
+    A, B, bias = rand(rng, M, K), rand(rng, N, K), rand(rng, N)
     C = np.full((M, N), np.nan, dtype=BF16)
+    inputs = [A, B] + ([bias] if name == "gemm_bias_gelu" else [])
     scalars = [M, N, K] + ([0.75] if name == "gemm_scale_relu" else [])
-    mine, theirs = run_both(kernel, name, name, (2, 1), [A, B], C, scalars)
+    mine, theirs = run_both(kernel, name, name, (2, 1), inputs, C, scalars)
+    # The same math in the same order (the splats of constants may sit elsewhere): the same bits.
     np.testing.assert_array_equal(mine.astype(np.float32), theirs.astype(np.float32))
     ref = A.astype(np.float32) @ B.astype(np.float32).T
     if name == "gemm_scale_relu":
         ref = np.maximum(0.75 * ref, 0)
+    if name == "gemm_bias_gelu":
+        x = ref + bias.astype(np.float32)
+        ref = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
     np.testing.assert_allclose(mine.astype(np.float32), ref, rtol=2e-2, atol=2e-2)
 
 

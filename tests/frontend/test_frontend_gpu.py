@@ -1,4 +1,4 @@
-"""The Python examples (examples/python/) launched through `kernel[grid](...)`
+"""The four Python examples (examples/python/) launched through `kernel[grid](...)`
 on the GPU, against float32 references on fresh random data with poisoned
 (NaN-filled) outputs and ragged shapes (needs an sm_90 GPU with torch;
 skipped elsewhere, saying why)."""
@@ -17,7 +17,7 @@ def rel_err(out, ref) -> float:
     return ((out.float() - ref).norm() / ref.norm()).item()
 
 
-@pytest.mark.parametrize("name", ["gemm", "gemm_scale_relu"])
+@pytest.mark.parametrize("name", ["gemm", "gemm_scale_relu", "gemm_bias_gelu"])
 @pytest.mark.parametrize("M, N, K", [(1024, 1024, 512), (200, 264, 72), (130, 776, 392), (64, 8, 8)])
 def test_gemm_examples(cuda, seed, example, name, M, N, K):
     import torch
@@ -28,11 +28,15 @@ def test_gemm_examples(cuda, seed, example, name, M, N, K):
     b = torch.randn(N, K, device="cuda", generator=g).to(torch.bfloat16)
     c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
     ref = a.float() @ b.float().T
-    extra = []
+    inputs, extra = [a, b], []
     if name == "gemm_scale_relu":
         extra = [0.5]
         ref = torch.relu(0.5 * ref)
-    kernel[(math.ceil(M / 128), math.ceil(N / 256))](a, b, c, M, N, K, *extra)
+    if name == "gemm_bias_gelu":
+        bias = torch.randn(N, device="cuda", generator=g).to(torch.bfloat16)
+        inputs.append(bias)
+        ref = torch.nn.functional.gelu(ref + bias.float(), approximate="tanh")
+    kernel[(math.ceil(M / 128), math.ceil(N / 256))](*inputs, c, M, N, K, *extra)
     torch.cuda.synchronize()
     assert not torch.isnan(c.float()).any(), "some of C was not written (or is NaN)"
     assert rel_err(c, ref) <= TOL, f"relative error {rel_err(c, ref):.3g} ({name}, {M}x{N}x{K})"
