@@ -5,7 +5,7 @@ pipeline variants against each other and cuBLAS); `gemm-fp8` (e4m3 inputs
 against cuBLAS's fp8 GEMM); `attention` (FlashAttention forward against torch
 SDPA's cuDNN and FA2 backends); `watchdog` (the GEMM with and without
 the hang watchdog's bounded waits); `launch` (host time per call against
-torch.matmul's); `python -m tawa.bench gemm -h`
+torch.matmul's); `plot` (draws a saved result's JSON as a PNG); `python -m tawa.bench gemm -h`
 lists its options.
 """
 
@@ -24,6 +24,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "attention": "tawa.bench.attention",
         "watchdog": "tawa.bench.watchdog",
         "launch": "tawa.bench.launch",
+        "plot": "tawa.bench.plot",
     }
     if not args or args[0] in ("-h", "--help"):
         print(__doc__.strip())

@@ -1,18 +1,28 @@
-"""bf16 GEMM, tawa against cuBLAS in the same process.
+"""GEMM, tawa against cuBLAS in the same process.
 
-    python -m tawa.bench gemm [--stages D] [--shapes MxNxK ...] [--rounds R] [--json PATH]
+    python -m tawa.bench gemm [--sweep | --shapes MxNxK ...] [--dtype bf16|fp8]
+        [--config heuristic|autotune|example] [--stages D] [--rounds R]
+        [--json PATH] [--plot PNG]
 
-C = A·Bᵀ with A M×K, B N×K, C M×N, all bf16 row-major, f32 accumulation:
-tawa's kernel is `examples/gemm.mlir` compiled with `tawa.compile(...,
-stages=D)`, cuBLAS is `torch.matmul(A, B.T)`.  For every shape, tawa's
-result is first compared with cuBLAS's (relative Frobenius error, C
-poisoned with NaN before the launch).  Then both are timed, interleaved
-round-robin over all shapes for R rounds (the order of the two alternates
-between rounds), and the table gives the median of each over the rounds:
-TFLOP/s = 2·M·N·K / time.  Timing is `triton.testing.do_bench` (median,
-L2 flushed before each call) when Triton is importable, else CUDA events
-around single calls with the same flush.  The board's power cap moves
-absolute numbers between runs and machines; compare the ratio.
+C = A·Bᵀ with A M×K, B N×K, C M×N row-major, f32 accumulation, bf16 C.
+bf16 inputs are timed against cuBLAS through `torch.matmul(A, B.T)`; e4m3
+inputs (`--dtype fp8`) against cuBLAS's fp8 GEMM through `torch._scaled_mm`
+(unit scales).  tawa's kernel per shape (`--config`): `heuristic` (default)
+is the generated GEMM of `tawa.runtime.autotune.heuristic`, `autotune`
+the one `tawa.autotune` times fastest (once per shape bucket, cached on
+disk), `example` the tile program of `--source` (examples/gemm.mlir or
+gemm_fp8.mlir, 128×256 tiles) compiled with `stages=D`.
+
+For every shape, tawa's result is first compared with cuBLAS's (relative
+Frobenius error, C poisoned with NaN before the launch).  Then both are
+timed, interleaved round-robin over all shapes for R rounds (the order of the
+two alternates between rounds), and the table gives the median of each over
+the rounds: TFLOP/s = 2·M·N·K / time, and the geometric mean of the ratios.
+Timing is `triton.testing.do_bench` (median, L2 flushed before each call)
+when Triton is importable, else CUDA events around single calls with the
+same flush.  The board's power cap moves absolute numbers between runs and
+machines; compare the ratio.  `--sweep` times the shapes of `SWEEP_SHAPES`;
+`--plot` draws TFLOP/s per shape (`tawa.bench.plot`).
 """
 
 from __future__ import annotations
@@ -32,11 +42,23 @@ from typing import Any
 DEFAULT_SHAPES: tuple[tuple[int, int, int], ...] = tuple(
     (8192, 8192, k) for k in (1024, 2048, 4096, 8192, 16384)
 ) + ((4096, 4096, 4096),)
+SWEEP_SHAPES: tuple[tuple[int, int, int], ...] = tuple(dict.fromkeys(
+    tuple((n, n, n) for n in (1024, 2048, 4096, 8192, 16384))
+    + tuple((8192, 8192, k) for k in (512, 1024, 2048, 4096, 16384))
+    + tuple((m, n, k) for m in (4096, 16384)
+            for n, k in ((4096, 4096), (14336, 4096), (4096, 14336), (28672, 8192), (8192, 28672)))
+    + tuple((m, 8192, 8192) for m in (64, 256))
+))
+"""Squares; M = N = 8192 over K; LLM projections (M tokens × (N, K) of
+Llama-style layers); skinny M (4096³ is both a square and a projection)."""
+CONFIGS = ("heuristic", "autotune", "example")
+DTYPES = {"bf16": ("examples/gemm.mlir", "gemm"), "fp8": ("examples/gemm_fp8.mlir", "gemm_fp8")}
 TILE_M, TILE_N = 128, 256
 """The program tile of examples/gemm.mlir: logical grid (⌈M/128⌉, ⌈N/256⌉)."""
 WARMUP_MS, REP_MS = 50, 300
 TOLERANCE = 1e-2
-DEFAULT_SOURCE = Path(__file__).resolve().parents[2] / "examples" / "gemm.mlir"
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_SOURCE = ROOT / "examples" / "gemm.mlir"
 
 
 class BenchError(Exception):
@@ -80,6 +102,8 @@ class Row:
     N: int
     K: int
     rel_err: float = math.nan
+    config: str = ""
+    """tawa's configuration for this shape (tile, stages, ...)."""
     tawa_ms: list[float] = field(default_factory=list)
     cublas_ms: list[float] = field(default_factory=list)
 
@@ -104,6 +128,7 @@ class Row:
             "M": self.M,
             "N": self.N,
             "K": self.K,
+            "config": self.config,
             "tawa_tflops": self.tawa_tflops,
             "cublas_tflops": self.cublas_tflops,
             "ratio": self.ratio,
@@ -114,27 +139,52 @@ class Row:
         }
 
 
+def geomean(values: Sequence[float]) -> float:
+    """Geometric mean (NaN if any value is not a positive number)."""
+    if not values or not all(v > 0 for v in values):
+        return math.nan
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
 def format_table(rows: Sequence[Row], meta: dict[str, Any]) -> str:
+    dtype = meta.get("dtype", "bf16")
     lines = [
         f"tawa GEMM vs cuBLAS on {meta['gpu']}, {meta['date']}",
-        f"C = A·Bᵀ, bf16 in and out, f32 accumulation; tawa stages={meta['stages']}; "
-        f"{meta['rounds']} interleaved rounds, median; timer: {meta['timer']}",
+        f"C = A·Bᵀ, {dtype} in, bf16 out, f32 accumulation; tawa config: {meta.get('config', 'example')}, "
+        f"stages={meta['stages']}; {meta['rounds']} interleaved rounds, median; timer: {meta['timer']}",
         f"torch {meta.get('torch', '?')}, tawa {meta.get('tawa', '?')}",
         "",
         f"{'M':>6} {'N':>6} {'K':>6}  {'tawa TFLOP/s':>12}  {'cuBLAS TFLOP/s':>14}  "
-        f"{'tawa/cuBLAS':>11}  {'rel err vs cuBLAS':>17}",
+        f"{'tawa/cuBLAS':>11}  {'rel err vs cuBLAS':>17}  config",
     ]
     for r in rows:
         flag = "" if r.correct else "  WRONG"
         lines.append(
             f"{r.M:>6} {r.N:>6} {r.K:>6}  {r.tawa_tflops:>12.1f}  {r.cublas_tflops:>14.1f}  "
-            f"{r.ratio:>11.3f}  {r.rel_err:>17.2e}{flag}"
+            f"{r.ratio:>11.3f}  {r.rel_err:>17.2e}  {r.config}{flag}"
         )
+    if len(rows) > 1:
+        ratios = [r.ratio for r in rows]
+        lines.append(f"geomean tawa/cuBLAS {geomean(ratios):.3f}; min {min(ratios):.3f}, max {max(ratios):.3f}")
     return "\n".join(lines)
 
 
+def plot_spec(rows: Sequence[Row], meta: dict[str, Any]) -> dict[str, Any]:
+    """What `--plot` draws (`tawa.bench.plot`): TFLOP/s per shape, both."""
+    return {
+        "title": f"{meta.get('dtype', 'bf16')} GEMM, tawa ({meta.get('config', 'example')}) vs cuBLAS, "
+                 f"{meta['gpu']}, {meta['date']}",
+        "ylabel": "TFLOP/s",
+        "labels": [f"{r.M}x{r.N}x{r.K}" for r in rows],
+        "series": {"tawa": [r.tawa_tflops for r in rows], "cuBLAS": [r.cublas_tflops for r in rows]},
+        "ratio": ["tawa", "cuBLAS"],
+    }
+
+
 def report(rows: Sequence[Row], meta: dict[str, Any]) -> dict[str, Any]:
-    return {**meta, "results": [r.as_dict() for r in rows]}
+    ratios = [r.ratio for r in rows]
+    return {**meta, "geomean_ratio": geomean(ratios), "results": [r.as_dict() for r in rows],
+            "plot": plot_spec(rows, meta)}
 
 
 # --------------------------------------------------------------------------- timing (GPU)
@@ -187,12 +237,49 @@ def _event_timer(fn: Callable[[], Any]) -> float:
 # --------------------------------------------------------------------------- the run
 
 
+class Kernels:
+    """tawa's kernel for each shape, as `--config` says."""
+
+    def __init__(self, config: str, dtype: str, stages: int, source: Path, log: Callable[[str], None]):
+        import tawa
+
+        self.config, self.dtype, self.stages, self.log = config, dtype, stages, log
+        self.example = None
+        if config == "example":
+            if not source.is_file():
+                raise BenchError(f"cannot find the GEMM kernel {source} (use --source)")
+            t0 = time.perf_counter()
+            self.example = tawa.compile(source.read_text(), DTYPES[dtype][1], stages=stages)
+            self.example.load()
+            log(f"compiled and loaded {source.name} (stages={stages}) in {time.perf_counter() - t0:.2f} s")
+
+    def __call__(self, M: int, N: int, K: int) -> tuple[Any, tuple[int, ...], str]:
+        """(kernel, grid, description) for the problem M×N×K."""
+        if self.example is not None:
+            return self.example, logical_grid(M, N), f"example 128x256 stages={self.stages}"
+        from tawa.runtime.autotune import GemmProblem, autotune, device_info, heuristic
+
+        operand = "f8E4M3FN" if self.dtype == "fp8" else "bf16"
+        problem = GemmProblem(M, N, K, operand, operand, "bf16")
+        if self.config == "autotune":
+            choice = autotune(problem, log=self.log)
+        else:
+            choice = heuristic(problem, device_info()[1])
+        t0 = time.perf_counter()
+        kernel = choice.compile()
+        kernel.load()
+        self.log(f"{M}x{N}x{K}: {choice.id} (compiled in {time.perf_counter() - t0:.2f} s)")
+        return kernel, tuple(choice.grid(M, N)), choice.id
+
+
 def run(
     shapes: Sequence[tuple[int, int, int]],
     stages: int,
     rounds: int,
     source: Path = DEFAULT_SOURCE,
     log: Callable[[str], None] = lambda s: print(s, file=sys.stderr, flush=True),
+    dtype: str = "bf16",
+    config: str = "example",
 ) -> tuple[list[Row], dict[str, Any]]:
     try:
         import torch
@@ -202,16 +289,12 @@ def run(
         raise BenchError("needs a CUDA GPU (torch.cuda.is_available() is False)")
     import tawa
 
-    if not source.is_file():
-        raise BenchError(f"cannot find the GEMM kernel {source} (use --source)")
-    t0 = time.perf_counter()
-    kernel = tawa.compile(source.read_text(), "gemm", stages=stages)
-    kernel.load()
-    log(f"compiled and loaded @gemm (stages={stages}) in {time.perf_counter() - t0:.2f} s")
-
+    kernels = Kernels(config, dtype, stages, source, log)
     timer, timer_name = make_timer()
     meta = {
-        "workload": "gemm bf16 C = A·B^T",
+        "workload": f"gemm {dtype} C = A·B^T",
+        "dtype": dtype,
+        "config": config,
         "gpu": torch.cuda.get_device_name(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "stages": stages,
@@ -220,26 +303,31 @@ def run(
         "torch": torch.__version__,
         "tawa": tawa.__version__,
     }
+    one = torch.ones((), device="cuda")
+    operand = torch.float8_e4m3fn if dtype == "fp8" else torch.bfloat16
 
     rows, cases = [], []
     for M, N, K in shapes:
-        A = torch.randn(M, K, device="cuda").to(torch.bfloat16)
-        B = torch.randn(N, K, device="cuda").to(torch.bfloat16)
+        kernel, g, described = kernels(M, N, K)
+        A = torch.randn(M, K, device="cuda").to(operand)
+        B = torch.randn(N, K, device="cuda").to(operand)
         C = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
-        g = logical_grid(M, N)
         kernel(A, B, C, M, N, K, grid=g)
-        ref = torch.matmul(A, B.T)
+        if dtype == "fp8":
+            def run_cublas(A=A, B=B) -> Any:
+                return torch._scaled_mm(A, B.T, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+        else:
+            def run_cublas(A=A, B=B) -> Any:
+                return torch.matmul(A, B.T)
+        ref = run_cublas()
         torch.cuda.synchronize()
-        row = Row(M, N, K)
+        row = Row(M, N, K, config=described)
         row.rel_err = ((C.float() - ref.float()).norm() / ref.float().norm()).item()
         log(f"{M}x{N}x{K}: rel err vs cuBLAS {row.rel_err:.2e}{'' if row.correct else ' (WRONG)'}")
         del ref
 
-        def run_tawa(A=A, B=B, C=C, M=M, N=N, K=K, g=g) -> None:
+        def run_tawa(kernel=kernel, A=A, B=B, C=C, M=M, N=N, K=K, g=g) -> None:
             kernel(A, B, C, M, N, K, grid=g)
-
-        def run_cublas(A=A, B=B) -> None:
-            torch.matmul(A, B.T)
 
         rows.append(row)
         cases.append((row, run_tawa, run_cublas))
@@ -260,24 +348,32 @@ def run(
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tawa.bench gemm",
-        description="bf16 GEMM (C = A·Bᵀ): tawa against cuBLAS, timed in the same run.",
+        description="GEMM (C = A·Bᵀ): tawa against cuBLAS, timed in the same run.",
     )
-    parser.add_argument("--stages", type=int, default=4, help="aref ring depth D (default 4)")
-    parser.add_argument(
+    parser.add_argument("--stages", type=int, default=4, help="ring depth D of --config example (default 4)")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
         "--shapes",
         nargs="+",
         metavar="MxNxK",
         help="shapes (default: 8192x8192xK for K in 1024..16384, and 4096x4096x4096)",
     )
+    which.add_argument("--sweep", action="store_true", help=f"the {len(SWEEP_SHAPES)} shapes of SWEEP_SHAPES")
+    parser.add_argument("--dtype", choices=sorted(DTYPES), default="bf16", help="input type (default bf16)")
+    parser.add_argument("--config", choices=CONFIGS, default=None,
+                        help="tawa's kernel per shape (default: heuristic; example when --source is given)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON")
-    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help="the tile kernel (@gemm)")
+    parser.add_argument("--plot", type=Path, metavar="PNG", help="also draw TFLOP/s per shape (needs matplotlib)")
+    parser.add_argument("--source", type=Path, default=None, help="the tile kernel of --config example")
     args = parser.parse_args(argv)
+    config = args.config or ("example" if args.source else "heuristic")
+    source = args.source or ROOT / DTYPES[args.dtype][0]
     try:
-        shapes = parse_shapes(args.shapes) if args.shapes else list(DEFAULT_SHAPES)
+        shapes = parse_shapes(args.shapes) if args.shapes else list(SWEEP_SHAPES if args.sweep else DEFAULT_SHAPES)
         if args.rounds < 1:
             raise BenchError("--rounds must be at least 1")
-        rows, meta = run(shapes, args.stages, args.rounds, args.source)
+        rows, meta = run(shapes, args.stages, args.rounds, source, dtype=args.dtype, config=config)
     except BenchError as err:
         print(f"tawa.bench gemm: error: {err}", file=sys.stderr)
         return 1
@@ -291,6 +387,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(format_table(rows, meta))
     if args.json:
         args.json.write_text(json.dumps(report(rows, meta), indent=2) + "\n")
+    if args.plot:
+        from tawa.bench.plot import PlotError, draw
+
+        try:
+            draw(plot_spec(rows, meta), args.plot)
+        except PlotError as err:
+            print(f"tawa.bench gemm: error: {err} (the table and JSON are above)", file=sys.stderr)
+            return 1
     wrong = [r for r in rows if not r.correct]
     if wrong:
         print(f"tawa.bench gemm: error: {len(wrong)} result(s) differ from cuBLAS by more than {TOLERANCE}", file=sys.stderr)

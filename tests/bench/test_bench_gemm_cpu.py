@@ -41,10 +41,30 @@ def test_rows_table_and_json():
     assert "stages=4" in table and "3 interleaved rounds" in table
     line = next(ln for ln in table.splitlines() if ln.lstrip().startswith("8192"))
     assert line.split()[3:] == [f"{row.tawa_tflops:.1f}", f"{row.cublas_tflops:.1f}", f"{row.ratio:.3f}", "1.70e-03"]
-    assert table.splitlines()[-1].endswith("WRONG")
+    assert table.splitlines()[-2].endswith("WRONG")
+    assert table.splitlines()[-1] == f"geomean tawa/cuBLAS {gemm.geomean([row.ratio, wrong.ratio]):.3f}; " \
+        f"min {min(row.ratio, wrong.ratio):.3f}, max {max(row.ratio, wrong.ratio):.3f}"
     data = json.loads(json.dumps(gemm.report([row], meta)))
     assert data["gpu"] == meta["gpu"] and data["results"][0]["tawa_ms_per_round"] == [1.7, 1.6, 1.65]
     assert data["results"][0]["ratio"] == pytest.approx(row.ratio)
+    assert data["geomean_ratio"] == pytest.approx(row.ratio)
+    assert data["plot"]["labels"] == ["8192x8192x8192"] and data["plot"]["ratio"] == ["tawa", "cuBLAS"]
+    assert data["plot"]["series"]["tawa"] == [pytest.approx(row.tawa_tflops)]
+
+
+def test_geomean_and_the_sweep():
+    assert gemm.geomean([0.5, 2.0]) == pytest.approx(1.0)
+    assert math.isnan(gemm.geomean([1.0, math.nan])) and math.isnan(gemm.geomean([]))
+    # The sweep of issue 11: 5 squares, 5 K values, 10 LLM projections (one of
+    # them 4096³, a square too), 2 skinny.
+    assert len(gemm.SWEEP_SHAPES) == 21 and len(set(gemm.SWEEP_SHAPES)) == 21
+    assert (16384, 28672, 8192) in gemm.SWEEP_SHAPES and (64, 8192, 8192) in gemm.SWEEP_SHAPES
+
+
+def test_sweep_and_shapes_are_exclusive(capsys):
+    with pytest.raises(SystemExit):
+        gemm.main(["--sweep", "--shapes", "256"])
+    assert "not allowed with argument" in capsys.readouterr().err
 
 
 def test_without_torch_the_benchmark_says_why(monkeypatch, capsys):

@@ -1,0 +1,46 @@
+"""tawa.bench.plot: the plot section a benchmark writes, checked and drawn."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from tawa.bench import plot
+
+SPEC = {
+    "title": "bf16 GEMM", "ylabel": "TFLOP/s", "labels": ["1024x1024x1024", "8192x8192x8192"],
+    "series": {"tawa": [300.0, 620.0], "cuBLAS": [400.0, 640.0]}, "ratio": ["tawa", "cuBLAS"],
+}
+
+
+def test_ratios_of_the_named_series():
+    assert plot.ratios(SPEC) == [pytest.approx(0.75), pytest.approx(620 / 640)]
+    assert math.isnan(plot.ratios({**SPEC, "series": {"tawa": [1.0, 1.0], "cuBLAS": [0.0, math.nan]}})[0])
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (None, "no 'plot' section"),
+        ({**SPEC, "labels": []}, "no labels"),
+        ({**SPEC, "series": {"tawa": [1.0]}}, "series 'tawa' has 1 values for 2 labels"),
+        ({**SPEC, "ratio": ["tawa", "FA3"]}, "must name two of the series"),
+    ],
+)
+def test_bad_plot_sections_are_one_line_errors(bad, message):
+    with pytest.raises(plot.PlotError, match=message):
+        plot.check_spec(bad)
+
+
+def test_draws_a_png_from_saved_results(tmp_path, capsys):
+    pytest.importorskip("matplotlib", reason="plots need the 'bench' extra (matplotlib)")
+    results = tmp_path / "gemm.json"
+    results.write_text(json.dumps({"gpu": "H100", "plot": SPEC}))
+    out = tmp_path / "gemm.png"
+    assert plot.main([str(results), "-o", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 5000
+    results.write_text("{}")
+    assert plot.main([str(results), "-o", str(out)]) == 1
+    assert "no 'plot' section" in capsys.readouterr().err
