@@ -1,33 +1,73 @@
 """`python -m tawa.bench attention`: tawa's warp-specialized FlashAttention
 forward (examples/attention_fwd.mlir, head dim 128, and
 examples/attention_fwd_d64.mlir and attention_fwd_d256.mlir, head dims 64
-and 256; bf16) against torch's
-scaled_dot_product_attention (cuDNN and FlashAttention-2 backends), timed in
-the same run, interleaved (3 rounds, medians).  Each tawa result is first
-checked against a float32 reference on fresh random data.
+and 256; bf16) against torch's scaled_dot_product_attention (cuDNN and
+FlashAttention-2 backends), timed in the same run, interleaved (R rounds,
+medians; `triton.testing.do_bench`).  Each tawa result is first checked
+against a float32 reference on fresh random data (output poisoned with NaN).
+
+Shapes B·H·S with H = 16: 1·16·16384, 4·16·4096, 16·16·1024, 32·16·512
+(16k tokens each), causal and not.  TFLOP/s count 4·B·H·S²·d, halved for
+causal.  `--json` writes the rows, `--plot` draws TFLOP/s per row
+(`tawa.bench.plot`); a backend that cannot run a row shows NaN.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import math
+import statistics
+import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-SHAPES = [(16, 1024), (4, 4096)]  # (batch, seq_len) with 16 heads: 16k tokens
+SHAPES = [(1, 16384), (4, 4096), (16, 1024), (32, 512)]  # (batch, seq_len) with 16 heads
 HEADS = 16
+BLOCK_M = 128
 HEAD_DIMS = {
     128: ("attention_fwd.mlir", "attention_fwd"),
     64: ("attention_fwd_d64.mlir", "attention_fwd_d64"),
     256: ("attention_fwd_d256.mlir", "attention_fwd_d256"),
 }
+BACKENDS = ("tawa", "cuDNN", "FA2")
+
+
+def geomean(values: Sequence[float]) -> float:
+    ok = [v for v in values if v > 0]
+    return math.exp(sum(map(math.log, ok)) / len(ok)) if ok and len(ok) == len(values) else math.nan
+
+
+def summary(rows: Sequence[dict[str, Any]]) -> str:
+    """Geomean and minimum of tawa/cuDNN and tawa/FA2 over the rows."""
+    parts = []
+    for base in ("cuDNN", "FA2"):
+        ratios = [r["tflops"]["tawa"] / r["tflops"][base] for r in rows]
+        parts.append(f"tawa/{base}: geomean {geomean(ratios):.3f}, min {min(ratios):.3f}")
+    return "; ".join(parts)
+
+
+def plot_spec(rows: Sequence[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "title": f"attention forward bf16, H=16, tawa vs torch SDPA, {meta['gpu']}, {meta['date']}",
+        "ylabel": "TFLOP/s",
+        "labels": [f"d{r['d']} {r['B']}x{r['S']}{' causal' if r['causal'] else ''}" for r in rows],
+        "series": {name: [r["tflops"][name] for r in rows] for name in BACKENDS},
+        "ratio": ["tawa", "cuDNN"],
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tawa.bench attention", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tawa.bench attention", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stages", type=int, default=0, help="ring depth (0: the deepest that fits)")
     parser.add_argument("--head-dim", type=int, action="append", choices=sorted(HEAD_DIMS),
                         help="head dims to time (default: all)")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON")
+    parser.add_argument("--plot", type=Path, metavar="PNG", help="also draw TFLOP/s per row (needs matplotlib)")
     args = parser.parse_args(argv)
     import torch
     import torch.nn.functional as F
@@ -37,52 +77,72 @@ def main(argv: Sequence[str] | None = None) -> int:
     import tawa
 
     examples = Path(__file__).resolve().parents[2] / "examples"
-    print(f"tawa attention vs torch SDPA on {torch.cuda.get_device_name()}, 16 heads, bf16", flush=True)
+    meta = {
+        "workload": "attention forward bf16, 16 heads",
+        "gpu": torch.cuda.get_device_name(),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "rounds": args.rounds, "torch": torch.__version__, "tawa": tawa.__version__,
+    }
+    print(f"tawa attention vs torch SDPA on {meta['gpu']}, {meta['date']}, 16 heads, bf16", flush=True)
     header = (f"{'d':>4} {'B':>3} {'S':>6} {'causal':>6} {'tawa':>7} {'cuDNN':>7} {'FA2':>7} "
               f"{'tawa/cuDNN':>10} {'tawa/FA2':>9} {'rel err':>8}")
     print(header + "   (TFLOP/s)")
-    runs = [(d, causal) for d in sorted(args.head_dim or HEAD_DIMS, reverse=True) for causal in (False, True)]
-    for HEAD_DIM, causal in runs:
-        file, name = HEAD_DIMS[HEAD_DIM]
-        src = (examples / file).read_text()
-        kernel = tawa.compile(src, f"{name}_causal" if causal else name, stages=args.stages)
+    rows: list[dict[str, Any]] = []
+    runs = [(d, causal) for d in sorted(args.head_dim or HEAD_DIMS) for causal in (False, True)]
+    for head_dim, causal in runs:
+        file, name = HEAD_DIMS[head_dim]
+        kernel = tawa.compile((examples / file).read_text(), f"{name}_causal" if causal else name, stages=args.stages)
         for B, S in SHAPES:
-            q, k, v = (torch.randn(B, HEADS, S, HEAD_DIM, device="cuda").to(torch.bfloat16) for _ in range(3))
+            q, k, v = (torch.randn(B, HEADS, S, head_dim, device="cuda").to(torch.bfloat16) for _ in range(3))
             o = torch.full_like(q, float("nan"))
-            scale = 1 / math.sqrt(HEAD_DIM)
-            grid = (math.ceil(S / 128), B * HEADS)
-            flat = [t.view(B * HEADS, S, HEAD_DIM) for t in (q, k, v, o)]
+            scale = 1 / math.sqrt(head_dim)
+            grid = (math.ceil(S / BLOCK_M), B * HEADS)
+            flat = [t.view(B * HEADS, S, head_dim) for t in (q, k, v, o)]
 
-            def run_tawa():
+            def run_tawa(flat=flat, S=S, scale=scale, grid=grid):
                 kernel(*flat, S, scale, grid=grid)
 
             run_tawa()
             ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
             err = ((o.float() - ref).norm() / ref.norm()).item()
+            del ref
             if not err < 1e-2:
-                print(f"d={HEAD_DIM} B={B} S={S} causal={causal}: WRONG (rel err {err:.2e})")
+                print(f"d={head_dim} B={B} S={S} causal={causal}: WRONG (rel err {err:.2e})")
                 return 1
 
-            def sdpa(backend):
+            def sdpa(backend, q=q, k=k, v=v, causal=causal):
                 def f():
                     with sdpa_kernel(backend):
                         F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                 return f
 
             fns = {"tawa": run_tawa, "cuDNN": sdpa(SDPBackend.CUDNN_ATTENTION), "FA2": sdpa(SDPBackend.FLASH_ATTENTION)}
-            times = {n: [] for n in fns}
-            for _ in range(3):
-                for n, f in fns.items():
+            times: dict[str, list[float]] = {n: [] for n in fns}
+            for r in range(args.rounds):
+                order = list(fns.items())
+                for n, f in order if r % 2 == 0 else reversed(order):
                     try:
                         times[n].append(do_bench(f, warmup=25, rep=150, return_mode="median"))
-                    except RuntimeError:
-                        times[n].append(float("nan"))
-            flop = 4 * B * HEADS * S * S * HEAD_DIM * (0.5 if causal else 1.0) / 1e9
-            med = {n: sorted(t)[1] for n, t in times.items()}
-            tf = {n: flop / t for n, t in med.items()}
+                    except RuntimeError:  # a backend that does not take this row
+                        times[n].append(math.nan)
+            gflop = 4 * B * HEADS * S * S * head_dim * (0.5 if causal else 1.0) / 1e9
+            tf = {n: gflop / statistics.median(t) for n, t in times.items()}
+            rows.append({"d": head_dim, "B": B, "H": HEADS, "S": S, "causal": causal, "tflops": tf,
+                         "rel_err": err, "ms_per_round": times})
             print(
-                f"{HEAD_DIM:>4} {B:>3} {S:>6} {str(causal):>6} {tf['tawa']:>7.1f} {tf['cuDNN']:>7.1f} {tf['FA2']:>7.1f} "
+                f"{head_dim:>4} {B:>3} {S:>6} {str(causal):>6} {tf['tawa']:>7.1f} {tf['cuDNN']:>7.1f} {tf['FA2']:>7.1f} "
                 f"{tf['tawa'] / tf['cuDNN']:>10.3f} {tf['tawa'] / tf['FA2']:>9.3f} {err:>8.2e}",
                 flush=True,
             )
+    print(summary(rows))
+    if args.json:
+        args.json.write_text(json.dumps({**meta, "results": rows, "plot": plot_spec(rows, meta)}, indent=2) + "\n")
+    if args.plot:
+        from tawa.bench.plot import PlotError, draw
+
+        try:
+            draw(plot_spec(rows, meta), args.plot)
+        except PlotError as err:
+            print(f"tawa.bench attention: error: {err} (the table is above)", file=sys.stderr)
+            return 1
     return 0

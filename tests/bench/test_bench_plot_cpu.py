@@ -44,3 +44,16 @@ def test_draws_a_png_from_saved_results(tmp_path, capsys):
     results.write_text("{}")
     assert plot.main([str(results), "-o", str(out)]) == 1
     assert "no 'plot' section" in capsys.readouterr().err
+
+
+def test_attention_rows_make_a_summary_and_a_plot_section():
+    from tawa.bench import attention
+
+    rows = [
+        {"d": 128, "B": 1, "S": 16384, "causal": False, "tflops": {"tawa": 500.0, "cuDNN": 625.0, "FA2": 400.0}},
+        {"d": 64, "B": 32, "S": 512, "causal": True, "tflops": {"tawa": 200.0, "cuDNN": 200.0, "FA2": 100.0}},
+    ]
+    assert attention.summary(rows) == "tawa/cuDNN: geomean 0.894, min 0.800; tawa/FA2: geomean 1.581, min 1.250"
+    spec = plot.check_spec(attention.plot_spec(rows, {"gpu": "H100", "date": "today"}))
+    assert spec["labels"] == ["d128 1x16384", "d64 32x512 causal"]
+    assert spec["series"]["FA2"] == [400.0, 100.0] and spec["ratio"] == ["tawa", "cuDNN"]
