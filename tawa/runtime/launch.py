@@ -799,9 +799,10 @@ def kernel_arguments(
 
 
 def tensormap_by_value(opaque: Sequence[int]) -> bytes:
-    """A 128-byte tensor map (16 uint64 words, `CUtensorMap.opaque`) as the
-    bytes of a `.param .align 128 .b8 [128]` parameter."""
-    words = list(opaque)
+    """A 128-byte tensor map (16 uint64 words, `CUtensorMap.opaque`: ints, or
+    cuda-bindings' `cuuint64_t`, which converts with `int`) as the bytes of
+    a `.param .align 128 .b8 [128]` parameter."""
+    words = [int(w) for w in opaque]
     if len(words) != 16:
         raise LaunchError(f"a CUtensorMap has 16 words, got {len(words)}")
     return struct.pack("<16Q", *words)

@@ -617,6 +617,15 @@ def test_kernel_arguments_and_tensor_map_by_value():
     with pytest.raises(LaunchError, match="a CUtensorMap has 16 words, got 3"):
         tensormap_by_value([1, 2, 3])
 
+    class Word:  # cuda-bindings' cuuint64_t: not an int, converts with int()
+        def __init__(self, v: int):
+            self.v = v
+
+        def __int__(self) -> int:
+            return self.v
+
+    assert tensormap_by_value([Word(w) for w in words]) == values[3]
+
 
 class FakeDriver:
     """The part of cuda.bindings.driver that encode_tensor_map uses."""
