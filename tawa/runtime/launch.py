@@ -761,18 +761,31 @@ def launch_key(args: Sequence[Any], grid: Any) -> tuple[Any, ...] | None:
     if type(grid) is not tuple and type(grid) is not int:
         return None
     key: list[Any] = [grid]
+    add = key.append
     torch = sys.modules.get("torch")
-    tensor = torch.Tensor if torch is not None else ()
+    tensor = torch.Tensor if torch is not None else None
     cupy = sys.modules.get("cupy")
     ndarray = cupy.ndarray if cupy is not None else ()
+    # Flat (no tuple per argument) and exact types first: this runs on every
+    # launch.  An entry starts with an int (a tensor's pointer) or a type,
+    # and a type never equals an int, so entries of different kinds cannot
+    # line up into equal keys.
     for value in args:
         t = type(value)
-        if t is int or t is float:
-            key.append((t, value))
-        elif isinstance(value, tensor):
-            key.append((value.data_ptr(), value.shape, value.stride(), value.dtype))
+        if t is tensor or (tensor is not None and isinstance(value, tensor)):
+            add(value.data_ptr())
+            add(value.shape)
+            add(value.stride())
+            add(value.dtype)
+        elif t is int or t is float:
+            add(t)
+            add(value)
         elif isinstance(value, ndarray):
-            key.append((value.data.ptr, value.shape, value.strides, value.dtype))
+            add(ndarray)  # CuPy's launches go on CuPy's stream, torch's on torch's
+            add(value.data.ptr)
+            add(value.shape)
+            add(value.strides)
+            add(value.dtype)
         else:
             return None
     return tuple(key)
