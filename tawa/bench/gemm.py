@@ -150,8 +150,9 @@ def format_table(rows: Sequence[Row], meta: dict[str, Any]) -> str:
     dtype = meta.get("dtype", "bf16")
     lines = [
         f"tawa GEMM vs cuBLAS on {meta['gpu']}, {meta['date']}",
-        f"C = A·Bᵀ, {dtype} in, bf16 out, f32 accumulation; tawa config: {meta.get('config', 'example')}, "
-        f"stages={meta['stages']}; {meta['rounds']} interleaved rounds, median; timer: {meta['timer']}",
+        f"C = A·Bᵀ, {dtype} in, bf16 out, f32 accumulation; tawa config: {meta.get('config', 'example')}"
+        + (f", stages={meta['stages']}" if meta.get("config", "example") == "example" else " (per row)")
+        + f"; {meta['rounds']} interleaved rounds, median; timer: {meta['timer']}",
         f"torch {meta.get('torch', '?')}, tawa {meta.get('tawa', '?')}",
         "",
         f"{'M':>6} {'N':>6} {'K':>6}  {'tawa TFLOP/s':>12}  {'cuBLAS TFLOP/s':>14}  "

@@ -64,7 +64,7 @@ def draw(spec: dict[str, Any], path: Path) -> Path:
 
     labels, series = spec["labels"], spec["series"]
     width = 0.8 / len(series)
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.55 * len(labels) * len(series) + 2), 4.5))
+    fig, ax = plt.subplots(figsize=(min(14.0, max(6.0, 0.25 * len(labels) * len(series) + 2)), 5.0))
     xs = range(len(labels))
     for i, (name, values) in enumerate(series.items()):
         ax.bar([x - 0.4 + width * (i + 0.5) for x in xs], values, width, label=name)
