@@ -88,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     except TawaError as err:
         print(err, file=sys.stderr)
         return 1
+    except BrokenPipeError:  # `... | head`: the reader has what it wanted
+        sys.stdout = None  # type: ignore[assignment]  # nothing left to flush at exit
     return 0
 
 
