@@ -19,7 +19,6 @@ import datetime
 import json
 import math
 import statistics
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -138,11 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps({**meta, "results": rows, "plot": plot_spec(rows, meta)}, indent=2) + "\n")
     if args.plot:
-        from tawa.bench.plot import PlotError, draw
+        from tawa.bench.plot import save
 
-        try:
-            draw(plot_spec(rows, meta), args.plot)
-        except PlotError as err:
-            print(f"tawa.bench attention: error: {err} (the table is above)", file=sys.stderr)
+        if not save(plot_spec(rows, meta), args.plot, "tawa.bench attention"):
             return 1
     return 0

@@ -389,12 +389,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(report(rows, meta), indent=2) + "\n")
     if args.plot:
-        from tawa.bench.plot import PlotError, draw
+        from tawa.bench.plot import save
 
-        try:
-            draw(plot_spec(rows, meta), args.plot)
-        except PlotError as err:
-            print(f"tawa.bench gemm: error: {err} (the table and JSON are above)", file=sys.stderr)
+        if not save(plot_spec(rows, meta), args.plot, "tawa.bench gemm"):
             return 1
     wrong = [r for r in rows if not r.correct]
     if wrong:

@@ -84,6 +84,18 @@ def draw(spec: dict[str, Any], path: Path) -> Path:
     return path
 
 
+def save(spec: dict[str, Any], path: Path, prog: str) -> bool:
+    """Draws `spec` into `path` for benchmark `prog`'s `--plot`; False, after
+    a one-line error on stderr, when it cannot (the results are printed
+    already)."""
+    try:
+        draw(spec, path)
+    except PlotError as err:
+        print(f"{prog}: error: {err} (the results are above)", file=sys.stderr)
+        return False
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tawa.bench plot", description="Draws a saved benchmark result as a PNG.")
     parser.add_argument("results", type=Path, help="JSON written by a benchmark's --json")

@@ -57,3 +57,9 @@ def test_attention_rows_make_a_summary_and_a_plot_section():
     spec = plot.check_spec(attention.plot_spec(rows, {"gpu": "H100", "date": "today"}))
     assert spec["labels"] == ["d128 1x16384", "d64 32x512 causal"]
     assert spec["series"]["FA2"] == [400.0, 100.0] and spec["ratio"] == ["tawa", "cuDNN"]
+
+
+def test_save_reports_a_bad_plot_in_one_line(tmp_path, capsys):
+    assert not plot.save({}, tmp_path / "x.png", "tawa.bench gemm")
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("tawa.bench gemm: error: the results have no 'plot' section") and "\n" not in err
