@@ -33,7 +33,7 @@ from tawa.interpreters import simt
 from tawa.interpreters.arith import _maximum, _minimum
 from tawa.interpreters.cta import cta_of, lanes_of
 from tawa.interpreters.dtypes import dtype_of
-from tawa.interpreters.nvgpu import _fail, _whole_groups, read_rows
+from tawa.interpreters.nvgpu import _fail, _whole_groups, check_bulk_reads, read_rows, row_addresses, write_tile
 from tawa.interpreters.simt import Lanes, PerThread
 from tawa.target.hopper import THREADS_PER_GROUP
 
@@ -276,6 +276,24 @@ class FragmentFunctions(InterpreterFunctions):
             f.set_group_tile(g, read_rows(cta.smem, buf, s, r, t.get_shape()[0], op))
         return (f,)
 
+    @impl(nvgpu.FragmentStoreSharedOp)
+    def run_store_shared(self, interpreter: Interpreter, op: nvgpu.FragmentStoreSharedOp, args: PythonValues):
+        """Each active warp group writes its tile into rows of the stage, as
+        swizzled bytes (the mapping a TMA store reads them through)."""
+        lanes = lanes_of(interpreter)
+        frag, buf, stage, row = args
+        regs(op, frag, lanes)
+        t = op.fragment.type
+        cta = cta_of(interpreter)
+        for g in _whole_groups(op, lanes.mask):
+            group = cta.group_lanes(g)
+            s = group.uniform(stage, lambda: f"{op.name}: stage")
+            r = group.uniform(row, lambda: f"{op.name}: row")
+            addresses = row_addresses(buf, s, r, t.get_shape()[0], op)
+            check_bulk_reads(cta, addresses, op)
+            write_tile(cta.smem, addresses, frag.group_tile(g).astype(dtype_of(t.element_type)))
+        return ()
+
     @impl(nvgpu.FragmentLoadGlobalOp)
     def run_load_global(self, interpreter: Interpreter, op: nvgpu.FragmentLoadGlobalOp, args: PythonValues):
         lanes = lanes_of(interpreter)
@@ -342,6 +360,6 @@ def _check_aligned(op: Operation, verb: str, idx: np.ndarray, addrs: np.ndarray,
 simt.LANE_AWARE.update({
     nvgpu.FragmentSplatOp, nvgpu.FragmentBinaryOp, nvgpu.FragmentCmpIOp, nvgpu.FragmentSelectOp,
     nvgpu.FragmentStoreOp, nvgpu.FragmentStoreGlobalOp, nvgpu.FragmentLoadOp, nvgpu.FragmentLoadGlobalOp,
-    nvgpu.FragmentLoadSharedOp,
+    nvgpu.FragmentLoadSharedOp, nvgpu.FragmentStoreSharedOp,
 })
 

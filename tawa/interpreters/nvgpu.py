@@ -97,14 +97,18 @@ def read_tile(smem: np.ndarray, addresses: np.ndarray, dtype: np.dtype) -> np.nd
     return np.ascontiguousarray(raw).view(dtype).reshape(addresses.shape)
 
 
-def read_rows(smem: np.ndarray, buf: SmemBuffer, stage: int, row: int, rows: int, op: Operation) -> np.ndarray:
-    """Rows [row, row + rows) of stage `stage` of `buf`, as a tile."""
+def row_addresses(buf: SmemBuffer, stage: int, row: int, rows: int, op: Operation) -> np.ndarray:
+    """Byte addresses of rows [row, row + rows) of stage `stage` of `buf`."""
     t = buf.type
     total = t.get_shape()[-2]
     if not 0 <= row <= total - rows:
         raise _fail(op, f"{op.name}: rows [{row}, {row + rows}) outside the {total} rows of {t}")
-    addresses = tile_addresses(t, stage_base(buf, stage, op))[row : row + rows]
-    return read_tile(smem, addresses, dtype_of(t.element_type))
+    return tile_addresses(t, stage_base(buf, stage, op))[row : row + rows]
+
+
+def read_rows(smem: np.ndarray, buf: SmemBuffer, stage: int, row: int, rows: int, op: Operation) -> np.ndarray:
+    """Rows [row, row + rows) of stage `stage` of `buf`, as a tile."""
+    return read_tile(smem, row_addresses(buf, stage, row, rows, op), dtype_of(buf.type.element_type))
 
 
 # --------------------------------------------------------------------------- mbarriers
@@ -205,6 +209,37 @@ class TmaMap:
             src, dst, _ = found
             out[dst] = self.array[src]
         return out.reshape(shape)
+
+
+@dataclass(frozen=True)
+class BulkStore:
+    """A TMA store whose read of shared memory bytes [span) may be in flight."""
+
+    span: tuple[int, int]
+    op: Operation
+
+
+def bulk_groups(cta: CtaState) -> dict[int, list[BulkStore]]:
+    """The bulk groups of TMA stores each thread has in flight (kept on the
+    CTA: bulk groups are per-thread hardware state)."""
+    groups = getattr(cta, "bulk_stores", None)
+    if groups is None:
+        groups = {}
+        cta.bulk_stores = groups  # type: ignore[attr-defined]
+    return groups
+
+
+def check_bulk_reads(cta: CtaState, addresses: np.ndarray, op: Operation) -> None:
+    """A write of shared memory `addresses` while a TMA store may still read
+    them (no `tma_store_wait` of its issuing thread, ordered before the write
+    by a barrier) is an error: the store could send the new values."""
+    lo, hi = int(addresses.min()), int(addresses.max()) + 1
+    for thread, stores in bulk_groups(cta).items():
+        for store in stores:
+            if store.span[0] < hi and lo < store.span[1]:
+                raise _fail(op, f"{op.name} writes shared memory [{lo}, {hi}) that the TMA store "
+                            f"issued by thread {thread} may still read (wait for it with "
+                            "nvgpu.tma_store_wait first)")
 
 
 # --------------------------------------------------------------------------- ops
@@ -379,18 +414,34 @@ class NvgpuFunctions(InterpreterFunctions):
 
     @impl(nvgpu.TmaStoreOp)
     def run_tma_store(self, interpreter: Interpreter, op: nvgpu.TmaStoreOp, args: PythonValues):
+        """The box lands in global memory at once (clipped to the array); the
+        read of the staging stage stays in flight, one bulk group per issuing
+        thread, until that thread's `tma_store_wait` retires it: a write into
+        it before then is reported (`check_bulk_reads`)."""
         src, stage, desc, *coords = _uniform(interpreter, op, args)
         cta = cta_of(interpreter)
+        task_of(interpreter).sync(op, lambda: True, lambda: "")
         t = src.type
-        tile = read_tile(cta.smem, tile_addresses(t, stage_base(src, stage, op)), dtype_of(t.element_type))
+        addresses = tile_addresses(t, stage_base(src, stage, op))
+        tile = read_tile(cta.smem, addresses, dtype_of(t.element_type))
         shape = desc.type.get_shape()
         if (found := _box(desc.array.shape, tuple(coords), shape)) is not None:
             dst, part, padded = found
             desc.array[dst] = tile.reshape(padded)[part]
+        groups = bulk_groups(cta)
+        span = (int(addresses.min()), int(addresses.max()) + element_bytes(t.element_type))
+        for thread in lanes_of(interpreter).indices():
+            groups.setdefault(int(thread), []).append(BulkStore(span, op))
         return ()
 
     @impl(nvgpu.TmaStoreWaitOp)
-    def run_tma_store_wait(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+    def run_tma_store_wait(self, interpreter: Interpreter, op: nvgpu.TmaStoreWaitOp, args: PythonValues):
+        """Retires the executing threads' bulk groups but the newest `pending`."""
+        task_of(interpreter).sync(op, lambda: True, lambda: "")
+        groups, keep = bulk_groups(cta_of(interpreter)), op.pending.value.data
+        for thread in lanes_of(interpreter).indices():
+            mine = groups.get(int(thread), [])
+            del mine[: max(0, len(mine) - keep)]
         return ()
 
     # registers, global memory ----------------------------------------------

@@ -8,7 +8,7 @@ row value a broadcast copies — comes from the fragment type's layout
 (`tawa.dialects.nvgpu.layouts`); nothing here re-derives it.  Each emitter
 prints one op: bounds, fast paths and global address math are IR (see
 `tawa-expand-fragment-stores`); the shared-memory addresses of
-`frag_load_shared` are the one exception, formed here from the layout and
+`frag_load_shared` / `frag_store_shared` are the one exception, formed here from the layout and
 the swizzle of `tawa.target.hopper` (to move into IR like the global ones).
 """
 
@@ -260,30 +260,28 @@ def emit_load_global(p: KernelPrinter, op: nvgpu.FragmentLoadGlobalOp) -> None:
         p.emit(f"@{mask[i]} ld.global.{'f32' if f32 else 'b16'} {d}, {at(i)};")
 
 
-def emit_load_shared(p: KernelPrinter, op: nvgpu.FragmentLoadSharedOp) -> None:
-    """Each vector of the layout is one `ld.shared` from the address the
-    tile's storage gives its element (row, col): the stage's base, its
+def _shared_vectors(p: KernelPrinter, t: nvgpu.FragmentType, buf, stage, row):
+    """(first value, address register) of each vector of the layout in a
+    stage of a shared-memory tile, rows from `row` on: the stage's base, its
     column chunk of `w` columns (chunks of rows x span bytes follow each
     other), row · span + (col mod w) · bytes, then the swizzle of the
     address (`tawa.target.hopper.swizzled_address`: bits [4, 4+b) ^= bits
     [7, 7+b)).  Vectors never straddle a 16-byte unit, so one swizzle per
-    vector is exact."""
-    t, st = _type(op.result), op.source.type
+    vector is exact.  The address register is reused by the next vector."""
+    st = buf.type
     assert isinstance(st, nvgpu.SmemType)
     rows, _ = st.get_shape()[-2:]
     eb = nvgpu.element_bytes(st.element_type)
     w, swizzle = st.chunk_columns(), st.swizzle.data
     span = w * eb
-    base = stage_addr(p, op.source, op.stage)
-    row0 = p.u32(op.row)
+    base = stage_addr(p, buf, stage)
+    row0 = p.u32(row)
     r_t = _thread_coordinate(p, t, 0)
     p.emit(f"add.u32 {r_t}, {r_t}, {row0};")
     c_t = _thread_coordinate(p, t, 1)
     shape = t.get_shape()
     dr, dc = t.tiled_layout.value_offsets(shape, 0), t.tiled_layout.value_offsets(shape, 1)
-    dst = p.define_frag(op.result)
     vector = t.vector_length()
-    per_reg = 2 if t.packed() else 1
     r, c, a, tmp = (p.regs.new("r") for _ in range(4))
     for k in range(len(dr) // vector):
         i = k * vector
@@ -299,6 +297,18 @@ def emit_load_shared(p: KernelPrinter, op: nvgpu.FragmentLoadSharedOp) -> None:
             p.emit(f"and.b32 {tmp}, {tmp}, {swizzle // 16 - 1};")
             p.emit(f"shl.b32 {tmp}, {tmp}, 4;")
             p.emit(f"xor.b32 {a}, {a}, {tmp};")
+        yield i, a
+
+
+def emit_load_shared(p: KernelPrinter, op: nvgpu.FragmentLoadSharedOp) -> None:
+    """Each vector of the layout is one `ld.shared` from the address the
+    tile's storage gives its element (`_shared_vectors`)."""
+    t = _type(op.result)
+    eb = nvgpu.element_bytes(t.element_type)
+    dst = p.define_frag(op.result)
+    vector = t.vector_length()
+    per_reg = 2 if t.packed() else 1
+    for i, a in _shared_vectors(p, t, op.source, op.stage, op.row):
         regs = dst[i // per_reg:(i + vector) // per_reg]
         if t.packed():
             p.emit(f"ld.shared.v{len(regs)}.b32 {{{', '.join(regs)}}}, [{a}];" if len(regs) > 1
@@ -309,6 +319,28 @@ def emit_load_shared(p: KernelPrinter, op: nvgpu.FragmentLoadSharedOp) -> None:
         else:
             for j, d in enumerate(regs):
                 p.emit(f"ld.shared.b16 {d}, [{a}+{j * eb}];")
+
+
+def emit_store_shared(p: KernelPrinter, op: nvgpu.FragmentStoreSharedOp) -> None:
+    """Each vector of the layout is one `st.shared` to the address the
+    tile's storage gives its element (`_shared_vectors`), the dual of
+    `emit_load_shared`."""
+    t = _type(op.fragment)
+    eb = nvgpu.element_bytes(t.element_type)
+    src = p.frag(op.fragment)
+    vector = t.vector_length()
+    per_reg = 2 if t.packed() else 1
+    for i, a in _shared_vectors(p, t, op.dest, op.stage, op.row):
+        regs = src[i // per_reg:(i + vector) // per_reg]
+        if t.packed():
+            p.emit(f"st.shared.v{len(regs)}.b32 [{a}], {{{', '.join(regs)}}};" if len(regs) > 1
+                   else f"st.shared.b32 [{a}], {regs[0]};")
+        elif isinstance(t.element_type, Float32Type):
+            p.emit(f"st.shared.v{len(regs)}.f32 [{a}], {{{', '.join(regs)}}};" if len(regs) > 1
+                   else f"st.shared.f32 [{a}], {regs[0]};")
+        else:
+            for j, d in enumerate(regs):
+                p.emit(f"st.shared.b16 [{a}+{j * eb}], {d};")
 
 
 EMITTERS: dict[type[Operation], Callable] = {
@@ -326,6 +358,7 @@ EMITTERS: dict[type[Operation], Callable] = {
     nvgpu.FragmentStoreGlobalOp: emit_store_global,
     nvgpu.FragmentLoadGlobalOp: emit_load_global,
     nvgpu.FragmentLoadSharedOp: emit_load_shared,
+    nvgpu.FragmentStoreSharedOp: emit_store_shared,
     memref.DimOp: emit_memref_dim,
 }
 """Emitter of each op this module prints."""

@@ -563,6 +563,43 @@ class FragmentLoadSharedOp(IRDLOperation):
 
 
 @irdl_op_definition
+class FragmentStoreSharedOp(IRDLOperation):
+    """Writes a fragment into rows [row, row + R) of stage `stage` of a
+    shared-memory buffer, the dual of `nvgpu.frag_load_shared`: element
+    (i, j) of the R x C fragment goes to element (row + i, j) of the
+    stage's tile, stored as `!nvgpu.smem` says (column chunks of one
+    swizzle span, swizzled: the layout a TMA store reads).  Each thread
+    writes the elements it holds in the fragment's layout, one
+    `st.shared` per vector.  The TMA-store epilogue's staging write.
+
+    Example: `nvgpu.frag_store_shared %c, %sc[%c0, %row0] : !nvgpu.frag<64x256xbf16, wgmma>, !nvgpu.smem<1x128x256xbf16, swizzle = 128>`
+    """
+
+    name = "nvgpu.frag_store_shared"
+    fragment = operand_def(FragmentType)
+    dest = operand_def(SmemType)
+    stage = operand_def(IndexType)
+    row = operand_def(IndexType)
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = (
+        "$fragment `,` $dest `[` $stage `,` $row `]` attr-dict `:` type($fragment) `,` type($dest)"
+    )
+
+    def verify_(self) -> None:
+        ft, st = self.fragment.type, self.dest.type
+        assert isinstance(st, SmemType) and isinstance(ft, FragmentType)
+        rows, cols = st.get_shape()[-2:]
+        shape = ft.get_shape()
+        if len(shape) != 2 or shape[1] != cols or shape[0] > rows or ft.element_type != st.element_type:
+            raise VerifyException(
+                f"nvgpu.frag_store_shared writes whole rows of one stage of {st} from a fragment of its "
+                f"element type, got {ft}"
+            )
+        if not isinstance(ft.element_type, LOADABLE):
+            raise VerifyException(f"nvgpu.frag_store_shared writes f32, bf16 or f16 elements, got {ft.element_type}")
+
+
+@irdl_op_definition
 class MemrefBaseOp(IRDLOperation):
     """The global-memory address of element 0 of a kernel's memref argument
     (a dense row-major array), as an integer: the base of address math that

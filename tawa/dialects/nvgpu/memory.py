@@ -350,7 +350,11 @@ class TmaLoadOp(IRDLOperation):
 class TmaStoreOp(IRDLOperation):
     """`cp.async.bulk.tensor` shared → global, then `cp.async.bulk.commit_group`:
     writes stage `stage` of `source` to the box at `coords` (out-of-bounds
-    elements are dropped).  Issued by one thread after a proxy fence.
+    elements are dropped: the tensor map clips them), one box per span-wide
+    column chunk, as one bulk group of the issuing thread.  Issued by one
+    thread after the writers' proxy fences and a barrier; the stage must not
+    be written again until that thread's `nvgpu.tma_store_wait` (then a
+    barrier) says the group has read it.
 
     Example:
     `nvgpu.tma_store %sc[%c0], %tc[%m0, %n0] : !nvgpu.smem<1x128x64xbf16, swizzle = 128>, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>`
@@ -372,8 +376,9 @@ class TmaStoreOp(IRDLOperation):
 
 @irdl_op_definition
 class TmaStoreWaitOp(IRDLOperation):
-    """`cp.async.bulk.wait_group.read`: waits until at most `pending` TMA store
-    groups still read shared memory.
+    """`cp.async.bulk.wait_group.read`: waits until at most `pending` of the
+    executing thread's TMA store groups (the newest) may still read shared
+    memory; the older ones' sources may be overwritten.
 
     Example: `nvgpu.tma_store_wait 0`
     """
