@@ -12,10 +12,13 @@ op itself and the program ids; this pass removes both:
 * the partitions become a chain of `scf.if` on the warp-group id: partition
   i runs on warp groups [start_i, start_i + warps_i / 4), in order; the
   kernel's `#nvgpu.kernel` gets `threads` and the per-warp-group `regs`;
-* program ids become CTA ids: in grouped order (`group-m` row tiles of one
+* program ids become CTA ids, in the kernel's program order (option
+  `order`, tawa.transforms.program_order) of the CTAs numbered in launch
+  order L = x + y·nx (+ z·nx·ny): `grouped` (`group-m` row tiles of one
   column band on consecutive CTAs, so they share B tiles in L2) when the
-  kernel uses axes 0 and 1, plain CTA ids otherwise.  (`tawa-persistent`
-  already turned them into ids of its program loop.)
+  kernel uses axes 0 and 1, plain CTA ids otherwise; `longest-first`
+  (descending program id 0).  (`tawa-persistent` already turned them into
+  ids of its program loop.)
 
 Afterwards no `tile` or `aref` op and no tensor value may remain: anything
 left is reported as not supported by the Hopper lowering, with its location.
@@ -30,14 +33,15 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.dialects import aref, nvgpu, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.target.hopper import THREADS_PER_GROUP, THREADS_PER_WARP, WARPS_PER_GROUP, launch_register_cap
-from tawa.transforms.utils import const, fail, grouped_ids, kernel_of
+from tawa.transforms.program_order import ProgramOrder, record_order, resolve_order
+from tawa.transforms.utils import const, fail, grouped_ids, kernel_of, longest_first_ids
 
 NAME = "tawa-materialize-partitions"
 
@@ -107,6 +111,24 @@ def grouped_program_ids(group: int, at: InsertPoint) -> dict[int, SSAValue]:
     return grouped_ids(lin.result, nx.result, ny.result, group, at)
 
 
+def longest_first_program_ids(axes: set[int], at: InsertPoint) -> dict[int, SSAValue]:
+    """Program ids of the CTA in longest-first order, with the CTAs numbered
+    in launch order L = x + y·nx (+ z·nx·ny when axis 2 is used; see
+    `longest_first_ids`)."""
+    dims = range(3 if 2 in axes else 2)
+    bid, n = [nvgpu.BlockIdOp(a) for a in dims], [nvgpu.GridDimOp(a) for a in dims]
+    yx = arith.MuliOp(bid[1].result, n[0].result)
+    lin = arith.AddiOp(bid[0].result, yx.result)
+    ops: list[Operation] = [*bid, *n, yx, lin]
+    if len(dims) == 3:
+        plane = arith.MuliOp(n[0].result, n[1].result)
+        zxy = arith.MuliOp(bid[2].result, plane.result)
+        lin = arith.AddiOp(lin.result, zxy.result)
+        ops += [plane, zxy, lin]
+    Rewriter.insert_op(ops, at)
+    return longest_first_ids(lin.result, [d.result for d in n], at)
+
+
 @dataclass(frozen=True)
 class MaterializePartitionsPass(ModulePass):
     """Turns partitions into warp-group branches with setmaxnreg, and program ids into CTA ids."""
@@ -117,6 +139,9 @@ class MaterializePartitionsPass(ModulePass):
     """Grouped launch order: consecutive CTAs take `group_m` row tiles of one
     column band (program ids along axis 0 within axis 1), so tiles that run
     together share their B tiles in L2.  0 keeps program id = CTA id."""
+    order: ProgramOrder = "auto"
+    """Program order: `grouped` (with `group_m`), `longest-first`, or `auto`
+    (longest-first when the work grows with program id 0)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for ws in [o for o in op.walk() if isinstance(o, aref.WarpSpecializeOp)]:
@@ -133,13 +158,17 @@ class MaterializePartitionsPass(ModulePass):
                 raise fail(o, f"{NAME}: '{o.name}' is not supported by the Hopper lowering yet")
 
     def _program_ids(self, kernel: func.FuncOp) -> None:
-        """Program ids become CTA ids, in grouped order when axes 0 and 1 are used."""
+        """Program ids become CTA ids, in the kernel's program order."""
         pids = [o for o in kernel.walk() if isinstance(o, tile.ProgramIdOp)]
         if not pids:
             return
         axes = {p.axis.value.data for p in pids}
         at = InsertPoint.at_start(kernel.body.block)
-        if self.group_m > 0 and axes == {0, 1}:
+        order = resolve_order(kernel, self.order)
+        record_order(kernel, order)
+        if order == "longest-first":
+            ids = longest_first_program_ids(axes, at)
+        elif self.group_m > 0 and axes == {0, 1}:
             ids = grouped_program_ids(self.group_m, at)
         else:
             ids = {}

@@ -7,9 +7,17 @@ Runs after `tawa-pipeline`, before the lowering.  Each partition of an
 
 (`%cta` = CTA id, `%ctas` = CTAs launched, `%programs` = gx · gy [· gz] of
 the logical grid, read from kernel parameters with `nvgpu.launch_grid`);
-program ids become the grouped-order ids of `%t` — with a third axis (the
-batch of a batched GEMM), z = t / (gx · gy) and the grouped ids of
-t mod (gx · gy) within that plane.  Nothing is reset between programs:
+program ids become the ids of `%t` in the kernel's program order (option
+`order`, decided per kernel by `tawa.transforms.program_order`):
+
+* `grouped`: the grouped-order ids of `%t` — with a third axis (the batch of
+  a batched GEMM), z = t / (gx · gy) and the grouped ids of t mod (gx · gy)
+  within that plane;
+* `longest-first`: pid_0 = gx - 1 - t / (gy · gz), the other axes from
+  t mod (gy · gz), so each CTA runs its heaviest programs first when the work
+  grows with program id 0 (causal attention).
+
+Nothing is reset between programs:
 the aref rings keep turning, so the producer fetches the next program's tiles
 while the consumers still run the previous one's epilogue.  The kernel is
 marked persistent (`#nvgpu.kernel<..., persistent>`), and the runtime launches min(programs, SMs) CTAs.
@@ -22,12 +30,13 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Region
+from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.dialects import aref, nvgpu, tile
-from tawa.transforms.utils import fail, grouped_ids
+from tawa.transforms.program_order import ProgramOrder, record_order, resolve_order
+from tawa.transforms.utils import fail, grouped_ids, longest_first_ids
 
 
 @dataclass(frozen=True)
@@ -38,6 +47,9 @@ class PersistentPass(ModulePass):
 
     group_m: int = 8
     """Grouped program order (see tawa-materialize-partitions); 1 is plain row-major order."""
+    order: ProgramOrder = "auto"
+    """Program order: `grouped`, `longest-first`, or `auto` (longest-first when
+    the work grows with program id 0; tawa.transforms.program_order)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.group_m < 1:
@@ -49,6 +61,7 @@ class PersistentPass(ModulePass):
             self._persist(ws, kernel)
 
     def _persist(self, ws: aref.WarpSpecializeOp, kernel: func.FuncOp) -> None:
+        order = resolve_order(kernel, self.order)
         axes = {p.axis.value.data for p in ws.walk() if isinstance(p, tile.ProgramIdOp | tile.NumProgramsOp)}
         at = InsertPoint.before(ws)
         cta, ctas = nvgpu.BlockIdOp(0), nvgpu.GridDimOp(0)
@@ -62,34 +75,38 @@ class PersistentPass(ModulePass):
         Rewriter.insert_op(ops, at)
         programs.result.name_hint = "programs"
         for _, _, _, region in ws.partition_specs():
-            self._loop_over_programs(region, cta.result, programs.result, ctas.result, grid, plane)
+            self._loop_over_programs(region, cta.result, programs.result, ctas.result, grid, plane, order)
         for n in [o for o in ws.walk() if isinstance(o, tile.NumProgramsOp)]:
             n.result.replace_all_uses_with(grid[n.axis.value.data].result)
             Rewriter.erase_op(n)
         nvgpu.record_kernel_info(kernel, persistent=True)
+        record_order(kernel, order)
 
-    def _loop_over_programs(self, region: Region, lb, ub, step, grid, plane) -> None:
+    def _loop_over_programs(self, region: Region, lb, ub, step, grid, plane, order: str) -> None:
         block = region.block
         body = Block(arg_types=[lb.type])
         body.args[0].name_hint = "program"
         for o in list(block.ops):
             o.detach()
             body.add_op(o)
-        at = InsertPoint.at_start(body)
-        t = body.args[0]
-        z = None
-        if len(grid) == 3:  # the plane of program t, then its place in the plane
-            z = arith.DivUIOp(t, plane.result)
-            within = arith.RemUIOp(t, plane.result)
-            Rewriter.insert_op([z, within], at)
-            z.result.name_hint = "pid_z"
-            t = within.result
-            at = InsertPoint.after(within)
-        ids = grouped_ids(t, grid[0].result, grid[1].result, self.group_m, at)
-        if z is not None:
-            ids[2] = z.result
+        ids = self._program_ids(body.args[0], grid, plane, order, InsertPoint.at_start(body))
         for p in [o for o in body.walk() if isinstance(o, tile.ProgramIdOp)]:
             p.result.replace_all_uses_with(ids[p.axis.value.data])
             Rewriter.erase_op(p)
         body.add_op(scf.YieldOp())
         block.add_op(scf.ForOp(lb, ub, step, [], body))
+
+    def _program_ids(self, t, grid, plane, order: str, at: InsertPoint) -> dict[int, SSAValue]:
+        """The program ids of program `t` in `order`."""
+        if order == "longest-first":
+            return longest_first_ids(t, [g.result for g in grid], at)
+        if len(grid) == 2:
+            return grouped_ids(t, grid[0].result, grid[1].result, self.group_m, at)
+        # The plane of program t, then its grouped place in the plane.
+        z = arith.DivUIOp(t, plane.result)
+        within = arith.RemUIOp(t, plane.result)
+        Rewriter.insert_op([z, within], at)
+        z.result.name_hint = "pid_z"
+        ids = grouped_ids(within.result, grid[0].result, grid[1].result, self.group_m, InsertPoint.after(within))
+        ids[2] = z.result
+        return ids

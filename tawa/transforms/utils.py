@@ -8,6 +8,7 @@ pass and the analyses and patterns only it needs.  What lives here:
 * `grouped_ids`: program ids of a linear program index in grouped order
   (used by `tawa-persistent` for its program loop and by
   `tawa-materialize-partitions` for CTA ids);
+* `longest_first_ids`: the same in longest-first order (descending axis 0);
 * `kernel_of`: the kernel function of an `aref.warp_specialize`, or an error.
 """
 
@@ -69,3 +70,34 @@ def grouped_ids(
     Rewriter.insert_op(ops, at)
     pid0.name_hint, pid1.name_hint = "pid_x", "pid_y"
     return {0: pid0, 1: pid1}
+
+
+def longest_first_ids(lin: SSAValue, grid: list[SSAValue], at: InsertPoint) -> dict[int, SSAValue]:
+    """Program ids of linear index `lin` of a gx × gy (× gz) `grid` in
+    longest-first order: pid_0 = gx - 1 - lin / (gy · gz) varies slowest and
+    descends, the other axes come from r = lin mod (gy · gz) (pid_1 = r mod gy,
+    pid_2 = r / gy).  When the work of a program grows with pid_0 (causal
+    attention), CTAs that take lin = cta, cta + ctas, ... run their heaviest
+    programs first and their lightest last, so the last wave is short (a
+    static longest-processing-time-first schedule).  A bijection of the grid;
+    32-bit arithmetic like `grouped_ids`."""
+    ops: list[Operation] = []
+
+    def emit(o: Operation) -> SSAValue:
+        ops.append(o)
+        return o.results[0]
+
+    lin, *dims = (emit(arith.IndexCastOp(v, i32)) for v in (lin, *grid))
+    rest = dims[1] if len(dims) == 2 else emit(arith.MuliOp(dims[1], dims[2]))
+    last = emit(arith.SubiOp(dims[0], emit(arith.ConstantOp(IntegerAttr(1, i32)))))
+    within = emit(arith.RemUIOp(lin, rest))
+    ids = [emit(arith.SubiOp(last, emit(arith.DivUIOp(lin, rest))))]
+    if len(dims) == 2:
+        ids.append(within)
+    else:
+        ids += [emit(arith.RemUIOp(within, dims[1])), emit(arith.DivUIOp(within, dims[1]))]
+    ids = [emit(arith.IndexCastOp(v, IndexType())) for v in ids]
+    Rewriter.insert_op(ops, at)
+    for v, hint in zip(ids, ("pid_x", "pid_y", "pid_z")):
+        v.name_hint = hint
+    return dict(enumerate(ids))

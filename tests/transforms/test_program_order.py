@@ -1,0 +1,126 @@
+"""Program order (tawa.transforms.program_order): the longest-first ids are a
+bijection of the grid in the stated order, the analysis behind `order=auto`
+accepts exactly the loops whose work grows with program id 0, and causal
+attention in longest-first order computes what the tile program computes on
+the CTA simulator, with fewer CTAs than programs."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from example_cases import BF16, EXAMPLES, fresh_outputs
+from example_cases import Case as ExampleCase
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IndexType, ModuleOp
+from xdsl.interpreter import Interpreter
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.ir import Block, Region
+from xdsl.rewriter import InsertPoint
+
+import tawa
+from tawa.interpreters.arith import TensorArithFunctions
+from tawa.interpreters.schedule import Schedule
+from tawa.transforms.hopper_pipeline import HopperPipelinePass
+from tawa.transforms.program_order import ORDER_ATTR, work_grows_with_pid0
+from tawa.transforms.utils import longest_first_ids
+
+
+def _ids_function(axes: int) -> Interpreter:
+    """An interpreter holding @ids(t, gx, gy[, gz]) -> the longest-first ids of t."""
+    block = Block(arg_types=[IndexType()] * (1 + axes))
+    ids = longest_first_ids(block.args[0], list(block.args[1:]), InsertPoint.at_end(block))
+    block.add_op(func.ReturnOp(*ids.values()))
+    module = ModuleOp([func.FuncOp("ids", ([IndexType()] * (1 + axes), [IndexType()] * axes), Region(block))])
+    interp = Interpreter(module)
+    interp.register_implementations(TensorArithFunctions())
+    interp.register_implementations(FuncFunctions())
+    return interp
+
+
+@pytest.mark.parametrize("axes", [2, 3])
+def test_longest_first_is_a_descending_bijection(axes: int):
+    interp = _ids_function(axes)
+    for grid in itertools.product(range(1, 5), range(1, 4), *([range(1, 3)] if axes == 3 else [])):
+        programs = int(np.prod(grid))
+        got = [tuple(int(v) for v in interp.call_op("ids", (t, *grid))) for t in range(programs)]
+        assert sorted(got) == list(itertools.product(*(range(g) for g in grid))), grid
+        rest = programs // grid[0]
+        for t, ids in enumerate(got):
+            r = t % rest
+            assert ids == (grid[0] - 1 - t // rest, r % grid[1], *([r // grid[1]] if axes == 3 else [])), (grid, t)
+
+
+KERNEL = """
+func.func @k(%n: index, %m: index) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %cm1 = arith.constant -1 : index
+  %p = tile.program_id 0
+  %q = tile.program_id 1
+  %p64 = arith.muli %p, %c64 : index
+  {body}
+  scf.for %i = {lb} to %ub step %c1 {{
+  }}
+  func.return
+}}
+"""
+
+GROWS = {
+    "causal bound": "%d = arith.addi %p64, %c64 : index\n %ub = arith.minui %d, %n : index",
+    "ceildiv and casts": (
+        "%a = arith.index_cast %p64 : index to i32\n %b = arith.extui %a : i32 to i64\n"
+        "%c = arith.index_cast %b : i64 to index\n %ub = arith.ceildivui %c, %c64 : index"
+    ),
+    "max of growing values": "%d = arith.addi %p, %q : index\n %ub = arith.maxsi %d, %p64 : index",
+    "minus a fixed value": "%ub = arith.subi %p64, %n : index",
+}
+FLAT_OR_OTHER = {
+    "fixed bound": "%ub = arith.addi %n, %q : index",
+    "shrinking bound": "%ub = arith.subi %n, %p64 : index",
+    "negative factor": "%ub = arith.muli %p, %cm1 : index",
+    "unknown factor": "%ub = arith.muli %p, %m : index",
+    "division by a variable": "%ub = arith.divui %n, %p : index",
+    "select": "%c = arith.cmpi ult, %p, %n : index\n %ub = arith.select %c, %p, %n : index",
+}
+
+
+@pytest.mark.parametrize("body", GROWS.values(), ids=GROWS.keys())
+def test_growing_bounds(body: str):
+    kernel = tawa.parse(KERNEL.format(body=body, lb="%c0")).body.block.first_op
+    assert work_grows_with_pid0(kernel) is not None
+
+
+@pytest.mark.parametrize("body", FLAT_OR_OTHER.values(), ids=FLAT_OR_OTHER.keys())
+def test_other_bounds(body: str):
+    kernel = tawa.parse(KERNEL.format(body=body, lb="%c0")).body.block.first_op
+    assert work_grows_with_pid0(kernel) is None
+
+
+def test_lower_bound_moving_with_pid0():
+    """A window that slides with pid_0 (lb and ub both grow) is not growing work."""
+    body = "%ub = arith.addi %p64, %c64 : index"
+    kernel = tawa.parse(KERNEL.format(body=body, lb="%p64")).body.block.first_op
+    assert work_grows_with_pid0(kernel) is None
+
+
+def test_causal_attention_longest_first_on_the_simulator():
+    """The whole pipeline (order=auto picks longest-first) on S = 300 (3 query
+    blocks, the last ragged), 3 heads, 9 programs on 2 CTAs: every CTA runs
+    programs of several query blocks, heaviest first."""
+    source = tawa.parse((EXAMPLES / "attention_fwd.mlir").read_text(), "examples/attention_fwd.mlir")
+    module = ModuleOp([f.clone() for f in source.ops if f.sym_name.data == "attention_fwd_causal"])
+    HopperPipelinePass(prepare=False).apply(tawa.context(), module)
+    assert module.body.block.first_op.attributes[ORDER_ATTR].data == "longest-first"
+    rng = np.random.default_rng(12)
+    seq, heads = 300, 3
+    q, k, v = (rng.standard_normal((heads, seq, 128)).astype(BF16) for _ in range(3))
+    c = ExampleCase([q, k, v, np.full((heads, seq, 128), np.nan, BF16), seq, np.float32(0.088)], (3, heads), (3,))
+    want, got = fresh_outputs(c), fresh_outputs(c)
+    tawa.interpret(source, "attention_fwd_causal", c.grid, *want)
+    tawa.interpret(module, "attention_fwd_causal", c.grid, *got, schedule=Schedule("random", seed=12), ctas=2)
+    w, g = want[3].astype(np.float64), got[3].astype(np.float64)
+    assert not np.isnan(g).any(), f"{int(np.isnan(g).sum())} output elements never written"
+    assert np.linalg.norm(g - w) / np.linalg.norm(w) <= 1e-2
