@@ -1,8 +1,8 @@
 """`tawa-hopper-pipeline`: the whole way from tile programs to Hopper ops.
 
-    tawa-warp-specialize{...} , tawa-pipeline{stages} , [tawa-persistent{group-m}] ,
+    tawa-warp-specialize{...} , tawa-pipeline{stages} , [tawa-persistent{group-m order}] ,
     tawa-assign-stage-phase , tawa-lower-aref , [tawa-bound-waits{timeout_ms}] ,
-    tawa-lower-tile , tawa-materialize-partitions{group-m}
+    tawa-lower-tile , tawa-materialize-partitions{group-m order}
 
 `tawa-opt f.mlir -p tawa-hopper-pipeline -t ptx` is the main job.  With
 `stages=0` (the default) the ring depth is the deepest of 4, 3, 2, 1 whose
@@ -32,6 +32,7 @@ from tawa.transforms.materialize_partitions import MaterializePartitionsPass
 from tawa.transforms.persistent import PersistentPass
 from tawa.transforms.pipeline import PipelinePass, pipelined_arefs
 from tawa.transforms.prepare_ptx import PreparePtxPass
+from tawa.transforms.program_order import ProgramOrder
 from tawa.transforms.smem_plan import plan_shared_memory
 from tawa.transforms.utils import kernel_of
 from tawa.transforms.verify_protocol import VerifyProtocolPass
@@ -57,6 +58,9 @@ class HopperPipelinePass(ModulePass):
     consumer_regs: int | None = None
     """Each consumer warp group's budget; derived when left out."""
     group_m: int = 8
+    order: ProgramOrder = "auto"
+    """Program order (tawa.transforms.program_order): grouped, longest-first,
+    or auto (longest-first for kernels whose work grows with program id 0)."""
     persistent: bool = True
     """One CTA per SM looping over the programs (tawa-persistent)."""
     prepare: bool = True
@@ -86,12 +90,12 @@ class HopperPipelinePass(ModulePass):
         `stages` (the differential tests run them one at a time)."""
         return (
             PipelinePass(stages=stages),
-            *((PersistentPass(group_m=self.group_m),) if self.persistent else ()),
+            *((PersistentPass(group_m=self.group_m, order=self.order),) if self.persistent else ()),
             AssignStagePhasePass(),
             LowerArefPass(),
             *((BoundWaitsPass(timeout_ms=self.watchdog_ms),) if self.watchdog else ()),
             LowerTilePass(),
-            MaterializePartitionsPass(group_m=self.group_m),
+            MaterializePartitionsPass(group_m=self.group_m, order=self.order),
             ExpandFragmentStoresPass(),
             CheckResourcesPass(),
             VerifyProtocolPass(),
