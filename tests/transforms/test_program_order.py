@@ -106,21 +106,23 @@ def test_lower_bound_moving_with_pid0():
     assert work_grows_with_pid0(kernel) is None
 
 
-def test_causal_attention_longest_first_on_the_simulator():
+@pytest.mark.parametrize("persistent", [True, False], ids=["persistent", "one-cta-per-program"])
+def test_causal_attention_longest_first_on_the_simulator(persistent: bool):
     """The whole pipeline (order=auto picks longest-first) on S = 300 (3 query
-    blocks, the last ragged), 3 heads, 9 programs on 2 CTAs: every CTA runs
-    programs of several query blocks, heaviest first."""
+    blocks, the last ragged) and 2 heads against the tile program: persistent,
+    the 6 programs on 4 CTAs (CTAs 0 and 1 run query block 2, then block 0);
+    without tawa-persistent, CTA ids mapped to programs."""
     source = tawa.parse((EXAMPLES / "attention_fwd.mlir").read_text(), "examples/attention_fwd.mlir")
     module = ModuleOp([f.clone() for f in source.ops if f.sym_name.data == "attention_fwd_causal"])
-    HopperPipelinePass(prepare=False).apply(tawa.context(), module)
+    HopperPipelinePass(prepare=False, persistent=persistent).apply(tawa.context(), module)
     assert module.body.block.first_op.attributes[ORDER_ATTR].data == "longest-first"
     rng = np.random.default_rng(12)
-    seq, heads = 300, 3
+    seq, heads = 300, 2
     q, k, v = (rng.standard_normal((heads, seq, 128)).astype(BF16) for _ in range(3))
     c = ExampleCase([q, k, v, np.full((heads, seq, 128), np.nan, BF16), seq, np.float32(0.088)], (3, heads), (3,))
     want, got = fresh_outputs(c), fresh_outputs(c)
     tawa.interpret(source, "attention_fwd_causal", c.grid, *want)
-    tawa.interpret(module, "attention_fwd_causal", c.grid, *got, schedule=Schedule("random", seed=12), ctas=2)
+    tawa.interpret(module, "attention_fwd_causal", c.grid, *got, schedule=Schedule("random", seed=12), ctas=4)
     w, g = want[3].astype(np.float64), got[3].astype(np.float64)
     assert not np.isnan(g).any(), f"{int(np.isnan(g).sum())} output elements never written"
     assert np.linalg.norm(g - w) / np.linalg.norm(w) <= 1e-2
