@@ -11,8 +11,7 @@ Outputs are poisoned with NaN before every launch; float32 references.
 from __future__ import annotations
 
 import pytest
-
-from tests.runtime.test_gemm_gpu import grid, inputs, kernel_for, poisoned, rel_err
+from test_gemm_gpu import grid, inputs, kernel_for, poisoned, rel_err
 
 pytestmark = pytest.mark.gpu
 TOL = 1e-2
