@@ -2,10 +2,13 @@
 
 Tests write caches only under a temporary directory: the cubin cache of
 `tawa.runtime.ptxas` (`$TAWA_CACHE_DIR`, else `~/.cache/tawa`) goes to a
-fresh directory that is removed at the end.  It is set in `pytest_configure`,
-before collection, so it holds for the subprocesses tests start (lit,
-tawa-opt) and for each pytest-xdist worker (its own directory).  Tests that
-exercise the cache itself set `TAWA_CACHE_DIR` to their own `tmp_path`.
+fresh directory that is removed at the end, and so do the protocol proofs
+of `tawa-verify-protocol` (`tawa.cache.ProofStore`).  It is set in
+`pytest_configure`, before collection, so it holds for the subprocesses
+tests start (lit, tawa-opt) and for the pytest-xdist workers, which share
+the controller's directory: a kernel's protocol is proved once per run, not
+once per process.  Tests that exercise the caches set `TAWA_CACHE_DIR` to
+their own `tmp_path`.
 """
 
 from __future__ import annotations
@@ -17,19 +20,25 @@ import tempfile
 import pytest
 
 CACHE_ENV = "TAWA_CACHE_DIR"
+SHARED_ENV = "TAWA_TEST_CACHE_DIR"
+"""Set by the pytest process that made the directory; xdist workers, which
+inherit it, use that directory instead of making their own."""
 _cache = pytest.StashKey[str]()
 _saved = pytest.StashKey["str | None"]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get(SHARED_ENV):
+        return  # a worker: the controller's directory (inherited) is shared, and the controller removes it
     config.stash[_saved] = os.environ.get(CACHE_ENV)
     config.stash[_cache] = tempfile.mkdtemp(prefix="tawa-test-cache-")
-    os.environ[CACHE_ENV] = config.stash[_cache]
+    os.environ[CACHE_ENV] = os.environ[SHARED_ENV] = config.stash[_cache]
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _cache not in config.stash:
         return
+    os.environ.pop(SHARED_ENV, None)
     shutil.rmtree(config.stash[_cache], ignore_errors=True)
     saved = config.stash[_saved]
     if saved is None:

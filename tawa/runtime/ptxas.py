@@ -27,6 +27,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from tawa.cache import cache_dir
 from tawa.diagnostics import TawaError
 from tawa.target.hopper import ARCH
 
@@ -47,12 +48,6 @@ class Cubin:
     """What `ptxas -v` reported."""
     cached: bool
     """Found in the cache (ptxas did not run)."""
-
-
-def cache_dir() -> Path:
-    """`$TAWA_CACHE_DIR`, else `~/.cache/tawa` (read on every call)."""
-    env = os.environ.get("TAWA_CACHE_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "tawa"
 
 
 def find_ptxas() -> str:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from xdsl.context import Context
@@ -32,11 +33,13 @@ from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 
+from tawa.cache import ProofStore
 from tawa.diagnostics import TawaError, location_of
 from tawa.dialects import aref, nvgpu
 from tawa.dialects.nvgpu.kernel_info import KernelInfoAttr
 from tawa.dialects.nvgpu.types import MBarrierType
 from tawa.target.hopper import THREADS_PER_GROUP
+from tawa.transforms import protocol_model
 from tawa.transforms.protocol_model import (
     COMMIT,
     INIT,
@@ -128,7 +131,7 @@ def verify_kernel(kernel: func.FuncOp, names: _Names, max_trips: int, max_states
             )
             proof = (tuple(tuple(e.semantic_key() for e in tr) for tr in traces),
                      len(runner.objects.barriers), max_states)
-            if proof in _PROVED:
+            if proof in _PROVED or proof in _STORE:
                 continue  # the same protocol was explored before (another compile of it)
             explorer = Explorer(traces, len(runner.objects.barriers),
                                 lambda b: _indexed(names, runner.objects.barriers[b]),
@@ -144,6 +147,7 @@ def verify_kernel(kernel: func.FuncOp, names: _Names, max_trips: int, max_states
             if len(_PROVED) >= _PROVED_LIMIT:
                 _PROVED.clear()
             _PROVED.add(proof)
+            _STORE.add(proof)
 
 
 _PROVED: set[Any] = set()
@@ -152,6 +156,9 @@ the state limit) whose exploration found no violation, in this process: a
 kernel compiled again, or another kernel with the same protocol, is not
 explored again.  Only successes are kept (a violation's trace names ops)."""
 _PROVED_LIMIT = 4096
+_STORE = ProofStore("protocol", [Path(__file__), Path(protocol_model.__file__)])
+"""The same proofs on disk, for the next process (`tawa.cache.ProofStore`:
+keyed by the event sequences and this checker's source)."""
 
 
 def _programs_per_cta(t: int, depth: int) -> tuple[int, ...]:
@@ -262,6 +269,12 @@ def _describe_event(e: Event, bar, slot) -> str:
         return f"{e.op.name.removeprefix('nvgpu.')} reads {slot(e.slot)}"
     if k == "wait_group":
         return f"wgmma_wait_group {e.count}"
+    if k == "write":
+        return f"frag_store_shared writes {slot(e.slot)}"
+    if k == "bulk_store":
+        return f"tma_store reads {slot(e.slot)} (a bulk group, in flight)"
+    if k == "bulk_wait":
+        return f"tma_store_wait {e.count} ({e.threads} thread{'s' if e.threads > 1 else ''})"
     if k == "named_sync":
         return f"named_barrier_sync {e.barrier}, {e.count}: passes"
     return f"named_barrier_arrive {e.barrier}, {e.count} ({e.threads} threads)"
