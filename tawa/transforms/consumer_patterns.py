@@ -15,7 +15,7 @@ One `RewritePattern` per op family, applied by `tawa-lower-tile` with xDSL's
 | `LowerSlotRead` | an aref slot used by anything but a dot (math on a delivered tile) | `frag_load_shared` of this warp group's rows |
 | `LowerBroadcast` | `tile.broadcast(tile.expand_dims(vector, axis))` | `frag_broadcast` |
 | `LowerMaskedSelect` | `tile.select(mask, acc, other)` | per-register masks (`masks.py`), skipped where they hold everywhere |
-| `LowerStore` | `tile.store(acc)`, `tile.store(arith.truncf(acc))` | `frag_store` of this warp group's rows |
+| `LowerStore` | `tile.store(acc)`, `tile.store(arith.truncf(acc))` | `frag_store` of this warp group's rows, or the TMA-store epilogue where the store was staged |
 
 A pattern fires only once the values it needs are fragments, so lowering
 follows the data whatever order the walker visits ops in; an op that never
@@ -28,8 +28,8 @@ warp groups, this warp group's first row) are one `ConsumerInfo`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, math, scf
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerAttr, TensorType, UnitAttr, i1, i32
@@ -41,6 +41,7 @@ from tawa.dialects import nvgpu, tile
 from tawa.dialects.nvgpu.fragments import LOADABLE
 from tawa.target.hopper import WGMMA_M
 from tawa.transforms.masks import Materializer, all_true_condition, symbolic
+from tawa.transforms.tma_epilogue import emit_tma_store
 from tawa.transforms.utils import const, fail
 
 NAME = "tawa-lower-tile"
@@ -75,9 +76,15 @@ class ConsumerInfo:
     """Index of this warp group's first row in the tile (index and i32)."""
     row0_i32: SSAValue
     zero: SSAValue
+    first_group: int = 0
+    """The CTA's warp group that is the partition's first."""
+    staged: Mapping[tile.StoreOp, tuple[SSAValue, SSAValue]] = field(default_factory=dict)
+    """Stores that take the TMA-store epilogue: their staging tile and
+    tensor map (`tawa.transforms.tma_epilogue`)."""
 
     @staticmethod
-    def at_start_of(region: Region, first_group: int, groups: int) -> ConsumerInfo:
+    def at_start_of(region: Region, first_group: int, groups: int,
+                    staged: Mapping[tile.StoreOp, tuple[SSAValue, SSAValue]] | None = None) -> ConsumerInfo:
         """Emits this warp group's first row, 64 · (warp group id − first
         group of the partition), at the top of the partition."""
         at = InsertPoint.at_start(region.block)
@@ -88,7 +95,7 @@ class ConsumerInfo:
         row0.result.name_hint = "wg_row0"
         row0_i32 = arith.IndexCastOp(row0.result, i32)
         Rewriter.insert_op([local, row0, row0_i32], at)
-        return ConsumerInfo(groups, row0.result, row0_i32.result, const(0, at))
+        return ConsumerInfo(groups, row0.result, row0_i32.result, const(0, at), first_group, staged or {})
 
     def frag_type(self, t: TensorType, op: Operation, axis: int = 1) -> nvgpu.FragmentType:
         """This warp group's share of a 64·groups-row f32 tile: a 64xN
@@ -481,9 +488,10 @@ class LowerMaskedSelect(RewritePattern):
 
 @dataclass
 class LowerStore(RewritePattern):
-    """The store of an accumulator, converted (`arith.truncf`) or f32:
-    conversion, bounds masks and stores of this warp group's rows
-    (`nvgpu.frag_store`)."""
+    """The store of an accumulator, converted (`arith.truncf`) or f32: this
+    warp group's rows, by the TMA-store epilogue where the store was staged
+    (`tawa.transforms.tma_epilogue`), else by the threads (`nvgpu.frag_store`:
+    conversion, bounds masks and stores)."""
 
     info: ConsumerInfo
 
@@ -499,10 +507,16 @@ class LowerStore(RewritePattern):
             raise fail(op, f"{NAME}: only 2-D accumulator tiles can be stored for now")
         at = InsertPoint.before(op)
         offsets = list(op.offsets)
-        row = arith.AddiOp(offsets[-2], self.info.row0)  # this warp group's rows
-        offsets[-2] = row.result
-        rewriter.insert(row, at)
-        rewriter.replace(op, nvgpu.FragmentStoreOp.build(operands=[value, op.dest, offsets]), [])
+        if op in self.info.staged:
+            staging, tmap = self.info.staged[op]
+            emit_tma_store(value, staging, tmap, offsets, self.info.row0, self.info.first_group,
+                           self.info.groups, at)
+            rewriter.erase(op)
+        else:
+            row = arith.AddiOp(offsets[-2], self.info.row0)  # this warp group's rows
+            offsets[-2] = row.result
+            rewriter.insert(row, at)
+            rewriter.replace(op, nvgpu.FragmentStoreOp.build(operands=[value, op.dest, offsets]), [])
         if isinstance(conv, arith.TruncFOp) and not conv.result.uses:
             rewriter.erase(conv)
 

@@ -21,7 +21,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
-from tawa.dialects import aref
+from tawa.diagnostics import TawaError
+from tawa.dialects import aref, nvgpu
 from tawa.transforms.assign_stage_phase import AssignStagePhasePass
 from tawa.transforms.bound_waits import BoundWaitsPass
 from tawa.transforms.check_resources import CheckResourcesPass
@@ -34,6 +35,7 @@ from tawa.transforms.pipeline import PipelinePass, pipelined_arefs
 from tawa.transforms.prepare_ptx import PreparePtxPass
 from tawa.transforms.program_order import ProgramOrder
 from tawa.transforms.smem_plan import plan_shared_memory
+from tawa.transforms.tma_epilogue import EPILOGUES, staging_types
 from tawa.transforms.utils import kernel_of
 from tawa.transforms.verify_protocol import VerifyProtocolPass
 from tawa.transforms.warp_specialize import WarpSpecializePass
@@ -71,11 +73,31 @@ class HopperPipelinePass(ModulePass):
     KernelHangError naming the wait.  Off by default; nothing changes when off."""
     watchdog_ms: int = 2000
     """The watchdog's bound on one wait, in milliseconds."""
+    epilogue: str = "auto"
+    """`auto`, `tma` or `threads`: how consumers store their tiles
+    (`tawa-lower-tile`, `tawa.transforms.tma_epilogue`).  With `stages=0`,
+    `auto` takes the TMA-store epilogue when its staging tiles fit beside
+    rings of at least 2 stages, `tma` at whatever depth fits."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.epilogue not in EPILOGUES:
+            raise TawaError(f"epilogue must be one of {', '.join(EPILOGUES)}, got {self.epilogue!r}", self.name)
         self.specialize_pass().apply(ctx, op)
-        for p in self.steps(self.stages or deepest_fitting(op)):
+        stages, epilogue = self.stages, self.epilogue
+        if not stages:
+            stages, epilogue = self.depth_and_epilogue(op)
+        for p in self.steps(stages, epilogue):
             p.apply(ctx, op)
+
+    def depth_and_epilogue(self, module: ModuleOp) -> tuple[int, str]:
+        """With `stages=0`: the deepest ring that fits with the staging tiles
+        of the TMA-store epilogue (`epilogue=tma`; `auto`: at least 2
+        stages deep), else without them and the thread epilogue."""
+        if self.epilogue != "threads":
+            with_staging = deepest_fitting(module, staging=True)
+            if self.epilogue == "tma" or with_staging >= 2:
+                return with_staging, self.epilogue
+        return deepest_fitting(module), "threads"
 
     def specialize_pass(self) -> WarpSpecializePass:
         return WarpSpecializePass(
@@ -85,16 +107,17 @@ class HopperPipelinePass(ModulePass):
             strict=True,
         )
 
-    def steps(self, stages: int) -> tuple[ModulePass, ...]:
+    def steps(self, stages: int, epilogue: str | None = None) -> tuple[ModulePass, ...]:
         """The passes that follow `specialize_pass()`, for ring depth
-        `stages` (the differential tests run them one at a time)."""
+        `stages` (the differential tests run them one at a time); `epilogue`
+        overrides the option."""
         return (
             PipelinePass(stages=stages),
             *((PersistentPass(group_m=self.group_m, order=self.order),) if self.persistent else ()),
             AssignStagePhasePass(),
             LowerArefPass(),
             *((BoundWaitsPass(timeout_ms=self.watchdog_ms),) if self.watchdog else ()),
-            LowerTilePass(),
+            LowerTilePass(epilogue=self.epilogue if epilogue is None else epilogue),
             MaterializePartitionsPass(group_m=self.group_m, order=self.order),
             ExpandFragmentStoresPass(),
             CheckResourcesPass(),
@@ -102,25 +125,26 @@ class HopperPipelinePass(ModulePass):
             *((PreparePtxPass(),) if self.prepare else ()),
         )
 
-def deepest_fitting(module: ModuleOp) -> int:
+def deepest_fitting(module: ModuleOp, staging: bool = False) -> int:
     """The deepest ring (4..1) with which every kernel's shared-memory plan
     fits, for the arefs `tawa-pipeline` deepens (the others keep their
-    depth).  With none, 1: `tawa-lower-aref` then reports the size."""
+    depth), with the staging tiles of the TMA-store epilogue when `staging`.
+    With none, 1: `tawa-lower-aref` then reports the size."""
     kernels = []
     for ws in [o for o in module.walk() if isinstance(o, aref.WarpSpecializeOp)]:
         kernel = kernel_of(ws, HopperPipelinePass.name)
         creates = [o for o in kernel.body.block.ops if isinstance(o, aref.CreateOp)]
-        kernels.append((creates, pipelined_arefs(ws)))
+        kernels.append((creates, pipelined_arefs(ws), staging_types(ws) if staging else []))
     for stages in DEPTHS:
-        if all(_fits(creates, deep, stages) for creates, deep in kernels):
+        if all(_fits(creates, deep, stages, tiles) for creates, deep, tiles in kernels):
             return stages
     return 1
 
 
-def _fits(creates: list[aref.CreateOp], deep: set[SSAValue], stages: int) -> bool:
+def _fits(creates: list[aref.CreateOp], deep: set[SSAValue], stages: int, staging: list[nvgpu.SmemType]) -> bool:
     def depth_of(c: aref.CreateOp) -> int:
         t = c.result.type
         assert isinstance(t, aref.ArefType)
         return stages if c.result in deep else t.depth.data
 
-    return plan_shared_memory(creates, depth_of).fits
+    return plan_shared_memory(creates, depth_of, staging=staging).fits

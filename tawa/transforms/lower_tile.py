@@ -20,34 +20,42 @@ partitions` turns them into warp-group branches afterwards.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Region
+from xdsl.ir import Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 from xdsl.rewriter import Rewriter
 from xdsl.traits import is_side_effect_free
 
+from tawa.diagnostics import TawaError
 from tawa.dialects import aref, nvgpu, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.target.hopper import WARPS_PER_GROUP
 from tawa.transforms.consumer_patterns import NAME, ConsumerInfo, consumer_patterns, diagnose
+from tawa.transforms.tma_epilogue import EPILOGUES, drain_at_end, stage_stores
 from tawa.transforms.utils import fail, kernel_of
 
 
-def lower_consumer(region: Region, first_group: int, groups: int) -> None:
+def lower_consumer(region: Region, first_group: int, groups: int,
+                   staged: Mapping[tile.StoreOp, tuple[SSAValue, SSAValue]] | None = None) -> None:
     """Lowers one consumer partition of `groups` warp groups, the first of
-    which is warp group `first_group` of the CTA."""
-    info = ConsumerInfo.at_start_of(region, first_group, groups)
+    which is warp group `first_group` of the CTA; the `staged` stores take
+    the TMA-store epilogue."""
+    staged = {s: v for s, v in (staged or {}).items() if region.is_ancestor(s)}
+    info = ConsumerInfo.at_start_of(region, first_group, groups, staged)
     PatternRewriteWalker(
         # No DCE: dead scalar ops the partition had stay, as they were.
         GreedyRewritePatternApplier(consumer_patterns(info), dce_enabled=False),
         apply_recursively=True,
     ).rewrite_region(region)
     _erase_dead_tile_math(region)
+    if staged:
+        drain_at_end(region, first_group)
     for op in [o for o in region.walk() if isinstance(o, tile.SplatOp | nvgpu.SmemTileOp)]:
         if not op.results[0].uses:
             Rewriter.erase_op(op)
@@ -72,15 +80,23 @@ class LowerTilePass(ModulePass):
 
     name = NAME
 
+    epilogue: str = "threads"
+    """`threads` (each thread stores its fragment), `tma` (the TMA-store
+    epilogue, an error where not possible) or `auto` (TMA stores where
+    the staging tile fits in shared memory): `tawa.transforms.tma_epilogue`."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.epilogue not in EPILOGUES:
+            raise TawaError(f"epilogue must be one of {', '.join(EPILOGUES)}, got {self.epilogue!r}", NAME)
         for ws in [o for o in op.walk() if isinstance(o, aref.WarpSpecializeOp)]:
-            kernel_of(ws, NAME)
+            kernel = kernel_of(ws, NAME)
             if any(isinstance(o, aref.GetOp | aref.PutOp) for o in ws.walk()):
                 raise fail(ws, f"{NAME}: run tawa-lower-aref first")
+            staged = stage_stores(ws, kernel, self.epilogue, NAME)
             start = 0
             for role, warps, _, region in ws.partition_specs():
                 if role == PartitionRole.CONSUMER:
-                    lower_consumer(region, start, warps // WARPS_PER_GROUP)
+                    lower_consumer(region, start, warps // WARPS_PER_GROUP, staged)
                 start += warps // WARPS_PER_GROUP
         # What materialize-partitions lowers (the partitions, program ids)
         # may remain; any other tile or aref op, or tensor, is not supported.

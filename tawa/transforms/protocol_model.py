@@ -5,7 +5,8 @@ Two halves, used by `tawa-verify-protocol` (docs/protocol.md):
 * `SkeletonRunner` extracts, for a chosen problem size, the sequence of
   barrier events of each warp group (`Event`s: mbarrier init / arrive /
   expect_tx / wait, TMA loads, shared-memory reads, wgmma groups, named
-  barriers) by executing the kernel's *control skeleton* concretely: the
+  barriers, the TMA-store epilogue's staging writes, bulk stores and their
+  waits) by executing the kernel's *control skeleton* concretely: the
   index and integer arithmetic, loops and ifs that decide which barrier
   ops run.  Only what the protocol depends on is evaluated (a backward slice
   from the barrier ops); arithmetic goes through tawa's CPU interpreter
@@ -19,7 +20,16 @@ Two halves, used by `tawa-verify-protocol` (docs/protocol.md):
   completion as a separate asynchronous step) and returns the first
   `Violation` found by breadth-first search (hence a shortest trace):
   deadlock, phase aliasing, a slot overwritten or read while a load into it
-  may be in flight, too many arrivals, transaction-byte underflow.
+  may be in flight, a staging tile written while a TMA store may still read
+  it, too many arrivals, transaction-byte underflow.
+
+TMA stores (`nvgpu.tma_store`) are bulk groups of the thread that issues
+them: an asynchronous read of their staging tile that only that thread's
+`nvgpu.tma_store_wait` retires.  A wait run by part of a warp group
+retires the groups for the rest of it only once a named barrier follows
+(the other threads know of the wait through the barrier), so a staging
+write (`nvgpu.frag_store_shared`) is checked against the stores each warp
+group may still have in flight at that point, its own and the others'.
 """
 
 from __future__ import annotations
@@ -79,6 +89,7 @@ INIT, ARRIVE, EXPECT_TX, WAIT, TMA, READ, COMMIT, WAIT_GROUP, NAMED_SYNC, NAMED_
     "init", "arrive", "expect_tx", "wait", "tma", "read", "commit", "wait_group",
     "named_sync", "named_arrive",
 )
+WRITE, BULK_STORE, BULK_WAIT = "write", "bulk_store", "bulk_wait"
 BLOCKING = (WAIT, NAMED_SYNC)
 
 
@@ -138,12 +149,13 @@ def _number(items: list[Any], ids: dict[Any, int], key: Any) -> int:
 # --------------------------------------------------------------------------- skeleton
 
 _ASYNC_READS = (nvgpu.WgmmaDescriptorOp,)
-_SYNC_READS = (nvgpu.SmemTileOp, nvgpu.TmaStoreOp)
+_SYNC_READS = (nvgpu.SmemTileOp,)
+_BULK_OPS = (nvgpu.FragmentStoreSharedOp, nvgpu.TmaStoreOp, nvgpu.TmaStoreWaitOp)
 PROTOCOL_OPS = (
     nvgpu.MBarrierInitOp, nvgpu.MBarrierArriveOp, nvgpu.MBarrierArriveExpectTxOp,
     nvgpu.MBarrierWaitParityOp, nvgpu.MBarrierTryWaitParityOp, nvgpu.TmaLoadOp,
     nvgpu.NamedBarrierSyncOp, nvgpu.NamedBarrierArriveOp, nvgpu.WgmmaCommitGroupOp,
-    nvgpu.WgmmaWaitGroupOp, *_ASYNC_READS, *_SYNC_READS,
+    nvgpu.WgmmaWaitGroupOp, *_ASYNC_READS, *_SYNC_READS, *_BULK_OPS,
 )
 _LANE_IDS = (nvgpu.ThreadIdOp, nvgpu.LaneIdOp, nvgpu.WarpIdOp)
 
@@ -155,6 +167,8 @@ def _protocol_operands(op: Operation) -> Iterable[SSAValue]:
         return (op.desc, op.dest, op.stage, op.barriers, op.barrier_index)
     if isinstance(op, nvgpu.WgmmaDescriptorOp | nvgpu.SmemTileOp | nvgpu.TmaStoreOp):
         return (op.source, op.stage)
+    if isinstance(op, nvgpu.FragmentStoreSharedOp):
+        return (op.dest, op.stage)
     if isinstance(op, nvgpu.WgmmaWaitGroupOp):
         return ()
     return op.operands
@@ -430,6 +444,13 @@ class SkeletonRunner:
             assert isinstance(op.source.type, SmemType)
             s = objs.slot(*self._slot_of(op, op.source, op.stage, "stage"))
             add(Event(READ, op, slot=s, is_async=isinstance(op, _ASYNC_READS)))
+        elif isinstance(op, nvgpu.FragmentStoreSharedOp):
+            add(Event(WRITE, op, slot=objs.slot(*self._slot_of(op, op.dest, op.stage, "stage"))))
+        elif isinstance(op, nvgpu.TmaStoreOp):
+            add(Event(BULK_STORE, op, slot=objs.slot(*self._slot_of(op, op.source, op.stage, "stage")),
+                      threads=n))
+        elif isinstance(op, nvgpu.TmaStoreWaitOp):
+            add(Event(BULK_WAIT, op, count=op.pending.value.data, threads=n))
         elif isinstance(op, nvgpu.WgmmaCommitGroupOp):
             add(Event(COMMIT, op))
         elif isinstance(op, nvgpu.WgmmaWaitGroupOp):
@@ -497,6 +518,11 @@ class _Role:
     (and one more entry for the end)."""
     open_in: list[list[frozenset[int]]]
     """...and before each event of each block."""
+    stores_at: list[frozenset[int]]
+    """Staging tiles a TMA store of this warp group may still read at the
+    start of each block (and one more entry for the end)..."""
+    stores_in: list[list[frozenset[int]]]
+    """...and before each event of each block."""
 
 
 def _cut(trace: Sequence[Event]) -> _Role:
@@ -534,7 +560,34 @@ def _cut(trace: Sequence[Event]) -> _Role:
                 groups = groups[len(groups) - e.count:] if e.count else []
         open_in.append(per_event)
     open_at.append(frozenset(pending).union(*groups))
-    return _Role([tuple(b) for b in blocks], gates, intended, open_at, open_in)
+    stores_at, stores_in = _bulk_stores(blocks)
+    return _Role([tuple(b) for b in blocks], gates, intended, open_at, open_in, stores_at, stores_in)
+
+
+def _bulk_stores(blocks: list[list[Event]]) -> tuple[list[frozenset[int]], list[list[frozenset[int]]]]:
+    """The staging tiles a role's TMA stores may still read, at the start of
+    each block and before each event: a store is a bulk group until a wait
+    retires it; a wait by part of the warp group (its elected thread)
+    retires it for the whole group only once a named barrier follows."""
+    groups: list[int] = []  # the slot of each group in flight, oldest first
+    unpublished: set[int] = set()  # retired by one thread, not yet known to the others
+    at, per_block = [], []
+    for b in blocks:
+        if b[0].kind == NAMED_SYNC:
+            unpublished = set()
+        at.append(frozenset(groups) | unpublished)
+        per_event = []
+        for e in b:
+            per_event.append(frozenset(groups) | unpublished)
+            if e.kind == BULK_STORE:
+                groups.append(e.slot)
+            elif e.kind == BULK_WAIT:
+                retired, groups = groups[: max(0, len(groups) - e.count)], groups[max(0, len(groups) - e.count):]
+                if e.threads < THREADS_PER_GROUP:
+                    unpublished.update(retired)
+        per_block.append(per_event)
+    at.append(frozenset(groups) | unpublished)
+    return at, per_block
 
 
 class _Found(Exception):
@@ -707,7 +760,15 @@ class Explorer:
                                f"{self.role_name(r)} arrives on {self.bar(e.barrier)} in phase "
                                f"{bars_l[b4 + 2]} after all of its {bars_l[b4 + 3]} expected arrivals", i)
                 _complete_phase(bars_l, b4)
-            elif k == READ:
+            elif k == WRITE:
+                for r2, other in enumerate(self.roles):
+                    reading = other.stores_in[p][i] if r2 == r else other.stores_at[state[0][r2]]
+                    if e.slot in reading:
+                        self._fail(step, "staging tile written during a TMA store", e.op,
+                                   f"{self.role_name(r)} writes {self.slot(e.slot)} while a TMA store of "
+                                   f"{self.role_name(r2)} may still read it (no nvgpu.tma_store_wait by its "
+                                   "issuing thread, then a named barrier, before the write)", i)
+            elif k in (READ, BULK_STORE):
                 for (r2, p2, i2) in infl:
                     load = self.roles[r2].blocks[p2][i2]
                     if load.slot == e.slot:

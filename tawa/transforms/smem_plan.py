@@ -11,6 +11,10 @@ shared memory:
   it from the buffer's `!nvgpu.smem` type) and aligned to that pattern
   (`SMEM_ALIGNMENT`: 1024, 512 or 256 bytes), then a `full` and an `empty`
   array of D mbarriers;
+* then the staging tiles of the TMA-store epilogue (`staging`: one
+  `1 x rows x cols` buffer per store that takes it, swizzled like a slot
+  of that row width; `tawa.transforms.tma_epilogue`), so that the ring
+  depth the pipeline picks leaves room for them;
 * buffers are placed in order by a bump allocator;
 * the kernel asks for the bytes used plus `SMEM_ALIGN_SLACK` (the dynamic
   base is only 16-byte aligned and is rounded up at run time).
@@ -69,6 +73,8 @@ class SmemPlan:
 
     rings: dict[aref.CreateOp, RingLayout]
     used: int
+    staging: tuple[Placement, ...] = ()
+    """The TMA-store epilogue's staging tiles, after the rings."""
 
     @property
     def total(self) -> int:
@@ -125,14 +131,28 @@ def plan_shared_memory(
     creates: Sequence[aref.CreateOp],
     depth_of: Callable[[aref.CreateOp], int] | None = None,
     who: str = "tawa-lower-aref",
+    staging: Sequence[nvgpu.SmemType] = (),
 ) -> SmemPlan:
-    """The plan of these arefs, in order.  `depth_of` overrides the depth
-    written in an aref's type (the pipeline asks "what if these rings had D
-    slots?"); `who` names the pass in errors about unsupported slots."""
+    """The plan of these arefs, in order, then of the `staging` tiles.
+    `depth_of` overrides the depth written in an aref's type (the pipeline
+    asks "what if these rings had D slots?"); `who` names the pass in errors
+    about unsupported slots."""
     bump = _Bump()
     rings = {}
     for c in creates:
         t = c.result.type
         assert isinstance(t, aref.ArefType)
         rings[c] = _ring(c, t.depth.data if depth_of is None else depth_of(c), bump, who)
-    return SmemPlan(rings, bump.next)
+    placed = tuple(bump.place(t) for t in staging)
+    return SmemPlan(rings, bump.next, placed)
+
+
+def extend_plan(allocations: Sequence[nvgpu.SmemAllocOp], staging: Sequence[nvgpu.SmemType]) -> SmemPlan:
+    """Places `staging` tiles after a kernel's existing allocations (the
+    rings `tawa-lower-aref` placed), as `plan_shared_memory` would have
+    placed them after the same rings: `tawa-lower-tile` adds the
+    TMA-store epilogue's tiles this way."""
+    bump = _Bump()
+    bump.next = max((a.offset.value.data + a.num_bytes() for a in allocations), default=0)
+    placed = tuple(bump.place(t) for t in staging)
+    return SmemPlan({}, bump.next, placed)

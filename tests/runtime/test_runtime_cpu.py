@@ -799,9 +799,10 @@ def test_the_real_backend_compiles_and_assembles_the_gemm(tmp_path, monkeypatch)
     kernel = tawa.compile(GEMM, "gemm", stages=3)
     assert kernel.options == {"stages": 3} and kernel.arg_names == ("A", "B", "C", "M", "N", "K")
     maps = kernel.abi.tensormap_params()
-    assert [(p.arg, p.box, p.swizzle) for p in maps] == [(0, (128, 64), 128), (1, (256, 64), 128)]
+    # A, B, and C (the TMA-store epilogue, docs/passes.md): boxes of one 128B-swizzle span
+    assert [(p.arg, p.box, p.swizzle) for p in maps] == [(0, (128, 64), 128), (1, (256, 64), 128), (2, (128, 64), 128)]
     plan = kernel.plan(*gemm_args(200, 136, 200), grid=(2, 1))
-    assert [k for k, _ in plan.params].count("tensormap") == 2
+    assert [k for k, _ in plan.params].count("tensormap") == 3
     assert plan.shape.block == (kernel.abi.threads, 1, 1) and plan.shape.grid == (2, 1, 1)
     if __import__("shutil").which("ptxas") is None:
         return

@@ -1,5 +1,5 @@
-// RUN: tawa-opt %S/../../../examples/gemm_chain.mlir -p 'tawa-hopper-pipeline{stages=2 prepare=false}' | filecheck %s
-// RUN: tawa-opt %S/../../../examples/gemm_chain.mlir -p 'tawa-hopper-pipeline{stages=2}' -t ptx | filecheck %s --check-prefix=PTX
+// RUN: tawa-opt %S/../../../examples/gemm_chain.mlir -p 'tawa-hopper-pipeline{stages=2 prepare=false epilogue=threads}' | filecheck %s
+// RUN: tawa-opt %S/../../../examples/gemm_chain.mlir -p 'tawa-hopper-pipeline{stages=2 epilogue=threads}' -t ptx | filecheck %s --check-prefix=PTX
 
 // The first product's accumulator, converted to bf16 in registers, is the
 // second product's A operand; V is read MN-major.

@@ -1,4 +1,4 @@
-// RUN: tawa-opt %S/../../../examples/gemm_scale_relu.mlir -p tawa-hopper-pipeline | filecheck %s
+// RUN: tawa-opt %S/../../../examples/gemm_scale_relu.mlir -p 'tawa-hopper-pipeline{epilogue=threads}' | filecheck %s
 // RUN: not tawa-opt %s -p tawa-hopper-pipeline 2>&1 | filecheck %s --check-prefix=REJECTED
 
 // The fused epilogue runs on the accumulator registers: scalars stay scalars.

@@ -1,5 +1,5 @@
-// RUN: tawa-opt %S/../../../examples/gemm_softmax.mlir -p tawa-hopper-pipeline | filecheck %s
-// RUN: tawa-opt %S/../../../examples/gemm_softmax.mlir -p tawa-hopper-pipeline -t ptx | filecheck %s --check-prefix=PTX
+// RUN: tawa-opt %S/../../../examples/gemm_softmax.mlir -p 'tawa-hopper-pipeline{epilogue=threads}' | filecheck %s
+// RUN: tawa-opt %S/../../../examples/gemm_softmax.mlir -p 'tawa-hopper-pipeline{epilogue=threads}' -t ptx | filecheck %s --check-prefix=PTX
 
 // The row softmax runs on the accumulator registers of each consumer warp group.
 // CHECK-LABEL: func.func @gemm_softmax

@@ -1,4 +1,4 @@
-// RUN: tawa-opt %S/../../../../examples/gemm.mlir -p tawa-hopper-pipeline -t ptx | filecheck %s
+// RUN: tawa-opt %S/../../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{epilogue=threads}' -t ptx | filecheck %s
 // RUN: not tawa-opt %S/../../../../examples/gemm.mlir -t ptx 2>&1 | filecheck %s --check-prefix=UNLOWERED
 
 // CHECK:      .version 8.0

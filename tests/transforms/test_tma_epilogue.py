@@ -1,0 +1,80 @@
+"""The TMA-store epilogue (tawa/transforms/tma_epilogue.py) under the CPU
+simulator: what it computes, that the simulator sees its ordering, and
+which stores `epilogue=tma` refuses.
+
+The differential tests of every example (test_lowering_differential.py)
+run it at the default `epilogue=auto` (TMA stores at ring depths 1-3,
+the thread epilogue where the staging tile does not fit); here: `tma`
+forced against `threads` on the same ragged problem, K = 0, K-tile counts
+around the ring depth, and a persistent CTA running several programs (the
+staging tile reused while the previous store may still read it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from example_cases import CASES, EXAMPLES, case, fresh_outputs
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.rewriter import Rewriter
+
+import tawa
+from tawa.diagnostics import TawaError
+from tawa.dialects import nvgpu
+from tawa.interpreters.schedule import Schedule
+from tawa.kernels.gemm import GemmConfig, gemm_source
+from tawa.transforms.hopper_pipeline import HopperPipelinePass
+
+STAGES = 2
+
+
+def lowered(kernel: str, epilogue: str) -> ModuleOp:
+    file = CASES[kernel][0]
+    module = tawa.parse((EXAMPLES / file).read_text(), f"examples/{file}")
+    HopperPipelinePass(stages=STAGES, epilogue=epilogue, prepare=False).apply(tawa.context(), module)
+    return module
+
+
+def run(kernel: str, module: ModuleOp, trips: int, seed: int, ctas: int | None = None) -> list[np.ndarray]:
+    c = case(kernel, trips, np.random.default_rng(seed))
+    out = fresh_outputs(c)
+    tawa.interpret(module, kernel, c.grid, *out, schedule=Schedule("random", seed=seed), ctas=ctas)
+    return [out[i] for i in c.outputs]
+
+
+def test_tma_and_thread_epilogues_store_the_same():
+    """Bit for bit: both store the same converted accumulators, clipped to
+    the ragged edges (260 x 100 C: a partial row tile and column tile)."""
+    kernel = "gemm"
+    tma, threads = lowered(kernel, "tma"), lowered(kernel, "threads")
+    assert any(isinstance(o, nvgpu.TmaStoreOp) for o in tma.walk())
+    assert not any(isinstance(o, nvgpu.TmaStoreOp) for o in threads.walk())
+    for trips in (0, STAGES - 1, STAGES, STAGES + 1):  # K = 0 and around the ring depth
+        got, want = run(kernel, tma, trips, seed=trips, ctas=1), run(kernel, threads, trips, seed=trips)
+        for g, w in zip(got, want):
+            assert not np.isnan(g.astype(np.float64)).any(), "elements never written"
+            assert np.array_equal(g, w), f"{kernel}, {trips} K tiles: the epilogues differ"
+
+
+def test_the_simulator_sees_a_missing_wait():
+    """Without the wait before the staging tile is written again, a CTA's
+    second program overwrites it while its first store may still read it."""
+    module = lowered("gemm", "tma")
+    wait = next(o for o in module.walk() if isinstance(o, nvgpu.TmaStoreWaitOp))
+    Rewriter.erase_op(wait)
+    with pytest.raises(TawaError, match=r"nvgpu.frag_store_shared writes shared memory .* that the TMA store "
+                       r"issued by thread 128 may still read"):
+        run("gemm", module, 1, seed=0, ctas=1)
+
+
+def test_tma_refuses_a_store_it_cannot_take():
+    """BLOCK_N = 8 bf16: 16-byte rows, no swizzle span for a staging tile;
+    `auto` keeps the thread epilogue, `tma` says why not, at the store."""
+    text = gemm_source(GemmConfig(block_m=64, block_n=8, block_k=64))
+    module = tawa.parse(text, "gemm_n8.mlir")
+    HopperPipelinePass(stages=2, epilogue="auto", prepare=False).apply(tawa.context(), module)
+    assert not any(isinstance(o, nvgpu.TmaStoreOp) for o in module.walk())
+    with pytest.raises(TawaError, match=r"^gemm_n8.mlir:\d+:\d+: error: tawa-lower-tile: epilogue=tma: this store "
+                       r"cannot take the TMA-store epilogue: its 16-byte rows are not a multiple of a 32-byte "
+                       r"swizzle span$"):
+        HopperPipelinePass(stages=2, epilogue="tma").apply(tawa.context(), tawa.parse(text, "gemm_n8.mlir"))
