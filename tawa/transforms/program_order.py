@@ -13,8 +13,14 @@ of both passes and of `tawa-hopper-pipeline`):
   diagonal, every CTA runs its heaviest programs first and the last wave holds
   the lightest (a static longest-processing-time-first schedule, the idea of
   FlashAttention-3's persistent causal scheduler, arXiv:2407.08608);
-* `auto` (the default): `longest-first` for a kernel whose work grows with
-  program id 0 (`work_grows_with_pid0`), `grouped` for every other.
+* `auto` (the default): `grouped` for every kernel today.  Longest-first
+  was measured against grouped on causal attention (H100, 2026-11-23,
+  docs/perf.md): 1.04–1.13x at head dim 64 and S <= 4096, but 0.88–0.99x at
+  head dims 128 and 256 — it runs one query block of many heads at a time,
+  so the key/value tiles that grouped order shares in L2 between the query
+  blocks of one head are read again.  `work_grows_with_pid0` finds the
+  kernels for which longest-first is a candidate (the autotuner's or a
+  better-measured rule's to choose).
 
 A kernel that does not run in grouped order says so in the attribute
 `tawa.program_order = "longest-first"` on its `func.func`, so that
@@ -141,7 +147,7 @@ def work_grows_with_pid0(kernel: func.FuncOp) -> scf.ForOp | None:
 def resolve_order(kernel: func.FuncOp, order: ProgramOrder) -> Literal["grouped", "longest-first"]:
     """The order `kernel`'s programs run in under option `order` (see the module docstring)."""
     if order == "auto":
-        return "longest-first" if work_grows_with_pid0(kernel) is not None else "grouped"
+        return "grouped"  # measured best today; see the module docstring
     return order
 
 

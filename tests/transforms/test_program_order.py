@@ -108,13 +108,13 @@ def test_lower_bound_moving_with_pid0():
 
 @pytest.mark.parametrize("persistent", [True, False], ids=["persistent", "one-cta-per-program"])
 def test_causal_attention_longest_first_on_the_simulator(persistent: bool):
-    """The whole pipeline (order=auto picks longest-first) on S = 300 (3 query
+    """The whole pipeline with order=longest-first on S = 300 (3 query
     blocks, the last ragged) and 2 heads against the tile program: persistent,
     the 6 programs on 4 CTAs (CTAs 0 and 1 run query block 2, then block 0);
     without tawa-persistent, CTA ids mapped to programs."""
     source = tawa.parse((EXAMPLES / "attention_fwd.mlir").read_text(), "examples/attention_fwd.mlir")
     module = ModuleOp([f.clone() for f in source.ops if f.sym_name.data == "attention_fwd_causal"])
-    HopperPipelinePass(prepare=False, persistent=persistent).apply(tawa.context(), module)
+    HopperPipelinePass(prepare=False, persistent=persistent, order="longest-first").apply(tawa.context(), module)
     assert module.body.block.first_op.attributes[ORDER_ATTR].data == "longest-first"
     rng = np.random.default_rng(12)
     seq, heads = 300, 2

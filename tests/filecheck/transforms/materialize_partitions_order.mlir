@@ -1,10 +1,11 @@
-// RUN: tawa-opt %s -p tawa-materialize-partitions | filecheck %s
+// RUN: tawa-opt %s -p 'tawa-materialize-partitions{order=longest-first}' | filecheck %s
 // RUN: tawa-opt %s -p 'tawa-materialize-partitions{order=grouped}' | filecheck %s --check-prefix=GROUPED
+// RUN: tawa-opt %s -p tawa-materialize-partitions | filecheck %s --check-prefix=GROUPED
 
 // Without tawa-persistent, CTA (x, y[, z]) is program number
-// L = x + y*nx (+ z*nx*ny) in the kernel's program order.  order=auto: @causal's
-// loop bound min(pid_0 * 64 + 64, %n) grows with pid_0, so it runs
-// longest-first: pid_0 = nx - 1 - L / ny, pid_1 = L mod ny.
+// L = x + y*nx (+ z*nx*ny) in the kernel's program order.  order=longest-first:
+// pid_0 = nx - 1 - L / ny, pid_1 = L mod ny.  order=auto keeps every kernel
+// grouped (docs/passes.md says why), like order=grouped.
 func.func @causal(%n: index) {
   aref.warp_specialize partition producer warps(4) regs(40) {
     %c0 = arith.constant 0 : index
@@ -46,8 +47,8 @@ func.func @causal(%n: index) {
 // GROUPED-LABEL: func.func @causal(%n: index) attributes {nvgpu.kernel = #nvgpu.kernel<threads = 256, regs = [40, 232]>} {
 // GROUPED:         arith.constant 8 : i32
 
-// A loop whose bound shrinks as pid_0 grows (n - pid_0 * 64) is not longest-first
-// work: auto keeps the grouped order.
+// A loop whose bound shrinks as pid_0 grows (n - pid_0 * 64): longest-first
+// when asked, whatever the work (work_grows_with_pid0 would not pick it).
 func.func @shrinking(%n: index) {
   aref.warp_specialize partition producer warps(4) regs(40) {
     %c0 = arith.constant 0 : index
@@ -65,8 +66,10 @@ func.func @shrinking(%n: index) {
   func.return
 }
 
-// CHECK-LABEL: func.func @shrinking(%n: index) attributes {nvgpu.kernel = #nvgpu.kernel<threads = 256, regs = [40, 232]>} {
-// CHECK:         arith.constant 8 : i32
+// CHECK-LABEL: func.func @shrinking(
+// CHECK-SAME:    tawa.program_order = "longest-first"
+// GROUPED-LABEL: func.func @shrinking(%n: index) attributes {nvgpu.kernel = #nvgpu.kernel<threads = 256, regs = [40, 232]>} {
+// GROUPED:         arith.constant 8 : i32
 
 // A 3-D grid: pid_0 = nx - 1 - L / (ny * nz), r = L mod (ny * nz),
 // pid_1 = r mod ny, pid_2 = r / ny.
