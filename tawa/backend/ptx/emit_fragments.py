@@ -260,14 +260,54 @@ def emit_load_global(p: KernelPrinter, op: nvgpu.FragmentLoadGlobalOp) -> None:
         p.emit(f"@{mask[i]} ld.global.{'f32' if f32 else 'b16'} {d}, {at(i)};")
 
 
+def swizzle_plan(t: nvgpu.FragmentType, st: nvgpu.SmemType) -> list[tuple[int, int]] | None:
+    """Per vector of fragment `t` in a swizzled tile of type `st`, (k, imm)
+    such that its shared address is `tb + ((16·k) ^ sw) + imm`, where `tb`
+    = stage base + row · span + col · bytes of the thread's first element
+    and `sw` = bits [7, 7 + b) of `tb` moved to bits [4, 4 + b) (the
+    swizzle's XOR term, the same for all of a thread's rows when they
+    differ by multiples of 8); None when the layout does not allow it.
+
+    It does when every vector's row offset is a multiple of 8 rows (8 rows
+    are one swizzle period: `SMEM_ALIGNMENT`, to which stages and column
+    chunks of a multiple of 8 rows are aligned) and its column offset within
+    its chunk a multiple of 16 bytes, and a thread's first column plus a
+    vector stays inside one 16-byte unit: then the 16-byte unit of every
+    vector is its own column unit XOR the thread's row term, and chunk and
+    row offsets are immediates.  A thread then forms one address per
+    distinct column unit (8 for a 128B span), not one per vector."""
+    swizzle = st.swizzle.data
+    rows = st.get_shape()[-2]
+    if not swizzle or rows % 8:
+        return None
+    eb = nvgpu.element_bytes(st.element_type)
+    w = st.chunk_columns()
+    span = w * eb
+    shape, layout = t.get_shape(), t.tiled_layout
+    dr, dc = layout.value_offsets(shape, 0), layout.value_offsets(shape, 1)
+    vector = t.vector_length()
+    last_col = sum((term.size - 1) * term.stride for term in layout.thread_terms(shape, 1))
+    if (last_col + vector) * eb > 16:
+        return None
+    plan = []
+    for i in range(0, len(dr), vector):
+        unit, rest = divmod((dc[i] % w) * eb, 16)
+        if dr[i] % 8 or rest:
+            return None
+        plan.append((unit, (dc[i] // w) * rows * span + dr[i] * span))
+    return plan
+
+
 def _shared_vectors(p: KernelPrinter, t: nvgpu.FragmentType, buf, stage, row):
-    """(first value, address register) of each vector of the layout in a
-    stage of a shared-memory tile, rows from `row` on: the stage's base, its
-    column chunk of `w` columns (chunks of rows x span bytes follow each
-    other), row · span + (col mod w) · bytes, then the swizzle of the
-    address (`tawa.target.hopper.swizzled_address`: bits [4, 4+b) ^= bits
-    [7, 7+b)).  Vectors never straddle a 16-byte unit, so one swizzle per
-    vector is exact.  The address register is reused by the next vector."""
+    """(first value, address register, immediate) of each vector of the
+    layout in a stage of a shared-memory tile, rows from `row` on: the
+    stage's base, its column chunk of `w` columns (chunks of rows x span
+    bytes follow each other), row · span + (col mod w) · bytes, then the
+    swizzle of the address (`tawa.target.hopper.swizzled_address`: bits
+    [4, 4+b) ^= bits [7, 7+b)).  Vectors never straddle a 16-byte unit, so
+    one swizzle per vector is exact.  Where `swizzle_plan` applies, a thread
+    forms one register per column unit and the rest are immediates;
+    otherwise one address per vector (in a reused register)."""
     st = buf.type
     assert isinstance(st, nvgpu.SmemType)
     rows, _ = st.get_shape()[-2:]
@@ -280,8 +320,24 @@ def _shared_vectors(p: KernelPrinter, t: nvgpu.FragmentType, buf, stage, row):
     p.emit(f"add.u32 {r_t}, {r_t}, {row0};")
     c_t = _thread_coordinate(p, t, 1)
     shape = t.get_shape()
-    dr, dc = t.tiled_layout.value_offsets(shape, 0), t.tiled_layout.value_offsets(shape, 1)
     vector = t.vector_length()
+    plan = swizzle_plan(t, st)
+    if plan is not None:
+        tb, sw = p.regs.new("r"), p.regs.new("r")
+        p.emit(f"mad.lo.u32 {tb}, {r_t}, {span}, {base};")
+        p.emit(f"mad.lo.u32 {tb}, {c_t}, {eb}, {tb};")
+        p.emit(f"shr.u32 {sw}, {tb}, 7;")
+        p.emit(f"and.b32 {sw}, {sw}, {swizzle // 16 - 1};")
+        p.emit(f"shl.b32 {sw}, {sw}, 4;")
+        units: dict[int, str] = {}
+        for unit in sorted({u for u, _ in plan}):
+            units[unit] = p.regs.new("r")
+            p.emit(f"xor.b32 {units[unit]}, {sw}, {16 * unit};")
+            p.emit(f"add.u32 {units[unit]}, {tb}, {units[unit]};")
+        for k, (unit, imm) in enumerate(plan):
+            yield k * vector, units[unit], imm
+        return
+    dr, dc = t.tiled_layout.value_offsets(shape, 0), t.tiled_layout.value_offsets(shape, 1)
     r, c, a, tmp = (p.regs.new("r") for _ in range(4))
     for k in range(len(dr) // vector):
         i = k * vector
@@ -297,7 +353,7 @@ def _shared_vectors(p: KernelPrinter, t: nvgpu.FragmentType, buf, stage, row):
             p.emit(f"and.b32 {tmp}, {tmp}, {swizzle // 16 - 1};")
             p.emit(f"shl.b32 {tmp}, {tmp}, 4;")
             p.emit(f"xor.b32 {a}, {a}, {tmp};")
-        yield i, a
+        yield i, a, 0
 
 
 def emit_load_shared(p: KernelPrinter, op: nvgpu.FragmentLoadSharedOp) -> None:
@@ -308,17 +364,18 @@ def emit_load_shared(p: KernelPrinter, op: nvgpu.FragmentLoadSharedOp) -> None:
     dst = p.define_frag(op.result)
     vector = t.vector_length()
     per_reg = 2 if t.packed() else 1
-    for i, a in _shared_vectors(p, t, op.source, op.stage, op.row):
+    for i, a, imm in _shared_vectors(p, t, op.source, op.stage, op.row):
         regs = dst[i // per_reg:(i + vector) // per_reg]
+        at = f"[{a}+{imm}]" if imm else f"[{a}]"
         if t.packed():
-            p.emit(f"ld.shared.v{len(regs)}.b32 {{{', '.join(regs)}}}, [{a}];" if len(regs) > 1
-                   else f"ld.shared.b32 {regs[0]}, [{a}];")
+            p.emit(f"ld.shared.v{len(regs)}.b32 {{{', '.join(regs)}}}, {at};" if len(regs) > 1
+                   else f"ld.shared.b32 {regs[0]}, {at};")
         elif isinstance(t.element_type, Float32Type):
-            p.emit(f"ld.shared.v{len(regs)}.f32 {{{', '.join(regs)}}}, [{a}];" if len(regs) > 1
-                   else f"ld.shared.f32 {regs[0]}, [{a}];")
+            p.emit(f"ld.shared.v{len(regs)}.f32 {{{', '.join(regs)}}}, {at};" if len(regs) > 1
+                   else f"ld.shared.f32 {regs[0]}, {at};")
         else:
             for j, d in enumerate(regs):
-                p.emit(f"ld.shared.b16 {d}, [{a}+{j * eb}];")
+                p.emit(f"ld.shared.b16 {d}, [{a}+{imm + j * eb}];")
 
 
 def emit_store_shared(p: KernelPrinter, op: nvgpu.FragmentStoreSharedOp) -> None:
@@ -330,17 +387,18 @@ def emit_store_shared(p: KernelPrinter, op: nvgpu.FragmentStoreSharedOp) -> None
     src = p.frag(op.fragment)
     vector = t.vector_length()
     per_reg = 2 if t.packed() else 1
-    for i, a in _shared_vectors(p, t, op.dest, op.stage, op.row):
+    for i, a, imm in _shared_vectors(p, t, op.dest, op.stage, op.row):
         regs = src[i // per_reg:(i + vector) // per_reg]
+        at = f"[{a}+{imm}]" if imm else f"[{a}]"
         if t.packed():
-            p.emit(f"st.shared.v{len(regs)}.b32 [{a}], {{{', '.join(regs)}}};" if len(regs) > 1
-                   else f"st.shared.b32 [{a}], {regs[0]};")
+            p.emit(f"st.shared.v{len(regs)}.b32 {at}, {{{', '.join(regs)}}};" if len(regs) > 1
+                   else f"st.shared.b32 {at}, {regs[0]};")
         elif isinstance(t.element_type, Float32Type):
-            p.emit(f"st.shared.v{len(regs)}.f32 [{a}], {{{', '.join(regs)}}};" if len(regs) > 1
-                   else f"st.shared.f32 [{a}], {regs[0]};")
+            p.emit(f"st.shared.v{len(regs)}.f32 {at}, {{{', '.join(regs)}}};" if len(regs) > 1
+                   else f"st.shared.f32 {at}, {regs[0]};")
         else:
             for j, d in enumerate(regs):
-                p.emit(f"st.shared.b16 [{a}+{j * eb}], {d};")
+                p.emit(f"st.shared.b16 [{a}+{imm + j * eb}], {d};")
 
 
 EMITTERS: dict[type[Operation], Callable] = {

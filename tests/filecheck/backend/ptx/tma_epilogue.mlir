@@ -14,22 +14,30 @@ func.func @epilogue(%C: memref<?x?xbf16>, %D: memref<?x?xf32>, %i: index) attrib
   nvgpu.tma_store_wait 0
   // CHECK-NEXT: bar.sync 1, 128;
   nvgpu.named_barrier_sync 1, 128
-  // 64 bf16 values per thread, packed in pairs: 32 stores of 32 bits; the address of
-  // each: column chunk (64 columns of 128 bytes), row, column, then the 128B swizzle
-  // (bits 4-6 ^= bits 7-9).
-  // CHECK:      shr.u32 %r[[T:[0-9]+]], %r[[COL:[0-9]+]], 6;
-  // CHECK-NEXT: mad.lo.u32 %r[[A:[0-9]+]], %r[[T]], 8192, %r{{[0-9]+}};
-  // CHECK-NEXT: mad.lo.u32 %r[[A]], %r{{[0-9]+}}, 128, %r[[A]];
-  // CHECK-NEXT: and.b32 %r[[T]], %r[[COL]], 63;
-  // CHECK-NEXT: mad.lo.u32 %r[[A]], %r[[T]], 2, %r[[A]];
-  // CHECK-NEXT: shr.u32 %r[[T]], %r[[A]], 7;
-  // CHECK-NEXT: and.b32 %r[[T]], %r[[T]], 7;
-  // CHECK-NEXT: shl.b32 %r[[T]], %r[[T]], 4;
-  // CHECK-NEXT: xor.b32 %r[[A]], %r[[A]], %r[[T]];
-  // CHECK-NEXT: st.shared.b32 [%r[[A]]], %r{{[0-9]+}};
-  // CHECK-COUNT-31: st.shared.b32
+  // 64 bf16 values per thread, packed in pairs: 32 stores of 32 bits.  The thread's first
+  // element: tb = base + row * 128 + col * 2; the 128B swizzle XORs 16-byte unit u of a
+  // row with row % 8 (bits 7-9 of tb), the same for all of the thread's rows (0, 8: a
+  // swizzle period apart), so one register per unit and the row (1024 bytes per 8 rows)
+  // and column chunk (8192 bytes) are immediates (tawa/backend/ptx/emit_fragments.py,
+  // swizzle_plan; tests/backend/test_swizzle_plan.py checks every address).
+  // CHECK:      mad.lo.u32 %r[[TB:[0-9]+]], %r{{[0-9]+}}, 128, %r{{[0-9]+}};
+  // CHECK-NEXT: mad.lo.u32 %r[[TB]], %r{{[0-9]+}}, 2, %r[[TB]];
+  // CHECK-NEXT: shr.u32 %r[[SW:[0-9]+]], %r[[TB]], 7;
+  // CHECK-NEXT: and.b32 %r[[SW]], %r[[SW]], 7;
+  // CHECK-NEXT: shl.b32 %r[[SW]], %r[[SW]], 4;
+  // CHECK-NEXT: xor.b32 %r[[U0:[0-9]+]], %r[[SW]], 0;
+  // CHECK-NEXT: add.u32 %r[[U0]], %r[[TB]], %r[[U0]];
+  // CHECK:      xor.b32 %r[[U7:[0-9]+]], %r[[SW]], 112;
+  // CHECK-NEXT: add.u32 %r[[U7]], %r[[TB]], %r[[U7]];
+  // CHECK-NEXT: st.shared.b32 [%r[[U0]]], %r{{[0-9]+}};
+  // CHECK-NEXT: st.shared.b32 [%r[[U0]]+1024], %r{{[0-9]+}};
+  // CHECK-COUNT-14: st.shared.b32 [%r{{[0-9]+}}{{(\+1024)?}}], %r{{[0-9]+}};
+  // CHECK-NEXT: st.shared.b32 [%r[[U0]]+8192], %r{{[0-9]+}};
+  // CHECK-NEXT: st.shared.b32 [%r[[U0]]+9216], %r{{[0-9]+}};
+  // CHECK-COUNT-14: st.shared.b32
   nvgpu.frag_store_shared %v, %staging[%i, %i] : !nvgpu.frag<64x128xbf16, wgmma>, !nvgpu.smem<1x64x128xbf16, swizzle = 128>
-  // f32: vectors of 2, one st.shared.v2.f32 each (64B swizzle: bits 4-5 ^= bits 7-8).
+  // f32: a thread's 8 columns span two 16-byte units, so one address per vector, each
+  // swizzled on its own (64B swizzle: bits 4-5 ^= bits 7-8); vectors of 2.
   // CHECK:      and.b32 %r{{[0-9]+}}, %r{{[0-9]+}}, 3;
   // CHECK:      st.shared.v2.f32 [%r{{[0-9]+}}], {%f{{[0-9]+}}, %f{{[0-9]+}}};
   // CHECK-COUNT-3: st.shared.v2.f32
