@@ -78,3 +78,36 @@ def test_tma_refuses_a_store_it_cannot_take():
                        r"cannot take the TMA-store epilogue: its 16-byte rows are not a multiple of a 32-byte "
                        r"swizzle span$"):
         HopperPipelinePass(stages=2, epilogue="tma").apply(tawa.context(), tawa.parse(text, "gemm_n8.mlir"))
+
+
+class _Device:
+    id = 0
+
+
+class _CudaArray:
+    """What the runtime reads of a CuPy array (f16: CuPy has no bf16)."""
+
+    def __init__(self, shape: tuple[int, int], ptr: int):
+        self.shape, self.ptr, self.device = shape, ptr, _Device()
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        return {"shape": self.shape, "typestr": "<f2", "data": (self.ptr, False), "strides": None, "version": 3}
+
+
+_CudaArray.__module__ = "cupy._core.core"
+
+
+def test_a_c_with_unaligned_rows_is_an_argument_error_at_launch():
+    """C's tensor map needs rows of a multiple of 16 bytes: 100 f16 columns
+    (200 bytes) is the runtime's one-line ArgumentError, naming C; the
+    thread epilogue takes them."""
+    from tawa.runtime import ArgumentError
+
+    text = (EXAMPLES / "gemm.mlir").read_text().replace("bf16", "f16")
+    M, N, K = 128, 100, 64
+    args = [_CudaArray((M, K), 0x1000_0000), _CudaArray((N, K), 0x2000_0000), _CudaArray((M, N), 0x3000_0000), M, N, K]
+    with pytest.raises(ArgumentError, match=r"%C.*200 bytes, not a multiple of 16") as info:
+        tawa.compile(text, "gemm", stages=3, epilogue="tma").plan(*args, grid=(1, 1))
+    assert "\n" not in str(info.value)
+    tawa.compile(text, "gemm", stages=3, epilogue="threads").plan(*args, grid=(1, 1))
