@@ -1,6 +1,6 @@
 """`swizzle_plan` (tawa/backend/ptx/emit_fragments.py): the shared-memory
 address of every vector a thread reads or writes (`frag_load_shared`,
-`frag_store_shared`), formed as `tb + ((16·k) ^ sw) + imm`, equals the
+`frag_store_shared`), formed as `tb0 + ((16·k) ^ x) + imm`, equals the
 address the simulator's storage model gives its element
 (`tawa.interpreters.nvgpu.tile_addresses`: column chunks, swizzle of the
 absolute address), for every thread, value and swizzle span."""
@@ -22,6 +22,8 @@ from tawa.interpreters.nvgpu import tile_addresses
         (256, BFloat16Type(), 128, 128, 64, 0),  # the GEMM's staging tile, second warp group
         (128, Float16Type(), 128, 64, 0, 16384),  # one stage further
         (32, Float16Type(), 64, 64, 0, 512),  # 64B swizzle
+        (256, Float32Type(), 128, 128, 64, 0),  # f32: a thread's 8 columns span two 16-byte units
+        (16, Float32Type(), 64, 64, 0, 512),  # f32, 64B swizzle
         (16, BFloat16Type(), 32, 128, 64, 256),  # 32B swizzle
     ],
 )
@@ -40,19 +42,19 @@ def test_plan_addresses_are_the_storage_addresses(cols, element, swizzle, rows, 
     for t in range(128):
         r_t, c_t = rows_at[t, 0] - dr[0] + row0, cols_at[t, 0] - dc[0]
         tb = offset + r_t * span + c_t * eb
-        sw = ((tb >> 7) & (swizzle // 16 - 1)) << 4
+        unit_bits = (span - 1) & ~15
+        x = (tb & unit_bits) ^ (((tb >> 7) & (swizzle // 16 - 1)) << 4)
+        tb0 = tb & ~unit_bits
         for k, (unit, imm) in enumerate(plan):
             for j in range(vector):
                 i = k * vector + j
-                got = tb + ((16 * unit) ^ sw) + imm + j * eb
+                got = tb0 + ((16 * unit) ^ x) + imm + j * eb
                 assert got == want[row0 + rows_at[t, i], cols_at[t, i]], (t, i)
 
 
 def test_no_plan_where_it_does_not_hold():
-    """Unswizzled, rows not whole swizzle periods, or a thread's columns
-    spanning two 16-byte units (f32: 8 columns): one address per vector."""
+    """Unswizzled, or rows that are not whole swizzle periods: one address
+    per vector."""
     frag = nvgpu.FragmentType([64, 64], BFloat16Type(), nvgpu.WGMMA)
     assert swizzle_plan(frag, nvgpu.SmemType([1, 64, 64], BFloat16Type(), 0)) is None
     assert swizzle_plan(frag, nvgpu.SmemType([1, 68, 64], BFloat16Type(), 128)) is None
-    f32 = nvgpu.FragmentType([64, 64], Float32Type(), nvgpu.WGMMA)
-    assert swizzle_plan(f32, nvgpu.SmemType([1, 64, 64], Float32Type(), 128)) is None

@@ -262,20 +262,21 @@ def emit_load_global(p: KernelPrinter, op: nvgpu.FragmentLoadGlobalOp) -> None:
 
 def swizzle_plan(t: nvgpu.FragmentType, st: nvgpu.SmemType) -> list[tuple[int, int]] | None:
     """Per vector of fragment `t` in a swizzled tile of type `st`, (k, imm)
-    such that its shared address is `tb + ((16·k) ^ sw) + imm`, where `tb`
-    = stage base + row · span + col · bytes of the thread's first element
-    and `sw` = bits [7, 7 + b) of `tb` moved to bits [4, 4 + b) (the
-    swizzle's XOR term, the same for all of a thread's rows when they
-    differ by multiples of 8); None when the layout does not allow it.
+    such that its shared address is `tb0 + ((16·k) ^ x) + imm`, where, for
+    `tb` = stage base + row · span + col · bytes of the thread's first
+    element, `tb0` is `tb` with its 16-byte-unit bits (4 up to the span)
+    cleared and `x` is those bits XOR the swizzle term (bits [7, 7 + b) of
+    `tb` moved to bits [4, 4 + b)); None when the layout does not allow it.
 
     It does when every vector's row offset is a multiple of 8 rows (8 rows
-    are one swizzle period: `SMEM_ALIGNMENT`, to which stages and column
-    chunks of a multiple of 8 rows are aligned) and its column offset within
-    its chunk a multiple of 16 bytes, and a thread's first column plus a
-    vector stays inside one 16-byte unit: then the 16-byte unit of every
-    vector is its own column unit XOR the thread's row term, and chunk and
-    row offsets are immediates.  A thread then forms one address per
-    distinct column unit (8 for a 128B span), not one per vector."""
+    are one swizzle period, `SMEM_ALIGNMENT`, to which stages and column
+    chunks of a multiple of 8 rows are aligned: the swizzle term is the
+    same for all of a thread's rows), its column offset within its chunk is
+    a multiple of 16 bytes, no vector straddles a 16-byte unit, and the
+    unit bits of the threads' first columns and of the vectors' offsets
+    are disjoint (so adding them is XOR-ing them).  A thread then forms one
+    address per distinct column unit (8 for a 128B span), not one per
+    vector; rows and column chunks are immediates."""
     swizzle = st.swizzle.data
     rows = st.get_shape()[-2]
     if not swizzle or rows % 8:
@@ -286,16 +287,32 @@ def swizzle_plan(t: nvgpu.FragmentType, st: nvgpu.SmemType) -> list[tuple[int, i
     shape, layout = t.get_shape(), t.tiled_layout
     dr, dc = layout.value_offsets(shape, 0), layout.value_offsets(shape, 1)
     vector = t.vector_length()
-    last_col = sum((term.size - 1) * term.stride for term in layout.thread_terms(shape, 1))
-    if (last_col + vector) * eb > 16:
-        return None
-    plan = []
+    thread_units = 0
+    for col in _thread_columns(layout, shape):
+        unit, low = divmod(col * eb, 16)
+        if low + vector * eb > 16:
+            return None
+        thread_units |= unit
+    plan, units = [], 0
     for i in range(0, len(dr), vector):
         unit, rest = divmod((dc[i] % w) * eb, 16)
         if dr[i] % 8 or rest:
             return None
+        units |= unit
         plan.append((unit, (dc[i] // w) * rows * span + dr[i] * span))
+    if thread_units & units or (thread_units | units) >= span // 16:
+        return None
     return plan
+
+
+def _thread_columns(layout, shape) -> set[int]:
+    """The column of the first element of each thread of a warp group."""
+    cols = set()
+    for tid in range(THREADS_PER_GROUP):
+        warp, lane = divmod(tid, THREADS_PER_WARP)
+        cols.add(sum((((warp if term.source == "warp" else lane) // term.divisor) % term.size) * term.stride
+                     for term in layout.thread_terms(shape, 1)))
+    return cols
 
 
 def _shared_vectors(p: KernelPrinter, t: nvgpu.FragmentType, buf, stage, row):
@@ -329,6 +346,12 @@ def _shared_vectors(p: KernelPrinter, t: nvgpu.FragmentType, buf, stage, row):
         p.emit(f"shr.u32 {sw}, {tb}, 7;")
         p.emit(f"and.b32 {sw}, {sw}, {swizzle // 16 - 1};")
         p.emit(f"shl.b32 {sw}, {sw}, 4;")
+        if any(col * eb >= 16 for col in _thread_columns(t.tiled_layout, shape)):
+            # The thread's own unit bits join the XOR term (x), tb keeps the rest (tb0).
+            unit_bits, own = (span - 1) & ~15, p.regs.new("r")
+            p.emit(f"and.b32 {own}, {tb}, {unit_bits};")
+            p.emit(f"xor.b32 {sw}, {sw}, {own};")
+            p.emit(f"and.b32 {tb}, {tb}, 0x{~unit_bits & 0xFFFFFFFF:08X};")
         units: dict[int, str] = {}
         for unit in sorted({u for u, _ in plan}):
             units[unit] = p.regs.new("r")

@@ -36,11 +36,17 @@ func.func @epilogue(%C: memref<?x?xbf16>, %D: memref<?x?xf32>, %i: index) attrib
   // CHECK-NEXT: st.shared.b32 [%r[[U0]]+9216], %r{{[0-9]+}};
   // CHECK-COUNT-14: st.shared.b32
   nvgpu.frag_store_shared %v, %staging[%i, %i] : !nvgpu.frag<64x128xbf16, wgmma>, !nvgpu.smem<1x64x128xbf16, swizzle = 128>
-  // f32: a thread's 8 columns span two 16-byte units, so one address per vector, each
-  // swizzled on its own (64B swizzle: bits 4-5 ^= bits 7-8); vectors of 2.
-  // CHECK:      and.b32 %r{{[0-9]+}}, %r{{[0-9]+}}, 3;
+  // f32 (64B swizzle): a thread's 8 columns span two 16-byte units; its own unit bits
+  // (4-5 of tb) join the swizzle term (bits 7-8 of tb, moved to 4-5) and are cleared in tb.
+  // CHECK:      and.b32 %r[[SW2:[0-9]+]], %r[[SW2]], 3;
+  // CHECK-NEXT: shl.b32 %r[[SW2]], %r[[SW2]], 4;
+  // CHECK-NEXT: and.b32 %r[[OWN:[0-9]+]], %r[[TB2:[0-9]+]], 48;
+  // CHECK-NEXT: xor.b32 %r[[SW2]], %r[[SW2]], %r[[OWN]];
+  // CHECK-NEXT: and.b32 %r[[TB2]], %r[[TB2]], 0xFFFFFFCF;
   // CHECK:      st.shared.v2.f32 [%r{{[0-9]+}}], {%f{{[0-9]+}}, %f{{[0-9]+}}};
-  // CHECK-COUNT-3: st.shared.v2.f32
+  // CHECK-NEXT: st.shared.v2.f32 [%r{{[0-9]+}}+512], {%f{{[0-9]+}}, %f{{[0-9]+}}};
+  // CHECK-NEXT: st.shared.v2.f32 [%r{{[0-9]+}}], {%f{{[0-9]+}}, %f{{[0-9]+}}};
+  // CHECK-NEXT: st.shared.v2.f32 [%r{{[0-9]+}}+512], {%f{{[0-9]+}}, %f{{[0-9]+}}};
   nvgpu.frag_store_shared %f, %s32[%i, %i] : !nvgpu.frag<64x16xf32, wgmma>, !nvgpu.smem<1x64x16xf32, swizzle = 64>
   // CHECK:      fence.proxy.async.shared::cta;
   nvgpu.fence_proxy_async
