@@ -254,14 +254,14 @@ def compiler_rejects(config: GemmConfig, options: dict[str, Any]) -> str | None:
     (tawa-check-resources and the passes before it, not the protocol proof
     nor the PTX: ~0.1 s), or None when they pass."""
     from tawa.ir import context, parse
-    from tawa.transforms.hopper_pipeline import HopperPipelinePass, deepest_fitting
+    from tawa.transforms.hopper_pipeline import HopperPipelinePass
 
     pipeline = HopperPipelinePass(**{k.replace("-", "_"): v for k, v in options.items()}, prepare=False)
     try:
         module = parse(gemm_source(config), f"{config.id}.mlir")
         ctx = context()
         pipeline.specialize_pass().apply(ctx, module)
-        for p in pipeline.steps(pipeline.stages or deepest_fitting(module)):
+        for p in pipeline.planned_steps(module):
             if p.name != "tawa-verify-protocol":
                 p.apply(ctx, module)
     except TawaError as err:

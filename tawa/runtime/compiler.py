@@ -17,6 +17,7 @@ again returns the same `Kernel` (and so its loaded GPU code).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 from collections import OrderedDict
@@ -194,6 +195,10 @@ def compile(module_or_text: ModuleOp | str | bytes, kernel: str, **options: Any)
     else:
         verify(module)
     result = compile_uncached(module, kernel, options)
+    if options.get("epilogue", "auto") == "auto":
+        # Outputs stored through tensor maps need 16-byte rows: the twin with
+        # the thread epilogue takes any (Kernel.fallback).
+        result.fallback = functools.partial(compile, text, kernel, **{**options, "epilogue": "threads"})
     _CACHE[key] = result
     if len(_CACHE) > CACHE_SIZE:
         _CACHE.popitem(last=False)

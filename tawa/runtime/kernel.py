@@ -8,15 +8,27 @@ without a GPU.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tawa.backend.ptx.abi import KernelABI
-from tawa.runtime.launch import LaunchPlan, Signature, arg_names, launch_key, plan_launch, signature
+from tawa.runtime.launch import (
+    LaunchPlan,
+    Signature,
+    TensorMapError,
+    arg_names,
+    launch_key,
+    plan_launch,
+    signature,
+)
 from tawa.runtime.ptxas import ARCH, Cubin, assemble
 
 PREPARED_LAUNCHES = 64
 """Prepared launches a kernel keeps (each holds ~0.5 KiB of packed parameters)."""
+
+
+_TWIN = object()
+"""In `Kernel._prepared`: launches with this key go to the kernel's twin."""
 
 
 class Kernel:
@@ -52,6 +64,12 @@ class Kernel:
         self._cubin: Cubin | None = None
         self._loaded: dict[int, Any] = {}
         self._prepared: dict[tuple[Any, ...], Any] = {}
+        self.fallback: Callable[[], Kernel] | None = None
+        """For a kernel compiled with `epilogue="auto"`: compiles its twin with
+        `epilogue="threads"`, launched when an argument is one a tensor map
+        cannot describe (`TensorMapError`: an output whose rows are not whole
+        16-byte units, say), so `auto` never refuses what `threads` takes."""
+        self._twin: Kernel | None = None
         """`tawa.runtime.cuda.PreparedLaunch`es by `launch_key` (oldest dropped first)."""
 
     @classmethod
@@ -110,15 +128,34 @@ class Kernel:
         key = launch_key(args, grid) if stream is None else None
         if key is not None:
             prepared = self._prepared.get(key)
+            if prepared is _TWIN:
+                assert self._twin is not None
+                self._twin(*args, grid=grid, stream=stream)
+                return
             if prepared is not None and prepared.again():
                 return
-        plan = self.plan(*args, grid=grid)
+        try:
+            plan = self.plan(*args, grid=grid)
+        except TensorMapError:
+            if self.fallback is None:
+                raise
+            if self._twin is None:
+                self._twin = self.fallback()
+            if self._twin.abi == self.abi:
+                raise  # the same kernel: its inputs are the problem, reported as they are
+            self._twin(*args, grid=grid, stream=stream)
+            if key is not None:
+                self._remember(key, _TWIN)
+            return
         if plan.empty:
             return
         from tawa.runtime import cuda
 
         prepared = cuda.launch(self.load(plan.device), plan, stream)
         if key is not None and prepared is not None:
-            if len(self._prepared) >= PREPARED_LAUNCHES:
-                self._prepared.pop(next(iter(self._prepared)))
-            self._prepared[key] = prepared
+            self._remember(key, prepared)
+
+    def _remember(self, key: tuple[Any, ...], prepared: Any) -> None:
+        if len(self._prepared) >= PREPARED_LAUNCHES:
+            self._prepared.pop(next(iter(self._prepared)))
+        self._prepared[key] = prepared

@@ -87,6 +87,13 @@ class ArgumentError(LaunchError):
     """A launch argument that does not match the kernel's signature."""
 
 
+class TensorMapError(ArgumentError):
+    """An array that a tensor map cannot describe (TMA's alignment and size
+    rules).  A kernel compiled with `epilogue="auto"` stores its outputs
+    through tensor maps where it can; given such an output it launches its
+    thread-epilogue twin instead (`tawa.Kernel.__call__`)."""
+
+
 # --------------------------------------------------------------------------- element types
 
 
@@ -618,7 +625,8 @@ def _check_array(a: ArgSpec, value: Any) -> tuple[ArrayInfo, tuple[int, ...]]:
                 "its rows must be contiguous and its other strides positive multiples of 16 bytes (TMA)"
                 if a.tma_only else "the kernel addresses it itself"
             )
-            raise ArgumentError(
+            error = TensorMapError if a.tma_only else ArgumentError
+            raise error(
                 f"{label}: must be dense row-major (C-contiguous), got byte strides {info.strides} "
                 f"for shape {shape} ({why}); pass a contiguous copy"
             )
@@ -631,22 +639,22 @@ def _check_array(a: ArgSpec, value: Any) -> tuple[ArrayInfo, tuple[int, ...]]:
         raise ArgumentError(f"{label}: address {info.ptr:#x} is not aligned to its {info.itemsize}-byte elements")
     if a.tma:
         if info.ptr % TMA_ALIGN:
-            raise ArgumentError(
+            raise TensorMapError(
                 f"{label}: address {info.ptr:#x} is not 16-byte aligned, which TMA requires "
                 f"(a view starting {info.ptr % TMA_ALIGN} bytes into an allocation?)"
             )
         for axis in range(rank - 1):
             if strides[axis] % TMA_ALIGN:
                 inner = math.prod(shape[axis + 1 :])
-                raise ArgumentError(
+                raise TensorMapError(
                     f"{label}: the stride of dimension {axis} is {strides[axis]} bytes, not a "
                     f"multiple of 16 as TMA requires (shape {shape}: the trailing "
                     f"{inner} elements should be a multiple of {TMA_ALIGN // info.itemsize})"
                 )
         if rank > 1 and strides[0] >= MAX_TMA_STRIDE:
-            raise ArgumentError(f"{label}: the stride of dimension 0 ({strides[0]} bytes) is too large for TMA (< 2^40)")
+            raise TensorMapError(f"{label}: the stride of dimension 0 ({strides[0]} bytes) is too large for TMA (< 2^40)")
         if any(d > MAX_TMA_DIM for d in shape):
-            raise ArgumentError(f"{label}: shape {shape} has a dimension above 2^32, too large for TMA")
+            raise TensorMapError(f"{label}: shape {shape} has a dimension above 2^32, too large for TMA")
     return info, strides
 
 

@@ -23,9 +23,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tawa.runtime.launch import TMA_ALIGN
 from tawa.target.hopper import SM_COUNT
-from tawa.torch.checks import ELEMENT_BYTES
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 FILES = {
@@ -123,11 +121,9 @@ def matmul_kernel(name: str, dtype: str, M: int, N: int, K: int, sms: int = SM_C
     if hit is not None and hit[0] is compiled:
         return hit[1], hit[2]
     choice = matmul_choice(name, dtype, M, N, K, sms, tune)
+    # A C whose rows are not whole 16-byte units launches the kernel's
+    # thread-epilogue twin (tawa.Kernel.fallback).
     options = {**choice.options, **OPTIONS.get(name, {})}
-    if (N * ELEMENT_BYTES[dtype]) % TMA_ALIGN:
-        # C's rows are not whole 16-byte units, which a tensor map needs: the
-        # threads store C (docs/passes.md, "The TMA-store epilogue").
-        options["epilogue"] = "threads"
     kernel = compiled(name, dtype, config=choice.config, **options)
     grid = choice.grid(M, N)
     _MATMULS[key] = (compiled, kernel, grid)

@@ -83,11 +83,16 @@ class HopperPipelinePass(ModulePass):
         if self.epilogue not in EPILOGUES:
             raise TawaError(f"epilogue must be one of {', '.join(EPILOGUES)}, got {self.epilogue!r}", self.name)
         self.specialize_pass().apply(ctx, op)
+        for p in self.planned_steps(op):
+            p.apply(ctx, op)
+
+    def planned_steps(self, module: ModuleOp) -> tuple[ModulePass, ...]:
+        """The passes after `specialize_pass()` for a warp-specialized
+        `module`: its ring depth and epilogue decided as `apply` decides them."""
         stages, epilogue = self.stages, self.epilogue
         if not stages:
-            stages, epilogue = self.depth_and_epilogue(op)
-        for p in self.steps(stages, epilogue):
-            p.apply(ctx, op)
+            stages, epilogue = self.depth_and_epilogue(module)
+        return self.steps(stages, epilogue)
 
     def depth_and_epilogue(self, module: ModuleOp) -> tuple[int, str]:
         """With `stages=0`: the deepest ring that fits with the staging tiles

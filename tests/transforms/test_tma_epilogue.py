@@ -111,3 +111,26 @@ def test_a_c_with_unaligned_rows_is_an_argument_error_at_launch():
         tawa.compile(text, "gemm", stages=3, epilogue="tma").plan(*args, grid=(1, 1))
     assert "\n" not in str(info.value)
     tawa.compile(text, "gemm", stages=3, epilogue="threads").plan(*args, grid=(1, 1))
+
+
+def test_auto_launches_the_thread_epilogue_twin_for_such_a_c():
+    """With `epilogue="auto"` (the default) the same C is taken: the kernel's
+    plan refuses it (TensorMapError), and the call goes to its twin compiled
+    with the thread epilogue, which plans it (no GPU here: the launch itself
+    then stops at the missing CuPy).  An explicit `epilogue="tma"` has no twin."""
+    from tawa.runtime import LaunchError, TensorMapError
+
+    text = (EXAMPLES / "gemm.mlir").read_text().replace("bf16", "f16")
+    M, N, K = 128, 100, 64
+    args = [_CudaArray((M, K), 0x1000_0000), _CudaArray((N, K), 0x2000_0000), _CudaArray((M, N), 0x3000_0000), M, N, K]
+    auto = tawa.compile(text, "gemm", stages=3)
+    with pytest.raises(TensorMapError):
+        auto.plan(*args, grid=(1, 1))
+    with pytest.raises(LaunchError, match="needs CuPy"):
+        auto(*args, grid=(1, 1))
+    assert auto._twin is not None and auto._twin.options == {"stages": 3, "epilogue": "threads"}
+    assert auto._twin.plan(*args, grid=(1, 1)).params
+    tma = tawa.compile(text, "gemm", stages=3, epilogue="tma")
+    assert tma.fallback is None
+    with pytest.raises(TensorMapError, match="%C"):
+        tma(*args, grid=(1, 1))
