@@ -15,17 +15,11 @@ cuda.bindings: loading, tensor maps, launching; imported on first launch).
 
 from __future__ import annotations
 
+from tawa.runtime.arrays import reinterpret
 from tawa.runtime.compiler import CompileError, clear_cache, compile
+from tawa.runtime.errors import ArgumentError, LaunchError, TensorMapError
 from tawa.runtime.kernel import Kernel
-from tawa.runtime.launch import (
-    ArgumentError,
-    LaunchError,
-    LaunchPlan,
-    TensorMapError,
-    TensorMapSpec,
-    plan_launch,
-    reinterpret,
-)
+from tawa.runtime.launch import LaunchPlan, TensorMapSpec, plan_launch
 from tawa.runtime.ptxas import AssembleError, Cubin, assemble, cache_dir
 
 __all__ = [

@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from tawa.runtime.errors import LaunchError
 from tawa.runtime.launch import (
     SCRATCH_BYTES,
-    LaunchError,
     LaunchPlan,
     TensorMapSpec,
     kernel_arguments,

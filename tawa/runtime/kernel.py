@@ -12,10 +12,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tawa.backend.ptx.abi import KernelABI
+from tawa.runtime.errors import TensorMapError
 from tawa.runtime.launch import (
     LaunchPlan,
     Signature,
-    TensorMapError,
     arg_names,
     launch_key,
     plan_launch,

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tawa.backend.ptx.abi import WATCHDOG_BYTES, WATCHDOG_FIELDS, WATCHDOG_VALID
-from tawa.runtime.launch import LaunchError
+from tawa.runtime.errors import LaunchError
 from tawa.target.hopper import THREADS_PER_GROUP
 
 WORDS = WATCHDOG_BYTES // 4

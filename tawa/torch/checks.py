@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from math import prod
 from typing import Any
 
-from tawa.runtime.launch import TMA_ALIGN, is_dense_row_major
+from tawa.runtime.arrays import is_dense_row_major
+from tawa.runtime.launch import TMA_ALIGN
 
 ELEMENT_BYTES = {"bfloat16": 2, "float16": 2}
 MATMUL_DTYPES = ("bfloat16", "float16")

@@ -31,17 +31,13 @@ from tawa.dialects import nvgpu
 from tawa.dialects.nvgpu import record_kernel_info
 from tawa.runtime import compiler, cuda
 from tawa.runtime import ptxas as assemble_mod
+from tawa.runtime.arrays import array_info, dense_strides, is_dense_row_major, reinterpret
+from tawa.runtime.errors import ArgumentError, LaunchError
 from tawa.runtime.launch import (
-    ArgumentError,
-    LaunchError,
     TensorMapSpec,
     arg_names,
-    array_info,
-    dense_strides,
-    is_dense_row_major,
     kernel_arguments,
     plan_launch,
-    reinterpret,
     tensormap_by_value,
 )
 
