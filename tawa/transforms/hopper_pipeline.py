@@ -35,7 +35,7 @@ from tawa.transforms.pipeline import PipelinePass, pipelined_arefs
 from tawa.transforms.prepare_ptx import PreparePtxPass
 from tawa.transforms.program_order import ProgramOrder
 from tawa.transforms.smem_plan import plan_shared_memory
-from tawa.transforms.tma_epilogue import EPILOGUES, staging_types
+from tawa.transforms.tma_epilogue import AUTO_STAGINGS, EPILOGUES, STAGINGS, staging_types
 from tawa.transforms.utils import kernel_of
 from tawa.transforms.verify_protocol import VerifyProtocolPass
 from tawa.transforms.warp_specialize import WarpSpecializePass
@@ -78,31 +78,41 @@ class HopperPipelinePass(ModulePass):
     (`tawa-lower-tile`, `tawa.transforms.tma_epilogue`).  With `stages=0`,
     `auto` takes the TMA-store epilogue when its staging tiles fit beside
     rings of at least 2 stages, `tma` at whatever depth fits."""
+    staging: str = "auto"
+    """`auto`, `full` or `subtiled`: the TMA-store epilogue's staging
+    buffers (`tawa.transforms.tma_epilogue`).  `auto` chooses among
+    `AUTO_STAGINGS` (for now the full tile only): with `stages=0` the one
+    that allows the deepest ring (the first on a tie), with explicit stages
+    the first that fits beside them."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.epilogue not in EPILOGUES:
             raise TawaError(f"epilogue must be one of {', '.join(EPILOGUES)}, got {self.epilogue!r}", self.name)
+        if self.staging not in STAGINGS:
+            raise TawaError(f"staging must be one of {', '.join(STAGINGS)}, got {self.staging!r}", self.name)
         self.specialize_pass().apply(ctx, op)
         for p in self.planned_steps(op):
             p.apply(ctx, op)
 
     def planned_steps(self, module: ModuleOp) -> tuple[ModulePass, ...]:
         """The passes after `specialize_pass()` for a warp-specialized
-        `module`: its ring depth and epilogue decided as `apply` decides them."""
-        stages, epilogue = self.stages, self.epilogue
-        if not stages:
-            stages, epilogue = self.depth_and_epilogue(module)
-        return self.steps(stages, epilogue)
+        `module`: its ring depth, epilogue and staging decided as `apply`
+        decides them."""
+        if not self.stages:
+            return self.steps(*self.depth_and_epilogue(module))
+        return self.steps(self.stages)
 
-    def depth_and_epilogue(self, module: ModuleOp) -> tuple[int, str]:
-        """With `stages=0`: the deepest ring that fits with the staging tiles
-        of the TMA-store epilogue (`epilogue=tma`; `auto`: at least 2
-        stages deep), else without them and the thread epilogue."""
+    def depth_and_epilogue(self, module: ModuleOp) -> tuple[int, str, str]:
+        """With `stages=0`: the deepest ring that fits with the staging
+        buffers of the TMA-store epilogue (`epilogue=tma`; `auto`: at least
+        2 stages deep), else without them and the thread epilogue; and the
+        staging (`auto`: of `AUTO_STAGINGS`, the one with the deepest ring)."""
         if self.epilogue != "threads":
-            with_staging = deepest_fitting(module, staging=True)
-            if self.epilogue == "tma" or with_staging >= 2:
-                return with_staging, self.epilogue
-        return deepest_fitting(module), "threads"
+            variants = AUTO_STAGINGS if self.staging == "auto" else (self.staging,)
+            depth, staging = max(((deepest_fitting(module, v), v) for v in variants), key=lambda d: d[0])
+            if self.epilogue == "tma" or depth >= 2:
+                return depth, self.epilogue, staging
+        return deepest_fitting(module), "threads", self.staging
 
     def specialize_pass(self) -> WarpSpecializePass:
         return WarpSpecializePass(
@@ -112,17 +122,18 @@ class HopperPipelinePass(ModulePass):
             strict=True,
         )
 
-    def steps(self, stages: int, epilogue: str | None = None) -> tuple[ModulePass, ...]:
+    def steps(self, stages: int, epilogue: str | None = None, staging: str | None = None) -> tuple[ModulePass, ...]:
         """The passes that follow `specialize_pass()`, for ring depth
         `stages` (the differential tests run them one at a time); `epilogue`
-        overrides the option."""
+        and `staging` override the options."""
         return (
             PipelinePass(stages=stages),
             *((PersistentPass(group_m=self.group_m, order=self.order),) if self.persistent else ()),
             AssignStagePhasePass(),
             LowerArefPass(),
             *((BoundWaitsPass(timeout_ms=self.watchdog_ms),) if self.watchdog else ()),
-            LowerTilePass(epilogue=self.epilogue if epilogue is None else epilogue),
+            LowerTilePass(epilogue=self.epilogue if epilogue is None else epilogue,
+                          staging=self.staging if staging is None else staging),
             MaterializePartitionsPass(group_m=self.group_m, order=self.order),
             ExpandFragmentStoresPass(),
             CheckResourcesPass(),
@@ -130,16 +141,17 @@ class HopperPipelinePass(ModulePass):
             *((PreparePtxPass(),) if self.prepare else ()),
         )
 
-def deepest_fitting(module: ModuleOp, staging: bool = False) -> int:
+def deepest_fitting(module: ModuleOp, staging: str | None = None) -> int:
     """The deepest ring (4..1) with which every kernel's shared-memory plan
     fits, for the arefs `tawa-pipeline` deepens (the others keep their
-    depth), with the staging tiles of the TMA-store epilogue when `staging`.
-    With none, 1: `tawa-lower-aref` then reports the size."""
+    depth), with the TMA-store epilogue's staging buffers of that variant
+    (`full` or `subtiled`) when `staging` is given.  With none, 1:
+    `tawa-lower-aref` then reports the size."""
     kernels = []
     for ws in [o for o in module.walk() if isinstance(o, aref.WarpSpecializeOp)]:
         kernel = kernel_of(ws, HopperPipelinePass.name)
         creates = [o for o in kernel.body.block.ops if isinstance(o, aref.CreateOp)]
-        kernels.append((creates, pipelined_arefs(ws), staging_types(ws) if staging else []))
+        kernels.append((creates, pipelined_arefs(ws), staging_types(ws, staging) if staging else []))
     for stages in DEPTHS:
         if all(_fits(creates, deep, stages, tiles) for creates, deep, tiles in kernels):
             return stages

@@ -37,7 +37,7 @@ from tawa.dialects import aref, nvgpu, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.target.hopper import WARPS_PER_GROUP
 from tawa.transforms.consumer_patterns import NAME, ConsumerInfo, consumer_patterns, diagnose
-from tawa.transforms.tma_epilogue import EPILOGUES, drain_at_end, stage_stores
+from tawa.transforms.tma_epilogue import EPILOGUES, STAGINGS, drain_at_end, stage_stores
 from tawa.transforms.utils import fail, kernel_of
 
 
@@ -84,15 +84,21 @@ class LowerTilePass(ModulePass):
     """`threads` (each thread stores its fragment), `tma` (the TMA-store
     epilogue, an error where not possible) or `auto` (TMA stores where
     the staging tile fits in shared memory): `tawa.transforms.tma_epilogue`."""
+    staging: str = "auto"
+    """The TMA-store epilogue's staging: `full` (the whole tile in one
+    buffer), `subtiled` (span-wide column chunks in two alternating
+    buffers) or `auto` (the first of `AUTO_STAGINGS` that fits)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.epilogue not in EPILOGUES:
             raise TawaError(f"epilogue must be one of {', '.join(EPILOGUES)}, got {self.epilogue!r}", NAME)
+        if self.staging not in STAGINGS:
+            raise TawaError(f"staging must be one of {', '.join(STAGINGS)}, got {self.staging!r}", NAME)
         for ws in [o for o in op.walk() if isinstance(o, aref.WarpSpecializeOp)]:
             kernel = kernel_of(ws, NAME)
             if any(isinstance(o, aref.GetOp | aref.PutOp) for o in ws.walk()):
                 raise fail(ws, f"{NAME}: run tawa-lower-aref first")
-            staged = stage_stores(ws, kernel, self.epilogue, NAME)
+            staged = stage_stores(ws, kernel, self.epilogue, NAME, self.staging)
             start = 0
             for role, warps, _, region in ws.partition_specs():
                 if role == PartitionRole.CONSUMER:

@@ -523,6 +523,9 @@ class _Role:
     start of each block (and one more entry for the end)..."""
     stores_in: list[list[frozenset[int]]]
     """...and before each event of each block."""
+    stores_left: tuple[Event, ...] = ()
+    """This warp group's TMA stores no wait has retired when its trace
+    ends: their reads would outlive the CTA's shared memory."""
 
 
 def _cut(trace: Sequence[Event]) -> _Role:
@@ -560,34 +563,43 @@ def _cut(trace: Sequence[Event]) -> _Role:
                 groups = groups[len(groups) - e.count:] if e.count else []
         open_in.append(per_event)
     open_at.append(frozenset(pending).union(*groups))
-    stores_at, stores_in = _bulk_stores(blocks)
-    return _Role([tuple(b) for b in blocks], gates, intended, open_at, open_in, stores_at, stores_in)
+    stores_at, stores_in, stores_left = _bulk_stores(blocks)
+    return _Role([tuple(b) for b in blocks], gates, intended, open_at, open_in, stores_at, stores_in, stores_left)
 
 
-def _bulk_stores(blocks: list[list[Event]]) -> tuple[list[frozenset[int]], list[list[frozenset[int]]]]:
+def _bulk_stores(
+    blocks: list[list[Event]],
+) -> tuple[list[frozenset[int]], list[list[frozenset[int]]], tuple[Event, ...]]:
     """The staging tiles a role's TMA stores may still read, at the start of
     each block and before each event: a store is a bulk group until a wait
-    retires it; a wait by part of the warp group (its elected thread)
-    retires it for the whole group only once a named barrier follows."""
-    groups: list[int] = []  # the slot of each group in flight, oldest first
+    retires it (`wait_group.read N` retires all but the N newest); a wait
+    by part of the warp group (its elected thread) retires it for the whole
+    group only once a named barrier follows.  And the stores still in
+    flight at the end."""
+    groups: list[Event] = []  # the groups in flight, oldest first
     unpublished: set[int] = set()  # retired by one thread, not yet known to the others
     at, per_block = [], []
+
+    def reading() -> frozenset[int]:
+        return frozenset(g.slot for g in groups) | unpublished
+
     for b in blocks:
         if b[0].kind == NAMED_SYNC:
             unpublished = set()
-        at.append(frozenset(groups) | unpublished)
+        at.append(reading())
         per_event = []
         for e in b:
-            per_event.append(frozenset(groups) | unpublished)
+            per_event.append(reading())
             if e.kind == BULK_STORE:
-                groups.append(e.slot)
+                groups.append(e)
             elif e.kind == BULK_WAIT:
-                retired, groups = groups[: max(0, len(groups) - e.count)], groups[max(0, len(groups) - e.count):]
+                keep = max(0, len(groups) - e.count)
+                retired, groups = groups[:keep], groups[keep:]
                 if e.threads < THREADS_PER_GROUP:
-                    unpublished.update(retired)
+                    unpublished.update(g.slot for g in retired)
         per_block.append(per_event)
-    at.append(frozenset(groups) | unpublished)
-    return at, per_block
+    at.append(reading())
+    return at, per_block, tuple(groups)
 
 
 class _Found(Exception):
@@ -620,6 +632,12 @@ class Explorer:
     #   named_waits: per role, the generation it arrived in, or -1
 
     def run(self) -> Violation | None:
+        for r, role in enumerate(self.roles):
+            if role.stores_left:
+                store = role.stores_left[-1]
+                return Violation("CTA ends during a TMA store", store.op,
+                                 f"{self.role_name(r)} ends while its TMA store of {self.slot(store.slot)} may "
+                                 "still read shared memory (no nvgpu.tma_store_wait 0 after its last store)", [])
         n = len(self.roles)
         init = ((0,) * n, (0,) * (4 * self.nb), (), (0,) * (2 * len(self.named_index)), (-1,) * n)
         parent: dict[Any, tuple[Any, Step] | None] = {init: None}

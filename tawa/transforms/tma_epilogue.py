@@ -38,6 +38,31 @@ shared-memory plan after the rings (`smem_plan`); `epilogue=auto` takes
 the TMA store only where it fits.  The runtime checks the 16-byte row
 alignment a tensor map needs at launch.  Any math may produce the value:
 the staging write stores a converted fragment, whatever computed it.
+
+**Full or subtiled staging** (`staging=auto|full|subtiled`): the full
+tile (`1 x rows x cols`) costs the GEMM 128x256 a ring stage (64 KiB).  The
+subtiled variant stages one span-wide column chunk at a time (one TMA box:
+64 columns of bf16) in two alternating buffers (`2 x rows x span`, 32 KiB),
+so chunk j's store drains while chunk j+1 is written:
+
+    for each chunk j (its columns [span·j, span·j + span), buffer b = j mod 2):
+      scf.if %elected { nvgpu.tma_store_wait P_j }  // the store that last read buffer b
+      nvgpu.named_barrier_sync 1, 128·G
+      %vj = nvgpu.wgmma_k_slice %v[j]               // a column slice: no data moves
+      nvgpu.frag_store_shared %vj, %staging[b, %wg_row0]
+      nvgpu.fence_proxy_async
+      nvgpu.named_barrier_sync 1, 128·G
+      scf.if %elected { nvgpu.tma_store %staging[b], %tmap_C[%m0, %n0 + span·j] }
+
+The full tile is the same loop with one chunk and one buffer.  `P_j`, the
+pending count of the wait, is the number of stores this thread commits
+after the one that last read buffer b (`_pending`): 1 for every chunk of an
+even chunk count (the previous program's last two chunks for j < 2), 0 for
+the full tile.  Other stores committed in between only make more groups
+newer than that one, so the count stays safe.  `auto` considers the
+stagings of `AUTO_STAGINGS` (for now the full tile only, see there): the
+first that fits, and with `stages=0` (`tawa-hopper-pipeline`) the one that
+allows the deepest ring.
 """
 
 from __future__ import annotations
@@ -51,20 +76,34 @@ from xdsl.traits import IsTerminator
 from tawa.dialects import aref, nvgpu, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.dialects.nvgpu.fragments import LOADABLE
-from tawa.target.hopper import MAX_SMEM_BYTES, MAX_TMA_BOX_DIM, THREADS_PER_GROUP
+from tawa.target.hopper import MAX_SMEM_BYTES, MAX_TMA_BOX_DIM, THREADS_PER_GROUP, WGMMA_MAX_PENDING
 from tawa.transforms.smem_plan import extend_plan, slot_swizzle
 from tawa.transforms.utils import const, fail
 
 EPILOGUES = ("auto", "tma", "threads")
 """`epilogue=` values: TMA stores where they fit, TMA stores (an error
 where not possible), the thread epilogue."""
+STAGINGS = ("auto", "full", "subtiled")
+"""`staging=` values: the full tile where it fits, else subtiled; the whole
+tile in one buffer; span-wide column chunks in two alternating buffers."""
+AUTO_STAGINGS = ("full",)
+"""The stagings `staging=auto` considers, in order of preference.  Not yet
+`subtiled`: tawa-verify-protocol's proof of the subtiled epilogue (two
+named barriers per chunk) explores about 3x the states of the full tile's
+(gemm_a_prologue at 4 stages: 34 s instead of 10), more than the CPU suite
+can spend on every GEMM's default.  `("full", "subtiled")` makes `auto`
+take the subtiled staging where the full tile does not fit (explicit
+stages) or costs a ring stage (`stages=0`, `tawa-hopper-pipeline`)."""
+SUBTILE_BUFFERS = 2
+"""Buffers of the subtiled staging: chunk j's store drains while chunk j+1 is written."""
 EPILOGUE_BARRIER = 1
 """The named barrier of the consumer threads around the staging tile."""
 
 
-def staging_type(store: tile.StoreOp) -> nvgpu.SmemType | str:
-    """The staging tile of a store that can take the TMA-store epilogue, or
-    why it cannot."""
+def staging_type(store: tile.StoreOp, staging: str = "full") -> nvgpu.SmemType | str:
+    """The staging buffer of a store that can take the TMA-store epilogue
+    (`staging` full: `1 x rows x cols`; subtiled: `2 x rows x span`, one
+    buffer where the row is a single span), or why it cannot."""
     t, mt = store.value.type, store.dest.type
     assert isinstance(t, TensorType) and isinstance(mt, MemRefType)
     shape, et = tuple(t.get_shape()), t.get_element_type()
@@ -80,6 +119,10 @@ def staging_type(store: tile.StoreOp) -> nvgpu.SmemType | str:
         return f"its {row_bytes}-byte rows are not a multiple of a 32-byte swizzle span"
     if shape[0] > MAX_TMA_BOX_DIM:
         return f"its {shape[0]} rows exceed a TMA box ({MAX_TMA_BOX_DIM})"
+    if staging == "subtiled":
+        span = swizzle // nvgpu.element_bytes(et)
+        chunks = shape[1] // span
+        return nvgpu.SmemType([min(SUBTILE_BUFFERS, chunks), shape[0], span], et, swizzle)
     return nvgpu.SmemType([1, *shape], et, swizzle)
 
 
@@ -91,32 +134,37 @@ def consumer_stores(ws: aref.WarpSpecializeOp) -> list[tile.StoreOp]:
     ]
 
 
-def staging_types(ws: aref.WarpSpecializeOp) -> list[nvgpu.SmemType]:
-    """The staging tiles the TMA-store epilogue would add to this kernel."""
-    return [t for s in consumer_stores(ws) if isinstance(t := staging_type(s), nvgpu.SmemType)]
+def staging_types(ws: aref.WarpSpecializeOp, staging: str = "full") -> list[nvgpu.SmemType]:
+    """The staging buffers the TMA-store epilogue would add to this kernel."""
+    return [t for s in consumer_stores(ws) if isinstance(t := staging_type(s, staging), nvgpu.SmemType)]
 
 
 def stage_stores(
-    ws: aref.WarpSpecializeOp, kernel: func.FuncOp, epilogue: str, who: str
+    ws: aref.WarpSpecializeOp, kernel: func.FuncOp, epilogue: str, who: str, staging: str = "auto",
 ) -> dict[tile.StoreOp, tuple[SSAValue, SSAValue]]:
-    """Decides which stores of `ws` take the TMA-store epilogue and
-    allocates, before `ws`, each one's staging tile (after the kernel's
+    """Decides which stores of `ws` take the TMA-store epilogue, and with
+    which staging (`auto`: the full tile where it fits, else subtiled), and
+    allocates, before `ws`, each one's staging buffer (after the kernel's
     rings) and tensor map: store → (staging buffer, tensor map)."""
     if epilogue == "threads":
         return {}
-    chosen: list[tuple[tile.StoreOp, nvgpu.SmemType]] = []
+    stores: list[tile.StoreOp] = []
     for store in consumer_stores(ws):
-        t = staging_type(store)
-        if isinstance(t, str):
+        why = staging_type(store)
+        if isinstance(why, str):
             if epilogue == "tma":
-                raise fail(store, f"{who}: epilogue=tma: this store cannot take the TMA-store epilogue: {t}")
+                raise fail(store, f"{who}: epilogue=tma: this store cannot take the TMA-store epilogue: {why}")
             continue
-        chosen.append((store, t))
-    if not chosen:
+        stores.append(store)
+    if not stores:
         return {}
     allocs = [o for o in kernel.body.block.ops if isinstance(o, nvgpu.SmemAllocOp)]
-    plan = extend_plan(allocs, [t for _, t in chosen])
-    if not plan.fits:
+    for variant in AUTO_STAGINGS if staging == "auto" else (staging,):
+        chosen = [(s, t) for s in stores if isinstance(t := staging_type(s, variant), nvgpu.SmemType)]
+        plan = extend_plan(allocs, [t for _, t in chosen])
+        if plan.fits:
+            break
+    else:
         if epilogue == "tma":
             raise fail(kernel, f"{who}: epilogue=tma: the rings and the staging tiles of the TMA-store "
                        f"epilogue need {plan.total} bytes of shared memory, more than the {MAX_SMEM_BYTES} "
@@ -131,7 +179,7 @@ def stage_stores(
         Rewriter.insert_op(buf, at)
         mt = store.dest.type
         assert isinstance(mt, MemRefType)
-        box = (1,) * (mt.get_num_dims() - 2) + t.get_shape()[1:]
+        box = (1,) * (mt.get_num_dims() - 2) + t.get_shape()[1:]  # one chunk
         desc_t = nvgpu.TmaDescriptorType(box, t.element_type, t.swizzle.data)
         if (store.dest, desc_t) not in tmaps:
             desc = nvgpu.TmaDescriptorOp.build(operands=[store.dest], result_types=[desc_t])
@@ -144,12 +192,18 @@ def stage_stores(
     return staged
 
 
-def _elected(first_thread: int, body: list[Operation], at: InsertPoint) -> None:
-    """`body` under `if (thread_id == first_thread)`."""
+def _is_elected(first_thread: int, at: InsertPoint) -> SSAValue:
+    """`thread_id == first_thread`, at `at`."""
     tid = nvgpu.ThreadIdOp()
     Rewriter.insert_op(tid, at)
     is_first = arith.CmpiOp(tid.result, const(first_thread, at), "eq")
-    Rewriter.insert_op([is_first, scf.IfOp(is_first.result, [], Region(Block([*body, scf.YieldOp()])))], at)
+    Rewriter.insert_op(is_first, at)
+    return is_first.result
+
+
+def _elected(elected: SSAValue, body: list[Operation], at: InsertPoint) -> None:
+    """`body` under `if (elected)`."""
+    Rewriter.insert_op(scf.IfOp(elected, [], Region(Block([*body, scf.YieldOp()]))), at)
 
 
 def _barrier(threads: int) -> nvgpu.NamedBarrierSyncOp:
@@ -157,9 +211,21 @@ def _barrier(threads: int) -> nvgpu.NamedBarrierSyncOp:
         "barrier_id": IntegerAttr(EPILOGUE_BARRIER, 32), "num_threads": IntegerAttr(threads, 32)})
 
 
-def _store_wait() -> nvgpu.TmaStoreWaitOp:
-    """`cp.async.bulk.wait_group.read 0`: this thread's stores have read shared memory."""
-    return nvgpu.TmaStoreWaitOp.build(properties={"pending": IntegerAttr(0, 32)})
+def _store_wait(pending: int = 0) -> nvgpu.TmaStoreWaitOp:
+    """`cp.async.bulk.wait_group.read pending`: all but this thread's
+    `pending` newest stores have read shared memory."""
+    return nvgpu.TmaStoreWaitOp.build(properties={"pending": IntegerAttr(pending, 32)})
+
+
+def _pending(chunk: int, chunks: int, buffers: int) -> int:
+    """The wait before chunk `chunk` (of `chunks`, written to buffer
+    `chunk mod buffers`): the stores this thread commits after the one that
+    last read that buffer (of this program, or for the first chunks of the
+    previous program of the CTA)."""
+    if chunk >= buffers:
+        return buffers - 1
+    last = max(c for c in range(chunks) if c % buffers == chunk)
+    return min(WGMMA_MAX_PENDING, chunks - 1 - last + chunk)
 
 
 def emit_tma_store(
@@ -168,23 +234,42 @@ def emit_tma_store(
 ) -> None:
     """The TMA-store epilogue of one store (module docstring), at `at`:
     `values` is this warp group's fragment, `row0` its first row in the
-    tile, `offsets` the tile's element offsets in the memref."""
+    tile, `offsets` the tile's element offsets in the memref.  The staging
+    buffer's type says the chunks: its columns per chunk, its stages the
+    buffers they alternate in."""
     ft, st = values.type, staging.type
     assert isinstance(ft, nvgpu.FragmentType) and isinstance(st, nvgpu.SmemType)
     first_thread, threads = first_group * THREADS_PER_GROUP, groups * THREADS_PER_GROUP
     if ft.element_type != st.element_type:
-        conv = nvgpu.FragmentConvertOp.build(operands=[values], result_types=[ft.with_element_type(st.element_type)])
+        ft = ft.with_element_type(st.element_type)
+        conv = nvgpu.FragmentConvertOp.build(operands=[values], result_types=[ft])
         Rewriter.insert_op(conv, at)
         values = conv.result
-    _elected(first_thread, [_store_wait()], at)
-    zero = const(0, at)
-    Rewriter.insert_op([
-        _barrier(threads),
-        nvgpu.FragmentStoreSharedOp.build(operands=[values, staging, zero, row0]),
-        nvgpu.FenceProxyAsyncOp(),
-        _barrier(threads),
-    ], at)
-    _elected(first_thread, [nvgpu.TmaStoreOp.build(operands=[staging, zero, tmap, offsets])], at)
+    buffers, span = st.get_shape()[0], st.get_shape()[-1]
+    rows, cols = ft.get_shape()
+    chunks = cols // span
+    chunk_type = nvgpu.FragmentType([rows, span], ft.element_type, ft.tiled_layout)
+    elected = _is_elected(first_thread, at)
+    for j in range(chunks):
+        _elected(elected, [_store_wait(_pending(j, chunks, buffers))], at)
+        buffer = const(j % buffers, at)
+        chunk = values
+        if chunks > 1:
+            view = nvgpu.WgmmaKSliceOp(values, j, chunk_type)
+            Rewriter.insert_op(view, at)
+            chunk = view.result
+        Rewriter.insert_op([
+            _barrier(threads),
+            nvgpu.FragmentStoreSharedOp.build(operands=[chunk, staging, buffer, row0]),
+            nvgpu.FenceProxyAsyncOp(),
+            _barrier(threads),
+        ], at)
+        coords = list(offsets)
+        if j:
+            col = arith.AddiOp(offsets[-1], const(j * span, at))
+            Rewriter.insert_op(col, at)
+            coords[-1] = col.result
+        _elected(elected, [nvgpu.TmaStoreOp.build(operands=[staging, buffer, tmap, coords])], at)
 
 
 def drain_at_end(region: Region, first_group: int) -> None:
@@ -193,4 +278,4 @@ def drain_at_end(region: Region, first_group: int) -> None:
     block = region.block
     last = block.last_op
     at = InsertPoint.before(last) if last is not None and last.has_trait(IsTerminator) else InsertPoint.at_end(block)
-    _elected(first_group * THREADS_PER_GROUP, [_store_wait()], at)
+    _elected(_is_elected(first_group * THREADS_PER_GROUP, at), [_store_wait()], at)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from xdsl.dialects.builtin import BFloat16Type
 from xdsl.passes import PassPipeline
 
 import tawa
@@ -43,6 +44,24 @@ def test_lower_aref_allocates_the_plan():
     _, creates = _creates("gemm.mlir")
     (ring,) = plan_shared_memory(creates, lambda c: 4).rings.values()
     assert allocs == [(p.offset, p.type) for p in (*ring.buffers, ring.full, ring.empty)]
+
+
+def test_the_subtiled_staging_follows_the_rings():
+    """staging=subtiled at 4 stages (where the full 64 KiB tile does not
+    fit): the TMA-store epilogue's two 128x64 buffers follow the rings."""
+    module = tawa.parse((EXAMPLES / "gemm.mlir").read_text())
+    pipeline = HopperPipelinePass(stages=4, staging="subtiled")
+    ctx = tawa.context()
+    for step in [pipeline.specialize_pass(), *pipeline.steps(4)]:
+        step.apply(ctx, module)
+        if step.name == "tawa-lower-tile":
+            break
+    allocs = [(o.offset.value.data, o.result.type) for o in module.walk() if isinstance(o, nvgpu.SmemAllocOp)]
+    _, creates = _creates("gemm.mlir")
+    plan = plan_shared_memory(creates, lambda c: 4, staging=[nvgpu.SmemType([2, 128, 64], BFloat16Type(), 128)])
+    (ring,) = plan.rings.values()
+    assert allocs == [(p.offset, p.type) for p in (*ring.buffers, ring.full, ring.empty, *plan.staging)]
+    assert plan.fits and plan.total == 231424
 
 
 def test_deepest_fitting_depths():

@@ -3,11 +3,12 @@ simulator: what it computes, that the simulator sees its ordering, and
 which stores `epilogue=tma` refuses.
 
 The differential tests of every example (test_lowering_differential.py)
-run it at the default `epilogue=auto` (TMA stores at ring depths 1-3,
-the thread epilogue where the staging tile does not fit); here: `tma`
+run it at the default `epilogue=auto staging=auto` (the GEMMs: the full
+staging tile at ring depths 1-3, the subtiled staging at depth 4, the
+thread epilogue where neither fits); here: `tma`, full and subtiled,
 forced against `threads` on the same ragged problem, K = 0, K-tile counts
 around the ring depth, and a persistent CTA running several programs (the
-staging tile reused while the previous store may still read it).
+staging buffers reused while earlier stores may still read them).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from example_cases import CASES, EXAMPLES, case, fresh_outputs
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.rewriter import Rewriter
 
 import tawa
@@ -28,10 +29,10 @@ from tawa.transforms.hopper_pipeline import HopperPipelinePass
 STAGES = 2
 
 
-def lowered(kernel: str, epilogue: str) -> ModuleOp:
+def lowered(kernel: str, epilogue: str, staging: str = "full") -> ModuleOp:
     file = CASES[kernel][0]
     module = tawa.parse((EXAMPLES / file).read_text(), f"examples/{file}")
-    HopperPipelinePass(stages=STAGES, epilogue=epilogue, prepare=False).apply(tawa.context(), module)
+    HopperPipelinePass(stages=STAGES, epilogue=epilogue, staging=staging, prepare=False).apply(tawa.context(), module)
     return module
 
 
@@ -42,12 +43,16 @@ def run(kernel: str, module: ModuleOp, trips: int, seed: int, ctas: int | None =
     return [out[i] for i in c.outputs]
 
 
-def test_tma_and_thread_epilogues_store_the_same():
+@pytest.mark.parametrize("staging", ["full", "subtiled"])
+def test_tma_and_thread_epilogues_store_the_same(staging: str):
     """Bit for bit: both store the same converted accumulators, clipped to
-    the ragged edges (260 x 100 C: a partial row tile and column tile)."""
+    the ragged edges (260 x 100 C: a partial row tile and column tile),
+    whether the tile is staged whole or in 64-column chunks (two of them
+    past C's last column: boxes the tensor map drops entirely)."""
     kernel = "gemm"
-    tma, threads = lowered(kernel, "tma"), lowered(kernel, "threads")
-    assert any(isinstance(o, nvgpu.TmaStoreOp) for o in tma.walk())
+    tma, threads = lowered(kernel, "tma", staging), lowered(kernel, "threads")
+    stores = [o for o in tma.walk() if isinstance(o, nvgpu.TmaStoreOp)]
+    assert len(stores) == (4 if staging == "subtiled" else 1)
     assert not any(isinstance(o, nvgpu.TmaStoreOp) for o in threads.walk())
     for trips in (0, STAGES - 1, STAGES, STAGES + 1):  # K = 0 and around the ring depth
         got, want = run(kernel, tma, trips, seed=trips, ctas=1), run(kernel, threads, trips, seed=trips)
@@ -62,6 +67,18 @@ def test_the_simulator_sees_a_missing_wait():
     module = lowered("gemm", "tma")
     wait = next(o for o in module.walk() if isinstance(o, nvgpu.TmaStoreWaitOp))
     Rewriter.erase_op(wait)
+    with pytest.raises(TawaError, match=r"nvgpu.frag_store_shared writes shared memory .* that the TMA store "
+                       r"issued by thread 128 may still read"):
+        run("gemm", module, 1, seed=0, ctas=1)
+
+
+def test_the_simulator_sees_a_too_weak_subtile_wait():
+    """Subtiled: a wait that leaves 2 stores pending lets chunk 2 overwrite
+    buffer 0 while chunk 0's store may still read it."""
+    module = lowered("gemm", "tma", "subtiled")
+    waits = [o for o in module.walk() if isinstance(o, nvgpu.TmaStoreWaitOp)]
+    assert [w.pending.value.data for w in waits] == [1, 1, 1, 1, 0]
+    waits[2].pending = IntegerAttr(2, 32)
     with pytest.raises(TawaError, match=r"nvgpu.frag_store_shared writes shared memory .* that the TMA store "
                        r"issued by thread 128 may still read"):
         run("gemm", module, 1, seed=0, ctas=1)

@@ -315,11 +315,12 @@ class WgmmaDescEncodeOp(IRDLOperation):
 
 @irdl_op_definition
 class WgmmaKSliceOp(IRDLOperation):
-    """K-step `index` of a register lhs of wgmma: columns
-    [index·k, (index+1)·k) of `source`, k the result's column count, held by
-    the same threads in the same layout (`TiledLayout.slice_values`; for
-    `wgmma` and k16, packed registers 4·index .. 4·index+3).  No data moves:
-    the result names the source's registers.
+    """Column slice `index` of a fragment: columns [index·k, (index+1)·k)
+    of `source`, k the result's column count, held by the same threads in
+    the same layout (`TiledLayout.slice_values`; for `wgmma` and k16, packed
+    registers 4·index .. 4·index+3).  No data moves: the result names the
+    source's registers.  The K-step of a register lhs of wgmma, and a
+    column chunk of the subtiled TMA-store epilogue.
 
     Example: `%a1 = nvgpu.wgmma_k_slice %a[1] : !nvgpu.frag<64x64xbf16, wgmma> -> !nvgpu.frag<64x16xbf16, wgmma>`
     """

@@ -1,6 +1,6 @@
 // The composite pass is the same as its steps spelled out (which
 // --print-between-passes can show one by one).
-// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{stages=4}' -t ptx > %t.composite.ptx
+// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{stages=4 epilogue=threads}' -t ptx > %t.composite.ptx
 // RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=4},tawa-persistent,tawa-assign-stage-phase,tawa-lower-aref,tawa-lower-tile,tawa-materialize-partitions,tawa-expand-fragment-stores,tawa-prepare-ptx' -t ptx | diff %t.composite.ptx -
 // RUN: tawa-opt %S/../../../examples/gemm.mlir --print-between-passes -p 'tawa-warp-specialize,tawa-pipeline{stages=4},tawa-persistent,tawa-assign-stage-phase,tawa-lower-aref,tawa-lower-tile,tawa-materialize-partitions,tawa-expand-fragment-stores' | filecheck %s
 

@@ -1,4 +1,4 @@
-// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{stages=4 persistent=false prepare=false}' | filecheck %s
+// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{stages=4 persistent=false prepare=false epilogue=threads}' | filecheck %s
 // RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{group-m=0 persistent=false prepare=false}' | filecheck %s --check-prefix=PLAIN
 
 // PLAIN-LABEL: func.func @gemm
