@@ -59,3 +59,30 @@ func.func @epilogue(%C: memref<?x?xbf16>, %D: memref<?x?xf32>, %i: index) attrib
   nvgpu.tma_store %staging[%i], %tmap[%i, %i] : !nvgpu.smem<1x64x128xbf16, swizzle = 128>, !nvgpu.tma_desc<64x128xbf16, swizzle = 128>
   func.return
 }
+
+// The subtiled staging: a 64-column chunk of the fragment (a view: its registers, no
+// moves) into buffer 1 of two 64x64 buffers, one 64x64 box; the wait before the next
+// chunk leaves the newest store pending.
+// CHECK-LABEL: .visible .entry subtile(
+func.func @subtile(%C: memref<?x?xbf16>, %i: index) attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128, smem = 17408>} {
+  %staging = nvgpu.smem_alloc offset(0) : !nvgpu.smem<2x64x64xbf16, swizzle = 128>
+  %tmap = nvgpu.tma_descriptor %C : memref<?x?xbf16> -> !nvgpu.tma_desc<64x64xbf16, swizzle = 128>
+  %c1 = arith.constant 1 : index
+  %v = nvgpu.frag_zeros : !nvgpu.frag<64x128xbf16, wgmma>
+  %v1 = nvgpu.wgmma_k_slice %v[1] : !nvgpu.frag<64x128xbf16, wgmma> -> !nvgpu.frag<64x64xbf16, wgmma>
+  // CHECK:      cp.async.bulk.wait_group.read 1;
+  nvgpu.tma_store_wait 1
+  // 32 packed values of the chunk: 16 stores of 32 bits, no register moves before them.
+  // CHECK-NOT:  mov.b32
+  // CHECK-COUNT-16: st.shared.b32
+  // CHECK-NOT:  st.shared
+  nvgpu.frag_store_shared %v1, %staging[%c1, %i] : !nvgpu.frag<64x64xbf16, wgmma>, !nvgpu.smem<2x64x64xbf16, swizzle = 128>
+  // CHECK:      fence.proxy.async.shared::cta;
+  nvgpu.fence_proxy_async
+  // One box, one bulk group.
+  // CHECK:      cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}];
+  // CHECK-NEXT: cp.async.bulk.commit_group;
+  // CHECK-NOT:  cp.async.bulk.tensor
+  nvgpu.tma_store %staging[%c1], %tmap[%i, %i] : !nvgpu.smem<2x64x64xbf16, swizzle = 128>, !nvgpu.tma_desc<64x64xbf16, swizzle = 128>
+  func.return
+}
