@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import BFloat16Type, Float32Type, i1
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from tawa.backend.ptx.emit_arith import CMP, SIGNED
 from tawa.backend.ptx.emit_memory import stage_addr
@@ -379,49 +379,40 @@ def _shared_vectors(p: KernelPrinter, t: nvgpu.FragmentType, buf, stage, row):
         yield i, a, 0
 
 
-def emit_load_shared(p: KernelPrinter, op: nvgpu.FragmentLoadSharedOp) -> None:
-    """Each vector of the layout is one `ld.shared` from the address the
-    tile's storage gives its element (`_shared_vectors`)."""
-    t = _type(op.result)
+def _shared_access(p: KernelPrinter, kind: str, t: nvgpu.FragmentType, regs_of: list[str], smem: SSAValue,
+                   stage: SSAValue, row: SSAValue) -> None:
+    """`ld.shared` (kind `ld`) into or `st.shared` (`st`) from the registers
+    `regs_of` of a fragment of type `t`: each vector of the layout is one
+    access at the address the tile's storage gives its element
+    (`_shared_vectors`); 16-bit values that are not packed go one by one."""
     eb = nvgpu.element_bytes(t.element_type)
-    dst = p.define_frag(op.result)
     vector = t.vector_length()
     per_reg = 2 if t.packed() else 1
-    for i, a, imm in _shared_vectors(p, t, op.source, op.stage, op.row):
-        regs = dst[i // per_reg:(i + vector) // per_reg]
+    suffix = "b32" if t.packed() else "f32" if isinstance(t.element_type, Float32Type) else None
+
+    def access(width: str, at: str, operand: str) -> None:
+        p.emit(f"ld.shared{width} {operand}, {at};" if kind == "ld" else f"st.shared{width} {at}, {operand};")
+
+    for i, a, imm in _shared_vectors(p, t, smem, stage, row):
+        regs = regs_of[i // per_reg:(i + vector) // per_reg]
         at = f"[{a}+{imm}]" if imm else f"[{a}]"
-        if t.packed():
-            p.emit(f"ld.shared.v{len(regs)}.b32 {{{', '.join(regs)}}}, {at};" if len(regs) > 1
-                   else f"ld.shared.b32 {regs[0]}, {at};")
-        elif isinstance(t.element_type, Float32Type):
-            p.emit(f"ld.shared.v{len(regs)}.f32 {{{', '.join(regs)}}}, {at};" if len(regs) > 1
-                   else f"ld.shared.f32 {regs[0]}, {at};")
+        if suffix is None:
+            for j, r in enumerate(regs):
+                access(".b16", f"[{a}+{imm + j * eb}]", r)
+        elif len(regs) > 1:
+            access(f".v{len(regs)}.{suffix}", at, f"{{{', '.join(regs)}}}")
         else:
-            for j, d in enumerate(regs):
-                p.emit(f"ld.shared.b16 {d}, [{a}+{imm + j * eb}];")
+            access(f".{suffix}", at, regs[0])
+
+
+def emit_load_shared(p: KernelPrinter, op: nvgpu.FragmentLoadSharedOp) -> None:
+    """The fragment read from its slot (`_shared_access`)."""
+    _shared_access(p, "ld", _type(op.result), p.define_frag(op.result), op.source, op.stage, op.row)
 
 
 def emit_store_shared(p: KernelPrinter, op: nvgpu.FragmentStoreSharedOp) -> None:
-    """Each vector of the layout is one `st.shared` to the address the
-    tile's storage gives its element (`_shared_vectors`), the dual of
-    `emit_load_shared`."""
-    t = _type(op.fragment)
-    eb = nvgpu.element_bytes(t.element_type)
-    src = p.frag(op.fragment)
-    vector = t.vector_length()
-    per_reg = 2 if t.packed() else 1
-    for i, a, imm in _shared_vectors(p, t, op.dest, op.stage, op.row):
-        regs = src[i // per_reg:(i + vector) // per_reg]
-        at = f"[{a}+{imm}]" if imm else f"[{a}]"
-        if t.packed():
-            p.emit(f"st.shared.v{len(regs)}.b32 {at}, {{{', '.join(regs)}}};" if len(regs) > 1
-                   else f"st.shared.b32 {at}, {regs[0]};")
-        elif isinstance(t.element_type, Float32Type):
-            p.emit(f"st.shared.v{len(regs)}.f32 {at}, {{{', '.join(regs)}}};" if len(regs) > 1
-                   else f"st.shared.f32 {at}, {regs[0]};")
-        else:
-            for j, d in enumerate(regs):
-                p.emit(f"st.shared.b16 [{a}+{imm + j * eb}], {d};")
+    """The fragment written to the staging tile, the dual of `emit_load_shared`."""
+    _shared_access(p, "st", _type(op.fragment), p.frag(op.fragment), op.dest, op.stage, op.row)
 
 
 EMITTERS: dict[type[Operation], Callable] = {
