@@ -1,6 +1,7 @@
 """Host time per kernel call: tawa's launch against torch.matmul's.
 
     python -m tawa.bench launch [--shape MxNxK] [--calls N] [--rounds R] [--json PATH]
+    python -m tawa.bench launch --host-only [--shape MxNxK] [--calls N] [--rounds R]
 
 The GEMM of examples/gemm.mlir on a small problem (default 256x256x128)
 is called N times in a row while the GPU sleeps (`torch.cuda._sleep`, long
@@ -17,13 +18,20 @@ Rows, each the median over R interleaved rounds:
 - `torch.matmul`: `torch.matmul(A, B.T)` (cuBLAS), the baseline;
 - `tawa (CUDA graph)` and `torch (CUDA graph)`: one graph of 100 calls
   replayed, per call: the floor that a graph gives both.
+
+`--host-only` needs no GPU, CuPy or CUDA: it times the host-side steps of a
+call with the driver stubbed out (`host_only`), each the median over R
+rounds of N calls.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
+import math
+import platform
 import statistics
 import sys
 import time
@@ -32,6 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from tawa.bench.gemm import DEFAULT_SOURCE, BenchError, logical_grid, parse_shapes
+from tawa.runtime.cuda import LaunchAPI, PreparedLaunch
+from tawa.runtime.kernel import Kernel
 
 GRAPH_CALLS = 100
 BUSY_US_PER_CALL = 100.0
@@ -138,6 +148,125 @@ def run(shape: tuple[int, int, int], calls: int, rounds: int, source: Path) -> t
     return rows, meta
 
 
+# --------------------------------------------------------------------------- host only
+
+
+class StandInTensor:
+    """What the runtime reads of a CUDA torch tensor, without a GPU: what
+    `Kernel.plan` checks (`tawa.runtime.arrays`)."""
+
+    is_cuda = True
+
+    def __init__(self, ptr: int, shape: tuple[int, ...], dtype: str = "bfloat16", itemsize: int = 2):
+        self.ptr, self.shape, self.dtype, self.itemsize = ptr, shape, dtype, itemsize
+        self.device = type("device", (), {"index": 0})()
+
+    def data_ptr(self) -> int:
+        return self.ptr
+
+    def element_size(self) -> int:
+        return self.itemsize
+
+    def stride(self) -> tuple[int, ...]:
+        return tuple(math.prod(self.shape[i + 1 :]) for i in range(len(self.shape)))
+
+    def is_contiguous(self) -> bool:
+        return True
+
+
+def _no_launch(*args: Any) -> None:
+    """Stands in for `cuLaunchKernel` (its own cost is a row of the table)."""
+
+
+STUB_API = LaunchAPI(_no_launch, int, RuntimeError, lambda uses_torch, device: functools.partial(int, device))
+"""The driver stubbed out: launches nothing, device 0 is current, stream 0."""
+
+
+def host_only(
+    kernel: Kernel, shape: tuple[int, int, int], calls: int, rounds: int
+) -> tuple[dict[str, list[float]], dict[str, Any]]:
+    """Host µs per call of each step of a launch of GEMM `kernel(A, B, C, M, N, K)`
+    (a private copy: its prepared launches are stubs), with
+    the driver stubbed out.  The key is read from torch CPU tensors (what a
+    torch tensor's reads cost; without torch, its rows are left out); the
+    plan checks `StandInTensor`s (it refuses host memory).  Rows:
+
+    - `key`: `LaunchKeys.read(args, grid)`; `lookup`: the prepared launch by key;
+    - `again (stub driver)`: `PreparedLaunch.again()`: device check, stream, the call;
+    - `stub driver`: the stand-in `cuLaunchKernel` alone (in both rows above);
+    - `kernel(...) repeated`: the whole repeated call (`Kernel.__call__`);
+    - `plan` and `pack`: what a call with new arguments adds (checks and
+      parameter bytes; tensor maps not encoded: 128 zero bytes)."""
+    import tawa
+    from tawa.runtime.launch import kernel_arguments
+    from tawa.runtime.params import PackedParams
+
+    M, N, K = shape
+    kernel = Kernel.from_ptx(kernel.ptx, kernel.abi)
+    g = logical_grid(M, N)
+    shapes = [(M, K), (N, K), (M, N)]
+    stand_ins = [StandInTensor(0x7F0000000000 + (i << 30), s) for i, s in enumerate(shapes)]
+    try:
+        import torch
+
+        arrays: list[Any] = [torch.empty(s, dtype=torch.bfloat16) for s in shapes]
+        reads = f"torch {torch.__version__} CPU tensors"
+    except ImportError:  # the key reads torch tensors and CuPy arrays only: no key rows
+        arrays, reads = stand_ins, "nothing (no torch: no key rows)"
+    args = (*arrays, M, N, K)
+    plan = kernel.plan(*stand_ins, M, N, K, grid=g)
+
+    def encode(spec: Any) -> bytes:
+        return bytes(128)
+
+    def pack() -> PackedParams:
+        return PackedParams(kernel_arguments(plan.params, encode))
+
+    prepared = PreparedLaunch(
+        1, plan.shape.grid, plan.shape.block, plan.shape.smem_bytes, pack(), 0, plan.uses_torch, STUB_API
+    )
+    keys = kernel._launch_keys()
+    key = keys.read(args, g)
+    steps: dict[str, Callable[[], Any]] = {}
+    if key is not None:
+        kernel._prepared[key] = prepared
+        steps["key"] = lambda: keys.read(args, g)
+        steps["lookup"] = lambda: kernel._prepared.get(key)
+    steps["again (stub driver)"] = prepared.again
+    steps["stub driver"] = lambda: _no_launch(1, *plan.shape.grid, *plan.shape.block, plan.shape.smem_bytes, 0, 0, 0)
+    if key is not None:
+        steps["kernel(...) repeated"] = lambda: kernel(*args, grid=g)
+    steps["plan"] = lambda: kernel.plan(*stand_ins, M, N, K, grid=g)
+    steps["pack"] = pack
+    rows: dict[str, list[float]] = {name: [] for name in steps}
+    for _ in range(rounds):
+        for name, fn in steps.items():
+            start = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            rows[name].append((time.perf_counter() - start) / calls * 1e6)
+    meta = {
+        "workload": f"host steps of a launch, gemm bf16 {M}x{N}x{K}, driver stubbed, key read from {reads}",
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "calls": calls,
+        "rounds": rounds,
+        "python": platform.python_version(),
+        "tawa": tawa.__version__,
+    }
+    return rows, meta
+
+
+def format_host_table(rows: dict[str, list[float]], meta: dict[str, Any]) -> str:
+    lines = [
+        f"# {meta['workload']}; {meta['date']}; {meta['calls']} calls x {meta['rounds']} rounds",
+        f"| {'step':<22} | host µs/call (median) | min |",
+        f"|{'-' * 24}|----------------------:|----:|",
+    ]
+    for name, values in rows.items():
+        lines.append(f"| {name:<22} | {statistics.median(values):21.2f} | {min(values):.2f} |")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tawa.bench launch",
@@ -148,16 +277,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (default 15)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help="the tile kernel (@gemm)")
+    parser.add_argument(
+        "--host-only", action="store_true", help="no GPU: time the host steps of a call with the driver stubbed out"
+    )
     args = parser.parse_args(argv)
     try:
         (shape,) = parse_shapes([args.shape])
-        if not 1 <= args.calls <= 1000 or args.rounds < 1:
+        if not 1 <= args.calls <= (10**6 if args.host_only else 1000) or args.rounds < 1:
             raise BenchError("--calls must be 1 to 1000 (the launch queue's depth) and --rounds at least 1")
-        rows, meta = run(shape, args.calls, args.rounds, args.source)
+        if args.host_only:
+            import tawa
+
+            gemm = tawa.compile(args.source.read_text(), "gemm")
+            rows, meta = host_only(gemm, shape, args.calls, args.rounds)
+        else:
+            rows, meta = run(shape, args.calls, args.rounds, args.source)
     except BenchError as err:
         print(f"tawa.bench launch: error: {err}", file=sys.stderr)
         return 1
-    print(format_table(rows, meta))
+    print(format_host_table(rows, meta) if args.host_only else format_table(rows, meta))
     if args.json:
         args.json.write_text(json.dumps({**meta, "host_us_per_call": rows}, indent=2) + "\n")
     return 0

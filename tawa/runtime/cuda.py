@@ -18,9 +18,11 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 import warnings
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -238,12 +240,38 @@ def num_sms(device: int) -> int:
     return _NUM_SMS[device]
 
 
+@dataclass(frozen=True)
+class LaunchAPI:
+    """The calls a prepared launch makes: CuPy's (`cupy_api()`) on a GPU;
+    `python -m tawa.bench launch --host-only` passes stand-ins."""
+
+    launch_kernel: Callable[..., Any]
+    """`cuLaunchKernel(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra)`."""
+    get_device: Callable[[], int]
+    """The current CUDA device."""
+    error: type[BaseException]
+    """What `launch_kernel` raises when the driver refuses."""
+    current_stream: Callable[[bool, int], Callable[[], int]]
+    """`current_stream(uses_torch, device)`: a function returning the raw
+    handle of the stream a launch with no `stream=` goes on."""
+
+
+@functools.cache
+def cupy_api() -> LaunchAPI:
+    cp = cupy_module()
+    return LaunchAPI(
+        cp.cuda.driver.launchKernel, cp.cuda.runtime.getDevice, cp.cuda.driver.CUDADriverError, _current_stream_reader
+    )
+
+
 class PreparedLaunch:
     """A launch with its parameters packed: launching it is one driver call
-    (`cuLaunchKernel` through CuPy's thin binding).  `Kernel.__call__` keeps
-    the prepared launches of reusable plans by `launch_key`, so a repeated
-    launch skips the checks, the packing and the tensor-map encoding.
-    Everything a repeated launch calls is looked up here, once."""
+    (`cuLaunchKernel` through CuPy's thin binding: a Cython function of C
+    integers, cheaper than ctypes or cuda-bindings' generic wrappers).
+    `Kernel.__call__` keeps the prepared launches of reusable plans by launch
+    key, so a repeated launch skips the checks, the packing and the
+    tensor-map encoding.  Everything a repeated launch calls is looked up
+    here, once."""
 
     def __init__(
         self,
@@ -254,43 +282,48 @@ class PreparedLaunch:
         params: PackedParams,
         device: int,
         uses_torch: bool,
+        api: LaunchAPI | None = None,
     ):
-        cp = cupy_module()
+        api = api if api is not None else cupy_api()
         self.function = function
         """The `CUfunction` handle."""
         self.grid, self.block, self.smem_bytes = grid, block, smem_bytes
         self.params = params
         self.device = device
-        self._launch_kernel = cp.cuda.driver.launchKernel
-        self._get_device = cp.cuda.runtime.getDevice
-        self._driver_error = cp.cuda.driver.CUDADriverError
-        self._current_stream = _current_stream_reader(uses_torch, device)
+        self._launch_kernel = api.launch_kernel
+        self._get_device = api.get_device
+        self._driver_error = api.error
+        self._current_stream = api.current_stream(uses_torch, device)
+        self._address = params.address
 
     def __call__(self, stream: int) -> None:
         """Launches on the raw `cudaStream_t` handle `stream`."""
         gx, gy, gz = self.grid
         bx, by, bz = self.block
-        self._launch_kernel(self.function, gx, gy, gz, bx, by, bz, self.smem_bytes, stream, self.params.address, 0)
+        self._launch_kernel(self.function, gx, gy, gz, bx, by, bz, self.smem_bytes, stream, self._address, 0)
 
     def again(self) -> bool:
         """Launches on the current stream (torch's when an argument was a
-        torch tensor, else CuPy's); False, with nothing launched, when that
-        cannot be done this cheaply: another device is current, or the driver
-        refuses (the full path then launches and reports)."""
+        torch tensor, else CuPy's), read anew on every call so that stream
+        contexts and CUDA-graph capture are followed; False, with nothing
+        launched, when that cannot be done this cheaply: another device is
+        current, or the driver refuses (the full path then launches and
+        reports)."""
         if self._get_device() != self.device:
             return False
+        # Arguments spelled out: cheaper than unpacking a tuple of them.
         gx, gy, gz = self.grid
         bx, by, bz = self.block
         try:
             self._launch_kernel(
-                self.function, gx, gy, gz, bx, by, bz, self.smem_bytes, self._current_stream(), self.params.address, 0
+                self.function, gx, gy, gz, bx, by, bz, self.smem_bytes, self._current_stream(), self._address, 0
             )
         except self._driver_error:
             return False
         return True
 
 
-def _current_stream_reader(uses_torch: bool, device: int) -> Any:
+def _current_stream_reader(uses_torch: bool, device: int) -> Callable[[], int]:
     """A function returning the raw handle of the stream a launch with no
     `stream=` goes on, as `resolve_stream` chooses it, without making stream
     objects."""
@@ -298,7 +331,7 @@ def _current_stream_reader(uses_torch: bool, device: int) -> Any:
     if uses_torch and torch is not None:
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         if raw is not None:
-            return lambda: raw(device)
+            return functools.partial(raw, device)
         return lambda: torch.cuda.current_stream(device).cuda_stream
     current = cupy_module().cuda.get_current_stream
     return lambda: current().ptr

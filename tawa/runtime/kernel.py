@@ -14,10 +14,10 @@ from typing import Any
 from tawa.backend.ptx.abi import KernelABI
 from tawa.runtime.errors import TensorMapError
 from tawa.runtime.launch import (
+    LaunchKeys,
     LaunchPlan,
     Signature,
     arg_names,
-    launch_key,
     plan_launch,
     signature,
 )
@@ -64,13 +64,15 @@ class Kernel:
         self._cubin: Cubin | None = None
         self._loaded: dict[int, Any] = {}
         self._prepared: dict[tuple[Any, ...], Any] = {}
+        """`tawa.runtime.cuda.PreparedLaunch`es by launch key (oldest dropped first)."""
+        self._keys: LaunchKeys | None = None
+        """Reads launch keys (`tawa.runtime.launch.LaunchKeys`), made on first launch."""
         self.fallback: Callable[[], Kernel] | None = None
         """For a kernel compiled with `epilogue="auto"`: compiles its twin with
         `epilogue="threads"`, launched when an argument is one a tensor map
         cannot describe (`TensorMapError`: an output whose rows are not whole
         16-byte units, say), so `auto` never refuses what `threads` takes."""
         self._twin: Kernel | None = None
-        """`tawa.runtime.cuda.PreparedLaunch`es by `launch_key` (oldest dropped first)."""
 
     @classmethod
     def from_ptx(cls, ptx: str, abi: KernelABI, *, arch: str = ARCH) -> Kernel:
@@ -122,18 +124,24 @@ class Kernel:
         argument is checked before anything is launched.
 
         A launch with the same arguments as an earlier one (pointers, shapes,
-        strides, dtypes, scalars and grid: `launch_key`) reuses that launch's
-        checked and packed parameters: one dictionary lookup and one driver
-        call."""
-        key = launch_key(args, grid) if stream is None else None
-        if key is not None:
-            prepared = self._prepared.get(key)
-            if prepared is _TWIN:
-                assert self._twin is not None
-                self._twin(*args, grid=grid, stream=stream)
-                return
-            if prepared is not None and prepared.again():
-                return
+        strides, dtypes, scalars and grid: `tawa.runtime.launch.LaunchKeys`)
+        reuses that launch's checked and packed parameters: one key read, one
+        dictionary lookup and one driver call."""
+        key = None
+        if stream is None:
+            keys = self._keys if self._keys is not None else self._launch_keys()
+            key = keys.read(args, grid)
+            if key is not None:
+                try:
+                    prepared = self._prepared.get(key)
+                except TypeError:  # an unhashable grid entry: the checks below report it
+                    key = prepared = None
+                if prepared is _TWIN:
+                    assert self._twin is not None
+                    self._twin(*args, grid=grid, stream=stream)
+                    return
+                if prepared is not None and prepared.again():
+                    return
         try:
             plan = self.plan(*args, grid=grid)
         except TensorMapError:
@@ -154,6 +162,12 @@ class Kernel:
         prepared = cuda.launch(self.load(plan.device), plan, stream)
         if key is not None and prepared is not None:
             self._remember(key, prepared)
+
+    def _launch_keys(self) -> LaunchKeys:
+        if self._signature is None:
+            self._signature = signature(self.abi, self.arg_names)
+        self._keys = LaunchKeys([a.kind for a in self._signature.args])
+        return self._keys
 
     def _remember(self, key: tuple[Any, ...], prepared: Any) -> None:
         if len(self._prepared) >= PREPARED_LAUNCHES:

@@ -12,9 +12,9 @@ array objects (what it reads of each array: `tawa.runtime.arrays`):
 - `kernel_arguments(plan.params, encode)` turns the entries into the bytes
   that `tawa.runtime.params.PackedParams` lays out for the driver
   (`encode` builds a 128-byte tensor map);
-- `launch_key(args, grid)` reads what a plan depends on, cheaply, so that a
-  kernel launched again with the same arguments reuses its packed parameters
-  (`tawa.Kernel.__call__`);
+- `LaunchKeys(kinds)(args, grid)` reads what a plan depends on, cheaply, so
+  that a kernel launched again with the same arguments reuses its packed
+  parameters (`tawa.Kernel.__call__`);
 - `physical_launch(abi, grid)` is the one place that maps the tile program's
   logical grid (program ids) to the CTA grid.  It is 1:1 for now; persistent
   and clustered kernels will change it here.
@@ -499,48 +499,116 @@ def plan_launch(
     )
 
 
-def launch_key(args: Sequence[Any], grid: Any) -> tuple[Any, ...] | None:
-    """What a launch's checks and packed parameters depend on, read as cheaply
-    as possible, or None when an argument is of a kind without a fast read.
+# --------------------------------------------------------------------------- launch keys
 
-    Two launches with equal keys get the same `LaunchPlan`: for a torch
-    tensor or a CuPy array the key holds its pointer, shape, strides and
-    dtype (the pointer names the device too: CUDA's unified addressing gives
-    every device and the host disjoint addresses); for a Python int or
-    float, its type and value.  Anything else (NumPy scalars, `reinterpret`
-    views, other CUDA arrays) gives None, and the launch is checked in full
-    every time."""
-    if type(grid) is not tuple and type(grid) is not int:
-        return None
-    key: list[Any] = [grid]
-    add = key.append
+
+def _torch_read(v: str) -> str:
+    # A contiguous tensor's plan depends on its shape only (the checks take
+    # dense strides, ignoring those of size-1 dimensions, as torch's
+    # is_contiguous does), and is_contiguous() is cheaper than stride().
+    return f"{v}.data_ptr(), {v}.shape, {v}.is_contiguous() or {v}.stride(), {v}.dtype"
+
+
+def _cupy_read(v: str) -> str:
+    return f"{v}.data.ptr, {v}.shape, {v}.strides, {v}.dtype"
+
+
+def _array_read(t: type) -> Callable[[str], str] | None:
+    """The key's read of an array of exact type `t` (as Python source over
+    the variable named by its argument), or None: no cheap read."""
     torch = sys.modules.get("torch")
-    tensor = torch.Tensor if torch is not None else None
+    if torch is not None and issubclass(t, torch.Tensor):
+        return _torch_read
     cupy = sys.modules.get("cupy")
-    ndarray = cupy.ndarray if cupy is not None else ()
-    # Flat (no tuple per argument) and exact types first: this runs on every
-    # launch.  An entry starts with an int (a tensor's pointer) or a type,
-    # and a type never equals an int, so entries of different kinds cannot
-    # line up into equal keys.
-    for value in args:
-        t = type(value)
-        if t is tensor or (tensor is not None and isinstance(value, tensor)):
-            add(value.data_ptr())
-            add(value.shape)
-            add(value.stride())
-            add(value.dtype)
-        elif t is int or t is float:
-            add(t)
-            add(value)
-        elif isinstance(value, ndarray):
-            add(ndarray)  # CuPy's launches go on CuPy's stream, torch's on torch's
-            add(value.data.ptr)
-            add(value.shape)
-            add(value.strides)
-            add(value.dtype)
-        else:
+    if cupy is not None and issubclass(t, cupy.ndarray):
+        return _cupy_read
+    return None
+
+
+_SCALAR_TYPES = {"int": (int,), "f32": (int, float)}
+"""Python types a scalar argument's key accepts: a plan depends only on the
+value (the checks reject bool and NumPy scalars: they take the full path)."""
+
+
+class LaunchKeys:
+    """Reads launch keys for a kernel with argument kinds `kinds`
+    (`ArgSpec.kind`: `array`, `int`, `f32`, `unsupported`).
+
+    `keys(args, grid)` is what a launch's checks and packed parameters
+    depend on, or None when some argument has no cheap read: two launches
+    with equal keys get the same `LaunchPlan`.  For a torch tensor or a
+    CuPy array the key holds its pointer, shape, strides (torch: True when
+    contiguous) and dtype; under CUDA's unified addressing the pointer names
+    the device too.  For an int or f32 scalar, its value.  Anything else
+    (NumPy scalars, bools, `reinterpret` views, other arrays, a wrong number
+    of arguments) gives None, and the launch is checked in full.
+
+    A key is read by a function generated for the exact Python types of the
+    arguments (one tuple, no loop, no type dispatch), made when those types
+    are first seen; for `gemm(A, B, C, M, N, K)` with torch tensors:
+
+        def read(args, grid):
+            if len(args) == 6 and (type(grid) is tuple or type(grid) is int):
+                a0, a1, a2, a3, a4, a5 = args
+                if type(a0) is t0 and type(a1) is t1 and ... and type(a5) is t5:
+                    return (mark, grid, a0.data_ptr(), a0.shape, a0.is_contiguous() or a0.stride(),
+                            a0.dtype, ..., a3, a4, a5)
+            return miss(args, grid)
+
+    `mark` (the tuple of types) starts every key, so keys read for different
+    types never compare equal; `miss` looks up or makes the reader of the
+    new types."""
+
+    def __init__(self, kinds: Sequence[str]):
+        self.kinds = tuple(kinds)
+        self._readers: dict[tuple[type, ...], Callable[[Sequence[Any], Any], Any]] = {}
+        self.read: Callable[[Sequence[Any], Any], tuple[Any, ...] | None] = self._miss
+        """The reader of the types seen last (what `__call__` runs)."""
+
+    def __call__(self, args: Sequence[Any], grid: Any) -> tuple[Any, ...] | None:
+        return self.read(args, grid)
+
+    def _miss(self, args: Sequence[Any], grid: Any) -> tuple[Any, ...] | None:
+        if len(args) != len(self.kinds) or (type(grid) is not tuple and type(grid) is not int):
             return None
-    return tuple(key)
+        types = tuple(map(type, args))
+        reader = self._readers.get(types)
+        if reader is None:
+            reader = self._reader(types)
+            if reader is None:
+                return None
+            self._readers[types] = reader
+        self.read = reader
+        return reader(args, grid)
+
+    def _reader(self, types: tuple[type, ...]) -> Callable[[Sequence[Any], Any], Any] | None:
+        """The reader of arguments of `types`, or None if one has no cheap read."""
+        reads = []
+        for i, (kind, t) in enumerate(zip(self.kinds, types)):
+            if kind == "array":
+                read = _array_read(t)
+                if read is None:
+                    return None
+                reads.append(read(f"a{i}"))
+            elif t in _SCALAR_TYPES.get(kind, ()):
+                reads.append(f"a{i}")
+            else:
+                return None
+        n = len(types)
+        names = ", ".join(f"a{i}" for i in range(n)) + ("," if n == 1 else "")
+        guard = " and ".join(f"type(a{i}) is t{i}" for i in range(n)) or "True"
+        source = (
+            "def read(args, grid):\n"
+            f"    if len(args) == {n} and (type(grid) is tuple or type(grid) is int):\n"
+            + (f"        {names} = args\n" if n else "")
+            + f"        if {guard}:\n"
+            f"            return (mark, grid, {', '.join(reads)})\n"
+            "    return miss(args, grid)\n"
+        )
+        scope: dict[str, Any] = {f"t{i}": t for i, t in enumerate(types)}
+        scope.update(mark=types, miss=self._miss)
+        exec(compile(source, f"<launch key of {len(types)} arguments>", "exec"), scope)
+        return scope["read"]
 
 
 _PACK = {"u64": struct.Struct("<Q").pack, "u32": struct.Struct("<I").pack, "f32": struct.Struct("<f").pack}
