@@ -21,7 +21,7 @@ Rows, each the median over R interleaved rounds:
 
 `--host-only` needs no GPU, CuPy or CUDA: it times the host-side steps of a
 call with the driver stubbed out (`host_only`), each the median over R
-rounds of N calls.
+rounds of N calls of the process's CPU time.
 """
 
 from __future__ import annotations
@@ -225,7 +225,7 @@ def host_only(
     prepared = PreparedLaunch(
         1, plan.shape.grid, plan.shape.block, plan.shape.smem_bytes, pack(), 0, plan.uses_torch, STUB_API
     )
-    keys = kernel._launch_keys()
+    keys = kernel._keys
     key = keys.read(args, g)
     steps: dict[str, Callable[[], Any]] = {}
     if key is not None:
@@ -233,7 +233,8 @@ def host_only(
         steps["key"] = lambda: keys.read(args, g)
         steps["lookup"] = lambda: kernel._prepared.get(key)
     steps["again (stub driver)"] = prepared.again
-    steps["stub driver"] = lambda: _no_launch(1, *plan.shape.grid, *plan.shape.block, plan.shape.smem_bytes, 0, 0, 0)
+    stub_args = (1, *plan.shape.grid, *plan.shape.block, plan.shape.smem_bytes, 0, 0, 0)
+    steps["stub driver"] = lambda: _no_launch(*stub_args)
     if key is not None:
         steps["kernel(...) repeated"] = lambda: kernel(*args, grid=g)
     steps["plan"] = lambda: kernel.plan(*stand_ins, M, N, K, grid=g)
@@ -241,10 +242,12 @@ def host_only(
     rows: dict[str, list[float]] = {name: [] for name in steps}
     for _ in range(rounds):
         for name, fn in steps.items():
-            start = time.perf_counter()
+            # CPU time of this process: what the host spends, less disturbed
+            # by other processes on a shared machine than wall time.
+            start = time.process_time()
             for _ in range(calls):
                 fn()
-            rows[name].append((time.perf_counter() - start) / calls * 1e6)
+            rows[name].append((time.process_time() - start) / calls * 1e6)
     meta = {
         "workload": f"host steps of a launch, gemm bf16 {M}x{N}x{K}, driver stubbed, key read from {reads}",
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

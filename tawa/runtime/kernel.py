@@ -18,6 +18,7 @@ from tawa.runtime.launch import (
     LaunchPlan,
     Signature,
     arg_names,
+    argument_kinds,
     plan_launch,
     signature,
 )
@@ -27,8 +28,15 @@ PREPARED_LAUNCHES = 64
 """Prepared launches a kernel keeps (each holds ~0.5 KiB of packed parameters)."""
 
 
-_TWIN = object()
-"""In `Kernel._prepared`: launches with this key go to the kernel's twin."""
+class _Twin:
+    """In `Kernel._prepared`: launches with this key go to the kernel's twin."""
+
+    @staticmethod
+    def again() -> bool:
+        return False
+
+
+_TWIN = _Twin()
 
 
 class Kernel:
@@ -65,8 +73,8 @@ class Kernel:
         self._loaded: dict[int, Any] = {}
         self._prepared: dict[tuple[Any, ...], Any] = {}
         """`tawa.runtime.cuda.PreparedLaunch`es by launch key (oldest dropped first)."""
-        self._keys: LaunchKeys | None = None
-        """Reads launch keys (`tawa.runtime.launch.LaunchKeys`), made on first launch."""
+        self._keys = LaunchKeys(argument_kinds(abi))
+        """Reads launch keys (`tawa.runtime.launch.LaunchKeys`)."""
         self.fallback: Callable[[], Kernel] | None = None
         """For a kernel compiled with `epilogue="auto"`: compiles its twin with
         `epilogue="threads"`, launched when an argument is one a tensor map
@@ -129,18 +137,19 @@ class Kernel:
         dictionary lookup and one driver call."""
         key = None
         if stream is None:
-            keys = self._keys if self._keys is not None else self._launch_keys()
-            key = keys.read(args, grid)
-            if key is not None:
-                try:
-                    prepared = self._prepared.get(key)
-                except TypeError:  # an unhashable grid entry: the checks below report it
-                    key = prepared = None
+            key = self._keys.read(args, grid)
+            try:
+                prepared = self._prepared[key]  # never stored under None
+            except KeyError:
+                pass
+            except TypeError:  # an unhashable grid entry: the checks below report it
+                key = None
+            else:
+                if prepared.again():
+                    return
                 if prepared is _TWIN:
                     assert self._twin is not None
                     self._twin(*args, grid=grid, stream=stream)
-                    return
-                if prepared is not None and prepared.again():
                     return
         try:
             plan = self.plan(*args, grid=grid)
@@ -162,12 +171,6 @@ class Kernel:
         prepared = cuda.launch(self.load(plan.device), plan, stream)
         if key is not None and prepared is not None:
             self._remember(key, prepared)
-
-    def _launch_keys(self) -> LaunchKeys:
-        if self._signature is None:
-            self._signature = signature(self.abi, self.arg_names)
-        self._keys = LaunchKeys([a.kind for a in self._signature.args])
-        return self._keys
 
     def _remember(self, key: tuple[Any, ...], prepared: Any) -> None:
         if len(self._prepared) >= PREPARED_LAUNCHES:

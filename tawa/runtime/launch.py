@@ -299,6 +299,12 @@ def _arg_spec(abi: KernelABI, i: int, t: Attribute, label: str, tma: bool, tma_o
     return ArgSpec(i, label, t, "unsupported", problem=f"arguments of type {t} are not supported by the runtime")
 
 
+def argument_kinds(abi: KernelABI) -> tuple[str, ...]:
+    """`ArgSpec.kind` of each of the kernel's arguments (without the checks
+    of `signature`)."""
+    return tuple(_arg_spec(abi, i, t, "", False).kind for i, t in enumerate(abi.arg_types))
+
+
 @functools.lru_cache(maxsize=256)
 def signature(abi: KernelABI, names: tuple[str, ...] | None = None) -> Signature:
     """The launch signature of `abi` (LaunchError if its tensor maps break
@@ -548,11 +554,13 @@ class LaunchKeys:
     are first seen; for `gemm(A, B, C, M, N, K)` with torch tensors:
 
         def read(args, grid):
-            if len(args) == 6 and (type(grid) is tuple or type(grid) is int):
-                a0, a1, a2, a3, a4, a5 = args
-                if type(a0) is t0 and type(a1) is t1 and ... and type(a5) is t5:
-                    return (mark, grid, a0.data_ptr(), a0.shape, a0.is_contiguous() or a0.stride(),
-                            a0.dtype, ..., a3, a4, a5)
+            try:
+                [a0, a1, a2, a3, a4, a5] = args
+            except ValueError:
+                return None
+            if type(a0) is t0 and ... and type(a5) is t5 and (type(grid) is tuple or type(grid) is int):
+                return (mark, grid, a0.data_ptr(), a0.shape, a0.is_contiguous() or a0.stride(),
+                        a0.dtype, ..., a3, a4, a5)
             return miss(args, grid)
 
     `mark` (the tuple of types) starts every key, so keys read for different
@@ -595,14 +603,16 @@ class LaunchKeys:
             else:
                 return None
         n = len(types)
-        names = ", ".join(f"a{i}" for i in range(n)) + ("," if n == 1 else "")
-        guard = " and ".join(f"type(a{i}) is t{i}" for i in range(n)) or "True"
+        unpack = f"[{', '.join(f'a{i}' for i in range(n))}] = args"  # raises for another count
+        guard = "".join(f"type(a{i}) is t{i} and " for i in range(n))
         source = (
             "def read(args, grid):\n"
-            f"    if len(args) == {n} and (type(grid) is tuple or type(grid) is int):\n"
-            + (f"        {names} = args\n" if n else "")
-            + f"        if {guard}:\n"
-            f"            return (mark, grid, {', '.join(reads)})\n"
+            "    try:\n"
+            f"        {unpack}\n"
+            "    except ValueError:\n"
+            "        return None\n"
+            f"    if {guard}(type(grid) is tuple or type(grid) is int):\n"
+            f"        return (mark, grid, {', '.join(reads)})\n"
             "    return miss(args, grid)\n"
         )
         scope: dict[str, Any] = {f"t{i}": t for i, t in enumerate(types)}
