@@ -178,8 +178,9 @@ def _no_launch(*args: Any) -> None:
     """Stands in for `cuLaunchKernel` (its own cost is a row of the table)."""
 
 
-STUB_API = LaunchAPI(_no_launch, int, RuntimeError, lambda uses_torch, device: functools.partial(int, device))
-"""The driver stubbed out: launches nothing, device 0 is current, stream 0."""
+STUB_API = LaunchAPI(_no_launch, None, RuntimeError, lambda uses_torch, device: functools.partial(int, device))
+"""The driver stubbed out: launches nothing; one device (as on a one-GPU
+machine: no device check); the stream read is a C call, as torch's is."""
 
 
 def host_only(

@@ -247,8 +247,9 @@ class LaunchAPI:
 
     launch_kernel: Callable[..., Any]
     """`cuLaunchKernel(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra)`."""
-    get_device: Callable[[], int]
-    """The current CUDA device."""
+    get_device: Callable[[], int] | None
+    """The current CUDA device; None when the process sees one device (it
+    is always current: nothing to check)."""
     error: type[BaseException]
     """What `launch_kernel` raises when the driver refuses."""
     current_stream: Callable[[bool, int], Callable[[], int]]
@@ -259,9 +260,9 @@ class LaunchAPI:
 @functools.cache
 def cupy_api() -> LaunchAPI:
     cp = cupy_module()
-    return LaunchAPI(
-        cp.cuda.driver.launchKernel, cp.cuda.runtime.getDevice, cp.cuda.driver.CUDADriverError, _current_stream_reader
-    )
+    runtime = cp.cuda.runtime
+    get_device = None if runtime.getDeviceCount() == 1 else runtime.getDevice
+    return LaunchAPI(cp.cuda.driver.launchKernel, get_device, cp.cuda.driver.CUDADriverError, _current_stream_reader)
 
 
 class PreparedLaunch:
@@ -309,7 +310,8 @@ class PreparedLaunch:
         launched, when that cannot be done this cheaply: another device is
         current, or the driver refuses (the full path then launches and
         reports)."""
-        if self._get_device() != self.device:
+        get_device = self._get_device
+        if get_device is not None and get_device() != self.device:
             return False
         # Arguments spelled out: cheaper than unpacking a tuple of them.
         gx, gy, gz = self.grid

@@ -7,6 +7,7 @@ by a recorder (`LaunchAPI`)."""
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import importlib.util
 import struct
 import sys
@@ -204,6 +205,11 @@ def test_prepared_launch_reads_the_current_stream_and_device_every_time():
     rec.device, rec.refuse = 0, True  # the driver refuses: the full path launches and reports
     assert not prepared.again()
     assert len(rec.launches) == 2
+    # With one device in the process (get_device None) there is nothing to check.
+    rec.device, rec.refuse = 1, False
+    one = PreparedLaunch(0xF00, (1, 1, 1), (128, 1, 1), 0, prepared.params, 0, False,
+                         dataclasses.replace(rec.api(), get_device=None))  # fmt: skip
+    assert one.again() and len(rec.launches) == 3
 
 
 def test_a_repeated_call_reuses_only_a_launch_of_equal_arguments(fake_torch, monkeypatch):
