@@ -86,3 +86,49 @@ def test_launch_captured_in_a_cuda_graph_replays(cuda, seed):
         graph.replay()
         torch.cuda.synchronize()
         assert rel_err(C, A, B) < TOL, f"replay {round}"
+
+
+def test_reused_launch_keys_strides_and_dtype(cuda, seed):
+    """The same pointer and shape with other strides (a column slice of a
+    wider matrix, which A may be: it is read through a tensor map only) or
+    another dtype (a view) is a new launch, never the reused one."""
+    import torch
+
+    from tawa.runtime import ArgumentError
+
+    gemm = kernel_for()
+    M, N, K = 256, 256, 128
+    _, B = inputs(M, N, K, "bf16", seed)
+    wide = torch.randn(M, 2 * K, device="cuda").to(torch.bfloat16)
+    dense = wide.view(-1)[: M * K].view(M, K)  # the pointer of `wide`, contiguous
+    sliced = wide[:, :K]  # the same pointer and shape, rows 2K apart
+    assert dense.data_ptr() == sliced.data_ptr() and dense.shape == sliced.shape
+    C, _ = poisoned(M, N, "bf16")
+    for A in (dense, sliced, dense, sliced):  # each one twice: the second time reused
+        C.fill_(float("nan"))
+        gemm(A, B, C, M, N, K, grid=grid(M, N))
+        torch.cuda.synchronize()
+        assert rel_err(C, A, B) < TOL
+    with pytest.raises(ArgumentError, match="expected bf16 elements"):
+        gemm(dense.view(torch.float16), B, C, M, N, K, grid=grid(M, N))
+
+
+def test_reused_launch_of_cupy_arrays_follows_cupys_stream(cuda, seed):
+    """CuPy arrays (f16: CuPy has no bf16) take the same fast path, on CuPy's
+    current stream."""
+    import cupy as cp
+    import torch
+
+    gemm = kernel_for("f16")
+    M, N, K = 256, 256, 128
+    A, B = (cp.asarray(t) for t in inputs(M, N, K, "f16", seed))
+    C = cp.full((M, N), cp.nan, dtype=cp.float16)
+    gemm(A, B, C, M, N, K, grid=grid(M, N))
+    with cp.cuda.Stream(non_blocking=True) as side:
+        for _ in range(2):
+            C.fill(cp.nan)  # on `side`: the launch must come after it
+            gemm(A, B, C, M, N, K, grid=grid(M, N))
+        side.synchronize()
+    ref = torch.as_tensor(A, device="cuda").float() @ torch.as_tensor(B, device="cuda").float().T
+    got = torch.as_tensor(C, device="cuda").float()
+    assert ((got - ref).norm() / ref.norm()).item() < TOL
