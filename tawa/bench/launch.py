@@ -1,6 +1,6 @@
 """Host time per kernel call: tawa's launch against torch.matmul's.
 
-    python -m tawa.bench launch [--shape MxNxK] [--calls N] [--rounds R] [--json PATH]
+    python -m tawa.bench launch [--shape MxNxK] [--calls N] [--rounds R] [--steps] [--json PATH]
     python -m tawa.bench launch --host-only [--shape MxNxK] [--calls N] [--rounds R]
 
 The GEMM of examples/gemm.mlir on a small problem (default 256x256x128)
@@ -17,7 +17,11 @@ Rows, each the median over R interleaved rounds:
   stay cached): what a call with new tensors costs;
 - `torch.matmul`: `torch.matmul(A, B.T)` (cuBLAS), the baseline;
 - `tawa (CUDA graph)` and `torch (CUDA graph)`: one graph of 100 calls
-  replayed, per call: the floor that a graph gives both.
+  replayed, per call: the floor that a graph gives both;
+- with `--steps`, the parts of a repeated call: `key` (reading the launch
+  key), `again()` (the prepared launch: stream read and `cuLaunchKernel`),
+  and `cuLaunchKernel` alone through CuPy's binding (what `again()` calls),
+  cuda-bindings' and ctypes' (`driver_calls`).
 
 `--host-only` needs no GPU, CuPy or CUDA: it times the host-side steps of a
 call with the driver stubbed out (`host_only`), each the median over R
@@ -79,7 +83,46 @@ def format_table(rows: dict[str, list[float]], meta: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def run(shape: tuple[int, int, int], calls: int, rounds: int, source: Path) -> tuple[dict[str, list[float]], dict[str, Any]]:
+def driver_calls(prepared: PreparedLaunch, stream: int) -> dict[str, Callable[[], Any]]:
+    """`cuLaunchKernel` of `prepared` on raw stream `stream` through each
+    binding there is: CuPy's (what `PreparedLaunch` calls), cuda-bindings'
+    and ctypes' (each checked to launch once)."""
+    import ctypes
+
+    import cupy
+    from cuda.bindings import driver
+
+    f, smem, address = prepared.function, prepared.smem_bytes, prepared.params.address
+    (gx, gy, gz), (bx, by, bz) = prepared.grid, prepared.block
+    launch = cupy.cuda.driver.launchKernel
+    function, hstream = driver.CUfunction(f), driver.CUstream(stream)
+    libcuda = ctypes.CDLL("libcuda.so.1")
+    c_launch = libcuda.cuLaunchKernel
+    c_launch.restype = ctypes.c_int
+    c_launch.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
+
+    def via_cupy() -> None:
+        launch(f, gx, gy, gz, bx, by, bz, smem, stream, address, 0)
+
+    def via_bindings() -> Any:
+        return driver.cuLaunchKernel(function, gx, gy, gz, bx, by, bz, smem, hstream, address, 0)[0]
+
+    def via_ctypes() -> int:
+        return c_launch(f, gx, gy, gz, bx, by, bz, smem, stream, address, None)
+
+    via_cupy()
+    if int(via_bindings()) != 0 or via_ctypes() != 0:
+        raise BenchError("cuLaunchKernel through cuda-bindings or ctypes failed")
+    return {
+        "cuLaunchKernel: CuPy": via_cupy,
+        "cuLaunchKernel: cuda-bindings": via_bindings,
+        "cuLaunchKernel: ctypes": via_ctypes,
+    }
+
+
+def run(
+    shape: tuple[int, int, int], calls: int, rounds: int, source: Path, steps: bool = False
+) -> tuple[dict[str, list[float]], dict[str, Any]]:
     try:
         import torch
     except ImportError as err:
@@ -125,6 +168,13 @@ def run(shape: tuple[int, int, int], calls: int, rounds: int, source: Path) -> t
 
     graphs = {"tawa (CUDA graph)": graph_of(repeated), "torch (CUDA graph)": graph_of(matmul)}
     cases = {"tawa (repeated)": repeated, "tawa (checked)": checked, "torch.matmul": matmul}
+    if steps:  # the parts of a repeated call
+        kernel(A, B, C, M, N, K, grid=g)
+        (prepared,) = kernel._prepared.values()
+        args = (A, B, C, M, N, K)
+        cases["key"] = lambda: kernel._keys.read(args, g)
+        cases["again()"] = prepared.again
+        cases.update(driver_calls(prepared, torch.cuda.current_stream().cuda_stream))
     rows: dict[str, list[float]] = {name: [] for name in [*cases, *graphs]}
     sync = torch.cuda.synchronize
 
@@ -284,6 +334,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--host-only", action="store_true", help="no GPU: time the host steps of a call with the driver stubbed out"
     )
+    parser.add_argument(
+        "--steps",
+        action="store_true",
+        help="also time the parts of a repeated call: the key, again(), and cuLaunchKernel through CuPy, "
+        "cuda-bindings and ctypes",
+    )
     args = parser.parse_args(argv)
     try:
         (shape,) = parse_shapes([args.shape])
@@ -295,7 +351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             gemm = tawa.compile(args.source.read_text(), "gemm")
             rows, meta = host_only(gemm, shape, args.calls, args.rounds)
         else:
-            rows, meta = run(shape, args.calls, args.rounds, args.source)
+            rows, meta = run(shape, args.calls, args.rounds, args.source, args.steps)
     except BenchError as err:
         print(f"tawa.bench launch: error: {err}", file=sys.stderr)
         return 1
