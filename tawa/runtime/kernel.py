@@ -142,8 +142,6 @@ class Kernel:
                 prepared = self._prepared[key]  # never stored under None
             except KeyError:
                 pass
-            except TypeError:  # an unhashable grid entry: the checks below report it
-                key = None
             else:
                 if prepared.again():
                     return

@@ -550,22 +550,26 @@ class LaunchKeys:
     of arguments) gives None, and the launch is checked in full.
 
     A key is read by a function generated for the exact Python types of the
-    arguments (one tuple, no loop, no type dispatch), made when those types
-    are first seen; for `gemm(A, B, C, M, N, K)` with torch tensors:
+    arguments and the grid's number of axes (one tuple, no loop, no type
+    dispatch), made when they are first seen; for `gemm(A, B, C, M, N, K)`
+    with torch tensors and a 2-D grid:
 
         def read(args, grid):
             try:
                 [a0, a1, a2, a3, a4, a5] = args
-            except ValueError:
-                return None
-            if type(a0) is t0 and ... and type(a5) is t5 and (type(grid) is tuple or type(grid) is int):
-                return (mark, grid, a0.data_ptr(), a0.shape, a0.is_contiguous() or a0.stride(),
+                [g0, g1] = grid
+            except (ValueError, TypeError):
+                return miss(args, grid)
+            if type(a0) is t0 and ... and type(a5) is t5 and type(g0) is int and type(g1) is int:
+                return (mark, g0, g1, a0.data_ptr(), a0.shape, a0.is_contiguous() or a0.stride(),
                         a0.dtype, ..., a3, a4, a5)
             return miss(args, grid)
 
-    `mark` (the tuple of types) starts every key, so keys read for different
-    types never compare equal; `miss` looks up or makes the reader of the
-    new types."""
+    `mark` (the types and the grid's rank) starts every key, so keys read
+    for different types never compare equal; `miss` looks up or makes the
+    reader of the new types.  A grid of ints as a list keys like the tuple
+    (the checks take both alike); grids of other numbers take the full path.
+    Every key is hashable."""
 
     def __init__(self, kinds: Sequence[str]):
         self.kinds = tuple(kinds)
@@ -577,20 +581,27 @@ class LaunchKeys:
         return self.read(args, grid)
 
     def _miss(self, args: Sequence[Any], grid: Any) -> tuple[Any, ...] | None:
-        if len(args) != len(self.kinds) or (type(grid) is not tuple and type(grid) is not int):
+        if len(args) != len(self.kinds):
             return None
-        types = tuple(map(type, args))
+        if type(grid) is int:
+            rank = 0
+        elif type(grid) in (tuple, list) and 1 <= len(grid) <= 3 and all(type(d) is int for d in grid):
+            rank = len(grid)
+        else:  # the checks take NumPy integers too, and reject floats and bools
+            return None
+        types = (*map(type, args), rank)
         reader = self._readers.get(types)
         if reader is None:
-            reader = self._reader(types)
+            reader = self._reader(types[:-1], rank)
             if reader is None:
                 return None
             self._readers[types] = reader
         self.read = reader
         return reader(args, grid)
 
-    def _reader(self, types: tuple[type, ...]) -> Callable[[Sequence[Any], Any], Any] | None:
-        """The reader of arguments of `types`, or None if one has no cheap read."""
+    def _reader(self, types: tuple[type, ...], rank: int) -> Callable[[Sequence[Any], Any], Any] | None:
+        """The reader of arguments of `types` and a grid of `rank` ints (0:
+        an int), or None if an argument has no cheap read."""
         reads = []
         for i, (kind, t) in enumerate(zip(self.kinds, types)):
             if kind == "array":
@@ -603,21 +614,26 @@ class LaunchKeys:
             else:
                 return None
         n = len(types)
-        unpack = f"[{', '.join(f'a{i}' for i in range(n))}] = args"  # raises for another count
-        guard = "".join(f"type(a{i}) is t{i} and " for i in range(n))
+        # Unpacking raises for another count of arguments or grid axes.
+        unpack = f"        [{', '.join(f'a{i}' for i in range(n))}] = args\n"
+        if rank:
+            unpack += f"        [{', '.join(f'g{j}' for j in range(rank))}] = grid\n"
+        guard = [f"type(a{i}) is t{i}" for i in range(n)]
+        guard += [f"type(g{j}) is int" for j in range(rank)] if rank else ["type(grid) is int"]
+        grid = [f"g{j}" for j in range(rank)] if rank else ["grid"]
         source = (
             "def read(args, grid):\n"
             "    try:\n"
-            f"        {unpack}\n"
-            "    except ValueError:\n"
-            "        return None\n"
-            f"    if {guard}(type(grid) is tuple or type(grid) is int):\n"
-            f"        return (mark, grid, {', '.join(reads)})\n"
+            f"{unpack}"
+            "    except (ValueError, TypeError):\n"
+            "        return miss(args, grid)\n"
+            f"    if {' and '.join(guard)}:\n"
+            f"        return (mark, {', '.join(grid + reads)})\n"
             "    return miss(args, grid)\n"
         )
         scope: dict[str, Any] = {f"t{i}": t for i, t in enumerate(types)}
-        scope.update(mark=types, miss=self._miss)
-        exec(compile(source, f"<launch key of {len(types)} arguments>", "exec"), scope)
+        scope.update(mark=(*types, rank), miss=self._miss)
+        exec(compile(source, f"<launch key of {n} arguments>", "exec"), scope)
         return scope["read"]
 
 

@@ -143,8 +143,10 @@ def test_launch_key_gives_up_on_arguments_without_a_cheap_read(fake_torch):
     assert keys([object(), 3], (1,)) is None
     assert keys([A, 3, 4], (1,)) is None             # the wrong number of arguments
     assert keys([A], (1,)) is None
-    assert keys([A, 3], [1, 1]) is None              # a list grid is not hashable
-    assert keys([A, 3], np.int64(1)) is None
+    assert keys([A, 3], [2, 1]) == keys([A, 3], (2, 1))  # the checks take a list grid alike
+    for grid in (np.int64(1), (np.int64(1),), (1.0,), (True,), ([1],), (), (1, 1, 1, 1), "ab", None):
+        assert keys([A, 3], grid) is None, grid     # checked in full (accepted or refused there)
+    assert keys([A, 3], (1,)) != keys([A, 3], 1) != keys([A, 3], (1, 1))
     assert LaunchKeys(["unsupported"])([A], (1,)) is None
     assert LaunchKeys([])([], (1,)) is not None
 
