@@ -3,10 +3,11 @@
 For every kernel of the lowered (nvgpu) IR, for a set of problem sizes, the
 pass extracts the barrier events of each warp group by running the kernel's
 control skeleton (`protocol_model.SkeletonRunner`) and explores every
-interleaving of them (`protocol_model.Explorer`), proving: no deadlock, no
-phase aliasing, no TMA load into a stage that a reader may still read (or
-that is read while the load may be in flight), no arrivals beyond a
-barrier's count, transaction bytes that match the loads.  A violation is a
+interleaving of them (`protocol_search.Explorer`, up to a partial-order
+reduction that loses no violation), proving: no deadlock, no phase
+aliasing, no TMA load into a stage that a reader may still read (or that
+is read while the load may be in flight), no arrivals beyond a barrier's
+count, transaction bytes that match the loads.  A violation is a
 `TawaError` located at the offending op whose details (`TawaError.details`,
 printed by tawa-opt after the error line) are a shortest counterexample
 trace.  The IR is unchanged.
@@ -39,21 +40,18 @@ from tawa.dialects import aref, nvgpu
 from tawa.dialects.nvgpu.kernel_info import KernelInfoAttr
 from tawa.dialects.nvgpu.types import MBarrierType
 from tawa.target.hopper import THREADS_PER_GROUP
-from tawa.transforms import protocol_model
+from tawa.transforms import protocol_model, protocol_search
 from tawa.transforms.protocol_model import (
     COMMIT,
     INIT,
     PROTOCOL_OPS,
     UNKNOWN,
     Event,
-    Explorer,
     Launch,
     SkeletonError,
     SkeletonRunner,
-    StateLimit,
-    Step,
-    Violation,
 )
+from tawa.transforms.protocol_search import Explorer, StateLimit, Step, Violation
 from tawa.transforms.utils import fail
 
 NAME = "tawa-verify-protocol"
@@ -156,7 +154,8 @@ the state limit) whose exploration found no violation, in this process: a
 kernel compiled again, or another kernel with the same protocol, is not
 explored again.  Only successes are kept (a violation's trace names ops)."""
 _PROVED_LIMIT = 4096
-_STORE = ProofStore("protocol", [Path(__file__), Path(protocol_model.__file__)])
+_STORE = ProofStore("protocol", [Path(__file__), Path(protocol_model.__file__),
+                                 Path(protocol_search.__file__)])
 """The same proofs on disk, for the next process (`tawa.cache.ProofStore`:
 keyed by the event sequences and this checker's source)."""
 
