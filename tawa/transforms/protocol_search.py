@@ -324,20 +324,18 @@ class Explorer:
                 if named[2 * self.named_index[gate.barrier]] <= nwaits[r]:
                     continue
             moves.append((r, False))
-        chosen = self._persistent(state, moves) if reduce and moves else None
+        queues: dict[int, list[int]] = {}  # barrier -> indices into inflight, in issue order
+        for k, entry in enumerate(inflight):
+            queues.setdefault(self._load_barrier(entry), []).append(k)
+        chosen = self._persistent(state, moves, queues) if reduce and len(moves) + len(queues) > 1 else None
         for r, arrive in moves:
             if chosen is None or r in chosen:
                 yield self._arrive_named(state, r, self.roles[r].gates[pos[r]]) if arrive \
                     else self._run_block(state, r)
-        if chosen is not None:
-            return  # the TMA completions are independent of the chosen steps: they come later
-        seen_bars = set()
-        for k, (r, p, i) in enumerate(inflight):
-            e = self.roles[r].blocks[p][i]
-            if e.barrier in seen_bars:
-                continue  # completions on one barrier are explored in issue order
-            seen_bars.add(e.barrier)
-            yield self._complete(state, k, r, e)
+        for b, ks in queues.items():  # completions on one barrier are explored in issue order
+            if chosen is None or len(pos) + b in chosen:
+                r, p, i = inflight[ks[0]]
+                yield self._complete(state, ks[0], r, self.roles[r].blocks[p][i])
 
     # ------------------------------------------------------------------ reduction
 
@@ -359,10 +357,11 @@ class Explorer:
         "store s" for the stages whose membership in the role's open reads /
         pending stores differs between the block's start and end (what the
         other roles' checks see of it; inside a block only the role itself
-        looks).  `_future_*[r][p]`: the union over blocks p.. of the role
-        (what it may still touch); `_gate[r][p]`: the object whose change
-        can unblock the gate of block p; `_load[(r, p, i)]`: what the
-        completion of that TMA load writes (its barrier and "load s")."""
+        looks).  `_segment_*[r][p]`: the union over blocks p .. up to the
+        next block gated by an mbarrier wait, `_next_wait[r][p]` (`_reach`
+        walks a role's future by these); `_gate[r][p]`: the object whose
+        change can unblock the gate of block p; `_load[(r, p, i)]`: what
+        the completion of that TMA load writes (its barrier and "load s")."""
         nb, nn = self.nb, len(self.named_index)
         slots = 1 + max((e.slot for role in self.roles for b in role.blocks for e in b), default=-1)
 
@@ -376,7 +375,7 @@ class Explorer:
             return 1 << (nb + nn + kind * slots + s)
 
         self._reads, self._writes, self._gate = [], [], []
-        self._future_reads, self._future_writes = [], []
+        self._segment_reads, self._segment_writes, self._next_wait = [], [], []
         self._load: dict[tuple[int, int, int], int] = {}
         for r, role in enumerate(self.roles):
             reads, writes, gates = [], [], []
@@ -407,98 +406,152 @@ class Explorer:
                 writes.append(wr)
                 gates.append(0 if gate is None else
                              bar(gate.barrier) if gate.kind == WAIT else named(gate.barrier))
-            future_reads, future_writes = [0], [0]
-            for rd, wr in zip(reversed(reads), reversed(writes)):
-                future_reads.append(future_reads[-1] | rd)
-                future_writes.append(future_writes[-1] | wr)
+            n = len(role.blocks)
+            next_wait, segment_reads, segment_writes = [n] * n, [0] * n, [0] * n
+            upcoming, rd, wr = n, 0, 0
+            for p in reversed(range(n)):
+                next_wait[p], segment_reads[p], segment_writes[p] = upcoming, rd | reads[p], wr | writes[p]
+                rd, wr = segment_reads[p], segment_writes[p]
+                if role.gates[p] is not None and role.gates[p].kind == WAIT:
+                    upcoming, rd, wr = p, 0, 0
             self._reads.append(reads)
             self._writes.append(writes)
             self._gate.append(gates)
-            self._future_reads.append(future_reads[::-1])
-            self._future_writes.append(future_writes[::-1])
+            self._next_wait.append(next_wait)
+            self._segment_reads.append(segment_reads)
+            self._segment_writes.append(segment_writes)
 
-    def _persistent(self, state, moves: list[tuple[int, bool]]) -> set[int] | None:
-        """The roles whose steps alone are explored from `state`: a
-        persistent set (Godefroid), or None for all steps.
+    def _reach(self, r: int, state, others: int) -> tuple[int, int]:
+        """What role r may still read and write (bit masks) on a path on
+        which only steps outside a persistent-set candidate run, given that
+        those write at most `others`: its blocks from its position up to
+        the first gate it cannot pass on such a path, an mbarrier wait that
+        is blocked now on a barrier not in `others` (then it stays blocked:
+        only a write to the barrier changes its phase), or the named
+        barrier it arrived at and waits on, if nobody of `others` arrives
+        there.  A wait whose checks would fail (the barrier not initialized,
+        or its phase already aliased) is not such a gate, so whether those
+        checks fail is decided by steps in the result."""
+        pos, bars, _, named, nwaits = state
+        role = self.roles[r]
+        p, n = pos[r], len(role.blocks)
+        gate = role.gates[p] if p < n else None
+        if (gate is not None and gate.kind == NAMED_SYNC and nwaits[r] >= 0
+                and named[2 * self.named_index[gate.barrier]] <= nwaits[r]
+                and not others & self._gate[r][p]):
+            return 0, 0
+        rd = wr = 0
+        while p < n:
+            gate = role.gates[p]
+            if gate is not None and gate.kind == WAIT and not others & self._gate[r][p]:
+                b4 = 4 * gate.barrier
+                phase = bars[b4 + 2]
+                if phase % 2 == gate.parity and bars[b4 + 3] and phase < role.intended[p] + 2:
+                    break
+            rd |= self._segment_reads[r][p]
+            wr |= self._segment_writes[r][p]
+            p = self._next_wait[r][p]
+        return rd, wr
+
+    def _persistent(self, state, moves: list[tuple[int, bool]],
+                    queues: dict[int, list[int]]) -> set[int] | None:
+        """The agents whose steps alone are explored from `state`: a
+        persistent set (Godefroid), or None for all steps.  Agents: each
+        role r (its next step), and for each barrier b with TMA loads in
+        flight, the completion of the oldest (agent `len(roles) + b`;
+        `queues`).
 
         A set T of enabled steps is persistent in a state s if no sequence
         of steps outside T that starts in s contains a step that depends on
-        one in T.  Two steps of different roles are independent here when
+        one in T.  Two steps of different agents are independent here when
         neither writes an object the other reads or writes (`_footprints`):
         then they commute to the same state (the TMA loads in flight are
         kept by barrier), neither enables or disables the other, and
         neither changes whether the other fails (every check a step makes
         reads only objects in its footprint).  T is built from a group G of
-        roles, grown from one enabled role to a fixpoint: T is the steps of
-        G's enabled roles; a role outside G joins if anything it may still
-        do (its footprint from its position to its end) conflicts with T or
-        writes the gate object of a blocked role in G (which could unblock
-        it); and if a TMA load in flight (its completion writes its barrier
-        and stage) conflicts with T or such a gate, there is no T.  At the
-        fixpoint, the steps outside T are those of roles outside G and the
-        completions (a blocked role of G stays blocked without T; an
-        enabled one moves only through its step in T), all independent of
-        T.  The smallest T over the seeds is taken.
+        agents, grown from one enabled agent to a fixpoint: T is the steps
+        of G's enabled agents.  What the agents outside G may do without T
+        is over-approximated: a role's steps up to the first gate that no
+        write by them can open (`_reach`, to a fixpoint over their writes),
+        a barrier's completions: all its loads in flight.  An agent outside
+        G joins if that conflicts with T or writes the gate object of a
+        blocked role in G (which could unblock it).  At the fixpoint, the
+        steps outside T that can run are those of agents outside G (a
+        blocked role of G stays blocked; an enabled agent of G moves only
+        through its step in T; later completions on a barrier of G wait for
+        its oldest), and they are independent of T.  The smallest T over
+        the seeds is taken.
 
         Why nothing is lost (the traces are finite and every step makes
         progress, so the state graph is acyclic and the cycle proviso is
         moot): a violation is a failing step or a reachable state with a
         failing check (phase aliasing, wait before init: checks of a role's
-        gate, part of its step's footprint) or without steps (deadlock).
-        Take a path w from s to one.  If w contains a step of T, the first
-        such step is independent of the steps before it and moves to the
-        front: the path starts with a step the search takes.  If not, every
-        step of w and the failing one are independent of T: a deadlock is
-        impossible (T's steps stay enabled), a failing step of a role of G
-        is its step in T, failing at s already (w changes nothing it
-        reads), and any other failure still happens after any t in T
-        first (t w).  Either way the search takes a step toward it, and
-        the remaining work (steps left in all traces, loads in flight)
-        decreases, so by induction it reaches the violation.  The path can
-        be longer than the shortest in the full graph when the violation is
-        not reached through T: the reported trace is a real one, but only
-        the shortest that the reduced search visits."""
-        pos, _, inflight, _, _ = state
-        enabled = [r for r, _ in moves]
+        gate, part of its step's footprint; `_reach` stops only at gates
+        whose checks pass and stay so) or without steps (deadlock).  Take a
+        path w from s to one.  If w contains a step of T, the first such
+        step is independent of the steps before it and moves to the front:
+        the path starts with a step the search takes.  If not, every step
+        of w and the failing one are independent of T: a deadlock is
+        impossible (T's steps stay enabled), a failing step of G is its
+        step in T, failing at s already (w changes nothing it reads), a
+        failing check of a blocked role of G fails at s already (nothing
+        on w writes its barrier), and any other failure still happens
+        after any t in T first (t w).  Either way the search takes a step
+        toward it, and the remaining work (steps left in all traces, loads
+        in flight) decreases, so by induction it reaches the violation.
+        The path can be longer than the shortest in the full graph when
+        the violation is not reached through T (hence `shortest`)."""
+        pos, inflight = state[0], state[2]
+        n = len(self.roles)
+        step_reads: dict[int, int] = {}
+        step_writes: dict[int, int] = {}
+        for r, _ in moves:
+            step_reads[r], step_writes[r] = self._reads[r][pos[r]], self._writes[r][pos[r]]
+        queue_writes: dict[int, int] = {}  # completions of barrier b: agent n + b
+        for b, ks in queues.items():
+            step_reads[n + b], step_writes[n + b] = 0, self._load[inflight[ks[0]]]
+            queue_writes[n + b] = 0
+            for k in ks:
+                queue_writes[n + b] |= self._load[inflight[k]]
         live = [r for r, p in enumerate(pos) if p < len(self.roles[r].blocks)]
-        loads = 0
-        for entry in inflight:
-            loads |= self._load[entry]
         best: set[int] | None = None
-        for seed in enabled:
+        for seed in step_reads:
             group = {seed}
             while True:
                 t_reads = t_writes = gates = 0
-                for r in group:
-                    if r in enabled:
-                        t_reads |= self._reads[r][pos[r]]
-                        t_writes |= self._writes[r][pos[r]]
-                    else:
-                        gates |= self._gate[r][pos[r]]
+                for a in group:
+                    if a in step_reads:
+                        t_reads |= step_reads[a]
+                        t_writes |= step_writes[a]
+                    else:  # a blocked role
+                        gates |= self._gate[a][pos[a]]
                 touched = t_reads | t_writes
-                if loads & (touched | gates):
-                    group = None
+                outside = [o for o in live if o not in group]
+                completions = 0
+                for c, wr in queue_writes.items():
+                    if c not in group:
+                        completions |= wr
+                others, reach = completions, {}
+                while True:  # what the roles outside may do, and write, to a fixpoint
+                    reach = {o: self._reach(o, state, others) for o in outside}
+                    grown = completions
+                    for _, wr in reach.values():
+                        grown |= wr
+                    if grown == others:
+                        break
+                    others = grown
+                joining = {o for o, (rd, wr) in reach.items() if wr & (touched | gates) or rd & t_writes}
+                joining.update(c for c, wr in queue_writes.items()
+                               if c not in group and wr & (touched | gates))
+                if not joining:
                     break
-                grown = False
-                for o in live:
-                    if o in group:
-                        continue
-                    if (self._future_writes[o][pos[o]] & (touched | gates)
-                            or self._future_reads[o][pos[o]] & t_writes):
-                        group.add(o)
-                        grown = True
-                if not grown:
-                    break
-            if group is None:
-                continue
-            chosen = group.intersection(enabled)
+                group |= joining
+            chosen = group.intersection(step_reads)
             if best is None or len(chosen) < len(best):
                 best = chosen
                 if len(best) == 1:
                     break
-        if best is None or (len(best) == len(enabled) and not inflight):
-            return None
-        return best
+        return None if best is None or len(best) == len(step_reads) else best
 
     def _arrive_named(self, state, r: int, gate: Event):
         pos, bars, inflight, named, nwaits = state
