@@ -81,7 +81,7 @@ class HopperPipelinePass(ModulePass):
     staging: str = "auto"
     """`auto`, `full` or `subtiled`: the TMA-store epilogue's staging
     buffers (`tawa.transforms.tma_epilogue`).  `auto` chooses among
-    `AUTO_STAGINGS` (for now the full tile only): with `stages=0` the one
+    `AUTO_STAGINGS` (the full tile, then subtiled): with `stages=0` the one
     that allows the deepest ring (the first on a tie), with explicit stages
     the first that fits beside them."""
 
