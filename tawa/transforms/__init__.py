@@ -18,6 +18,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return PipelinePass
 
+    def get_overlap_dots() -> type[ModulePass]:
+        from tawa.transforms.overlap_dots import OverlapDotsPass
+
+        return OverlapDotsPass
+
     def get_lower_aref() -> type[ModulePass]:
         from tawa.transforms.lower_aref import LowerArefPass
 
@@ -115,6 +120,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "tawa-warp-specialize": get_warp_specialize,
         "tawa-lower-tile": get_lower_tile,
         "tawa-pipeline": get_pipeline,
+        "tawa-overlap-dots": get_overlap_dots,
         "tawa-lower-aref": get_lower_aref,
         "tawa-exp-to-exp2": get_exp_to_exp2,
     }

@@ -5,8 +5,9 @@ One `RewritePattern` per op family, applied by `tawa-lower-tile` with xDSL's
 
 | pattern | from | to |
 |---|---|---|
-| `LowerAccumulatorInit` | f32 `tile.zeros`; `tile.splat` that starts a loop-carried value | `frag_zeros`, `frag_splat` |
+| `LowerAccumulatorInit` | f32 `tile.zeros`; `tile.splat` that starts a loop-carried value or is yielded | `frag_zeros`, `frag_splat` |
 | `RetypeLoopCarried` | `scf.for` whose init became a fragment | the iter_arg and result retyped (the type converter of loop-carried values) |
+| `RetypeIfResults` | `scf.if` whose branches both yield a fragment of one type | the result retyped |
 | `LowerDot` | `tile.dot` / `tile.dot_async` on aref slots | descriptors, fence, whole-tile `wgmma`, commit (a sync dot also waits) |
 | `LowerDotWait` | `tile.dot_wait N` | `wgmma_wait_group N` |
 | `LowerElementwise` | f32 `arith` / `math.exp2` on fragments | `frag_binary` / `frag_unary` |
@@ -117,8 +118,8 @@ class ConsumerInfo:
 
 @dataclass
 class LowerAccumulatorInit(RewritePattern):
-    """f32 zeros, and splats that start loop-carried values (a running max),
-    become fragments."""
+    """f32 zeros, and splats that start loop-carried values (a running max)
+    or are yielded (the initial values of a guarded loop), become fragments."""
 
     info: ConsumerInfo
 
@@ -130,10 +131,26 @@ class LowerAccumulatorInit(RewritePattern):
             if isinstance(t.get_element_type(), Float32Type):
                 rewriter.replace(op, nvgpu.FragmentZerosOp.build(result_types=[self.info.frag_type(t, op)]))
             return
-        if any(isinstance(u.operation, scf.ForOp) for u in op.result.uses):
+        if any(isinstance(u.operation, scf.ForOp | scf.YieldOp) for u in op.result.uses):
             new = nvgpu.FragmentSplatOp.build(operands=[op.value], result_types=[self.info.frag_type(t, op)])
             new.result.name_hint = op.result.name_hint
             rewriter.replace(op, new)
+
+
+class RetypeIfResults(RewritePattern):
+    """An `scf.if` result that both branches yield as fragments of one type
+    is that fragment (a loop guarded by its trip count, `tawa-overlap-dots`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: scf.IfOp, rewriter: PatternRewriter) -> None:
+        if not op.false_region.blocks:
+            return
+        yields = (op.true_region.block.last_op, op.false_region.block.last_op)
+        if not all(isinstance(y, scf.YieldOp) for y in yields):
+            return
+        for r, a, b in zip(op.results, yields[0].operands, yields[1].operands):
+            if _is_frag(a) and a.type == b.type and r.type != a.type:
+                rewriter.replace_value_with_new_type(r, a.type)
 
 
 class RetypeLoopCarried(RewritePattern):
@@ -155,7 +172,8 @@ class LowerDot(RewritePattern):
     """A dot on an aref slot (rhs) becomes one whole-tile wgmma.  Its lhs is
     another slot (this warp group's 64 rows of it), or `arith.truncf` of an
     accumulator, which then stays in registers as the wgmma's A operand
-    (`nvgpu.frag_convert`, no trip through shared memory)."""
+    (`nvgpu.frag_convert`, no trip through shared memory), or such a
+    conversion carried by a loop (a 16-bit fragment)."""
 
     info: ConsumerInfo
 
@@ -166,24 +184,33 @@ class LowerDot(RewritePattern):
             raise fail(op, f"{NAME}: {op.name} rhs must be a loaded tile as it is: wgmma reads its B operand only "
                        "from shared memory, so B cannot be transformed in registers (transform the A operand, "
                        "e.g. compute Cᵀ = Bᵀ·Aᵀ, or transform B before the kernel)")
-        from_registers = isinstance(lhs, arith.TruncFOp)
-        if not isinstance(lhs, nvgpu.SmemTileOp) and not from_registers:
+        # A tile carried by a loop or an if becomes a fragment when its producers do.
+        carried = isinstance(op.lhs.type, TensorType) and (not isinstance(lhs, Operation) or isinstance(lhs, scf.ForOp | scf.IfOp))
+        if not isinstance(lhs, nvgpu.SmemTileOp | arith.TruncFOp) and not _is_frag(op.lhs) and not carried:
             raise fail(op, f"{NAME}: {op.name} lhs must come from an aref slot or be a converted accumulator, for now")
-        if not _is_frag(op.acc) or (isinstance(lhs, arith.TruncFOp) and not _is_frag(lhs.input)):
+        if not _is_frag(op.acc) or carried or (isinstance(lhs, arith.TruncFOp) and not _is_frag(lhs.input)):
             return  # not ready: `diagnose` reports it if it never becomes so
-        if isinstance(lhs, arith.TruncFOp):
-            src, lt = lhs.input.type, lhs.result.type
-            assert isinstance(src, nvgpu.FragmentType) and isinstance(lt, TensorType)
-            if not isinstance(lt.get_element_type(), BFloat16Type | Float16Type):
+        if _is_frag(op.lhs) or isinstance(lhs, arith.TruncFOp):
+            lt = op.lhs.type
+            et = lt.element_type if isinstance(lt, nvgpu.FragmentType) else lt.get_element_type()
+            if not isinstance(et, BFloat16Type | Float16Type):
                 raise fail(op, f"{NAME}: {op.name} lhs in registers must be bf16 or f16, got {lt}: the wgmma "
                            "register A layout is that of 16-bit types (fp8 and tf32 A operands come from shared memory)")
-            a = nvgpu.FragmentConvertOp.build(operands=[lhs.input], result_types=[src.with_element_type(lt.get_element_type())])
+        if _is_frag(op.lhs):  # converted already (carried by a loop: tawa-overlap-dots)
+            a: Operation | None = None
+            a_value = op.lhs
+        elif isinstance(lhs, arith.TruncFOp):
+            src = lhs.input.type
+            assert isinstance(src, nvgpu.FragmentType)
+            a = nvgpu.FragmentConvertOp.build(operands=[lhs.input], result_types=[src.with_element_type(et)])
+            a_value = a.results[0]
         else:
             assert isinstance(lhs, nvgpu.SmemTileOp)
             st = lhs.source.type
             assert isinstance(st, nvgpu.SmemType)
             a_t = nvgpu.WgmmaDescriptorType([WG_ROWS, st.get_shape()[2]], st.element_type, st.swizzle.data)
             a = nvgpu.WgmmaDescriptorOp.build(operands=[lhs.source, lhs.stage, self.info.row0], result_types=[a_t])
+            a_value = a.results[0]
         rt = rhs.source.type
         assert isinstance(rt, nvgpu.SmemType)
         b = nvgpu.WgmmaDescriptorOp.build(
@@ -192,12 +219,12 @@ class LowerDot(RewritePattern):
         )
         true = arith.ConstantOp(IntegerAttr(1, i1))
         mma = nvgpu.WgmmaOp.build(
-            operands=[a.results[0], b.result, op.acc, true.result],
+            operands=[a_value, b.result, op.acc, true.result],
             result_types=[op.acc.type],
             properties={"rhs_transposed": UnitAttr()} if op.rhs_transposed is not None else {},
         )
         mma.location = op.location  # errors about the wgmma point at the dot
-        ops: list[Operation] = [a, b, true, nvgpu.WgmmaFenceOp(), mma, nvgpu.WgmmaCommitGroupOp()]
+        ops: list[Operation] = [*([a] if a else []), b, true, nvgpu.WgmmaFenceOp(), mma, nvgpu.WgmmaCommitGroupOp()]
         result = mma.result
         if isinstance(op, tile.DotOp):
             wait = nvgpu.WgmmaWaitGroupOp(0, [mma.result])
@@ -254,20 +281,30 @@ def _unlowered_math(value: SSAValue) -> Operation | None:
     return op
 
 
+def _carried(value: SSAValue) -> bool:
+    """Whether a loop or an if carries `value` (an `scf.yield` or `scf.for`
+    operand), so that it must be a fragment of its own rather than be read
+    through by the op that uses it (a dot's register operand, a store)."""
+    return any(isinstance(u.operation, scf.YieldOp | scf.ForOp) for u in value.uses)
+
+
 class LowerElementwise(RewritePattern):
     """Elementwise math on fragments (the other operand a fragment or a splat
     of an f32 scalar) becomes per-register math; `arith.extf` of a 16-bit
-    fragment becomes its f32 conversion."""
+    fragment becomes its f32 conversion, and so does an `arith.truncf` that a
+    loop carries (`tawa-overlap-dots` carries P in bf16)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if type(op) not in _FRAG_BINARY and type(op) not in _FRAG_UNARY and not isinstance(op, arith.ExtFOp):
+        convert = isinstance(op, arith.ExtFOp) or (isinstance(op, arith.TruncFOp) and _carried(op.result))
+        if type(op) not in _FRAG_BINARY and type(op) not in _FRAG_UNARY and not convert:
             return
         if not any(_is_frag(v) for v in op.operands):
             return  # not (yet) on an accumulator
-        if isinstance(op, arith.ExtFOp):
+        if isinstance(op, arith.ExtFOp | arith.TruncFOp):
             src = op.input.type
             assert isinstance(src, nvgpu.FragmentType)
-            new = nvgpu.FragmentConvertOp.build(operands=[op.input], result_types=[src.with_element_type(Float32Type())])
+            et = Float32Type() if isinstance(op, arith.ExtFOp) else op.result.type.get_element_type()
+            new = nvgpu.FragmentConvertOp.build(operands=[op.input], result_types=[src.with_element_type(et)])
         elif type(op) in _FRAG_UNARY:
             new: Operation = nvgpu.FragmentUnaryOp.build(
                 operands=[op.operands[0]],
@@ -277,9 +314,13 @@ class LowerElementwise(RewritePattern):
         else:
             lhs, rhs = op.operands
             kind = _FRAG_BINARY[type(op)]
-            if not _is_frag(lhs):
-                if kind in (nvgpu.FragBinaryKind.SUBF, nvgpu.FragBinaryKind.DIVF):
-                    raise fail(op, f"{NAME}: '{op.name}' with a splat on the left is not supported yet")
+            if not _is_frag(lhs) and kind in (nvgpu.FragBinaryKind.SUBF, nvgpu.FragBinaryKind.DIVF):
+                # Not commutative: the splat becomes a fragment of the other's layout.
+                splat = nvgpu.FragmentSplatOp.build(operands=[_scalar_or_frag(lhs, op)], result_types=[rhs.type])
+                splat.result.name_hint = lhs.name_hint
+                rewriter.insert(splat, InsertPoint.before(op))
+                lhs = splat.result
+            elif not _is_frag(lhs):
                 lhs, rhs = rhs, lhs
             new = nvgpu.FragmentBinaryOp(kind, lhs, _scalar_or_frag(rhs, op))
         new.results[0].name_hint = op.results[0].name_hint
@@ -525,6 +566,7 @@ def consumer_patterns(info: ConsumerInfo) -> list[RewritePattern]:
     return [
         LowerAccumulatorInit(info),
         RetypeLoopCarried(),
+        RetypeIfResults(),
         LowerDot(info),
         LowerDotWait(),
         LowerElementwise(),

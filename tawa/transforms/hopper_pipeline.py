@@ -1,6 +1,7 @@
 """`tawa-hopper-pipeline`: the whole way from tile programs to Hopper ops.
 
-    tawa-warp-specialize{...} , tawa-pipeline{stages} , [tawa-persistent{group-m order}] ,
+    tawa-warp-specialize{...} , tawa-pipeline{stages} , [tawa-overlap-dots] ,
+    [tawa-persistent{group-m order}] ,
     tawa-assign-stage-phase , tawa-lower-aref , [tawa-bound-waits{timeout_ms}] ,
     tawa-lower-tile , tawa-materialize-partitions{group-m order}
 
@@ -30,6 +31,7 @@ from tawa.transforms.expand_stores import ExpandFragmentStoresPass
 from tawa.transforms.lower_aref import LowerArefPass
 from tawa.transforms.lower_tile import LowerTilePass
 from tawa.transforms.materialize_partitions import MaterializePartitionsPass
+from tawa.transforms.overlap_dots import MAX_OVERLAP_ACC_REGS, OverlapDotsPass
 from tawa.transforms.persistent import PersistentPass
 from tawa.transforms.pipeline import PipelinePass, pipelined_arefs
 from tawa.transforms.prepare_ptx import PreparePtxPass
@@ -40,6 +42,8 @@ from tawa.transforms.utils import kernel_of
 from tawa.transforms.verify_protocol import VerifyProtocolPass
 from tawa.transforms.warp_specialize import WarpSpecializePass
 
+OVERLAPS = ("auto", "all", "none")
+"""`overlap=` values (`HopperPipelinePass.overlap`)."""
 DEPTHS = (4, 3, 2)
 """Ring depths `stages=0` tries, deepest first; 1 when none fits."""
 
@@ -78,10 +82,16 @@ class HopperPipelinePass(ModulePass):
     (`tawa-lower-tile`, `tawa.transforms.tma_epilogue`).  With `stages=0`,
     `auto` takes the TMA-store epilogue when its staging tiles fit beside
     rings of at least 2 stages, `tma` at whatever depth fits."""
+    overlap: str = "auto"
+    """`auto`, `all` or `none`: which consumer loops `tawa-overlap-dots`
+    rewrites so that their last dot runs under the next iteration's work
+    (FA3's intra-warp-group overlap): `auto` those whose accumulator takes at
+    most `MAX_OVERLAP_ACC_REGS` registers per thread (attention head dims 64
+    and 128, not 256), `all` every loop that qualifies."""
     staging: str = "auto"
     """`auto`, `full` or `subtiled`: the TMA-store epilogue's staging
     buffers (`tawa.transforms.tma_epilogue`).  `auto` chooses among
-    `AUTO_STAGINGS` (for now the full tile only): with `stages=0` the one
+    `AUTO_STAGINGS` (the full tile, then subtiled): with `stages=0` the one
     that allows the deepest ring (the first on a tie), with explicit stages
     the first that fits beside them."""
 
@@ -90,6 +100,8 @@ class HopperPipelinePass(ModulePass):
             raise TawaError(f"epilogue must be one of {', '.join(EPILOGUES)}, got {self.epilogue!r}", self.name)
         if self.staging not in STAGINGS:
             raise TawaError(f"staging must be one of {', '.join(STAGINGS)}, got {self.staging!r}", self.name)
+        if self.overlap not in OVERLAPS:
+            raise TawaError(f"overlap must be one of {', '.join(OVERLAPS)}, got {self.overlap!r}", self.name)
         self.specialize_pass().apply(ctx, op)
         for p in self.planned_steps(op):
             p.apply(ctx, op)
@@ -128,6 +140,8 @@ class HopperPipelinePass(ModulePass):
         and `staging` override the options."""
         return (
             PipelinePass(stages=stages),
+            *((OverlapDotsPass(max_acc_regs=MAX_OVERLAP_ACC_REGS if self.overlap == "auto" else 0),)
+              if self.overlap != "none" else ()),
             *((PersistentPass(group_m=self.group_m, order=self.order),) if self.persistent else ()),
             AssignStagePhasePass(),
             LowerArefPass(),

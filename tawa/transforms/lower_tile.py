@@ -111,7 +111,8 @@ class LowerTilePass(ModulePass):
             if isinstance(o, left_for_later):
                 continue
             on_tiles = any(isinstance(v.type, TensorType) for v in (*o.operands, *o.results))
-            if isinstance(o, scf.IfOp) and any(isinstance(d, tile.DotOp | tile.DotAsyncOp | nvgpu.WgmmaOp) for d in o.walk()):
+            if (isinstance(o, scf.IfOp) and any(isinstance(r.type, TensorType) for r in o.results)
+                    and any(isinstance(d, tile.DotOp | tile.DotAsyncOp | nvgpu.WgmmaOp) for d in o.walk())):
                 raise fail(o, f"{NAME}: a tile.dot inside 'scf.if' is not supported: its accumulator would have "
                            "to be yielded as a fragment by both branches; compute it unconditionally (and "
                            "tile.select the result)")

@@ -22,8 +22,8 @@ row vector: 2).  Not charged:
 * views: `frag_broadcast` (reads the registers of its row vector) and
   `wgmma_k_slice` (names registers of its source); a use of a view is a use
   of its source;
-* streamed values: an elementwise result that only elementwise ops and
-  stores of its own block read (an epilogue such as bias + GELU, or
+* streamed values: an elementwise result (or a `frag_splat` of a scalar)
+  that only elementwise ops and stores of its own block read (an epilogue such as bias + GELU, or
   α·acc + β·C).  ptxas computes such a chain element by element where it is
   used, so it holds the chain's inputs, not every intermediate tile: a use
   of a streamed value is a use of the charged values it is computed from
@@ -73,6 +73,7 @@ _ELEMENTWISE = (
     nvgpu.FragmentUnaryOp,
     nvgpu.FragmentSelectOp,
     nvgpu.FragmentConvertOp,
+    nvgpu.FragmentSplatOp,  # no fragment operand: streamed, it costs nothing
 )
 _VIEWS = (nvgpu.FragmentBroadcastOp, nvgpu.WgmmaKSliceOp)
 _WGMMAS = (nvgpu.WgmmaOp, nvgpu.WgmmaMmaAsyncOp)

@@ -60,7 +60,7 @@ after the one that last read buffer b (`_pending`): 1 for every chunk of an
 even chunk count (the previous program's last two chunks for j < 2), 0 for
 the full tile.  Other stores committed in between only make more groups
 newer than that one, so the count stays safe.  `auto` considers the
-stagings of `AUTO_STAGINGS` (for now the full tile only, see there): the
+stagings of `AUTO_STAGINGS` (the full tile, then subtiled): the
 first that fits, and with `stages=0` (`tawa-hopper-pipeline`) the one that
 allows the deepest ring.
 """
@@ -86,14 +86,13 @@ where not possible), the thread epilogue."""
 STAGINGS = ("auto", "full", "subtiled")
 """`staging=` values: the full tile where it fits, else subtiled; the whole
 tile in one buffer; span-wide column chunks in two alternating buffers."""
-AUTO_STAGINGS = ("full",)
-"""The stagings `staging=auto` considers, in order of preference.  Not yet
-`subtiled`: tawa-verify-protocol's proof of the subtiled epilogue (two
-named barriers per chunk) explores about 3x the states of the full tile's
-(gemm_a_prologue at 4 stages: 34 s instead of 10), more than the CPU suite
-can spend on every GEMM's default.  `("full", "subtiled")` makes `auto`
-take the subtiled staging where the full tile does not fit (explicit
-stages) or costs a ring stage (`stages=0`, `tawa-hopper-pipeline`)."""
+AUTO_STAGINGS = ("full", "subtiled")
+"""The stagings `staging=auto` considers, in order of preference: the full
+tile where it fits beside the ring (explicit stages) and costs no ring stage
+(`stages=0`, `tawa-hopper-pipeline`: the deepest ring wins, the first on a
+tie), else the subtiled staging.  For the GEMM 128x256 the subtiled staging
+keeps 4 stages where the full tile leaves 3: 1.047x faster in geomean over
+issue 11's 21-shape sweep on the H100 (docs/perf.md)."""
 SUBTILE_BUFFERS = 2
 """Buffers of the subtiled staging: chunk j's store drains while chunk j+1 is written."""
 EPILOGUE_BARRIER = 1

@@ -39,7 +39,7 @@ def test_gemm_plan():
 
 def test_lower_aref_allocates_the_plan():
     module = tawa.parse((EXAMPLES / "gemm.mlir").read_text())
-    PassPipeline((HopperPipelinePass(stages=4),)).apply(tawa.context(), module)
+    PassPipeline((HopperPipelinePass(stages=4, epilogue="threads"),)).apply(tawa.context(), module)
     allocs = [(o.offset.value.data, o.result.type) for o in module.walk() if isinstance(o, nvgpu.SmemAllocOp)]
     _, creates = _creates("gemm.mlir")
     (ring,) = plan_shared_memory(creates, lambda c: 4).rings.values()

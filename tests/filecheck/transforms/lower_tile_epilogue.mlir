@@ -1,5 +1,5 @@
 // RUN: tawa-opt %S/../../../examples/gemm_scale_relu.mlir -p 'tawa-hopper-pipeline{epilogue=threads}' | filecheck %s
-// RUN: not tawa-opt %s -p tawa-hopper-pipeline 2>&1 | filecheck %s --check-prefix=REJECTED
+// RUN: tawa-opt %s -p 'tawa-hopper-pipeline{prepare=false}' | filecheck %s --check-prefix=SPLAT
 
 // The fused epilogue runs on the accumulator registers: scalars stay scalars.
 // CHECK-LABEL: func.func @gemm_scale_relu
@@ -10,8 +10,11 @@
 // CHECK:         nvgpu.memref_base %C
 // CHECK-NOT:     tile.splat
 
-// A splat minus an accumulator is not lowered yet: a located one-line error.
-// REJECTED: lower_tile_epilogue.mlir:27:3: error: tawa-lower-tile: 'arith.subf' with a splat on the left is not supported yet
+// A splat minus an accumulator: subf is not commutative, so the splat becomes a fragment
+// of the accumulator's layout (a scalar per register: no registers held for it).
+// SPLAT-LABEL: func.func @one_minus
+// SPLAT:       %[[ONES:ones.*]] = nvgpu.frag_splat %f1 : f32 -> !nvgpu.frag<64x256xf32, wgmma>
+// SPLAT-NEXT:  nvgpu.frag_binary subf %[[ONES]], %{{.*}} : !nvgpu.frag<64x256xf32, wgmma>, !nvgpu.frag<64x256xf32, wgmma>
 func.func @one_minus(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xbf16>, %K: index) {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index

@@ -1,12 +1,13 @@
 // The TMA-store epilogue (tawa/transforms/tma_epilogue.py, docs/passes.md "The TMA-store
 // epilogue"): the consumers stage the converted accumulator in shared memory and one
 // thread stores the tile with TMA.
-// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{epilogue=auto prepare=false}' > %t.full
+// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{epilogue=auto staging=full prepare=false}' > %t.full
 // RUN: filecheck %s < %t.full
 // RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{epilogue=auto staging=subtiled prepare=false}' > %t
 // RUN: filecheck %s --check-prefix=SUB < %t
+// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=4},tawa-assign-stage-phase,tawa-lower-aref,tawa-lower-tile{epilogue=auto staging=full}' | filecheck %s --check-prefix=FULL4
 // RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=4},tawa-assign-stage-phase,tawa-lower-aref,tawa-lower-tile{epilogue=auto}' | filecheck %s --check-prefix=AUTO4
-// RUN: not tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=4},tawa-assign-stage-phase,tawa-lower-aref,tawa-lower-tile{epilogue=tma}' 2>&1 | filecheck %s --check-prefix=SMEM
+// RUN: not tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=4},tawa-assign-stage-phase,tawa-lower-aref,tawa-lower-tile{epilogue=tma staging=full}' 2>&1 | filecheck %s --check-prefix=SMEM
 // RUN: tawa-opt %S/../../../examples/batched_gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-assign-stage-phase,tawa-lower-aref,tawa-lower-tile{epilogue=tma}' | filecheck %s --check-prefix=BATCHED
 // RUN: sed '0,/tma_store_wait 0/{//d}' %t.full | not tawa-opt -p tawa-verify-protocol 2>&1 | filecheck %s --check-prefix=NOWAIT
 // RUN: sed '0,/named_barrier_sync 1, 256/{//d}' %t.full | not tawa-opt -p tawa-verify-protocol 2>&1 | filecheck %s --check-prefix=NOBARRIER
@@ -16,7 +17,7 @@
 
 // staging=subtiled (stages=0): two 128x64 buffers (32 KiB) leave room for 4 ring stages
 // (4 x 48 KiB + barriers + 32 KiB = 231424 bytes), where the full 64 KiB tile leaves room
-// for 3.  (staging=auto does not take it yet: tawa/transforms/tma_epilogue.py, AUTO_STAGINGS.)
+// for 3, so staging=auto takes it (tawa/transforms/tma_epilogue.py, AUTO_STAGINGS).
 // SUB:      #nvgpu.kernel<threads = 384, smem = 231424,
 // SUB:      nvgpu.smem_alloc offset(0) : !nvgpu.smem<4x128x64xbf16, swizzle = 128>
 // SUB:      %staging = nvgpu.smem_alloc offset(197632) : !nvgpu.smem<2x128x64xbf16, swizzle = 128>
@@ -106,11 +107,16 @@
 // CHECK-NEXT: }
 // CHECK-NOT:  frag_store_global
 
-// With 4 stages the full tile does not fit: auto keeps the thread epilogue.
+// With 4 stages the full tile does not fit: staging=full keeps the thread epilogue ...
+// FULL4:     smem<4x128x64xbf16
+// FULL4-NOT: tma_store
+// FULL4:     nvgpu.frag_store %
+// FULL4-NOT: tma_store
+// ... and staging=auto takes the subtiled staging beside the 4 stages.
 // AUTO4:     smem<4x128x64xbf16
-// AUTO4-NOT: tma_store
-// AUTO4:     nvgpu.frag_store %
-// AUTO4-NOT: tma_store
+// AUTO4:     %staging = nvgpu.smem_alloc offset(197632) : !nvgpu.smem<2x128x64xbf16, swizzle = 128>
+// AUTO4:     nvgpu.tma_store
+// AUTO4-NOT: nvgpu.frag_store %
 
 // SMEM: gemm.mlir:7:1: error: tawa-lower-tile: epilogue=tma: the rings and the staging tiles of the TMA-store epilogue need 264192 bytes of shared memory, more than the 232448 a block may use; use fewer stages
 

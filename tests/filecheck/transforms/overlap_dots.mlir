@@ -1,0 +1,75 @@
+// tawa-overlap-dots (tawa/transforms/overlap_dots.py, docs/passes.md): attention's P·V of
+// iteration j-1 is issued in iteration j right after Q·K_jᵀ, and runs under the softmax of S_j.
+// RUN: tawa-opt %S/../../../examples/attention_fwd.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-overlap-dots{remarks=true}' 2>%t.remarks | filecheck %s
+// RUN: filecheck %s --check-prefix=REMARK < %t.remarks
+// RUN: tawa-opt %S/../../../examples/attention_fwd.mlir -p 'tawa-hopper-pipeline{stages=2 prepare=false}' | filecheck %s --check-prefix=LOWERED
+// RUN: tawa-opt %S/../../../examples/attention_fwd_d256.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-overlap-dots{remarks=true max-acc-regs=64}' 2>&1 >/dev/null | filecheck %s --check-prefix=D256
+// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-overlap-dots{remarks=true}' 2>&1 | filecheck %s --check-prefix=GEMM
+// RUN: not tawa-opt %S/../../../examples/attention_fwd.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-assign-stage-phase,tawa-overlap-dots' 2>&1 | filecheck %s --check-prefix=STAGED
+
+// CHECK-LABEL: func.func @attention_fwd(
+// CHECK:       partition consumer
+// The loop runs at least once inside the guard; else the initial values.
+// CHECK:       %ran = arith.cmpi slt, %c0_1, %seq_len : index
+// CHECK-NEXT:  %m_i, %l_i, %acc = scf.if %ran -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>) {
+// Prologue: iteration 0's Q·Kᵀ and softmax, with synchronous dots.
+// CHECK:         %s = tile.dot %q_1, %k_1, %s_zero {rhs_transposed}
+// CHECK:         %acc_scaled = arith.mulf %acc_init, %alpha_b
+// CHECK:         %p_bf16 = arith.truncf %p
+// CHECK-NOT:     tile.dot
+// CHECK:         %second = arith.addi %c0_1, %c128_1 : index
+// P (in bf16) and the rescaled accumulator are carried instead of the P·V result.
+// CHECK-NEXT:    scf.for %n0_1 = %second to %seq_len step %c128_1 iter_args(%m_prev = %m_new, %l_prev = %l_new, %p_bf16_prev = %p_bf16, %acc_scaled_prev = %acc_scaled)
+// S_j first, then P_{j-1}·V_{j-1}; wait 1 completes S_j and leaves the P·V in flight.
+// CHECK:           %k_2 = aref.get %ref_k
+// CHECK-NEXT:      %[[S:.*]] = tile.dot_async %q_1, %k_2, %{{.*}} {rhs_transposed}
+// CHECK-NEXT:      %v_1 = aref.get %ref_v
+// CHECK-NEXT:      %[[PV:.*]] = tile.dot_async %p_bf16_prev, %v_1, %acc_scaled_prev
+// CHECK-NEXT:      %[[S1:.*]] = tile.dot_wait 1 (%[[S]])
+// CHECK-NEXT:      aref.consumed %ref_k
+// CHECK-NEXT:      arith.mulf %[[S1]], %qk_scale_t
+// The softmax runs, P is converted; the accumulator is waited for only where the rescale needs it.
+// CHECK:           %[[ALPHA:alpha_b.*]] = tile.broadcast
+// CHECK-NEXT:      %[[PB:.*]] = arith.truncf
+// CHECK-NEXT:      %acc_prev = tile.dot_wait 0 (%[[PV]])
+// CHECK-NEXT:      aref.consumed %ref_v
+// CHECK-NEXT:      %[[X:.*]] = arith.mulf %acc_prev, %[[ALPHA]]
+// CHECK-NEXT:      scf.yield %{{.*}}, %{{.*}}, %[[PB]], %[[X]]
+// Epilogue: the last P·V.
+// CHECK:         aref.get %ref_v
+// CHECK-NEXT:    %[[LAST:.*]] = tile.dot %{{.*}}, %{{.*}}, %{{.*}} :
+// CHECK-NEXT:    aref.consumed %ref_v
+// CHECK-NEXT:    scf.yield %{{.*}}, %{{.*}}, %[[LAST]]
+// CHECK-NEXT:  } else {
+// CHECK-NEXT:    scf.yield %m_init, %l_init, %acc_init
+// CHECK-LABEL: func.func @attention_fwd_causal(
+// CHECK:       scf.if %ran
+
+// Lowered (tawa-hopper-pipeline): the guard yields fragments, P is carried as a bf16
+// fragment and is the P·V wgmma's register operand; two wgmma groups are in flight.
+// LOWERED-LABEL: func.func @attention_fwd(
+// LOWERED:       %m_i, %l_i, %acc, {{.*}} = scf.if %ran -> (!nvgpu.frag<64xf32, wgmma_row>, !nvgpu.frag<64xf32, wgmma_row>, !nvgpu.frag<64x128xf32, wgmma>,
+// LOWERED:         %p_bf16 = nvgpu.frag_convert %p : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x128xbf16, wgmma>
+// LOWERED:         scf.for %n0_1 = %second to %seq_len step %c128_1 iter_args(%m_prev = %m_new, %l_prev = %l_new, %p_bf16_prev = %p_bf16, %acc_scaled_prev = %acc_scaled,
+// LOWERED:           %[[S:.*]] = nvgpu.wgmma %{{.*}}, %{{.*}}, %s_zero_1, %{{.*}} {rhs_transposed}
+// LOWERED-NEXT:      nvgpu.wgmma_commit_group
+// LOWERED:           %acc_new = nvgpu.wgmma %p_bf16_prev, %{{.*}}, %acc_scaled_prev, %{{.*}} : !nvgpu.frag<64x128xbf16, wgmma>,
+// LOWERED-NEXT:      nvgpu.wgmma_commit_group
+// LOWERED-NEXT:      nvgpu.wgmma_wait_group 1 (%[[S]])
+// LOWERED:           nvgpu.frag_convert %p_1
+// LOWERED-NEXT:      %acc_prev = nvgpu.wgmma_wait_group 0 (%acc_new)
+// LOWERED:       } else {
+// LOWERED-NEXT:    scf.yield %m_init, %l_init, %acc_init,
+
+// REMARK: remark: tawa-overlap-dots: a loop's last tile.dot is issued in the next iteration after its first, and runs under the rest of it (2 dots in flight) in @attention_fwd
+// REMARK: remark: tawa-overlap-dots: {{.*}} in @attention_fwd_causal
+
+// Head dim 256: the 64x256 accumulator (128 registers per thread) and its rescaled copy
+// beside S would not fit, so the caller's bound leaves the loop as it is.
+// D256: remark: tawa-overlap-dots: left a loop as it is: its accumulator takes 128 registers per thread, more than 64 in @attention_fwd_d256
+
+// A GEMM main loop has one dot (tawa-pipeline keeps it in flight): nothing to overlap.
+// GEMM-NOT: remark
+// GEMM-NOT: %second
+
+// STAGED: attention_fwd.mlir:12:1: error: tawa-overlap-dots: the loop's arefs already have stages and phases: run tawa-overlap-dots before tawa-assign-stage-phase
