@@ -15,10 +15,11 @@ A) runs while the P·V is in flight:
     ... softmax of %s ...                     %o = tile.dot_async %pb_prev, %v, %x_prev  // of j-1
     %x = arith.mulf %acc_prev, %alpha         %s1 = tile.dot_wait 1 (%s)              // S_j done
     %pb = arith.truncf %p                     aref.consumed %ref_k
-    %v = aref.get %ref_v                      ... softmax of %s1; %pb = arith.truncf %p ...
+    %v = aref.get %ref_v                      ... softmax of %s1 ...                 // P·V runs
     %o = tile.dot %pb, %v, %x                 %o1 = tile.dot_wait 0 (%o)              // P·V done
     aref.consumed %ref_v                      aref.consumed %ref_v
     scf.yield %m, %l, %o                      %x = arith.mulf %o1, %alpha
+                                              %pb = arith.truncf %p
                                               scf.yield %m, %l, %pb, %x
 
 The loop now runs from lb + step; iteration lb's stage A is a prologue and
@@ -28,7 +29,9 @@ values).  Stage B's inputs computed by stage A (%pb, %x) are carried to the
 next iteration instead of the dot's result (P in bf16: half the registers of
 f32); the dot's result reaches stage A through the wait that completes it,
 placed before its first use, and stage A's pure math that does not depend on
-it runs before that wait (`_wait_late`).  The head
+it runs before that wait (`_wait_late`) — except P's conversion: ptxas
+puts the next P in the registers the P·V in flight reads, and serializes
+every wgmma of the loop where an instruction may write them during it.  The head
 dot is issued first so that `dot_wait 1` completes it while the P·V (issued
 after it) stays in flight: wgmma groups complete in order.
 
@@ -168,14 +171,19 @@ _REORDERABLE = ("arith.", "math.", "tile.splat", "tile.broadcast", "tile.expand_
 
 def _wait_late(plan: OverlapPlan, acc_prev: SSAValue) -> list[Operation]:
     """Stage A's ops, those that depend on the tail's result (through the
-    iteration argument `acc_prev`) last, so that its wait comes as late as
-    the work allows (attention: P's conversion runs under the P·V too).  In
-    body order when a dependent op is not pure math (nothing is reordered
-    across an aref op or a store)."""
+    iteration argument `acc_prev`) or compute its next register operand last,
+    so that its wait comes as late as the work allows.  In body order when
+    such an op is not pure math (nothing is reordered across an aref op or a
+    store)."""
     dependent: set[Operation] = set()
     reached = {acc_prev}
+    # The tail's next register operand (P) too: ptxas gives it the registers
+    # of the one the tail in flight reads (they meet at the back edge), so a
+    # conversion before the wait would overwrite them, and ptxas serializes
+    # every wgmma of the loop instead (C7513, measured: 0.94x).
+    carried_lhs = {plan.tail.lhs} & set(plan.carried)
     for op in plan.stage_a:
-        if any(v in reached for o in op.walk() for v in o.operands):
+        if any(r in carried_lhs for r in op.results) or any(v in reached for o in op.walk() for v in o.operands):
             dependent.add(op)
             reached.update(op.results)
     if any(not o.name.startswith(_REORDERABLE) or o.regions for o in dependent):

@@ -37,6 +37,9 @@ def assemble(ptx: str, tmp_path: Path) -> str:
         capture_output=True, text=True,
     )
     assert res.returncode == 0, res.stderr
+    # C7513 and its kin: ptxas waits after every wgmma (a register operand
+    # redefined while a wgmma group may be in flight): correct, but serial.
+    assert "wgmma.mma_async instructions are serialized" not in res.stderr, res.stderr
     return res.stderr
 
 
@@ -144,15 +147,20 @@ def test_default_stages_are_the_deepest_that_fit():
 
 
 @needs_ptxas
-@pytest.mark.parametrize("kernel", ["attention_fwd", "attention_fwd_causal"])
-def test_attention_assembles_without_spills(kernel, tmp_path):
-    module = tawa.parse((EXAMPLES / "attention_fwd.mlir").read_text())
+@pytest.mark.parametrize(("file", "kernel"), [("attention_fwd.mlir", "attention_fwd"),
+                                              ("attention_fwd.mlir", "attention_fwd_causal"),
+                                              ("attention_fwd_d64.mlir", "attention_fwd_d64")])
+def test_attention_assembles_without_spills(file, kernel, tmp_path):
+    """With tawa-overlap-dots (the default): two wgmma groups in flight, P
+    carried in registers, no spills and no wgmma serialized by ptxas."""
+    module = tawa.parse((EXAMPLES / file).read_text())
     PassPipeline((HopperPipelinePass(stages=2),)).apply(tawa.context(), module)
     ptx = print_ptx(module)
     assert f".visible .entry {kernel}(" in ptx
+    assert "wgmma.wait_group.sync.aligned 1;" in ptx  # S_j done, the P·V still in flight
     # Q·Kᵀ from shared memory (8 k16 steps over two 64-column chunks), P·V
     # with P in registers and V MN-major.
-    assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16" in ptx
+    assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16" in ptx or "d64" in kernel
     assert re.search(r"\{%r\d+, %r\d+, %r\d+, %r\d+\}, %rd\d+, %p\d+, 1, 1, 1;", ptx)
     assert "shfl.sync.bfly.b32" in ptx and "ex2.approx.ftz.f32" in ptx and "selp.f32" in ptx
     info = assemble(ptx, tmp_path)

@@ -28,12 +28,13 @@
 // CHECK-NEXT:      %[[S1:.*]] = tile.dot_wait 1 (%[[S]])
 // CHECK-NEXT:      aref.consumed %ref_k
 // CHECK-NEXT:      arith.mulf %[[S1]], %qk_scale_t
-// The softmax runs, P is converted; the accumulator is waited for only where the rescale needs it.
+// The softmax runs; the P·V is waited for only where the rescale needs it, and before the
+// next P is converted (ptxas gives it the registers the P·V in flight reads).
 // CHECK:           %[[ALPHA:alpha_b.*]] = tile.broadcast
-// CHECK-NEXT:      %[[PB:.*]] = arith.truncf
 // CHECK-NEXT:      %acc_prev = tile.dot_wait 0 (%[[PV]])
 // CHECK-NEXT:      aref.consumed %ref_v
 // CHECK-NEXT:      %[[X:.*]] = arith.mulf %acc_prev, %[[ALPHA]]
+// CHECK-NEXT:      %[[PB:.*]] = arith.truncf
 // CHECK-NEXT:      scf.yield %{{.*}}, %{{.*}}, %[[PB]], %[[X]]
 // Epilogue: the last P·V.
 // CHECK:         aref.get %ref_v
@@ -56,8 +57,8 @@
 // LOWERED:           %acc_new = nvgpu.wgmma %p_bf16_prev, %{{.*}}, %acc_scaled_prev, %{{.*}} : !nvgpu.frag<64x128xbf16, wgmma>,
 // LOWERED-NEXT:      nvgpu.wgmma_commit_group
 // LOWERED-NEXT:      nvgpu.wgmma_wait_group 1 (%[[S]])
+// LOWERED:           %acc_prev = nvgpu.wgmma_wait_group 0 (%acc_new)
 // LOWERED:           nvgpu.frag_convert %p_1
-// LOWERED-NEXT:      %acc_prev = nvgpu.wgmma_wait_group 0 (%acc_new)
 // LOWERED:       } else {
 // LOWERED-NEXT:    scf.yield %m_init, %l_init, %acc_init,
 
