@@ -23,7 +23,7 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
 from tawa.diagnostics import TawaError
-from tawa.dialects import aref, nvgpu
+from tawa.dialects import aref
 from tawa.transforms.assign_stage_phase import AssignStagePhasePass
 from tawa.transforms.bound_waits import BoundWaitsPass
 from tawa.transforms.check_resources import CheckResourcesPass
@@ -82,6 +82,11 @@ class HopperPipelinePass(ModulePass):
     (`tawa-lower-tile`, `tawa.transforms.tma_epilogue`).  With `stages=0`,
     `auto` takes the TMA-store epilogue when its staging tiles fit beside
     rings of at least 2 stages, `tma` at whatever depth fits."""
+    once_depth: int = 0
+    """Slots of the arefs filled once per program (attention's Q tile;
+    `tawa-pipeline{once-depth}`); 0: 2 in a persistent kernel whose shared
+    memory allows it (the next program's tile loads while this one runs),
+    else 1."""
     overlap: str = "auto"
     """`auto`, `all` or `none`: which consumer loops `tawa-overlap-dots`
     rewrites so that their last dot runs under the next iteration's work
@@ -111,8 +116,14 @@ class HopperPipelinePass(ModulePass):
         `module`: its ring depth, epilogue and staging decided as `apply`
         decides them."""
         if not self.stages:
-            return self.steps(*self.depth_and_epilogue(module))
-        return self.steps(self.stages)
+            stages, epilogue, staging = self.depth_and_epilogue(module)
+        else:
+            stages, epilogue, staging = self.stages, self.epilogue, self.staging
+        once = self.once_depth
+        if not once:  # 2 where it fits: the next program's Q loads while this one runs
+            fits = fits_all(module, stages, staging if epilogue != "threads" else None, once=2)
+            once = 2 if self.persistent and fits else 1
+        return self.steps(stages, epilogue, staging, once_depth=once)
 
     def depth_and_epilogue(self, module: ModuleOp) -> tuple[int, str, str]:
         """With `stages=0`: the deepest ring that fits with the staging
@@ -134,12 +145,14 @@ class HopperPipelinePass(ModulePass):
             strict=True,
         )
 
-    def steps(self, stages: int, epilogue: str | None = None, staging: str | None = None) -> tuple[ModulePass, ...]:
+    def steps(self, stages: int, epilogue: str | None = None, staging: str | None = None,
+              once_depth: int = 1) -> tuple[ModulePass, ...]:
         """The passes that follow `specialize_pass()`, for ring depth
         `stages` (the differential tests run them one at a time); `epilogue`
-        and `staging` override the options."""
+        and `staging` override the options, `once_depth` is
+        `tawa-pipeline`'s (slots of arefs filled once per program)."""
         return (
-            PipelinePass(stages=stages),
+            PipelinePass(stages=stages, once_depth=once_depth),
             *((OverlapDotsPass(max_acc_regs=MAX_OVERLAP_ACC_REGS if self.overlap == "auto" else 0),)
               if self.overlap != "none" else ()),
             *((PersistentPass(group_m=self.group_m, order=self.order),) if self.persistent else ()),
@@ -161,21 +174,27 @@ def deepest_fitting(module: ModuleOp, staging: str | None = None) -> int:
     depth), with the TMA-store epilogue's staging buffers of that variant
     (`full` or `subtiled`) when `staging` is given.  With none, 1:
     `tawa-lower-aref` then reports the size."""
-    kernels = []
-    for ws in [o for o in module.walk() if isinstance(o, aref.WarpSpecializeOp)]:
-        kernel = kernel_of(ws, HopperPipelinePass.name)
-        creates = [o for o in kernel.body.block.ops if isinstance(o, aref.CreateOp)]
-        kernels.append((creates, pipelined_arefs(ws), staging_types(ws, staging) if staging else []))
     for stages in DEPTHS:
-        if all(_fits(creates, deep, stages, tiles) for creates, deep, tiles in kernels):
+        if fits_all(module, stages, staging):
             return stages
     return 1
 
 
-def _fits(creates: list[aref.CreateOp], deep: set[SSAValue], stages: int, staging: list[nvgpu.SmemType]) -> bool:
-    def depth_of(c: aref.CreateOp) -> int:
-        t = c.result.type
-        assert isinstance(t, aref.ArefType)
-        return stages if c.result in deep else t.depth.data
+def fits_all(module: ModuleOp, stages: int, staging: str | None = None, once: int = 1) -> bool:
+    """Whether every kernel's shared-memory plan fits with `stages`-deep
+    rings for the arefs filled in loops, `once` slots for those filled once
+    per program, and the staging buffers of `staging` (None: none)."""
+    for ws in [o for o in module.walk() if isinstance(o, aref.WarpSpecializeOp)]:
+        kernel = kernel_of(ws, HopperPipelinePass.name)
+        creates = [o for o in kernel.body.block.ops if isinstance(o, aref.CreateOp)]
+        deep = pipelined_arefs(ws)
 
-    return plan_shared_memory(creates, depth_of, staging=staging).fits
+        def depth_of(c: aref.CreateOp, deep: set[SSAValue] = deep) -> int:
+            t = c.result.type
+            assert isinstance(t, aref.ArefType)
+            return stages if c.result in deep else max(once, t.depth.data)
+
+        tiles = staging_types(ws, staging) if staging else []
+        if not plan_shared_memory(creates, depth_of, staging=tiles).fits:
+            return False
+    return True

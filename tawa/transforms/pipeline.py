@@ -4,7 +4,8 @@ Runs after `tawa-warp-specialize`.  Two rewrites:
 
 1. Every aref that is filled inside a loop becomes a ring of D slots, so the
    producer can run up to D iterations ahead of the consumer.  Arefs filled
-   once (attention's Q tile) keep one slot.
+   once per program (attention's Q tile) get `once_depth` slots (1 unless
+   asked: 2 lets a persistent kernel load the next program's Q early).
 2. With D >= 2, a consumer loop that accumulates with a `tile.dot` whose
    operands come straight from arefs (the GEMM main loop) keeps that dot in
    flight across iterations, the discipline `wgmma.wait_group 1` implements:
@@ -143,15 +144,21 @@ class PipelinePlan:
     before anything is rewritten."""
 
     stages: int
-    deepen: set[SSAValue] = field(default_factory=set)
-    """Arefs that become `stages`-slot rings."""
+    once_depth: int = 1
+    deepen: dict[SSAValue, int] = field(default_factory=dict)
+    """Arefs that become rings, with their depth: `stages` slots for those
+    put inside a loop, `once_depth` for those put once per program."""
     dots: dict[tile.DotOp, InFlightDot] = field(default_factory=dict)
     """Dots that stay in flight (with D >= 2)."""
     releases: dict[aref.ConsumedOp, InFlightDot] = field(default_factory=dict)
     """Releases that move one iteration later, with their dot."""
 
     def add(self, ws: aref.WarpSpecializeOp) -> None:
-        self.deepen |= pipelined_arefs(ws)
+        looped = pipelined_arefs(ws)
+        self.deepen.update((r, self.stages) for r in looped)
+        if self.once_depth > 1:
+            self.deepen.update((op.aref, self.once_depth) for op in ws.walk()
+                               if isinstance(op, aref.PutOp) and op.aref not in looped)
         if self.stages < 2:
             return  # the lag needs two slots
         for dot in [o for o in ws.walk() if isinstance(o, tile.DotOp)]:
@@ -174,10 +181,10 @@ class DeepenAref(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: aref.CreateOp, rewriter: PatternRewriter) -> None:
         old = op.result.type
-        if op.result not in self.plan.deepen or not isinstance(old, aref.ArefType):
+        depth = self.plan.deepen.pop(op.result, None)
+        if depth is None or not isinstance(old, aref.ArefType):
             return
-        self.plan.deepen.discard(op.result)
-        new = aref.CreateOp(aref.ArefType(old.types, self.plan.stages))
+        new = aref.CreateOp(aref.ArefType(old.types, depth))
         new.result.name_hint = op.result.name_hint
         rewriter.replace(op, new)
 
@@ -259,11 +266,18 @@ class PipelinePass(ModulePass):
 
     stages: int = 3
     """Slots of every aref filled inside a loop (D)."""
+    once_depth: int = 1
+    """Slots of every aref filled once per program (attention's Q tile): 2
+    lets a persistent kernel's producer fill the next program's tile while
+    the consumers still read this one's (`tawa-hopper-pipeline` chooses 2
+    where shared memory allows)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.stages < 1:
             raise PassFailedException(f"{self.name}: stages must be at least 1, got {self.stages}")
-        plan = PipelinePlan(self.stages)
+        if self.once_depth < 1:
+            raise PassFailedException(f"{self.name}: once-depth must be at least 1, got {self.once_depth}")
+        plan = PipelinePlan(self.stages, self.once_depth)
         for kernel in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
             specialized = [o for o in kernel.walk() if isinstance(o, aref.WarpSpecializeOp)]
             if not specialized and not kernel.is_declaration:

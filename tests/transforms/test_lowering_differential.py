@@ -132,3 +132,20 @@ def test_watchdog_pipeline():
         p.apply(ctx, module)
     assert "watchdog(" in str(module)
     check("gemm", module, 5, SCHEDULES[2], False, seed=5)
+
+
+def test_default_plan_double_buffers_q():
+    """The default plan (`planned_steps`) of the persistent d64 attention gives
+    Q two slots (`tawa-pipeline{once-depth=2}`: the next program's Q loads
+    while this one runs); the kernel, two CTAs each running several
+    programs, computes what the tile program computes."""
+    module = original("attention_fwd_d64.mlir").clone()
+    ctx = tawa.context()
+    PIPELINE.specialize_pass().apply(ctx, module)
+    steps = PIPELINE.planned_steps(module)
+    assert next(p for p in steps if p.name == "tawa-pipeline").once_depth == 2
+    for p in [*steps, *PreparePtxPass.steps()[:-1]]:
+        p.apply(ctx, module)
+    assert "smem<2x128x64xbf16" in str(module)  # Q's two slots
+    for n, trips in enumerate((1, 5)):
+        check("attention_fwd_d64_causal", module, trips, SCHEDULES[n], False, seed=7 + trips)
