@@ -82,11 +82,12 @@ class HopperPipelinePass(ModulePass):
     (`tawa-lower-tile`, `tawa.transforms.tma_epilogue`).  With `stages=0`,
     `auto` takes the TMA-store epilogue when its staging tiles fit beside
     rings of at least 2 stages, `tma` at whatever depth fits."""
-    once_depth: int = 0
+    once_depth: int = 1
     """Slots of the arefs filled once per program (attention's Q tile;
-    `tawa-pipeline{once-depth}`); 0: 2 in a persistent kernel whose shared
-    memory allows it (the next program's tile loads while this one runs),
-    else 1."""
+    `tawa-pipeline{once-depth}`): 2 lets a persistent kernel load the next
+    program's tile while this one runs.  Not the default: on the H100, d64
+    attention with 2 ran 1.02-1.04x on causal rows but 0.85-0.97x on the
+    others (docs/perf.md); d128's does not fit beside its rings and staging."""
     overlap: str = "auto"
     """`auto`, `all` or `none`: which consumer loops `tawa-overlap-dots`
     rewrites so that their last dot runs under the next iteration's work
@@ -119,11 +120,7 @@ class HopperPipelinePass(ModulePass):
             stages, epilogue, staging = self.depth_and_epilogue(module)
         else:
             stages, epilogue, staging = self.stages, self.epilogue, self.staging
-        once = self.once_depth
-        if not once:  # 2 where it fits: the next program's Q loads while this one runs
-            fits = fits_all(module, stages, staging if epilogue != "threads" else None, once=2)
-            once = 2 if self.persistent and fits else 1
-        return self.steps(stages, epilogue, staging, once_depth=once)
+        return self.steps(stages, epilogue, staging, once_depth=self.once_depth)
 
     def depth_and_epilogue(self, module: ModuleOp) -> tuple[int, str, str]:
         """With `stages=0`: the deepest ring that fits with the staging
@@ -180,10 +177,10 @@ def deepest_fitting(module: ModuleOp, staging: str | None = None) -> int:
     return 1
 
 
-def fits_all(module: ModuleOp, stages: int, staging: str | None = None, once: int = 1) -> bool:
+def fits_all(module: ModuleOp, stages: int, staging: str | None = None) -> bool:
     """Whether every kernel's shared-memory plan fits with `stages`-deep
-    rings for the arefs filled in loops, `once` slots for those filled once
-    per program, and the staging buffers of `staging` (None: none)."""
+    rings for the arefs filled in loops and the staging buffers of `staging`
+    (None: none)."""
     for ws in [o for o in module.walk() if isinstance(o, aref.WarpSpecializeOp)]:
         kernel = kernel_of(ws, HopperPipelinePass.name)
         creates = [o for o in kernel.body.block.ops if isinstance(o, aref.CreateOp)]
@@ -192,7 +189,7 @@ def fits_all(module: ModuleOp, stages: int, staging: str | None = None, once: in
         def depth_of(c: aref.CreateOp, deep: set[SSAValue] = deep) -> int:
             t = c.result.type
             assert isinstance(t, aref.ArefType)
-            return stages if c.result in deep else max(once, t.depth.data)
+            return stages if c.result in deep else t.depth.data
 
         tiles = staging_types(ws, staging) if staging else []
         if not plan_shared_memory(creates, depth_of, staging=tiles).fits:

@@ -269,8 +269,7 @@ class PipelinePass(ModulePass):
     once_depth: int = 1
     """Slots of every aref filled once per program (attention's Q tile): 2
     lets a persistent kernel's producer fill the next program's tile while
-    the consumers still read this one's (`tawa-hopper-pipeline` chooses 2
-    where shared memory allows)."""
+    the consumers still read this one's (`tawa-hopper-pipeline{once-depth}`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.stages < 1:

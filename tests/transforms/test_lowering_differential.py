@@ -134,15 +134,15 @@ def test_watchdog_pipeline():
     check("gemm", module, 5, SCHEDULES[2], False, seed=5)
 
 
-def test_default_plan_double_buffers_q():
-    """The default plan (`planned_steps`) of the persistent d64 attention gives
-    Q two slots (`tawa-pipeline{once-depth=2}`: the next program's Q loads
-    while this one runs); the kernel, two CTAs each running several
-    programs, computes what the tile program computes."""
+def test_double_buffered_q():
+    """`once-depth=2` gives the persistent d64 attention's Q two slots (the
+    next program's Q loads while this one runs); the kernel, two CTAs each
+    running several programs, computes what the tile program computes."""
+    pipeline = HopperPipelinePass(prepare=False, once_depth=2)
     module = original("attention_fwd_d64.mlir").clone()
     ctx = tawa.context()
-    PIPELINE.specialize_pass().apply(ctx, module)
-    steps = PIPELINE.planned_steps(module)
+    pipeline.specialize_pass().apply(ctx, module)
+    steps = pipeline.planned_steps(module)
     assert next(p for p in steps if p.name == "tawa-pipeline").once_depth == 2
     for p in [*steps, *PreparePtxPass.steps()[:-1]]:
         p.apply(ctx, module)
