@@ -99,6 +99,7 @@ class CounterThreading:
             loop.lb, loop.ub, loop.step, [*loop.iter_args, *(counts[k] for k in keys)],
             loop.detach_region(loop.body),
         )
+        new_loop.attributes |= loop.attributes
         Rewriter.insert_op(new_loop, InsertPoint.before(loop))
         for old, new in zip(loop.results, new_loop.results[:n_old]):
             old.replace_all_uses_with(new)

@@ -88,6 +88,9 @@ class HopperPipelinePass(ModulePass):
     program's tile while this one runs.  Not the default: on the H100, d64
     attention with 2 ran 1.02-1.04x on causal rows but 0.85-0.97x on the
     others (docs/perf.md); d128's does not fit beside its rings and staging."""
+    pingpong: bool = False
+    """`tawa-lower-tile{pingpong}`: the two consumer warp groups of an
+    overlapped loop take turns issuing their dots."""
     overlap: str = "auto"
     """`auto`, `all` or `none`: which consumer loops `tawa-overlap-dots`
     rewrites so that their last dot runs under the next iteration's work
@@ -157,7 +160,7 @@ class HopperPipelinePass(ModulePass):
             LowerArefPass(),
             *((BoundWaitsPass(timeout_ms=self.watchdog_ms),) if self.watchdog else ()),
             LowerTilePass(epilogue=self.epilogue if epilogue is None else epilogue,
-                          staging=self.staging if staging is None else staging),
+                          staging=self.staging if staging is None else staging, pingpong=self.pingpong),
             MaterializePartitionsPass(group_m=self.group_m, order=self.order),
             ExpandFragmentStoresPass(),
             CheckResourcesPass(),

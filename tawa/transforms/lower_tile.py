@@ -37,15 +37,18 @@ from tawa.dialects import aref, nvgpu, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.target.hopper import WARPS_PER_GROUP
 from tawa.transforms.consumer_patterns import NAME, ConsumerInfo, consumer_patterns, diagnose
+from tawa.transforms.pingpong import ping_pong
 from tawa.transforms.tma_epilogue import EPILOGUES, STAGINGS, drain_at_end, stage_stores
 from tawa.transforms.utils import fail, kernel_of
 
 
 def lower_consumer(region: Region, first_group: int, groups: int,
-                   staged: Mapping[tile.StoreOp, tuple[SSAValue, SSAValue]] | None = None) -> None:
+                   staged: Mapping[tile.StoreOp, tuple[SSAValue, SSAValue]] | None = None,
+                   pingpong: bool = False) -> None:
     """Lowers one consumer partition of `groups` warp groups, the first of
     which is warp group `first_group` of the CTA; the `staged` stores take
-    the TMA-store epilogue."""
+    the TMA-store epilogue; with `pingpong`, the two warp groups of an
+    overlapped loop take turns issuing their dots (`tawa.transforms.pingpong`)."""
     staged = {s: v for s, v in (staged or {}).items() if region.is_ancestor(s)}
     info = ConsumerInfo.at_start_of(region, first_group, groups, staged)
     PatternRewriteWalker(
@@ -54,6 +57,8 @@ def lower_consumer(region: Region, first_group: int, groups: int,
         apply_recursively=True,
     ).rewrite_region(region)
     _erase_dead_tile_math(region)
+    if pingpong:
+        ping_pong(region, info.row0, groups)
     if staged:
         drain_at_end(region, first_group)
     for op in [o for o in region.walk() if isinstance(o, tile.SplatOp | nvgpu.SmemTileOp)]:
@@ -88,6 +93,9 @@ class LowerTilePass(ModulePass):
     """The TMA-store epilogue's staging: `full` (the whole tile in one
     buffer), `subtiled` (span-wide column chunks in two alternating
     buffers) or `auto` (the first of `AUTO_STAGINGS` that fits)."""
+    pingpong: bool = False
+    """The two consumer warp groups of a loop `tawa-overlap-dots` rotated
+    take turns issuing their dots (named barriers; `tawa.transforms.pingpong`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.epilogue not in EPILOGUES:
@@ -102,7 +110,7 @@ class LowerTilePass(ModulePass):
             start = 0
             for role, warps, _, region in ws.partition_specs():
                 if role == PartitionRole.CONSUMER:
-                    lower_consumer(region, start, warps // WARPS_PER_GROUP, staged)
+                    lower_consumer(region, start, warps // WARPS_PER_GROUP, staged, self.pingpong)
                 start += warps // WARPS_PER_GROUP
         # What materialize-partitions lowers (the partitions, program ids)
         # may remain; any other tile or aref op, or tensor, is not supported.

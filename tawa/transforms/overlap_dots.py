@@ -61,7 +61,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IndexType, ModuleOp, TensorType
+from xdsl.dialects.builtin import IndexType, ModuleOp, TensorType, UnitAttr
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -70,6 +70,7 @@ from tawa.diagnostics import location_of
 from tawa.dialects import aref, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.target.hopper import THREADS_PER_GROUP, WGMMA_M
+from tawa.transforms.pingpong import OVERLAPPED
 from tawa.transforms.utils import fail
 
 NAME = "tawa-overlap-dots"
@@ -265,6 +266,7 @@ def overlap(plan: OverlapPlan) -> scf.IfOp:
                                 *(_lookup(vmap, v) for v in plan.carried)))
     inits = [_lookup(pro, yield_op.operands[k]) for k in kept] + [_lookup(pro, v) for v in plan.carried]
     new_loop = scf.ForOp(start.result, loop.ub, loop.step, inits, Region(new_body))
+    new_loop.attributes[OVERLAPPED] = UnitAttr()  # tawa-lower-tile orders its warp groups' issues
     then.add_op(new_loop)
 
     # Epilogue: stage B of the last iteration.

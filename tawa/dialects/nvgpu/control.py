@@ -60,6 +60,10 @@ class _NamedBarrierOp(IRDLOperation):
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = "$barrier_id `,` $num_threads attr-dict"
 
+    def __init__(self, barrier_id: int, num_threads: int):
+        super().__init__(properties={"barrier_id": IntegerAttr(barrier_id, 32),
+                                     "num_threads": IntegerAttr(num_threads, 32)})
+
     def verify_(self) -> None:
         bid, n = self.barrier_id.value.data, self.num_threads.value.data
         if not 0 <= bid <= 15:

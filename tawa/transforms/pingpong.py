@@ -1,0 +1,100 @@
+"""Ping-pong between the consumer warp groups of an overlapped loop (issue 12, item 2).
+
+After `tawa-overlap-dots` each consumer warp group issues two wgmma groups
+per iteration (S_j = Q·K_jᵀ, then the P·V of iteration j-1) and runs its
+softmax while they are in flight.  The two warp groups of a cooperative
+partition share the tensor cores: when both issue at once their dots queue
+behind each other and both softmaxes then run with the tensor cores idle.
+FlashAttention-3 orders them with two named barriers so that one warp
+group's dots run while the other's softmax does.  The same here: each warp
+group waits for its turn before issuing its two groups and hands the turn
+over right after:
+
+    scf.if %first {} else { bar.arrive PING, 256 }  // warp group 0 goes first
+    scf.for ... {
+      scf.if %first { bar.sync PING, 256 } else { bar.sync PONG, 256 }      // my turn
+      ... wgmma S_j ... commit ... wgmma P·V ... commit
+      scf.if %first { bar.arrive PONG, 256 } else { bar.arrive PING, 256 }  // yours
+      ... wait 1, softmax, wait 0 ...
+    }
+    scf.if %first { bar.sync PING, 256 }      // warp group 1's last turn handed over
+
+(`%first`: this is the partition's first warp group.)  Per loop, warp group
+0 syncs PING once per iteration plus once after the loop and warp group 1
+arrives once before it plus once per iteration; PONG is synced by 1 and
+arrived at by 0 once per iteration.  Every barrier generation so has 128
+syncing and 128 arriving threads, and a warp group can be at most one turn
+ahead (it waits for the other's hand-over before its next issue), so no
+generation completes with the arrivals of one warp group alone.
+`tawa-verify-protocol` checks the counts over all interleavings.
+
+Applies to the loops `tawa-overlap-dots` marks (`OVERLAPPED`) in a
+partition of exactly two warp groups.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, scf
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tawa.dialects import nvgpu
+from tawa.target.hopper import THREADS_PER_GROUP
+
+OVERLAPPED = "tawa.overlapped"
+"""Attribute `tawa-overlap-dots` puts on the loops it rotates."""
+PING, PONG = 2, 3
+"""The named barriers of the two warp groups' turns (0 is the CTA's, 1 the
+TMA-store epilogue's: `tawa.transforms.tma_epilogue.EPILOGUE_BARRIER`)."""
+THREADS = 2 * THREADS_PER_GROUP
+
+
+def _on_first(first: SSAValue, then_ops: list[Operation], else_ops: list[Operation] | None = None) -> scf.IfOp:
+    regions = [Region(Block([*then_ops, scf.YieldOp()]))]
+    if else_ops is not None:
+        regions.append(Region(Block([*else_ops, scf.YieldOp()])))
+    return scf.IfOp(first, [], *regions)
+
+
+def _issue_span(loop: scf.ForOp) -> tuple[Operation, Operation] | None:
+    """The first `wgmma_fence` of the loop body and the commit of its second
+    wgmma group (both top-level ops), if the body issues two groups before
+    its first wait."""
+    fence, commits = None, []
+    for op in loop.body.block.ops:
+        if isinstance(op, nvgpu.WgmmaWaitGroupOp):
+            break
+        if isinstance(op, nvgpu.WgmmaFenceOp) and fence is None:
+            fence = op
+        if isinstance(op, nvgpu.WgmmaCommitGroupOp):
+            commits.append(op)
+    return (fence, commits[1]) if fence is not None and len(commits) == 2 else None
+
+
+def ping_pong(region: Region, row0: SSAValue, groups: int) -> int:
+    """Orders the wgmma issues of the two warp groups in the overlapped loops
+    of a consumer partition (`region`, whose warp group starts at row
+    `row0`); returns how many loops it ordered."""
+    if groups != 2:
+        return 0
+    loops = [o for o in region.walk() if isinstance(o, scf.ForOp) and OVERLAPPED in o.attributes]
+    done = 0
+    for loop in loops:
+        span = _issue_span(loop)
+        if span is None:
+            continue
+        fence, commit = span
+        zero = arith.ConstantOp.from_int_and_width(0, row0.type)
+        first = arith.CmpiOp(row0, zero.result, "eq")
+        first.result.name_hint = "first_group"
+        Rewriter.insert_op([zero, first], InsertPoint.before(loop))
+        Rewriter.insert_op(_on_first(first.result, [], [nvgpu.NamedBarrierArriveOp(PING, THREADS)]),
+                           InsertPoint.before(loop))
+        Rewriter.insert_op(_on_first(first.result, [nvgpu.NamedBarrierSyncOp(PING, THREADS)],
+                                     [nvgpu.NamedBarrierSyncOp(PONG, THREADS)]), InsertPoint.before(fence))
+        Rewriter.insert_op(_on_first(first.result, [nvgpu.NamedBarrierArriveOp(PONG, THREADS)],
+                                     [nvgpu.NamedBarrierArriveOp(PING, THREADS)]), InsertPoint.after(commit))
+        Rewriter.insert_op(_on_first(first.result, [nvgpu.NamedBarrierSyncOp(PING, THREADS)]),
+                           InsertPoint.after(loop))
+        done += 1
+    return done
