@@ -4,9 +4,11 @@ A kernel below `tawa-persistent` (it uses `nvgpu` ops) runs as a grid of
 CTAs.  Each CTA has its own shared memory (bytes, poisoned with 0xFF so
 that reading a slot before its TMA lands gives NaNs), mbarriers, named
 barriers and wgmma queues (`CtaState`), and a `Scheduler` whose tasks are
-sets of the CTA's threads (tawa.interpreters.simt): the whole CTA first;
-the partitions of an `aref.warp_specialize`; the two sides of an `scf.if`
-that diverges into branches that wait on each other.
+sets of the CTA's threads (tawa.interpreters.simt): each warp group first
+(they run independently on the GPU, so a branch on the warp group never
+waits for the other branch to end); the partitions of an
+`aref.warp_specialize`; the two sides of an `scf.if` that diverges within a
+warp group into branches that wait on each other.
 
 The grid: a persistent kernel (`nvgpu.launch_grid`) runs `ctas` CTAs
 (default 2, at most the number of programs) that loop over the logical
@@ -297,7 +299,13 @@ class CtaFunctions(InterpreterFunctions):
             end = start + 1 if role == PartitionRole.PRODUCER else start + warps * THREADS_PER_WARP
             mask[start:end] = True
             start += warps * THREADS_PER_WARP
-            regions.append((mask & lanes.mask, region, role))
+            # A partition lowered to threads (no tile or aref op left: mbarriers
+            # count the arriving lanes, fragments are per thread) runs as one
+            # task per warp group, like the CTA's (run_grid).
+            lowered = not any(o.dialect_name() in ("tile", "aref") for o in region.walk() if o is not region.parent_op())
+            for part in _warp_group_masks(cta.threads, split=lowered and role != PartitionRole.PRODUCER):
+                if (part & mask & lanes.mask).any():
+                    regions.append((part & mask & lanes.mask, region, role))
         if start != cta.threads:
             raise InterpretationError(f"aref.warp_specialize has {start} threads, the CTA {cta.threads}")
         run_region_task(cta, interpreter, op, regions)
@@ -351,6 +359,7 @@ def run_grid(
     else:
         cta_grid = grid
     threads = cta_threads(kernel)
+    specialized = any(isinstance(op, aref.WarpSpecializeOp) for op in kernel.walk())
     memory = GlobalMemory()
     size = smem_bytes(kernel)
     for z, y, x in itertools.product(*(range(g) for g in reversed(cta_grid))):
@@ -361,14 +370,33 @@ def run_grid(
         )
         scheduler.progress = cta.progress
 
-        def root(task: _Task, cta=cta) -> None:
-            interp = new_interpreter(cta, task, np.ones(threads, dtype=bool))
-            run_program(interp, kernel, cta.launch, args)
-            finish_cta(cta, kernel)
+        # One task per warp group: on the GPU warp groups run independently,
+        # and code that branches on the warp group (the partitions, the
+        # ping-pong hand-over of `tawa.transforms.pingpong`) must not wait
+        # for the other branch to end, as a divergent scf.if in one task would.
+        # Not while the partitions are still aref.warp_specialize regions,
+        # whose aref ops belong to a partition, not to a warp group.
+        for g, mask in enumerate(_warp_group_masks(threads, split=not specialized)):
+            def root(task: _Task, cta=cta, mask=mask) -> None:
+                run_program(new_interpreter(cta, task, mask), kernel, cta.launch, args)
 
-        scheduler.add(PartitionRole.CONSUMER, root)
-        scheduler.tasks[0].label = f"all {threads} threads"
+            scheduler.add(PartitionRole.CONSUMER, root)
+            scheduler.tasks[-1].label = f"warp group {g}" if mask.sum() < threads else f"all {threads} threads"
         scheduler.run()
+        finish_cta(cta, kernel)
+
+
+def _warp_group_masks(threads: int, split: bool = True) -> list[np.ndarray]:
+    """The lanes of each warp group of a CTA of `threads` threads (one mask
+    of all of them when they are fewer than a warp group, or not `split`)."""
+    if not split:
+        return [np.ones(threads, dtype=bool)]
+    masks = []
+    for start in range(0, threads, THREADS_PER_GROUP):
+        mask = np.zeros(threads, dtype=bool)
+        mask[start:start + THREADS_PER_GROUP] = True
+        masks.append(mask)
+    return masks
 
 
 def finish_cta(cta: CtaState, kernel: func.FuncOp) -> None:

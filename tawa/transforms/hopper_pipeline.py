@@ -88,7 +88,7 @@ class HopperPipelinePass(ModulePass):
     program's tile while this one runs.  Not the default: on the H100, d64
     attention with 2 ran 1.02-1.04x on causal rows but 0.85-0.97x on the
     others (docs/perf.md); d128's does not fit beside its rings and staging."""
-    pingpong: bool = False
+    pingpong: bool = True
     """`tawa-lower-tile{pingpong}`: the two consumer warp groups of an
     overlapped loop take turns issuing their dots."""
     overlap: str = "auto"

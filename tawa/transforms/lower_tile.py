@@ -44,7 +44,7 @@ from tawa.transforms.utils import fail, kernel_of
 
 def lower_consumer(region: Region, first_group: int, groups: int,
                    staged: Mapping[tile.StoreOp, tuple[SSAValue, SSAValue]] | None = None,
-                   pingpong: bool = False) -> None:
+                   pingpong: bool = True) -> None:
     """Lowers one consumer partition of `groups` warp groups, the first of
     which is warp group `first_group` of the CTA; the `staged` stores take
     the TMA-store epilogue; with `pingpong`, the two warp groups of an
@@ -93,7 +93,7 @@ class LowerTilePass(ModulePass):
     """The TMA-store epilogue's staging: `full` (the whole tile in one
     buffer), `subtiled` (span-wide column chunks in two alternating
     buffers) or `auto` (the first of `AUTO_STAGINGS` that fits)."""
-    pingpong: bool = False
+    pingpong: bool = True
     """The two consumer warp groups of a loop `tawa-overlap-dots` rotated
     take turns issuing their dots (named barriers; `tawa.transforms.pingpong`)."""
 

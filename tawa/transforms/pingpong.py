@@ -29,7 +29,12 @@ generation completes with the arrivals of one warp group alone.
 `tawa-verify-protocol` checks the counts over all interleavings.
 
 Applies to the loops `tawa-overlap-dots` marks (`OVERLAPPED`) in a
-partition of exactly two warp groups.
+partition of exactly two warp groups (`tawa-lower-tile{pingpong}`, on by
+default).  Measured on the H100 (docs/perf.md): 1.038x geomean over the
+overlapped loop without it, up to 1.14x on head dim 64 causal.  The CPU
+simulator runs each warp group as its own task, so the hand-over runs there
+as on the GPU (a divergent `scf.if` within one task would wait for both
+branches to end, and deadlock).
 """
 
 from __future__ import annotations

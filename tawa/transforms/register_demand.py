@@ -35,7 +35,8 @@ the whole of an enclosing loop) + its operands + its results, less the
 registers a result takes over from an operand that dies there:
 
 * a wgmma's result is its accumulator operand (in place), a
-  `wgmma_wait_group` result its operand, an `scf.for` result its init value;
+  `wgmma_wait_group` result its operand, an `scf.for` result its init value,
+  an `scf.if` result a value its branches yield;
 * an elementwise result (`frag_binary`, `frag_unary`, `frag_select`,
   `frag_convert`) reuses a dying operand — except an `scf.for` iteration
   argument, which ptxas keeps in its own registers when it has them:
@@ -47,9 +48,12 @@ registers a result takes over from an operand that dies there:
   `RegisterDemand(iter_args_in_place=True)` gives the lower bound that
   `tawa-check-resources` rejects on.
 
-In flight: the register A operand of a wgmma stays live until the next
-`wgmma_wait_group` of its block (the hardware reads it asynchronously); the
-accumulator is live until the wait that returns it because the wait uses it.
+In flight: the register A operand of a wgmma stays live until the
+`wgmma_wait_group` of its block that retires its group (the hardware reads
+it asynchronously; with two groups in flight, `wait_group 1` after the
+second retires only the first); the accumulator is live until the wait that
+returns it because the wait uses it.  An `scf.if` result may take over the
+registers of a value its branches yield (the masked select's fast path).
 
 Loops: what is live after an `scf.for` and every outer value its body uses
 are live throughout the body (every iteration needs them).
@@ -242,6 +246,9 @@ def _tied(op: Operation, iter_args_in_place: bool) -> Iterable[tuple[SSAValue, l
         return [(r, [f]) for r, f in zip(op.results_, op.fragments)]
     if isinstance(op, scf.ForOp):
         return [(r, [v]) for r, v in zip(op.results, op.iter_args)]
+    if isinstance(op, scf.IfOp):  # a result may live in the registers of a value a branch yields
+        yields = [r.block.last_op for r in op.regions if r.blocks]
+        return [(r, [y.operands[i] for y in yields if isinstance(y, scf.YieldOp)]) for i, r in enumerate(op.results)]
     if isinstance(op, _ELEMENTWISE):
         fragments = [v for v in op.operands if isinstance(v.type, nvgpu.FragmentType)
                      and (iter_args_in_place or not _iter_arg(storage(v)))]
@@ -264,11 +271,16 @@ def _defined_inside(v: SSAValue, op: Operation) -> bool:
 
 
 def _covering_wait(wgmma: Operation) -> Operation:
-    """The first `wgmma_wait_group` after `wgmma` in its block (the block's
-    last op when there is none: the operand stays live to the end)."""
-    op = wgmma.next_op
+    """The first `wgmma_wait_group` after `wgmma` in its block that retires
+    its group: one whose pending count is below the groups committed after
+    the wgmma's own (the block's last op when there is none: the operand
+    stays live to the end).  With two groups in flight (`tawa-overlap-dots`)
+    `wait_group 1` after the second retires only the first."""
+    op, newer = wgmma.next_op, -1
     while op is not None:
-        if isinstance(op, nvgpu.WgmmaWaitGroupOp) or op.next_op is None:
+        if isinstance(op, nvgpu.WgmmaCommitGroupOp):
+            newer += 1
+        if (isinstance(op, nvgpu.WgmmaWaitGroupOp) and 0 <= newer and op.pending.value.data <= newer) or op.next_op is None:
             return op
         op = op.next_op
     return wgmma

@@ -3,6 +3,8 @@
 // RUN: tawa-opt %S/../../../examples/attention_fwd.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-overlap-dots{remarks=true}' 2>%t.remarks | filecheck %s
 // RUN: filecheck %s --check-prefix=REMARK < %t.remarks
 // RUN: tawa-opt %S/../../../examples/attention_fwd.mlir -p 'tawa-hopper-pipeline{stages=2 prepare=false}' | filecheck %s --check-prefix=LOWERED
+// RUN: tawa-opt %S/../../../examples/attention_fwd_d64.mlir -p 'tawa-hopper-pipeline{prepare=false}' > %t.d64
+// RUN: sed '0,/named_barrier_arrive 3, 256/{//d}' %t.d64 | not tawa-opt -p tawa-verify-protocol 2>&1 | filecheck %s --check-prefix=NOHANDOVER
 // RUN: tawa-opt %S/../../../examples/attention_fwd_d256.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-overlap-dots{remarks=true max-acc-regs=64}' 2>&1 >/dev/null | filecheck %s --check-prefix=D256
 // RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-overlap-dots{remarks=true}' 2>&1 | filecheck %s --check-prefix=GEMM
 // RUN: not tawa-opt %S/../../../examples/attention_fwd.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-assign-stage-phase,tawa-overlap-dots' 2>&1 | filecheck %s --check-prefix=STAGED
@@ -52,15 +54,34 @@
 // LOWERED:       %m_i, %l_i, %acc, {{.*}} = scf.if %ran -> (!nvgpu.frag<64xf32, wgmma_row>, !nvgpu.frag<64xf32, wgmma_row>, !nvgpu.frag<64x128xf32, wgmma>,
 // LOWERED:         %p_bf16 = nvgpu.frag_convert %p : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x128xbf16, wgmma>
 // LOWERED:         scf.for %n0_1 = %second to %seq_len step %c128_1 iter_args(%m_prev = %m_new, %l_prev = %l_new, %p_bf16_prev = %p_bf16, %acc_scaled_prev = %acc_scaled,
-// LOWERED:           %[[S:.*]] = nvgpu.wgmma %{{.*}}, %{{.*}}, %s_zero_1, %{{.*}} {rhs_transposed}
+// Ping-pong (tawa/transforms/pingpong.py): each warp group waits for its turn (named
+// barrier 2 for the first, 3 for the second), issues both groups, hands the turn over.
+// LOWERED:           scf.if %first_group {
+// LOWERED-NEXT:        nvgpu.named_barrier_sync 2, 256
+// LOWERED-NEXT:      } else {
+// LOWERED-NEXT:        nvgpu.named_barrier_sync 3, 256
+// LOWERED-NEXT:      }
+// LOWERED-NEXT:      nvgpu.wgmma_fence
+// LOWERED-NEXT:      %[[S:.*]] = nvgpu.wgmma %{{.*}}, %{{.*}}, %s_zero_1, %{{.*}} {rhs_transposed}
 // LOWERED-NEXT:      nvgpu.wgmma_commit_group
 // LOWERED:           %acc_new = nvgpu.wgmma %p_bf16_prev, %{{.*}}, %acc_scaled_prev, %{{.*}} : !nvgpu.frag<64x128xbf16, wgmma>,
 // LOWERED-NEXT:      nvgpu.wgmma_commit_group
+// LOWERED-NEXT:      scf.if %first_group {
+// LOWERED-NEXT:        nvgpu.named_barrier_arrive 3, 256
+// LOWERED-NEXT:      } else {
+// LOWERED-NEXT:        nvgpu.named_barrier_arrive 2, 256
+// LOWERED-NEXT:      }
 // LOWERED-NEXT:      nvgpu.wgmma_wait_group 1 (%[[S]])
 // LOWERED:           %acc_prev = nvgpu.wgmma_wait_group 0 (%acc_new)
 // LOWERED:           nvgpu.frag_convert %p_1
+// The second warp group's turn, handed over after the loop: the first consumes it.
+// LOWERED:         scf.if %first_group {
+// LOWERED-NEXT:      nvgpu.named_barrier_sync 2, 256
 // LOWERED:       } else {
 // LOWERED-NEXT:    scf.yield %m_init, %l_init, %acc_init,
+
+// Without the first warp group's hand-over the second never gets its turn.
+// NOHANDOVER: error: tawa-verify-protocol: deadlock in @attention_fwd_d64 ({{.*}}): warp group 1 waits at named barrier 2 (128 of 256 threads arrived); warp group 2 waits at named barrier 3 (128 of 256 threads arrived)
 
 // REMARK: remark: tawa-overlap-dots: a loop's last tile.dot is issued in the next iteration after its first, and runs under the rest of it (2 dots in flight) in @attention_fwd
 // REMARK: remark: tawa-overlap-dots: {{.*}} in @attention_fwd_causal
