@@ -42,7 +42,10 @@ and used by nothing else), and reads its rhs from an `aref.get` used by
 nothing else and released after it.  Stage B's inputs must be computed by
 stage A or defined before the loop (not the induction variable or an
 iteration argument), stage A must not use stage B's values except the dot's
-result through the iteration argument it is yielded to, and must use that.
+result through the iteration argument it is yielded to, and must use that,
+and takes no aref slot after the head (stage B's get moves before the rest
+of stage A: the consumer would take slots in another order than the
+producer fills them).
 A GEMM main loop (one dot, fed by arefs) is `tawa-pipeline`'s, not this.
 
 **Why it fits in registers**: only completed values cross the back edge (P
@@ -92,7 +95,7 @@ class OverlapPlan:
     index: int
     """The iteration argument the tail's result is yielded to."""
     stage_b: tuple[Operation, ...]
-    """In body order: [arith.truncf], aref.get, the tail, aref.consumed."""
+    """In body order: the tail's aref.get, the tail, its aref.consumed."""
     stage_a: tuple[Operation, ...]
     carried: tuple[SSAValue, ...]
     """Stage B's inputs that stage A computes: carried to the next iteration."""
@@ -143,6 +146,8 @@ def overlap_plan(loop: scf.ForOp) -> OverlapPlan | None:
     stage_a = tuple(o for o in ops[:-1] if o not in b_set)
     if head not in stage_a:
         return None
+    if any(isinstance(o, aref.GetOp) for top in stage_a[stage_a.index(head):] for o in top.walk()):
+        return None  # stage B's get would overtake it: the slots would be taken in another order
     b_results = {r for o in stage_b for r in o.results}
     carried: list[SSAValue] = []
     for o in stage_b:
