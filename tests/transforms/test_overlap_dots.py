@@ -1,0 +1,65 @@
+"""`tawa-overlap-dots`'s analysis (tawa/transforms/overlap_dots.py): which
+consumer loops it rotates, what it carries, and the ones it leaves alone.
+The rewrite itself: tests/filecheck/transforms/overlap_dots.mlir; what the
+rewritten kernels compute: the differential tests (test_lowering_differential)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from xdsl.passes import PassPipeline
+
+import tawa
+from tawa.diagnostics import TawaError
+from tawa.transforms.assign_stage_phase import AssignStagePhasePass
+from tawa.transforms.overlap_dots import OverlapDotsPass, consumer_loops, overlap_plan
+from tawa.transforms.pipeline import PipelinePass
+from tawa.transforms.warp_specialize import WarpSpecializePass
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def specialized(name: str):
+    module = tawa.parse((EXAMPLES / name).read_text())
+    PassPipeline((WarpSpecializePass(), PipelinePass(stages=2))).apply(tawa.context(), module)
+    return module
+
+
+def plans(name: str):
+    return [overlap_plan(loop) for loop in consumer_loops(specialized(name))]
+
+
+@pytest.mark.parametrize(("name", "registers"), [("attention_fwd.mlir", 64), ("attention_fwd_d64.mlir", 32),
+                                                 ("attention_fwd_d256.mlir", 128)])
+def test_attention_loops_are_planned(name, registers):
+    found = [p for p in plans(name) if p is not None]
+    assert len(found) == 2  # the kernel and its causal twin
+    for plan in found:
+        assert plan.head.rhs_transposed is not None  # Q·Kᵀ first ...
+        assert plan.tail is plan.stage_b[1]  # ... P·V last, between its get and its release
+        assert [v.name_hint for v in plan.carried] == ["p_bf16", "acc_scaled"]
+        assert plan.accumulator_registers() == registers
+
+
+@pytest.mark.parametrize("name", ["gemm.mlir", "gemm_chain.mlir", "gemm_softmax.mlir"])
+def test_other_loops_are_left_alone(name):
+    # gemm: one dot; gemm_chain: P·V accumulates into the iteration argument
+    # itself (nothing of stage A to carry); gemm_softmax: its dots are not in one loop.
+    assert all(p is None for p in plans(name))
+
+
+def test_the_register_bound_leaves_head_dim_256(capsys):
+    module = specialized("attention_fwd_d256.mlir")
+    before = str(module)
+    OverlapDotsPass(max_acc_regs=64, remarks=True).apply(tawa.context(), module)
+    assert str(module) == before
+    assert capsys.readouterr().err.count("accumulator takes 128 registers per thread, more than 64") == 2
+
+
+def test_after_stage_assignment_is_a_located_error():
+    module = specialized("attention_fwd.mlir")
+    AssignStagePhasePass().apply(tawa.context(), module)
+    with pytest.raises(TawaError, match=r"run tawa-overlap-dots before tawa-assign-stage-phase") as err:
+        OverlapDotsPass().apply(tawa.context(), module)
+    assert "\n" not in str(err.value)
