@@ -44,8 +44,8 @@ def test_attention_loops_are_planned(name, registers):
 
 @pytest.mark.parametrize("name", ["gemm.mlir", "gemm_chain.mlir", "gemm_softmax.mlir"])
 def test_other_loops_are_left_alone(name):
-    # gemm: one dot; gemm_chain: P·V accumulates into the iteration argument
-    # itself (nothing of stage A to carry); gemm_softmax: its dots are not in one loop.
+    # gemm and gemm_softmax: one dot in the loop; gemm_chain: its P·V
+    # accumulates into the iteration argument itself (nothing of stage A to carry).
     assert all(p is None for p in plans(name))
 
 
