@@ -69,7 +69,7 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from tawa.diagnostics import location_of
+from tawa.diagnostics import TawaError, location_of
 from tawa.dialects import aref, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.dialects.nvgpu.types import element_bytes
@@ -328,6 +328,8 @@ class OverlapDotsPass(ModulePass):
     """Print one `remark:` line per loop overlapped or left for its registers."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.max_regs < 0:
+            raise TawaError(f"max-regs must be 0 (no bound) or positive, got {self.max_regs}", NAME)
         for loop in consumer_loops(op):
             if any(isinstance(o, aref.GetOp | aref.ConsumedOp) and o.has_slot() for o in loop.walk()):
                 raise fail(loop, f"{NAME}: the loop's arefs already have stages and phases: run "

@@ -66,3 +66,8 @@ def test_after_stage_assignment_is_a_located_error():
     with pytest.raises(TawaError, match=r"run tawa-overlap-dots before tawa-assign-stage-phase") as err:
         OverlapDotsPass().apply(tawa.context(), module)
     assert "\n" not in str(err.value)
+
+
+def test_a_negative_bound_is_refused():
+    with pytest.raises(TawaError, match=r"max-regs must be 0 \(no bound\) or positive, got -1"):
+        OverlapDotsPass(max_regs=-1).apply(tawa.context(), specialized("attention_fwd.mlir"))
