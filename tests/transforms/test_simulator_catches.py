@@ -35,3 +35,28 @@ def test_broken_protocol_is_an_error(name: str, message: str):
     assert "error:" in str(err.value).splitlines()[0]
     if message == "deadlock":
         assert "waits at nvgpu.mbarrier_wait_parity" in str(err.value)
+
+
+def test_a_missing_ping_pong_hand_over_is_a_deadlock():
+    """The ping-pong of attention's consumer warp groups (tawa/transforms/
+    pingpong.py) without the first warp group's hand-over: the simulator,
+    which runs each warp group as its own task as the GPU does, reports the
+    second waiting for its turn at the named barrier."""
+    from xdsl.rewriter import Rewriter
+
+    from tawa.dialects import nvgpu
+    from tawa.transforms.hopper_pipeline import HopperPipelinePass
+
+    root = Path(__file__).resolve().parents[2]
+    module = tawa.parse((root / "examples" / "attention_fwd_d64.mlir").read_text(), "examples/attention_fwd_d64.mlir")
+    pipeline = HopperPipelinePass(prepare=False)
+    ctx = tawa.context()
+    pipeline.specialize_pass().apply(ctx, module)
+    for p in pipeline.planned_steps(module):
+        p.apply(ctx, module)
+    hand_over = next(o for o in module.walk() if isinstance(o, nvgpu.NamedBarrierArriveOp) and o.barrier_id.value.data == 3)
+    Rewriter.erase_op(hand_over)
+    c = case("attention_fwd_d64_causal", 3, np.random.default_rng(0))
+    with pytest.raises(TawaError, match="deadlock") as err:
+        tawa.interpret(module, "attention_fwd_d64", c.grid, *fresh_outputs(c), schedule=Schedule("producer-first"))
+    assert "named barrier 3" in str(err.value)
