@@ -53,7 +53,7 @@ from tawa.dialects import aref, nvgpu, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.target.hopper import MAX_SMEM_BYTES, THREADS_PER_GROUP, THREADS_PER_WARP, WARPS_PER_GROUP
 from tawa.transforms.smem_plan import plan_shared_memory
-from tawa.transforms.utils import const, fail, kernel_of
+from tawa.transforms.utils import const, fail, guarded, kernel_of
 
 NAME = "tawa-lower-aref"
 SlotOp = aref.PutOp | aref.GetOp | aref.ConsumedOp
@@ -177,8 +177,8 @@ class LowerConsumed(RewritePattern):
         tid = nvgpu.ThreadIdOp()
         lane = arith.RemUIOp(tid.result, const(THREADS_PER_GROUP, at))
         leader = arith.CmpiOp(lane.result, const(0, at), "eq")
-        then = Block([nvgpu.MBarrierArriveOp.build(operands=[ring.empty, stage]), scf.YieldOp()])
-        rewriter.replace(op, [tid, lane, leader, scf.IfOp(leader.result, [], Region(then))], [])
+        arrive = nvgpu.MBarrierArriveOp.build(operands=[ring.empty, stage])
+        rewriter.replace(op, [tid, lane, leader, guarded(leader.result, [arrive])], [])
 
 
 def _read_by_threads(ws: aref.WarpSpecializeOp, ref: SSAValue) -> bool:

@@ -68,6 +68,7 @@ from xdsl.dialects.builtin import IndexType, ModuleOp, TensorType, UnitAttr
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import is_side_effect_free
 
 from tawa.diagnostics import TawaError, location_of
 from tawa.dialects import aref, tile
@@ -181,9 +182,10 @@ def overlap_plan(loop: scf.ForOp) -> OverlapPlan | None:
     return OverlapPlan(loop, head, tail, index, tuple(stage_b), stage_a, tuple(carried), get, release)
 
 
-_REORDERABLE = ("arith.", "math.", "tile.splat", "tile.broadcast", "tile.expand_dims", "tile.reduce",
-                "tile.select", "tile.cmpi", "tile.iota", "tile.zeros")
-"""Ops stage A may run in another order: pure math on tiles and scalars."""
+def _reorderable(op: Operation) -> bool:
+    """Whether stage A may run `op` in another order: pure math (not a dot:
+    where a dot stands decides which wgmma groups are in flight)."""
+    return is_side_effect_free(op) and not op.regions and not isinstance(op, tile.DotOp)
 
 
 def _wait_late(plan: OverlapPlan, acc_prev: SSAValue) -> list[Operation]:
@@ -203,7 +205,7 @@ def _wait_late(plan: OverlapPlan, acc_prev: SSAValue) -> list[Operation]:
         if any(r in carried_lhs for r in op.results) or any(v in reached for o in op.walk() for v in o.operands):
             dependent.add(op)
             reached.update(op.results)
-    if any(not o.name.startswith(_REORDERABLE) or o.regions for o in dependent):
+    if not all(_reorderable(o) for o in dependent):
         return list(plan.stage_a)
     return [o for o in plan.stage_a if o not in dependent] + [o for o in plan.stage_a if o in dependent]
 

@@ -40,11 +40,12 @@ branches to end, and deadlock).
 from __future__ import annotations
 
 from xdsl.dialects import arith, scf
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.dialects import nvgpu
 from tawa.target.hopper import THREADS_PER_GROUP
+from tawa.transforms.utils import guarded
 
 OVERLAPPED = "tawa.overlapped"
 """Attribute `tawa-overlap-dots` puts on the loops it rotates."""
@@ -52,13 +53,6 @@ PING, PONG = 2, 3
 """The named barriers of the two warp groups' turns (0 is the CTA's, 1 the
 TMA-store epilogue's: `tawa.transforms.tma_epilogue.EPILOGUE_BARRIER`)."""
 THREADS = 2 * THREADS_PER_GROUP
-
-
-def _on_first(first: SSAValue, then_ops: list[Operation], else_ops: list[Operation] | None = None) -> scf.IfOp:
-    regions = [Region(Block([*then_ops, scf.YieldOp()]))]
-    if else_ops is not None:
-        regions.append(Region(Block([*else_ops, scf.YieldOp()])))
-    return scf.IfOp(first, [], *regions)
 
 
 def _issue_span(loop: scf.ForOp) -> tuple[Operation, Operation] | None:
@@ -93,13 +87,13 @@ def ping_pong(region: Region, row0: SSAValue, groups: int) -> int:
         first = arith.CmpiOp(row0, zero.result, "eq")
         first.result.name_hint = "first_group"
         Rewriter.insert_op([zero, first], InsertPoint.before(loop))
-        Rewriter.insert_op(_on_first(first.result, [], [nvgpu.NamedBarrierArriveOp(PING, THREADS)]),
+        Rewriter.insert_op(guarded(first.result, [], [nvgpu.NamedBarrierArriveOp(PING, THREADS)]),
                            InsertPoint.before(loop))
-        Rewriter.insert_op(_on_first(first.result, [nvgpu.NamedBarrierSyncOp(PING, THREADS)],
+        Rewriter.insert_op(guarded(first.result, [nvgpu.NamedBarrierSyncOp(PING, THREADS)],
                                      [nvgpu.NamedBarrierSyncOp(PONG, THREADS)]), InsertPoint.before(fence))
-        Rewriter.insert_op(_on_first(first.result, [nvgpu.NamedBarrierArriveOp(PONG, THREADS)],
+        Rewriter.insert_op(guarded(first.result, [nvgpu.NamedBarrierArriveOp(PONG, THREADS)],
                                      [nvgpu.NamedBarrierArriveOp(PING, THREADS)]), InsertPoint.after(commit))
-        Rewriter.insert_op(_on_first(first.result, [nvgpu.NamedBarrierSyncOp(PING, THREADS)]),
+        Rewriter.insert_op(guarded(first.result, [nvgpu.NamedBarrierSyncOp(PING, THREADS)]),
                            InsertPoint.after(loop))
         done += 1
     return done

@@ -58,6 +58,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from tawa.diagnostics import location_of
 from tawa.dialects import aref, tile
+from tawa.transforms.utils import guarded
 
 # ---------------------------------------------------------------------- analysis
 
@@ -222,12 +223,6 @@ class KeepDotInFlight(RewritePattern):
         result.replace_uses_with_if(wait.results_[0], lambda use: use.operation is not wait)
 
 
-def _guarded_release(ref: SSAValue, cond: SSAValue) -> scf.IfOp:
-    then = Block()
-    then.add_ops([aref.ConsumedOp(ref), scf.YieldOp()])
-    return scf.IfOp(cond, [], [then])
-
-
 @dataclass
 class DeferRelease(RewritePattern):
     """The release of a slot read by an in-flight dot → a release after that
@@ -243,8 +238,8 @@ class DeferRelease(RewritePattern):
             return
         assert c.in_loop is not None and c.after_loop is not None, "the dot is rewritten first"
         assert c.not_first is not None and c.ran is not None
-        in_loop = _guarded_release(op.aref, c.not_first)
-        after = _guarded_release(op.aref, c.ran)
+        in_loop = guarded(c.not_first, [aref.ConsumedOp(op.aref)])
+        after = guarded(c.ran, [aref.ConsumedOp(op.aref)])
         rewriter.insert(in_loop, InsertPoint.after(c.in_loop))
         rewriter.insert(after, InsertPoint.after(c.after_loop))
         c.in_loop, c.after_loop = in_loop, after

@@ -67,9 +67,9 @@ allows the deepest ring.
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, TensorType
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import IsTerminator
 
@@ -78,7 +78,7 @@ from tawa.dialects.aref import PartitionRole
 from tawa.dialects.nvgpu.fragments import LOADABLE
 from tawa.target.hopper import MAX_SMEM_BYTES, MAX_TMA_BOX_DIM, THREADS_PER_GROUP, WGMMA_MAX_PENDING
 from tawa.transforms.smem_plan import extend_plan, slot_swizzle
-from tawa.transforms.utils import const, fail
+from tawa.transforms.utils import const, fail, guarded
 
 EPILOGUES = ("auto", "tma", "threads")
 """`epilogue=` values: TMA stores where they fit, TMA stores (an error
@@ -202,12 +202,11 @@ def _is_elected(first_thread: int, at: InsertPoint) -> SSAValue:
 
 def _elected(elected: SSAValue, body: list[Operation], at: InsertPoint) -> None:
     """`body` under `if (elected)`."""
-    Rewriter.insert_op(scf.IfOp(elected, [], Region(Block([*body, scf.YieldOp()]))), at)
+    Rewriter.insert_op(guarded(elected, body), at)
 
 
 def _barrier(threads: int) -> nvgpu.NamedBarrierSyncOp:
-    return nvgpu.NamedBarrierSyncOp.build(properties={
-        "barrier_id": IntegerAttr(EPILOGUE_BARRIER, 32), "num_threads": IntegerAttr(threads, 32)})
+    return nvgpu.NamedBarrierSyncOp(EPILOGUE_BARRIER, threads)
 
 
 def _store_wait(pending: int = 0) -> nvgpu.TmaStoreWaitOp:

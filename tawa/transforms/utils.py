@@ -9,14 +9,15 @@ pass and the analyses and patterns only it needs.  What lives here:
   (used by `tawa-persistent` for its program loop and by
   `tawa-materialize-partitions` for CTA ids);
 * `longest_first_ids`: the same in longest-first order (descending axis 0);
-* `kernel_of`: the kernel function of an `aref.warp_specialize`, or an error.
+* `kernel_of`: the kernel function of an `aref.warp_specialize`, or an error;
+* `guarded`: ops under an `scf.if` without results.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, i32
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.diagnostics import TawaError, location_of
@@ -34,6 +35,15 @@ def const(value: int, at: InsertPoint, type: Attribute | None = None) -> SSAValu
     c = arith.ConstantOp(IntegerAttr(value, IndexType() if type is None else type))
     Rewriter.insert_op(c, at)
     return c.result
+
+
+def guarded(cond: SSAValue, then_ops: list[Operation], else_ops: list[Operation] | None = None) -> scf.IfOp:
+    """`scf.if %cond { then_ops } [else { else_ops }]`, without results (the
+    yields appended)."""
+    regions = [Region(Block([*then_ops, scf.YieldOp()]))]
+    if else_ops is not None:
+        regions.append(Region(Block([*else_ops, scf.YieldOp()])))
+    return scf.IfOp(cond, [], *regions)
 
 
 def kernel_of(ws: aref.WarpSpecializeOp, pass_name: str) -> func.FuncOp:
