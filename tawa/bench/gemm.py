@@ -8,7 +8,9 @@ C = A·Bᵀ with A M×K, B N×K, C M×N row-major, f32 accumulation, bf16 C.
 bf16 inputs are timed against cuBLAS through `torch.matmul(A, B.T)`; e4m3
 inputs (`--dtype fp8`) against cuBLAS's fp8 GEMM through `torch._scaled_mm`
 (unit scales).  tawa's kernel per shape (`--config`): `heuristic` (default)
-is the generated GEMM of `tawa.runtime.autotune.heuristic`, `autotune`
+is the generated GEMM of `tawa.runtime.autotune.heuristic` (split-K where no
+tile size fills the GPU: its split kernel and the torch sum of its partials
+are timed together, as one call), `autotune`
 the one `tawa.autotune` times fastest (once per shape bucket, cached on
 disk), `example` the tile program of `--source` (examples/gemm.mlir or
 gemm_fp8.mlir, 128×256 tiles) compiled with `stages=D`.

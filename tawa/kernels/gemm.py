@@ -15,6 +15,20 @@ steps, f32 accumulation, grid (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉[, batch]).
 * `batched`: A, B and C gain a leading batch dimension, the batch is the
   third grid axis (`examples/batched_gemm.mlir`).
 * A C of f32 is the accumulator itself; bf16 and f16 are `arith.truncf` of it.
+* `split_k` = S > 1 (split-K, for grids too small to keep the SMs busy):
+  two programs.  `gemm_source` is the *split* program `@gemm_splitk`
+  (A, B, W, M, N, K), grid (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉, S): program (m, n, s)
+  sums the products of K-slice s, [s·Ks, min(K, (s+1)·Ks)) with
+  Ks = ⌈⌈K/S⌉/BLOCK_K⌉·BLOCK_K (computed from %K), and stores its f32
+  accumulator into the workspace W (S×M×N f32) at [s, m0, n0]; a slice past
+  K is empty and stores zeros, so every element of W is written.
+  `gemm_reduce_source` is the *reduce* program `@gemm_splitk_reduce`
+  (W, C, M, N), grid (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉): C = Σₛ W[s] in f32, then
+  C's type.  `tawa-hopper-pipeline` compiles the split program; it refuses
+  the reduce program (no dot: `tawa-warp-specialize` partitions kernels
+  around the loads that feed a dot), which is therefore the reduction's
+  definition, run by the CPU simulator; on the GPU the runtime sums W
+  with torch (`tawa.runtime.splitk`, docs/runtime.md "Split-K").
 
 `unsupported(config)` says why a configuration is outside the space that
 `tawa-hopper-pipeline` accepts (docs/passes.md, "Tile shapes"), or None.
@@ -66,6 +80,9 @@ class GemmConfig:
     b_layout: str = "nk"
     """"nk": B is N×K (C = A·Bᵀ); "kn": B is K×N (C = A·B)."""
     batched: bool = False
+    split_k: int = 1
+    """Slices of K computed by separate programs (1: no split; > 1: the
+    split program and its reduction, module docstring)."""
 
     def __post_init__(self) -> None:
         for name in ("a_dtype", "b_dtype"):
@@ -82,11 +99,20 @@ class GemmConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise TawaError(f"{name}={value!r}: expected a positive int", "tawa.kernels.GemmConfig")
+        if not isinstance(self.split_k, int) or isinstance(self.split_k, bool):
+            raise TawaError(f"split_k={self.split_k!r}: expected an int", "tawa.kernels.GemmConfig")
 
     @property
     def kernel(self) -> str:
         """The kernel's function name in `gemm_source(self)`."""
+        if self.split_k > 1:
+            return "gemm_splitk"
         return "batched_gemm" if self.batched else "gemm"
+
+    @property
+    def reduce_kernel(self) -> str:
+        """The function name in `gemm_reduce_source(self)` (split-K only)."""
+        return "gemm_splitk_reduce"
 
     @property
     def tile(self) -> tuple[int, int, int]:
@@ -104,6 +130,8 @@ class GemmConfig:
             parts.append("b_kn")
         if self.batched:
             parts.append("batched")
+        if self.split_k != 1:
+            parts.append(f"split{self.split_k}")
         return "-".join(parts)
 
     def as_dict(self) -> dict[str, Any]:
@@ -132,6 +160,11 @@ def unsupported(config: GemmConfig) -> str | None:
     """Why `tawa-hopper-pipeline` rejects `config`, or None when it compiles
     (docs/passes.md, "Tile shapes"; `tawa-check-resources` is the compiler's
     own word, this is its rule written down, for pruning without compiling)."""
+    if config.split_k < 1:
+        return f"split_k = {config.split_k}: expected 1 (no split) or more slices of K"
+    if config.split_k > 1 and config.batched:
+        return (f"split_k = {config.split_k} with batched: split-K is for unbatched GEMMs only for now "
+                "(the third grid axis is the batch)")
     a, b = WGMMA_OPERAND_TYPES[config.a_dtype], WGMMA_OPERAND_TYPES[config.b_dtype]
     if a.family != b.family:
         return f"wgmma takes no {config.a_dtype} × {config.b_dtype} product (one family: f16, bf16, tf32 or fp8)"
@@ -164,12 +197,22 @@ def _operand(rows: str, cols: str, dtype: str, batched: bool) -> tuple[str, str]
     return f"memref<{dims}{dtype}>", index
 
 
+def _check_generable(config: GemmConfig, where: str) -> None:
+    """Configurations the generator cannot write at all (the rest are the
+    compiler's to judge)."""
+    if config.split_k < 1 or (config.split_k > 1 and config.batched):
+        raise TawaError(str(unsupported(config)), where)
+
+
 def gemm_source(config: GemmConfig, name: str | None = None) -> str:
     """The tile program of `config`: kernel `@gemm` (`@batched_gemm` when
-    batched; `name` renames it) with arguments (A, B, C, M, N, K)."""
+    batched, `@gemm_splitk` when split; `name` renames it) with arguments
+    (A, B, C, M, N, K), or (A, B, W, M, N, K) for the split program (module
+    docstring)."""
+    _check_generable(config, "tawa.kernels.gemm_source")
     bm, bn, bk = config.tile
     a, b, c = config.a_dtype, config.b_dtype, config.c_dtype
-    batched, kn = config.batched, config.b_layout == "kn"
+    batched, kn, split = config.batched, config.b_layout == "kn", config.split_k
     name = name or config.kernel
     a_type, a_index = _operand("%m0", "%k", a, batched)
     b_type, b_index = _operand("%k" if kn else "%n0", "%n0" if kn else "%k", b, batched)
@@ -179,31 +222,56 @@ def gemm_source(config: GemmConfig, name: str | None = None) -> str:
     b_tile = f"tensor<{bk}x{bn}x{b}>" if kn else f"tensor<{bn}x{bk}x{b}>"
     transposed = "" if kn else " {rhs_transposed}"
     b_form = "K×N" if kn else "N×K"
-    if c == "f32":
-        epilogue = f"  tile.store %acc, %C[{c_index}] : {acc}, {c_type}\n"
+    if split > 1:
+        out = "%W: memref<?x?x?xf32>"
+        epilogue = f"  tile.store %acc, %W[%s, %m0, %n0] : {acc}, memref<?x?x?xf32>\n"
+        c_doc = f"W is {split}×M×N of f32 (the partial sums of C, {c}, by K-slice)"
+        grid = f"(⌈M/{bm}⌉, ⌈N/{bn}⌉, {split})"
+        # K-slice s is [s·Ks, min(K, (s+1)·Ks)), Ks = ⌈⌈K/S⌉/BLOCK_K⌉·BLOCK_K = ⌈K/(S·BLOCK_K)⌉·BLOCK_K:
+        # whole K-steps, so only the last non-empty slice ends ragged.  Both ends are clamped to K,
+        # so a slice past K is an empty loop (lb = ub) and stores zeros.
+        k_range = (
+            f"  %s = tile.program_id 2\n"
+            f"  %split_block_k = arith.constant {split * bk} : index\n"
+            f"  %split_round = arith.constant {split * bk - 1} : index\n"
+            f"  %k_padded = arith.addi %K, %split_round : index\n"
+            f"  %k_steps = arith.divui %k_padded, %split_block_k : index\n"
+            f"  %k_slice = arith.muli %k_steps, %block_k : index\n"
+            f"  %k_start = arith.muli %s, %k_slice : index\n"
+            f"  %k_lo = arith.minui %k_start, %K : index\n"
+            f"  %k_end = arith.addi %k_lo, %k_slice : index\n"
+            f"  %k_hi = arith.minui %k_end, %K : index\n"
+        )
+        lo, hi = "%k_lo", "%k_hi"
     else:
-        epilogue = (f"  %c = arith.truncf %acc : {acc} to tensor<{bm}x{bn}x{c}>\n"
-                    f"  tile.store %c, %C[{c_index}] : tensor<{bm}x{bn}x{c}>, {c_type}\n")
-    batch = "  %b = tile.program_id 2\n" if batched else ""
-    grid = f"(⌈M/{bm}⌉, ⌈N/{bn}⌉{', batch' if batched else ''})"
+        out = f"%C: {c_type}"
+        if c == "f32":
+            epilogue = f"  tile.store %acc, %C[{c_index}] : {acc}, {c_type}\n"
+        else:
+            epilogue = (f"  %c = arith.truncf %acc : {acc} to tensor<{bm}x{bn}x{c}>\n"
+                        f"  tile.store %c, %C[{c_index}] : tensor<{bm}x{bn}x{c}>, {c_type}\n")
+        c_doc = f"C is {'batch×' * batched}M×N of {c}"
+        grid = f"(⌈M/{bm}⌉, ⌈N/{bn}⌉{', batch' if batched else ''})"
+        k_range = "  %b = tile.program_id 2\n" if batched else ""
+        lo, hi = "%c0", "%K"
     # The function starts on line 1 (errors located at the kernel say 1:1).
     return (
-        f"func.func @{name}(%A: {a_type}, %B: {b_type}, %C: {c_type},\n"
+        f"func.func @{name}(%A: {a_type}, %B: {b_type}, {out},\n"
         f"    %M: index, %N: index, %K: index) {{\n"
         f"  // C = A · B{'' if kn else 'ᵀ'} ({config.id}): A is {'batch×' * batched}M×K of {a}, "
         f"B is {'batch×' * batched}{b_form} of {b},\n"
-        f"  // C is {'batch×' * batched}M×N of {c}; tawa.kernels.gemm_source, launch grid {grid}.\n"
+        f"  // {c_doc}; tawa.kernels.gemm_source, launch grid {grid}.\n"
         f"  %c0 = arith.constant 0 : index\n"
         f"  %block_k = arith.constant {bk} : index\n"
         f"  %block_m = arith.constant {bm} : index\n"
         f"  %block_n = arith.constant {bn} : index\n"
         f"  %pid_m = tile.program_id 0\n"
         f"  %pid_n = tile.program_id 1\n"
-        f"{batch}"
+        f"{k_range}"
         f"  %m0 = arith.muli %pid_m, %block_m : index\n"
         f"  %n0 = arith.muli %pid_n, %block_n : index\n"
         f"  %zero = tile.zeros : {acc}\n"
-        f"  %acc = scf.for %k = %c0 to %K step %block_k iter_args(%acc_i = %zero) -> ({acc}) {{\n"
+        f"  %acc = scf.for %k = {lo} to {hi} step %block_k iter_args(%acc_i = %zero) -> ({acc}) {{\n"
         f"    %a = tile.load %A[{a_index}] : {a_type} -> {a_tile}\n"
         f"    %bt = tile.load %B[{b_index}] : {b_type} -> {b_tile}\n"
         f"    %d = tile.dot %a, %bt, %acc_i{transposed} : {a_tile}, {b_tile} -> {acc}\n"
@@ -215,14 +283,71 @@ def gemm_source(config: GemmConfig, name: str | None = None) -> str:
     )
 
 
+def gemm_reduce_source(config: GemmConfig, name: str | None = None) -> str:
+    """The reduce program of a split configuration: kernel
+    `@gemm_splitk_reduce` (`name` renames it) with arguments (W, C, M, N),
+    grid (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉): C = Σₛ W[s] summed in f32 in order
+    s = 0, 1, ..., then truncated to C's type.  `tawa-hopper-pipeline`
+    refuses it today (no tile.load feeds a dot); it defines what the
+    runtime's reduction computes and runs in the CPU simulator."""
+    _check_generable(config, "tawa.kernels.gemm_reduce_source")
+    if config.split_k == 1:
+        raise TawaError(f"{config.id} has no K split (split_k = 1): no reduce program",
+                        "tawa.kernels.gemm_reduce_source")
+    bm, bn, c = config.block_m, config.block_n, config.c_dtype
+    acc = f"tensor<{bm}x{bn}xf32>"
+    c_type = f"memref<?x?x{c}>"
+    if c == "f32":
+        epilogue = f"  tile.store %acc, %C[%m0, %n0] : {acc}, {c_type}\n"
+    else:
+        epilogue = (f"  %c = arith.truncf %acc : {acc} to tensor<{bm}x{bn}x{c}>\n"
+                    f"  tile.store %c, %C[%m0, %n0] : tensor<{bm}x{bn}x{c}>, {c_type}\n")
+    return (
+        f"func.func @{name or config.reduce_kernel}(%W: memref<?x?x?xf32>, %C: {c_type}, %M: index, %N: index) {{\n"
+        f"  // C = Σₛ W[s] ({config.id}): W is {config.split_k}×M×N of f32, C is M×N of {c};\n"
+        f"  // tawa.kernels.gemm_reduce_source, launch grid (⌈M/{bm}⌉, ⌈N/{bn}⌉).\n"
+        f"  %c0 = arith.constant 0 : index\n"
+        f"  %c1 = arith.constant 1 : index\n"
+        f"  %split_k = arith.constant {config.split_k} : index\n"
+        f"  %block_m = arith.constant {bm} : index\n"
+        f"  %block_n = arith.constant {bn} : index\n"
+        f"  %pid_m = tile.program_id 0\n"
+        f"  %pid_n = tile.program_id 1\n"
+        f"  %m0 = arith.muli %pid_m, %block_m : index\n"
+        f"  %n0 = arith.muli %pid_n, %block_n : index\n"
+        f"  %zero = tile.zeros : {acc}\n"
+        f"  %acc = scf.for %s = %c0 to %split_k step %c1 iter_args(%acc_i = %zero) -> ({acc}) {{\n"
+        f"    %w = tile.load %W[%s, %m0, %n0] : memref<?x?x?xf32> -> {acc}\n"
+        f"    %sum = arith.addf %acc_i, %w : {acc}\n"
+        f"    scf.yield %sum : {acc}\n"
+        f"  }}\n"
+        f"{epilogue}"
+        f"  func.return\n"
+        f"}}\n"
+    )
+
+
 def gemm_grid(config: GemmConfig, M: int, N: int, batch: int | None = None) -> tuple[int, ...]:
-    """The launch grid: (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉), and the batch for a batched GEMM."""
+    """The launch grid of `gemm_source(config)`: (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉),
+    and the batch for a batched GEMM, or split_k for a split one."""
     grid = (-(-M // config.block_m), -(-N // config.block_n))
+    if config.split_k > 1:
+        return (*grid, config.split_k)
     if config.batched:
         if batch is None:
             raise TawaError("a batched GEMM's grid needs the batch size", "tawa.kernels.gemm_grid")
         return (*grid, batch)
     return grid
+
+
+def reduce_grid(config: GemmConfig, M: int, N: int) -> tuple[int, int]:
+    """The launch grid of `gemm_reduce_source(config)`: (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉)."""
+    return (-(-M // config.block_m), -(-N // config.block_n))
+
+
+def workspace_shape(config: GemmConfig, M: int, N: int) -> tuple[int, int, int]:
+    """The split program's workspace W: (split_k, M, N) f32."""
+    return (config.split_k, M, N)
 
 
 __all__ = [
@@ -232,6 +357,9 @@ __all__ = [
     "accumulator_registers",
     "block_k_for",
     "gemm_grid",
+    "gemm_reduce_source",
     "gemm_source",
+    "reduce_grid",
     "unsupported",
+    "workspace_shape",
 ]

@@ -9,14 +9,18 @@
     kernel(A, B, C, M, N, K, grid=choice.grid(M, N))
     heuristic(problem)                          # a Choice without timing
 
-A `Choice` is a tile program (`tawa.kernels.GemmConfig`) and the options of
-`tawa-hopper-pipeline` (stages, group_m, persistent).  `autotune`:
+A `Choice` is a tile program (`tawa.kernels.GemmConfig`, split-K
+included) and the options of `tawa-hopper-pipeline` (stages, group_m,
+persistent); `choice.compile()` is a `tawa.Kernel`, or a
+`tawa.runtime.splitk.SplitKGemm` for a split configuration, both called as
+`kernel(A, B, C, M, N, K, grid=choice.grid(M, N))`.  `autotune`:
 
 1. lists the candidates of the problem's shape bucket,
    `candidates(problem.bucketed(), space)`: the space's tile
-   shapes × BLOCK_K × stages × group-m × persistent, less what the
-   compiler rejects by rule (`tawa.kernels.gemm.unsupported`), tiles larger
-   than the problem (a smaller tile of the space covers it), and group-m
+   shapes × BLOCK_K × split-K × stages × group-m × persistent, less what
+   the compiler rejects by rule (`tawa.kernels.gemm.unsupported`), tiles
+   larger than the problem (a smaller tile of the space covers it), splits
+   of K into slices shorter than `MIN_SPLIT_K_STEPS` steps, and group-m
    values that cannot differ (the grid has no more rows of tiles); the
    heuristic's choice is always one of them;
 2. builds each (`build`, default `Choice.compile`: the whole compiler, its
@@ -59,6 +63,7 @@ from tawa.kernels.gemm import (
     gemm_source,
     unsupported,
 )
+from tawa.runtime.splitk import SplitKGemm
 from tawa.target.hopper import SM_COUNT
 
 CACHE_FORMAT = 1
@@ -98,10 +103,10 @@ class GemmProblem:
     def types(self) -> tuple[str, str, str]:
         return (self.a_dtype, self.b_dtype or self.a_dtype, self.c_dtype)
 
-    def config(self, block_m: int, block_n: int, block_k: int) -> GemmConfig:
-        """The problem's tile program with these tile sizes."""
+    def config(self, block_m: int, block_n: int, block_k: int, split_k: int = 1) -> GemmConfig:
+        """The problem's tile program with these tile sizes (and K split)."""
         a, b, c = self.types
-        return GemmConfig(block_m, block_n, block_k, a, b, c, self.b_layout, self.batch is not None)
+        return GemmConfig(block_m, block_n, block_k, a, b, c, self.b_layout, self.batch is not None, split_k)
 
     def bucket(self) -> tuple[int, ...]:
         """M, N, K (and the batch) each rounded up to a power of two."""
@@ -114,9 +119,13 @@ class GemmProblem:
         return replace(self, M=sizes[0], N=sizes[1], K=sizes[2], batch=None if self.batch is None else sizes[3])
 
     def programs(self, config: GemmConfig) -> int:
-        """Tiles of C (programs of the grid) with `config`."""
+        """Programs of `config`'s grid: tiles of C (× batch, × split_k)."""
         tiles = -(-self.M // config.block_m) * -(-self.N // config.block_n)
-        return tiles * (self.batch or 1)
+        return tiles * (self.batch or 1) * config.split_k
+
+    def k_steps(self, config: GemmConfig) -> int:
+        """Steps of BLOCK_K along K (unsplit)."""
+        return -(-self.K // config.block_k)
 
 
 @dataclass(frozen=True)
@@ -143,10 +152,12 @@ class Choice:
         return gemm_source(self.config)
 
     def compile(self) -> Any:
-        """The `tawa.Kernel` (compiled once per process: `tawa.compile` caches)."""
-        from tawa.runtime.compiler import compile
+        """The `tawa.Kernel`, or a `tawa.runtime.splitk.SplitKGemm` (split
+        kernel + reduction) for a split configuration; compiled once per
+        process (`tawa.compile` caches)."""
+        from tawa.runtime.splitk import gemm_kernel
 
-        return compile(self.source(), self.config.kernel, **self.options)
+        return gemm_kernel(self.config, **self.options)
 
     def grid(self, M: int, N: int, batch: int | None = None) -> tuple[int, ...]:
         return gemm_grid(self.config, M, N, batch)
@@ -162,21 +173,26 @@ class Choice:
 @dataclass(frozen=True)
 class Space:
     """What `candidates` combines: tiles (BLOCK_M, BLOCK_N), bytes of K per
-    step (BLOCK_K = bytes / element size), and pipeline options."""
+    step (BLOCK_K = bytes / element size), K splits, and pipeline options."""
 
     tiles: tuple[tuple[int, int], ...] = (
         (128, 256), (256, 128), (128, 192), (192, 128), (128, 128), (64, 256), (64, 128), (128, 64), (64, 64),
     )
     k_bytes: tuple[int, ...] = (128,)
+    split_k: tuple[int, ...] = (1, 0)
+    """Slices of K: 1 unsplit, S > 1 that many (where each keeps
+    `MIN_SPLIT_K_STEPS` steps), 0 the split `split_for` gives the tile (only
+    where it splits: grids that leave SMs idle, K long enough)."""
     stages: tuple[int, ...] = (0,)
     group_m: tuple[int, ...] = (8,)
     persistent: tuple[bool, ...] = (True,)
 
 
 DEFAULT_SPACE = Space()
-"""Tile shapes at the deepest ring that fits: one compile per tile that suits the problem."""
-WIDE_SPACE = Space(k_bytes=(64, 128), stages=(0, 3), group_m=(4, 8, 16))
-"""Also 64-byte K steps, a 3-deep ring and other group-m values (12× the compiles)."""
+"""Tile shapes at the deepest ring that fits, each also split-K where
+`split_for` splits it: one compile per tile (and split) that suits the problem."""
+WIDE_SPACE = Space(k_bytes=(64, 128), split_k=(1, 0, 2, 4), stages=(0, 3), group_m=(4, 8, 16))
+"""Also 64-byte K steps, splits of 2 and 4, a 3-deep ring and other group-m values."""
 
 
 # --------------------------------------------------------------------------- the heuristic
@@ -186,6 +202,17 @@ HEURISTIC_TILES = ((128, 256), (128, 128), (64, 128))
 shipped GEMM's tile), then tiles with more programs for smaller grids."""
 BUSY_FRACTION = 0.75
 """A tile is big enough for a problem when its grid keeps this share of the SMs busy."""
+SPLIT_TILES = ((128, 256), (128, 128))
+"""Tiles the heuristic splits K for, largest first (shrunk to the problem
+like `HEURISTIC_TILES`): split-K is for keeping a good tile size."""
+MIN_SPLIT_K_STEPS = 8
+"""K-steps each slice of a split keeps at least: a slice is one pass of the
+producer's ring (up to 4 deep) filled and drained, and its partial sum one
+more round trip of an f32 tile through memory; shorter slices pay those
+more than they gain."""
+MAX_SPLIT_K = 16
+"""Most slices of K the heuristic makes: the workspace holds split_k f32
+partials of C, written and read once each."""
 
 
 def _fit(size: int, choices: Iterable[int]) -> int:
@@ -203,20 +230,75 @@ def _check_problem(problem: GemmProblem) -> None:
         raise AutotuneError(f"no GEMM configuration for {problem}: {why}")
 
 
-def heuristic(problem: GemmProblem, sms: int = SM_COUNT) -> Choice:
-    """A configuration without timing: the largest of `HEURISTIC_TILES`
-    (shrunk to the problem: BLOCK_M, BLOCK_N no larger than the smallest
-    choice covering M, N) whose grid keeps `BUSY_FRACTION` of the `sms` SMs
-    busy, else the one with the most programs; K in 128-byte steps (one
-    128B swizzle span), the deepest ring that fits, group-m 8, persistent."""
+def split_for(problem: GemmProblem, config: GemmConfig, sms: int = SM_COUNT) -> int:
+    """Slices of K for `config` (unsplit) on `problem`: 1 — no split — when
+    its grid of P programs keeps `BUSY_FRACTION` of the `sms` SMs busy, the
+    problem is batched, or K has fewer than 2 × `MIN_SPLIT_K_STEPS` steps;
+    else the least S (2 ≤ S ≤ `MAX_SPLIT_K`, each slice ≥ `MIN_SPLIT_K_STEPS`
+    steps) whose P·S programs fill their last wave of `sms` to at least
+    `BUSY_FRACTION` (close to, not above, a whole number of waves); where
+    none does, the most slices allowed if they all run in one wave (a tiny
+    grid: each slice more is a shorter wave), else 1."""
+    if problem.batch is not None or config.split_k != 1:
+        return 1
+    programs = problem.programs(config)
+    if programs == 0 or programs >= BUSY_FRACTION * sms:
+        return 1
+    most = min(MAX_SPLIT_K, problem.k_steps(config) // MIN_SPLIT_K_STEPS)
+    for split in range(2, most + 1):
+        total = programs * split
+        if total >= BUSY_FRACTION * sms * -(-total // sms):
+            return split
+    return most if most >= 2 and programs * most <= sms else 1
+
+
+def heuristic(problem: GemmProblem, sms: int = SM_COUNT, split: bool = True) -> Choice:
+    """A configuration without timing; K in 128-byte steps (one 128B
+    swizzle span), the deepest ring that fits, group-m 8, persistent.
+    The tile (each shrunk to the problem: BLOCK_M, BLOCK_N no larger than
+    the smallest choice covering M, N):
+
+    1. the first of `HEURISTIC_TILES` whose grid keeps `BUSY_FRACTION` of
+       the `sms` SMs busy, unsplit;
+    2. else (no tile size fills the GPU: few rows or columns of tiles), the
+       first of `SPLIT_TILES` whose split (`split_for`: unbatched problems
+       with K long enough) keeps `BUSY_FRACTION` of the SMs busy;
+    3. else, of those tiles and splits, the one with the most programs
+       (unsplit on a tie: a tiny grid split as far as K allows).
+
+    `split=False` skips step 2 and the splits of step 3 (the heuristic
+    before split-K: for A/B comparisons).
+
+    On the H100 (132 SMs, bf16, 64-element K steps):
+
+    * 64×8192×8192: 64×256 (128×256 shrunk) has 32 programs, 64×128 has 64:
+      neither keeps 99 SMs busy.  K has 128 steps, so 64×256 splits in 4
+      (128 programs, 0.97 of a wave; S = 2 and 3 fill 0.48 and 0.73), each
+      slice 32 steps; the workspace is 4×64×8192 f32 (8 MiB).
+    * 256×8192×8192: 128×256 has 64 programs, 128×128 has 128 (0.97 of the
+      SMs): 128×128, unsplit.  Splitting 128×256 in 2 would also give 128
+      programs, at the price of a 16 MiB workspace written and read; that is
+      a candidate of autotune's default space (`Space.split_k` 0), not the
+      heuristic's choice.
+    * 1024³: 32 and 64 programs for 128×256 and 128×128, 128 for 64×128:
+      64×128, unsplit (128×128 split in 2 would keep only 8 K-steps per
+      slice and add a workspace as large as the problem's C in f32, twice).
+    """
     _check_problem(problem)
     block_k = block_k_for(problem.a_dtype)
     fit_m, fit_n = _fit(problem.M, BLOCK_M_CHOICES), _fit(problem.N, BLOCK_N_CHOICES)
-    configs = [problem.config(min(bm, fit_m), min(bn, fit_n), block_k) for bm, bn in HEURISTIC_TILES]
-    configs = [c for c in configs if unsupported(c) is None]
-    chosen = next((c for c in configs if problem.programs(c) >= BUSY_FRACTION * sms),
-                  max(configs, key=problem.programs))
-    return Choice(chosen)
+
+    def shrunk(tiles: Iterable[tuple[int, int]]) -> list[GemmConfig]:
+        configs = [problem.config(min(bm, fit_m), min(bn, fit_n), block_k) for bm, bn in tiles]
+        return [c for c in configs if unsupported(c) is None]
+
+    configs = shrunk(HEURISTIC_TILES)
+    busy = next((c for c in configs if problem.programs(c) >= BUSY_FRACTION * sms), None)
+    if busy is not None:
+        return Choice(busy)
+    splits = [c.replace(split_k=s) for c in shrunk(SPLIT_TILES) if split and (s := split_for(problem, c, sms)) > 1]
+    filled = next((c for c in splits if problem.programs(c) >= BUSY_FRACTION * sms), None)
+    return Choice(filled or max(configs + splits, key=problem.programs))
 
 
 # --------------------------------------------------------------------------- candidates
@@ -232,8 +314,15 @@ def candidates(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM
         if bm > fit_m or bn > fit_n:  # a smaller tile of the space covers the problem
             continue
         config = problem.config(bm, bn, block_k_for(problem.a_dtype, k_bytes))
-        if unsupported(config) is None and config not in configs:
-            configs.append(config)
+        for split in space.split_k:
+            if split == 0:
+                split = split_for(problem, config, sms)
+            elif split > 1 and (problem.batch is not None
+                                or problem.k_steps(config) < split * MIN_SPLIT_K_STEPS):
+                continue  # slices too short to pay for their partial sums
+            split_config = config.replace(split_k=split)
+            if unsupported(split_config) is None and split_config not in configs:
+                configs.append(split_config)
     first = heuristic(problem, sms)
     result = [first]
     for config in configs:
@@ -354,7 +443,8 @@ def device_info() -> tuple[str, int]:
 class GpuTimer:
     """`measure` on the GPU: torch tensors for `problem` (random, made on the
     first call), each candidate's result checked against a float32 reference
-    (C poisoned with NaN first; error ≤ TOLERANCE), then the median over
+    (C, and a split-K candidate's workspace, poisoned with NaN first;
+    error ≤ TOLERANCE), then the median over
     `repeats` of CUDA-event-timed replays of a CUDA graph of `calls`
     launches, in ms per call (L2 stays warm: a ranking, not a benchmark).
     The graph keeps the host out of the timing: launched one by one from
@@ -396,6 +486,8 @@ class GpuTimer:
             kernel(A, B, C, p.M, p.N, p.K, grid=grid)
 
         C.fill_(float("nan"))
+        if isinstance(kernel, SplitKGemm):  # its workspace too: the split kernel must write all of it
+            kernel.workspace(C, p.M, p.N).fill_(float("nan"))
         launch()
         torch.cuda.synchronize()
         got = C.float()
@@ -515,4 +607,5 @@ __all__ = [
     "candidates",
     "compiler_rejects",
     "heuristic",
+    "split_for",
 ]

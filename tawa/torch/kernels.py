@@ -14,7 +14,10 @@ autotuned one when `$TAWA_AUTOTUNE` is 1 (timed on the first call of each
 shape bucket, kept in the on-disk cache); `compiled(name, dtype,
 config=...)` compiles it; `matmul_kernel` remembers the kernel and grid per
 problem (a warm call is one dictionary look-up; `clear_cache()` after
-changing `OPTIONS`).
+changing `OPTIONS`).  A split-K choice (grids that leave SMs idle) is a
+`tawa.runtime.splitk.SplitKGemm`: the split kernel and the torch sum of its
+partials, called like the others; its workspace is cached per device,
+stream and shape.
 """
 
 from __future__ import annotations
@@ -80,12 +83,12 @@ def compiled(name: str, dtype: str = "bfloat16", config: Any = None, **options: 
         import tawa
 
         if config is None:
-            text = source(name, dtype)
+            kernel = tawa.compile(source(name, dtype), name, **options)
         else:
-            from tawa.kernels.gemm import gemm_source
+            from tawa.runtime.splitk import gemm_kernel
 
-            text = gemm_source(config, name)
-        kernel = _COMPILED[key] = tawa.compile(text, name, **options)
+            kernel = gemm_kernel(config, name, **options)  # split-K: a SplitKGemm (kernel + reduction)
+        _COMPILED[key] = kernel
     return kernel
 
 
@@ -131,7 +134,11 @@ def matmul_kernel(name: str, dtype: str, M: int, N: int, K: int, sms: int = SM_C
 
 
 def clear_cache() -> None:
-    """Forgets the compiled kernels and matmul choices (tawa.runtime.clear_cache() forgets tawa.compile's)."""
+    """Forgets the compiled kernels, matmul choices and split-K workspaces
+    (tawa.runtime.clear_cache() forgets tawa.compile's)."""
+    from tawa.runtime.splitk import clear_workspaces
+
     _COMPILED.clear()
     _CHOICES.clear()
     _MATMULS.clear()
+    clear_workspaces()

@@ -1,0 +1,356 @@
+"""Split-K GEMMs without a GPU (`GemmConfig.split_k`, `tawa.runtime.splitk`,
+the heuristic's split; docs/runtime.md, "Split-K").
+
+* the split program, then the reduce program, in the CPU interpreter against
+  NumPy: ragged M and N, K not a multiple of BLOCK_K nor of
+  split_k·BLOCK_K, empty K-slices (K < split_k·BLOCK_K), K = 0; W and C
+  poisoned with NaN (every element is written, empty slices store zeros);
+* the split program lowered by `tawa-hopper-pipeline` and simulated on 2
+  persistent CTAs computes what the tile program computes;
+* ptxas assembles split kernels (bf16, fp8, f32 C, B K×N) without spills;
+* `tawa-hopper-pipeline` refuses the reduce program (no dot), which is why
+  the runtime sums the partials with torch — pinned here, so that the day
+  the pipeline compiles dot-free kernels this test says so;
+* the configuration's rules, names and grids; the heuristic's split and
+  autotune's split axis;
+* `SplitKGemm`: its checks, and (with torch, on CPU tensors, the split
+  kernel stood in for by the interpreter) the torch reduction and the
+  workspace cache.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tawa
+from tawa.diagnostics import TawaError
+from tawa.kernels.gemm import (
+    GemmConfig,
+    gemm_grid,
+    gemm_reduce_source,
+    gemm_source,
+    reduce_grid,
+    unsupported,
+    workspace_shape,
+)
+from tawa.runtime.autotune import (
+    MIN_SPLIT_K_STEPS,
+    WIDE_SPACE,
+    Choice,
+    GemmProblem,
+    Space,
+    autotune,
+    candidates,
+    heuristic,
+    split_for,
+)
+from tawa.runtime.splitk import SplitKGemm, clear_workspaces, workspace_rows
+from tawa.transforms.hopper_pipeline import HopperPipelinePass
+from tawa.transforms.prepare_ptx import PreparePtxPass
+
+NUMPY_TYPES = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32,
+               "f8E4M3FN": ml_dtypes.float8_e4m3fn}
+needs_ptxas = pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas (CUDA toolkit) is not on PATH")
+
+
+def operands(config: GemmConfig, M: int, N: int, K: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A, B (in the configuration's layout) and the float32 reference A·B."""
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((M, K)).astype(NUMPY_TYPES[config.a_dtype])
+    kn = config.b_layout == "kn"
+    B = rng.standard_normal((K, N) if kn else (N, K)).astype(NUMPY_TYPES[config.b_dtype])
+    Bf = B.astype(np.float32)
+    return A, B, A.astype(np.float32) @ (Bf if kn else Bf.T)
+
+
+def slices(config: GemmConfig, K: int) -> list[tuple[int, int]]:
+    """K-slice s = [s·Ks, min(K, (s+1)·Ks)), Ks = ⌈⌈K/S⌉/BLOCK_K⌉·BLOCK_K (clamped to K)."""
+    S, bk = config.split_k, config.block_k
+    ks = -(-(-(-K // S)) // bk) * bk
+    return [(min(s * ks, K), min((s + 1) * ks, K)) for s in range(S)]
+
+
+def run_split(module, config: GemmConfig, A, B, M: int, N: int, K: int, **kw) -> np.ndarray:
+    W = np.full(workspace_shape(config, M, N), np.nan, np.float32)
+    tawa.interpret(module, config.kernel, gemm_grid(config, M, N), A, B, W, M, N, K, **kw)
+    return W
+
+
+def run_reduce(config: GemmConfig, W: np.ndarray, M: int, N: int) -> np.ndarray:
+    C = np.full((M, N), np.nan, NUMPY_TYPES[config.c_dtype])
+    tawa.interpret(gemm_reduce_source(config), config.reduce_kernel, reduce_grid(config, M, N), W, C, M, N)
+    return C
+
+
+def rel_err(got: np.ndarray, want: np.ndarray) -> float:
+    got, want = got.astype(np.float64), want.astype(np.float64)
+    return float(np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30))
+
+
+CASES = [
+    # (config, M, N, K): K = 200 in 3 slices of 128: [0, 128), [128, 200), [200, 200) — the last empty.
+    (GemmConfig(64, 64, 64, split_k=3), 100, 72, 200),
+    # K = 40 < 4·64: slice 0 is one short step, slices 1-3 are empty.
+    (GemmConfig(64, 64, 64, split_k=4), 70, 130, 40),
+    (GemmConfig(64, 64, 64, split_k=4), 70, 65, 0),  # K = 0: C = 0
+    (GemmConfig(128, 64, 64, split_k=2), 130, 64, 5 * 64 + 8),  # slices of 192 and 136
+    (GemmConfig(64, 128, 32, "f16", "f16", "f32", split_k=5), 64, 100, 33 * 32 + 7),
+    (GemmConfig(64, 64, 64, b_layout="kn", split_k=3), 65, 72, 7 * 64),  # B K×N
+    (GemmConfig(64, 64, 128, "f8E4M3FN", "f8E4M3FN", "bf16", split_k=2), 90, 64, 3 * 128 - 16),
+]
+
+
+@pytest.mark.parametrize("config, M, N, K", CASES, ids=lambda v: v.id if isinstance(v, GemmConfig) else str(v))
+def test_split_then_reduce_is_the_product(config, M, N, K):
+    A, B, ref = operands(config, M, N, K)
+    W = run_split(gemm_source(config), config, A, B, M, N, K)
+    assert not np.isnan(W).any(), "elements of the workspace never written"
+    kn = config.b_layout == "kn"
+    for s, (lo, hi) in enumerate(slices(config, K)):
+        Bs = (B[lo:hi] if kn else B[:, lo:hi]).astype(np.float32)
+        part = A[:, lo:hi].astype(np.float32) @ (Bs if kn else Bs.T)
+        if hi == lo:
+            assert np.array_equal(W[s], np.zeros((M, N), np.float32)), f"empty slice {s} is not zeros"
+        else:
+            assert rel_err(W[s], part) <= 1e-5, f"slice {s} = [{lo}, {hi})"
+    C = run_reduce(config, W, M, N)
+    assert not np.isnan(C.astype(np.float32)).any()
+    if K == 0:
+        assert not C.astype(np.float32).any()
+    else:
+        assert rel_err(C, ref) <= (1e-5 if config.c_dtype == "f32" else 1e-2)
+
+
+def lowered(config: GemmConfig):
+    """The split program after tawa-hopper-pipeline, less its final scf-to-cf
+    conversion (as tests/transforms/test_lowering_differential.py runs it)."""
+    module = tawa.parse(gemm_source(config))
+    ctx = tawa.context()
+    HopperPipelinePass(prepare=False).apply(ctx, module)
+    for p in PreparePtxPass.steps()[:-1]:
+        p.apply(ctx, module)
+    return module
+
+
+@pytest.mark.parametrize("config, M, N, K", [CASES[0], CASES[1], CASES[5]],
+                         ids=lambda v: v.id if isinstance(v, GemmConfig) else str(v))
+def test_lowered_split_program_computes_the_tile_program(config, M, N, K):
+    A, B, _ = operands(config, M, N, K, seed=1)
+    want = run_split(gemm_source(config), config, A, B, M, N, K)
+    got = run_split(lowered(config), config, A, B, M, N, K, ctas=2)
+    assert not np.isnan(got).any(), f"{int(np.isnan(got).sum())} workspace elements never written"
+    for s in range(config.split_k):
+        if not want[s].any():
+            assert not got[s].any(), f"empty slice {s} is not zeros"
+        else:
+            assert rel_err(got[s], want[s]) <= 1e-5, f"slice {s}"
+
+
+@needs_ptxas
+@pytest.mark.parametrize("config", [
+    GemmConfig(64, 256, 64, split_k=4),  # the heuristic's for 64x8192x8192
+    GemmConfig(128, 256, 64, split_k=2),
+    GemmConfig(128, 128, 64, "f16", "f16", "f32", split_k=3),
+    GemmConfig(128, 128, 64, b_layout="kn", split_k=2),
+    GemmConfig(64, 256, 128, "f8E4M3FN", "f8E4M3FN", "bf16", split_k=4),
+], ids=lambda c: c.id)
+def test_split_kernels_assemble_without_spills(config, tmp_path, monkeypatch):
+    monkeypatch.setenv("TAWA_CACHE_DIR", str(tmp_path))
+    gemm = Choice(config).compile()
+    assert isinstance(gemm, SplitKGemm) and gemm.name == "gemm_splitk"
+    assert ".target sm_90a" in gemm.ptx and "wgmma.mma_async" in gemm.ptx
+    log = gemm.assemble().log
+    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
+    assert spills and all(s == ("0", "0") for s in spills), log
+    assert "wgmma.mma_async instructions are serialized" not in log, log
+
+
+def test_the_pipeline_refuses_the_reduce_program():
+    """A dot-free tile kernel: tawa-warp-specialize has nothing to partition
+    around (no tile.load feeds a tile.dot), so the runtime sums W with torch."""
+    config = GemmConfig(128, 128, 64, split_k=4)
+    with pytest.raises(TawaError, match=r"tawa-warp-specialize left @gemm_splitk_reduce unchanged: "
+                                        r"no tile\.load feeds a tile\.dot"):
+        tawa.compile(gemm_reduce_source(config), config.reduce_kernel)
+
+
+def test_configuration_rules():
+    config = GemmConfig(64, 256, 64, split_k=4)
+    assert config.id == "64x256x64-split4" and config.kernel == "gemm_splitk"
+    assert gemm_grid(config, 65, 8192) == (2, 32, 4) and reduce_grid(config, 65, 8192) == (2, 32)
+    assert workspace_shape(config, 65, 100) == (4, 65, 100)
+    assert gemm_source(config).startswith(
+        "func.func @gemm_splitk(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %W: memref<?x?x?xf32>,")
+    assert gemm_source(config, "gemm").startswith("func.func @gemm(")
+    assert gemm_source(GemmConfig(split_k=1)) == gemm_source(GemmConfig())
+    assert unsupported(config) is None
+    assert "split_k = 0" in unsupported(GemmConfig(split_k=0))
+    assert "unbatched GEMMs only" in unsupported(GemmConfig(batched=True, split_k=2))
+    with pytest.raises(TawaError, match=r"tawa.kernels.gemm_source: error: split_k = 2 with batched"):
+        gemm_source(GemmConfig(batched=True, split_k=2))
+    with pytest.raises(TawaError, match=r"gemm_reduce_source: error: 128x256x64 has no K split"):
+        gemm_reduce_source(GemmConfig())
+    with pytest.raises(TawaError, match=r"split_k=2.0: expected an int"):
+        GemmConfig(split_k=2.0)
+    # The workspace holds an f32 sum slab where the reduction needs one (a 16-bit C, S > 2).
+    assert [workspace_rows(GemmConfig(split_k=s)) for s in (2, 3)] == [2, 4]
+    assert workspace_rows(GemmConfig(c_dtype="f32", split_k=3)) == 3
+
+
+def test_heuristic_splits_grids_that_leave_sms_idle():
+    # 64x8192x8192: 64x256 tiles have 32 programs; 4 slices of 32 K-steps make 128 (0.97 of 132 SMs).
+    skinny = heuristic(GemmProblem(64, 8192, 8192))
+    assert skinny.config == GemmConfig(64, 256, 64, split_k=4)
+    assert skinny.grid(64, 8192) == (1, 32, 4)
+    assert heuristic(GemmProblem(64, 8192, 8192), split=False).config == GemmConfig(64, 128, 64)  # as before split-K
+    fp8 = heuristic(GemmProblem(64, 8192, 8192, "f8E4M3FN", "f8E4M3FN", "bf16"))
+    assert fp8.config.tile == (64, 256, 128) and fp8.config.split_k == 4
+    # An unsplit tile keeps 3/4 of the SMs busy: no split (256x8192x8192: 128x128, 128 programs; 1024³: 64x128).
+    assert heuristic(GemmProblem(256, 8192, 8192)).config == GemmConfig(128, 128, 64)
+    assert heuristic(GemmProblem(1024, 1024, 1024)).config == GemmConfig(64, 128, 64)
+    assert heuristic(GemmProblem(8192, 8192, 8192)).config == GemmConfig(128, 256, 64)
+    # K too short for slices of 8 steps: the tile with the most programs, unsplit.
+    assert heuristic(GemmProblem(64, 8192, 15 * 64)).config == GemmConfig(64, 128, 64)
+    # 16 steps: 2 slices at most; 64x256 in 2 makes 64 programs, 64x128 in 2 makes 128: the one that fills.
+    assert heuristic(GemmProblem(64, 8192, 16 * 64)).config == GemmConfig(64, 128, 64, split_k=2)
+    # A tiny grid with a long K: as many slices as allowed, all in one wave.
+    assert heuristic(GemmProblem(64, 64, 65536)).config == GemmConfig(64, 64, 64, split_k=16)
+    # Batched problems are never split; nor are problems on a GPU the grid fills.
+    assert heuristic(GemmProblem(64, 2048, 8192, batch=2)).config.split_k == 1
+    assert heuristic(GemmProblem(64, 8192, 8192), sms=32).config.split_k == 1
+
+
+def test_split_for_fills_whole_waves():
+    p = GemmProblem(64, 8192, 8192)
+    assert split_for(p, p.config(64, 256, 64)) == 4  # 2: 64 programs, 3: 96 (< 0.75·132), 4: 128
+    assert split_for(p, p.config(64, 128, 64)) == 2  # 128
+    assert split_for(p, p.config(64, 256, 64), sms=100) == 3  # 96 programs of 100 SMs
+    # 48 programs: 2 and 4 slices fill 0.73, 3 fills 0.55 of two waves; 5 makes 240 of 264 (0.91).
+    q = GemmProblem(48 * 64, 64, 8192)
+    assert q.programs(q.config(64, 64, 64)) == 48 and split_for(q, q.config(64, 64, 64)) == 5
+    assert split_for(p, p.config(64, 256, 64, split_k=2)) == 1  # already split
+    assert split_for(GemmProblem(64, 8192, 0), p.config(64, 256, 64)) == 1
+    assert all(
+        (p.K // 64) // s >= MIN_SPLIT_K_STEPS
+        for p in (GemmProblem(64, n, k) for n in (256, 1024, 8192) for k in (1024, 4096, 65536))
+        if (s := heuristic(p).config.split_k) > 1
+    )
+
+
+def test_candidates_have_a_split_axis():
+    p = GemmProblem(256, 8192, 8192)
+    ids = [c.config.id for c in candidates(p)]
+    assert ids[0] == "128x128x64"  # the heuristic's
+    assert "128x256x64-split2" in ids and "128x256x64" in ids  # split_for's split of a tile that leaves SMs idle
+    assert not any("split" in i for i in (c.config.id for c in candidates(GemmProblem(8192, 8192, 8192))))
+    assert candidates(GemmProblem(64, 8192, 8192))[0].config.split_k == 4
+    # Explicit splits where each slice keeps MIN_SPLIT_K_STEPS steps; none for batched problems.
+    wide = [c.config for c in candidates(GemmProblem(2048, 2048, 256), WIDE_SPACE)]
+    assert {c.split_k for c in wide} == {1}  # 4 K-steps of 64: no split keeps 8
+    assert {c.config.split_k for c in candidates(GemmProblem(256, 256, 8192), Space(split_k=(1, 2, 4)))} >= {2, 4}
+    assert {c.config.split_k for c in candidates(GemmProblem(64, 2048, 8192, batch=2), WIDE_SPACE)} == {1}
+
+
+def test_autotune_keeps_a_split_choice(tmp_path, monkeypatch):
+    monkeypatch.setenv("TAWA_CACHE_DIR", str(tmp_path))
+    problem = GemmProblem(64, 8192, 8192)
+    timed = []
+
+    def measure(choice, kernel):
+        timed.append(choice.id)
+        return 0.5 if choice.config.split_k > 1 and choice.config.block_n == 128 else 1.0
+
+    best = autotune(problem, build=lambda c: c, measure=measure, device="Fake H100", sms=132)
+    assert best.config == GemmConfig(64, 128, 64, split_k=2)
+    again = autotune(problem, build=lambda c: c, measure=lambda c, k: pytest.fail("timed again"),
+                     device="Fake H100", sms=132)
+    assert again == best
+
+
+class Recorder:
+    """A stand-in kernel recording its calls."""
+
+    name = "gemm_splitk"
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, *args, grid, stream=None):
+        self.calls.append((args, grid, stream))
+
+
+def test_split_gemm_checks_its_arguments():
+    config = GemmConfig(64, 64, 64, split_k=3)
+    gemm = SplitKGemm(config, Recorder())
+    A = np.zeros((10, 64), ml_dtypes.bfloat16)
+    with pytest.raises(TawaError, match=r"tawa.splitk: error: @gemm_splitk \(64x64x64-split3\): grid \(1, 1\) "
+                                        r"for M = 10, N = 10; expected \(1, 1, 3\)"):
+        gemm(A, A, A, 10, 10, 64, grid=(1, 1))
+    with pytest.raises(TawaError, match=r"C is a ndarray; a split-K GEMM takes torch tensors"):
+        gemm(A, A, A, 10, 10, 64, grid=(1, 1, 3))
+    assert gemm.kernel.calls == []
+    with pytest.raises(TawaError, match="needs split_k > 1"):
+        SplitKGemm(GemmConfig(), Recorder())
+
+
+# --------------------------------------------------------------------------- with torch (CPU tensors)
+
+
+@pytest.fixture
+def torch():
+    return pytest.importorskip("torch", reason="the split-K reduction is torch's: these tests need torch")
+
+
+def to_numpy(t, dtype: str) -> np.ndarray:
+    return t.float().numpy().astype(NUMPY_TYPES[dtype])
+
+
+class InterpretedSplit:
+    """The split kernel, stood in for by the CPU interpreter (W poisoned first)."""
+
+    name = "gemm_splitk"
+
+    def __init__(self, config: GemmConfig):
+        self.config, self.workspaces = config, []
+
+    def __call__(self, A, B, W, M, N, K, grid, stream=None):
+        import torch
+
+        c = self.config
+        w = run_split(gemm_source(c), c, to_numpy(A, c.a_dtype), to_numpy(B, c.b_dtype), M, N, K)
+        assert grid == gemm_grid(c, M, N) and W.shape == w.shape
+        W.copy_(torch.from_numpy(w))
+        self.workspaces.append(W.data_ptr())
+
+
+@pytest.mark.parametrize("config, M, N, K", [CASES[0], CASES[3], CASES[4]],
+                         ids=lambda v: v.id if isinstance(v, GemmConfig) else str(v))
+def test_split_gemm_reduces_with_torch(torch, config, M, N, K):
+    clear_workspaces()
+    A, B, _ = operands(config, M, N, K, seed=2)
+    tA = torch.from_numpy(A.astype(np.float32)).to(getattr(torch, {"bf16": "bfloat16", "f16": "float16"}[config.a_dtype]))
+    tB = torch.from_numpy(B.astype(np.float32)).to(tA.dtype)
+    c_type = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}[config.c_dtype]
+    C = torch.full((M, N), float("nan"), dtype=c_type)
+    kernel = InterpretedSplit(config)
+    gemm = SplitKGemm(config, kernel)
+    gemm(tA, tB, C, M, N, K, grid=gemm_grid(config, M, N))
+    want = run_reduce(config, run_split(gemm_source(config), config, A, B, M, N, K), M, N)
+    got = C.float().numpy()
+    if config.split_k == 2:
+        assert np.array_equal(got, want.astype(np.float32))  # one f32 add, one rounding: the reduce program's
+    # More partials: torch may add them in another order (last-bit differences).
+    assert rel_err(got, want) <= (1e-6 if config.c_dtype == "f32" else 1e-2)
+    # The workspace is cached per shape (and reused: never zeroed), a new one for another shape.
+    gemm(tA, tB, C, M, N, K, grid=gemm_grid(config, M, N))
+    assert kernel.workspaces[0] == kernel.workspaces[1]
+    assert gemm.workspace(C, M, N).data_ptr() == kernel.workspaces[0]
+    assert tuple(gemm.workspace(C, M, N).shape) == workspace_shape(config, M, N)
+    with pytest.raises(TawaError, match=r"C is a float64 tensor of shape"):
+        gemm(tA, tB, C.double(), M, N, K, grid=gemm_grid(config, M, N))
+    clear_workspaces()

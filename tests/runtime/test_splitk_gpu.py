@@ -1,0 +1,146 @@
+"""Split-K GEMMs on a Hopper GPU (`tawa.runtime.splitk`, docs/runtime.md "Split-K").
+
+* split configurations (bf16, f16 → f32 C, B K×N, fp8; the reduction's three
+  forms: one torch.add for 2 partials, a sum and a copy for more, one sum
+  into an f32 C) on ragged shapes — K not a multiple of the slices, empty
+  slices, K = 0, W rows that a tensor map cannot hold (the thread-epilogue
+  twin) — with C and the workspace poisoned with NaN and a sentinel after C,
+  against a float32 reference;
+* the heuristic's split through `tawa.torch.matmul`, eagerly, on a side
+  stream, and captured in a CUDA graph (replays bitwise equal to eager runs);
+* autotuning a problem whose candidates include splits (GpuTimer poisons
+  their workspaces), the winner checked.
+
+Run: `pytest -m gpu tests/runtime/test_splitk_gpu.py` on an H100.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tawa.kernels.gemm import GemmConfig
+from tawa.runtime.autotune import Choice, GemmProblem, Space, autotune, heuristic
+from tawa.runtime.splitk import SplitKGemm
+
+pytestmark = pytest.mark.gpu
+
+TORCH_TYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "f8E4M3FN": "float8_e4m3fn"}
+
+
+def tolerance(config: GemmConfig) -> float:
+    return 1e-4 if config.c_dtype == "f32" else 1e-2
+
+
+def run_poisoned(torch, config: GemmConfig, M: int, N: int, K: int, seed: int, stream=None) -> None:
+    """One launch of `config` with C and W poisoned, checked against float32."""
+    t = {k: getattr(torch, v) for k, v in TORCH_TYPES.items()}
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    A = torch.randn(M, K, device="cuda", generator=g).to(t[config.a_dtype])
+    kn = config.b_layout == "kn"
+    B = torch.randn(*((K, N) if kn else (N, K)), device="cuda", generator=g).to(t[config.b_dtype])
+    guard = 64
+    storage = torch.full((M * N + guard,), float("nan"), dtype=t[config.c_dtype], device="cuda")
+    storage[M * N:] = 7.0
+    C = storage[: M * N].view(M, N)
+    choice = Choice(config)
+    gemm = choice.compile()
+    assert isinstance(gemm, SplitKGemm)
+    gemm.workspace(C, M, N, stream).fill_(float("nan"))
+    gemm(A, B, C, M, N, K, grid=choice.grid(M, N), stream=stream)
+    torch.cuda.synchronize()
+    what = f"{config.id} {M}x{N}x{K}"
+    nans = int(torch.isnan(C.float()).sum())
+    assert nans == 0, f"{nans} of {M * N} elements of C not written ({what})"
+    assert bool((storage[M * N:] == 7.0).all()), f"written past the end of C ({what})"
+    ref = A.float() @ (B.float() if kn else B.float().T)
+    if K == 0:
+        assert not bool(C.float().any()), f"K = 0 must give C = 0 ({what})"
+        return
+    err = ((C.float() - ref).norm() / ref.norm()).item()
+    assert err <= tolerance(config), f"relative error {err:.3g} ({what})"
+
+
+CONFIGS = [
+    GemmConfig(64, 256, 64, split_k=4),  # the heuristic's for 64x8192x8192: a sum and a copy
+    GemmConfig(128, 128, 64, split_k=2),  # one torch.add
+    GemmConfig(128, 128, 64, "f16", "f16", "f32", split_k=3),  # one sum into C
+    GemmConfig(128, 128, 64, b_layout="kn", split_k=3),
+    GemmConfig(64, 256, 128, "f8E4M3FN", "f8E4M3FN", "bf16", split_k=4),
+]
+SHAPES = [
+    (100, 1000, 1008),  # ragged everywhere; K not a multiple of split_k·BLOCK_K
+    (64, 136, 48),  # K < split_k·BLOCK_K: empty slices store zeros
+    (200, 264, 8 * 1024 + 32),
+    (67, 130, 528),  # W rows of 520 bytes: no tensor map, the thread-epilogue twin
+    (65, 72, 0),  # K = 0: every slice empty, C = 0
+]
+"""K a multiple of 16 (fp8 rows of 16 bytes)."""
+
+
+@pytest.mark.parametrize("M, N, K", SHAPES, ids=lambda v: str(v))
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.id)
+def test_split_gemm_poisoned(cuda, seed, config, M, N, K):
+    import torch
+
+    if config.b_layout == "kn" and N % 8:
+        pytest.skip("a K×N B needs 16-byte rows (N a multiple of 8)")
+    run_poisoned(torch, config, M, N, K, seed)
+
+
+def test_split_gemm_on_a_side_stream(cuda, seed):
+    import torch
+
+    side = torch.cuda.Stream()
+    run_poisoned(torch, GemmConfig(64, 256, 64, split_k=4), 64, 2048, 4096, seed, stream=side)
+
+
+def test_heuristic_split_through_tawa_torch(cuda, seed):
+    import torch
+
+    import tawa.torch as tt
+    from tawa.torch import kernels
+
+    kernels.clear_cache()
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    M, N, K = 64, 4096, 4096
+    x = torch.randn(M, K, device="cuda", generator=g).to(torch.bfloat16)
+    w = torch.randn(N, K, device="cuda", generator=g).to(torch.bfloat16)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    choice = kernels.matmul_choice("gemm", "bfloat16", M, N, K, sms)
+    assert choice == heuristic(GemmProblem(M, N, K), sms) and choice.config.split_k > 1, choice.id
+    ref = x.float() @ w.float().T
+    y = tt.matmul(x, w, transpose_b=True)
+    err = ((y.float() - ref).norm() / ref.norm()).item()
+    assert err <= 1e-2, f"relative error {err:.3g} ({choice.id})"
+
+    # Captured in a CUDA graph after an eager warm-up on the capture's side stream.
+    static_x = x.clone()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        tt.matmul(static_x, w, transpose_b=True)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_y = tt.matmul(static_x, w, transpose_b=True)
+    for i in range(3):
+        static_x.copy_(torch.randn(M, K, device="cuda", generator=g).to(torch.bfloat16))
+        static_y.fill_(float("nan"))
+        graph.replay()
+        expected = tt.matmul(static_x, w, transpose_b=True)
+        torch.cuda.synchronize()
+        assert torch.equal(static_y, expected), f"replay {i} differs from an eager run"
+
+
+def test_autotune_with_split_candidates(cuda, seed, tmp_path, monkeypatch):
+    import torch
+
+    monkeypatch.setenv("TAWA_CACHE_DIR", str(tmp_path))
+    problem = GemmProblem(64, 2048, 4096)
+    space = Space(tiles=((128, 256), (128, 128)), split_k=(1, 0, 2))
+    log: list[str] = []
+    best = autotune(problem, space=space, log=log.append)
+    print("\n".join(log))
+    assert any("split" in line and line.endswith(" ms") for line in log), log
+    if best.config.split_k > 1:
+        run_poisoned(torch, best.config, 64, 2048, 4096, seed)
