@@ -1,4 +1,5 @@
-// FlashAttention-2-style forward pass, head dim 256: O = softmax(Q·Kᵀ·sm_scale)·V.
+// FlashAttention-2-style forward pass, head dim 256: O = softmax(Q·Kᵀ·sm_scale)·V,
+// sm_scale > 0 (the row max is taken before the scaling).
 // Q, K, V, O are [batch·heads, seq_len, 256] bf16, row-major.  One program
 // computes 128 query rows of one (batch, head): it streams 64-key blocks of K
 // and V (a 64x256 f32 accumulator per consumer warp group leaves room for
@@ -18,12 +19,14 @@ func.func @attention_fwd_d256(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>, %V
   %c64 = arith.constant 64 : index
   %log2e = arith.constant 1.44269504 : f32
   %ninf = arith.constant 0xFF800000 : f32
+  %one = arith.constant 1.0 : f32
   %pid_m = tile.program_id 0
   %bh = tile.program_id 1
   %m0 = arith.muli %pid_m, %c128 : index
   // Softmax in base 2: exp(x * scale) = exp2(x * scale * log2(e)).
   %qk_scale = arith.mulf %sm_scale, %log2e : f32
   %qk_scale_t = tile.splat %qk_scale : f32 -> tensor<128x64xf32>
+  %qk_scale_r = tile.splat %qk_scale : f32 -> tensor<128xf32>
   %ninf_t = tile.splat %ninf : f32 -> tensor<128x64xf32>
   %seq_len_i32 = arith.index_cast %seq_len : index to i32
   %seq_len_t = tile.splat %seq_len_i32 : i32 -> tensor<128x64xi32>
@@ -45,7 +48,6 @@ func.func @attention_fwd_d256(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>, %V
     %v = tile.load %V[%bh, %n0, %c0] : memref<?x?x?xbf16> -> tensor<64x256xbf16>
     %s_zero = tile.zeros : tensor<128x64xf32>
     %s = tile.dot %q, %k, %s_zero {rhs_transposed} : tensor<128x256xbf16>, tensor<64x256xbf16> -> tensor<128x64xf32>
-    %s_scaled = arith.mulf %s, %qk_scale_t : tensor<128x64xf32>
     // Keys past the end of the sequence (zero-filled by the load) are masked out.
     %n0_i32 = arith.index_cast %n0 : index to i32
     %cols = tile.splat %n0_i32 : i32 -> tensor<64xi32>
@@ -53,13 +55,17 @@ func.func @attention_fwd_d256(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>, %V
     %key_row = tile.expand_dims %key_1d, 0 : tensor<64xi32> -> tensor<1x64xi32>
     %key_idx = tile.broadcast %key_row : tensor<1x64xi32> -> tensor<128x64xi32>
     %in_range = tile.cmpi slt, %key_idx, %seq_len_t : tensor<128x64xi32>
-    %s_masked = tile.select %in_range, %s_scaled, %ninf_t : tensor<128x64xi1>, tensor<128x64xf32>
+    %s_masked = tile.select %in_range, %s, %ninf_t : tensor<128x64xi1>, tensor<128x64xf32>
     // Online softmax: new running max, rescale what was accumulated so far.
-    %m_blk = tile.reduce max %s_masked, 1 : tensor<128x64xf32> -> tensor<128xf32>
+    // The row max of the unscaled scores, scaled: qk_scale > 0 (sm_scale > 0), so
+    // max(s)·qk_scale = max(s·qk_scale), and s·qk_scale - m below is one fma per score.
+    %m_raw = tile.reduce max %s_masked, 1 : tensor<128x64xf32> -> tensor<128xf32>
+    %m_blk = arith.mulf %m_raw, %qk_scale_r : tensor<128xf32>
     %m_new = arith.maximumf %m_prev, %m_blk : tensor<128xf32>
     %m_new_col = tile.expand_dims %m_new, 1 : tensor<128xf32> -> tensor<128x1xf32>
     %m_new_b = tile.broadcast %m_new_col : tensor<128x1xf32> -> tensor<128x64xf32>
-    %s_shifted = arith.subf %s_masked, %m_new_b : tensor<128x64xf32>
+    %s_scaled = arith.mulf %s_masked, %qk_scale_t : tensor<128x64xf32>
+    %s_shifted = arith.subf %s_scaled, %m_new_b : tensor<128x64xf32>
     %p = math.exp2 %s_shifted : tensor<128x64xf32>
     %m_diff = arith.subf %m_prev, %m_new : tensor<128xf32>
     %alpha = math.exp2 %m_diff : tensor<128xf32>
@@ -73,9 +79,12 @@ func.func @attention_fwd_d256(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>, %V
     %acc_new = tile.dot %p_bf16, %v, %acc_scaled : tensor<128x64xbf16>, tensor<64x256xbf16> -> tensor<128x256xf32>
     scf.yield %m_new, %l_new, %acc_new : tensor<128xf32>, tensor<128xf32>, tensor<128x256xf32>
   }
-  %l_col = tile.expand_dims %l_i, 1 : tensor<128xf32> -> tensor<128x1xf32>
+  // One division per row, then a product per element.
+  %one_r = tile.splat %one : f32 -> tensor<128xf32>
+  %l_inv = arith.divf %one_r, %l_i : tensor<128xf32>
+  %l_col = tile.expand_dims %l_inv, 1 : tensor<128xf32> -> tensor<128x1xf32>
   %l_b = tile.broadcast %l_col : tensor<128x1xf32> -> tensor<128x256xf32>
-  %o = arith.divf %acc, %l_b : tensor<128x256xf32>
+  %o = arith.mulf %acc, %l_b : tensor<128x256xf32>
   %o_bf16 = arith.truncf %o : tensor<128x256xf32> to tensor<128x256xbf16>
   tile.store %o_bf16, %O[%bh, %m0, %c0] : tensor<128x256xbf16>, memref<?x?x?xbf16>
   func.return
@@ -88,12 +97,14 @@ func.func @attention_fwd_d256_causal(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf
   %c64 = arith.constant 64 : index
   %log2e = arith.constant 1.44269504 : f32
   %ninf = arith.constant 0xFF800000 : f32
+  %one = arith.constant 1.0 : f32
   %pid_m = tile.program_id 0
   %bh = tile.program_id 1
   %m0 = arith.muli %pid_m, %c128 : index
   // Softmax in base 2: exp(x * scale) = exp2(x * scale * log2(e)).
   %qk_scale = arith.mulf %sm_scale, %log2e : f32
   %qk_scale_t = tile.splat %qk_scale : f32 -> tensor<128x64xf32>
+  %qk_scale_r = tile.splat %qk_scale : f32 -> tensor<128xf32>
   %ninf_t = tile.splat %ninf : f32 -> tensor<128x64xf32>
   %seq_len_i32 = arith.index_cast %seq_len : index to i32
   %seq_len_t = tile.splat %seq_len_i32 : i32 -> tensor<128x64xi32>
@@ -117,7 +128,6 @@ func.func @attention_fwd_d256_causal(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf
     %v = tile.load %V[%bh, %n0, %c0] : memref<?x?x?xbf16> -> tensor<64x256xbf16>
     %s_zero = tile.zeros : tensor<128x64xf32>
     %s = tile.dot %q, %k, %s_zero {rhs_transposed} : tensor<128x256xbf16>, tensor<64x256xbf16> -> tensor<128x64xf32>
-    %s_scaled = arith.mulf %s, %qk_scale_t : tensor<128x64xf32>
     // Keys past the end of the sequence (zero-filled by the load) are masked out.
     %n0_i32 = arith.index_cast %n0 : index to i32
     %cols = tile.splat %n0_i32 : i32 -> tensor<64xi32>
@@ -127,13 +137,17 @@ func.func @attention_fwd_d256_causal(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf
     %in_range = tile.cmpi slt, %key_idx, %seq_len_t : tensor<128x64xi32>
     %allowed = tile.cmpi sle, %key_idx, %query_idx : tensor<128x64xi32>
     %valid = arith.andi %in_range, %allowed : tensor<128x64xi1>
-    %s_masked = tile.select %valid, %s_scaled, %ninf_t : tensor<128x64xi1>, tensor<128x64xf32>
+    %s_masked = tile.select %valid, %s, %ninf_t : tensor<128x64xi1>, tensor<128x64xf32>
     // Online softmax: new running max, rescale what was accumulated so far.
-    %m_blk = tile.reduce max %s_masked, 1 : tensor<128x64xf32> -> tensor<128xf32>
+    // The row max of the unscaled scores, scaled: qk_scale > 0 (sm_scale > 0), so
+    // max(s)·qk_scale = max(s·qk_scale), and s·qk_scale - m below is one fma per score.
+    %m_raw = tile.reduce max %s_masked, 1 : tensor<128x64xf32> -> tensor<128xf32>
+    %m_blk = arith.mulf %m_raw, %qk_scale_r : tensor<128xf32>
     %m_new = arith.maximumf %m_prev, %m_blk : tensor<128xf32>
     %m_new_col = tile.expand_dims %m_new, 1 : tensor<128xf32> -> tensor<128x1xf32>
     %m_new_b = tile.broadcast %m_new_col : tensor<128x1xf32> -> tensor<128x64xf32>
-    %s_shifted = arith.subf %s_masked, %m_new_b : tensor<128x64xf32>
+    %s_scaled = arith.mulf %s_masked, %qk_scale_t : tensor<128x64xf32>
+    %s_shifted = arith.subf %s_scaled, %m_new_b : tensor<128x64xf32>
     %p = math.exp2 %s_shifted : tensor<128x64xf32>
     %m_diff = arith.subf %m_prev, %m_new : tensor<128xf32>
     %alpha = math.exp2 %m_diff : tensor<128xf32>
@@ -147,9 +161,12 @@ func.func @attention_fwd_d256_causal(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf
     %acc_new = tile.dot %p_bf16, %v, %acc_scaled : tensor<128x64xbf16>, tensor<64x256xbf16> -> tensor<128x256xf32>
     scf.yield %m_new, %l_new, %acc_new : tensor<128xf32>, tensor<128xf32>, tensor<128x256xf32>
   }
-  %l_col = tile.expand_dims %l_i, 1 : tensor<128xf32> -> tensor<128x1xf32>
+  // One division per row, then a product per element.
+  %one_r = tile.splat %one : f32 -> tensor<128xf32>
+  %l_inv = arith.divf %one_r, %l_i : tensor<128xf32>
+  %l_col = tile.expand_dims %l_inv, 1 : tensor<128xf32> -> tensor<128x1xf32>
   %l_b = tile.broadcast %l_col : tensor<128x1xf32> -> tensor<128x256xf32>
-  %o = arith.divf %acc, %l_b : tensor<128x256xf32>
+  %o = arith.mulf %acc, %l_b : tensor<128x256xf32>
   %o_bf16 = arith.truncf %o : tensor<128x256xf32> to tensor<128x256xbf16>
   tile.store %o_bf16, %O[%bh, %m0, %c0] : tensor<128x256xbf16>, memref<?x?x?xbf16>
   func.return

@@ -67,8 +67,8 @@ def matmul(a: Any, b: Any, *, transpose_b: bool = False) -> Any:
 def attention(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None = None) -> Any:
     """softmax(q·kᵀ·scale)·v, masked causally with `causal`, for bf16 q, k, v
     of one shape [B, H, S, D] with D in 64, 128, 256; `scale` defaults to
-    1/√D.  A new dense [B, H, S, D] tensor; non-dense or misaligned inputs
-    are copied first."""
+    1/√D (a given one must be positive).  A new dense [B, H, S, D] tensor;
+    non-dense or misaligned inputs are copied first."""
     _require()
     return _ops.attention(q, k, v, causal, scale)
 

@@ -12,6 +12,7 @@ chooses between the two GEMM kernels by the layout B already has.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
@@ -154,6 +155,18 @@ def check_attention(q: TensorInfo, k: TensorInfo, v: TensorInfo, fake: bool = Fa
             f"tawa.torch.attention: head dim D = {D} has no kernel; supported: {', '.join(map(str, HEAD_DIMS))}"
         )
     return AttentionProblem(B, H, S, D)
+
+
+def attention_scale(head_dim: int, scale: float | None) -> float:
+    """The softmax scale: 1/√D by default; a given one must be positive and
+    finite (the kernels take each row's max before scaling, which is only
+    the max after it for a positive scale)."""
+    if scale is None:
+        return 1.0 / math.sqrt(head_dim)
+    value = float(scale)
+    if not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"tawa.torch.attention: scale must be positive and finite, got {scale}")
+    return value
 
 
 def attention_kernel(head_dim: int, causal: bool) -> str:

@@ -16,7 +16,6 @@ operators' schemas from the annotations, as objects.
 """
 
 import functools
-import math
 import os
 from typing import Optional
 
@@ -78,10 +77,10 @@ def attention_op(
 ) -> torch.Tensor:
     """softmax(q·kᵀ·scale [causally masked])·v over q, k, v [B, H, S, D]."""
     p = checks.check_attention(checks.describe(q), checks.describe(k), checks.describe(v))
+    sm_scale = checks.attention_scale(p.D, scale)
     out = torch.empty((p.B, p.H, p.S, p.D), dtype=q.dtype, device=q.device)
     if out.numel() == 0:
         return out
-    sm_scale = 1.0 / math.sqrt(p.D) if scale is None else float(scale)
     bh = p.B * p.H
     q3, k3, v3 = (_dense(t).view(bh, p.S, p.D) for t in (q, k, v))
     name = checks.attention_kernel(p.D, causal)

@@ -66,7 +66,8 @@ class HopperPipelinePass(ModulePass):
     group_m: int = 8
     order: ProgramOrder = "auto"
     """Program order (tawa.transforms.program_order): grouped, longest-first,
-    or auto (longest-first for kernels whose work grows with program id 0)."""
+    paired (persistent kernels), or auto (paired for persistent kernels whose
+    work grows with program id 0, grouped otherwise)."""
     persistent: bool = True
     """One CTA per SM looping over the programs (tawa-persistent)."""
     prepare: bool = True

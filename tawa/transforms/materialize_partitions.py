@@ -17,8 +17,9 @@ op itself and the program ids; this pass removes both:
   order L = x + y·nx (+ z·nx·ny): `grouped` (`group-m` row tiles of one
   column band on consecutive CTAs, so they share B tiles in L2) when the
   kernel uses axes 0 and 1, plain CTA ids otherwise; `longest-first`
-  (descending program id 0).  (`tawa-persistent` already turned them into
-  ids of its program loop.)
+  (descending program id 0); `paired` is an error (it needs a persistent
+  kernel).  (`tawa-persistent` already turned them into ids of its program
+  loop.)
 
 Afterwards no `tile` or `aref` op and no tensor value may remain: anything
 left is reported as not supported by the Hopper lowering, with its location.
@@ -141,7 +142,8 @@ class MaterializePartitionsPass(ModulePass):
     together share their B tiles in L2.  0 keeps program id = CTA id."""
     order: ProgramOrder = "auto"
     """Program order: `grouped` (with `group_m`), `longest-first`, or `auto`
-    (longest-first when the work grows with program id 0)."""
+    (grouped: the hardware hands CTAs out as SMs free up; `paired` is for
+    persistent kernels, tawa.transforms.program_order)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for ws in [o for o in op.walk() if isinstance(o, aref.WarpSpecializeOp)]:
@@ -164,7 +166,7 @@ class MaterializePartitionsPass(ModulePass):
             return
         axes = {p.axis.value.data for p in pids}
         at = InsertPoint.at_start(kernel.body.block)
-        order = resolve_order(kernel, self.order)
+        order = resolve_order(kernel, self.order, persistent=False)
         record_order(kernel, order)
         if order == "longest-first":
             ids = longest_first_program_ids(axes, at)

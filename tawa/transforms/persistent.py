@@ -15,7 +15,19 @@ program ids become the ids of `%t` in the kernel's program order (option
   within that plane;
 * `longest-first`: pid_0 = gx - 1 - t / (gy · gz), the other axes from
   t mod (gy · gz), so each CTA runs its heaviest programs first when the work
-  grows with program id 0 (causal attention).
+  grows with program id 0 (causal attention);
+* `paired`: the loop runs over pairs instead, two programs per pair, one
+  after the other:
+
+      scf.for %q = %cta to %pairs step %ctas {      // pairs = ⌈gx/2⌉ · gy [· gz]
+        p = q mod ⌈gx/2⌉, r = q / ⌈gx/2⌉             // r: pid_1 = r mod gy [, pid_2 = r / gy]
+        scf.for %m = 0 to (gx - 1 - p == p ? 1 : 2) {
+          <partition body with pid_0 = (m == 0 ? gx - 1 - p : p)>
+        }
+      }
+
+  When the work grows linearly with program id 0 (causal attention), every
+  pair costs the same, so the CTAs' static shares are even.
 
 Nothing is reset between programs:
 the aref rings keep turning, so the producer fetches the next program's tiles
@@ -36,7 +48,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.dialects import aref, nvgpu, tile
 from tawa.transforms.program_order import ProgramOrder, record_order, resolve_order
-from tawa.transforms.utils import fail, grouped_ids, longest_first_ids
+from tawa.transforms.utils import const, fail, grouped_ids, longest_first_ids, pair_members, paired_ids
 
 
 @dataclass(frozen=True)
@@ -48,8 +60,8 @@ class PersistentPass(ModulePass):
     group_m: int = 8
     """Grouped program order (see tawa-materialize-partitions); 1 is plain row-major order."""
     order: ProgramOrder = "auto"
-    """Program order: `grouped`, `longest-first`, or `auto` (longest-first when
-    the work grows with program id 0; tawa.transforms.program_order)."""
+    """Program order: `grouped`, `longest-first`, `paired`, or `auto` (paired
+    when the work grows with program id 0; tawa.transforms.program_order)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.group_m < 1:
@@ -61,7 +73,7 @@ class PersistentPass(ModulePass):
             self._persist(ws, kernel)
 
     def _persist(self, ws: aref.WarpSpecializeOp, kernel: func.FuncOp) -> None:
-        order = resolve_order(kernel, self.order)
+        order = resolve_order(kernel, self.order, persistent=True)
         axes = {p.axis.value.data for p in ws.walk() if isinstance(p, tile.ProgramIdOp | tile.NumProgramsOp)}
         at = InsertPoint.before(ws)
         cta, ctas = nvgpu.BlockIdOp(0), nvgpu.GridDimOp(0)
@@ -74,8 +86,13 @@ class PersistentPass(ModulePass):
             ops.append(programs)
         Rewriter.insert_op(ops, at)
         programs.result.name_hint = "programs"
+        if order == "paired":
+            half, pairs = self._pair_count(grid, at)
         for _, _, _, region in ws.partition_specs():
-            self._loop_over_programs(region, cta.result, programs.result, ctas.result, grid, plane, order)
+            if order == "paired":
+                self._loop_over_pairs(region, cta.result, pairs, ctas.result, [g.result for g in grid], half)
+            else:
+                self._loop_over_programs(region, cta.result, programs.result, ctas.result, grid, plane, order)
         for n in [o for o in ws.walk() if isinstance(o, tile.NumProgramsOp)]:
             n.result.replace_all_uses_with(grid[n.axis.value.data].result)
             Rewriter.erase_op(n)
@@ -95,6 +112,38 @@ class PersistentPass(ModulePass):
             Rewriter.erase_op(p)
         body.add_op(scf.YieldOp())
         block.add_op(scf.ForOp(lb, ub, step, [], body))
+
+    @staticmethod
+    def _pair_count(grid, at: InsertPoint) -> tuple[SSAValue, SSAValue]:
+        """(⌈gx/2⌉, the number of pairs ⌈gx/2⌉ · gy [· gz]) before `at`."""
+        one, two = const(1, at), const(2, at)
+        ops = [odd := arith.AddiOp(grid[0].result, one), half := arith.DivUIOp(odd.result, two)]
+        pairs = half
+        for g in grid[1:]:
+            ops.append(pairs := arith.MuliOp(pairs.result, g.result))
+        Rewriter.insert_op(ops, at)
+        half.result.name_hint, pairs.result.name_hint = "half", "pairs"
+        return half.result, pairs.result
+
+    def _loop_over_pairs(self, region: Region, lb, ub, step, grid: list[SSAValue], half: SSAValue) -> None:
+        """The `paired` loop of the module docstring around `region`'s body."""
+        block = region.block
+        program = Block(arg_types=[lb.type])
+        program.args[0].name_hint = "member"
+        for o in list(block.ops):
+            o.detach()
+            program.add_op(o)
+        pair = Block(arg_types=[lb.type])
+        pair.args[0].name_hint = "pair"
+        members = pair_members(pair.args[0], half, grid[0], InsertPoint.at_end(pair))
+        pair.add_ops([scf.ForOp(const(0, InsertPoint.at_end(pair)), members, const(1, InsertPoint.at_end(pair)), [],
+                                program), scf.YieldOp()])
+        ids = paired_ids(pair.args[0], program.args[0], half, grid, InsertPoint.at_start(program))
+        for o in [o for o in program.walk() if isinstance(o, tile.ProgramIdOp)]:
+            o.result.replace_all_uses_with(ids[o.axis.value.data])
+            Rewriter.erase_op(o)
+        program.add_op(scf.YieldOp())
+        block.add_op(scf.ForOp(lb, ub, step, [], pair))
 
     def _program_ids(self, t, grid, plane, order: str, at: InsertPoint) -> dict[int, SSAValue]:
         """The program ids of program `t` in `order`."""

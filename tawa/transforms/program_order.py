@@ -13,14 +13,25 @@ of both passes and of `tawa-hopper-pipeline`):
   diagonal, every CTA runs its heaviest programs first and the last wave holds
   the lightest (a static longest-processing-time-first schedule, the idea of
   FlashAttention-3's persistent causal scheduler, arXiv:2407.08608);
-* `auto` (the default): `grouped` for every kernel today.  Longest-first
-  was measured against grouped on causal attention (H100, 2026-11-23,
-  docs/perf.md): 1.04–1.13x at head dim 64 and S <= 4096, but 0.88–0.99x at
-  head dims 128 and 256 — it runs one query block of many heads at a time,
-  so the key/value tiles that grouped order shares in L2 between the query
-  blocks of one head are read again.  `work_grows_with_pid0` finds the
-  kernels for which longest-first is a candidate (the autotuner's or a
-  better-measured rule's to choose).
+* `paired` (persistent kernels only, `tawa-persistent`): the two programs
+  with program id 0 of gx - 1 - p and p (and the same other ids) run one
+  after the other on one CTA (one alone when they are the same), so when the work
+  grows linearly with program id 0 every pair costs the same and the static
+  round-robin over pairs is balanced to within one pair per CTA; the pairs of
+  one column (one attention head) are consecutive, so they run on adjacent
+  CTAs at the same time and share their key/value tiles in L2;
+* `auto` (the default): `paired` for persistent kernels whose work grows
+  with program id 0 (`work_grows_with_pid0`: causal attention), `grouped`
+  otherwise.  Measured on causal attention (H100, docs/perf.md): the
+  persistent grouped order leaves SMs idle at the end (its CTAs' shares of
+  1..n-block programs differ; at 32·16·512, d128, the SMs were active 71%
+  of the kernel), and a non-persistent grid, which the hardware hands out
+  as SMs free up, ran 1.03–1.24x faster on the causal rows at head dims 128
+  and 256 but 0.86–1.01x on the non-causal ones (it loses the persistent
+  prologue/epilogue overlap).  Longest-first was 1.04–1.13x at head dim 64
+  and S <= 4096, but 0.88–0.99x at head dims 128 and 256 — it runs one query
+  block of many heads at a time, so the key/value tiles that grouped order
+  shares in L2 between the query blocks of one head are read again.
 
 A kernel that does not run in grouped order says so in the attribute
 `tawa.program_order = "longest-first"` on its `func.func`, so that
@@ -38,8 +49,10 @@ from xdsl.dialects.builtin import IntegerAttr, StringAttr
 from xdsl.ir import Block, BlockArgument, OpResult, SSAValue
 
 from tawa.dialects import tile
+from tawa.transforms.utils import fail
 
-ProgramOrder = Literal["auto", "grouped", "longest-first"]
+ProgramOrder = Literal["auto", "grouped", "longest-first", "paired"]
+ResolvedOrder = Literal["grouped", "longest-first", "paired"]
 """The values of the `order` option."""
 
 ORDER_ATTR = "tawa.program_order"
@@ -144,14 +157,18 @@ def work_grows_with_pid0(kernel: func.FuncOp) -> scf.ForOp | None:
     return None
 
 
-def resolve_order(kernel: func.FuncOp, order: ProgramOrder) -> Literal["grouped", "longest-first"]:
-    """The order `kernel`'s programs run in under option `order` (see the module docstring)."""
+def resolve_order(kernel: func.FuncOp, order: ProgramOrder, persistent: bool) -> ResolvedOrder:
+    """The order `kernel`'s programs run in under option `order` (see the
+    module docstring), as a persistent kernel or one CTA per program."""
     if order == "auto":
-        return "grouped"  # measured best today; see the module docstring
+        return "paired" if persistent and work_grows_with_pid0(kernel) is not None else "grouped"
+    if order == "paired" and not persistent:
+        raise fail(kernel, "order 'paired' needs a persistent kernel (one CTA runs both programs of a "
+                           "pair); a grid of one CTA per program takes grouped or longest-first")
     return order
 
 
-def record_order(kernel: func.FuncOp, order: Literal["grouped", "longest-first"]) -> None:
+def record_order(kernel: func.FuncOp, order: ResolvedOrder) -> None:
     """Marks `kernel` with its order unless it is `grouped` (see the module docstring)."""
     if order == "grouped":
         kernel.attributes.pop(ORDER_ATTR, None)

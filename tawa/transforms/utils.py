@@ -9,6 +9,8 @@ pass and the analyses and patterns only it needs.  What lives here:
   (used by `tawa-persistent` for its program loop and by
   `tawa-materialize-partitions` for CTA ids);
 * `longest_first_ids`: the same in longest-first order (descending axis 0);
+* `pair_members`, `paired_ids`: the programs of a pair in `paired` order
+  (`tawa-persistent`);
 * `kernel_of`: the kernel function of an `aref.warp_specialize`, or an error;
 * `guarded`: ops under an `scf.if` without results.
 """
@@ -44,6 +46,56 @@ def guarded(cond: SSAValue, then_ops: list[Operation], else_ops: list[Operation]
     if else_ops is not None:
         regions.append(Region(Block([*else_ops, scf.YieldOp()])))
     return scf.IfOp(cond, [], *regions)
+
+
+def pair_members(pair: SSAValue, half: SSAValue, gx: SSAValue, at: InsertPoint) -> SSAValue:
+    """How many programs pair `pair` holds (index): pair q is the programs
+    with pid_0 = gx - 1 - p and p, p = q mod `half` (half = ⌈gx/2⌉), so 1
+    when they are the same program (the middle of an odd gx), else 2."""
+    ops: list[Operation] = []
+
+    def emit(o: Operation) -> SSAValue:
+        ops.append(o)
+        return o.results[0]
+
+    q, gx32, h = (emit(arith.IndexCastOp(v, i32)) for v in (pair, gx, half))
+    p = emit(arith.RemUIOp(q, h))
+    one = emit(arith.ConstantOp(IntegerAttr(1, i32)))
+    alone = emit(arith.CmpiOp(emit(arith.SubiOp(emit(arith.SubiOp(gx32, one)), p)), p, "eq"))
+    members = emit(arith.SelectOp(alone, emit(arith.ConstantOp(IntegerAttr(1, IndexType()))),
+                                  emit(arith.ConstantOp(IntegerAttr(2, IndexType())))))
+    Rewriter.insert_op(ops, at)
+    members.name_hint = "members"
+    return members
+
+
+def paired_ids(
+    pair: SSAValue, member: SSAValue, half: SSAValue, grid: list[SSAValue], at: InsertPoint
+) -> dict[int, SSAValue]:
+    """Program ids of member `member` (0 or 1) of pair `pair` of a gx × gy
+    (× gz) `grid` in paired order: with p = pair mod half and r = pair / half
+    (half = ⌈gx/2⌉), pid_0 = gx - 1 - p for member 0 and p for member 1,
+    pid_1 = r mod gy, pid_2 = r / gy.  Over pair < half · gy (· gz) and
+    member < `pair_members`, a bijection of the grid whose pairs' pid_0 sum to
+    gx - 1; the pairs of one (pid_1, pid_2) are consecutive.  32-bit
+    arithmetic like `grouped_ids`."""
+    ops: list[Operation] = []
+
+    def emit(o: Operation) -> SSAValue:
+        ops.append(o)
+        return o.results[0]
+
+    q, m, h, *dims = (emit(arith.IndexCastOp(v, i32)) for v in (pair, member, half, *grid))
+    p, r = emit(arith.RemUIOp(q, h)), emit(arith.DivUIOp(q, h))
+    heavy = emit(arith.SubiOp(emit(arith.SubiOp(dims[0], emit(arith.ConstantOp(IntegerAttr(1, i32))))), p))
+    first = emit(arith.CmpiOp(m, emit(arith.ConstantOp(IntegerAttr(0, i32))), "eq"))
+    ids = [emit(arith.SelectOp(first, heavy, p))]
+    ids += [r] if len(dims) == 2 else [emit(arith.RemUIOp(r, dims[1])), emit(arith.DivUIOp(r, dims[1]))]
+    ids = [emit(arith.IndexCastOp(v, IndexType())) for v in ids]
+    Rewriter.insert_op(ops, at)
+    for v, hint in zip(ids, ("pid_x", "pid_y", "pid_z")):
+        v.name_hint = hint
+    return dict(enumerate(ids))
 
 
 def kernel_of(ws: aref.WarpSpecializeOp, pass_name: str) -> func.FuncOp:

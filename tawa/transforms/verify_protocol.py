@@ -75,6 +75,10 @@ class VerifyProtocolPass(ModulePass):
             if any(isinstance(o, aref.WarpSpecializeOp) for o in kernel.walk()):
                 continue  # aref level: tawa.interpret checks that protocol
             if any(isinstance(o, PROTOCOL_OPS) for o in kernel.walk()):
+                if len(kernel.body.blocks) > 1 or any(len(r.blocks) > 1 for o in kernel.walk() for r in o.regions):
+                    raise fail(kernel, f"{NAME}: the kernel's control flow is unstructured (branches between "
+                                       "blocks); verify the protocol before tawa-prepare-ptx "
+                                       "(tawa-hopper-pipeline{prepare=false})")
                 verify_kernel(kernel, names, self.max_trips, self.max_states)
 
 

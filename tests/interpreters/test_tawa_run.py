@@ -211,7 +211,7 @@ def _err(kernel_line: int, text: str) -> str:
         ([str(EXAMPLES / "gemm_scale_relu.mlir"), "gemm_scale_relu", "--shape", "M=8,N=8,K=8", "--arg", "alpha=x"],
          "tawa-run: error: --arg alpha=x: expected a number for f32 argument alpha"),
         ([str(EXAMPLES / "attention_fwd.mlir"), "attention_fwd", "--shape", "seq_len=8"],
-         f"{EXAMPLES / 'attention_fwd.mlir'}:12:1: error: @attention_fwd: cannot determine dimension 0 of Q "
+         f"{EXAMPLES / 'attention_fwd.mlir'}:13:1: error: @attention_fwd: cannot determine dimension 0 of Q "
          "(indexed by tile.program_id 1; shared with K, V, O): give its shape with --arg Q=?,seq_len,128 "
          "(each ? an integer or a --shape name)"),
         ([GEMM], "tawa-run: error: the following arguments are required: kernel"),

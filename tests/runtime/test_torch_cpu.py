@@ -113,6 +113,13 @@ def test_attention_errors(q, k, v, error, message):
     assert message in text and text.startswith("tawa.torch.attention: ") and "\n" not in text
 
 
+@pytest.mark.parametrize("scale", [0.0, -0.125, float("inf"), float("nan")])
+def test_attention_scale_must_be_positive(scale):
+    assert checks.attention_scale(64, None) == 0.125 and checks.attention_scale(64, 2) == 2.0
+    with pytest.raises(ValueError, match=r"^tawa.torch.attention: scale must be positive and finite, got "):
+        checks.attention_scale(64, scale)
+
+
 def test_needs_copy():
     assert not checks.needs_copy(info([64, 128]))
     assert not checks.needs_copy(info([1, 128], strides=(999, 1)))  # a size-1 dimension's stride is free

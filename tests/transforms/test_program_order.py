@@ -1,8 +1,9 @@
-"""Program order (tawa.transforms.program_order): the longest-first ids are a
-bijection of the grid in the stated order, the analysis behind `order=auto`
-accepts exactly the loops whose work grows with program id 0, and causal
-attention in longest-first order computes what the tile program computes on
-the CTA simulator, with fewer CTAs than programs."""
+"""Program order (tawa.transforms.program_order): the longest-first and the
+paired ids are bijections of the grid in the stated order, the analysis
+behind `order=auto` accepts exactly the loops whose work grows with program
+id 0, and causal attention in longest-first and paired order computes what
+the tile program computes on the CTA simulator, with fewer CTAs than
+programs."""
 
 from __future__ import annotations
 
@@ -20,11 +21,12 @@ from xdsl.ir import Block, Region
 from xdsl.rewriter import InsertPoint
 
 import tawa
+from tawa.diagnostics import TawaError
 from tawa.interpreters.arith import TensorArithFunctions
 from tawa.interpreters.schedule import Schedule
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
 from tawa.transforms.program_order import ORDER_ATTR, work_grows_with_pid0
-from tawa.transforms.utils import longest_first_ids
+from tawa.transforms.utils import longest_first_ids, pair_members, paired_ids
 
 
 def _ids_function(axes: int) -> Interpreter:
@@ -50,6 +52,48 @@ def test_longest_first_is_a_descending_bijection(axes: int):
         for t, ids in enumerate(got):
             r = t % rest
             assert ids == (grid[0] - 1 - t // rest, r % grid[1], *([r // grid[1]] if axes == 3 else [])), (grid, t)
+
+
+def _paired_function(axes: int) -> Interpreter:
+    """@pair(q, half, gx, gy[, gz]) -> members; @ids(q, m, half, gx, gy[, gz]) -> the paired ids."""
+    index = IndexType()
+    members_block = Block(arg_types=[index] * (3 + axes - 1))
+    q, half, *grid = members_block.args
+    members_block.add_op(func.ReturnOp(pair_members(q, half, grid[0], InsertPoint.at_end(members_block))))
+    ids_block = Block(arg_types=[index] * (3 + axes))
+    q, m, half, *grid = ids_block.args
+    ids = paired_ids(q, m, half, list(grid), InsertPoint.at_end(ids_block))
+    ids_block.add_op(func.ReturnOp(*ids.values()))
+    module = ModuleOp([
+        func.FuncOp("pair", ([index] * (2 + axes), [index]), Region(members_block)),
+        func.FuncOp("ids", ([index] * (3 + axes), [index] * axes), Region(ids_block)),
+    ])
+    interp = Interpreter(module)
+    interp.register_implementations(TensorArithFunctions())
+    interp.register_implementations(FuncFunctions())
+    return interp
+
+
+@pytest.mark.parametrize("axes", [2, 3])
+def test_paired_is_a_bijection_of_balanced_pairs(axes: int):
+    """Over every pair and its members: each program once; a pair's pid_0 sum
+    to gx - 1 (so their causal work is the same for every pair), the heavier
+    first; consecutive pairs of one column (pid_1, pid_2) together."""
+    interp = _paired_function(axes)
+    for grid in itertools.product(range(1, 6), range(1, 4), *([range(1, 3)] if axes == 3 else [])):
+        half = (grid[0] + 1) // 2
+        pairs = half * int(np.prod(grid[1:]))
+        got = []
+        for q in range(pairs):
+            (members,) = interp.call_op("pair", (q, half, *grid))
+            ids = [tuple(int(v) for v in interp.call_op("ids", (q, m, half, *grid))) for m in range(members)]
+            assert len(ids) == (1 if grid[0] % 2 and q % half == half - 1 else 2), (grid, q)
+            assert ids[0][0] + ids[-1][0] == grid[0] - 1, (grid, q, ids)  # the same program when alone
+            assert ids[0][0] >= ids[-1][0] and all(i[1:] == ids[0][1:] for i in ids), (grid, q, ids)
+            r = q // half
+            assert ids[0][1:] == (r % grid[1], *([r // grid[1]] if axes == 3 else [])), (grid, q)
+            got += ids
+        assert sorted(got) == list(itertools.product(*(range(g) for g in grid))), grid
 
 
 KERNEL = """
@@ -106,23 +150,35 @@ def test_lower_bound_moving_with_pid0():
     assert work_grows_with_pid0(kernel) is None
 
 
-@pytest.mark.parametrize("persistent", [True, False], ids=["persistent", "one-cta-per-program"])
-def test_causal_attention_longest_first_on_the_simulator(persistent: bool):
-    """The whole pipeline with order=longest-first on S = 300 (3 query
-    blocks, the last ragged) and 2 heads against the tile program: persistent,
-    the 6 programs on 4 CTAs (CTAs 0 and 1 run query block 2, then block 0);
-    without tawa-persistent, CTA ids mapped to programs."""
+@pytest.mark.parametrize(("order", "persistent", "ctas"), [
+    ("longest-first", True, 4), ("longest-first", False, None), ("paired", True, 3), ("auto", True, 3)],
+    ids=["longest-first-persistent", "longest-first-one-cta-per-program", "paired", "auto"])
+def test_causal_attention_orders_on_the_simulator(order: str, persistent: bool, ctas: int | None):
+    """The whole pipeline on S = 300 (3 query blocks, the last ragged) and 2
+    heads against the tile program.  longest-first, persistent: the 6
+    programs on 4 CTAs (CTAs 0 and 1 run query block 2, then block 0);
+    without tawa-persistent, CTA ids mapped to programs.  paired (auto's
+    choice for a persistent causal kernel): 4 pairs on 3 CTAs — CTA 0 runs
+    blocks 2 and 0 of head 0, then block 1 of head 1 alone."""
     source = tawa.parse((EXAMPLES / "attention_fwd.mlir").read_text(), "examples/attention_fwd.mlir")
     module = ModuleOp([f.clone() for f in source.ops if f.sym_name.data == "attention_fwd_causal"])
-    HopperPipelinePass(prepare=False, persistent=persistent, order="longest-first").apply(tawa.context(), module)
-    assert module.body.block.first_op.attributes[ORDER_ATTR].data == "longest-first"
+    HopperPipelinePass(prepare=False, persistent=persistent, order=order).apply(tawa.context(), module)
+    expected = "paired" if order == "auto" else order
+    assert module.body.block.first_op.attributes[ORDER_ATTR].data == expected
     rng = np.random.default_rng(12)
     seq, heads = 300, 2
     q, k, v = (rng.standard_normal((heads, seq, 128)).astype(BF16) for _ in range(3))
     c = ExampleCase([q, k, v, np.full((heads, seq, 128), np.nan, BF16), seq, np.float32(0.088)], (3, heads), (3,))
     want, got = fresh_outputs(c), fresh_outputs(c)
     tawa.interpret(source, "attention_fwd_causal", c.grid, *want)
-    tawa.interpret(module, "attention_fwd_causal", c.grid, *got, schedule=Schedule("random", seed=12), ctas=4)
+    tawa.interpret(module, "attention_fwd_causal", c.grid, *got, schedule=Schedule("random", seed=12), ctas=ctas)
     w, g = want[3].astype(np.float64), got[3].astype(np.float64)
     assert not np.isnan(g).any(), f"{int(np.isnan(g).sum())} output elements never written"
     assert np.linalg.norm(g - w) / np.linalg.norm(w) <= 1e-2
+
+
+def test_paired_needs_a_persistent_kernel():
+    source = tawa.parse((EXAMPLES / "attention_fwd.mlir").read_text(), "examples/attention_fwd.mlir")
+    with pytest.raises(TawaError, match=r"order 'paired' needs a persistent kernel") as err:
+        HopperPipelinePass(prepare=False, persistent=False, order="paired").apply(tawa.context(), source)
+    assert str(err.value).startswith("examples/attention_fwd.mlir:"), str(err.value)

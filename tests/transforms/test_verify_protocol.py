@@ -97,6 +97,17 @@ def test_state_limit_is_a_located_error():
         VerifyProtocolPass(max_states=3).apply(tawa.context(), module)
 
 
+def test_unstructured_control_flow_is_a_located_error():
+    """After tawa-prepare-ptx the loops are branches between blocks, which
+    the model does not read: a one-line error says where to run the pass."""
+    path = ROOT / "examples" / "gemm.mlir"
+    module = tawa.parse(path.read_text(), path.name)
+    HopperPipelinePass().apply(tawa.context(), module)
+    with pytest.raises(TawaError, match=r"unstructured .* before tawa-prepare-ptx") as info:
+        VerifyProtocolPass().apply(tawa.context(), module)
+    assert info.value.where.startswith("gemm.mlir:")
+
+
 # --------------------------------------------------------------------------- the model
 
 

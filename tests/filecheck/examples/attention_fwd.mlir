@@ -33,8 +33,9 @@
 // CHECK-NEXT:      %s_zero = tile.zeros : tensor<128x128xf32>
 // CHECK-NEXT:      %s = tile.dot %q, %k, %s_zero {rhs_transposed} : tensor<128x128xbf16>, tensor<128x128xbf16> -> tensor<128x128xf32>
 // CHECK:           %in_range = tile.cmpi slt, %key_idx, %seq_len_t : tensor<128x128xi32>
-// CHECK-NEXT:      %s_masked = tile.select %in_range, %s_scaled, %ninf_t : tensor<128x128xi1>, tensor<128x128xf32>
-// CHECK-NEXT:      %m_blk = tile.reduce max %s_masked, 1 : tensor<128x128xf32> -> tensor<128xf32>
+// CHECK-NEXT:      %s_masked = tile.select %in_range, %s, %ninf_t : tensor<128x128xi1>, tensor<128x128xf32>
+// CHECK-NEXT:      %m_raw = tile.reduce max %s_masked, 1 : tensor<128x128xf32> -> tensor<128xf32>
+// CHECK-NEXT:      %m_blk = arith.mulf %m_raw, %qk_scale_r : tensor<128xf32>
 // CHECK:           %p_sum = tile.reduce sum %p, 1 : tensor<128x128xf32> -> tensor<128xf32>
 // CHECK:           %acc_new = tile.dot %p_bf16, %v, %acc_scaled : tensor<128x128xbf16>, tensor<128x128xbf16> -> tensor<128x128xf32>
 // CHECK-NEXT:      scf.yield %m_new, %l_new, %acc_new : tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>
@@ -52,8 +53,8 @@
 // CHECK:           %in_range = tile.cmpi slt, %key_idx, %seq_len_t : tensor<128x128xi32>
 // CHECK-NEXT:      %allowed = tile.cmpi sle, %key_idx, %query_idx : tensor<128x128xi32>
 // CHECK-NEXT:      %valid = arith.andi %in_range, %allowed : tensor<128x128xi1>
-// CHECK-NEXT:      %s_masked = tile.select %valid, %s_scaled, %ninf_t : tensor<128x128xi1>, tensor<128x128xf32>
-// CHECK-NEXT:      %m_blk = tile.reduce max %s_masked, 1 : tensor<128x128xf32> -> tensor<128xf32>
+// CHECK-NEXT:      %s_masked = tile.select %valid, %s, %ninf_t : tensor<128x128xi1>, tensor<128x128xf32>
+// CHECK-NEXT:      %m_raw = tile.reduce max %s_masked, 1 : tensor<128x128xf32> -> tensor<128xf32>
 // CHECK:           %acc_new = tile.dot %p_bf16, %v, %acc_scaled : tensor<128x128xbf16>, tensor<128x128xbf16> -> tensor<128x128xf32>
 // CHECK-NEXT:      scf.yield %m_new, %l_new, %acc_new : tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>
 // CHECK-NEXT:    }
@@ -67,7 +68,7 @@
 // CHECK-GENERIC-NEXT:    ^bb0(%n0: index, %m_prev: tensor<128xf32>, %l_prev: tensor<128xf32>, %acc_prev: tensor<128x128xf32>):
 // CHECK-GENERIC:           %s = "tile.dot"(%q, %k, %s_zero) <{rhs_transposed}> : (tensor<128x128xbf16>, tensor<128x128xbf16>, tensor<128x128xf32>) -> tensor<128x128xf32>
 // CHECK-GENERIC:           %in_range = "tile.cmpi"(%key_idx, %seq_len_t) <{predicate = #tile<cmpi_predicate slt>}> : (tensor<128x128xi32>, tensor<128x128xi32>) -> tensor<128x128xi1>
-// CHECK-GENERIC:           %m_blk = "tile.reduce"(%s_masked) <{kind = #tile<reduce_kind max>, axis = 1 : i64}> : (tensor<128x128xf32>) -> tensor<128xf32>
+// CHECK-GENERIC:           %m_raw = "tile.reduce"(%s_masked) <{kind = #tile<reduce_kind max>, axis = 1 : i64}> : (tensor<128x128xf32>) -> tensor<128xf32>
 // CHECK-GENERIC:           %p_sum = "tile.reduce"(%p) <{kind = #tile<reduce_kind sum>, axis = 1 : i64}> : (tensor<128x128xf32>) -> tensor<128xf32>
 // CHECK-GENERIC:           %acc_new = "tile.dot"(%p_bf16, %v, %acc_scaled) : (tensor<128x128xbf16>, tensor<128x128xbf16>, tensor<128x128xf32>) -> tensor<128x128xf32>
 // CHECK-GENERIC:         }) : (index, index, index, tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>) -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>)

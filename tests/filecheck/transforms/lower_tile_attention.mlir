@@ -13,15 +13,17 @@
 // CHECK-NEXT:    %[[HI:.*]] = arith.addi %[[LAST]], %n0_i32 : i32
 // CHECK:         %[[FAST:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : i32
 // CHECK-NEXT:    %s_masked = scf.if %[[FAST]] -> (!nvgpu.frag<64x128xf32, wgmma>) {
-// CHECK-NEXT:      scf.yield %s_scaled : !nvgpu.frag<64x128xf32, wgmma>
+// CHECK-NEXT:      scf.yield %s : !nvgpu.frag<64x128xf32, wgmma>
 // CHECK-NEXT:    } else {
 // CHECK-NEXT:      %[[COLS:.*]] = nvgpu.frag_index col : !nvgpu.frag<64x128xi32, wgmma>
 // CHECK-NEXT:      %[[KEYS:.*]] = nvgpu.frag_binary addi %[[COLS]], %n0_i32 : !nvgpu.frag<64x128xi32, wgmma>, i32
 // CHECK-NEXT:      %[[IN:.*]] = nvgpu.frag_cmpi slt, %[[KEYS]], %seq_len_i32
-// CHECK-NEXT:      %[[SEL:.*]] = nvgpu.frag_select %[[IN]], %s_scaled, %ninf
+// CHECK-NEXT:      %[[SEL:.*]] = nvgpu.frag_select %[[IN]], %s, %ninf
 // CHECK-NEXT:      scf.yield %[[SEL]]
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %m_blk = nvgpu.frag_reduce max %s_masked
+// The row max of the unscaled scores, scaled (one multiply per row).
+// CHECK-NEXT:    %m_raw = nvgpu.frag_reduce max %s_masked
+// CHECK-NEXT:    %m_blk = nvgpu.frag_binary mulf %m_raw, %qk_scale : !nvgpu.frag<64xf32, wgmma_row>, f32
 // CHECK-NEXT:    %m_new = nvgpu.frag_binary maximumf %m_prev, %m_blk : !nvgpu.frag<64xf32, wgmma_row>, !nvgpu.frag<64xf32, wgmma_row>
 // CHECK:         %[[P:.*]] = nvgpu.frag_convert %p : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x128xbf16, wgmma>
 // CHECK:         nvgpu.wgmma %[[P]], %{{.*}}, %acc_scaled

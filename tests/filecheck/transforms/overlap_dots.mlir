@@ -29,7 +29,8 @@
 // CHECK-NEXT:      %[[PV:.*]] = tile.dot_async %p_bf16_prev, %v_1, %acc_scaled_prev
 // CHECK-NEXT:      %[[S1:.*]] = tile.dot_wait 1 (%[[S]])
 // CHECK-NEXT:      aref.consumed %ref_k
-// CHECK-NEXT:      arith.mulf %[[S1]], %qk_scale_t
+// CHECK-NEXT:      %n0_i32_1 = arith.index_cast %n0_1
+// CHECK:           tile.select %{{.*}}, %[[S1]], %ninf_t
 // The softmax runs; the P·V is waited for only where the rescale needs it, and before the
 // next P is converted (ptxas gives it the registers the P·V in flight reads).
 // CHECK:           %[[ALPHA:alpha_b.*]] = tile.broadcast
@@ -94,4 +95,4 @@
 // GEMM-NOT: remark
 // GEMM-NOT: %second
 
-// STAGED: attention_fwd.mlir:12:1: error: tawa-overlap-dots: the loop's arefs already have stages and phases: run tawa-overlap-dots before tawa-assign-stage-phase
+// STAGED: attention_fwd.mlir:13:1: error: tawa-overlap-dots: the loop's arefs already have stages and phases: run tawa-overlap-dots before tawa-assign-stage-phase

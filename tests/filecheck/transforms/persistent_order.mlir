@@ -30,17 +30,38 @@
 // CHECK-LABEL: func.func @attention_fwd_causal(
 // CHECK-SAME:    tawa.program_order = "longest-first"
 
-// order=auto (the default) keeps every kernel grouped, the causal one too
-// (longest-first measured slower at head dim 128; docs/passes.md): no
-// tawa.program_order attribute, the grouped ids (group-m = 8).
+// order=auto (the default) keeps the non-causal kernel grouped: no
+// tawa.program_order attribute, the grouped ids (group-m = 8).  The causal
+// kernel, whose key loop grows with pid_0, runs in pairs: the loop is over
+// ⌈gx/2⌉ · gy pairs, each running query blocks gx - 1 - p and p of one head
+// (p alone when they are the same block), one after the other.
 // AUTO-LABEL: func.func @attention_fwd(
 // AUTO-NOT:     tawa.program_order
 // AUTO-SAME:    {
 // AUTO:         arith.constant 8 : i32
 // AUTO-LABEL: func.func @attention_fwd_causal(
-// AUTO-NOT:     tawa.program_order
-// AUTO-SAME:    {
-// AUTO:         arith.constant 8 : i32
+// AUTO-SAME:    tawa.program_order = "paired"
+// AUTO:         %[[GX:.*]] = nvgpu.launch_grid 0
+// AUTO-NEXT:    %[[GY:.*]] = nvgpu.launch_grid 1
+// AUTO:         %[[ODD:.*]] = arith.addi %[[GX]], %{{.*}} : index
+// AUTO-NEXT:    %[[HALF:.*]] = arith.divui %[[ODD]], %{{.*}} : index
+// AUTO-NEXT:    %[[PAIRS:.*]] = arith.muli %[[HALF]], %[[GY]] : index
+// AUTO:         aref.warp_specialize partition producer
+// AUTO-NEXT:      scf.for %[[Q:.*]] = %{{.*}} to %[[PAIRS]] step %{{.*}} {
+// AUTO:             %[[ALONE:.*]] = arith.cmpi eq
+// AUTO:             %[[MEMBERS:.*]] = arith.select %[[ALONE]], %{{.*}}, %{{.*}} : index
+// AUTO:             scf.for %[[M:.*]] = %{{.*}} to %[[MEMBERS]] step %{{.*}} {
+// AUTO:               %[[P:.*]] = arith.remui
+// AUTO-NEXT:          %[[R:.*]] = arith.divui
+// AUTO:               %[[LAST:.*]] = arith.subi
+// AUTO-NEXT:          %[[HEAVY:.*]] = arith.subi %[[LAST]], %[[P]] : i32
+// AUTO:               %[[FIRST:.*]] = arith.cmpi eq
+// AUTO-NEXT:          %[[PID0:.*]] = arith.select %[[FIRST]], %[[HEAVY]], %[[P]] : i32
+// AUTO-NEXT:          %pid_x = arith.index_cast %[[PID0]] : i32 to index
+// AUTO-NEXT:          %pid_y = arith.index_cast %[[R]] : i32 to index
+// AUTO-NOT:           tile.program_id
+// AUTO:           } partition consumer
+// AUTO-NEXT:      scf.for %{{.*}} = %{{.*}} to %[[PAIRS]] step
 
 // A GEMM's K loop does not depend on pid_0: auto leaves it grouped, with no
 // tawa.program_order attribute (persistent_gemm.mlir checks both).
