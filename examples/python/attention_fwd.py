@@ -1,7 +1,8 @@
 """FlashAttention-2-style forward pass, O = softmax(Q·Kᵀ·sm_scale)·V: the
 Python twin of examples/attention_fwd.mlir (@attention_fwd, and
 @attention_fwd_causal with CAUSAL=True).  Q, K, V, O are
-[batch·heads, seq_len, HEAD_DIM] bf16, row-major.  One program computes
+[batch·heads, seq_len, HEAD_DIM] bf16, row-major; sm_scale > 0 (the row
+max is taken before the scaling).  One program computes
 BLOCK_M query rows of one (batch, head): it streams BLOCK_N-key blocks of K
 and V, keeps a running row max m_i and row sum l_i (online softmax) and
 rescales the f32 accumulator as the max grows.  Launch grid:
@@ -37,7 +38,7 @@ def attention_fwd(Q: tl.tensor_ref(tl.bf16, 3), K: tl.tensor_ref(tl.bf16, 3),
     for n0 in tl.range(0, hi, BLOCK_N):
         k = tl.load(K, (bh, n0, 0), (BLOCK_N, HEAD_DIM))
         v = tl.load(V, (bh, n0, 0), (BLOCK_N, HEAD_DIM))
-        s = tl.dot(q, k, trans_b=True) * qk_scale
+        s = tl.dot(q, k, trans_b=True)
         # Keys past the end of the sequence (zero-filled by the load) are masked out.
         key = (n0 + tl.arange(0, BLOCK_N))[None, :]
         valid = key < seq_len
@@ -45,11 +46,14 @@ def attention_fwd(Q: tl.tensor_ref(tl.bf16, 3), K: tl.tensor_ref(tl.bf16, 3),
             valid = valid & (key <= query)
         s = tl.where(valid, s, float("-inf"))
         # Online softmax: new running max, rescale what was accumulated so far.
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        p = tl.exp2(s - m_new[:, None])
+        # The row max of the unscaled scores, scaled: qk_scale > 0, so
+        # max(s)·qk_scale = max(s·qk_scale), and s·qk_scale - m is one fma per score.
+        m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
+        p = tl.exp2(s * qk_scale - m_new[:, None])
         alpha = tl.exp2(m_i - m_new)
         l_i = l_i * alpha + tl.sum(p, 1)
         acc = tl.dot(p.to(tl.bf16), v, acc * alpha[:, None])
         m_i = m_new
-    o = acc / l_i[:, None]
+    # One division per row, then a product per element.
+    o = acc * (1.0 / l_i)[:, None]
     tl.store(O, (bh, m0, 0), o.to(tl.bf16))
