@@ -53,7 +53,7 @@ SWEEP_SHAPES: tuple[tuple[int, int, int], ...] = tuple(dict.fromkeys(
 ))
 """Squares; M = N = 8192 over K; LLM projections (M tokens × (N, K) of
 Llama-style layers); skinny M (4096³ is both a square and a projection)."""
-CONFIGS = ("heuristic", "autotune", "example")
+CONFIGS = ("heuristic", "split-k", "autotune", "example")
 DTYPES = {"bf16": ("examples/gemm.mlir", "gemm"), "fp8": ("examples/gemm_fp8.mlir", "gemm_fp8")}
 TILE_M, TILE_N = 128, 256
 """The program tile of examples/gemm.mlir: logical grid (⌈M/128⌉, ⌈N/256⌉)."""
@@ -266,8 +266,8 @@ class Kernels:
         problem = GemmProblem(M, N, K, operand, operand, "bf16")
         if self.config == "autotune":
             choice = autotune(problem, log=self.log)
-        else:
-            choice = heuristic(problem, device_info()[1])
+        else:  # "split-k": the heuristic's split where its grid leaves SMs idle (off by default)
+            choice = heuristic(problem, device_info()[1], split=self.config == "split-k")
         t0 = time.perf_counter()
         kernel = choice.compile()
         kernel.load()
@@ -364,7 +364,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     which.add_argument("--sweep", action="store_true", help=f"the {len(SWEEP_SHAPES)} shapes of SWEEP_SHAPES")
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="bf16", help="input type (default bf16)")
     parser.add_argument("--config", choices=CONFIGS, default=None,
-                        help="tawa's kernel per shape (default: heuristic; example when --source is given)")
+                        help="tawa's kernel per shape (default: heuristic; example when --source is given; "
+                        "split-k: the heuristic, splitting K where no tile fills the SMs)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--plot", type=Path, metavar="PNG", help="also draw TFLOP/s per shape (needs matplotlib)")

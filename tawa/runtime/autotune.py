@@ -252,7 +252,7 @@ def split_for(problem: GemmProblem, config: GemmConfig, sms: int = SM_COUNT) -> 
     return most if most >= 2 and programs * most <= sms else 1
 
 
-def heuristic(problem: GemmProblem, sms: int = SM_COUNT, split: bool = True) -> Choice:
+def heuristic(problem: GemmProblem, sms: int = SM_COUNT, split: bool = False) -> Choice:
     """A configuration without timing; K in 128-byte steps (one 128B
     swizzle span), the deepest ring that fits, group-m 8, persistent.
     The tile (each shrunk to the problem: BLOCK_M, BLOCK_N no larger than
@@ -266,13 +266,20 @@ def heuristic(problem: GemmProblem, sms: int = SM_COUNT, split: bool = True) -> 
     3. else, of those tiles and splits, the one with the most programs
        (unsplit on a tie: a tiny grid split as far as K allows).
 
-    `split=False` skips step 2 and the splits of step 3 (the heuristic
-    before split-K: for A/B comparisons).
+    Steps 2 and 3's splits are taken only with `split=True`.  By default
+    the heuristic does not split K: on the H100 (2026-11-23) the split
+    kernel plus its reduction ran slower than the unsplit tile on every
+    skinny shape tried (bf16 64×8192×8192: 0.864× cuBLAS split in 4 against
+    0.925× unsplit; fp8: 0.784× against 0.918×; 256×8192×8192, 128×256 in 2:
+    0.857× against 128×128's 0.931×): the f32 partials' round trip through
+    memory and the second launch cost more than the idle SMs.  Splits stay
+    candidates of `autotune`, which keeps one only where it measures faster.
 
     On the H100 (132 SMs, bf16, 64-element K steps):
 
     * 64×8192×8192: 64×256 (128×256 shrunk) has 32 programs, 64×128 has 64:
-      neither keeps 99 SMs busy.  K has 128 steps, so 64×256 splits in 4
+      neither keeps 99 SMs busy: 64×128, unsplit (step 3).  With
+      `split=True`, K has 128 steps, so 64×256 splits in 4
       (128 programs, 0.97 of a wave; S = 2 and 3 fill 0.48 and 0.73), each
       slice 32 steps; the workspace is 4×64×8192 f32 (8 MiB).
     * 256×8192×8192: 128×256 has 64 programs, 128×128 has 128 (0.97 of the

@@ -206,27 +206,27 @@ def test_configuration_rules():
     assert workspace_rows(GemmConfig(c_dtype="f32", split_k=3)) == 3
 
 
-def test_heuristic_splits_grids_that_leave_sms_idle():
+def test_heuristic_splits_grids_that_leave_sms_idle_when_asked():
     # 64x8192x8192: 64x256 tiles have 32 programs; 4 slices of 32 K-steps make 128 (0.97 of 132 SMs).
-    skinny = heuristic(GemmProblem(64, 8192, 8192))
+    skinny = heuristic(GemmProblem(64, 8192, 8192), split=True)
     assert skinny.config == GemmConfig(64, 256, 64, split_k=4)
     assert skinny.grid(64, 8192) == (1, 32, 4)
-    assert heuristic(GemmProblem(64, 8192, 8192), split=False).config == GemmConfig(64, 128, 64)  # as before split-K
-    fp8 = heuristic(GemmProblem(64, 8192, 8192, "f8E4M3FN", "f8E4M3FN", "bf16"))
+    assert heuristic(GemmProblem(64, 8192, 8192)).config == GemmConfig(64, 128, 64)  # the default: no split (measured slower)
+    fp8 = heuristic(GemmProblem(64, 8192, 8192, "f8E4M3FN", "f8E4M3FN", "bf16"), split=True)
     assert fp8.config.tile == (64, 256, 128) and fp8.config.split_k == 4
     # An unsplit tile keeps 3/4 of the SMs busy: no split (256x8192x8192: 128x128, 128 programs; 1024³: 64x128).
-    assert heuristic(GemmProblem(256, 8192, 8192)).config == GemmConfig(128, 128, 64)
-    assert heuristic(GemmProblem(1024, 1024, 1024)).config == GemmConfig(64, 128, 64)
-    assert heuristic(GemmProblem(8192, 8192, 8192)).config == GemmConfig(128, 256, 64)
+    assert heuristic(GemmProblem(256, 8192, 8192), split=True).config == GemmConfig(128, 128, 64)
+    assert heuristic(GemmProblem(1024, 1024, 1024), split=True).config == GemmConfig(64, 128, 64)
+    assert heuristic(GemmProblem(8192, 8192, 8192), split=True).config == GemmConfig(128, 256, 64)
     # K too short for slices of 8 steps: the tile with the most programs, unsplit.
-    assert heuristic(GemmProblem(64, 8192, 15 * 64)).config == GemmConfig(64, 128, 64)
+    assert heuristic(GemmProblem(64, 8192, 15 * 64), split=True).config == GemmConfig(64, 128, 64)
     # 16 steps: 2 slices at most; 64x256 in 2 makes 64 programs, 64x128 in 2 makes 128: the one that fills.
-    assert heuristic(GemmProblem(64, 8192, 16 * 64)).config == GemmConfig(64, 128, 64, split_k=2)
+    assert heuristic(GemmProblem(64, 8192, 16 * 64), split=True).config == GemmConfig(64, 128, 64, split_k=2)
     # A tiny grid with a long K: as many slices as allowed, all in one wave.
-    assert heuristic(GemmProblem(64, 64, 65536)).config == GemmConfig(64, 64, 64, split_k=16)
+    assert heuristic(GemmProblem(64, 64, 65536), split=True).config == GemmConfig(64, 64, 64, split_k=16)
     # Batched problems are never split; nor are problems on a GPU the grid fills.
-    assert heuristic(GemmProblem(64, 2048, 8192, batch=2)).config.split_k == 1
-    assert heuristic(GemmProblem(64, 8192, 8192), sms=32).config.split_k == 1
+    assert heuristic(GemmProblem(64, 2048, 8192, batch=2), split=True).config.split_k == 1
+    assert heuristic(GemmProblem(64, 8192, 8192), sms=32, split=True).config.split_k == 1
 
 
 def test_split_for_fills_whole_waves():
@@ -252,7 +252,9 @@ def test_candidates_have_a_split_axis():
     assert ids[0] == "128x128x64"  # the heuristic's
     assert "128x256x64-split2" in ids and "128x256x64" in ids  # split_for's split of a tile that leaves SMs idle
     assert not any("split" in i for i in (c.config.id for c in candidates(GemmProblem(8192, 8192, 8192))))
-    assert candidates(GemmProblem(64, 8192, 8192))[0].config.split_k == 4
+    skinny = candidates(GemmProblem(64, 8192, 8192))
+    assert skinny[0].config == GemmConfig(64, 128, 64)  # the heuristic's: unsplit ...
+    assert GemmConfig(64, 256, 64, split_k=4) in [c.config for c in skinny]  # ... its split a candidate
     # Explicit splits where each slice keeps MIN_SPLIT_K_STEPS steps; none for batched problems.
     wide = [c.config for c in candidates(GemmProblem(2048, 2048, 256), WIDE_SPACE)]
     assert {c.split_k for c in wide} == {1}  # 4 K-steps of 64: no split keeps 8
