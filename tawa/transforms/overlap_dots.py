@@ -25,7 +25,10 @@ A) runs while the P·V is in flight:
 The loop now runs from lb + step; iteration lb's stage A is a prologue and
 the last iteration's stage B an epilogue, both with synchronous dots, and the
 whole is guarded by `lb < ub` (an `scf.if` whose else yields the initial
-values).  Stage B's inputs computed by stage A (%pb, %x) are carried to the
+values).  A slot the loop reads that was taken before it and is released
+after the guard (Q) is released right after the new loop instead
+(`_release_before_epilogue`): the epilogue does not read it, and the
+producer of a persistent kernel loads the next program's Q under it.  Stage B's inputs computed by stage A (%pb, %x) are carried to the
 next iteration instead of the dot's result (P in bf16: half the registers of
 f32); the dot's result reaches stage A through the wait that completes it,
 placed before its first use, and stage A's pure math that does not depend on
@@ -303,7 +306,47 @@ def overlap(plan: OverlapPlan) -> scf.IfOp:
         new.name_hint = old.name_hint
         old.replace_all_uses_with(new)
     Rewriter.erase_op(loop)
+    _release_before_epilogue(guarded, new_loop)
     return guarded
+
+
+def _uses_any(ops: Sequence[Operation], values: Sequence[SSAValue]) -> bool:
+    """Whether any of `ops` (or an op nested in one) reads one of `values`."""
+    wanted = set(values)
+    return any(v in wanted for top in ops for o in top.walk() for v in o.operands)
+
+
+def _release_before_epilogue(guarded: scf.IfOp, new_loop: scf.ForOp) -> None:
+    """Moves the `aref.consumed` of a slot the loop reads (attention's Q)
+    from after `guarded` to the end of the overlapped loop (and the start
+    of the else branch): the epilogue's last P·V does not read it, and in a
+    persistent kernel the producer can then load the next program's Q and
+    first K while this program's P·V, normalization and store still run.
+
+    Only a release that follows `guarded` in its block, of a slot taken
+    before it there (`aref.get`) whose values nothing after the loop reads:
+    not the epilogue, the ops between `guarded` and the release, nor the
+    scf.if's else branch."""
+    block = guarded.parent_block()
+    assert block is not None
+    after = list(block.ops)
+    after = after[after.index(guarded) + 1:]
+    then_block, else_block = guarded.true_region.block, guarded.false_region.block
+    epilogue = list(then_block.ops)
+    epilogue = epilogue[epilogue.index(new_loop) + 1:]
+    for i, op in enumerate(after):
+        if not isinstance(op, aref.ConsumedOp):
+            continue
+        gets = [g for g in block.ops if isinstance(g, aref.GetOp) and g.aref is op.aref and g.is_before_in_block(guarded)]
+        get = gets[-1] if gets else None
+        between = after[:i]
+        if (get is None
+                or any(isinstance(o, aref.GetOp | aref.ConsumedOp) and o.aref is op.aref for o in between)
+                or _uses_any(between + epilogue + list(else_block.ops), get.values)):
+            continue
+        op.detach()
+        Rewriter.insert_op(op.clone(), InsertPoint.after(new_loop))
+        Rewriter.insert_op(op, InsertPoint.at_start(else_block))
 
 
 def consumer_loops(module: ModuleOp) -> list[scf.ForOp]:

@@ -39,13 +39,19 @@
 // CHECK-NEXT:      %[[X:.*]] = arith.mulf %acc_prev, %[[ALPHA]]
 // CHECK-NEXT:      %[[PB:.*]] = arith.truncf
 // CHECK-NEXT:      scf.yield %{{.*}}, %{{.*}}, %[[PB]], %[[X]]
-// Epilogue: the last P·V.
-// CHECK:         aref.get %ref_v
+// Q's slot is released as soon as the loop is done (the last P·V does not read it): the
+// producer loads the next program's Q while this one finishes.  Epilogue: the last P·V.
+// CHECK:         } {tawa.overlapped}
+// CHECK-NEXT:    aref.consumed %ref_q
+// CHECK-NEXT:    aref.get %ref_v
 // CHECK-NEXT:    %[[LAST:.*]] = tile.dot %{{.*}}, %{{.*}}, %{{.*}} :
 // CHECK-NEXT:    aref.consumed %ref_v
 // CHECK-NEXT:    scf.yield %{{.*}}, %{{.*}}, %[[LAST]]
 // CHECK-NEXT:  } else {
+// CHECK-NEXT:    aref.consumed %ref_q
 // CHECK-NEXT:    scf.yield %m_init, %l_init, %acc_init
+// CHECK-NEXT:  }
+// CHECK-NOT:   aref.consumed %ref_q
 // CHECK-LABEL: func.func @attention_fwd_causal(
 // CHECK:       scf.if %ran
 
@@ -78,8 +84,10 @@
 // The second warp group's turn, handed over after the loop: the first consumes it.
 // LOWERED:         scf.if %first_group {
 // LOWERED-NEXT:      nvgpu.named_barrier_sync 2, 256
+// The loop never ran: Q's slot is released (its empty barrier's arrive) before the yield.
 // LOWERED:       } else {
-// LOWERED-NEXT:    scf.yield %m_init, %l_init, %acc_init,
+// LOWERED:           nvgpu.mbarrier_arrive
+// LOWERED:         scf.yield %m_init, %l_init, %acc_init,
 
 // Without the first warp group's hand-over the second never gets its turn.
 // NOHANDOVER: error: tawa-verify-protocol: deadlock in @attention_fwd_d64 ({{.*}}): warp group 1 waits at named barrier 2 (128 of 256 threads arrived); warp group 2 waits at named barrier 3 (128 of 256 threads arrived)
