@@ -31,7 +31,7 @@ from tawa.transforms.expand_stores import ExpandFragmentStoresPass
 from tawa.transforms.lower_aref import LowerArefPass
 from tawa.transforms.lower_tile import LowerTilePass
 from tawa.transforms.materialize_partitions import MaterializePartitionsPass
-from tawa.transforms.overlap_dots import MAX_OVERLAP_REGS, OverlapDotsPass
+from tawa.transforms.overlap_dots import MAX_EARLY_RELEASE_BYTES, MAX_OVERLAP_REGS, OverlapDotsPass
 from tawa.transforms.persistent import PersistentPass
 from tawa.transforms.pipeline import PipelinePass, pipelined_arefs
 from tawa.transforms.prepare_ptx import PreparePtxPass
@@ -97,7 +97,9 @@ class HopperPipelinePass(ModulePass):
     rewrites so that their last dot runs under the next iteration's work
     (FA3's intra-warp-group overlap): `auto` those that keep at most
     `MAX_OVERLAP_REGS` registers per thread in flight (attention at head
-    dims 64, 128 and 256), `all` every loop that qualifies."""
+    dims 64, 128 and 256) and release early only slots of at most
+    `MAX_EARLY_RELEASE_BYTES` (Q at head dims 64 and 128), `all` every loop
+    that qualifies, every slot released early."""
     staging: str = "auto"
     """`auto`, `full` or `subtiled`: the TMA-store epilogue's staging
     buffers (`tawa.transforms.tma_epilogue`).  `auto` chooses among
@@ -154,7 +156,8 @@ class HopperPipelinePass(ModulePass):
         `tawa-pipeline`'s (slots of arefs filled once per program)."""
         return (
             PipelinePass(stages=stages, once_depth=once_depth),
-            *((OverlapDotsPass(max_regs=MAX_OVERLAP_REGS if self.overlap == "auto" else 0),)
+            *((OverlapDotsPass(max_regs=MAX_OVERLAP_REGS if self.overlap == "auto" else 0,
+                               early_release_bytes=MAX_EARLY_RELEASE_BYTES if self.overlap == "auto" else 0),)
               if self.overlap != "none" else ()),
             *((PersistentPass(group_m=self.group_m, order=self.order),) if self.persistent else ()),
             AssignStagePhasePass(),

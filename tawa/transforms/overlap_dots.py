@@ -61,6 +61,7 @@ registers in flight (`OverlapPlan.registers_in_flight`).
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -89,6 +90,14 @@ keep at once (`OverlapPlan.registers_in_flight`): attention at head dims 64,
 128 and 256 (160, 192 and 192; 64-key blocks at 256) assemble with 0 spills
 in the consumers' 232 and run 1.05-1.09x faster on the H100 (docs/perf.md).
 Head dim 256 with 128-key blocks would keep 256."""
+
+MAX_EARLY_RELEASE_BYTES = 32 * 1024
+"""The largest slot `tawa-hopper-pipeline` releases right after the loop
+(`OverlapDotsPass.early_release_bytes`, `_release_before_epilogue`).  On the
+H100 (2026-11-25, A/B in the same run) the early release of Q ran 1.01-1.04x
+on the short rows of head dims 64 and 128 (Q: 16 and 32 KiB), but 0.98x
+(geomean of 8 rows, 0.94-1.05) at head dim 256, whose Q slot holds 64 KiB;
+the cause is not analysed."""
 
 
 @dataclass(frozen=True)
@@ -229,9 +238,10 @@ def _async(dot: tile.DotOp, vmap: dict[SSAValue, SSAValue]) -> tile.DotAsyncOp:
     return new
 
 
-def overlap(plan: OverlapPlan) -> scf.IfOp:
+def overlap(plan: OverlapPlan, early_release_bytes: int = 0) -> scf.IfOp:
     """Rewrites `plan.loop` as the guarded prologue, overlapped loop and
-    epilogue of the module docstring; returns the `scf.if` that replaces it."""
+    epilogue of the module docstring; returns the `scf.if` that replaces it.
+    `early_release_bytes`: as `OverlapDotsPass`'s."""
     loop, body = plan.loop, plan.loop.body.block
     yield_op = body.last_op
     assert isinstance(yield_op, scf.YieldOp)
@@ -306,7 +316,8 @@ def overlap(plan: OverlapPlan) -> scf.IfOp:
         new.name_hint = old.name_hint
         old.replace_all_uses_with(new)
     Rewriter.erase_op(loop)
-    _release_before_epilogue(guarded, new_loop)
+    if early_release_bytes >= 0:
+        _release_before_epilogue(guarded, new_loop, early_release_bytes)
     return guarded
 
 
@@ -316,7 +327,18 @@ def _uses_any(ops: Sequence[Operation], values: Sequence[SSAValue]) -> bool:
     return any(v in wanted for top in ops for o in top.walk() for v in o.operands)
 
 
-def _release_before_epilogue(guarded: scf.IfOp, new_loop: scf.ForOp) -> None:
+def _slot_bytes(ref: SSAValue) -> int:
+    """Bytes of one slot of the aref `ref` (its payload tensors)."""
+    t = ref.type
+    assert isinstance(t, aref.ArefType)
+    total = 0
+    for p in t.types:
+        assert isinstance(p, TensorType)
+        total += math.prod(p.get_shape()) * element_bytes(p.get_element_type())
+    return total
+
+
+def _release_before_epilogue(guarded: scf.IfOp, new_loop: scf.ForOp, max_bytes: int = 0) -> None:
     """Moves the `aref.consumed` of a slot the loop reads (attention's Q)
     from after `guarded` to the end of the overlapped loop (and the start
     of the else branch): the epilogue's last P·V does not read it, and in a
@@ -326,7 +348,8 @@ def _release_before_epilogue(guarded: scf.IfOp, new_loop: scf.ForOp) -> None:
     Only a release that follows `guarded` in its block, of a slot taken
     before it there (`aref.get`) whose values nothing after the loop reads:
     not the epilogue, the ops between `guarded` and the release, nor the
-    scf.if's else branch."""
+    scf.if's else branch; with `max_bytes` > 0, only a slot of at most that
+    many bytes."""
     block = guarded.parent_block()
     assert block is not None
     after = list(block.ops)
@@ -340,7 +363,7 @@ def _release_before_epilogue(guarded: scf.IfOp, new_loop: scf.ForOp) -> None:
         gets = [g for g in block.ops if isinstance(g, aref.GetOp) and g.aref is op.aref and g.is_before_in_block(guarded)]
         get = gets[-1] if gets else None
         between = after[:i]
-        if (get is None
+        if (get is None or 0 < max_bytes < _slot_bytes(op.aref)
                 or any(isinstance(o, aref.GetOp | aref.ConsumedOp) and o.aref is op.aref for o in between)
                 or _uses_any(between + epilogue + list(else_block.ops), get.values)):
             continue
@@ -369,6 +392,11 @@ class OverlapDotsPass(ModulePass):
     """Overlap only loops that keep at most this many registers per thread
     at once (`OverlapPlan.registers_in_flight`; `MAX_OVERLAP_REGS` in
     `tawa-hopper-pipeline`); 0: every loop that qualifies."""
+    early_release_bytes: int = 0
+    """Release a slot the loop reads that was taken before it (attention's
+    Q) right after the rotated loop, not after the guard, when it holds at
+    most this many bytes (`MAX_EARLY_RELEASE_BYTES` in
+    `tawa-hopper-pipeline`); 0: any slot; negative: none."""
     remarks: bool = False
     """Print one `remark:` line per loop overlapped or left for its registers."""
 
@@ -389,7 +417,7 @@ class OverlapDotsPass(ModulePass):
                 continue
             self._remark(loop, "a loop's last tile.dot is issued in the next iteration after its first, "
                          "and runs under the rest of it (2 dots in flight)")
-            overlap(plan)
+            overlap(plan, self.early_release_bytes)
 
     def _remark(self, at: Operation, msg: str) -> None:
         if self.remarks:
@@ -401,4 +429,4 @@ class OverlapDotsPass(ModulePass):
             sys.stderr.write(f"{where}: remark: {NAME}: {msg}{name}\n")
 
 
-__all__ = ["MAX_OVERLAP_REGS", "OverlapDotsPass", "OverlapPlan", "consumer_loops", "overlap", "overlap_plan"]
+__all__ = ["MAX_EARLY_RELEASE_BYTES", "MAX_OVERLAP_REGS", "OverlapDotsPass", "OverlapPlan", "consumer_loops", "overlap", "overlap_plan"]

@@ -144,7 +144,7 @@ def test_autotune_with_split_candidates(cuda, seed, tmp_path, monkeypatch):
 
     monkeypatch.setenv("TAWA_CACHE_DIR", str(tmp_path))
     problem = GemmProblem(64, 2048, 4096)
-    space = Space(tiles=((128, 256), (128, 128)), split_k=(1, 0, 2))
+    space = Space(tiles=((64, 256), (64, 128)), split_k=(1, 0, 2))  # 8 and 16 programs: split candidates
     log: list[str] = []
     best = autotune(problem, space=space, log=log.append)
     print("\n".join(log))

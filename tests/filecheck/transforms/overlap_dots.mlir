@@ -8,6 +8,7 @@
 // RUN: tawa-opt %S/../../../examples/attention_fwd_d256.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-overlap-dots{remarks=true max-regs=160}' 2>&1 >/dev/null | filecheck %s --check-prefix=D256
 // RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-overlap-dots{remarks=true}' 2>&1 | filecheck %s --check-prefix=GEMM
 // RUN: not tawa-opt %S/../../../examples/attention_fwd.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-assign-stage-phase,tawa-overlap-dots' 2>&1 | filecheck %s --check-prefix=STAGED
+// RUN: tawa-opt %S/../../../examples/attention_fwd.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-overlap-dots{early-release-bytes=16384}' | filecheck %s --check-prefix=LATE
 
 // CHECK-LABEL: func.func @attention_fwd(
 // CHECK:       partition consumer
@@ -88,6 +89,16 @@
 // LOWERED:       } else {
 // LOWERED:           nvgpu.mbarrier_arrive
 // LOWERED:         scf.yield %m_init, %l_init, %acc_init,
+
+// A bound on the slots released early: Q (128x128 bf16, 32 KiB) above 16 KiB stays held until
+// after the guard (tawa-hopper-pipeline's bound is 32 KiB: Q of head dim 256, 64 KiB, stays).
+// LATE-LABEL: func.func @attention_fwd(
+// LATE:       } {tawa.overlapped}
+// LATE-NOT:   aref.consumed %ref_q
+// LATE:       } else {
+// LATE-NEXT:    scf.yield %m_init, %l_init, %acc_init
+// LATE-NEXT:  }
+// LATE-NEXT:  aref.consumed %ref_q
 
 // Without the first warp group's hand-over the second never gets its turn.
 // NOHANDOVER: error: tawa-verify-protocol: deadlock in @attention_fwd_d64 ({{.*}}): warp group 1 waits at named barrier 2 (128 of 256 threads arrived); warp group 2 waits at named barrier 3 (128 of 256 threads arrived)
