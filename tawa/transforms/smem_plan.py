@@ -9,8 +9,12 @@ shared memory:
   divides the tile's row (`slot_swizzle`: TMA writes and wgmma reads the
   same pattern, so this is the one place it is chosen; everyone after reads
   it from the buffer's `!nvgpu.smem` type) and aligned to that pattern
-  (`SMEM_ALIGNMENT`: 1024, 512 or 256 bytes), then a `full` and an `empty`
-  array of D mbarriers;
+  (`SMEM_ALIGNMENT`: 1024, 512 or 256 bytes), and a `full` and an `empty`
+  array of D mbarriers; all the rings' buffers come first, then all their
+  barriers (8-byte aligned), so that no barrier array pushes the next
+  buffer to its alignment: with attention's three rings the padding would
+  cost up to 2 KiB, the difference between two K/V stages and three at
+  head dim 128;
 * then the staging tiles of the TMA-store epilogue (`staging`: one
   `1 x rows x cols` buffer per store that takes it, swizzled like a slot
   of that row width; `tawa.transforms.tma_epilogue`), so that the ring
@@ -100,7 +104,9 @@ class _Bump:
         return Placement(offset, t)
 
 
-def _ring(create: aref.CreateOp, depth: int, bump: _Bump, who: str) -> RingLayout:
+def _ring_buffers(create: aref.CreateOp, depth: int, bump: _Bump,
+                  who: str) -> tuple[tuple[Placement, ...], tuple[TensorType, ...], int]:
+    """Places one ring's tile buffers: (buffers, payload tiles, bytes per stage)."""
     t = create.result.type
     assert isinstance(t, aref.ArefType)
     buffers, tiles, tx = [], [], 0
@@ -122,9 +128,7 @@ def _ring(create: aref.CreateOp, depth: int, bump: _Bump, who: str) -> RingLayou
         buffers.append(bump.place(smem))
         tiles.append(payload)
         tx += smem.num_bytes() // depth
-    full = bump.place(nvgpu.MBarrierType(depth))
-    empty = bump.place(nvgpu.MBarrierType(depth))
-    return RingLayout(depth, tuple(tiles), tuple(buffers), full, empty, tx)
+    return tuple(buffers), tuple(tiles), tx
 
 
 def plan_shared_memory(
@@ -138,11 +142,21 @@ def plan_shared_memory(
     asks "what if these rings had D slots?"); `who` names the pass in errors
     about unsupported slots."""
     bump = _Bump()
-    rings = {}
+    depths = {}
     for c in creates:
         t = c.result.type
         assert isinstance(t, aref.ArefType)
-        rings[c] = _ring(c, t.depth.data if depth_of is None else depth_of(c), bump, who)
+        depths[c] = t.depth.data if depth_of is None else depth_of(c)
+    # Every ring's tiles first, then every ring's barriers: a barrier array
+    # (8 bytes a slot) between two tile buffers would cost the next buffer's
+    # alignment (up to 1 KiB) in padding.
+    buffers = {c: _ring_buffers(c, depths[c], bump, who) for c in creates}
+    rings = {}
+    for c in creates:
+        full = bump.place(nvgpu.MBarrierType(depths[c]))
+        empty = bump.place(nvgpu.MBarrierType(depths[c]))
+        placed_buffers, tiles, tx = buffers[c]
+        rings[c] = RingLayout(depths[c], tiles, placed_buffers, full, empty, tx)
     placed = tuple(bump.place(t) for t in staging)
     return SmemPlan(rings, bump.next, placed)
 

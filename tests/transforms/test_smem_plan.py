@@ -64,8 +64,22 @@ def test_the_subtiled_staging_follows_the_rings():
     assert plan.fits and plan.total == 231424
 
 
+def test_barriers_follow_every_ring_buffer():
+    # attention_fwd: Q (32 KiB, depth 1), K and V (32 KiB a slot, depth 2): the tiles back to back,
+    # then the barrier arrays, 8 bytes a slot, with no alignment padding among the tiles.
+    _, creates = _creates("attention_fwd.mlir")
+    creates = creates[:3]
+    plan = plan_shared_memory(creates, lambda c: 1 if c is creates[0] else 2)
+    q, k, v = (plan.rings[c] for c in creates)
+    assert [r.buffers[0].offset for r in (q, k, v)] == [0, 32768, 98304]
+    barriers = [(r.full.offset, r.empty.offset) for r in (q, k, v)]
+    assert barriers == [(163840, 163848), (163856, 163872), (163888, 163904)]
+    assert plan.used == 163920
+
+
 def test_deepest_fitting_depths():
-    # GEMM's 48 KB stages: 4; attention's Q plus K and V rings of 32 KB: 2.
-    for name, depth in (("gemm.mlir", 4), ("attention_fwd.mlir", 2), ("matmul.mlir", 4)):
+    # GEMM's 48 KB stages: 4; attention's Q plus K and V rings of 32 KB: 3 (224 KiB of tiles; the
+    # barriers after all of them, not between: between, their padding took 2 KiB and left 2).
+    for name, depth in (("gemm.mlir", 4), ("attention_fwd.mlir", 3), ("matmul.mlir", 4)):
         module, _ = _creates(name)
         assert deepest_fitting(module) == depth, name
