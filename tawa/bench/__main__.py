@@ -3,7 +3,9 @@
 Workloads: `gemm` (bf16 C = A·Bᵀ against cuBLAS); `gemm-variants` (tawa's
 pipeline variants against each other and cuBLAS); `gemm-fp8` (e4m3 inputs
 against cuBLAS's fp8 GEMM); `attention` (FlashAttention forward against torch
-SDPA's cuDNN and FA2 backends); `watchdog` (the GEMM with and without
+SDPA's cuDNN and FA2 backends); `attention-ab` (two compilations of one
+attention kernel against each other and cuDNN: the A/B behind a compiler
+decision); `watchdog` (the GEMM with and without
 the hang watchdog's bounded waits); `launch` (host time per call against
 torch.matmul's); `plot` (draws a saved result's JSON as a PNG); `python -m tawa.bench gemm -h`
 lists its options.
@@ -22,6 +24,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "gemm-variants": "tawa.bench.gemm_variants",
         "gemm-fp8": "tawa.bench.gemm_fp8",
         "attention": "tawa.bench.attention",
+        "attention-ab": "tawa.bench.attention_ab",
         "watchdog": "tawa.bench.watchdog",
         "launch": "tawa.bench.launch",
         "plot": "tawa.bench.plot",

@@ -1,0 +1,35 @@
+"""`python -m tawa.bench attention-ab` without a GPU: its options and its errors (one line, exit 2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tawa.bench import __main__ as bench_main
+from tawa.bench import attention_ab
+
+
+def test_parse_options():
+    got = attention_ab.parse_options(["stages=3", "epilogue=threads", "pingpong=false", "persistent=true", "x=-1"])
+    assert got == {"stages": 3, "epilogue": "threads", "pingpong": False, "persistent": True, "x": -1}
+    assert attention_ab.parse_options([]) == {}
+    for bad in ("stages", "=3"):
+        with pytest.raises(ValueError, match="expected KEY=VALUE"):
+            attention_ab.parse_options([bad])
+
+
+def test_bad_arguments_exit_2_with_one_line(capsys, tmp_path):
+    for argv, message in (
+        (["attention-ab", "--head-dim", "128", "--new", "stages"], "expected KEY=VALUE, got 'stages'"),
+        (["attention-ab", "--head-dim", "96"], "invalid choice: 96"),
+        (["attention-ab", "--head-dim", "64", "--old-source", str(tmp_path / "none.mlir")], "none.mlir: no such file"),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            bench_main.main(argv)
+        assert exit_info.value.code == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert message in err[-1], err
+
+
+def test_listed_as_a_workload(capsys):
+    assert bench_main.main(["--help"]) == 0
+    assert "attention-ab" in capsys.readouterr().out
