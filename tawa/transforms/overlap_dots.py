@@ -28,7 +28,8 @@ whole is guarded by `lb < ub` (an `scf.if` whose else yields the initial
 values).  A slot the loop reads that was taken before it and is released
 after the guard (Q) is released right after the new loop instead
 (`_release_before_epilogue`): the epilogue does not read it, and the
-producer of a persistent kernel loads the next program's Q under it.  Stage B's inputs computed by stage A (%pb, %x) are carried to the
+producer of a persistent kernel loads the next program's Q under it.
+Stage B's inputs computed by stage A (%pb, %x) are carried to the
 next iteration instead of the dot's result (P in bf16: half the registers of
 f32); the dot's result reaches stage A through the wait that completes it,
 placed before its first use, and stage A's pure math that does not depend on
@@ -96,8 +97,9 @@ MAX_EARLY_RELEASE_BYTES = 32 * 1024
 (`OverlapDotsPass.early_release_bytes`, `_release_before_epilogue`).  On the
 H100 (2026-11-25, A/B in the same run) the early release of Q ran 1.01-1.04x
 on the short rows of head dims 64 and 128 (Q: 16 and 32 KiB), but 0.98x
-(geomean of 8 rows, 0.94-1.05) at head dim 256, whose Q slot holds 64 KiB;
-the cause is not analysed."""
+(geomean of 8 rows, 0.94-1.05) at head dim 256, whose Q slot holds 64 KiB
+(then with the thread epilogue; not measured again since the TMA-store
+epilogue fits at 256); the cause is not analysed."""
 
 
 @dataclass(frozen=True)
