@@ -97,9 +97,12 @@ class HopperPipelinePass(ModulePass):
     rewrites so that their last dot runs under the next iteration's work
     (FA3's intra-warp-group overlap): `auto` those that keep at most
     `MAX_OVERLAP_REGS` registers per thread in flight (attention at head
-    dims 64, 128 and 256) and release early only slots of at most
-    `MAX_EARLY_RELEASE_BYTES` (Q at head dims 64 and 128), `all` every loop
-    that qualifies, every slot released early."""
+    dims 64, 128 and 256), `all` every loop that qualifies."""
+    early_release: str = "auto"
+    """`auto`, `all` or `none` (`OVERLAPS`): which slots taken before an
+    overlapped loop (attention's Q) `tawa-overlap-dots` releases right after
+    it instead of after the epilogue: `auto` those of at most
+    `MAX_EARLY_RELEASE_BYTES` (Q at head dims 64 and 128)."""
     staging: str = "auto"
     """`auto`, `full` or `subtiled`: the TMA-store epilogue's staging
     buffers (`tawa.transforms.tma_epilogue`).  `auto` chooses among
@@ -112,8 +115,11 @@ class HopperPipelinePass(ModulePass):
             raise TawaError(f"epilogue must be one of {', '.join(EPILOGUES)}, got {self.epilogue!r}", self.name)
         if self.staging not in STAGINGS:
             raise TawaError(f"staging must be one of {', '.join(STAGINGS)}, got {self.staging!r}", self.name)
-        if self.overlap not in OVERLAPS:
-            raise TawaError(f"overlap must be one of {', '.join(OVERLAPS)}, got {self.overlap!r}", self.name)
+        for option in ("overlap", "early_release"):
+            value = getattr(self, option)
+            if value not in OVERLAPS:
+                raise TawaError(f"{option.replace('_', '-')} must be one of {', '.join(OVERLAPS)}, got {value!r}",
+                                self.name)
         self.specialize_pass().apply(ctx, op)
         for p in self.planned_steps(op):
             p.apply(ctx, op)
@@ -157,7 +163,8 @@ class HopperPipelinePass(ModulePass):
         return (
             PipelinePass(stages=stages, once_depth=once_depth),
             *((OverlapDotsPass(max_regs=MAX_OVERLAP_REGS if self.overlap == "auto" else 0,
-                               early_release_bytes=MAX_EARLY_RELEASE_BYTES if self.overlap == "auto" else 0),)
+                               early_release_bytes={"auto": MAX_EARLY_RELEASE_BYTES, "all": 0, "none": -1}[
+                                   self.early_release]),)
               if self.overlap != "none" else ()),
             *((PersistentPass(group_m=self.group_m, order=self.order),) if self.persistent else ()),
             AssignStagePhasePass(),

@@ -99,7 +99,8 @@ H100 (2026-11-25, A/B in the same run) the early release of Q ran 1.01-1.04x
 on the short rows of head dims 64 and 128 (Q: 16 and 32 KiB), but 0.98x
 (geomean of 8 rows, 0.94-1.05) at head dim 256, whose Q slot holds 64 KiB
 (then with the thread epilogue; not measured again since the TMA-store
-epilogue fits at 256); the cause is not analysed."""
+epilogue fits at 256: `tawa-hopper-pipeline{early-release=all}` is the
+other side of that A/B); the cause is not analysed."""
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from xdsl.dialects import scf
 from xdsl.passes import PassPipeline
 
 import tawa
 from tawa.diagnostics import TawaError
+from tawa.dialects import aref
 from tawa.transforms.assign_stage_phase import AssignStagePhasePass
+from tawa.transforms.hopper_pipeline import HopperPipelinePass
 from tawa.transforms.overlap_dots import OverlapDotsPass, consumer_loops, overlap_plan
 from tawa.transforms.pipeline import PipelinePass
 from tawa.transforms.warp_specialize import WarpSpecializePass
@@ -71,3 +74,32 @@ def test_after_stage_assignment_is_a_located_error():
 def test_a_negative_bound_is_refused():
     with pytest.raises(TawaError, match=r"max-regs must be 0 \(no bound\) or positive, got -1"):
         OverlapDotsPass(max_regs=-1).apply(tawa.context(), specialized("attention_fwd.mlir"))
+
+
+def _q_released_in_the_loops_guard(module) -> list[bool]:
+    """Per overlapped kernel: whether Q's slot (the depth-1 aref) is released inside the
+    rotated loop's guard (`scf.if %ran`: early) or after it."""
+    out = []
+    for guard in [o for o in module.walk() if isinstance(o, scf.IfOp) and o.cond.name_hint == "ran"]:
+        out.append(any(isinstance(o, aref.ConsumedOp) and o.aref.type.depth.data == 1 for o in guard.walk()))
+    return out
+
+
+@pytest.mark.parametrize(("name", "early_release", "expected"), [
+    ("attention_fwd.mlir", "auto", True),  # Q: 32 KiB
+    ("attention_fwd_d256.mlir", "auto", False),  # Q: 64 KiB, above MAX_EARLY_RELEASE_BYTES
+    ("attention_fwd_d256.mlir", "all", True),
+    ("attention_fwd.mlir", "none", False),
+])
+def test_hopper_pipeline_early_release(name, early_release, expected):
+    module = tawa.parse((EXAMPLES / name).read_text())
+    hp = HopperPipelinePass(stages=2, early_release=early_release)
+    hp.specialize_pass().apply(tawa.context(), module)
+    for p in hp.steps(2)[:2]:  # tawa-pipeline, tawa-overlap-dots
+        p.apply(tawa.context(), module)
+    assert _q_released_in_the_loops_guard(module) == [expected, expected]
+
+
+def test_hopper_pipeline_refuses_an_unknown_early_release():
+    with pytest.raises(TawaError, match=r"early-release must be one of auto, all, none, got 'early'"):
+        HopperPipelinePass(early_release="early").apply(tawa.context(), specialized("attention_fwd.mlir"))
