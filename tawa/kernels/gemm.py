@@ -24,11 +24,11 @@ steps, f32 accumulation, grid (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉[, batch]).
   K is empty and stores zeros, so every element of W is written.
   `gemm_reduce_source` is the *reduce* program `@gemm_splitk_reduce`
   (W, C, M, N), grid (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉): C = Σₛ W[s] in f32, then
-  C's type.  `tawa-hopper-pipeline` compiles the split program; it refuses
-  the reduce program (no dot: `tawa-warp-specialize` partitions kernels
-  around the loads that feed a dot), which is therefore the reduction's
-  definition, run by the CPU simulator; on the GPU the runtime sums W
-  with torch (`tawa.runtime.splitk`, docs/runtime.md "Split-K").
+  C's type.  `tawa-hopper-pipeline` compiles both (the reduce program has
+  no dot: all of it runs in the consumer warp groups); the reduce program is
+  the reduction's definition, run by the CPU simulator, and on the GPU the
+  runtime sums W with torch until the compiled one has run there
+  (`tawa.runtime.splitk`, docs/runtime.md "Split-K").
 
 `unsupported(config)` says why a configuration is outside the space that
 `tawa-hopper-pipeline` accepts (docs/passes.md, "Tile shapes"), or None.
@@ -287,9 +287,10 @@ def gemm_reduce_source(config: GemmConfig, name: str | None = None) -> str:
     """The reduce program of a split configuration: kernel
     `@gemm_splitk_reduce` (`name` renames it) with arguments (W, C, M, N),
     grid (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉): C = Σₛ W[s] summed in f32 in order
-    s = 0, 1, ..., then truncated to C's type.  `tawa-hopper-pipeline`
-    refuses it today (no tile.load feeds a dot); it defines what the
-    runtime's reduction computes and runs in the CPU simulator."""
+    s = 0, 1, ..., then truncated to C's type.  It defines what the
+    runtime's reduction computes; `tawa-hopper-pipeline` compiles it (a
+    dot-free kernel: every op is the consumers'), and the CPU simulator runs
+    it, but the runtime sums with torch until it has run on a GPU."""
     _check_generable(config, "tawa.kernels.gemm_reduce_source")
     if config.split_k == 1:
         raise TawaError(f"{config.id} has no K split (split_k = 1): no reduce program",

@@ -7,12 +7,9 @@
 A split configuration (`tawa.kernels.gemm`, `split_k` = S > 1) is two
 programs: the split program writes S partial sums of C into an f32
 workspace W (S×M×N), and the reduce program sums them into C.
-`tawa-hopper-pipeline` compiles the split program but refuses the reduce
-program: `tawa-warp-specialize` partitions a kernel around the tile.loads
-that feed a tile.dot (they become the producer's TMA loads, and the consumer
-warp groups and their register layouts follow the dots' accumulators), and
-a reduction has no dot ("left @gemm_splitk_reduce unchanged: no tile.load
-feeds a tile.dot").  So `SplitKGemm` launches the compiled split kernel and
+`tawa-hopper-pipeline` compiles both (the reduce program, which has no dot,
+with every op in the consumer warp groups), but only the split kernel has
+run on a GPU: `SplitKGemm` launches the compiled split kernel and
 then sums W with torch on the same stream — one `torch.sum` into an f32 C;
 one `torch.add(W[0], W[1], out=C)` for S = 2 (f32 math, rounded once on the
 store); else `torch.sum` into an f32 scratch slab and a copy into C.  Either

@@ -8,7 +8,10 @@ Task-aware partitioning after Tawa (arXiv 2510.14719) and Triton's NVWS:
   issued by one producer thread); a tile that is combined with other tiles
   before it reaches a dot (an attention bias) stays with the consumers;
 * every other op that touches tiles or memory (dots, elementwise math,
-  reductions, stores, remaining loads) is a *consumer* op;
+  reductions, stores, remaining loads) is a *consumer* op — in a kernel
+  without dots (an elementwise or reduction kernel) every tile op is, its
+  loads become per-thread global loads of the consumers and the producer
+  partition is empty;
 * scalar, side-effect-free ops (index arithmetic, constants, program ids) and
   the `scf.for` skeletons are replicated into every partition that needs them:
   a loop goes where its body's ops go, and an op goes wherever its results are
@@ -201,8 +204,6 @@ class Partitioning:
         self.producer_loads = {
             op for op in body.walk() if isinstance(op, tile.LoadOp) and _feeds_dot_operand(op.result)
         }
-        if not self.producer_loads:
-            raise Declined("no tile.load feeds a tile.dot")
         for load in sorted(self.producer_loads, key=_program_order):
             for anc in self._ancestors(load):
                 if not isinstance(anc, scf.ForOp):
@@ -636,25 +637,30 @@ FULL_ACCUMULATOR_REGS = WGMMA_M * WGMMA_MAX_N // THREADS_PER_GROUP + SCALAR_REGS
 
 def consumer_warp_groups(kernel: func.FuncOp) -> int:
     """Consumer warp groups for `kernel`: one per 64 rows of its dots'
-    accumulators (warp group c owns rows [64c, 64c + 64)).  Every dot must
-    have the same rows, a multiple of 64 up to 256; otherwise a located
-    error at the first dot that breaks the rule."""
+    accumulators (warp group c owns rows [64c, 64c + 64)), or, in a kernel
+    without dots, of the 2-D tiles it stores.  Those tiles must all have
+    the same rows, a multiple of 64 up to 256; otherwise a located error at
+    the first op that breaks the rule.  A kernel with neither: 1."""
+    dots = [o for o in kernel.walk() if isinstance(o, _DOTS)]
+    if dots:  # (op, its tile, what the tile is, what the op is)
+        tiles = [(dot, dot.results[0].type, "accumulator", "dot") for dot in dots]
+    else:
+        tiles = [(st, st.value.type, "stored tile", "store") for st in kernel.walk()
+                 if isinstance(st, tile.StoreOp) and len(st.value.type.get_shape()) == 2]
     first: tuple[Operation, int] | None = None
-    for dot in [o for o in kernel.walk() if isinstance(o, _DOTS)]:
-        t = dot.results[0].type
+    for op, t, what, by in tiles:
         assert isinstance(t, TensorType)
         rows = t.get_shape()[0]
         if rows % WGMMA_M or not 1 <= rows // WGMMA_M <= MAX_CONSUMER_GROUPS:
             sizes = ", ".join(str(WGMMA_M * g) for g in range(1, MAX_CONSUMER_GROUPS + 1))
-            raise fail(dot, f"{WarpSpecializePass.name}: a {t} accumulator is not supported: its rows "
-                            f"(BLOCK_M) must be one of {sizes}, one consumer warp group per {WGMMA_M} rows")
+            raise fail(op, f"{WarpSpecializePass.name}: a {t} {what} is not supported: its rows "
+                           f"(BLOCK_M) must be one of {sizes}, one consumer warp group per {WGMMA_M} rows")
         if first is None:
-            first = (dot, rows)
+            first = (op, rows)
         elif rows != first[1]:
-            raise fail(dot, f"{WarpSpecializePass.name}: this dot's accumulator has {rows} rows but the "
-                            f"dot at {location_of(first[0]) or 'the first dot'} has {first[1]}: the consumer "
-                            f"has one warp group per {WGMMA_M} rows, so every accumulator of a kernel needs "
-                            "the same rows")
+            raise fail(op, f"{WarpSpecializePass.name}: this {by}'s {what} has {rows} rows but the {by} at "
+                           f"{location_of(first[0]) or f'the first {by}'} has {first[1]}: the consumer has one "
+                           f"warp group per {WGMMA_M} rows, so every {what} of a kernel needs the same rows")
     return 1 if first is None else first[1] // WGMMA_M
 
 

@@ -174,13 +174,23 @@ def test_split_kernels_assemble_without_spills(config, tmp_path, monkeypatch):
         assert "wgmma.mma_async instructions are serialized" not in log, log
 
 
-def test_the_pipeline_refuses_the_reduce_program():
-    """A dot-free tile kernel: tawa-warp-specialize has nothing to partition
-    around (no tile.load feeds a tile.dot), so the runtime sums W with torch."""
-    config = GemmConfig(128, 128, 64, split_k=4)
-    with pytest.raises(TawaError, match=r"tawa-warp-specialize left @gemm_splitk_reduce unchanged: "
-                                        r"no tile\.load feeds a tile\.dot"):
-        tawa.compile(gemm_reduce_source(config), config.reduce_kernel)
+@pytest.mark.parametrize("config, M, N", [
+    (GemmConfig(128, 128, 64, split_k=3), 130, 200),  # bf16 C: a sum, then truncf
+    (GemmConfig(64, 128, 64, "f16", "f16", "f32", split_k=2), 70, 136),  # f32 C
+], ids=lambda v: v.id if isinstance(v, GemmConfig) else str(v))
+def test_the_reduce_program_compiles_and_computes_the_tile_program(config, M, N):
+    """A dot-free tile kernel: every op is the consumers' (docs/passes.md). The runtime still sums
+    W with torch (GPU-tested); the compiled reduce program has not run on a GPU yet."""
+    W = np.random.default_rng(3).standard_normal((config.split_k, M, N)).astype(np.float32)
+    want = run_reduce(config, W, M, N)
+    module = tawa.parse(gemm_reduce_source(config))
+    ctx = tawa.context()
+    HopperPipelinePass(prepare=False).apply(ctx, module)
+    for p in PreparePtxPass.steps()[:-1]:
+        p.apply(ctx, module)
+    got = np.full((M, N), np.nan, NUMPY_TYPES[config.c_dtype])
+    tawa.interpret(module, config.reduce_kernel, reduce_grid(config, M, N), W, got, M, N, ctas=2)
+    assert np.array_equal(got.astype(np.float32), want.astype(np.float32))
 
 
 def test_configuration_rules():

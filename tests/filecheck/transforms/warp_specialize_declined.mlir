@@ -2,24 +2,9 @@
 // RUN: tawa-opt %s -p tawa-warp-specialize --split-input-file 2>/dev/null | filecheck %s
 // RUN: not tawa-opt %s -p 'tawa-warp-specialize{strict=true}' 2>&1 | filecheck %s --check-prefix=STRICT
 
-// A kernel whose loads feed no dot is left unchanged, with a one-line remark.
-// REMARK: warp_specialize_declined.mlir:8:1: remark: tawa-warp-specialize left @copy unchanged: no tile.load feeds a tile.dot
-// STRICT: warp_specialize_declined.mlir:8:1: error: tawa-warp-specialize left @copy unchanged: no tile.load feeds a tile.dot
-func.func @copy(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>) {
-  %c0 = arith.constant 0 : index
-  %a = tile.load %A[%c0, %c0] : memref<?x?xbf16> -> tensor<64x64xbf16>
-  tile.store %a, %B[%c0, %c0] : tensor<64x64xbf16>, memref<?x?xbf16>
-  func.return
-}
-// CHECK-LABEL: func.func @copy
-// CHECK-NOT:     aref
-// CHECK:         tile.load
-// CHECK-NEXT:    tile.store
-
-// -----
-
 // A load under scf.if is not supported: declined, not miscompiled.
-// REMARK: warp_specialize_declined.mlir:23:1: remark: tawa-warp-specialize left @guarded unchanged: a tile.load feeding a dot is nested in 'scf.if' (only scf.for loops are supported)
+// REMARK: warp_specialize_declined.mlir:8:1: remark: tawa-warp-specialize left @guarded unchanged: a tile.load feeding a dot is nested in 'scf.if' (only scf.for loops are supported)
+// STRICT: warp_specialize_declined.mlir:8:1: error: tawa-warp-specialize left @guarded unchanged: a tile.load feeding a dot is nested in 'scf.if'
 func.func @guarded(%A: memref<?x?xbf16>, %C: memref<?x?xf32>, %p: i1) {
   %c0 = arith.constant 0 : index
   %z = tile.zeros : tensor<64x64xf32>
@@ -41,7 +26,7 @@ func.func @guarded(%A: memref<?x?xbf16>, %C: memref<?x?xf32>, %p: i1) {
 
 // Load offsets that depend on consumer data (an indirect load) cannot be
 // produced ahead of the consumer.
-// REMARK: warp_specialize_declined.mlir:45:1: remark: tawa-warp-specialize left @indirect unchanged: the producer would need the result of 'test.op' (at {{.*}}warp_specialize_declined.mlir:52:3), which must stay in the consumer
+// REMARK: warp_specialize_declined.mlir:30:1: remark: tawa-warp-specialize left @indirect unchanged: the producer would need the result of 'test.op' (at {{.*}}warp_specialize_declined.mlir:37:3), which must stay in the consumer
 func.func @indirect(%A: memref<?x?xbf16>, %C: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %z = tile.zeros : tensor<64x64xf32>

@@ -1,0 +1,94 @@
+"""Kernels without dots through the whole pipeline (docs/passes.md, "Kernels without dots"):
+tawa-warp-specialize puts every op in the consumer warp groups, and the lowered kernel, run by
+the CPU simulator on ragged shapes, gives the tile program's bits (the row softmax: within the
+last bits its sums' order changes; the interpreter is the oracle, itself checked against
+NumPy); ptxas assembles each without spills.  Not yet run on a GPU."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tawa
+from tawa.kernels.gemm import GemmConfig, gemm_reduce_source
+from tawa.transforms.hopper_pipeline import HopperPipelinePass
+from tawa.transforms.prepare_ptx import PreparePtxPass
+
+KERNELS = Path(__file__).resolve().parent / "dot_free"
+BF16 = ml_dtypes.bfloat16
+
+
+def lowered(text: str):
+    """`tawa-hopper-pipeline` less its final scf-to-cf step (what the simulator runs)."""
+    module = tawa.parse(text)
+    ctx = tawa.context()
+    HopperPipelinePass(prepare=False).apply(ctx, module)
+    for p in PreparePtxPass.steps()[:-1]:
+        p.apply(ctx, module)
+    return module
+
+
+def both(text: str, name: str, grid, inputs, out: np.ndarray, *scalars) -> tuple[np.ndarray, np.ndarray]:
+    """(tile program's output, lowered kernel's output on 2 CTAs), each into a NaN-poisoned copy of `out`."""
+    want, got = out.copy(), out.copy()
+    tawa.interpret(text, name, grid, *inputs, want, *scalars)
+    tawa.interpret(lowered(text), name, grid, *inputs, got, *scalars, ctas=2)
+    return want, got
+
+
+@pytest.mark.parametrize("M, N", [(130, 200), (128, 128), (1, 8)])
+def test_add_relu(M, N):
+    rng = np.random.default_rng(M * 1000 + N)
+    A, B = (rng.standard_normal((M, N)).astype(BF16) for _ in range(2))
+    text = (KERNELS / "add_relu.mlir").read_text()
+    want, got = both(text, "add_relu", (-(-M // 128), -(-N // 128)), [A, B], np.full((M, N), np.nan, BF16))
+    ref = np.maximum(A.astype(np.float32) + B.astype(np.float32), 0).astype(BF16)
+    assert np.array_equal(want.astype(np.float32), ref.astype(np.float32))
+    assert np.array_equal(got.astype(np.float32), want.astype(np.float32))
+
+
+@pytest.mark.parametrize("M", [100, 64, 3])
+def test_row_softmax(M):
+    X = np.random.default_rng(M).standard_normal((M, 136)).astype(np.float32) * 4
+    text = (KERNELS / "row_softmax.mlir").read_text()
+    out = np.full((M, 136), np.nan, np.float32)
+    want, got = both(text, "row_softmax", (-(-M // 64),), [X], out)
+    e = np.exp2(X[:, :128] - X[:, :128].max(1, keepdims=True))
+    np.testing.assert_allclose(want[:, :128], e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+    assert np.isnan(want[:, 128:]).all()  # columns past the tile are not written
+    # The row sums fold in another order (per thread, then across the quad): the last bits differ.
+    np.testing.assert_allclose(got[:, :128], want[:, :128], rtol=1e-6, atol=0)
+    assert np.isnan(got[:, 128:]).all()
+
+
+def test_split_k_reduce_program():
+    """The split-K GEMM's reduce program (tawa.kernels.gemm_reduce_source): a loop of loads and adds."""
+    config = GemmConfig(128, 128, 64, split_k=3)
+    M, N = 130, 200
+    W = np.random.default_rng(7).standard_normal((3, M, N)).astype(np.float32)
+    want, got = both(gemm_reduce_source(config), config.reduce_kernel, (2, 2), [W],
+                     np.full((M, N), np.nan, BF16), M, N)
+    np.testing.assert_allclose(want.astype(np.float32), W.sum(0), rtol=1e-2, atol=1e-2)
+    assert np.array_equal(got.astype(np.float32), want.astype(np.float32))
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas (CUDA toolkit) is not on PATH")
+@pytest.mark.parametrize("source, name", [
+    ("add_relu.mlir", "add_relu"),
+    ("row_softmax.mlir", "row_softmax"),
+    (None, "gemm_splitk_reduce"),
+])
+def test_assembles_without_spills(source, name, tmp_path):
+    text = gemm_reduce_source(GemmConfig(128, 128, 64, split_k=3)) if source is None else (KERNELS / source).read_text()
+    ptx = tmp_path / f"{name}.ptx"
+    ptx.write_text(tawa.compile(text, name).ptx)
+    log = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(ptx), "-o", str(tmp_path / "k.cubin")],
+                         capture_output=True, text=True, check=True).stderr
+    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
+    assert spills and all(s == ("0", "0") for s in spills), log
