@@ -38,6 +38,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from tawa.diagnostics import TawaError
 from tawa.dialects import nvgpu, tile
 from tawa.dialects.nvgpu.fragments import LOADABLE
 from tawa.target.hopper import WGMMA_M
@@ -259,7 +260,7 @@ def _scalar_or_frag(value: SSAValue, user: Operation) -> SSAValue:
     if isinstance(splat, tile.SplatOp) and isinstance(splat.value.type, Float32Type):
         return splat.value
     if (root := _unlowered_math(value)) is not None:
-        raise fail(root, f"{NAME}: '{root.name}' is not supported by the Hopper lowering yet")
+        raise _unsupported_math(root)
     raise fail(
         user,
         f"{NAME}: '{user.name}' on an accumulator needs another accumulator or a tile.splat of an f32 scalar",
@@ -279,6 +280,12 @@ def _unlowered_math(value: SSAValue) -> Operation | None:
         if (inner := _unlowered_math(operand)) is not None:
             return inner
     return op
+
+
+def _unsupported_math(root: Operation) -> TawaError:
+    """The located error for math no pattern lowers (`_unlowered_math`)."""
+    hint = " (write math.exp2 of x·log2(e), or run tawa-exp-to-exp2 first)" if root.name == "math.exp" else ""
+    return fail(root, f"{NAME}: '{root.name}' is not supported by the Hopper lowering yet{hint}")
 
 
 def _carried(value: SSAValue) -> bool:
@@ -588,5 +595,7 @@ def diagnose(region: Region) -> None:
                 raise fail(op, f"{NAME}: {op.name} accumulator must be a zeros-initialised (loop-carried) accumulator")
             raise fail(op, f"{NAME}: {op.name} lhs must come from an aref slot or be a converted accumulator, for now")
         if isinstance(op, tile.StoreOp):
+            if (root := _unlowered_math(op.value)) is not None:  # the store waited on math no pattern knows
+                raise _unsupported_math(root)
             raise fail(op, f"{NAME}: only stores of an accumulator (f32, or converted by arith.truncf) "
                        "are supported for now")
