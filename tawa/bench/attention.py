@@ -19,7 +19,7 @@ import datetime
 import json
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,40 @@ HEAD_DIMS = {
     256: ("attention_fwd_d256.mlir", "attention_fwd_d256"),
 }
 BACKENDS = ("tawa", "cuDNN", "FA2")
+
+
+def sdpa(backend: Any, q: Any, k: Any, v: Any, causal: bool) -> Callable[[], None]:
+    """A call of torch's scaled_dot_product_attention with only `backend` allowed."""
+    import torch.nn.functional as F
+    from torch.nn.attention import sdpa_kernel
+
+    def run() -> None:
+        with sdpa_kernel(backend):
+            F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    return run
+
+
+def interleaved(fns: dict[str, Callable[[], Any]], rounds: int) -> dict[str, list[float]]:
+    """Milliseconds per round of each function (`triton.testing.do_bench`
+    median): `rounds` rounds, the order reversed every other round; NaN for
+    a function that raises RuntimeError (a backend that does not take the row)."""
+    from triton.testing import do_bench
+
+    times: dict[str, list[float]] = {n: [] for n in fns}
+    for r in range(rounds):
+        order = list(fns.items())
+        for n, f in order if r % 2 == 0 else reversed(order):
+            try:
+                times[n].append(do_bench(f, warmup=25, rep=150, return_mode="median"))
+            except RuntimeError:
+                times[n].append(math.nan)
+    return times
+
+
+def tflops(times: dict[str, list[float]], B: int, S: int, d: int, causal: bool) -> dict[str, float]:
+    """TFLOP/s of each function's median: 4·B·H·S²·d, halved for causal."""
+    gflop = 4 * B * HEADS * S * S * d * (0.5 if causal else 1.0) / 1e9
+    return {n: gflop / statistics.median(t) for n, t in times.items()}
 
 
 def geomean(values: Sequence[float]) -> float:
@@ -70,8 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import torch
     import torch.nn.functional as F
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-    from triton.testing import do_bench
+    from torch.nn.attention import SDPBackend
 
     import tawa
 
@@ -109,23 +142,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"d={head_dim} B={B} S={S} causal={causal}: WRONG (rel err {err:.2e})")
                 return 1
 
-            def sdpa(backend, q=q, k=k, v=v, causal=causal):
-                def f():
-                    with sdpa_kernel(backend):
-                        F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-                return f
-
-            fns = {"tawa": run_tawa, "cuDNN": sdpa(SDPBackend.CUDNN_ATTENTION), "FA2": sdpa(SDPBackend.FLASH_ATTENTION)}
-            times: dict[str, list[float]] = {n: [] for n in fns}
-            for r in range(args.rounds):
-                order = list(fns.items())
-                for n, f in order if r % 2 == 0 else reversed(order):
-                    try:
-                        times[n].append(do_bench(f, warmup=25, rep=150, return_mode="median"))
-                    except RuntimeError:  # a backend that does not take this row
-                        times[n].append(math.nan)
-            gflop = 4 * B * HEADS * S * S * head_dim * (0.5 if causal else 1.0) / 1e9
-            tf = {n: gflop / statistics.median(t) for n, t in times.items()}
+            fns = {"tawa": run_tawa, "cuDNN": sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, causal),
+                   "FA2": sdpa(SDPBackend.FLASH_ATTENTION, q, k, v, causal)}
+            times = interleaved(fns, args.rounds)
+            tf = tflops(times, B, S, head_dim, causal)
             rows.append({"d": head_dim, "B": B, "H": HEADS, "S": S, "causal": causal, "tflops": tf,
                          "rel_err": err, "ms_per_round": times})
             print(

@@ -22,13 +22,12 @@ import argparse
 import datetime
 import json
 import math
-import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tawa.bench.attention import BLOCK_M, HEAD_DIMS, HEADS, SHAPES, geomean
+from tawa.bench.attention import BLOCK_M, HEAD_DIMS, HEADS, SHAPES, geomean, interleaved, sdpa, tflops
 
 RAGGED = [(2, 65), (1, 200)]
 """(batch, seq_len) checked for correctness only."""
@@ -80,8 +79,7 @@ def run(d: int, name: str, sources: dict[str, Path], options: dict[str, dict[str
         json_path: Path | None) -> int:
     import torch
     import torch.nn.functional as F
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-    from triton.testing import do_bench
+    from torch.nn.attention import SDPBackend
 
     import tawa
 
@@ -113,19 +111,9 @@ def run(d: int, name: str, sources: dict[str, Path], options: dict[str, dict[str
                 fns[side] = lambda c=compiled, flat=flat, S=S, scale=scale, grid=grid: c(*flat, S, scale, grid=grid)
             if (B, S) in RAGGED:
                 continue
-
-            def cudnn(q=q, k=k, v=v, causal=causal):
-                with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-                    F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-
-            fns["cuDNN"] = cudnn
-            times: dict[str, list[float]] = {n: [] for n in fns}
-            for r in range(rounds):
-                order = list(fns.items())
-                for n, f in order if r % 2 == 0 else reversed(order):
-                    times[n].append(do_bench(f, warmup=25, rep=150, return_mode="median"))
-            gflop = 4 * B * HEADS * S * S * d * (0.5 if causal else 1.0) / 1e9
-            tf = {n: gflop / statistics.median(t) for n, t in times.items()}
+            fns["cuDNN"] = sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, causal)
+            times = interleaved(fns, rounds)
+            tf = tflops(times, B, S, d, causal)
             rows.append({"B": B, "S": S, "causal": causal, "tflops": tf, "ms_per_round": times})
             print(f"{B:>3} {S:>6} {str(causal):>6} {tf['new']:>7.1f} {tf['old']:>7.1f} {tf['cuDNN']:>7.1f} "
                   f"{tf['new'] / tf['old']:>8.3f} {tf['new'] / tf['cuDNN']:>9.3f} {tf['old'] / tf['cuDNN']:>9.3f}",

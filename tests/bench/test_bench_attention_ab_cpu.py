@@ -33,3 +33,12 @@ def test_bad_arguments_exit_2_with_one_line(capsys, tmp_path):
 def test_listed_as_a_workload(capsys):
     assert bench_main.main(["--help"]) == 0
     assert "attention-ab" in capsys.readouterr().out
+
+
+def test_tflops_counts_the_causal_half():
+    from tawa.bench.attention import tflops
+
+    times = {"a": [2.0, 1.0, 3.0], "b": [4.0]}  # medians 2 ms and 4 ms
+    full = tflops(times, 1, 1024, 128, causal=False)  # 4·16·1024²·128 FLOP = 8.59 GFLOP
+    assert full == {"a": 4 * 16 * 1024**2 * 128 / 1e9 / 2.0, "b": 4 * 16 * 1024**2 * 128 / 1e9 / 4.0}
+    assert tflops(times, 1, 1024, 128, causal=True)["a"] == full["a"] / 2

@@ -128,10 +128,11 @@ def test_split_then_reduce_is_the_product(config, M, N, K):
         assert rel_err(C, ref) <= (1e-5 if config.c_dtype == "f32" else 1e-2)
 
 
-def lowered(config: GemmConfig, epilogue: str = "auto"):
-    """The split program after tawa-hopper-pipeline, less its final scf-to-cf
-    conversion (as tests/transforms/test_lowering_differential.py runs it)."""
-    module = tawa.parse(gemm_source(config))
+def lowered(config: GemmConfig, epilogue: str = "auto", source=gemm_source):
+    """The split program (or `source`'s program of `config`) after
+    tawa-hopper-pipeline, less its final scf-to-cf conversion (as
+    tests/transforms/test_lowering_differential.py runs it)."""
+    module = tawa.parse(source(config))
     ctx = tawa.context()
     HopperPipelinePass(prepare=False, epilogue=epilogue).apply(ctx, module)
     for p in PreparePtxPass.steps()[:-1]:
@@ -183,13 +184,8 @@ def test_the_reduce_program_compiles_and_computes_the_tile_program(config, M, N)
     W with torch (GPU-tested); the compiled reduce program has not run on a GPU yet."""
     W = np.random.default_rng(3).standard_normal((config.split_k, M, N)).astype(np.float32)
     want = run_reduce(config, W, M, N)
-    module = tawa.parse(gemm_reduce_source(config))
-    ctx = tawa.context()
-    HopperPipelinePass(prepare=False).apply(ctx, module)
-    for p in PreparePtxPass.steps()[:-1]:
-        p.apply(ctx, module)
     got = np.full((M, N), np.nan, NUMPY_TYPES[config.c_dtype])
-    tawa.interpret(module, config.reduce_kernel, reduce_grid(config, M, N), W, got, M, N, ctas=2)
+    tawa.interpret(lowered(config, source=gemm_reduce_source), config.reduce_kernel, reduce_grid(config, M, N), W, got, M, N, ctas=2)
     assert np.array_equal(got.astype(np.float32), want.astype(np.float32))
 
 
