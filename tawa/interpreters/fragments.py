@@ -27,7 +27,7 @@ from xdsl.utils.exceptions import InterpretationError
 
 from tawa.dialects import nvgpu
 from tawa.dialects.nvgpu.fragments import FragBinaryKind
-from tawa.dialects.nvgpu.layouts import TiledLayout
+from tawa.dialects.nvgpu.layouts import TiledLayout, fold_steps
 from tawa.dialects.nvgpu.types import FragmentType, element_bytes
 from tawa.interpreters import simt
 from tawa.interpreters.arith import _maximum, _minimum
@@ -145,6 +145,11 @@ class FragmentFunctions(InterpreterFunctions):
     def run_zeros(self, interpreter: Interpreter, op: Operation, args: PythonValues):
         return (new_fragment(op.results[0].type, cta_of(interpreter).threads),)
 
+    @impl(nvgpu.FragmentUndefOp)
+    def run_undef(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        # NaN: a use that reads these values shows in the result.
+        return (new_fragment(op.results[0].type, cta_of(interpreter).threads, np.nan),)
+
     @impl(nvgpu.FragmentSplatOp)
     def run_splat(self, interpreter: Interpreter, op: Operation, args: PythonValues):
         lanes = lanes_of(interpreter)
@@ -208,7 +213,7 @@ class FragmentFunctions(InterpreterFunctions):
         combine = np.maximum if op.kind.data.value == "max" else np.add
         shape = src.shape()
         red = src.layout().reduce(shape, len(shape) - 1)
-        out = np.stack([combine.reduce(x[:, list(g)], axis=1) for g in red.sources], axis=1)
+        out = np.stack([_fold(combine, x[:, list(g)]) for g in red.sources], axis=1)
         lanes_ix = np.arange(out.shape[0])
         for mask in red.lane_masks:
             out = combine(out, out[lanes_ix ^ mask])
@@ -338,6 +343,15 @@ class FragmentFunctions(InterpreterFunctions):
             raise _fail(op, f"{op.name}: thread {idx[lane]} stores value {i} at "
                         f"{addrs[lane, i]:#x}, outside every memref (an out-of-bounds store)")
         return ()
+
+
+def _fold(combine: Any, x: np.ndarray) -> np.ndarray:
+    """Combines the columns of `x` (lanes × values) per lane in the order
+    of `fold_steps`, as the PTX printer emits it."""
+    slots = [x[:, i] for i in range(x.shape[1])]
+    for a, b in fold_steps(len(slots)):
+        slots[a] = combine(slots[a], slots[b])
+    return slots[0]
 
 
 def _addresses(t: FragmentType, base: np.ndarray, pitch: np.ndarray) -> np.ndarray:

@@ -370,6 +370,11 @@ class NvgpuFunctions(InterpreterFunctions):
     def run_fence_proxy_async(self, interpreter: Interpreter, op: Operation, args: PythonValues):
         return ()
 
+    @impl(nvgpu.FenceCtaOp)
+    def run_fence_cta(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        # The simulator runs a thread's memory accesses in program order.
+        return ()
+
     # named barriers ---------------------------------------------------------
 
     @impl(nvgpu.NamedBarrierSyncOp)

@@ -218,14 +218,21 @@ class LowerDot(RewritePattern):
             operands=[rhs.source, rhs.stage, self.info.zero],
             result_types=[nvgpu.WgmmaDescriptorType(rt.get_shape()[1:], rt.element_type, rt.swizzle.data)],
         )
-        true = arith.ConstantOp(IntegerAttr(1, i1))
+        # A product from zeros overwrites an unwritten accumulator (scale-d false) instead of adding to
+        # zeroed registers.
+        zeros = op.acc.owner if isinstance(op.acc.owner, nvgpu.FragmentZerosOp) else None
+        acc = nvgpu.FragmentUndefOp.build(result_types=[op.acc.type]) if zeros else None
+        accumulate = arith.ConstantOp(IntegerAttr(0 if zeros else 1, i1))
+        if acc:
+            acc.result.name_hint, accumulate.result.name_hint = "unwritten", "overwrite"
         mma = nvgpu.WgmmaOp.build(
-            operands=[a_value, b.result, op.acc, true.result],
+            operands=[a_value, b.result, acc.result if acc else op.acc, accumulate.result],
             result_types=[op.acc.type],
             properties={"rhs_transposed": UnitAttr()} if op.rhs_transposed is not None else {},
         )
         mma.location = op.location  # errors about the wgmma point at the dot
-        ops: list[Operation] = [*([a] if a else []), b, true, nvgpu.WgmmaFenceOp(), mma, nvgpu.WgmmaCommitGroupOp()]
+        ops: list[Operation] = [*([a] if a else []), b, *([acc] if acc else []), accumulate, nvgpu.WgmmaFenceOp(),
+                                mma, nvgpu.WgmmaCommitGroupOp()]
         result = mma.result
         if isinstance(op, tile.DotOp):
             wait = nvgpu.WgmmaWaitGroupOp(0, [mma.result])
@@ -238,6 +245,8 @@ class LowerDot(RewritePattern):
         rewriter.replace(op, [], [result])
         if isinstance(lhs, arith.TruncFOp) and not lhs.result.uses:
             rewriter.erase(lhs)
+        if zeros and not zeros.result.uses:
+            rewriter.erase(zeros)
 
 
 class LowerDotWait(RewritePattern):

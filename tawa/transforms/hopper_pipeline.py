@@ -92,6 +92,10 @@ class HopperPipelinePass(ModulePass):
     pingpong: bool = True
     """`tawa-lower-tile{pingpong}`: the two consumer warp groups of an
     overlapped loop take turns issuing their dots."""
+    pin_waits: bool = False
+    """`tawa-lower-tile{pin-waits}`: a wgmma wait after register math (the
+    overlapped loop's P·V wait) gets a fence that keeps ptxas from moving it
+    above that math."""
     overlap: str = "auto"
     """`auto`, `all` or `none`: which consumer loops `tawa-overlap-dots`
     rewrites so that their last dot runs under the next iteration's work
@@ -171,7 +175,8 @@ class HopperPipelinePass(ModulePass):
             LowerArefPass(),
             *((BoundWaitsPass(timeout_ms=self.watchdog_ms),) if self.watchdog else ()),
             LowerTilePass(epilogue=self.epilogue if epilogue is None else epilogue,
-                          staging=self.staging if staging is None else staging, pingpong=self.pingpong),
+                          staging=self.staging if staging is None else staging, pingpong=self.pingpong,
+                          pin_waits=self.pin_waits),
             MaterializePartitionsPass(group_m=self.group_m, order=self.order),
             ExpandFragmentStoresPass(),
             CheckResourcesPass(),

@@ -37,6 +37,7 @@ from tawa.dialects import aref, nvgpu, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.target.hopper import WARPS_PER_GROUP
 from tawa.transforms.consumer_patterns import NAME, ConsumerInfo, consumer_patterns, diagnose
+from tawa.transforms.pin_waits import pin_waits
 from tawa.transforms.pingpong import ping_pong
 from tawa.transforms.tma_epilogue import EPILOGUES, STAGINGS, drain_at_end, stage_stores
 from tawa.transforms.utils import fail, kernel_of
@@ -44,11 +45,13 @@ from tawa.transforms.utils import fail, kernel_of
 
 def lower_consumer(region: Region, first_group: int, groups: int,
                    staged: Mapping[tile.StoreOp, tuple[SSAValue, SSAValue]] | None = None,
-                   pingpong: bool = True) -> None:
+                   pingpong: bool = True, pin: bool = False) -> None:
     """Lowers one consumer partition of `groups` warp groups, the first of
     which is warp group `first_group` of the CTA; the `staged` stores take
     the TMA-store epilogue; with `pingpong`, the two warp groups of an
-    overlapped loop take turns issuing their dots (`tawa.transforms.pingpong`)."""
+    overlapped loop take turns issuing their dots (`tawa.transforms.pingpong`);
+    with `pin`, a wgmma wait after register math stays there
+    (`tawa.transforms.pin_waits`)."""
     staged = {s: v for s, v in (staged or {}).items() if region.is_ancestor(s)}
     info = ConsumerInfo.at_start_of(region, first_group, groups, staged)
     PatternRewriteWalker(
@@ -59,6 +62,8 @@ def lower_consumer(region: Region, first_group: int, groups: int,
     _erase_dead_tile_math(region)
     if pingpong:
         ping_pong(region, info.row0, groups)
+    if pin:
+        pin_waits(region)
     if staged:
         drain_at_end(region, first_group)
     for op in [o for o in region.walk() if isinstance(o, tile.SplatOp | nvgpu.SmemTileOp)]:
@@ -96,6 +101,9 @@ class LowerTilePass(ModulePass):
     pingpong: bool = True
     """The two consumer warp groups of a loop `tawa-overlap-dots` rotated
     take turns issuing their dots (named barriers; `tawa.transforms.pingpong`)."""
+    pin_waits: bool = False
+    """A wgmma wait placed after register math gets a fence that keeps
+    ptxas from moving it up (`tawa.transforms.pin_waits`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.epilogue not in EPILOGUES:
@@ -110,7 +118,8 @@ class LowerTilePass(ModulePass):
             start = 0
             for role, warps, _, region in ws.partition_specs():
                 if role == PartitionRole.CONSUMER:
-                    lower_consumer(region, start, warps // WARPS_PER_GROUP, staged, self.pingpong)
+                    lower_consumer(region, start, warps // WARPS_PER_GROUP, staged, self.pingpong,
+                                   self.pin_waits)
                 start += warps // WARPS_PER_GROUP
         # What materialize-partitions lowers (the partitions, program ids)
         # may remain; any other tile or aref op, or tensor, is not supported.

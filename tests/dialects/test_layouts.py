@@ -13,6 +13,7 @@ from tawa.dialects.nvgpu.layouts import (
     WGMMA_ROW,
     Replicated,
     TiledLayout,
+    fold_steps,
     layout_name,
     wgmma_layout,
 )
@@ -153,3 +154,25 @@ def test_k_slices_of_the_a_operand_are_its_registers():
         for i, v in enumerate(lower):
             r, c = WGMMA.thread_coords((64, 64), t, i)
             assert WGMMA.thread_coords((128, 64), t, v) == (r + 64, c)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 8, 31, 32, 64])
+def test_fold_steps_combine_every_value_once_into_the_first(n):
+    """Each step folds a live slot into another, every value reaches slot 0
+    exactly once, and a folded slot is never read again."""
+    slots: list[list[int] | None] = [[i] for i in range(n)]
+    for a, b in fold_steps(n):
+        assert slots[a] is not None and slots[b] is not None
+        slots[a], slots[b] = slots[a] + slots[b], None
+    assert sorted(slots[0]) == list(range(n))
+    assert len(fold_steps(n)) == n - 1
+
+
+def test_fold_steps_keep_four_chains_then_a_tree():
+    assert fold_steps(8) == ((0, 4), (1, 5), (2, 6), (3, 7), (0, 2), (1, 3), (0, 1))
+    # A 128-column wgmma row: 32 values per thread, dependent steps 7 per chain + 2, not 31.
+    depth = [0] * 32
+    for a, b in fold_steps(32):
+        depth[a] = max(depth[a], depth[b]) + 1
+    assert depth[0] == 9
+    assert fold_steps(32, chains=1) == tuple((0, i) for i in range(1, 32))

@@ -24,6 +24,7 @@ from xdsl.ir import Operation, SSAValue
 from tawa.backend.ptx.emit_arith import CMP, SIGNED
 from tawa.backend.ptx.emit_memory import stage_addr
 from tawa.dialects import nvgpu
+from tawa.dialects.nvgpu.layouts import fold_steps
 from tawa.target.hopper import THREADS_PER_GROUP, THREADS_PER_WARP
 
 if TYPE_CHECKING:
@@ -50,6 +51,10 @@ def _pack(element) -> str:
 def emit_zeros(p: KernelPrinter, op: nvgpu.FragmentZerosOp) -> None:
     for r in p.define_frag(op.result):
         p.emit(f"mov.f32 {r}, 0f00000000;")
+
+
+def emit_undef(p: KernelPrinter, op: nvgpu.FragmentUndefOp) -> None:
+    p.define_frag(op.result)  # registers only: the wgmma that reads them ignores their values
 
 
 def emit_splat(p: KernelPrinter, op: nvgpu.FragmentSplatOp) -> None:
@@ -141,7 +146,8 @@ def emit_select(p: KernelPrinter, op: nvgpu.FragmentSelectOp) -> None:
 
 def emit_reduce(p: KernelPrinter, op: nvgpu.FragmentReduceOp) -> None:
     """Each result value folds its source values (the layout's reduction
-    groups), then exchanges with the lanes of each shuffle mask."""
+    groups) in the order of `fold_steps`, then exchanges with the lanes of
+    each shuffle mask."""
     t = _type(op.input)
     shape = t.get_shape()
     reduction = t.tiled_layout.reduce(shape, len(shape) - 1)
@@ -149,9 +155,15 @@ def emit_reduce(p: KernelPrinter, op: nvgpu.FragmentReduceOp) -> None:
     src = p.frag(op.input)
     tmp = p.regs.new("f")
     for acc, group in zip(p.define_frag(op.result), reduction.sources):
-        p.emit(f"mov.f32 {acc}, {src[group[0]]};")
-        for i in group[1:]:
-            p.emit(f"{inst} {acc}, {acc}, {src[i]};")
+        slots = [src[i] for i in group]
+        steps = fold_steps(len(group))
+        for n, (a, b) in enumerate(steps):
+            # The input's registers stay as they are: a slot folded into gets a new one.
+            d = acc if n == len(steps) - 1 else p.regs.new("f")
+            p.emit(f"{inst} {d}, {slots[a]}, {slots[b]};")
+            slots[a] = d
+        if not steps:
+            p.emit(f"mov.f32 {acc}, {slots[0]};")
         for mask in reduction.lane_masks:
             p.emit(f"shfl.sync.bfly.b32 {tmp}, {acc}, {mask}, 31, -1;")
             p.emit(f"{inst} {acc}, {acc}, {tmp};")
@@ -416,6 +428,7 @@ def emit_store_shared(p: KernelPrinter, op: nvgpu.FragmentStoreSharedOp) -> None
 
 
 EMITTERS: dict[type[Operation], Callable] = {
+    nvgpu.FragmentUndefOp: emit_undef,
     nvgpu.FragmentZerosOp: emit_zeros,
     nvgpu.FragmentSplatOp: emit_splat,
     nvgpu.FragmentBinaryOp: emit_binary,

@@ -176,6 +176,10 @@ def emit_fence_mbarrier_init(p: KernelPrinter, op: nvgpu.FenceMBarrierInitOp) ->
     p.emit("fence.mbarrier_init.release.cluster;")
 
 
+def emit_fence_cta(p: KernelPrinter, op: nvgpu.FenceCtaOp) -> None:
+    p.emit("fence.acq_rel.cta;")
+
+
 def emit_fence_proxy_async(p: KernelPrinter, op: nvgpu.FenceProxyAsyncOp) -> None:
     p.emit("fence.proxy.async.shared::cta;")
 
@@ -263,6 +267,7 @@ EMITTERS: dict[type[Operation], Callable] = {
     nvgpu.MBarrierTryWaitParityOp: emit_mbarrier_try_wait_parity,
     nvgpu.MBarrierWaitParityOp: emit_mbarrier_wait_parity,
     nvgpu.FenceMBarrierInitOp: emit_fence_mbarrier_init,
+    nvgpu.FenceCtaOp: emit_fence_cta,
     nvgpu.FenceProxyAsyncOp: emit_fence_proxy_async,
     nvgpu.NamedBarrierSyncOp: emit_named_barrier_sync,
     nvgpu.NamedBarrierArriveOp: emit_named_barrier_arrive,

@@ -110,6 +110,22 @@ class FenceProxyAsyncOp(IRDLOperation):
 
 
 @irdl_op_definition
+class FenceCtaOp(IRDLOperation):
+    """`fence.acq_rel.cta`: orders this thread's memory accesses before it
+    with those after it, at CTA scope.  ptxas moves no instruction across
+    it, which is what tawa uses it for: it keeps a `wgmma.wait_group` after
+    the register math the program placed before it
+    (`tawa.transforms.pin_waits`).
+
+    Example: `nvgpu.fence_cta`
+    """
+
+    name = "nvgpu.fence_cta"
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "attr-dict"
+
+
+@irdl_op_definition
 class FenceMBarrierInitOp(IRDLOperation):
     """`fence.mbarrier_init.release.cluster`: makes this thread's mbarrier
     initialisations visible to other threads and to the async proxy.

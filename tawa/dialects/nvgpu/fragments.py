@@ -425,6 +425,30 @@ class FragmentZerosOp(IRDLOperation):
 
 
 @irdl_op_definition
+class FragmentUndefOp(IRDLOperation):
+    """A fragment whose values are unspecified: its registers exist and
+    nothing writes them.  It is the accumulator operand of a wgmma that does
+    not accumulate (scale-d false: D = A·B), which ignores its values; a
+    product that starts from zeros so needs no zeroed registers (64
+    register writes per thread for a 64x128 f32 accumulator).  Its only uses
+    are as the `acc` of `nvgpu.wgmma` / `nvgpu.wgmma_mma_async`.
+
+    Example: `%u = nvgpu.frag_undef : !nvgpu.frag<64x128xf32, wgmma>`
+    """
+
+    name = "nvgpu.frag_undef"
+    result = result_def(FragmentType)
+    traits = traits_def(Pure())
+    assembly_format = "attr-dict `:` type($result)"
+
+    def verify_(self) -> None:
+        for use in self.result.uses:
+            if getattr(use.operation, "acc", None) is not self.result:
+                raise VerifyException(f"nvgpu.frag_undef may only be a wgmma's accumulator, not an operand of "
+                                      f"{use.operation.name}")
+
+
+@irdl_op_definition
 class FragmentStoreOp(IRDLOperation):
     """Epilogue store: converts each element of `fragment` (round to nearest
     even) to the memref's element type and writes the 64xN tile at element

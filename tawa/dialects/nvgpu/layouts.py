@@ -104,6 +104,34 @@ class Reduction:
     lane_masks: tuple[int, ...]
 
 
+FOLD_CHAINS = 4
+"""Partial results a thread keeps while it combines its values of one row
+(`fold_steps`): one running max or sum would make every step wait for the
+last (a chain of 31 dependent `max` at a 128-column wgmma row); four chains
+and a tree make it 7 + 2 steps deep."""
+
+
+def fold_steps(n: int, chains: int = FOLD_CHAINS) -> tuple[tuple[int, int], ...]:
+    """The order in which a thread combines its n values x[0..n-1] of one
+    result value (a group of `Reduction.sources`): each step (a, b) sets
+    x[a] = x[a] ⊕ x[b], and the result is x[0].  Value i goes to chain
+    i mod `chains` in order, then the chains combine pairwise.  n = 8:
+
+        (0, 4) (1, 5) (2, 6) (3, 7)     four chains of two
+        (0, 2) (1, 3)                   then a tree
+        (0, 1)
+
+    The PTX printer emits these steps and the CPU simulator folds in the
+    same order, so a sum has the same bits in both."""
+    k = min(chains, n)
+    steps = [(i % k, i) for i in range(k, n)]
+    while k > 1:
+        half = (k + 1) // 2
+        steps += [(i - half, i) for i in range(half, k)]
+        k = half
+    return tuple(steps)
+
+
 @dataclass(frozen=True)
 class TiledLayout:
     """A register layout of a warp group (see the module docstring)."""

@@ -5,7 +5,12 @@
 // CHECK-LABEL: func.func @attention_fwd
 // CHECK:         nvgpu.frag_splat %ninf : f32 -> !nvgpu.frag<64xf32, wgmma_row>
 // CHECK:         nvgpu.frag_zeros : !nvgpu.frag<64xf32, wgmma_row>
-// CHECK:         nvgpu.wgmma %{{.*}}, %{{.*}}, %s_zero, %{{.*}} {rhs_transposed} : !nvgpu.wgmma_desc<64x128xbf16, swizzle = 128>, !nvgpu.wgmma_desc<128x128xbf16, swizzle = 128>
+// S = Q·Kᵀ starts from zeros: the wgmma overwrites an unwritten accumulator (scale-d false)
+// instead of adding to zeroed registers.
+// CHECK:         %unwritten = nvgpu.frag_undef : !nvgpu.frag<64x128xf32, wgmma>
+// CHECK-NEXT:    %overwrite = arith.constant false
+// CHECK-NEXT:    nvgpu.wgmma_fence
+// CHECK-NEXT:    nvgpu.wgmma %{{.*}}, %{{.*}}, %unwritten, %overwrite {rhs_transposed} : !nvgpu.wgmma_desc<64x128xbf16, swizzle = 128>, !nvgpu.wgmma_desc<128x128xbf16, swizzle = 128>
 // Key columns past seq_len are masked: column index + n0 < seq_len.  When the
 // whole block is inside the sequence (127 + n0 - seq_len < 0) the mask is
 // skipped at run time.

@@ -70,7 +70,7 @@
 // LOWERED-NEXT:        nvgpu.named_barrier_sync 3, 256
 // LOWERED-NEXT:      }
 // LOWERED-NEXT:      nvgpu.wgmma_fence
-// LOWERED-NEXT:      %[[S:.*]] = nvgpu.wgmma %{{.*}}, %{{.*}}, %s_zero_1, %{{.*}} {rhs_transposed}
+// LOWERED-NEXT:      %[[S:.*]] = nvgpu.wgmma %{{.*}}, %{{.*}}, %unwritten_1, %overwrite_1 {rhs_transposed}
 // LOWERED-NEXT:      nvgpu.wgmma_commit_group
 // LOWERED:           %acc_new = nvgpu.wgmma %p_bf16_prev, %{{.*}}, %acc_scaled_prev, %{{.*}} : !nvgpu.frag<64x128xbf16, wgmma>,
 // LOWERED-NEXT:      nvgpu.wgmma_commit_group

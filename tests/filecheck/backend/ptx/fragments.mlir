@@ -39,16 +39,19 @@ func.func @fragments(%y: f32, %n: i32, %C: memref<?x?xbf16>, %a: index) attribut
   // CHECK:      selp.f32 %f{{[0-9]+}}, %f{{[0-9]+}}, %f[[Y]], %p[[M0]];
   %sel = nvgpu.frag_select %m, %e, %y : !nvgpu.frag<64x16xi1, wgmma>, !nvgpu.frag<64x16xf32, wgmma>, f32
   // A row reduction folds the thread's values of each of its 2 rows (values 0, 1, 4, 5 and
-  // 2, 3, 6, 7), then the 4 lanes of a quad exchange (butterfly masks 1 and 2).
-  // CHECK:      mov.f32 %f[[ACC:[0-9]+]], %f{{[0-9]+}};
-  // CHECK-NEXT: max.NaN.f32 %f[[ACC]], %f[[ACC]], %f{{[0-9]+}};
-  // CHECK-NEXT: max.NaN.f32 %f[[ACC]], %f[[ACC]], %f{{[0-9]+}};
-  // CHECK-NEXT: max.NaN.f32 %f[[ACC]], %f[[ACC]], %f{{[0-9]+}};
+  // 2, 3, 6, 7) in the order of `fold_steps` (a tree for 4 values: 0 with 4, 1 with 5, then the
+  // two partial maxima), into new registers: the input's stay.  Then the 4 lanes of a quad
+  // exchange (butterfly masks 1 and 2).
+  // CHECK:      max.NaN.f32 %f[[T0:[0-9]+]], %f[[V0:[0-9]+]], %f[[V4:[0-9]+]];
+  // CHECK-NEXT: max.NaN.f32 %f[[T1:[0-9]+]], %f[[V1:[0-9]+]], %f[[V5:[0-9]+]];
+  // CHECK-NEXT: max.NaN.f32 %f[[ACC:[0-9]+]], %f[[T0]], %f[[T1]];
   // CHECK-NEXT: shfl.sync.bfly.b32 %f[[TMP:[0-9]+]], %f[[ACC]], 1, 31, -1;
   // CHECK-NEXT: max.NaN.f32 %f[[ACC]], %f[[ACC]], %f[[TMP]];
   // CHECK-NEXT: shfl.sync.bfly.b32 %f[[TMP]], %f[[ACC]], 2, 31, -1;
   // CHECK-NEXT: max.NaN.f32 %f[[ACC]], %f[[ACC]], %f[[TMP]];
-  // CHECK-NEXT: mov.f32 %f[[ACC2:[0-9]+]], %f{{[0-9]+}};
+  // CHECK-NEXT: max.NaN.f32 %f[[T2:[0-9]+]], %f{{[0-9]+}}, %f{{[0-9]+}};
+  // CHECK-NEXT: max.NaN.f32 %f[[T3:[0-9]+]], %f{{[0-9]+}}, %f{{[0-9]+}};
+  // CHECK-NEXT: max.NaN.f32 %f[[ACC2:[0-9]+]], %f[[T2]], %f[[T3]];
   %r = nvgpu.frag_reduce max %sel : !nvgpu.frag<64x16xf32, wgmma> -> !nvgpu.frag<64xf32, wgmma_row>
   // A broadcast copies each value's row value: rows 0, 0, 8, 8, 0, 0, 8, 8.
   // CHECK:      mov.f32 %f[[B0:[0-9]+]], %f[[ACC]];

@@ -70,6 +70,9 @@ func.func @memory(%A: memref<?x?xbf16>) attributes {nvgpu.kernel = #nvgpu.kernel
   nvgpu.tma_load %ta[%i, %i], %sa[%i], %bars[%i] : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<2>
   // CHECK:      fence.proxy.async.shared::cta;
   nvgpu.fence_proxy_async
+  // A CTA-scope fence (tawa.transforms.pin_waits).
+  // CHECK-NEXT: fence.acq_rel.cta;
+  nvgpu.fence_cta
   // CHECK:      cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd[[TM]], {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}];
   // CHECK-NEXT: cp.async.bulk.commit_group;
   nvgpu.tma_store %sa[%i], %ta[%i, %i] : !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>

@@ -88,3 +88,23 @@ func.func @wgmma_f8() attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128, sm
   %r = nvgpu.wgmma_mma_async %da, %da, %z, %flag {rhs_transposed} : !nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, !nvgpu.wgmma_desc<64x128xf8E4M3FN, swizzle = 128>, !nvgpu.frag<64x64xf32, wgmma>
   func.return
 }
+
+// A wgmma that does not accumulate (scale-d false) from an unspecified accumulator: the
+// registers are declared and nothing writes them (no zeroing movs before the wgmma).
+func.func @wgmma_undef() attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128, smem = 9216>} {
+  %false = arith.constant false
+  %sa = nvgpu.smem_alloc offset(0) : !nvgpu.smem<1x64x64xbf16, swizzle = 128>
+  %a = nvgpu.smem_address %sa : !nvgpu.smem<1x64x64xbf16, swizzle = 128>
+  %da = nvgpu.wgmma_desc_encode %a lbo(8192) sbo(1024) swizzle(128) : !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>
+  // CHECK-LABEL: .entry wgmma_undef(
+  // CHECK:       wgmma.fence.sync.aligned;
+  // CHECK-NEXT:  wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%f{{[0-9]+}}, {{.*}}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, %p{{[0-9]+}}, 1, 1, 0, 0;
+  // CHECK-NOT:   mov.f32
+  // CHECK:       ret;
+  %u = nvgpu.frag_undef : !nvgpu.frag<64x64xf32, wgmma>
+  nvgpu.wgmma_fence
+  %r = nvgpu.wgmma_mma_async %da, %da, %u, %false {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.frag<64x64xf32, wgmma>
+  nvgpu.wgmma_commit_group
+  %w = nvgpu.wgmma_wait_group 0 (%r) : !nvgpu.frag<64x64xf32, wgmma>
+  func.return
+}

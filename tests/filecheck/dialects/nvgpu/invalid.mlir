@@ -601,3 +601,13 @@ func.func @frag_load_shared_columns(%slot: !nvgpu.smem<2x128x64xf16, swizzle = 1
   func.return
 }
 // CHECK: error: nvgpu.frag_load_shared reads whole rows of one stage of !nvgpu.smem<2x128x64xf16, swizzle = 128> into a fragment of its element type, got !nvgpu.frag<64x128xf16, wgmma>
+
+// -----
+
+// An unwritten accumulator is only ever the accumulator of a wgmma.
+func.func @undef_read(%y: f32) {
+  %u = nvgpu.frag_undef : !nvgpu.frag<64x64xf32, wgmma>
+  %b = nvgpu.frag_binary mulf %u, %y : !nvgpu.frag<64x64xf32, wgmma>, f32
+  func.return
+}
+// CHECK: error: nvgpu.frag_undef may only be a wgmma's accumulator, not an operand of nvgpu.frag_binary

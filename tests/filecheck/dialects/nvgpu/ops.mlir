@@ -81,6 +81,7 @@ func.func @tma(%A: memref<?x?xbf16>, %X: memref<?x?x?xbf16>, %m: index, %k: inde
   nvgpu.tma_load %ta[%m, %k], %sa[%s], %full[%s] : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<4>
   nvgpu.tma_load %tx[%s, %m, %k], %sa[%s], %full[%s] : !nvgpu.tma_desc<1x128x64xbf16, swizzle = 128>, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<4>
   nvgpu.fence_proxy_async
+  nvgpu.fence_cta
   nvgpu.tma_store %sa[%s], %ta[%m, %k] : !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>
   nvgpu.tma_store_wait 0
   nvgpu.tma_store_wait 7
@@ -95,6 +96,7 @@ func.func @tma(%A: memref<?x?xbf16>, %X: memref<?x?x?xbf16>, %m: index, %k: inde
 // CHECK-NEXT:    nvgpu.tma_load %ta[%m, %k], %sa[%s], %full[%s] : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<4>
 // CHECK-NEXT:    nvgpu.tma_load %tx[%s, %m, %k], %sa[%s], %full[%s] : !nvgpu.tma_desc<1x128x64xbf16, swizzle = 128>, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<4>
 // CHECK-NEXT:    nvgpu.fence_proxy_async
+// CHECK-NEXT:    nvgpu.fence_cta
 // CHECK-NEXT:    nvgpu.tma_store %sa[%s], %ta[%m, %k] : !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>
 // CHECK-NEXT:    nvgpu.tma_store_wait 0
 // CHECK-NEXT:    nvgpu.tma_store_wait 7
@@ -108,6 +110,7 @@ func.func @tma(%A: memref<?x?xbf16>, %X: memref<?x?x?xbf16>, %m: index, %k: inde
 // CHECK-GENERIC-NEXT:    "nvgpu.tma_load"(%ta, %m, %k, %sa, %s, %full, %s) : (!nvgpu.tma_desc<128x64xbf16, swizzle = 128>, index, index, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, index, !nvgpu.mbarrier<4>, index) -> ()
 // CHECK-GENERIC-NEXT:    "nvgpu.tma_load"(%tx, %s, %m, %k, %sa, %s, %full, %s) : (!nvgpu.tma_desc<1x128x64xbf16, swizzle = 128>, index, index, index, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, index, !nvgpu.mbarrier<4>, index) -> ()
 // CHECK-GENERIC-NEXT:    "nvgpu.fence_proxy_async"() : () -> ()
+// CHECK-GENERIC-NEXT:    "nvgpu.fence_cta"() : () -> ()
 // CHECK-GENERIC-NEXT:    "nvgpu.tma_store"(%sa, %s, %ta, %m, %k) : (!nvgpu.smem<4x128x64xbf16, swizzle = 128>, index, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, index, index) -> ()
 // CHECK-GENERIC-NEXT:    "nvgpu.tma_store_wait"() <{pending = 0 : i32}> : () -> ()
 // CHECK-GENERIC-NEXT:    "nvgpu.tma_store_wait"() <{pending = 7 : i32}> : () -> ()
@@ -240,21 +243,24 @@ func.func @enum_attributes() {
 
 // -----
 
-// The bridge from aref slots to wgmma (nvgpu.smem_tile) and zero accumulators.
+// The bridge from aref slots to wgmma (nvgpu.smem_tile), zero and unwritten accumulators.
 func.func @lowering_bridges(%s: index) {
   %sa = nvgpu.smem_alloc offset(0) : !nvgpu.smem<4x128x64xbf16, swizzle = 128>
   %a = nvgpu.smem_tile %sa[%s] : !nvgpu.smem<4x128x64xbf16, swizzle = 128> -> tensor<128x64xbf16>
   %z = nvgpu.frag_zeros : !nvgpu.frag<64x256xf32, wgmma>
+  %u = nvgpu.frag_undef : !nvgpu.frag<64x256xf32, wgmma>
   func.return
 }
 
 // CHECK-LABEL: func.func @lowering_bridges(%s: index) {
 // CHECK:         %a = nvgpu.smem_tile %sa[%s] : !nvgpu.smem<4x128x64xbf16, swizzle = 128> -> tensor<128x64xbf16>
 // CHECK-NEXT:    %z = nvgpu.frag_zeros : !nvgpu.frag<64x256xf32, wgmma>
+// CHECK-NEXT:    %u = nvgpu.frag_undef : !nvgpu.frag<64x256xf32, wgmma>
 
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "lowering_bridges"
 // CHECK-GENERIC:         %a = "nvgpu.smem_tile"(%sa, %s) : (!nvgpu.smem<4x128x64xbf16, swizzle = 128>, index) -> tensor<128x64xbf16>
 // CHECK-GENERIC-NEXT:    %z = "nvgpu.frag_zeros"() : () -> !nvgpu.frag<64x256xf32, wgmma>
+// CHECK-GENERIC-NEXT:    %u = "nvgpu.frag_undef"() : () -> !nvgpu.frag<64x256xf32, wgmma>
 
 // -----
 
