@@ -149,3 +149,22 @@ def test_double_buffered_q():
     assert "smem<2x128x64xbf16" in str(module)  # Q's two slots
     for n, trips in enumerate((1, 5)):
         check("attention_fwd_d64_causal", module, trips, SCHEDULES[n], False, seed=7 + trips)
+
+
+def test_pinned_waits_compute_the_same_and_assemble():
+    """`tawa-hopper-pipeline{pin-waits=true}` (a fence before the overlapped
+    loop's P·V wait): the lowered d64 attention still computes the tile
+    program's result in the simulator, and its PTX assembles."""
+    kernel = "attention_fwd_d64_causal"
+    file = CASES[kernel][0]
+    pinned = HopperPipelinePass(prepare=False, pin_waits=True)
+    module = original(file).clone()
+    ctx = tawa.context()
+    pinned.specialize_pass().apply(ctx, module)
+    for p in pinned.planned_steps(module):
+        p.apply(ctx, module)
+    assert "nvgpu.fence_cta" in str(module)
+    check(kernel, module, 3, Schedule("random", seed=5), False, seed=5)
+    compiled = tawa.compile((EXAMPLES / file).read_text(), kernel, pin_waits=True)
+    assert "fence.acq_rel.cta;" in compiled.ptx
+    compiled.assemble()
