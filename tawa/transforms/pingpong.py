@@ -17,15 +17,23 @@ over right after:
       scf.if %first { bar.arrive PONG, 256 } else { bar.arrive PING, 256 }  // yours
       ... wait 1, softmax, wait 0 ...
     }
-    scf.if %first { bar.sync PING, 256 }      // warp group 1's last turn handed over
+    scf.if %first { bar.sync PING, 256 ; bar.arrive PONG, 256 }  // 1's last turn taken, the loop closed
+    else { bar.sync PONG, 256 }
 
 (`%first`: this is the partition's first warp group.)  Per loop, warp group
 0 syncs PING once per iteration plus once after the loop and warp group 1
 arrives once before it plus once per iteration; PONG is synced by 1 and
-arrived at by 0 once per iteration.  Every barrier generation so has 128
-syncing and 128 arriving threads, and a warp group can be at most one turn
-ahead (it waits for the other's hand-over before its next issue), so no
-generation completes with the arrivals of one warp group alone.
+arrived at by 0 once per iteration plus once after the loop.  Every barrier
+generation so has 128 syncing and 128 arriving threads, and a warp group
+can be at most one turn ahead (it waits for the other's hand-over before
+its next issue), so no generation completes with the arrivals of one warp
+group alone.  The closing PONG is what bounds warp group 1 when a loop runs
+no iteration (a program with one key block): without it, its arrive before
+the loop never waits, and with the next program's Q already loaded
+(`once-depth=2`) and no epilogue barrier between the programs (the thread
+epilogue) it could arrive at PING for two programs before warp group 0
+synced once — one generation of its arrivals alone, and warp group 0
+waiting on the next forever (`tawa-verify-protocol` found it, session 10).
 `tawa-verify-protocol` checks the counts over all interleavings.
 
 Applies to the loops `tawa-overlap-dots` marks (`OVERLAPPED`) in a
@@ -93,7 +101,8 @@ def ping_pong(region: Region, row0: SSAValue, groups: int) -> int:
                                      [nvgpu.NamedBarrierSyncOp(PONG, THREADS)]), InsertPoint.before(fence))
         Rewriter.insert_op(guarded(first.result, [nvgpu.NamedBarrierArriveOp(PONG, THREADS)],
                                      [nvgpu.NamedBarrierArriveOp(PING, THREADS)]), InsertPoint.after(commit))
-        Rewriter.insert_op(guarded(first.result, [nvgpu.NamedBarrierSyncOp(PING, THREADS)]),
-                           InsertPoint.after(loop))
+        Rewriter.insert_op(guarded(first.result, [nvgpu.NamedBarrierSyncOp(PING, THREADS),
+                                                  nvgpu.NamedBarrierArriveOp(PONG, THREADS)],
+                                   [nvgpu.NamedBarrierSyncOp(PONG, THREADS)]), InsertPoint.after(loop))
         done += 1
     return done

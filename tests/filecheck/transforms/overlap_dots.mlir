@@ -5,6 +5,8 @@
 // RUN: tawa-opt %S/../../../examples/attention_fwd.mlir -p 'tawa-hopper-pipeline{stages=2 prepare=false}' | filecheck %s --check-prefix=LOWERED
 // RUN: tawa-opt %S/../../../examples/attention_fwd_d64.mlir -p 'tawa-hopper-pipeline{prepare=false}' > %t.d64
 // RUN: sed '0,/named_barrier_arrive 3, 256/{//d}' %t.d64 | not tawa-opt -p tawa-verify-protocol 2>&1 | filecheck %s --check-prefix=NOHANDOVER
+// RUN: tawa-opt %S/../../../examples/attention_fwd_d64.mlir -p 'tawa-hopper-pipeline{stages=2 once-depth=2 epilogue=threads prepare=false}' > %t.q2
+// RUN: awk '/named_barrier_sync 2, 256/{s=1; print; next} s==1 && /named_barrier_arrive 3, 256/{s=2; next} s==2 && /named_barrier_sync 3, 256/{s=0; next} {if(s==1)s=0; print}' %t.q2 | not tawa-opt -p tawa-verify-protocol 2>&1 | filecheck %s --check-prefix=NOCLOSE
 // RUN: tawa-opt %S/../../../examples/attention_fwd_d256.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-overlap-dots{remarks=true max-regs=160}' 2>&1 >/dev/null | filecheck %s --check-prefix=D256
 // RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-overlap-dots{remarks=true}' 2>&1 | filecheck %s --check-prefix=GEMM
 // RUN: not tawa-opt %S/../../../examples/attention_fwd.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-assign-stage-phase,tawa-overlap-dots' 2>&1 | filecheck %s --check-prefix=STAGED
@@ -82,9 +84,14 @@
 // LOWERED-NEXT:      nvgpu.wgmma_wait_group 1 (%[[S]])
 // LOWERED:           %acc_prev = nvgpu.wgmma_wait_group 0 (%acc_new)
 // LOWERED:           nvgpu.frag_convert %p_1
-// The second warp group's turn, handed over after the loop: the first consumes it.
+// The second warp group's turn, handed over after the loop: the first consumes it and closes
+// the loop with one more hand-over, which the second waits for.
 // LOWERED:         scf.if %first_group {
 // LOWERED-NEXT:      nvgpu.named_barrier_sync 2, 256
+// LOWERED-NEXT:      nvgpu.named_barrier_arrive 3, 256
+// LOWERED-NEXT:    } else {
+// LOWERED-NEXT:      nvgpu.named_barrier_sync 3, 256
+// LOWERED-NEXT:    }
 // The loop never ran: Q's slot is released (its empty barrier's arrive) before the yield.
 // LOWERED:       } else {
 // LOWERED:           nvgpu.mbarrier_arrive
@@ -102,6 +109,11 @@
 
 // Without the first warp group's hand-over the second never gets its turn.
 // NOHANDOVER: error: tawa-verify-protocol: deadlock in @attention_fwd_d64 ({{.*}}): warp group 1 waits at named barrier 2 (128 of 256 threads arrived); warp group 2 waits at named barrier 3 (128 of 256 threads arrived)
+
+// Without the closing hand-over, a program whose loop runs no iteration (one key block) lets the
+// second warp group arrive at PING for the next program too (its Q double-buffered, no epilogue
+// barrier between programs): one generation of its arrivals alone.
+// NOCLOSE: error: tawa-verify-protocol: deadlock in @attention_fwd_d64 (seq_len = 128, 2 programs per CTA): warp group 1 waits at named barrier 2 (128 of 256 threads arrived)
 
 // REMARK: remark: tawa-overlap-dots: a loop's last tile.dot is issued in the next iteration after its first, and runs under the rest of it (2 dots in flight) in @attention_fwd
 // REMARK: remark: tawa-overlap-dots: {{.*}} in @attention_fwd_causal
