@@ -66,7 +66,18 @@ from tawa.kernels.gemm import (
 from tawa.runtime.splitk import SplitKGemm
 from tawa.target.hopper import SM_COUNT
 
-CACHE_FORMAT = 1
+GEMM_MAX_STAGES = 8
+"""The deepest ring a GEMM configuration's `stages=0` takes
+(`tawa-hopper-pipeline{max-stages}`; the compiler's own default is 4).
+Small tiles are memory-bound, and their producer must run far enough ahead
+to cover the epilogue.  On the H100 (2026-11-25, docs/perf.md "Session
+10"; cuBLAS in the same run): 64×128 tiles at 64×8192×8192 ran 0.922×
+cuBLAS with 4 stages, 0.999× with 8; 128×128 at 256×8192×8192 0.938× with
+4, 0.999× with 6 (all that fit); 64×128 at 1024³ 0.871× with 4, 0.980×
+with 8; 64×64 ran no faster with 12 than with 8 (0.980× against 1.002×).
+cuBLAS's own kernels there keep 8 stages of 128×64 and 13 of 64×64."""
+CACHE_FORMAT = 2
+"""2: `stages=auto` means up to `GEMM_MAX_STAGES` (1: up to 4); entries of 1 are not read."""
 WHERE = "tawa.autotune"
 
 
@@ -134,14 +145,16 @@ class Choice:
 
     config: GemmConfig
     stages: int = 0
-    """Ring depth; 0: the deepest that fits in shared memory."""
+    """Ring depth; 0: the deepest that fits in shared memory, up to
+    `GEMM_MAX_STAGES`."""
     group_m: int = 8
     persistent: bool = True
 
     @property
     def options(self) -> dict[str, Any]:
         """Keyword options of `tawa.compile` (`tawa-hopper-pipeline`)."""
-        return {"stages": self.stages, "group_m": self.group_m, "persistent": self.persistent}
+        return {"stages": self.stages, "max_stages": GEMM_MAX_STAGES, "group_m": self.group_m,
+                "persistent": self.persistent}
 
     @property
     def id(self) -> str:
@@ -602,6 +615,7 @@ def autotune(
 
 __all__ = [
     "DEFAULT_SPACE",
+    "GEMM_MAX_STAGES",
     "WIDE_SPACE",
     "AutotuneCacheWarning",
     "AutotuneError",

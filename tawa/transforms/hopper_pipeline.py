@@ -6,11 +6,12 @@
     tawa-lower-tile , tawa-materialize-partitions{group-m order}
 
 `tawa-opt f.mlir -p tawa-hopper-pipeline -t ptx` is the main job.  With
-`stages=0` (the default) the ring depth is the deepest of 4, 3, 2, 1 whose
-shared memory fits (GEMM's 48 KB stages: 4; attention's Q plus K and V rings:
-2).  That choice is made after partitioning, by asking the shared-memory
-planner (`tawa.transforms.smem_plan`) about the rings that `tawa-pipeline`
-would deepen, at each depth: an analysis, no trial lowering.
+`stages=0` (the default) the ring depth is the deepest of `max-stages`
+(4), ..., 2, 1 whose shared memory fits (GEMM 128×256's 48 KB stages: 4;
+attention's Q plus K and V rings at head dim 128: 2).  That choice is made
+after partitioning, by asking the shared-memory planner
+(`tawa.transforms.smem_plan`) about the rings that `tawa-pipeline` would
+deepen, at each depth: an analysis, no trial lowering.
 """
 
 from __future__ import annotations
@@ -44,8 +45,13 @@ from tawa.transforms.warp_specialize import WarpSpecializePass
 
 OVERLAPS = ("auto", "all", "none")
 """`overlap=` values (`HopperPipelinePass.overlap`)."""
-DEPTHS = (4, 3, 2)
-"""Ring depths `stages=0` tries, deepest first; 1 when none fits."""
+MAX_STAGES = 4
+"""`max-stages`' default: the deepest ring `stages=0` tries.  Deeper rings
+pay where the producer must run far ahead (memory-bound GEMM tiles: the
+GEMM configurations ask for up to 8, `tawa.runtime.autotune.GEMM_MAX_STAGES`)
+and cost elsewhere: on the H100 (2026-11-25, docs/perf.md "Session 10")
+attention at head dim 64 with 6-deep K and V rings, all that fit, ran
+0.933× its speed with 4."""
 
 
 @dataclass(frozen=True)
@@ -55,7 +61,9 @@ class HopperPipelinePass(ModulePass):
     name = "tawa-hopper-pipeline"
 
     stages: int = 0
-    """Ring depth D; 0 picks the deepest of 4..1 that fits in shared memory."""
+    """Ring depth D; 0 picks the deepest of `max_stages`..1 that fits in shared memory."""
+    max_stages: int = MAX_STAGES
+    """The deepest ring `stages=0` tries (`MAX_STAGES`)."""
     producer_regs: int | None = None
     """The producer's register budget; derived when left out (tawa-warp-specialize)."""
     consumer_warps: int | None = None
@@ -119,6 +127,8 @@ class HopperPipelinePass(ModulePass):
             raise TawaError(f"epilogue must be one of {', '.join(EPILOGUES)}, got {self.epilogue!r}", self.name)
         if self.staging not in STAGINGS:
             raise TawaError(f"staging must be one of {', '.join(STAGINGS)}, got {self.staging!r}", self.name)
+        if self.max_stages < 1:
+            raise TawaError(f"max-stages must be at least 1, got {self.max_stages}", self.name)
         for option in ("overlap", "early_release"):
             value = getattr(self, option)
             if value not in OVERLAPS:
@@ -145,10 +155,10 @@ class HopperPipelinePass(ModulePass):
         staging (`auto`: of `AUTO_STAGINGS`, the one with the deepest ring)."""
         if self.epilogue != "threads":
             variants = AUTO_STAGINGS if self.staging == "auto" else (self.staging,)
-            depth, staging = max(((deepest_fitting(module, v), v) for v in variants), key=lambda d: d[0])
+            depth, staging = max(((deepest_fitting(module, v, self.max_stages), v) for v in variants), key=lambda d: d[0])
             if self.epilogue == "tma" or depth >= 2:
                 return depth, self.epilogue, staging
-        return deepest_fitting(module), "threads", self.staging
+        return deepest_fitting(module, max_stages=self.max_stages), "threads", self.staging
 
     def specialize_pass(self) -> WarpSpecializePass:
         return WarpSpecializePass(
@@ -184,13 +194,13 @@ class HopperPipelinePass(ModulePass):
             *((PreparePtxPass(),) if self.prepare else ()),
         )
 
-def deepest_fitting(module: ModuleOp, staging: str | None = None) -> int:
-    """The deepest ring (4..1) with which every kernel's shared-memory plan
-    fits, for the arefs `tawa-pipeline` deepens (the others keep their
+def deepest_fitting(module: ModuleOp, staging: str | None = None, max_stages: int = MAX_STAGES) -> int:
+    """The deepest ring (`max_stages`..1) with which every kernel's
+    shared-memory plan fits, for the arefs `tawa-pipeline` deepens (the others keep their
     depth), with the TMA-store epilogue's staging buffers of that variant
     (`full` or `subtiled`) when `staging` is given.  With none, 1:
     `tawa-lower-aref` then reports the size."""
-    for stages in DEPTHS:
+    for stages in range(max_stages, 1, -1):
         if fits_all(module, stages, staging):
             return stages
     return 1

@@ -13,6 +13,7 @@ import tawa
 from tawa.kernels.gemm import GemmConfig, unsupported
 from tawa.runtime import autotune as at
 from tawa.runtime.autotune import (
+    GEMM_MAX_STAGES,
     WIDE_SPACE,
     AutotuneCacheWarning,
     AutotuneError,
@@ -35,7 +36,8 @@ def cache_dir(tmp_path, monkeypatch):
 
 def test_heuristic():
     big = heuristic(GemmProblem(8192, 8192, 8192))
-    assert big == Choice(GemmConfig(128, 256, 64)) and big.options == {"stages": 0, "group_m": 8, "persistent": True}
+    assert big == Choice(GemmConfig(128, 256, 64))
+    assert big.options == {"stages": 0, "max_stages": GEMM_MAX_STAGES, "group_m": 8, "persistent": True}
     assert heuristic(GemmProblem(4096, 4096, 4096, "f8E4M3FN")).config.tile == (128, 256, 128)  # 128-byte K steps
     # 1024³: 128x256 tiles would leave 100 of 132 SMs idle; the chosen tile has more programs.
     p = GemmProblem(1024, 1024, 1024)

@@ -9,6 +9,9 @@ warp groups and budgets) and with `stages=3`, against a float32 reference:
 
 * ragged M, N and K (none a multiple of the tile), K-tile counts 1, D, D+1
   and 2D+1 around the ring depth D = 3;
+* at the GEMM configurations' ring depth D (`stages=0` with `max_stages=8`,
+  `tawa.runtime.autotune.GEMM_MAX_STAGES`), K-tile counts D, D+1 and 2D+1
+  for every shape whose ring is then deeper than 4;
 * a problem with more programs than SMs (the persistent CTAs loop);
 * fresh random inputs (the seed is printed on failure), C poisoned with NaN
   and followed by a sentinel: every element written, nothing past the end;
@@ -26,6 +29,9 @@ from pathlib import Path
 import pytest
 
 import tawa
+from tawa.ir import parse
+from tawa.runtime.autotune import GEMM_MAX_STAGES
+from tawa.transforms.hopper_pipeline import HopperPipelinePass
 
 pytestmark = pytest.mark.gpu
 
@@ -50,10 +56,10 @@ def torch_dtype(name: str):
 _kernels: dict = {}
 
 
-def kernel_for(shape, stages: int | None) -> tawa.Kernel:
-    key = (shape, stages)
+def kernel_for(shape, stages: int | None, **more) -> tawa.Kernel:
+    key = (shape, stages, *more.items())
     if key not in _kernels:
-        options = {} if stages is None else {"stages": stages}
+        options = ({} if stages is None else {"stages": stages}) | more
         _kernels[key] = tawa.compile(gemm_shapes.gemm(shape), "gemm", **options)
     return _kernels[key]
 
@@ -90,6 +96,26 @@ def ragged(shape, k_tiles: int) -> tuple[int, int, int]:
 def test_ragged_k_tiles_around_the_ring_depth(cuda, seed, shape, k_tiles):
     n = {"1": 1, "D": STAGES, "D+1": STAGES + 1, "2D+1": 2 * STAGES + 1}[k_tiles]
     check(kernel_for(shape, STAGES), shape, *ragged(shape, n), seed)
+
+
+def deep_depth(shape) -> int:
+    """The ring depth `stages=0` gives `shape`'s GEMM with `max_stages=GEMM_MAX_STAGES`."""
+    from xdsl.context import Context
+
+    module, pipeline = parse(gemm_shapes.gemm(shape)), HopperPipelinePass(max_stages=GEMM_MAX_STAGES)
+    pipeline.specialize_pass().apply(Context(), module)
+    return pipeline.depth_and_epilogue(module)[0]
+
+
+DEEP = [s for s in SHAPES if deep_depth(s) > 4]
+
+
+@pytest.mark.parametrize("k_tiles", ["D", "D+1", "2D+1"])
+@pytest.mark.parametrize("shape", DEEP, ids=lambda s: s.id)
+def test_deep_ring_ragged_k_tiles_around_the_ring(cuda, seed, shape, k_tiles):
+    depth = deep_depth(shape)
+    n = {"D": depth, "D+1": depth + 1, "2D+1": 2 * depth + 1}[k_tiles]
+    check(kernel_for(shape, None, max_stages=GEMM_MAX_STAGES), shape, *ragged(shape, n), seed)
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.id)

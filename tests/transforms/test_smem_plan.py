@@ -83,3 +83,22 @@ def test_deepest_fitting_depths():
     for name, depth in (("gemm.mlir", 4), ("attention_fwd.mlir", 3), ("matmul.mlir", 4)):
         module, _ = _creates(name)
         assert deepest_fitting(module) == depth, name
+
+
+def test_small_tiles_get_deep_rings():
+    # HopperPipelinePass's depth (`stages=0`) with the epilogue's staging: as deep as fits, up to
+    # `max-stages` (4 by default, 8 for the GEMM configurations): 64x128x64 bf16 (24 KB a stage) and
+    # 128x256x32 8, 128x96 7, 128x128 6; 128x256x64 (48 KB) 4 either way.
+    from tawa.kernels.gemm import GemmConfig, gemm_source
+
+    def depth(config: GemmConfig, **options) -> int:
+        module, pipeline = tawa.parse(gemm_source(config)), HopperPipelinePass(**options)
+        PassPipeline((pipeline.specialize_pass(),)).apply(tawa.context(), module)
+        return pipeline.depth_and_epilogue(module)[0]
+
+    tiles = {(64, 128, 64): 8, (128, 256, 32): 8, (128, 96, 64): 7, (128, 128, 64): 6, (128, 256, 64): 4,
+             (64, 64, 64): 8}
+    assert {t: depth(GemmConfig(*t), max_stages=8) for t in tiles} == tiles
+    assert {t: depth(GemmConfig(*t)) for t in tiles} == dict.fromkeys(tiles, 4)
+    assert depth(GemmConfig(64, 64, 128, "f8E4M3FN", "f8E4M3FN"), max_stages=8) == 8
+    assert depth(GemmConfig(64, 64, 64), max_stages=2) == 2
