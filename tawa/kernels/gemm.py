@@ -23,12 +23,14 @@ steps, f32 accumulation, grid (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉[, batch]).
   accumulator into the workspace W (S×M×N f32) at [s, m0, n0]; a slice past
   K is empty and stores zeros, so every element of W is written.
   `gemm_reduce_source` is the *reduce* program `@gemm_splitk_reduce`
-  (W, C, M, N), grid (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉): C = Σₛ W[s] in f32, then
-  C's type.  `tawa-hopper-pipeline` compiles both (the reduce program has
-  no dot: all of it runs in the consumer warp groups); the reduce program is
-  the reduction's definition, run by the CPU simulator, and on the GPU the
-  runtime sums W with torch until the compiled one has run there
-  (`tawa.runtime.splitk`, docs/runtime.md "Split-K").
+  (W, C, M, N), grid `reduce_grid`, one program per tile of the GEMM's
+  cut to at most 128×128 (`reduce_tile`: its two live f32 tiles must fit
+  the threads' registers): C = Σₛ W[s] in f32, then C's type.
+  `tawa-hopper-pipeline` compiles both (the reduce program has no dot: all
+  of it runs in the consumer warp groups); the reduce program is the
+  reduction's definition, run by the CPU simulator and tested on the GPU,
+  but the runtime sums W with torch, which measured as fast or faster for
+  two partials (`tawa.runtime.splitk`, docs/runtime.md "Split-K").
 
 `unsupported(config)` says why a configuration is outside the space that
 `tawa-hopper-pipeline` accepts (docs/passes.md, "Tile shapes"), or None.
@@ -60,6 +62,12 @@ BLOCK_M_CHOICES = tuple(range(WGMMA_M, 4 * WGMMA_M + 1, WGMMA_M))
 """64..256: one consumer warp group per 64 rows, at most 4 (a TMA box dim ≤ 256)."""
 BLOCK_N_CHOICES = (64, 96, 128, 192, 256)
 """The BLOCK_N values of docs/passes.md's table (any multiple of 8 up to 256 is valid)."""
+REDUCE_TILE = (128, 128)
+"""The split-K reduce program's largest tile: each consumer thread holds
+two 64×n f32 fragments (the running sum and the loaded partial), n
+registers; at n = 256 that was ~282 with addresses, past the 256 a thread
+may keep, and at 256 rows (four consumer warp groups of 112 registers) 128
+columns need ~154."""
 ROW_BYTES_CHOICES = (64, 128, 256)
 """Bytes of K per step the configuration space offers: slots of 64B-swizzled
 rows, one 128B span, two 128B column chunks (32-byte rows, 32B swizzle, are
@@ -283,19 +291,26 @@ def gemm_source(config: GemmConfig, name: str | None = None) -> str:
     )
 
 
+def reduce_tile(config: GemmConfig) -> tuple[int, int]:
+    """The tile of the reduce program of a split `config`: the GEMM's tile,
+    cut to at most `REDUCE_TILE`."""
+    return min(config.block_m, REDUCE_TILE[0]), min(config.block_n, REDUCE_TILE[1])
+
+
 def gemm_reduce_source(config: GemmConfig, name: str | None = None) -> str:
     """The reduce program of a split configuration: kernel
     `@gemm_splitk_reduce` (`name` renames it) with arguments (W, C, M, N),
-    grid (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉): C = Σₛ W[s] summed in f32 in order
-    s = 0, 1, ..., then truncated to C's type.  It defines what the
-    runtime's reduction computes; `tawa-hopper-pipeline` compiles it (a
-    dot-free kernel: every op is the consumers'), and the CPU simulator runs
-    it, but the runtime sums with torch until it has run on a GPU."""
+    grid `reduce_grid(config, M, N)`, one program per `reduce_tile(config)`
+    tile of C: C = Σₛ W[s] summed in f32 in order s = 0, 1, ..., then
+    truncated to C's type.  It defines what the runtime's reduction
+    computes; `tawa-hopper-pipeline` compiles it (a dot-free kernel: every
+    op is the consumers'), and the CPU simulator runs it, but the runtime
+    sums with torch (faster for two partials, docs/perf.md)."""
     _check_generable(config, "tawa.kernels.gemm_reduce_source")
     if config.split_k == 1:
         raise TawaError(f"{config.id} has no K split (split_k = 1): no reduce program",
                         "tawa.kernels.gemm_reduce_source")
-    bm, bn, c = config.block_m, config.block_n, config.c_dtype
+    (bm, bn), c = reduce_tile(config), config.c_dtype
     acc = f"tensor<{bm}x{bn}xf32>"
     c_type = f"memref<?x?x{c}>"
     if c == "f32":
@@ -342,8 +357,10 @@ def gemm_grid(config: GemmConfig, M: int, N: int, batch: int | None = None) -> t
 
 
 def reduce_grid(config: GemmConfig, M: int, N: int) -> tuple[int, int]:
-    """The launch grid of `gemm_reduce_source(config)`: (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉)."""
-    return (-(-M // config.block_m), -(-N // config.block_n))
+    """The launch grid of `gemm_reduce_source(config)`: (⌈M/bm⌉, ⌈N/bn⌉)
+    for its tile (bm, bn) = `reduce_tile(config)`."""
+    bm, bn = reduce_tile(config)
+    return (-(-M // bm), -(-N // bn))
 
 
 def workspace_shape(config: GemmConfig, M: int, N: int) -> tuple[int, int, int]:
@@ -361,6 +378,7 @@ __all__ = [
     "gemm_reduce_source",
     "gemm_source",
     "reduce_grid",
+    "reduce_tile",
     "unsupported",
     "workspace_shape",
 ]

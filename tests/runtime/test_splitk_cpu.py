@@ -37,10 +37,12 @@ from tawa.kernels.gemm import (
     gemm_reduce_source,
     gemm_source,
     reduce_grid,
+    reduce_tile,
     unsupported,
     workspace_shape,
 )
 from tawa.runtime.autotune import (
+    DEFAULT_SPACE,
     MIN_SPLIT_K_STEPS,
     WIDE_SPACE,
     Choice,
@@ -189,10 +191,20 @@ def test_the_reduce_program_compiles_and_computes_the_tile_program(config, M, N)
     assert np.array_equal(got.astype(np.float32), want.astype(np.float32))
 
 
+@pytest.mark.parametrize("tile", DEFAULT_SPACE.tiles, ids=lambda t: f"{t[0]}x{t[1]}")
+def test_every_split_tile_of_the_space_has_a_reduce_program(tile):
+    """The reduce program's tile is the GEMM's cut to 128x128 (`reduce_tile`): with the GEMM's own,
+    64x256 needed ~282 registers a thread and did not compile."""
+    config = GemmConfig(*tile, 64, split_k=2)
+    assert reduce_tile(config) == (min(tile[0], 128), min(tile[1], 128))
+    kernel = tawa.compile(gemm_reduce_source(config), config.reduce_kernel)
+    assert kernel.abi.threads == 128 * (1 + reduce_tile(config)[0] // 64)
+
+
 def test_configuration_rules():
     config = GemmConfig(64, 256, 64, split_k=4)
     assert config.id == "64x256x64-split4" and config.kernel == "gemm_splitk"
-    assert gemm_grid(config, 65, 8192) == (2, 32, 4) and reduce_grid(config, 65, 8192) == (2, 32)
+    assert gemm_grid(config, 65, 8192) == (2, 32, 4) and reduce_grid(config, 65, 8192) == (2, 64)  # 64x128 tiles
     assert workspace_shape(config, 65, 100) == (4, 65, 100)
     assert gemm_source(config).startswith(
         "func.func @gemm_splitk(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %W: memref<?x?x?xf32>,")
