@@ -49,9 +49,13 @@ MAX_STAGES = 4
 """`max-stages`' default: the deepest ring `stages=0` tries.  Deeper rings
 pay where the producer must run far ahead (memory-bound GEMM tiles: the
 GEMM configurations ask for up to 8, `tawa.runtime.autotune.GEMM_MAX_STAGES`)
-and cost elsewhere: on the H100 (2026-11-25, docs/perf.md "Session 10")
-attention at head dim 64 with 6-deep K and V rings, all that fit, ran
-0.933× its speed with 4."""
+but not in attention: on the H100 (2026-11-25, docs/perf.md "Session 10")
+head dim 64 with 6-deep K and V rings, all that fit, ran 0.933× its speed
+with 4; 3-deep ran 0.931×, 2-deep 1.002×.  The SASS suggests why depths
+that are no power of two cost there (not profiled): a use's stage and phase
+are n mod D and (n / D) & 1 (`tawa-assign-stage-phase`), masks and shifts
+for D = 2 or 4 but multiplies for 3 or 6, about 165 more instructions (5%)
+in the consumer's loop of a kernel whose issue slots are the bottleneck."""
 
 
 @dataclass(frozen=True)
