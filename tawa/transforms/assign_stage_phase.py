@@ -7,16 +7,21 @@ n mod D of a ring of depth D, in pass (phase) (n / D) & 1.  This pass makes
 that explicit:
 
 1. **Counter threading** (an analysis that rewrites control flow, since it is
-   a global decision): each (aref, kind) sequence gets an index counter that
-   starts at 0 at the top of the partition, is incremented after each use,
-   and is threaded through `scf.for` iter_args and `scf.if` results, so each
-   use sees its count n as an SSA value.
+   a global decision): each (aref, kind) sequence gets an i32 counter that
+   starts at 0 at the top of the partition, steps after each use, and is
+   threaded through `scf.for` iter_args and `scf.if` results, so each use
+   sees its count as an SSA value.  The counter counts modulo 2D (w = n mod
+   2D), which is all a slot needs: stage n mod D = w mod D, phase
+   (n / D) & 1 = w / D.
 2. **Slot assignment** (a `RewritePattern` per op): `aref.put %r, ...`
-   becomes `aref.put %r[%stage, %phase], ...` (likewise get and consumed),
-   with stage and phase computed from n in 32-bit arithmetic: a 64-bit
-   division by a depth that is not a power of two is a subroutine call on
-   the GPU, a 32-bit one by a constant is a multiply.  (Counts stay far below
-   2^32: one per k-step of a CTA.)
+   becomes `aref.put %r[%stage, %phase], ...` (likewise get and consumed).
+
+Both take the cheapest form for the depth (`step_counter`,
+`stage_and_phase`): for a power of two, masks and a shift; for any other
+depth, a compare and selects, where n mod D and n / D of an unbounded count
+were multiplies (about 165 more instructions in the consumer loop of
+attention at head dim 64 with D = 3 or 6 than with 4, which ran 7% slower:
+docs/perf.md, "Session 10").
 
 The result is still aref-level IR that the interpreter runs (it checks each
 named slot against its own count); `tawa-lower-aref` turns the slots into
@@ -59,7 +64,7 @@ class CounterThreading:
         self.count_of: dict[Operation, SSAValue] = {}
 
     def run(self, block: Block) -> None:
-        zero = const(0, InsertPoint.at_start(block))
+        zero = const(0, InsertPoint.at_start(block), i32)
         keys = self._keys(block)
         self._block(block, {k: zero for k in keys})
 
@@ -76,9 +81,11 @@ class CounterThreading:
             if type(op) in _KINDS:
                 key = (op.operands[0], _KINDS[type(op)])
                 self.count_of[op] = counts[key]
-                inc = arith.AddiOp(counts[key], const(1, InsertPoint.before(op)))
-                Rewriter.insert_op(inc, InsertPoint.before(op))
-                counts = {**counts, key: inc.result}
+                t = op.operands[0].type
+                assert isinstance(t, aref.ArefType)
+                ops, after = step_counter(counts[key], t.depth.data)
+                Rewriter.insert_op(ops, InsertPoint.before(op))
+                counts = {**counts, key: after}
             elif isinstance(op, scf.ForOp) and (keys := self._keys(op)):
                 counts = self._for(op, keys, counts)
             elif isinstance(op, scf.IfOp) and (keys := self._keys(op)):
@@ -90,7 +97,7 @@ class CounterThreading:
     def _for(self, loop: scf.ForOp, keys: list, counts: dict) -> dict:
         body = loop.body.block
         n_old = len(loop.iter_args)
-        args = [body.insert_arg(IndexType(), len(body.args)) for _ in keys]
+        args = [body.insert_arg(i32, len(body.args)) for _ in keys]
         inner = self._block(body, {**counts, **dict(zip(keys, args))})
         old_yield = body.last_op
         assert isinstance(old_yield, scf.YieldOp)
@@ -120,7 +127,7 @@ class CounterThreading:
             assert isinstance(y, scf.YieldOp)
             Rewriter.replace_op(y, scf.YieldOp(*y.operands, *(inner[k] for k in keys)))
         new_if = scf.IfOp(
-            op.cond, [*(r.type for r in op.results), *(IndexType() for _ in keys)], *regions
+            op.cond, [*(r.type for r in op.results), *(i32 for _ in keys)], *regions
         )
         Rewriter.insert_op(new_if, InsertPoint.before(op))
         for old, new in zip(op.results, new_if.results[:n_old]):
@@ -129,24 +136,53 @@ class CounterThreading:
         return {**counts, **dict(zip(keys, new_if.results[n_old:]))}
 
 
-def stage_and_phase(count: SSAValue, depth: int) -> tuple[list[Operation], SSAValue, SSAValue]:
-    """Ops computing stage `count mod depth` and phase `(count / depth) & 1`
-    in 32 bits, and the two index results."""
-    c32 = arith.IndexCastOp(count, i32)
-    d = arith.ConstantOp(IntegerAttr(depth, i32))
-    one = arith.ConstantOp(IntegerAttr(1, i32))
-    stage32 = arith.RemUIOp(c32.result, d.result)
-    rnd = arith.DivUIOp(c32.result, d.result)
-    phase32 = arith.AndIOp(rnd.result, one.result)
-    stage = arith.IndexCastOp(stage32.result, IndexType())
-    phase = arith.IndexCastOp(phase32.result, IndexType())
+def _c32(value: int) -> arith.ConstantOp:
+    return arith.ConstantOp(IntegerAttr(value, i32))
+
+
+def _pow2(depth: int) -> bool:
+    return depth & (depth - 1) == 0
+
+
+def step_counter(w: SSAValue, depth: int) -> tuple[list[Operation], SSAValue]:
+    """Ops stepping a counter modulo 2·`depth` (w + 1, wrapped to 0), and the
+    result: `(w + 1) & (2D - 1)` for a power of two, else a select."""
+    one, wrap = _c32(1), _c32(2 * depth - 1 if _pow2(depth) else 2 * depth)
+    next_ = arith.AddiOp(w, one.result)
+    if _pow2(depth):
+        stepped: Operation = arith.AndIOp(next_.result, wrap.result)
+        return [one, wrap, next_, stepped], stepped.results[0]
+    zero = _c32(0)
+    full = arith.CmpiOp(next_.result, wrap.result, "eq")
+    stepped = arith.SelectOp(full.result, zero.result, next_.result)
+    return [one, wrap, zero, next_, full, stepped], stepped.results[0]
+
+
+def stage_and_phase(w: SSAValue, depth: int) -> tuple[list[Operation], SSAValue, SSAValue]:
+    """Ops computing a use's stage `w mod depth` and phase `w / depth` from
+    its counter w < 2·depth (masks and a shift for a power of two, else a
+    compare and a select), and the two index results."""
+    if _pow2(depth):
+        mask, shift = _c32(depth - 1), _c32(depth.bit_length() - 1)
+        stage32: Operation = arith.AndIOp(w, mask.result)
+        phase32: Operation = arith.ShRUIOp(w, shift.result)
+        ops = [mask, shift, stage32, phase32]
+    else:
+        d, zero, one = _c32(depth), _c32(0), _c32(1)
+        second = arith.CmpiOp(w, d.result, "uge")
+        less = arith.SubiOp(w, d.result)
+        stage32 = arith.SelectOp(second.result, less.result, w)
+        phase32 = arith.SelectOp(second.result, one.result, zero.result)
+        ops = [d, zero, one, second, less, stage32, phase32]
+    stage = arith.IndexCastOp(stage32.results[0], IndexType())
+    phase = arith.IndexCastOp(phase32.results[0], IndexType())
     stage.result.name_hint, phase.result.name_hint = "stage", "phase"
-    return [c32, d, one, stage32, rnd, phase32, stage, phase], stage.result, phase.result
+    return [*ops, stage, phase], stage.result, phase.result
 
 
 @dataclass
 class AssignSlot(RewritePattern):
-    """`aref.X %r` with use count n → `aref.X %r[n mod D, (n / D) & 1]`."""
+    """`aref.X %r` with use count n (counter w = n mod 2D) → `aref.X %r[n mod D, (n / D) & 1]`."""
 
     count_of: dict[Operation, SSAValue]
 

@@ -20,8 +20,8 @@
 // CHECK-NEXT:    %[[TB:.*]] = nvgpu.tma_descriptor %B : memref<?x?xbf16> -> !nvgpu.tma_desc<256x64xbf16, swizzle = 128>
 // Producer: wait empty with the flipped phase, expect the stage's bytes, two TMA loads.
 // CHECK:         partition producer
-// CHECK:           scf.for %[[K:.*]] = {{.*}} iter_args(%[[N:.*]] = %{{.*}}) -> (index) {
-// Stage n mod 4 and phase (n / 4) & 1 (from tawa-assign-stage-phase).
+// CHECK:           scf.for %[[K:.*]] = {{.*}} iter_args(%[[N:.*]] = %{{.*}}) -> (i32) {
+// Stage n mod 4 and phase (n / 4) & 1 from the counter n mod 8 (tawa-assign-stage-phase).
 // CHECK:             %[[S:.*]] = arith.index_cast %{{.*}} : i32 to index
 // CHECK-NEXT:        %[[PH:.*]] = arith.index_cast %{{.*}} : i32 to index
 // CHECK:             %[[FLIP:.*]] = arith.xori %[[PH]], %{{.*}} : index

@@ -28,7 +28,7 @@
 // CHECK-NEXT:      nvgpu.setmaxnreg inc 232
 // CHECK:           %[[ROW0:.*]] = arith.muli %{{.*}}, %{{.*}} : index
 // CHECK:           %[[Z:.*]] = nvgpu.frag_zeros : !nvgpu.frag<64x256xf32, wgmma>
-// CHECK:           scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[Z]], {{.*}}) -> (!nvgpu.frag<64x256xf32, wgmma>, index, index) {
+// CHECK:           scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[Z]], {{.*}}) -> (!nvgpu.frag<64x256xf32, wgmma>, i32, i32) {
 // CHECK:             %[[DA:.*]] = nvgpu.wgmma_descriptor %{{.*}}[%{{.*}}, %[[ROW0]]] : !nvgpu.smem<4x128x64xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>
 // CHECK-NEXT:        %[[DB:.*]] = nvgpu.wgmma_descriptor %{{.*}} : !nvgpu.smem<4x256x64xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>
 // CHECK:             nvgpu.wgmma_fence

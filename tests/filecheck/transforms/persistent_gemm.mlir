@@ -27,5 +27,5 @@
 
 // The aref counters run on across programs: they are carried by the program loop.
 // LOWERED-LABEL: func.func @gemm
-// LOWERED:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (index) {
+// LOWERED:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (i32) {
 // LOWERED:           nvgpu.tma_load
