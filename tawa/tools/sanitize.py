@@ -41,6 +41,9 @@ from typing import Any
 
 import numpy as np
 
+from tawa.kernels.gemm import GemmConfig, gemm_source
+from tawa.runtime.autotune import Choice
+
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
 TOLERANCE = 2e-2
@@ -68,6 +71,16 @@ class Case:
     inputs: Callable[[np.random.Generator], tuple[list[Any], tuple[int, ...], Callable[[list[Any]], float]]]
     """(host arguments, logical grid, rel. error of the outputs) from a generator.
     Host arrays are NumPy (bf16 / fp8 through ml_dtypes); the last array is the output."""
+    config: GemmConfig | None = None
+    """A GEMM configuration's program (`tawa.kernels.gemm_source`) instead of
+    the example file, compiled as the configurations are (`Choice.options`:
+    the deepest ring up to `GEMM_MAX_STAGES`)."""
+
+    def text(self) -> str:
+        return gemm_source(self.config) if self.config else (EXAMPLES_DIR / self.file).read_text()
+
+    def options(self) -> dict[str, Any]:
+        return Choice(self.config).options if self.config else {"stages": self.stages}
 
 
 def _bf16(a: np.ndarray) -> np.ndarray:
@@ -91,11 +104,12 @@ def _nan(shape: tuple[int, ...]) -> np.ndarray:
     return _bf16(np.full(shape, np.nan, np.float32))
 
 
-def _gemm(transposed_b: bool = True, fp8: bool = False, relu_alpha: float | None = None):
-    # 2 programs along M (130 rows), one ragged column tile (200 of 256), and
-    # 2D+1 = 9 k-tiles for D = 4, the last one partial.
-    M, N = 130, 200
-    K = 8 * 128 + 16 if fp8 else 8 * 64 + 40
+def _gemm(transposed_b: bool = True, fp8: bool = False, relu_alpha: float | None = None,
+          tile: tuple[int, int] = (128, 256), depth: int = 4):
+    # 2 programs along M (BLOCK_M + 2 rows), one ragged column tile (BLOCK_N - 56
+    # columns: 200 of 256), and 2D+1 k-tiles for a ring of depth D, the last one partial.
+    M, N = tile[0] + 2, tile[1] - 56
+    K = 2 * depth * 128 + 16 if fp8 else 2 * depth * 64 + 40
 
     def make(rng: np.random.Generator):
         a = rng.standard_normal((M, K), np.float32)
@@ -111,7 +125,7 @@ def _gemm(transposed_b: bool = True, fp8: bool = False, relu_alpha: float | None
         if relu_alpha is not None:
             args.append(relu_alpha)
             ref = np.maximum(relu_alpha * ref, 0)
-        return args, (math.ceil(M / 128), math.ceil(N / 256)), lambda out: _rel(out[2], ref)
+        return args, (math.ceil(M / tile[0]), math.ceil(N / tile[1])), lambda out: _rel(out[2], ref)
 
     return make
 
@@ -226,6 +240,11 @@ CASES = {
     for c in (
         Case("matmul", "matmul.mlir", "matmul", 4, _gemm(transposed_b=False)),
         Case("gemm", "gemm.mlir", "gemm", 4, _gemm()),
+        # The GEMM configurations' deep rings (runtime.autotune.GEMM_MAX_STAGES): 6 and 8 stages.
+        Case("gemm_128x128_deep", "gemm_source(128x128x64)", "gemm", 0, _gemm(tile=(128, 128), depth=6),
+             GemmConfig(128, 128, 64)),
+        Case("gemm_64x128_deep", "gemm_source(64x128x64)", "gemm", 0, _gemm(tile=(64, 128), depth=8),
+             GemmConfig(64, 128, 64)),
         Case("gemm_fp8", "gemm_fp8.mlir", "gemm_fp8", 4, _gemm(fp8=True)),
         Case("gemm_chain", "gemm_chain.mlir", "gemm_chain", 2, _per_key_block("chain")),
         Case("gemm_scale_relu", "gemm_scale_relu.mlir", "gemm_scale_relu", 4, _gemm(relu_alpha=-0.37)),
@@ -247,7 +266,8 @@ CASES = {
              _per_key_block("causal", 64)),
     )
 }
-"""Every example kernel (examples/*.mlir), with the stages its GPU test uses."""
+"""Every example kernel (examples/*.mlir), with the stages its GPU test uses,
+and two GEMM configurations at their deep rings (stages 0: the deepest that fits)."""
 
 
 # --------------------------------------------------------------------------- the child: run under the sanitizer
@@ -260,7 +280,7 @@ def run_case(case: Case, seed: int = 0, launches: int = 2) -> float:
     import tawa
     from tawa.runtime import reinterpret
 
-    kernel = tawa.compile((EXAMPLES_DIR / case.file).read_text(), case.kernel, stages=case.stages)
+    kernel = tawa.compile(case.text(), case.kernel, **case.options())
     args, grid, error = case.inputs(np.random.default_rng(seed))
     worst = 0.0
     for _ in range(launches):

@@ -22,6 +22,7 @@ import pytest
 
 import tawa
 from tawa.tools.sanitize import CASES, EXAMPLES_DIR, TOOLS, parse_output, run_all, sanitizer
+from tawa.transforms.hopper_pipeline import HopperPipelinePass
 
 # --------------------------------------------------------------------------- CPU: the harness
 
@@ -66,13 +67,24 @@ def test_every_example_kernel_is_covered():
     assert {c.kernel for c in CASES.values()} == kernels
 
 
+@pytest.mark.parametrize("name, depth", [("gemm_128x128_deep", 6), ("gemm_64x128_deep", 8)])
+def test_deep_ring_cases_get_their_depth_and_wrap_it_twice(name, depth):
+    """The deep-ring cases compile at the depth their inputs assume (2D+1 k-tiles)."""
+    case = CASES[name]
+    module, pipeline = tawa.parse(case.text()), HopperPipelinePass(**case.options())
+    pipeline.specialize_pass().apply(tawa.context(), module)
+    assert pipeline.depth_and_epilogue(module)[0] == depth
+    args, _, _ = case.inputs(np.random.default_rng(0))
+    assert -(-args[-1] // case.config.block_k) == 2 * depth + 1
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_inputs_and_reference_agree_with_the_interpreter(name):
     """The tile program, interpreted on the CPU with the harness's arguments,
     matches the harness's float32 reference."""
     case = CASES[name]
     args, grid, error = case.inputs(np.random.default_rng(0))
-    tawa.interpret((EXAMPLES_DIR / case.file).read_text(), case.kernel, grid, *args)
+    tawa.interpret(case.text(), case.kernel, grid, *args)
     assert error(args) <= 1e-2
 
 
