@@ -49,13 +49,11 @@ MAX_STAGES = 4
 """`max-stages`' default: the deepest ring `stages=0` tries.  Deeper rings
 pay where the producer must run far ahead (memory-bound GEMM tiles: the
 GEMM configurations ask for up to 8, `tawa.runtime.autotune.GEMM_MAX_STAGES`)
-but not in attention: on the H100 (2026-11-25, docs/perf.md "Session 10")
-head dim 64 with 6-deep K and V rings, all that fit, ran 0.933× its speed
-with 4; 3-deep ran 0.931×, 2-deep 1.002×.  The SASS suggests why depths
-that are no power of two cost there (not profiled): a use's stage and phase
-are n mod D and (n / D) & 1 (`tawa-assign-stage-phase`), masks and shifts
-for D = 2 or 4 but multiplies for 3 or 6, about 165 more instructions (5%)
-in the consumer's loop of a kernel whose issue slots are the bottleneck."""
+but not in attention: on the H100 (2026-11-25, docs/perf.md "Session 10"),
+head dim 64 with 6-deep K and V rings, all that fit, ran 0.993× its speed
+with 4, and 3-deep 0.984× (0.933× and 0.931× before `tawa-assign-stage-phase`
+counted modulo 2D: its division by a depth that is no power of two had
+cost the issue-bound consumer about 5% more instructions)."""
 
 
 @dataclass(frozen=True)
@@ -200,10 +198,10 @@ class HopperPipelinePass(ModulePass):
 
 def deepest_fitting(module: ModuleOp, staging: str | None = None, max_stages: int = MAX_STAGES) -> int:
     """The deepest ring (`max_stages`..1) with which every kernel's
-    shared-memory plan fits, for the arefs `tawa-pipeline` deepens (the others keep their
-    depth), with the TMA-store epilogue's staging buffers of that variant
-    (`full` or `subtiled`) when `staging` is given.  With none, 1:
-    `tawa-lower-aref` then reports the size."""
+    shared-memory plan fits, for the arefs `tawa-pipeline` deepens (the
+    others keep their depth), with the TMA-store epilogue's staging buffers
+    of that variant (`full` or `subtiled`) when `staging` is given.  With
+    none, 1: `tawa-lower-aref` then reports the size."""
     for stages in range(max_stages, 1, -1):
         if fits_all(module, stages, staging):
             return stages
