@@ -36,9 +36,19 @@ synced once — one generation of its arrivals alone, and warp group 0
 waiting on the next forever (`tawa-verify-protocol` found it, session 10).
 `tawa-verify-protocol` checks the counts over all interleavings.
 
+**More warp groups** take their turns in a ring: warp group g waits at
+barrier 2 + g and hands over at 2 + (g + 1) mod N; the last one arrives at
+warp group 0's barrier before the loop; after it, each takes its last turn
+and, but the last, hands the next one its closing turn (0 → 1 → ... → N-1).
+With N = 2 this is the protocol above, op for op.  Each barrier has one
+warp group that waits and one that arrives, and a warp group's next
+arrival needs the whole ring to have turned, so again none is more than a
+turn ahead (`tests/transforms/test_pingpong.py`: three warp groups, and the
+deadlock the protocol check finds without the closing turns).
+
 Applies to the loops `tawa-overlap-dots` marks (`OVERLAPPED`) in a
-partition of exactly two warp groups (`tawa-lower-tile{pingpong}`, on by
-default).  Measured on the H100 (docs/perf.md): 1.038x geomean over the
+partition of 2 to `MAX_GROUPS` warp groups (`tawa-lower-tile{pingpong}`, on
+by default).  Measured on the H100 (docs/perf.md): 1.038x geomean over the
 overlapped loop without it, up to 1.14x on head dim 64 causal.  The CPU
 simulator runs each warp group as its own task, so the hand-over runs there
 as on the GPU (a divergent `scf.if` within one task would wait for both
@@ -52,15 +62,21 @@ from xdsl.ir import Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.dialects import nvgpu
-from tawa.target.hopper import THREADS_PER_GROUP
+from tawa.target.hopper import THREADS_PER_GROUP, WGMMA_M
 from tawa.transforms.utils import guarded
 
 OVERLAPPED = "tawa.overlapped"
 """Attribute `tawa-overlap-dots` puts on the loops it rotates."""
-PING, PONG = 2, 3
-"""The named barriers of the two warp groups' turns (0 is the CTA's, 1 the
-TMA-store epilogue's: `tawa.transforms.tma_epilogue.EPILOGUE_BARRIER`)."""
+TURNS = 2
+"""The named barrier of warp group 0's turn; warp group g's is TURNS + g (0
+is the CTA's, 1 the TMA-store epilogue's:
+`tawa.transforms.tma_epilogue.EPILOGUE_BARRIER`)."""
+PING, PONG = TURNS, TURNS + 1
+"""The two warp groups' turns."""
+MAX_GROUPS = 16 - TURNS
+"""A CTA has 16 named barriers."""
 THREADS = 2 * THREADS_PER_GROUP
+"""Threads of a turn's barrier: the warp group that waits and the one that hands over."""
 
 
 def _issue_span(loop: scf.ForOp) -> tuple[Operation, Operation] | None:
@@ -78,11 +94,22 @@ def _issue_span(loop: scf.ForOp) -> tuple[Operation, Operation] | None:
     return (fence, commits[1]) if fence is not None and len(commits) == 2 else None
 
 
+def _per_group(is_group: list[SSAValue], ops: list[list[Operation]]) -> scf.IfOp:
+    """`scf.if %is_0 { ops[0] } else { scf.if %is_1 { ops[1] } else { ... ops[N-1] } }`."""
+    inner: list[Operation] = ops[-1]
+    for k in range(len(ops) - 2, -1, -1):
+        inner = [guarded(is_group[k], ops[k], inner)]
+    (chain,) = inner
+    assert isinstance(chain, scf.IfOp)
+    return chain
+
+
 def ping_pong(region: Region, row0: SSAValue, groups: int) -> int:
-    """Orders the wgmma issues of the two warp groups in the overlapped loops
-    of a consumer partition (`region`, whose warp group starts at row
-    `row0`); returns how many loops it ordered."""
-    if groups != 2:
+    """Orders the wgmma issues of the warp groups in the overlapped loops of
+    a consumer partition of `groups` ≥ 2 warp groups (`region`, whose warp
+    group starts at row `row0`) in a ring of turns; returns how many loops
+    it ordered."""
+    if not 2 <= groups <= MAX_GROUPS:
         return 0
     loops = [o for o in region.walk() if isinstance(o, scf.ForOp) and OVERLAPPED in o.attributes]
     done = 0
@@ -91,18 +118,29 @@ def ping_pong(region: Region, row0: SSAValue, groups: int) -> int:
         if span is None:
             continue
         fence, commit = span
-        zero = arith.ConstantOp.from_int_and_width(0, row0.type)
-        first = arith.CmpiOp(row0, zero.result, "eq")
-        first.result.name_hint = "first_group"
-        Rewriter.insert_op([zero, first], InsertPoint.before(loop))
-        Rewriter.insert_op(guarded(first.result, [], [nvgpu.NamedBarrierArriveOp(PING, THREADS)]),
+        is_group: list[SSAValue] = []
+        for k in range(groups - 1):
+            row = arith.ConstantOp.from_int_and_width(k * WGMMA_M, row0.type)
+            test = arith.CmpiOp(row0, row.result, "eq")
+            test.result.name_hint = "first_group" if k == 0 else f"group_{k}"
+            Rewriter.insert_op([row, test], InsertPoint.before(loop))
+            is_group.append(test.result)
+
+        def turn(k: int) -> int:
+            return TURNS + k % groups
+
+        def each(make) -> scf.IfOp:
+            return _per_group(is_group, [make(g) for g in range(groups)])
+
+        # The last warp group hands warp group 0 its first turn.
+        Rewriter.insert_op(each(lambda g: [nvgpu.NamedBarrierArriveOp(turn(0), THREADS)] if g == groups - 1 else []),
                            InsertPoint.before(loop))
-        Rewriter.insert_op(guarded(first.result, [nvgpu.NamedBarrierSyncOp(PING, THREADS)],
-                                     [nvgpu.NamedBarrierSyncOp(PONG, THREADS)]), InsertPoint.before(fence))
-        Rewriter.insert_op(guarded(first.result, [nvgpu.NamedBarrierArriveOp(PONG, THREADS)],
-                                     [nvgpu.NamedBarrierArriveOp(PING, THREADS)]), InsertPoint.after(commit))
-        Rewriter.insert_op(guarded(first.result, [nvgpu.NamedBarrierSyncOp(PING, THREADS),
-                                                  nvgpu.NamedBarrierArriveOp(PONG, THREADS)],
-                                   [nvgpu.NamedBarrierSyncOp(PONG, THREADS)]), InsertPoint.after(loop))
+        Rewriter.insert_op(each(lambda g: [nvgpu.NamedBarrierSyncOp(turn(g), THREADS)]), InsertPoint.before(fence))
+        Rewriter.insert_op(each(lambda g: [nvgpu.NamedBarrierArriveOp(turn(g + 1), THREADS)]),
+                           InsertPoint.after(commit))
+        # The closing: each takes its last turn and, but the last, hands the next one its closing turn.
+        Rewriter.insert_op(each(lambda g: [nvgpu.NamedBarrierSyncOp(turn(g), THREADS)]
+                                + ([nvgpu.NamedBarrierArriveOp(turn(g + 1), THREADS)] if g < groups - 1 else [])),
+                           InsertPoint.after(loop))
         done += 1
     return done
