@@ -8,9 +8,10 @@ A split configuration (`tawa.kernels.gemm`, `split_k` = S > 1) is two
 programs: the split program writes S partial sums of C into an f32
 workspace W (S×M×N), and the reduce program sums them into C.
 `tawa-hopper-pipeline` compiles both (the reduce program, which has no dot,
-with every op in the consumer warp groups), but only the split kernel has
-run on a GPU: `SplitKGemm` launches the compiled split kernel and
-then sums W with torch on the same stream — one `torch.sum` into an f32 C;
+with every op in the consumer warp groups; both are GPU-tested), but
+`SplitKGemm` launches only the compiled split kernel and then sums W with
+torch on the same stream (on the H100 as fast as the reduce program for
+two partials, docs/perf.md session 9) — one `torch.sum` into an f32 C;
 one `torch.add(W[0], W[1], out=C)` for S = 2 (f32 math, rounded once on the
 store); else `torch.sum` into an f32 scratch slab and a copy into C.  Either
 way every partial is added in f32 and C is rounded once, as the reduce

@@ -14,8 +14,8 @@ autotuned one when `$TAWA_AUTOTUNE` is 1 (timed on the first call of each
 shape bucket, kept in the on-disk cache); `compiled(name, dtype,
 config=...)` compiles it; `matmul_kernel` remembers the kernel and grid per
 problem (a warm call is one dictionary look-up; `clear_cache()` after
-changing `OPTIONS`).  A split-K choice (one autotuning
-kept; the heuristic splits no K by default) is a
+changing `OPTIONS`).  A split-K choice (one that autotuning kept; the
+heuristic splits no K by default) is a
 `tawa.runtime.splitk.SplitKGemm`: the split kernel and the torch sum of its
 partials, called like the others; its workspace is cached per device,
 stream and shape.

@@ -100,8 +100,8 @@ class HopperPipelinePass(ModulePass):
     attention with 2 ran 1.02-1.04x on causal rows but 0.85-0.97x on the
     others (docs/perf.md); d128's does not fit beside its rings and staging."""
     pingpong: bool = True
-    """`tawa-lower-tile{pingpong}`: the two consumer warp groups of an
-    overlapped loop take turns issuing their dots."""
+    """`tawa-lower-tile{pingpong}`: the consumer warp groups of an
+    overlapped loop take turns issuing their dots, in a ring."""
     pin_waits: bool = False
     """`tawa-lower-tile{pin-waits}`: a wgmma wait after register math (the
     overlapped loop's P·V wait) gets a fence that keeps ptxas from moving it

@@ -48,10 +48,10 @@ def lower_consumer(region: Region, first_group: int, groups: int,
                    pingpong: bool = True, pin: bool = False) -> None:
     """Lowers one consumer partition of `groups` warp groups, the first of
     which is warp group `first_group` of the CTA; the `staged` stores take
-    the TMA-store epilogue; with `pingpong`, the two warp groups of an
-    overlapped loop take turns issuing their dots (`tawa.transforms.pingpong`);
-    with `pin`, a wgmma wait after register math stays there
-    (`tawa.transforms.pin_waits`)."""
+    the TMA-store epilogue; with `pingpong`, the warp groups of an
+    overlapped loop take turns issuing their dots, in a ring
+    (`tawa.transforms.pingpong`); with `pin`, a wgmma wait after register
+    math stays there (`tawa.transforms.pin_waits`)."""
     staged = {s: v for s, v in (staged or {}).items() if region.is_ancestor(s)}
     info = ConsumerInfo.at_start_of(region, first_group, groups, staged)
     PatternRewriteWalker(
@@ -99,8 +99,9 @@ class LowerTilePass(ModulePass):
     buffer), `subtiled` (span-wide column chunks in two alternating
     buffers) or `auto` (the first of `AUTO_STAGINGS` that fits)."""
     pingpong: bool = True
-    """The two consumer warp groups of a loop `tawa-overlap-dots` rotated
-    take turns issuing their dots (named barriers; `tawa.transforms.pingpong`)."""
+    """The consumer warp groups of a loop `tawa-overlap-dots` rotated take
+    turns issuing their dots, in a ring (named barriers;
+    `tawa.transforms.pingpong`)."""
     pin_waits: bool = False
     """A wgmma wait placed after register math gets a fence that keeps
     ptxas from moving it up (`tawa.transforms.pin_waits`)."""

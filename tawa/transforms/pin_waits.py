@@ -21,9 +21,9 @@ instruction ptxas does not move code across; `fence.acq_rel.cta`
 (`nvgpu.fence_cta`) has nothing to order in the consumer's loop but the
 release of a ring slot just before it.  With it the SASS keeps the softmax
 before the wait, but the kernels did not get faster: 0.97-1.01x on the H100
-(docs/perf.md, session 9).  The likely reason (not profiled): with ping-pong, the hoisted wait staggers the two
-warp groups' softmaxes; starting one earlier makes them contend for the same
-issue slots and MUFU.  So `tawa-lower-tile{pin-waits}` is off by default.
+(docs/perf.md, session 9).  The likely reason (not profiled): with
+ping-pong, the hoisted wait staggers the two warp groups' softmaxes;
+starting one earlier makes them contend for the same issue slots and MUFU.  So `tawa-lower-tile{pin-waits}` is off by default.
 
 Which waits: those with register math (an op with a fragment result)
 between them and the last wgmma issue, commit or wait or the last control
