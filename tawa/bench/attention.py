@@ -25,13 +25,24 @@ from typing import Any
 
 SHAPES = [(1, 16384), (4, 4096), (16, 1024), (32, 512)]  # (batch, seq_len) with 16 heads
 HEADS = 16
-BLOCK_M = 128
 HEAD_DIMS = {
     128: ("attention_fwd.mlir", "attention_fwd"),
     64: ("attention_fwd_d64.mlir", "attention_fwd_d64"),
     256: ("attention_fwd_d256.mlir", "attention_fwd_d256"),
 }
 BACKENDS = ("tawa", "cuDNN", "FA2")
+
+
+def query_rows(source: str, name: str) -> int:
+    """Query rows per program of attention kernel `name` in `source` (the
+    first grid dimension is ⌈S / rows⌉): the rows of its dots' accumulators,
+    one consumer warp group per 64 (192 for head dim 64, 128 otherwise)."""
+    import tawa
+    from tawa.target.hopper import WGMMA_M
+    from tawa.transforms.warp_specialize import consumer_warp_groups
+
+    kernel = next(op for op in tawa.parse(source).ops if getattr(op, "sym_name", None) and op.sym_name.data == name)
+    return consumer_warp_groups(kernel) * WGMMA_M
 
 
 def sdpa(backend: Any, q: Any, k: Any, v: Any, causal: bool) -> Callable[[], None]:
@@ -123,12 +134,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs = [(d, causal) for d in sorted(args.head_dim or HEAD_DIMS) for causal in (False, True)]
     for head_dim, causal in runs:
         file, name = HEAD_DIMS[head_dim]
-        kernel = tawa.compile((examples / file).read_text(), f"{name}_causal" if causal else name, stages=args.stages)
+        source, kernel_name = (examples / file).read_text(), f"{name}_causal" if causal else name
+        kernel = tawa.compile(source, kernel_name, stages=args.stages)
+        rows = query_rows(source, kernel_name)
         for B, S in SHAPES:
             q, k, v = (torch.randn(B, HEADS, S, head_dim, device="cuda").to(torch.bfloat16) for _ in range(3))
             o = torch.full_like(q, float("nan"))
             scale = 1 / math.sqrt(head_dim)
-            grid = (math.ceil(S / BLOCK_M), B * HEADS)
+            grid = (math.ceil(S / rows), B * HEADS)
             flat = [t.view(B * HEADS, S, head_dim) for t in (q, k, v, o)]
 
             def run_tawa(flat=flat, S=S, scale=scale, grid=grid):

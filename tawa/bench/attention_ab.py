@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tawa.bench.attention import BLOCK_M, HEAD_DIMS, HEADS, SHAPES, geomean, interleaved, sdpa, tflops
+from tawa.bench.attention import HEAD_DIMS, HEADS, SHAPES, geomean, interleaved, query_rows, sdpa, tflops
 
 RAGGED = [(2, 65), (1, 200)]
 """(batch, seq_len) checked for correctness only."""
@@ -94,15 +94,16 @@ def run(d: int, name: str, sources: dict[str, Path], options: dict[str, dict[str
     for causal in (False, True):
         kernel = f"{name}_causal" if causal else name
         kernels = {side: tawa.compile(sources[side].read_text(), kernel, **options[side]) for side in ("new", "old")}
+        block_rows = {side: query_rows(sources[side].read_text(), kernel) for side in ("new", "old")}
         for B, S in SHAPES + RAGGED:
             q, k, v = (torch.randn(B, HEADS, S, d, device="cuda").to(torch.bfloat16) for _ in range(3))
             scale = 1 / math.sqrt(d)
-            grid = (math.ceil(S / BLOCK_M), B * HEADS)
             ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
             fns = {}
             for side, compiled in kernels.items():
                 o = torch.full_like(q, float("nan"))
                 flat = [t.view(B * HEADS, S, d) for t in (q, k, v, o)]
+                grid = (math.ceil(S / block_rows[side]), B * HEADS)
                 compiled(*flat, S, scale, grid=grid)
                 err = ((o.float() - ref).norm() / ref.norm()).item()
                 if not err < 1e-2:

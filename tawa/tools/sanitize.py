@@ -202,9 +202,10 @@ def _softmax(rng: np.random.Generator):
     return [a, b, _nan((M, 256)), M, K, s * math.log2(math.e)], (math.ceil(M / 128),), lambda out: _rel(out[2], ref)
 
 
-def _per_key_block(kind: str, D: int = 128):
+def _per_key_block(kind: str, D: int = 128, rows: int = 128):
     # 2D+1 = 5 key blocks of 128 for D = 2, the last one partial (520 keys):
-    # 5 programs along the sequence, one head.
+    # ⌈520 / rows⌉ programs of `rows` query rows along the sequence (the last
+    # one partial), one head.
     S = 4 * 128 + 8
 
     def make(rng: np.random.Generator):
@@ -221,7 +222,7 @@ def _per_key_block(kind: str, D: int = 128):
             p = np.exp(s - s.max(axis=-1, keepdims=True))
             ref = np.einsum("bqk,bkd->bqd", p / p.sum(axis=-1, keepdims=True), vf)
             args = [q, k, v, bias, _nan((1, S, D)), S, scale]
-            return args, (math.ceil(S / 128), 1), lambda out: _rel(out[4], ref)
+            return args, (math.ceil(S / rows), 1), lambda out: _rel(out[4], ref)
         else:
             scale = 1 / math.sqrt(D)
             s = s * scale
@@ -230,7 +231,7 @@ def _per_key_block(kind: str, D: int = 128):
             p = np.exp(s - s.max(axis=-1, keepdims=True))
             ref = np.einsum("bqk,bkd->bqd", p / p.sum(axis=-1, keepdims=True), vf)
             args.append(scale)
-        return args, (math.ceil(S / 128), 1), lambda out: _rel(out[3], ref)
+        return args, (math.ceil(S / rows), 1), lambda out: _rel(out[3], ref)
 
     return make
 
@@ -257,13 +258,13 @@ CASES = {
         Case("gemm_softmax", "gemm_softmax.mlir", "gemm_softmax", 4, _softmax),
         Case("attention_fwd", "attention_fwd.mlir", "attention_fwd", 2, _per_key_block("plain")),
         Case("attention_fwd_causal", "attention_fwd.mlir", "attention_fwd_causal", 2, _per_key_block("causal")),
-        Case("attention_fwd_d64", "attention_fwd_d64.mlir", "attention_fwd_d64", 2, _per_key_block("plain", 64)),
+        Case("attention_fwd_d64", "attention_fwd_d64.mlir", "attention_fwd_d64", 2, _per_key_block("plain", 64, 192)),
         Case("attention_fwd_bias", "attention_fwd_bias.mlir", "attention_fwd_bias", 2, _per_key_block("bias")),
         Case("attention_fwd_d256", "attention_fwd_d256.mlir", "attention_fwd_d256", 2, _per_key_block("plain", 256)),
         Case("attention_fwd_d256_causal", "attention_fwd_d256.mlir", "attention_fwd_d256_causal", 2,
              _per_key_block("causal", 256)),
         Case("attention_fwd_d64_causal", "attention_fwd_d64.mlir", "attention_fwd_d64_causal", 2,
-             _per_key_block("causal", 64)),
+             _per_key_block("causal", 64, 192)),
     )
 }
 """Every example kernel (examples/*.mlir), with the stages its GPU test uses,

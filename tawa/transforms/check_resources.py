@@ -9,9 +9,13 @@ lowered kernels (nvgpu level, after `tawa-expand-fragment-stores`, before
   that starts with its `nvgpu.setmaxnreg` (a kernel without one: its body,
   against the launch cap of `#nvgpu.kernel<threads>`) — against its budget.
   The demand is `RegisterDemand`'s estimate (tawa/transforms/register_demand.py:
-  live fragments at the worst op plus a calibrated scalar overhead).  Over
-  budget, ptxas would spill to local memory (two 64x256xf32 accumulators in
-  one consumer: 1924 bytes).  A role that holds no fragments (the
+  live fragments at the worst op plus a calibrated scalar overhead), which
+  lies within `REGISTER_ESTIMATE_ERROR` = 8 of what ptxas needs: a role is
+  rejected when its estimate exceeds the budget by more, where ptxas would
+  spill to local memory whatever the error (two 64x256xf32 accumulators in
+  one consumer: 1924 bytes).  Inside that margin the kernel is let through:
+  a false rejection costs a kernel that fits (d64 attention with 192 query
+  rows: estimated 162 against 160, ptxas fits it without spills).  A role that holds no fragments (the
   producer: TMA issue and index math) is not checked: every example's
   producer assembles without spills at the minimum budget of 24.  Needs
   structured control flow: after `convert-scf-to-cf` (multi-block regions)
@@ -57,6 +61,7 @@ from tawa.target.hopper import (
     MAX_REGS,
     MAX_SMEM_BYTES,
     MAX_TMA_RANK,
+    REGISTER_ESTIMATE_ERROR,
     REGS_GRANULE,
     SCALAR_REGS_OVERHEAD,
     SMEM_ALIGN_SLACK,
@@ -178,8 +183,8 @@ def _check_role(block, role: str, budget: int, why: str, raise_it: str) -> None:
     # The lower bound: ptxas rescales loop-carried accumulators in place when
     # it must (register_demand's module docstring).
     peak = RegisterDemand(iter_args_in_place=True).of_block(block)
-    if peak.registers <= budget or not peak.fragment_registers:
-        return  # a role without fragments (the producer) fits the minimum budget
+    if peak.registers - REGISTER_ESTIMATE_ERROR <= budget or not peak.fragment_registers:
+        return  # ptxas may fit it (the estimate's error); a role without fragments fits the minimum budget
     biggest = max((v.type.registers() for v in peak.live), default=0)
     shrink = (
         "use BLOCK_N=128 (a 64x256xf32 accumulator takes 128 registers, 64x128 half that) "
@@ -188,7 +193,8 @@ def _check_role(block, role: str, budget: int, why: str, raise_it: str) -> None:
     raise fail(
         peak.op,
         f"{NAME}: {role} needs ~{peak.registers} registers per thread ({peak.describe()}, plus "
-        f"~{peak.registers - peak.fragment_registers} for addresses and indices) but {why}: "
+        f"~{peak.registers - peak.fragment_registers} for addresses and indices) but {why} (short by more "
+        f"than the estimate's error of {REGISTER_ESTIMATE_ERROR}): "
         f"{shrink}, or {raise_it}",
     )
 

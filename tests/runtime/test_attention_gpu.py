@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import tawa
+from tawa.bench.attention import query_rows
 
 pytestmark = pytest.mark.gpu
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -38,7 +39,7 @@ def reference(q, k, v, scale, causal):
 
 
 @pytest.mark.parametrize("kernel_name", sorted(VARIANTS))
-@pytest.mark.parametrize("BH, S", [(2, 1024), (3, 200), (1, 128), (2, 384), (2, 1), (1, 65)])
+@pytest.mark.parametrize("BH, S", [(2, 1024), (3, 200), (1, 128), (2, 384), (2, 1), (1, 65), (1, 193), (1, 576)])
 def test_attention(cuda, seed, kernel_name, BH, S):
     import torch
 
@@ -48,7 +49,8 @@ def test_attention(cuda, seed, kernel_name, BH, S):
     q, k, v = (torch.randn(BH, S, D, device="cuda", generator=g).to(torch.bfloat16) for _ in range(3))
     o = torch.full((BH, S, D), float("nan"), device="cuda", dtype=torch.bfloat16)
     scale = 1 / math.sqrt(D)
-    kernel(q, k, v, o, S, scale, grid=(math.ceil(S / 128), BH))
+    rows = query_rows((EXAMPLES / file).read_text(), kernel_name)
+    kernel(q, k, v, o, S, scale, grid=(math.ceil(S / rows), BH))
     torch.cuda.synchronize()
     assert not torch.isnan(o.float()).any(), "some of O was not written (or is NaN)"
     ref = reference(q, k, v, scale, kernel_name.endswith("causal"))

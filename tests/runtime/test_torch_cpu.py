@@ -148,8 +148,20 @@ def test_grids_follow_the_examples():
     assert checks.matmul_grid(200, 136) == (2, 1)
     assert checks.matmul_grid(256, 257) == (2, 2)
     assert checks.matmul_grid(0, 300) == (0, 2)
-    assert checks.attention_grid(200, 24) == (2, 24)
-    assert checks.attention_grid(128, 1) == (1, 1)
+    assert checks.attention_grid(200, 24, 128) == (2, 24)
+    assert checks.attention_grid(128, 1, 256) == (1, 1)
+    assert checks.attention_grid(200, 24, 64) == (2, 24)
+    assert checks.attention_grid(384, 1, 64) == (2, 1)
+
+
+@pytest.mark.parametrize("head_dim", checks.HEAD_DIMS)
+def test_attention_rows_are_the_examples(head_dim):
+    # The grid's rows per program are the rows of the example's accumulators.
+    from tawa.bench.attention import query_rows
+
+    for causal in (False, True):
+        name = checks.attention_kernel(head_dim, causal)
+        assert query_rows(kernels.source(name), name) == checks.ATTENTION_TILE_M[head_dim]
 
 
 def test_kernel_sources():

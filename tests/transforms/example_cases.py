@@ -102,12 +102,13 @@ def _softmax(trips: int, rng: np.random.Generator) -> Case:
     return Case([a, b, _poison((m, 256), BF16), m, k, np.float32(0.3)], (3,), (2,))
 
 
-def _attention(extra: tuple[Any, ...], head_dim: int = 128) -> Callable[[int, np.random.Generator], Case]:
+def _attention(extra: tuple[Any, ...], head_dim: int = 128, rows: int = 128) -> Callable[[int, np.random.Generator], Case]:
+    # `trips` key blocks of 128 (the last one ragged); programs of `rows` query rows.
     def make(trips: int, rng: np.random.Generator) -> Case:
         seq = max(_ragged(trips, 128), 1) if extra else _ragged(trips, 128)
         q, k, v = (_randn(rng, (2, seq, head_dim), BF16) for _ in range(3))
         o = _poison((2, seq, head_dim), BF16)
-        return Case([q, k, v, o, seq, *extra], (max((seq + 127) // 128, 1), 2), (3,))
+        return Case([q, k, v, o, seq, *extra], (max(-(-seq // rows), 1), 2), (3,))
 
     return make
 
@@ -126,7 +127,7 @@ CASES: dict[str, tuple[str, Callable[[int, np.random.Generator], Case]]] = {
     "gemm_chain": ("gemm_chain.mlir", _attention(())),
     "attention_fwd": ("attention_fwd.mlir", _attention((np.float32(0.088),))),
     "attention_fwd_causal": ("attention_fwd.mlir", _attention((np.float32(0.088),))),
-    "attention_fwd_d64_causal": ("attention_fwd_d64.mlir", _attention((np.float32(0.125),), 64)),
+    "attention_fwd_d64_causal": ("attention_fwd_d64.mlir", _attention((np.float32(0.125),), 64, 192)),
     "attention_fwd_bias": ("attention_fwd_bias.mlir", _attention_bias),
     "attention_fwd_d256": ("attention_fwd_d256.mlir", _attention((np.float32(0.0625),), 256)),
 }

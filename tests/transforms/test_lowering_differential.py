@@ -146,7 +146,7 @@ def test_double_buffered_q():
     assert next(p for p in steps if p.name == "tawa-pipeline").once_depth == 2
     for p in [*steps, *PreparePtxPass.steps()[:-1]]:
         p.apply(ctx, module)
-    assert "smem<2x128x64xbf16" in str(module)  # Q's two slots
+    assert "smem<2x192x64xbf16" in str(module)  # Q's two slots
     for n, trips in enumerate((1, 5)):
         check("attention_fwd_d64_causal", module, trips, SCHEDULES[n], False, seed=7 + trips)
 
