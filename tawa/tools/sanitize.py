@@ -264,7 +264,7 @@ CASES = {
         Case("attention_fwd_d256_causal", "attention_fwd_d256.mlir", "attention_fwd_d256_causal", 2,
              _per_key_block("causal", 256)),
         Case("attention_fwd_d64_causal", "attention_fwd_d64.mlir", "attention_fwd_d64_causal", 2,
-             _per_key_block("causal", 64, 192)),
+             _per_key_block("causal", 64)),
     )
 }
 """Every example kernel (examples/*.mlir), with the stages its GPU test uses,

@@ -29,10 +29,10 @@ HEAD_DIMS = (64, 128, 256)
 attention_fwd_d256.mlir)."""
 MATMUL_TILE = (128, 256)
 """Rows and columns of C per program of examples/matmul.mlir and gemm.mlir."""
-ATTENTION_TILE_M = {64: 192, 128: 128, 256: 128}
-"""Query rows per program of each head dim's attention example (three
-consumer warp groups at head dim 64, two otherwise; a CPU test holds it to
-the examples)."""
+ATTENTION_TILE_M = {"attention_fwd_d64": 192}
+"""Query rows per program of the attention examples' kernels that do not
+take 128: d64 non-causal runs three consumer warp groups (a CPU test holds
+the table to the examples)."""
 
 
 @dataclass(frozen=True)
@@ -212,7 +212,7 @@ def matmul_grid(M: int, N: int) -> tuple[int, int]:
     return (-(-M // MATMUL_TILE[0]), -(-N // MATMUL_TILE[1]))
 
 
-def attention_grid(S: int, batch_heads: int, head_dim: int) -> tuple[int, int]:
-    """(⌈S/rows⌉, B·H): one program per `ATTENTION_TILE_M[head_dim]` query
-    rows of one head."""
-    return (-(-S // ATTENTION_TILE_M[head_dim]), batch_heads)
+def attention_grid(S: int, batch_heads: int, kernel: str) -> tuple[int, int]:
+    """(⌈S/rows⌉, B·H) for attention `kernel`: one program per 128 query rows
+    of one head (`ATTENTION_TILE_M` where not 128)."""
+    return (-(-S // ATTENTION_TILE_M.get(kernel, 128)), batch_heads)

@@ -85,7 +85,7 @@ def attention_op(
     q3, k3, v3 = (_dense(t).view(bh, p.S, p.D) for t in (q, k, v))
     name = checks.attention_kernel(p.D, causal)
     kernel = kernels.compiled(name, "bfloat16", **kernels.OPTIONS.get(name, {}))
-    kernel(q3, k3, v3, out.view(bh, p.S, p.D), p.S, sm_scale, grid=checks.attention_grid(p.S, bh, p.D))
+    kernel(q3, k3, v3, out.view(bh, p.S, p.D), p.S, sm_scale, grid=checks.attention_grid(p.S, bh, name))
     return out
 
 

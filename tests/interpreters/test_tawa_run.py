@@ -60,7 +60,7 @@ SHAPES = {
     "matmul": "B bfloat16[80x72] in",
 }
 GRIDS = {"gemm_softmax": "2", "batched_gemm": "2x1x2",
-         "attention_fwd_d64": "1x2", "attention_fwd_d64_causal": "1x2"}  # 192 query rows a program
+         "attention_fwd_d64": "1x2"}  # 192 query rows a program
 ROW = re.compile(r"^  (\w+) +(bit-exact|relative Frobenius error (\S+) \(bound 1e-02\)): ok$", re.M)
 
 

@@ -148,10 +148,10 @@ def test_grids_follow_the_examples():
     assert checks.matmul_grid(200, 136) == (2, 1)
     assert checks.matmul_grid(256, 257) == (2, 2)
     assert checks.matmul_grid(0, 300) == (0, 2)
-    assert checks.attention_grid(200, 24, 128) == (2, 24)
-    assert checks.attention_grid(128, 1, 256) == (1, 1)
-    assert checks.attention_grid(200, 24, 64) == (2, 24)
-    assert checks.attention_grid(384, 1, 64) == (2, 1)
+    assert checks.attention_grid(200, 24, "attention_fwd") == (2, 24)
+    assert checks.attention_grid(128, 1, "attention_fwd_d256_causal") == (1, 1)
+    assert checks.attention_grid(384, 1, "attention_fwd_d64") == (2, 1)  # 192 rows a program
+    assert checks.attention_grid(384, 1, "attention_fwd_d64_causal") == (3, 1)
 
 
 @pytest.mark.parametrize("head_dim", checks.HEAD_DIMS)
@@ -161,7 +161,7 @@ def test_attention_rows_are_the_examples(head_dim):
 
     for causal in (False, True):
         name = checks.attention_kernel(head_dim, causal)
-        assert query_rows(kernels.source(name), name) == checks.ATTENTION_TILE_M[head_dim]
+        assert query_rows(kernels.source(name), name) == checks.ATTENTION_TILE_M.get(name, 128)
 
 
 def test_kernel_sources():

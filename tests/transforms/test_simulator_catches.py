@@ -56,7 +56,7 @@ def test_a_missing_ping_pong_hand_over_is_a_deadlock():
         p.apply(ctx, module)
     hand_over = next(o for o in module.walk() if isinstance(o, nvgpu.NamedBarrierArriveOp) and o.barrier_id.value.data == 3)
     Rewriter.erase_op(hand_over)
-    c = case("attention_fwd_d64_causal", 3, np.random.default_rng(0))
+    c = case("attention_fwd_d64", 3, np.random.default_rng(0))
     with pytest.raises(TawaError, match="deadlock") as err:
         tawa.interpret(module, "attention_fwd_d64", c.grid, *fresh_outputs(c), schedule=Schedule("producer-first"))
     assert "named barrier 3" in str(err.value)
