@@ -136,12 +136,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         file, name = HEAD_DIMS[head_dim]
         source, kernel_name = (examples / file).read_text(), f"{name}_causal" if causal else name
         kernel = tawa.compile(source, kernel_name, stages=args.stages)
-        rows = query_rows(source, kernel_name)
+        block_rows = query_rows(source, kernel_name)
         for B, S in SHAPES:
             q, k, v = (torch.randn(B, HEADS, S, head_dim, device="cuda").to(torch.bfloat16) for _ in range(3))
             o = torch.full_like(q, float("nan"))
             scale = 1 / math.sqrt(head_dim)
-            grid = (math.ceil(S / rows), B * HEADS)
+            grid = (math.ceil(S / block_rows), B * HEADS)
             flat = [t.view(B * HEADS, S, head_dim) for t in (q, k, v, o)]
 
             def run_tawa(flat=flat, S=S, scale=scale, grid=grid):
