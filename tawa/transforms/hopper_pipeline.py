@@ -75,9 +75,10 @@ class HopperPipelinePass(ModulePass):
     """Each consumer warp group's budget; derived when left out."""
     group_m: int = 8
     order: ProgramOrder = "auto"
-    """Program order (tawa.transforms.program_order): grouped, longest-first,
-    paired (persistent kernels), or auto (paired for persistent kernels whose
-    work grows with program id 0, grouped otherwise)."""
+    """Program order (tawa.transforms.program_order): grouped, column,
+    longest-first, paired (persistent kernels), or auto (paired for
+    persistent kernels whose work grows with program id 0, column for kernels
+    whose streamed tiles do not depend on it, grouped otherwise)."""
     persistent: bool = True
     """One CTA per SM looping over the programs (tawa-persistent)."""
     prepare: bool = True
@@ -93,12 +94,15 @@ class HopperPipelinePass(ModulePass):
     (`tawa-lower-tile`, `tawa.transforms.tma_epilogue`).  With `stages=0`,
     `auto` takes the TMA-store epilogue when its staging tiles fit beside
     rings of at least 2 stages, `tma` at whatever depth fits."""
-    once_depth: int = 1
+    once_depth: int = 0
     """Slots of the arefs filled once per program (attention's Q tile;
     `tawa-pipeline{once-depth}`): 2 lets a persistent kernel load the next
-    program's tile while this one runs.  Not the default: on the H100, d64
-    attention with 2 ran 1.02-1.04x on causal rows but 0.85-0.97x on the
-    others (docs/perf.md); d128's does not fit beside its rings and staging."""
+    program's tile while this one runs.  0 (the default) decides: 2 for a
+    persistent kernel when the second slots fit beside the rings, epilogue
+    and staging chosen without them (the ring depth keeps priority), else 1.
+    On the H100 (session 11) 2 ran attention 1.043x (d64) and 1.018x (d128)
+    over their 8 rows, up to 1.14x on short causal rows; d256's Q does not
+    fit twice beside its 2-deep rings (docs/perf.md)."""
     pingpong: bool = True
     """`tawa-lower-tile{pingpong}`: the consumer warp groups of an
     overlapped loop take turns issuing their dots, in a ring."""
@@ -148,7 +152,22 @@ class HopperPipelinePass(ModulePass):
             stages, epilogue, staging = self.depth_and_epilogue(module)
         else:
             stages, epilogue, staging = self.stages, self.epilogue, self.staging
-        return self.steps(stages, epilogue, staging, once_depth=self.once_depth)
+        return self.steps(stages, epilogue, staging, once_depth=self.once_depth_for(module, stages, epilogue, staging))
+
+    def once_depth_for(self, module: ModuleOp, stages: int, epilogue: str, staging: str) -> int:
+        """`once_depth`, or with 0 the one decided for `module` at ring depth
+        `stages` with that epilogue (see the option): 2 when persistent and
+        the second slots fit, else 1."""
+        if self.once_depth:
+            return self.once_depth
+        if not self.persistent:
+            return 1
+        # The staging the epilogue takes without the second slots (`auto`: the first that fits).
+        tiles = None
+        if epilogue != "threads":
+            fitting = [v for v in (AUTO_STAGINGS if staging == "auto" else (staging,)) if fits_all(module, stages, v)]
+            tiles = fitting[0] if fitting else None
+        return 2 if fits_all(module, stages, tiles, once_depth=2) else 1
 
     def depth_and_epilogue(self, module: ModuleOp) -> tuple[int, str, str]:
         """With `stages=0`: the deepest ring that fits with the staging
@@ -208,10 +227,10 @@ def deepest_fitting(module: ModuleOp, staging: str | None = None, max_stages: in
     return 1
 
 
-def fits_all(module: ModuleOp, stages: int, staging: str | None = None) -> bool:
+def fits_all(module: ModuleOp, stages: int, staging: str | None = None, once_depth: int = 1) -> bool:
     """Whether every kernel's shared-memory plan fits with `stages`-deep
-    rings for the arefs filled in loops and the staging buffers of `staging`
-    (None: none)."""
+    rings for the arefs filled in loops, `once_depth` slots for those filled
+    once per program, and the staging buffers of `staging` (None: none)."""
     for ws in [o for o in module.walk() if isinstance(o, aref.WarpSpecializeOp)]:
         kernel = kernel_of(ws, HopperPipelinePass.name)
         creates = [o for o in kernel.body.block.ops if isinstance(o, aref.CreateOp)]
@@ -220,7 +239,7 @@ def fits_all(module: ModuleOp, stages: int, staging: str | None = None) -> bool:
         def depth_of(c: aref.CreateOp, deep: set[SSAValue] = deep) -> int:
             t = c.result.type
             assert isinstance(t, aref.ArefType)
-            return stages if c.result in deep else t.depth.data
+            return stages if c.result in deep else max(once_depth, t.depth.data)
 
         tiles = staging_types(ws, staging) if staging else []
         if not plan_shared_memory(creates, depth_of, staging=tiles).fits:

@@ -16,7 +16,8 @@ op itself and the program ids; this pass removes both:
   `order`, tawa.transforms.program_order) of the CTAs numbered in launch
   order L = x + y·nx (+ z·nx·ny): `grouped` (`group-m` row tiles of one
   column band on consecutive CTAs, so they share B tiles in L2) when the
-  kernel uses axes 0 and 1, plain CTA ids otherwise; `longest-first`
+  kernel uses axes 0 and 1, plain CTA ids otherwise; `column` (plain CTA
+  ids: the launch order already runs program id 0 fastest); `longest-first`
   (descending program id 0); `paired` is an error (it needs a persistent
   kernel).  (`tawa-persistent` already turned them into ids of its program
   loop.)
@@ -141,8 +142,9 @@ class MaterializePartitionsPass(ModulePass):
     column band (program ids along axis 0 within axis 1), so tiles that run
     together share their B tiles in L2.  0 keeps program id = CTA id."""
     order: ProgramOrder = "auto"
-    """Program order: `grouped` (with `group_m`), `longest-first`, or `auto`
-    (grouped: the hardware hands CTAs out as SMs free up; `paired` is for
+    """Program order: `grouped` (with `group_m`), `column`, `longest-first`,
+    or `auto` (column when the streamed tiles do not depend on program id 0,
+    else grouped: the hardware hands CTAs out as SMs free up; `paired` is for
     persistent kernels, tawa.transforms.program_order)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -170,7 +172,7 @@ class MaterializePartitionsPass(ModulePass):
         record_order(kernel, order)
         if order == "longest-first":
             ids = longest_first_program_ids(axes, at)
-        elif self.group_m > 0 and axes == {0, 1}:
+        elif order == "grouped" and self.group_m > 0 and axes == {0, 1}:
             ids = grouped_program_ids(self.group_m, at)
         else:
             ids = {}

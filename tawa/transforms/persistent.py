@@ -13,6 +13,8 @@ program ids become the ids of `%t` in the kernel's program order (option
 * `grouped`: the grouped-order ids of `%t` — with a third axis (the batch of
   a batched GEMM), z = t / (gx · gy) and the grouped ids of t mod (gx · gy)
   within that plane;
+* `column`: pid_0 = t mod gx fastest, then pid_1 and pid_2 (the query
+  blocks of one attention head run together and share its K and V in L2);
 * `longest-first`: pid_0 = gx - 1 - t / (gy · gz), the other axes from
   t mod (gy · gz), so each CTA runs its heaviest programs first when the work
   grows with program id 0 (causal attention);
@@ -48,7 +50,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.dialects import aref, nvgpu, tile
 from tawa.transforms.program_order import ProgramOrder, record_order, resolve_order
-from tawa.transforms.utils import const, fail, grouped_ids, longest_first_ids, pair_members, paired_ids
+from tawa.transforms.utils import column_ids, const, fail, grouped_ids, longest_first_ids, pair_members, paired_ids
 
 
 @dataclass(frozen=True)
@@ -60,8 +62,9 @@ class PersistentPass(ModulePass):
     group_m: int = 8
     """Grouped program order (see tawa-materialize-partitions); 1 is plain row-major order."""
     order: ProgramOrder = "auto"
-    """Program order: `grouped`, `longest-first`, `paired`, or `auto` (paired
-    when the work grows with program id 0; tawa.transforms.program_order)."""
+    """Program order: `grouped`, `column`, `longest-first`, `paired`, or `auto`
+    (paired when the work grows with program id 0, column when the streamed
+    tiles do not depend on it; tawa.transforms.program_order)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.group_m < 1:
@@ -149,6 +152,8 @@ class PersistentPass(ModulePass):
         """The program ids of program `t` in `order`."""
         if order == "longest-first":
             return longest_first_ids(t, [g.result for g in grid], at)
+        if order == "column":
+            return column_ids(t, [g.result for g in grid], at)
         if len(grid) == 2:
             return grouped_ids(t, grid[0].result, grid[1].result, self.group_m, at)
         # The plane of program t, then its grouped place in the plane.

@@ -20,9 +20,18 @@ of both passes and of `tawa-hopper-pipeline`):
   round-robin over pairs is balanced to within one pair per CTA; the pairs of
   one column (one attention head) are consecutive, so they run on adjacent
   CTAs at the same time and share their key/value tiles in L2;
+* `column`: program id 0 varies fastest (pid_0 = t mod gx, then pid_1,
+  then pid_2), so the programs of one column run together: for kernels
+  whose streamed tiles do not depend on program id 0 (`streams_shared_along_pid0`:
+  attention's K and V blocks belong to the head, pid_1), the CTAs running at
+  once read one head's key/value tiles, which stay in L2 (with grouped
+  order they were spread over the 8 query blocks of many heads: at
+  1·16·16384, d128, 16 heads of 8 MB of K and V each);
 * `auto` (the default): `paired` for persistent kernels whose work grows
-  with program id 0 (`work_grows_with_pid0`: causal attention), `grouped`
-  otherwise.  Measured on causal attention (H100, docs/perf.md): the
+  with program id 0 (`work_grows_with_pid0`: causal attention), `column`
+  for kernels whose streamed tiles are shared along program id 0
+  (non-causal attention; H100, session 11: 1.019x over 9 long non-causal
+  rows at head dims 64, 128 and 256, docs/perf.md), `grouped` otherwise.  Measured on causal attention (H100, docs/perf.md): the
   persistent grouped order leaves SMs idle at the end (its CTAs' shares of
   1..n-block programs differ; at 32·16·512, d128, the SMs were active 71%
   of the kernel), and a non-persistent grid, which the hardware hands out
@@ -48,11 +57,11 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, StringAttr
 from xdsl.ir import Block, BlockArgument, OpResult, SSAValue
 
-from tawa.dialects import tile
+from tawa.dialects import nvgpu, tile
 from tawa.transforms.utils import fail
 
-ProgramOrder = Literal["auto", "grouped", "longest-first", "paired"]
-ResolvedOrder = Literal["grouped", "longest-first", "paired"]
+ProgramOrder = Literal["auto", "grouped", "longest-first", "paired", "column"]
+ResolvedOrder = Literal["grouped", "longest-first", "paired", "column"]
 """The values of the `order` option."""
 
 ORDER_ATTR = "tawa.program_order"
@@ -157,11 +166,49 @@ def work_grows_with_pid0(kernel: func.FuncOp) -> scf.ForOp | None:
     return None
 
 
+def streams_shared_along_pid0(kernel: func.FuncOp) -> bool:
+    """Whether `kernel` streams tiles in a loop and none of them depends on
+    program id 0: every `tile.load` inside an `scf.for` reads indices that
+    do not (the loop's own bounds included), so programs that differ only
+    in program id 0 read the same streamed tiles (attention's K and V: a
+    query block's programs share its head's).  A GEMM's A tiles depend on
+    it; so do causal attention's keys, whose loop stops at the diagonal."""
+    trends = _TrendAnalysis()
+    indices = [_read_indices(op) for op in kernel.walk() if _in_loop(op)]
+    streamed = [i for i in indices if i is not None]
+    return bool(streamed) and all(trends.of(v) is Trend.FLAT for i in streamed for v in i)
+
+
+def _read_indices(op) -> list[SSAValue] | None:
+    """The operands that place a read of global memory (None: `op` is
+    none): a `tile.load`, or after the lowering (where
+    `tawa-materialize-partitions` asks) a TMA load's coordinates and a
+    consumer's fragment load from global memory."""
+    if isinstance(op, tile.LoadOp):
+        return list(op.operands)
+    if isinstance(op, nvgpu.TmaLoadOp):
+        return list(op.coords)
+    if isinstance(op, nvgpu.FragmentLoadOp | nvgpu.FragmentLoadGlobalOp):
+        return list(op.operands)
+    return None
+
+
+def _in_loop(op) -> bool:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        if isinstance(parent, scf.ForOp):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
 def resolve_order(kernel: func.FuncOp, order: ProgramOrder, persistent: bool) -> ResolvedOrder:
     """The order `kernel`'s programs run in under option `order` (see the
     module docstring), as a persistent kernel or one CTA per program."""
     if order == "auto":
-        return "paired" if persistent and work_grows_with_pid0(kernel) is not None else "grouped"
+        if persistent and work_grows_with_pid0(kernel) is not None:
+            return "paired"
+        return "column" if streams_shared_along_pid0(kernel) else "grouped"
     if order == "paired" and not persistent:
         raise fail(kernel, "order 'paired' needs a persistent kernel (one CTA runs both programs of a "
                            "pair); a grid of one CTA per program takes grouped or longest-first")

@@ -134,6 +134,32 @@ def grouped_ids(
     return {0: pid0, 1: pid1}
 
 
+def column_ids(lin: SSAValue, grid: list[SSAValue], at: InsertPoint) -> dict[int, SSAValue]:
+    """Program ids of linear index `lin` of a gx × gy (× gz) `grid` in
+    column order: pid_0 = lin mod gx varies fastest, then pid_1 = (lin / gx)
+    mod gy (and pid_2 = lin / (gx · gy)), so consecutive programs share
+    pid_1 (one attention head's query blocks).  A bijection of the grid;
+    32-bit arithmetic like `grouped_ids`."""
+    ops: list[Operation] = []
+
+    def emit(o: Operation) -> SSAValue:
+        ops.append(o)
+        return o.results[0]
+
+    lin, *dims = (emit(arith.IndexCastOp(v, i32)) for v in (lin, *grid))
+    rest = emit(arith.DivUIOp(lin, dims[0]))
+    ids = [emit(arith.RemUIOp(lin, dims[0]))]
+    if len(dims) == 2:
+        ids.append(rest)
+    else:
+        ids += [emit(arith.RemUIOp(rest, dims[1])), emit(arith.DivUIOp(rest, dims[1]))]
+    ids = [emit(arith.IndexCastOp(v, IndexType())) for v in ids]
+    Rewriter.insert_op(ops, at)
+    for v, hint in zip(ids, ("pid_x", "pid_y", "pid_z")):
+        v.name_hint = hint
+    return dict(enumerate(ids))
+
+
 def longest_first_ids(lin: SSAValue, grid: list[SSAValue], at: InsertPoint) -> dict[int, SSAValue]:
     """Program ids of linear index `lin` of a gx × gy (× gz) `grid` in
     longest-first order: pid_0 = gx - 1 - lin / (gy · gz) varies slowest and

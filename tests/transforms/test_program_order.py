@@ -1,9 +1,9 @@
-"""Program order (tawa.transforms.program_order): the longest-first and the
-paired ids are bijections of the grid in the stated order, the analysis
-behind `order=auto` accepts exactly the loops whose work grows with program
-id 0, and causal attention in longest-first and paired order computes what
-the tile program computes on the CTA simulator, with fewer CTAs than
-programs."""
+"""Program order (tawa.transforms.program_order): the longest-first, column
+and paired ids are bijections of the grid in the stated order, the analyses
+behind `order=auto` accept exactly the loops whose work grows with program
+id 0 and the kernels whose streamed tiles do not depend on it, and attention
+in longest-first, paired and column order computes what the tile program
+computes on the CTA simulator, with fewer CTAs than programs."""
 
 from __future__ import annotations
 
@@ -25,14 +25,14 @@ from tawa.diagnostics import TawaError
 from tawa.interpreters.arith import TensorArithFunctions
 from tawa.interpreters.schedule import Schedule
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.program_order import ORDER_ATTR, work_grows_with_pid0
-from tawa.transforms.utils import longest_first_ids, pair_members, paired_ids
+from tawa.transforms.program_order import ORDER_ATTR, streams_shared_along_pid0, work_grows_with_pid0
+from tawa.transforms.utils import column_ids, longest_first_ids, pair_members, paired_ids
 
 
-def _ids_function(axes: int) -> Interpreter:
-    """An interpreter holding @ids(t, gx, gy[, gz]) -> the longest-first ids of t."""
+def _ids_function(axes: int, order=longest_first_ids) -> Interpreter:
+    """An interpreter holding @ids(t, gx, gy[, gz]) -> the ids of t in `order`."""
     block = Block(arg_types=[IndexType()] * (1 + axes))
-    ids = longest_first_ids(block.args[0], list(block.args[1:]), InsertPoint.at_end(block))
+    ids = order(block.args[0], list(block.args[1:]), InsertPoint.at_end(block))
     block.add_op(func.ReturnOp(*ids.values()))
     module = ModuleOp([func.FuncOp("ids", ([IndexType()] * (1 + axes), [IndexType()] * axes), Region(block))])
     interp = Interpreter(module)
@@ -52,6 +52,29 @@ def test_longest_first_is_a_descending_bijection(axes: int):
         for t, ids in enumerate(got):
             r = t % rest
             assert ids == (grid[0] - 1 - t // rest, r % grid[1], *([r // grid[1]] if axes == 3 else [])), (grid, t)
+
+
+@pytest.mark.parametrize("axes", [2, 3])
+def test_column_is_a_bijection_with_pid0_fastest(axes: int):
+    interp = _ids_function(axes, column_ids)
+    for grid in itertools.product(range(1, 5), range(1, 4), *([range(1, 3)] if axes == 3 else [])):
+        programs = int(np.prod(grid))
+        got = [tuple(int(v) for v in interp.call_op("ids", (t, *grid))) for t in range(programs)]
+        # pid_0 fastest, then pid_1, then pid_2: the reversed lexicographic order of the grid.
+        assert got == [ids[::-1] for ids in itertools.product(*(range(g) for g in reversed(grid)))], grid
+
+
+@pytest.mark.parametrize(("file", "kernel", "shared"), [
+    ("attention_fwd.mlir", "attention_fwd", True), ("attention_fwd_d64.mlir", "attention_fwd_d64", True),
+    ("gemm_chain.mlir", "gemm_chain", True), ("attention_fwd.mlir", "attention_fwd_causal", False),
+    ("attention_fwd_bias.mlir", "attention_fwd_bias", False), ("gemm.mlir", "gemm", False),
+    ("gemm_softmax.mlir", "gemm_softmax", False)])
+def test_streams_shared_along_pid0(file: str, kernel: str, shared: bool):
+    # Non-causal attention's K and V belong to the head (pid_1); causal attention's key loop stops
+    # at the diagonal (pid_0), the bias is read per query block, and a GEMM's A tiles are its rows.
+    module = tawa.parse((EXAMPLES / file).read_text())
+    [f] = [f for f in module.ops if f.sym_name.data == kernel]
+    assert streams_shared_along_pid0(f) is shared
 
 
 def _paired_function(axes: int) -> Interpreter:
@@ -172,6 +195,29 @@ def test_causal_attention_orders_on_the_simulator(order: str, persistent: bool, 
     want, got = fresh_outputs(c), fresh_outputs(c)
     tawa.interpret(source, "attention_fwd_causal", c.grid, *want)
     tawa.interpret(module, "attention_fwd_causal", c.grid, *got, schedule=Schedule("random", seed=12), ctas=ctas)
+    w, g = want[3].astype(np.float64), got[3].astype(np.float64)
+    assert not np.isnan(g).any(), f"{int(np.isnan(g).sum())} output elements never written"
+    assert np.linalg.norm(g - w) / np.linalg.norm(w) <= 1e-2
+
+
+@pytest.mark.parametrize("persistent", [True, False], ids=["persistent", "one-cta-per-program"])
+def test_column_order_attention_on_the_simulator(persistent: bool):
+    """Non-causal attention in auto's column order, S = 300 (3 query blocks,
+    the last ragged) and 2 heads, against the tile program: persistent, the 6
+    programs on 4 CTAs (CTA 0 runs block 0 of head 0, then block 1 of head 1);
+    without tawa-persistent, program id = CTA id."""
+    source = tawa.parse((EXAMPLES / "attention_fwd.mlir").read_text(), "examples/attention_fwd.mlir")
+    module = ModuleOp([f.clone() for f in source.ops if f.sym_name.data == "attention_fwd"])
+    HopperPipelinePass(prepare=False, persistent=persistent).apply(tawa.context(), module)
+    assert module.body.block.first_op.attributes[ORDER_ATTR].data == "column"
+    rng = np.random.default_rng(13)
+    seq, heads = 300, 2
+    q, k, v = (rng.standard_normal((heads, seq, 128)).astype(BF16) for _ in range(3))
+    c = ExampleCase([q, k, v, np.full((heads, seq, 128), np.nan, BF16), seq, np.float32(0.088)], (3, heads), (3,))
+    want, got = fresh_outputs(c), fresh_outputs(c)
+    tawa.interpret(source, "attention_fwd", c.grid, *want)
+    tawa.interpret(module, "attention_fwd", c.grid, *got, schedule=Schedule("random", seed=13),
+                   ctas=4 if persistent else None)
     w, g = want[3].astype(np.float64), got[3].astype(np.float64)
     assert not np.isnan(g).any(), f"{int(np.isnan(g).sum())} output elements never written"
     assert np.linalg.norm(g - w) / np.linalg.norm(w) <= 1e-2

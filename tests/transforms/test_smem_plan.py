@@ -102,3 +102,27 @@ def test_small_tiles_get_deep_rings():
     assert {t: depth(GemmConfig(*t)) for t in tiles} == dict.fromkeys(tiles, 4)
     assert depth(GemmConfig(64, 64, 128, "f8E4M3FN", "f8E4M3FN"), max_stages=8) == 8
     assert depth(GemmConfig(64, 64, 64), max_stages=2) == 2
+
+
+def test_once_depth_takes_what_the_rings_leave():
+    # `once-depth=0` (the default): Q gets two slots in persistent kernels where they fit beside
+    # the rings, epilogue and staging chosen without them; d256's Q (64 KiB) does not fit twice
+    # beside its 2-deep rings and subtiled staging, so it keeps one; never without persistence.
+    def decided(file: str, **options) -> tuple[int, int]:
+        module, pipeline = tawa.parse((EXAMPLES / file).read_text()), HopperPipelinePass(prepare=False, **options)
+        PassPipeline((pipeline.specialize_pass(),)).apply(tawa.context(), module)
+        stages, epilogue, staging = pipeline.depth_and_epilogue(module) if not pipeline.stages else (
+            pipeline.stages, pipeline.epilogue, pipeline.staging)
+        return stages, pipeline.once_depth_for(module, stages, epilogue, staging)
+
+    assert decided("attention_fwd.mlir") == (2, 2)
+    assert decided("attention_fwd_d64.mlir") == (4, 2)
+    assert decided("attention_fwd_d256.mlir") == (2, 1)
+    assert decided("attention_fwd.mlir", persistent=False) == (2, 1)
+    assert decided("attention_fwd.mlir", once_depth=1) == (2, 1)
+    assert decided("attention_fwd.mlir", stages=3) == (3, 1)  # 3 rings of K and V leave no room
+    # What the pipeline builds: Q's two slots beside 2-deep K and V rings.
+    module = tawa.parse((EXAMPLES / "attention_fwd.mlir").read_text())
+    HopperPipelinePass(prepare=False).apply(tawa.context(), module)
+    shapes = [str(a.result.type) for a in module.walk() if isinstance(a, nvgpu.SmemAllocOp)]
+    assert shapes.count("!nvgpu.smem<2x128x128xbf16, swizzle = 128>") == 6, shapes  # Q, K, V of both kernels

@@ -30,15 +30,25 @@
 // CHECK-LABEL: func.func @attention_fwd_causal(
 // CHECK-SAME:    tawa.program_order = "longest-first"
 
-// order=auto (the default) keeps the non-causal kernel grouped: no
-// tawa.program_order attribute, the grouped ids (group-m = 8).  The causal
+// order=auto (the default) runs the non-causal kernel in column order: its
+// K and V loads do not depend on pid_0, so the query blocks of one head run
+// together (pid_0 = t mod gx, pid_1 = t / gx) and share them in L2.  The causal
 // kernel, whose key loop grows with pid_0, runs in pairs: the loop is over
 // ⌈gx/2⌉ · gy pairs, each running query blocks gx - 1 - p and p of one head
 // (p alone when they are the same block), one after the other.
 // AUTO-LABEL: func.func @attention_fwd(
-// AUTO-NOT:     tawa.program_order
-// AUTO-SAME:    {
-// AUTO:         arith.constant 8 : i32
+// AUTO-SAME:    tawa.program_order = "column"
+// AUTO:         %[[CGX:.*]] = nvgpu.launch_grid 0
+// AUTO:         aref.warp_specialize partition producer
+// AUTO-NEXT:      scf.for %[[CP:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// AUTO-NEXT:        %[[CT:.*]] = arith.index_cast %[[CP]] : index to i32
+// AUTO-NEXT:        %[[CGX32:.*]] = arith.index_cast %[[CGX]] : index to i32
+// AUTO-NEXT:        arith.index_cast
+// AUTO-NEXT:        %[[HEAD:.*]] = arith.divui %[[CT]], %[[CGX32]] : i32
+// AUTO-NEXT:        %[[BLOCK:.*]] = arith.remui %[[CT]], %[[CGX32]] : i32
+// AUTO-NEXT:        %pid_x = arith.index_cast %[[BLOCK]] : i32 to index
+// AUTO-NEXT:        %pid_y = arith.index_cast %[[HEAD]] : i32 to index
+// AUTO-NOT:         tile.program_id
 // AUTO-LABEL: func.func @attention_fwd_causal(
 // AUTO-SAME:    tawa.program_order = "paired"
 // AUTO:         %[[GX:.*]] = nvgpu.launch_grid 0
