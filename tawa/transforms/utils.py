@@ -90,7 +90,7 @@ def paired_ids(
     heavy = emit(arith.SubiOp(emit(arith.SubiOp(dims[0], emit(arith.ConstantOp(IntegerAttr(1, i32))))), p))
     first = emit(arith.CmpiOp(m, emit(arith.ConstantOp(IntegerAttr(0, i32))), "eq"))
     ids = [emit(arith.SelectOp(first, heavy, p))]
-    ids += [r] if len(dims) == 2 else [emit(arith.RemUIOp(r, dims[1])), emit(arith.DivUIOp(r, dims[1]))]
+    ids += _split_rest(emit, r, dims)
     ids = [emit(arith.IndexCastOp(v, IndexType())) for v in ids]
     Rewriter.insert_op(ops, at)
     for v, hint in zip(ids, ("pid_x", "pid_y", "pid_z")):
@@ -134,30 +134,43 @@ def grouped_ids(
     return {0: pid0, 1: pid1}
 
 
-def column_ids(lin: SSAValue, grid: list[SSAValue], at: InsertPoint) -> dict[int, SSAValue]:
-    """Program ids of linear index `lin` of a gx × gy (× gz) `grid` in
-    column order: pid_0 = lin mod gx varies fastest, then pid_1 = (lin / gx)
-    mod gy (and pid_2 = lin / (gx · gy)), so consecutive programs share
-    pid_1 (one attention head's query blocks).  A bijection of the grid;
-    32-bit arithmetic like `grouped_ids`."""
+def _ids_in_i32(lin: SSAValue, grid: list[SSAValue], at: InsertPoint, compute) -> dict[int, SSAValue]:
+    """Program ids from `compute(emit, lin, dims)`, which builds them in 32
+    bits (grids have fewer than 2^31 programs, and 32-bit divisions are far
+    cheaper than 64-bit ones) from `lin` and the grid cast to i32; they are
+    cast back to index, inserted at `at` and named pid_x, pid_y, pid_z."""
     ops: list[Operation] = []
 
     def emit(o: Operation) -> SSAValue:
         ops.append(o)
         return o.results[0]
 
-    lin, *dims = (emit(arith.IndexCastOp(v, i32)) for v in (lin, *grid))
-    rest = emit(arith.DivUIOp(lin, dims[0]))
-    ids = [emit(arith.RemUIOp(lin, dims[0]))]
-    if len(dims) == 2:
-        ids.append(rest)
-    else:
-        ids += [emit(arith.RemUIOp(rest, dims[1])), emit(arith.DivUIOp(rest, dims[1]))]
-    ids = [emit(arith.IndexCastOp(v, IndexType())) for v in ids]
+    lin32, *dims = (emit(arith.IndexCastOp(v, i32)) for v in (lin, *grid))
+    ids = [emit(arith.IndexCastOp(v, IndexType())) for v in compute(emit, lin32, dims)]
     Rewriter.insert_op(ops, at)
     for v, hint in zip(ids, ("pid_x", "pid_y", "pid_z")):
         v.name_hint = hint
     return dict(enumerate(ids))
+
+
+def _split_rest(emit, r: SSAValue, dims: list[SSAValue]) -> list[SSAValue]:
+    """pid_1 (and pid_2) of `r`, the index of program id 0's line in the
+    grid: r itself, or r mod gy and r / gy with a third axis."""
+    return [r] if len(dims) == 2 else [emit(arith.RemUIOp(r, dims[1])), emit(arith.DivUIOp(r, dims[1]))]
+
+
+def column_ids(lin: SSAValue, grid: list[SSAValue], at: InsertPoint) -> dict[int, SSAValue]:
+    """Program ids of linear index `lin` of a gx × gy (× gz) `grid` in
+    column order: pid_0 = lin mod gx varies fastest, then pid_1 = (lin / gx)
+    mod gy (and pid_2 = lin / (gx · gy)), so consecutive programs share
+    pid_1 (one attention head's query blocks).  A bijection of the grid;
+    32-bit arithmetic like `grouped_ids`."""
+
+    def compute(emit, lin, dims):
+        rest = emit(arith.DivUIOp(lin, dims[0]))
+        return [emit(arith.RemUIOp(lin, dims[0])), *_split_rest(emit, rest, dims)]
+
+    return _ids_in_i32(lin, grid, at, compute)
 
 
 def longest_first_ids(lin: SSAValue, grid: list[SSAValue], at: InsertPoint) -> dict[int, SSAValue]:
@@ -169,23 +182,11 @@ def longest_first_ids(lin: SSAValue, grid: list[SSAValue], at: InsertPoint) -> d
     programs first and their lightest last, so the last wave is short (a
     static longest-processing-time-first schedule).  A bijection of the grid;
     32-bit arithmetic like `grouped_ids`."""
-    ops: list[Operation] = []
 
-    def emit(o: Operation) -> SSAValue:
-        ops.append(o)
-        return o.results[0]
+    def compute(emit, lin, dims):
+        rest = dims[1] if len(dims) == 2 else emit(arith.MuliOp(dims[1], dims[2]))
+        last = emit(arith.SubiOp(dims[0], emit(arith.ConstantOp(IntegerAttr(1, i32)))))
+        within = emit(arith.RemUIOp(lin, rest))
+        return [emit(arith.SubiOp(last, emit(arith.DivUIOp(lin, rest)))), *_split_rest(emit, within, dims)]
 
-    lin, *dims = (emit(arith.IndexCastOp(v, i32)) for v in (lin, *grid))
-    rest = dims[1] if len(dims) == 2 else emit(arith.MuliOp(dims[1], dims[2]))
-    last = emit(arith.SubiOp(dims[0], emit(arith.ConstantOp(IntegerAttr(1, i32)))))
-    within = emit(arith.RemUIOp(lin, rest))
-    ids = [emit(arith.SubiOp(last, emit(arith.DivUIOp(lin, rest))))]
-    if len(dims) == 2:
-        ids.append(within)
-    else:
-        ids += [emit(arith.RemUIOp(within, dims[1])), emit(arith.DivUIOp(within, dims[1]))]
-    ids = [emit(arith.IndexCastOp(v, IndexType())) for v in ids]
-    Rewriter.insert_op(ops, at)
-    for v, hint in zip(ids, ("pid_x", "pid_y", "pid_z")):
-        v.name_hint = hint
-    return dict(enumerate(ids))
+    return _ids_in_i32(lin, grid, at, compute)

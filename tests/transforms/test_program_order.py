@@ -183,21 +183,8 @@ def test_causal_attention_orders_on_the_simulator(order: str, persistent: bool, 
     without tawa-persistent, CTA ids mapped to programs.  paired (auto's
     choice for a persistent causal kernel): 4 pairs on 3 CTAs — CTA 0 runs
     blocks 2 and 0 of head 0, then block 1 of head 1 alone."""
-    source = tawa.parse((EXAMPLES / "attention_fwd.mlir").read_text(), "examples/attention_fwd.mlir")
-    module = ModuleOp([f.clone() for f in source.ops if f.sym_name.data == "attention_fwd_causal"])
-    HopperPipelinePass(prepare=False, persistent=persistent, order=order).apply(tawa.context(), module)
-    expected = "paired" if order == "auto" else order
-    assert module.body.block.first_op.attributes[ORDER_ATTR].data == expected
-    rng = np.random.default_rng(12)
-    seq, heads = 300, 2
-    q, k, v = (rng.standard_normal((heads, seq, 128)).astype(BF16) for _ in range(3))
-    c = ExampleCase([q, k, v, np.full((heads, seq, 128), np.nan, BF16), seq, np.float32(0.088)], (3, heads), (3,))
-    want, got = fresh_outputs(c), fresh_outputs(c)
-    tawa.interpret(source, "attention_fwd_causal", c.grid, *want)
-    tawa.interpret(module, "attention_fwd_causal", c.grid, *got, schedule=Schedule("random", seed=12), ctas=ctas)
-    w, g = want[3].astype(np.float64), got[3].astype(np.float64)
-    assert not np.isnan(g).any(), f"{int(np.isnan(g).sum())} output elements never written"
-    assert np.linalg.norm(g - w) / np.linalg.norm(w) <= 1e-2
+    _order_on_the_simulator("attention_fwd_causal", "paired" if order == "auto" else order, seed=12,
+                            persistent=persistent, order=order, ctas=ctas)
 
 
 @pytest.mark.parametrize("persistent", [True, False], ids=["persistent", "one-cta-per-program"])
@@ -206,18 +193,25 @@ def test_column_order_attention_on_the_simulator(persistent: bool):
     the last ragged) and 2 heads, against the tile program: persistent, the 6
     programs on 4 CTAs (CTA 0 runs block 0 of head 0, then block 1 of head 1);
     without tawa-persistent, program id = CTA id."""
+    _order_on_the_simulator("attention_fwd", "column", seed=13, persistent=persistent, ctas=4 if persistent else None)
+
+
+def _order_on_the_simulator(kernel: str, expected: str, seed: int, ctas: int | None, **options) -> None:
+    """`kernel` of examples/attention_fwd.mlir through the pipeline with
+    `options` runs in order `expected` and computes what the tile program
+    computes, at S = 300 (3 query blocks, the last ragged) with 2 heads, on
+    `ctas` CTAs (None: one per program)."""
     source = tawa.parse((EXAMPLES / "attention_fwd.mlir").read_text(), "examples/attention_fwd.mlir")
-    module = ModuleOp([f.clone() for f in source.ops if f.sym_name.data == "attention_fwd"])
-    HopperPipelinePass(prepare=False, persistent=persistent).apply(tawa.context(), module)
-    assert module.body.block.first_op.attributes[ORDER_ATTR].data == "column"
-    rng = np.random.default_rng(13)
+    module = ModuleOp([f.clone() for f in source.ops if f.sym_name.data == kernel])
+    HopperPipelinePass(prepare=False, **options).apply(tawa.context(), module)
+    assert module.body.block.first_op.attributes[ORDER_ATTR].data == expected
+    rng = np.random.default_rng(seed)
     seq, heads = 300, 2
     q, k, v = (rng.standard_normal((heads, seq, 128)).astype(BF16) for _ in range(3))
     c = ExampleCase([q, k, v, np.full((heads, seq, 128), np.nan, BF16), seq, np.float32(0.088)], (3, heads), (3,))
     want, got = fresh_outputs(c), fresh_outputs(c)
-    tawa.interpret(source, "attention_fwd", c.grid, *want)
-    tawa.interpret(module, "attention_fwd", c.grid, *got, schedule=Schedule("random", seed=13),
-                   ctas=4 if persistent else None)
+    tawa.interpret(source, kernel, c.grid, *want)
+    tawa.interpret(module, kernel, c.grid, *got, schedule=Schedule("random", seed=seed), ctas=ctas)
     w, g = want[3].astype(np.float64), got[3].astype(np.float64)
     assert not np.isnan(g).any(), f"{int(np.isnan(g).sum())} output elements never written"
     assert np.linalg.norm(g - w) / np.linalg.norm(w) <= 1e-2
