@@ -44,11 +44,16 @@ SCHEDULES = [Schedule("producer-first"), Schedule("consumer-first"), Schedule("r
 
 @cache
 def lowered(file: str, stages: int) -> dict[str, ModuleOp]:
-    """The module after each pass of the pipeline at ring depth `stages`."""
+    """The module after each pass of the pipeline at ring depth `stages`,
+    with the once-depth the pipeline decides there (Q double-buffered in
+    attention where it fits; `test_each_pass` runs one slot)."""
     module = tawa.parse((EXAMPLES / file).read_text(), f"examples/{file}")
     ctx = tawa.context()
-    out = {}
-    for p in [PIPELINE.specialize_pass(), *PIPELINE.steps(stages), *PreparePtxPass.steps()[:-1]]:
+    specialize = PIPELINE.specialize_pass()
+    specialize.apply(ctx, module)
+    out = {specialize.name: module.clone()}
+    once_depth = PIPELINE.once_depth_for(module, stages, PIPELINE.epilogue, PIPELINE.staging)
+    for p in [*PIPELINE.steps(stages, once_depth=once_depth), *PreparePtxPass.steps()[:-1]]:
         p.apply(ctx, module)
         out[p.name] = module.clone()
     return out
