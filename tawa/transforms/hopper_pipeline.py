@@ -135,6 +135,9 @@ class HopperPipelinePass(ModulePass):
             raise TawaError(f"staging must be one of {', '.join(STAGINGS)}, got {self.staging!r}", self.name)
         if self.max_stages < 1:
             raise TawaError(f"max-stages must be at least 1, got {self.max_stages}", self.name)
+        if self.once_depth < 0:
+            raise TawaError(f"once-depth must be 0 (decided per kernel) or at least 1, got {self.once_depth}",
+                            self.name)
         for option in ("overlap", "early_release"):
             value = getattr(self, option)
             if value not in OVERLAPS:
