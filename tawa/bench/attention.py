@@ -36,13 +36,16 @@ BACKENDS = ("tawa", "cuDNN", "FA2")
 def query_rows(source: str, name: str) -> int:
     """Query rows per program of attention kernel `name` in `source` (the
     first grid dimension is ⌈S / rows⌉): the rows of its dots' accumulators,
-    one consumer warp group per 64 (192 for head dim 64, 128 otherwise)."""
+    one consumer warp group per 64 (192 for @attention_fwd_d64, 128 for the
+    other examples)."""
     import tawa
     from tawa.target.hopper import WGMMA_M
     from tawa.transforms.warp_specialize import consumer_warp_groups
 
-    kernel = next(op for op in tawa.parse(source).ops if getattr(op, "sym_name", None) and op.sym_name.data == name)
-    return consumer_warp_groups(kernel) * WGMMA_M
+    kernels = [op for op in tawa.parse(source).ops if getattr(op, "sym_name", None) and op.sym_name.data == name]
+    if not kernels:
+        raise ValueError(f"no kernel @{name} in the source")
+    return consumer_warp_groups(kernels[0]) * WGMMA_M
 
 
 def sdpa(backend: Any, q: Any, k: Any, v: Any, causal: bool) -> Callable[[], None]:
