@@ -5,7 +5,8 @@ Runs after `tawa-warp-specialize`.  Two rewrites:
 1. Every aref that is filled inside a loop becomes a ring of D slots, so the
    producer can run up to D iterations ahead of the consumer.  Arefs filled
    once per program (attention's Q tile) get `once_depth` slots (1 unless
-   asked: 2 lets a persistent kernel load the next program's Q early).
+   asked: 2 lets a persistent kernel load the next program's Q early;
+   `tawa-hopper-pipeline` asks for 2 where it fits).
 2. With D >= 2, a consumer loop that accumulates with a `tile.dot` whose
    operands come straight from arefs (the GEMM main loop) keeps that dot in
    flight across iterations, the discipline `wgmma.wait_group 1` implements:
