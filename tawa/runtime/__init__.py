@@ -20,7 +20,7 @@ from tawa.runtime.compiler import CompileError, clear_cache, compile
 from tawa.runtime.errors import ArgumentError, LaunchError, TensorMapError
 from tawa.runtime.kernel import Kernel
 from tawa.runtime.launch import LaunchPlan, TensorMapSpec, plan_launch
-from tawa.runtime.ptxas import AssembleError, Cubin, assemble, cache_dir
+from tawa.runtime.ptxas import AssembleError, Cubin, RegisterSpillWarning, assemble, cache_dir
 
 __all__ = [
     "ArgumentError",
@@ -30,6 +30,7 @@ __all__ = [
     "Kernel",
     "LaunchError",
     "LaunchPlan",
+    "RegisterSpillWarning",
     "TensorMapError",
     "TensorMapSpec",
     "assemble",

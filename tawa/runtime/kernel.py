@@ -8,6 +8,7 @@ without a GPU.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -22,7 +23,7 @@ from tawa.runtime.launch import (
     plan_launch,
     signature,
 )
-from tawa.runtime.ptxas import ARCH, Cubin, assemble
+from tawa.runtime.ptxas import ARCH, Cubin, RegisterSpillWarning, assemble
 
 PREPARED_LAUNCHES = 64
 """Prepared launches a kernel keeps (each holds ~0.5 KiB of packed parameters)."""
@@ -107,9 +108,16 @@ class Kernel:
         return plan_launch(self._signature, args, grid)
 
     def assemble(self) -> Cubin:
-        """The cubin, assembled by ptxas or found in the cache (no GPU needed)."""
+        """The cubin, assembled by ptxas or found in the cache (no GPU needed).
+        A `RegisterSpillWarning` says when ptxas spilled registers (once per
+        kernel object)."""
         if self._cubin is None:
             self._cubin = assemble(self.ptx, self.name, self.arch)
+            if self._cubin.spill_bytes:
+                warnings.warn(f"tawa: ptxas spilled {self._cubin.spill_bytes} bytes of registers to local memory "
+                              f"in @{self.name}: it runs correctly but slower; give its consumers more registers "
+                              "(consumer_regs) or keep fewer fragments live (ptxas -v log: "
+                              f"{self._cubin.ptx_path.with_suffix('.log')})", RegisterSpillWarning, stacklevel=2)
         return self._cubin
 
     def load(self, device: int | None = None) -> Any:

@@ -39,6 +39,13 @@ class AssembleError(TawaError):
         super().__init__(message, where)
 
 
+class RegisterSpillWarning(UserWarning):
+    """ptxas spilled registers of a kernel to local memory.  The kernel is
+    correct but slower; `tawa-check-resources` lets through kernels whose
+    register estimate is within its error of the budget, and ptxas decides
+    those (docs/passes.md)."""
+
+
 @dataclass(frozen=True)
 class Cubin:
     path: Path
@@ -48,6 +55,11 @@ class Cubin:
     """What `ptxas -v` reported."""
     cached: bool
     """Found in the cache (ptxas did not run)."""
+
+    @property
+    def spill_bytes(self) -> int:
+        """Bytes of spill stores that `ptxas -v` reported, over the kernels of the cubin."""
+        return sum(int(n) for n in re.findall(r"(\d+) bytes spill stores", self.log))
 
 
 def find_ptxas() -> str:

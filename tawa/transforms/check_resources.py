@@ -15,7 +15,9 @@ lowered kernels (nvgpu level, after `tawa-expand-fragment-stores`, before
   spill to local memory whatever the error (two 64x256xf32 accumulators in
   one consumer: 1924 bytes).  Inside that margin the kernel is let through:
   a false rejection costs a kernel that fits (d64 attention with 192 query
-  rows: estimated 162 against 160, ptxas fits it without spills).  A role
+  rows: estimated 162 against 160, ptxas fits it without spills); when
+  ptxas does spill one, the runtime says so (`RegisterSpillWarning`,
+  tawa/runtime/ptxas.py).  A role
   that holds no fragments (the producer: TMA issue and index math) is not
   checked: every example's producer assembles without spills at the minimum
   budget of 24.  Needs

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ from tawa.backend.ptx.abi import KernelABI, kernel_abi
 from tawa.diagnostics import TawaError
 from tawa.dialects import nvgpu
 from tawa.dialects.nvgpu import record_kernel_info
-from tawa.runtime import compiler, cuda
+from tawa.runtime import RegisterSpillWarning, compiler, cuda
 from tawa.runtime import ptxas as assemble_mod
 from tawa.runtime.arrays import array_info, dense_strides, is_dense_row_major, reinterpret
 from tawa.runtime.errors import ArgumentError, LaunchError
@@ -758,6 +759,21 @@ def test_assemble_error_names_the_first_ptxas_error(tmp_path, monkeypatch):
     )
     assert "PTX kept at" in text
     assert not list(tmp_path.rglob("*.cubin"))
+
+
+@needs_ptxas
+def test_a_kernel_that_spills_says_so(tmp_path, monkeypatch):
+    # gemm_chain with consumer_regs=152: estimated ~154, inside tawa-check-resources' margin of 8,
+    # so it compiles; ptxas spills it.  The example at its defaults does not.
+    monkeypatch.setenv("TAWA_CACHE_DIR", str(tmp_path))
+    source = (Path(__file__).resolve().parents[2] / "examples" / "gemm_chain.mlir").read_text()
+    tight = tawa.compile(source, "gemm_chain", consumer_regs=152)
+    with pytest.warns(RegisterSpillWarning, match=r"ptxas spilled \d+ bytes .* in @gemm_chain"):
+        cubin = tight.assemble()
+    assert cubin.spill_bytes > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert tawa.compile(source, "gemm_chain").assemble().spill_bytes == 0
 
 
 def test_missing_ptxas(monkeypatch, tmp_path):
