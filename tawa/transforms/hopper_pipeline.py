@@ -151,11 +151,17 @@ class HopperPipelinePass(ModulePass):
         """The passes after `specialize_pass()` for a warp-specialized
         `module`: its ring depth, epilogue and staging decided as `apply`
         decides them."""
+        stages, epilogue, staging, once_depth = self.decide(module)
+        return self.steps(stages, epilogue, staging, once_depth=once_depth)
+
+    def decide(self, module: ModuleOp) -> tuple[int, str, str, int]:
+        """(ring depth, epilogue, staging, once-depth) for a warp-specialized
+        `module`: the options, with `stages=0` and `once-depth=0` decided."""
         if not self.stages:
             stages, epilogue, staging = self.depth_and_epilogue(module)
         else:
             stages, epilogue, staging = self.stages, self.epilogue, self.staging
-        return self.steps(stages, epilogue, staging, once_depth=self.once_depth_for(module, stages, epilogue, staging))
+        return stages, epilogue, staging, self.once_depth_for(module, stages, epilogue, staging)
 
     def once_depth_for(self, module: ModuleOp, stages: int, epilogue: str, staging: str) -> int:
         """`once_depth`, or with 0 the one decided for `module` at ring depth
@@ -166,10 +172,8 @@ class HopperPipelinePass(ModulePass):
         if not self.persistent:
             return 1
         # The staging the epilogue takes without the second slots (`auto`: the first that fits).
-        tiles = None
-        if epilogue != "threads":
-            fitting = [v for v in (AUTO_STAGINGS if staging == "auto" else (staging,)) if fits_all(module, stages, v)]
-            tiles = fitting[0] if fitting else None
+        variants = () if epilogue == "threads" else AUTO_STAGINGS if staging == "auto" else (staging,)
+        tiles = next((v for v in variants if fits_all(module, stages, v)), None)
         return 2 if fits_all(module, stages, tiles, once_depth=2) else 1
 
     def depth_and_epilogue(self, module: ModuleOp) -> tuple[int, str, str]:

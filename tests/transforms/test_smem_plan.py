@@ -111,9 +111,8 @@ def test_once_depth_takes_what_the_rings_leave():
     def decided(file: str, **options) -> tuple[int, int]:
         module, pipeline = tawa.parse((EXAMPLES / file).read_text()), HopperPipelinePass(prepare=False, **options)
         PassPipeline((pipeline.specialize_pass(),)).apply(tawa.context(), module)
-        stages, epilogue, staging = pipeline.depth_and_epilogue(module) if not pipeline.stages else (
-            pipeline.stages, pipeline.epilogue, pipeline.staging)
-        return stages, pipeline.once_depth_for(module, stages, epilogue, staging)
+        stages, _, _, once_depth = pipeline.decide(module)
+        return stages, once_depth
 
     assert decided("attention_fwd.mlir") == (2, 2)
     assert decided("attention_fwd_d64.mlir") == (4, 2)
