@@ -38,7 +38,7 @@ from tawa.transforms.pipeline import PipelinePass, pipelined_arefs
 from tawa.transforms.prepare_ptx import PreparePtxPass
 from tawa.transforms.program_order import ProgramOrder
 from tawa.transforms.smem_plan import plan_shared_memory
-from tawa.transforms.tma_epilogue import AUTO_STAGINGS, EPILOGUES, STAGINGS, staging_types
+from tawa.transforms.tma_epilogue import AUTO_STAGINGS, EPILOGUES, STAGINGS, STORE_GROUPS, staging_types
 from tawa.transforms.utils import kernel_of
 from tawa.transforms.verify_protocol import VerifyProtocolPass
 from tawa.transforms.warp_specialize import WarpSpecializePass
@@ -128,11 +128,20 @@ class HopperPipelinePass(ModulePass):
     that allows the deepest ring (the first on a tie), with explicit stages
     the first that fits beside them."""
 
+    store_group: str = "auto"
+    """`auto`, `cta` or `warpgroup`: who stores a staged tile
+    (`tawa-lower-tile{store-group}`, `tawa.transforms.tma_epilogue`): one
+    thread of the CTA, or one of each warp group its own rows; `auto` per
+    warp group where they ping-pong."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.epilogue not in EPILOGUES:
             raise TawaError(f"epilogue must be one of {', '.join(EPILOGUES)}, got {self.epilogue!r}", self.name)
         if self.staging not in STAGINGS:
             raise TawaError(f"staging must be one of {', '.join(STAGINGS)}, got {self.staging!r}", self.name)
+        if self.store_group not in STORE_GROUPS:
+            raise TawaError(f"store-group must be one of {', '.join(STORE_GROUPS)}, got {self.store_group!r}",
+                            self.name)
         if self.max_stages < 1:
             raise TawaError(f"max-stages must be at least 1, got {self.max_stages}", self.name)
         if self.once_depth < 0:
@@ -213,8 +222,8 @@ class HopperPipelinePass(ModulePass):
             LowerArefPass(),
             *((BoundWaitsPass(timeout_ms=self.watchdog_ms),) if self.watchdog else ()),
             LowerTilePass(epilogue=self.epilogue if epilogue is None else epilogue,
-                          staging=self.staging if staging is None else staging, pingpong=self.pingpong,
-                          pin_waits=self.pin_waits),
+                          staging=self.staging if staging is None else staging, store_group=self.store_group,
+                          pingpong=self.pingpong, pin_waits=self.pin_waits),
             MaterializePartitionsPass(group_m=self.group_m, order=self.order),
             ExpandFragmentStoresPass(),
             CheckResourcesPass(),

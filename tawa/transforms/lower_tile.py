@@ -39,7 +39,14 @@ from tawa.target.hopper import WARPS_PER_GROUP
 from tawa.transforms.consumer_patterns import NAME, ConsumerInfo, consumer_patterns, diagnose
 from tawa.transforms.pin_waits import pin_waits
 from tawa.transforms.pingpong import ping_pong
-from tawa.transforms.tma_epilogue import EPILOGUES, STAGINGS, drain_at_end, stage_stores
+from tawa.transforms.tma_epilogue import (
+    EPILOGUES,
+    STAGINGS,
+    STORE_GROUPS,
+    drain_at_end,
+    stage_stores,
+    stores_by_group,
+)
 from tawa.transforms.utils import fail, kernel_of
 
 
@@ -65,7 +72,7 @@ def lower_consumer(region: Region, first_group: int, groups: int,
     if pin:
         pin_waits(region)
     if staged:
-        drain_at_end(region, first_group)
+        drain_at_end(region, first_group, any(stores_by_group(b, groups) for b, _ in staged.values()))
     for op in [o for o in region.walk() if isinstance(o, tile.SplatOp | nvgpu.SmemTileOp)]:
         if not op.results[0].uses:
             Rewriter.erase_op(op)
@@ -98,6 +105,11 @@ class LowerTilePass(ModulePass):
     """The TMA-store epilogue's staging: `full` (the whole tile in one
     buffer), `subtiled` (span-wide column chunks in two alternating
     buffers) or `auto` (the first of `AUTO_STAGINGS` that fits)."""
+    store_group: str = "auto"
+    """Who stores a staged tile: `cta` (one thread, after a barrier over all
+    the consumer warp groups), `warpgroup` (one thread of each warp group,
+    its 64 rows) or `auto` (per warp group where they ping-pong, else per
+    CTA): `tawa.transforms.tma_epilogue`."""
     pingpong: bool = True
     """The consumer warp groups of a loop `tawa-overlap-dots` rotated take
     turns issuing their dots, in a ring (named barriers;
@@ -111,11 +123,13 @@ class LowerTilePass(ModulePass):
             raise TawaError(f"epilogue must be one of {', '.join(EPILOGUES)}, got {self.epilogue!r}", NAME)
         if self.staging not in STAGINGS:
             raise TawaError(f"staging must be one of {', '.join(STAGINGS)}, got {self.staging!r}", NAME)
+        if self.store_group not in STORE_GROUPS:
+            raise TawaError(f"store-group must be one of {', '.join(STORE_GROUPS)}, got {self.store_group!r}", NAME)
         for ws in [o for o in op.walk() if isinstance(o, aref.WarpSpecializeOp)]:
             kernel = kernel_of(ws, NAME)
             if any(isinstance(o, aref.GetOp | aref.PutOp) for o in ws.walk()):
                 raise fail(ws, f"{NAME}: run tawa-lower-aref first")
-            staged = stage_stores(ws, kernel, self.epilogue, NAME, self.staging)
+            staged = stage_stores(ws, kernel, self.epilogue, NAME, self.staging, self.store_group, self.pingpong)
             start = 0
             for role, warps, _, region in ws.partition_specs():
                 if role == PartitionRole.CONSUMER:

@@ -57,20 +57,21 @@ branches to end, and deadlock).
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, scf
+from xdsl.dialects import scf
 from xdsl.ir import Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.dialects import nvgpu
-from tawa.target.hopper import THREADS_PER_GROUP, WGMMA_M
-from tawa.transforms.utils import guarded
+from tawa.target.hopper import THREADS_PER_GROUP
+from tawa.transforms.utils import group_tests, per_group
 
 OVERLAPPED = "tawa.overlapped"
 """Attribute `tawa-overlap-dots` puts on the loops it rotates."""
 TURNS = 2
 """The named barrier of warp group 0's turn; warp group g's is TURNS + g (0
 is the CTA's, 1 the TMA-store epilogue's:
-`tawa.transforms.tma_epilogue.EPILOGUE_BARRIER`)."""
+`tawa.transforms.tma_epilogue.EPILOGUE_BARRIER`; the epilogue's per-warp-group
+barriers count down from 15: `tma_epilogue.group_barrier`)."""
 PING, PONG = TURNS, TURNS + 1
 """The two warp groups' turns."""
 MAX_GROUPS = 16 - TURNS
@@ -94,16 +95,6 @@ def _issue_span(loop: scf.ForOp) -> tuple[Operation, Operation] | None:
     return (fence, commits[1]) if fence is not None and len(commits) == 2 else None
 
 
-def _per_group(is_group: list[SSAValue], ops: list[list[Operation]]) -> scf.IfOp:
-    """`scf.if %is_0 { ops[0] } else { scf.if %is_1 { ops[1] } else { ... ops[N-1] } }`."""
-    inner: list[Operation] = ops[-1]
-    for k in range(len(ops) - 2, -1, -1):
-        inner = [guarded(is_group[k], ops[k], inner)]
-    (chain,) = inner
-    assert isinstance(chain, scf.IfOp)
-    return chain
-
-
 def ping_pong(region: Region, row0: SSAValue, groups: int) -> int:
     """Orders the wgmma issues of the warp groups in the overlapped loops of
     a consumer partition of `groups` ≥ 2 warp groups (`region`, whose warp
@@ -118,19 +109,13 @@ def ping_pong(region: Region, row0: SSAValue, groups: int) -> int:
         if span is None:
             continue
         fence, commit = span
-        is_group: list[SSAValue] = []
-        for k in range(groups - 1):
-            row = arith.ConstantOp.from_int_and_width(k * WGMMA_M, row0.type)
-            test = arith.CmpiOp(row0, row.result, "eq")
-            test.result.name_hint = "first_group" if k == 0 else f"group_{k}"
-            Rewriter.insert_op([row, test], InsertPoint.before(loop))
-            is_group.append(test.result)
+        is_group = group_tests(row0, groups, InsertPoint.before(loop))
 
         def turn(k: int) -> int:
             return TURNS + k % groups
 
         def each(make) -> scf.IfOp:
-            return _per_group(is_group, [make(g) for g in range(groups)])
+            return per_group(is_group, [make(g) for g in range(groups)])
 
         # The last warp group hands warp group 0 its first turn.
         Rewriter.insert_op(each(lambda g: [nvgpu.NamedBarrierArriveOp(turn(0), THREADS)] if g == groups - 1 else []),

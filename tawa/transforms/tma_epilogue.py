@@ -28,6 +28,27 @@ over all of them costs little, and one 64·G-row store halves the TMA
 instructions and bulk groups of one store per warp group.  Named barrier
 `EPILOGUE_BARRIER` (0 is the CTA-wide one) counts the partition's threads.
 
+**Or one store per warp group** (`store-group`): where the consumer
+warp groups take turns (`tawa.transforms.pingpong`) they are half a turn
+apart by design, and the two barriers over all of them line them up again
+at every program's end, in a persistent kernel once per program.  There
+each warp group stages and stores its own 64 rows: its own buffers
+(`G·B x 64 x cols` for B buffers: warp group g writes buffers
+[g·B, g·B + B)), its own named barrier (`group_barrier(g)`, 128 threads)
+and its own elected thread (its first, `tid mod 128 == 0`), which stores a
+64-row box at row m0 + 64·g:
+
+    scf.if %elected { nvgpu.tma_store_wait 0 }      // my last store has read my buffer
+    nvgpu.named_barrier_sync 15 - g, 128            // (per warp group: an scf.if chain)
+    nvgpu.frag_store_shared %v, %staging[%g, %c0]
+    nvgpu.fence_proxy_async
+    nvgpu.named_barrier_sync 15 - g, 128
+    scf.if %elected { nvgpu.tma_store %staging[%g], %tmap_O[%m0 + %wg_row0, %n0] }
+
+The shared memory is the same bytes; twice the TMA stores and bulk groups.
+`auto` stores per warp group in partitions of 2 or more warp groups with a
+loop `tawa-overlap-dots` rotated and ping-pong on, per CTA otherwise.
+
 **When** (`staging_type`): a `tile.store` in a consumer partition of a 2-D
 tile of f32, bf16 or f16 to a 2-D or batched 3-D memref, whose rows are a
 whole number of swizzle spans (32, 64 or 128 bytes: the staging tile is
@@ -67,7 +88,7 @@ allows the deepest ring.
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, TensorType
 from xdsl.ir import Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -76,9 +97,18 @@ from xdsl.traits import IsTerminator
 from tawa.dialects import aref, nvgpu, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.dialects.nvgpu.fragments import LOADABLE
-from tawa.target.hopper import MAX_SMEM_BYTES, MAX_TMA_BOX_DIM, THREADS_PER_GROUP, WGMMA_MAX_PENDING
+from tawa.target.hopper import (
+    MAX_SMEM_BYTES,
+    MAX_TMA_BOX_DIM,
+    NAMED_BARRIERS,
+    THREADS_PER_GROUP,
+    WARPS_PER_GROUP,
+    WGMMA_M,
+    WGMMA_MAX_PENDING,
+)
+from tawa.transforms.pingpong import OVERLAPPED, TURNS
 from tawa.transforms.smem_plan import extend_plan, slot_swizzle
-from tawa.transforms.utils import const, fail, guarded
+from tawa.transforms.utils import const, fail, group_tests, guarded, per_group
 
 EPILOGUES = ("auto", "tma", "threads")
 """`epilogue=` values: TMA stores where they fit, TMA stores (an error
@@ -93,16 +123,33 @@ tile where it fits beside the ring (explicit stages) and costs no ring stage
 tie), else the subtiled staging.  For the GEMM 128x256 the subtiled staging
 keeps 4 stages where the full tile leaves 3: 1.047x faster in geomean over
 issue 11's 21-shape sweep on the H100 (docs/perf.md)."""
+STORE_GROUPS = ("auto", "cta", "warpgroup")
+"""`store-group=` values: who stores a staged tile.  `cta`: one thread the
+whole tile, after a barrier over all the consumer warp groups; `warpgroup`:
+one thread of each warp group its 64 rows, after a barrier over its warp
+group; `auto`: per warp group where they ping-pong, else per CTA."""
 SUBTILE_BUFFERS = 2
 """Buffers of the subtiled staging: chunk j's store drains while chunk j+1 is written."""
 EPILOGUE_BARRIER = 1
 """The named barrier of the consumer threads around the staging tile."""
+MAX_STORE_GROUPS = (NAMED_BARRIERS - TURNS) // 2
+"""Warp groups that can store on their own: each takes one of the named
+barriers the ping-pong turns (`TURNS`, counting up) leave free."""
 
 
-def staging_type(store: tile.StoreOp, staging: str = "full") -> nvgpu.SmemType | str:
+def group_barrier(group: int) -> int:
+    """The named barrier of warp group `group` (of its partition) around its
+    own staging buffers, with `store-group=warpgroup`: ids count down from
+    15, the ping-pong turns count up from `TURNS`."""
+    return NAMED_BARRIERS - 1 - group
+
+
+def staging_type(store: tile.StoreOp, staging: str = "full", groups: int = 1) -> nvgpu.SmemType | str:
     """The staging buffer of a store that can take the TMA-store epilogue
     (`staging` full: `1 x rows x cols`; subtiled: `2 x rows x span`, one
-    buffer where the row is a single span), or why it cannot."""
+    buffer where the row is a single span), or why it cannot.  With
+    `groups` > 1, the same bytes as `groups` warp groups' own buffers of
+    rows / `groups` rows each (`store-group=warpgroup`)."""
     t, mt = store.value.type, store.dest.type
     assert isinstance(t, TensorType) and isinstance(mt, MemRefType)
     shape, et = tuple(t.get_shape()), t.get_element_type()
@@ -118,11 +165,11 @@ def staging_type(store: tile.StoreOp, staging: str = "full") -> nvgpu.SmemType |
         return f"its {row_bytes}-byte rows are not a multiple of a 32-byte swizzle span"
     if shape[0] > MAX_TMA_BOX_DIM:
         return f"its {shape[0]} rows exceed a TMA box ({MAX_TMA_BOX_DIM})"
+    buffers, cols = 1, shape[1]
     if staging == "subtiled":
-        span = swizzle // nvgpu.element_bytes(et)
-        chunks = shape[1] // span
-        return nvgpu.SmemType([min(SUBTILE_BUFFERS, chunks), shape[0], span], et, swizzle)
-    return nvgpu.SmemType([1, *shape], et, swizzle)
+        cols = swizzle // nvgpu.element_bytes(et)
+        buffers = min(SUBTILE_BUFFERS, shape[1] // cols)
+    return nvgpu.SmemType([buffers * groups, shape[0] // groups, cols], et, swizzle)
 
 
 def consumer_stores(ws: aref.WarpSpecializeOp) -> list[tile.StoreOp]:
@@ -138,15 +185,38 @@ def staging_types(ws: aref.WarpSpecializeOp, staging: str = "full") -> list[nvgp
     return [t for s in consumer_stores(ws) if isinstance(t := staging_type(s, staging), nvgpu.SmemType)]
 
 
+def store_groups(ws: aref.WarpSpecializeOp, store_group: str, pingpong: bool, who: str) -> dict[tile.StoreOp, int]:
+    """The stores of the consumer partitions of `ws` → how many warp groups
+    store their own rows of it: 1 (one store per CTA), or the partition's
+    warp groups (`store_group` warpgroup; `auto`: where they ping-pong)."""
+    by_store = {}
+    for role, warps, _, region in ws.partition_specs():
+        if role != PartitionRole.CONSUMER:
+            continue
+        groups = warps // WARPS_PER_GROUP
+        rotated = any(isinstance(o, scf.ForOp) and OVERLAPPED in o.attributes for o in region.walk())
+        own = groups > 1 and (store_group == "warpgroup" or (store_group == "auto" and pingpong and rotated))
+        if own and groups > MAX_STORE_GROUPS:
+            if store_group == "warpgroup":
+                raise fail(ws, f"{who}: store-group=warpgroup: {groups} warp groups need more named barriers "
+                           f"than a CTA has (at most {MAX_STORE_GROUPS} store on their own)")
+            own = False
+        by_store.update((s, groups if own else 1) for s in region.walk() if isinstance(s, tile.StoreOp))
+    return by_store
+
+
 def stage_stores(
     ws: aref.WarpSpecializeOp, kernel: func.FuncOp, epilogue: str, who: str, staging: str = "auto",
+    store_group: str = "cta", pingpong: bool = True,
 ) -> dict[tile.StoreOp, tuple[SSAValue, SSAValue]]:
     """Decides which stores of `ws` take the TMA-store epilogue, and with
-    which staging (`auto`: the full tile where it fits, else subtiled), and
-    allocates, before `ws`, each one's staging buffer (after the kernel's
-    rings) and tensor map: store → (staging buffer, tensor map)."""
+    which staging (`auto`: the full tile where it fits, else subtiled) and
+    store group (`store_groups`), and allocates, before `ws`, each one's
+    staging buffer (after the kernel's rings) and tensor map: store →
+    (staging buffer, tensor map)."""
     if epilogue == "threads":
         return {}
+    groups = store_groups(ws, store_group, pingpong, who)
     stores: list[tile.StoreOp] = []
     for store in consumer_stores(ws):
         why = staging_type(store)
@@ -172,7 +242,9 @@ def stage_stores(
     at = InsertPoint.before(ws)
     staged = {}
     tmaps: dict[tuple[SSAValue, nvgpu.TmaDescriptorType], SSAValue] = {}
-    for (store, t), placed in zip(chosen, plan.staging):
+    for (store, _), placed in zip(chosen, plan.staging):
+        t = staging_type(store, variant, groups[store])
+        assert isinstance(t, nvgpu.SmemType)
         buf = nvgpu.SmemAllocOp(placed.offset, t)
         buf.result.name_hint = "staging"
         Rewriter.insert_op(buf, at)
@@ -191,11 +263,18 @@ def stage_stores(
     return staged
 
 
-def _is_elected(first_thread: int, at: InsertPoint) -> SSAValue:
-    """`thread_id == first_thread`, at `at`."""
+def _is_elected(first_group: int, by_group: bool, at: InsertPoint) -> SSAValue:
+    """The thread that stores, at `at`: the partition's first
+    (`thread_id == 128·first_group`), or with `by_group` each warp group's
+    first (`thread_id mod 128 == 0`)."""
     tid = nvgpu.ThreadIdOp()
     Rewriter.insert_op(tid, at)
-    is_first = arith.CmpiOp(tid.result, const(first_thread, at), "eq")
+    first = tid.result
+    if by_group:
+        lane = arith.RemUIOp(tid.result, const(THREADS_PER_GROUP, at))
+        Rewriter.insert_op(lane, at)
+        first = lane.result
+    is_first = arith.CmpiOp(first, const(0 if by_group else first_group * THREADS_PER_GROUP, at), "eq")
     Rewriter.insert_op(is_first, at)
     return is_first.result
 
@@ -205,8 +284,6 @@ def _elected(elected: SSAValue, body: list[Operation], at: InsertPoint) -> None:
     Rewriter.insert_op(guarded(elected, body), at)
 
 
-def _barrier(threads: int) -> nvgpu.NamedBarrierSyncOp:
-    return nvgpu.NamedBarrierSyncOp(EPILOGUE_BARRIER, threads)
 
 
 def _store_wait(pending: int = 0) -> nvgpu.TmaStoreWaitOp:
@@ -226,6 +303,14 @@ def _pending(chunk: int, chunks: int, buffers: int) -> int:
     return min(WGMMA_MAX_PENDING, chunks - 1 - last + chunk)
 
 
+def stores_by_group(staging: SSAValue, groups: int) -> bool:
+    """Whether the warp groups store their own rows into `staging` (its
+    buffers hold 64 rows, not the partition's 64·`groups`)."""
+    st = staging.type
+    assert isinstance(st, nvgpu.SmemType)
+    return groups > 1 and st.get_shape()[1] == WGMMA_M
+
+
 def emit_tma_store(
     values: SSAValue, staging: SSAValue, tmap: SSAValue, offsets: list[SSAValue], row0: SSAValue,
     first_group: int, groups: int, at: InsertPoint,
@@ -233,47 +318,76 @@ def emit_tma_store(
     """The TMA-store epilogue of one store (module docstring), at `at`:
     `values` is this warp group's fragment, `row0` its first row in the
     tile, `offsets` the tile's element offsets in the memref.  The staging
-    buffer's type says the chunks: its columns per chunk, its stages the
-    buffers they alternate in."""
+    buffer's type says the chunks (its columns per chunk), the buffers they
+    alternate in, and who stores (`stores_by_group`)."""
     ft, st = values.type, staging.type
     assert isinstance(ft, nvgpu.FragmentType) and isinstance(st, nvgpu.SmemType)
-    first_thread, threads = first_group * THREADS_PER_GROUP, groups * THREADS_PER_GROUP
     if ft.element_type != st.element_type:
         ft = ft.with_element_type(st.element_type)
         conv = nvgpu.FragmentConvertOp.build(operands=[values], result_types=[ft])
         Rewriter.insert_op(conv, at)
         values = conv.result
-    buffers, span = st.get_shape()[0], st.get_shape()[-1]
+    by_group = stores_by_group(staging, groups)
+    buffers, span = st.get_shape()[0] // (groups if by_group else 1), st.get_shape()[-1]
     rows, cols = ft.get_shape()
     chunks = cols // span
     chunk_type = nvgpu.FragmentType([rows, span], ft.element_type, ft.tiled_layout)
-    elected = _is_elected(first_thread, at)
+    elected = _is_elected(first_group, by_group, at)
+    coords = list(offsets)
+    if by_group:  # my buffers, my rows, my barrier
+        is_group = group_tests(row0, groups, at)
+        group = arith.DivUIOp(row0, const(WGMMA_M, at))
+        row = arith.AddiOp(offsets[-2], row0)
+        Rewriter.insert_op([group, row], at)
+        first_buffer, staging_row, coords[-2] = group.result, const(0, at), row.result
+        if buffers > 1:
+            scaled = arith.MuliOp(group.result, const(buffers, at))
+            Rewriter.insert_op(scaled, at)
+            first_buffer = scaled.result
+        first_buffer.name_hint, row.result.name_hint = "my_buffer", "my_row"
+
+        def barrier() -> Operation:
+            return per_group(is_group, [[nvgpu.NamedBarrierSyncOp(group_barrier(g), THREADS_PER_GROUP)]
+                                        for g in range(groups)])
+    else:
+        staging_row = row0
+
+        def barrier() -> Operation:
+            return nvgpu.NamedBarrierSyncOp(EPILOGUE_BARRIER, groups * THREADS_PER_GROUP)
     for j in range(chunks):
         _elected(elected, [_store_wait(_pending(j, chunks, buffers))], at)
-        buffer = const(j % buffers, at)
+        if not by_group:
+            buffer = const(j % buffers, at)
+        else:
+            buffer = first_buffer
+            if j % buffers:
+                mine = arith.AddiOp(first_buffer, const(j % buffers, at))
+                Rewriter.insert_op(mine, at)
+                buffer = mine.result
         chunk = values
         if chunks > 1:
             view = nvgpu.WgmmaKSliceOp(values, j, chunk_type)
             Rewriter.insert_op(view, at)
             chunk = view.result
         Rewriter.insert_op([
-            _barrier(threads),
-            nvgpu.FragmentStoreSharedOp.build(operands=[chunk, staging, buffer, row0]),
+            barrier(),
+            nvgpu.FragmentStoreSharedOp.build(operands=[chunk, staging, buffer, staging_row]),
             nvgpu.FenceProxyAsyncOp(),
-            _barrier(threads),
+            barrier(),
         ], at)
-        coords = list(offsets)
+        chunk_coords = list(coords)
         if j:
-            col = arith.AddiOp(offsets[-1], const(j * span, at))
+            col = arith.AddiOp(coords[-1], const(j * span, at))
             Rewriter.insert_op(col, at)
-            coords[-1] = col.result
-        _elected(elected, [nvgpu.TmaStoreOp.build(operands=[staging, buffer, tmap, coords])], at)
+            chunk_coords[-1] = col.result
+        _elected(elected, [nvgpu.TmaStoreOp.build(operands=[staging, buffer, tmap, chunk_coords])], at)
 
 
-def drain_at_end(region: Region, first_group: int) -> None:
+def drain_at_end(region: Region, first_group: int, by_group: bool = False) -> None:
     """The partition's last TMA store must have read its staging tile before
-    the CTA (and its shared memory) ends: one wait at the partition's end."""
+    the CTA (and its shared memory) ends: one wait at the partition's end,
+    by the thread that stores (`by_group`: each warp group's)."""
     block = region.block
     last = block.last_op
     at = InsertPoint.before(last) if last is not None and last.has_trait(IsTerminator) else InsertPoint.at_end(block)
-    _elected(_is_elected(first_group * THREADS_PER_GROUP, at), [_store_wait()], at)
+    _elected(_is_elected(first_group, by_group, at), [_store_wait()], at)

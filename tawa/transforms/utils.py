@@ -24,6 +24,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.diagnostics import TawaError, location_of
 from tawa.dialects import aref
+from tawa.target.hopper import WGMMA_M
 
 
 def fail(op: Operation | None, message: str) -> TawaError:
@@ -46,6 +47,32 @@ def guarded(cond: SSAValue, then_ops: list[Operation], else_ops: list[Operation]
     if else_ops is not None:
         regions.append(Region(Block([*else_ops, scf.YieldOp()])))
     return scf.IfOp(cond, [], *regions)
+
+
+def group_tests(row0: SSAValue, groups: int, at: InsertPoint) -> list[SSAValue]:
+    """`row0 == 64·k` for k < `groups` − 1, at `at`: which warp group of a
+    consumer partition this is (`row0`: its first row in the tile), for
+    `per_group`."""
+    tests = []
+    for k in range(groups - 1):
+        row = arith.ConstantOp.from_int_and_width(k * WGMMA_M, row0.type)
+        test = arith.CmpiOp(row0, row.result, "eq")
+        test.result.name_hint = "first_group" if k == 0 else f"group_{k}"
+        Rewriter.insert_op([row, test], at)
+        tests.append(test.result)
+    return tests
+
+
+def per_group(is_group: list[SSAValue], ops: list[list[Operation]]) -> scf.IfOp:
+    """`scf.if %is_0 { ops[0] } else { scf.if %is_1 { ops[1] } else { ... ops[N-1] } }`:
+    each warp group runs its own ops (`is_group` from `group_tests`; a
+    branch uniform in each warp group)."""
+    inner: list[Operation] = ops[-1]
+    for k in range(len(ops) - 2, -1, -1):
+        inner = [guarded(is_group[k], ops[k], inner)]
+    (chain,) = inner
+    assert isinstance(chain, scf.IfOp)
+    return chain
 
 
 def pair_members(pair: SSAValue, half: SSAValue, gx: SSAValue, at: InsertPoint) -> SSAValue:

@@ -8,7 +8,9 @@ staging tile at ring depths 1-3, the subtiled staging at depth 4, the
 thread epilogue where neither fits); here: `tma`, full and subtiled,
 forced against `threads` on the same ragged problem, K = 0, K-tile counts
 around the ring depth, and a persistent CTA running several programs (the
-staging buffers reused while earlier stores may still read them).
+staging buffers reused while earlier stores may still read them); and one
+store per warp group (`store-group=warpgroup`; attention takes it by
+default, so the differential tests run it there).
 """
 
 from __future__ import annotations
@@ -29,10 +31,11 @@ from tawa.transforms.hopper_pipeline import HopperPipelinePass
 STAGES = 2
 
 
-def lowered(kernel: str, epilogue: str, staging: str = "full") -> ModuleOp:
+def lowered(kernel: str, epilogue: str, staging: str = "full", store_group: str = "auto") -> ModuleOp:
     file = CASES[kernel][0]
     module = tawa.parse((EXAMPLES / file).read_text(), f"examples/{file}")
-    HopperPipelinePass(stages=STAGES, epilogue=epilogue, staging=staging, prepare=False).apply(tawa.context(), module)
+    HopperPipelinePass(stages=STAGES, epilogue=epilogue, staging=staging, store_group=store_group,
+                       prepare=False).apply(tawa.context(), module)
     return module
 
 
@@ -56,6 +59,24 @@ def test_tma_and_thread_epilogues_store_the_same(staging: str):
     assert not any(isinstance(o, nvgpu.TmaStoreOp) for o in threads.walk())
     for trips in (0, STAGES - 1, STAGES, STAGES + 1):  # K = 0 and around the ring depth
         got, want = run(kernel, tma, trips, seed=trips, ctas=1), run(kernel, threads, trips, seed=trips)
+        for g, w in zip(got, want):
+            assert not np.isnan(g.astype(np.float64)).any(), "elements never written"
+            assert np.array_equal(g, w), f"{kernel}, {trips} K tiles: the epilogues differ"
+
+
+@pytest.mark.parametrize("staging", ["full", "subtiled"])
+def test_stores_per_warp_group_store_the_same(staging: str):
+    """`store-group=warpgroup`: each of the GEMM's two warp groups stages its
+    64 rows in its own buffers and stores them itself (two 64-row boxes per
+    chunk); bit for bit what the thread epilogue stores, on the ragged
+    260 x 100 C (the second warp group's rows past C's last row in the last
+    row tile), with one CTA running every program."""
+    kernel = "gemm"
+    by_group, threads = lowered(kernel, "tma", staging, "warpgroup"), lowered(kernel, "threads")
+    (buf,) = [o for o in by_group.walk() if isinstance(o, nvgpu.SmemAllocOp) and o.result.name_hint == "staging"]
+    assert buf.result.type.get_shape() == ((4, 64, 64) if staging == "subtiled" else (2, 64, 256))
+    for trips in (0, STAGES + 1):
+        got, want = run(kernel, by_group, trips, seed=trips, ctas=1), run(kernel, threads, trips, seed=trips)
         for g, w in zip(got, want):
             assert not np.isnan(g.astype(np.float64)).any(), "elements never written"
             assert np.array_equal(g, w), f"{kernel}, {trips} K tiles: the epilogues differ"
