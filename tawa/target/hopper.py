@@ -110,6 +110,10 @@ NAMED_BARRIERS = 16
 
 # --------------------------------------------------------------------------- TMA
 
+L2_PRIORITIES = ("evict_first", "evict_last")
+"""L2 eviction priorities a TMA load may carry (`createpolicy.fractional`
+with fraction 1.0, then `.L2::cache_hint`): lines loaded with `evict_first`
+are evicted before others, `evict_last` after."""
 MAX_TMA_BOX_DIM = 256
 MAX_TMA_RANK = 5
 """A tensor map has 1 to 5 dimensions."""

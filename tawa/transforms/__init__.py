@@ -23,6 +23,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return OverlapDotsPass
 
+    def get_cache_hints() -> type[ModulePass]:
+        from tawa.transforms.cache_hints import CacheHintsPass
+
+        return CacheHintsPass
+
     def get_lower_aref() -> type[ModulePass]:
         from tawa.transforms.lower_aref import LowerArefPass
 
@@ -121,6 +126,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "tawa-lower-tile": get_lower_tile,
         "tawa-pipeline": get_pipeline,
         "tawa-overlap-dots": get_overlap_dots,
+        "tawa-cache-hints": get_cache_hints,
         "tawa-lower-aref": get_lower_aref,
         "tawa-exp-to-exp2": get_exp_to_exp2,
     }

@@ -1,7 +1,7 @@
 """`tawa-hopper-pipeline`: the whole way from tile programs to Hopper ops.
 
     tawa-warp-specialize{...} , tawa-pipeline{stages} , [tawa-overlap-dots] ,
-    [tawa-persistent{group-m order}] ,
+    [tawa-cache-hints] , [tawa-persistent{group-m order}] ,
     tawa-assign-stage-phase , tawa-lower-aref , [tawa-bound-waits{timeout_ms}] ,
     tawa-lower-tile , tawa-materialize-partitions{group-m order}
 
@@ -27,6 +27,7 @@ from tawa.diagnostics import TawaError
 from tawa.dialects import aref
 from tawa.transforms.assign_stage_phase import AssignStagePhasePass
 from tawa.transforms.bound_waits import BoundWaitsPass
+from tawa.transforms.cache_hints import CacheHintsPass
 from tawa.transforms.check_resources import CheckResourcesPass
 from tawa.transforms.expand_stores import ExpandFragmentStoresPass
 from tawa.transforms.lower_aref import LowerArefPass
@@ -128,6 +129,9 @@ class HopperPipelinePass(ModulePass):
     that allows the deepest ring (the first on a tie), with explicit stages
     the first that fits beside them."""
 
+    cache_hints: bool = True
+    """`tawa-cache-hints`: the TMA loads of tiles that only one program reads
+    (attention's Q) are `evict_first` in L2."""
     store_group: str = "auto"
     """`auto`, `cta` or `warpgroup`: who stores a staged tile
     (`tawa-lower-tile{store-group}`, `tawa.transforms.tma_epilogue`): one
@@ -217,6 +221,7 @@ class HopperPipelinePass(ModulePass):
                                early_release_bytes={"auto": MAX_EARLY_RELEASE_BYTES, "all": 0, "none": -1}[
                                    self.early_release]),)
               if self.overlap != "none" else ()),
+            *((CacheHintsPass(),) if self.cache_hints else ()),
             *((PersistentPass(group_m=self.group_m, order=self.order),) if self.persistent else ()),
             AssignStagePhasePass(),
             LowerArefPass(),

@@ -52,6 +52,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tawa.dialects import aref, nvgpu, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.target.hopper import MAX_SMEM_BYTES, THREADS_PER_GROUP, THREADS_PER_WARP, WARPS_PER_GROUP
+from tawa.transforms.cache_hints import L2_HINT
 from tawa.transforms.smem_plan import plan_shared_memory
 from tawa.transforms.utils import const, fail, guarded, kernel_of
 
@@ -116,8 +117,10 @@ class LowerPut(RewritePattern):
         ], at)
         for load, buf in zip(loads, ring.buffers, strict=True):
             desc = self._tma_descriptor(load, buf)
+            hint = load.attributes.get(L2_HINT)  # tawa-cache-hints
             rewriter.insert(
-                nvgpu.TmaLoadOp.build(operands=[desc, list(load.offsets), buf, stage, ring.full, stage]), at
+                nvgpu.TmaLoadOp.build(operands=[desc, list(load.offsets), buf, stage, ring.full, stage],
+                                      properties={"l2": hint} if hint is not None else {}), at
             )
         rewriter.erase(op)
         for load in loads:

@@ -38,7 +38,7 @@ STEPS = [PIPELINE.specialize_pass(), *PIPELINE.steps(2), *PreparePtxPass.steps()
 CHECKS = {"tawa-check-resources", "tawa-verify-protocol"}
 """Analyses that leave the IR unchanged (tested on their own)."""
 PASS_NAMES = [p.name for p in STEPS if p.name not in CHECKS]
-EXACT = {"tawa-warp-specialize", "tawa-pipeline", "tawa-persistent", "tawa-assign-stage-phase", "tawa-lower-aref"}
+EXACT = {"tawa-warp-specialize", "tawa-pipeline", "tawa-cache-hints", "tawa-persistent", "tawa-assign-stage-phase", "tawa-lower-aref"}
 SCHEDULES = [Schedule("producer-first"), Schedule("consumer-first"), Schedule("random", seed=11)]
 
 

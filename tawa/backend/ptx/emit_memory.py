@@ -229,10 +229,15 @@ def emit_tma_load(p: KernelPrinter, op: nvgpu.TmaLoadOp) -> None:
     dst = stage_addr(p, op.dest, op.stage)
     bar = mbarrier_addr(p, op.barriers, op.barrier_index)
     rank = len(op.coords)
+    hint, policy = "", ""
+    if op.l2 is not None:  # the op's eviction priority, as the policy operand the instruction takes
+        policy = p.regs.new("rd")
+        p.emit(f"createpolicy.fractional.L2::{op.l2.data}.b64 {policy}, 1.0;")
+        hint, policy = ".L2::cache_hint", f", {policy}"
     for addr, coords in _chunks(p, op.dest, op.coords, dst):
         p.emit(
-            f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-            f"[{addr}], [{p.reg(op.desc)}, {coords}], [{bar}];"
+            f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes{hint} "
+            f"[{addr}], [{p.reg(op.desc)}, {coords}], [{bar}]{policy};"
         )
 
 

@@ -11,6 +11,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     MemRefType,
+    StringAttr,
     TensorType,
     i1,
 )
@@ -33,7 +34,7 @@ from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from tawa.dialects.nvgpu.types import MBarrierType, SmemType, TmaDescriptorType, element_bytes
-from tawa.target.hopper import MAX_MBARRIER_COUNT, MAX_TMA_BOX_DIM, MBARRIER_BYTES, SMEM_ALIGNMENT
+from tawa.target.hopper import L2_PRIORITIES, MAX_MBARRIER_COUNT, MAX_TMA_BOX_DIM, MBARRIER_BYTES, SMEM_ALIGNMENT
 
 # --------------------------------------------------------------------------- helpers
 
@@ -323,10 +324,14 @@ class TmaLoadOp(IRDLOperation):
     """`cp.async.bulk.tensor` global → shared: copies the box at element
     coordinates `coords` (outermost first; out-of-bounds elements read 0) into
     stage `stage` of `dest`, and completes the transaction bytes on
-    `barriers[barrier_index]`.  Issued by one thread.
+    `barriers[barrier_index]`.  Issued by one thread.  With `l2`, the load
+    carries an L2 eviction priority for the lines it brings in
+    (`L2_PRIORITIES`: `evict_first` for data no other CTA will read, so that
+    it does not displace data others will); a hint, which changes no value.
 
     Example:
     `nvgpu.tma_load %ta[%m0, %k], %sa[%s], %full[%s] : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<4>`
+    `nvgpu.tma_load %tq[%b, %m0, %c0], %sq[%s], %full[%s] l2 "evict_first" : ...`
     """
 
     name = "nvgpu.tma_load"
@@ -336,14 +341,19 @@ class TmaLoadOp(IRDLOperation):
     stage = operand_def(IndexType)
     barriers = operand_def(MBarrierType)
     barrier_index = operand_def(IndexType)
+    l2 = opt_prop_def(StringAttr)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
         "$desc `[` $coords `]` `,` $dest `[` $stage `]` `,` $barriers `[` $barrier_index `]` "
-        "attr-dict `:` type($desc) `,` type($dest) `,` type($barriers)"
+        "(`l2` $l2^)? attr-dict `:` type($desc) `,` type($dest) `,` type($barriers)"
     )
 
     def verify_(self) -> None:
         _verify_tma_tile(self.desc.type, self.coords, self.dest.type, "nvgpu.tma_load")
+        if self.l2 is not None and self.l2.data not in L2_PRIORITIES:
+            raise VerifyException(
+                f"nvgpu.tma_load l2 must be one of {', '.join(L2_PRIORITIES)}, got {self.l2.data!r}"
+            )
 
 
 @irdl_op_definition

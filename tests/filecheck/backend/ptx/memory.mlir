@@ -68,6 +68,10 @@ func.func @memory(%A: memref<?x?xbf16>) attributes {nvgpu.kernel = #nvgpu.kernel
   // CHECK-NEXT: mad.lo.u32 %r[[DST:[0-9]+]], %r[[S]], 16384, %r[[SA]];
   // CHECK:      cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r[[DST]]], [%rd[[TM]], {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}];
   nvgpu.tma_load %ta[%i, %i], %sa[%i], %bars[%i] : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<2>
+  // With an L2 eviction priority: the policy it names, then the load that carries it.
+  // CHECK:      createpolicy.fractional.L2::evict_first.b64 %rd[[POL:[0-9]+]], 1.0;
+  // CHECK:      cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%r{{[0-9]+}}], [%rd[[TM]], {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}], %rd[[POL]];
+  nvgpu.tma_load %ta[%i, %i], %sa[%i], %bars[%i] l2 "evict_first" : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<2>
   // CHECK:      fence.proxy.async.shared::cta;
   nvgpu.fence_proxy_async
   // A CTA-scope fence (tawa.transforms.pin_waits).

@@ -111,6 +111,16 @@ func.func @tma_load_swizzle(%t: !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, %i:
 
 // -----
 
+func.func @tma_load_l2(%t: !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, %i: index) {
+  %s = nvgpu.smem_alloc offset(0) : !nvgpu.smem<2x128x64xbf16, swizzle = 128>
+  %b = nvgpu.smem_alloc offset(65536) : !nvgpu.mbarrier<2>
+  nvgpu.tma_load %t[%i, %i], %s[%i], %b[%i] l2 "keep" : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<2>
+  func.return
+}
+// CHECK: error: nvgpu.tma_load l2 must be one of evict_first, evict_last, got 'keep'
+
+// -----
+
 func.func @tma_store_coordinates(%t: !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, %i: index) {
   %s = nvgpu.smem_alloc offset(0) : !nvgpu.smem<1x128x64xbf16, swizzle = 128>
   nvgpu.tma_store %s[%i], %t[%i, %i, %i] : !nvgpu.smem<1x128x64xbf16, swizzle = 128>, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>

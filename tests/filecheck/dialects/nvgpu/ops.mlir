@@ -72,7 +72,8 @@ func.func @mbarriers(%i: index, %ph: index) -> i1 {
 // -----
 
 // TMA: descriptors over a 2-D and a 3-D tensor (a 1x128x64 box fills a 128x64
-// tile), loads into a staged buffer, a store and its waits.
+// tile), loads into a staged buffer (one with an L2 eviction priority), a store
+// and its waits.
 func.func @tma(%A: memref<?x?xbf16>, %X: memref<?x?x?xbf16>, %m: index, %k: index, %s: index) {
   %ta = nvgpu.tma_descriptor %A : memref<?x?xbf16> -> !nvgpu.tma_desc<128x64xbf16, swizzle = 128>
   %tx = nvgpu.tma_descriptor %X : memref<?x?x?xbf16> -> !nvgpu.tma_desc<1x128x64xbf16, swizzle = 128>
@@ -80,6 +81,7 @@ func.func @tma(%A: memref<?x?xbf16>, %X: memref<?x?x?xbf16>, %m: index, %k: inde
   %full = nvgpu.smem_alloc offset(131072) : !nvgpu.mbarrier<4>
   nvgpu.tma_load %ta[%m, %k], %sa[%s], %full[%s] : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<4>
   nvgpu.tma_load %tx[%s, %m, %k], %sa[%s], %full[%s] : !nvgpu.tma_desc<1x128x64xbf16, swizzle = 128>, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<4>
+  nvgpu.tma_load %ta[%m, %k], %sa[%s], %full[%s] l2 "evict_first" : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<4>
   nvgpu.fence_proxy_async
   nvgpu.fence_cta
   nvgpu.tma_store %sa[%s], %ta[%m, %k] : !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>
@@ -95,6 +97,7 @@ func.func @tma(%A: memref<?x?xbf16>, %X: memref<?x?x?xbf16>, %m: index, %k: inde
 // CHECK-NEXT:    %full = nvgpu.smem_alloc offset(131072) : !nvgpu.mbarrier<4>
 // CHECK-NEXT:    nvgpu.tma_load %ta[%m, %k], %sa[%s], %full[%s] : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<4>
 // CHECK-NEXT:    nvgpu.tma_load %tx[%s, %m, %k], %sa[%s], %full[%s] : !nvgpu.tma_desc<1x128x64xbf16, swizzle = 128>, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<4>
+// CHECK-NEXT:    nvgpu.tma_load %ta[%m, %k], %sa[%s], %full[%s] l2 "evict_first" : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<4>
 // CHECK-NEXT:    nvgpu.fence_proxy_async
 // CHECK-NEXT:    nvgpu.fence_cta
 // CHECK-NEXT:    nvgpu.tma_store %sa[%s], %ta[%m, %k] : !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>
@@ -109,6 +112,7 @@ func.func @tma(%A: memref<?x?xbf16>, %X: memref<?x?x?xbf16>, %m: index, %k: inde
 // CHECK-GENERIC-NEXT:    %full = "nvgpu.smem_alloc"() <{offset = 131072 : i64}> : () -> !nvgpu.mbarrier<4>
 // CHECK-GENERIC-NEXT:    "nvgpu.tma_load"(%ta, %m, %k, %sa, %s, %full, %s) : (!nvgpu.tma_desc<128x64xbf16, swizzle = 128>, index, index, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, index, !nvgpu.mbarrier<4>, index) -> ()
 // CHECK-GENERIC-NEXT:    "nvgpu.tma_load"(%tx, %s, %m, %k, %sa, %s, %full, %s) : (!nvgpu.tma_desc<1x128x64xbf16, swizzle = 128>, index, index, index, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, index, !nvgpu.mbarrier<4>, index) -> ()
+// CHECK-GENERIC-NEXT:    "nvgpu.tma_load"(%ta, %m, %k, %sa, %s, %full, %s) <{l2 = "evict_first"}> : (!nvgpu.tma_desc<128x64xbf16, swizzle = 128>, index, index, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, index, !nvgpu.mbarrier<4>, index) -> ()
 // CHECK-GENERIC-NEXT:    "nvgpu.fence_proxy_async"() : () -> ()
 // CHECK-GENERIC-NEXT:    "nvgpu.fence_cta"() : () -> ()
 // CHECK-GENERIC-NEXT:    "nvgpu.tma_store"(%sa, %s, %ta, %m, %k) : (!nvgpu.smem<4x128x64xbf16, swizzle = 128>, index, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, index, index) -> ()
