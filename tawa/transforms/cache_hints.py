@@ -21,8 +21,9 @@ column of programs) is left as it is.
 
 Runs on warp-specialized kernels before `tawa-persistent`, which replaces
 the program ids by values of its loop over programs.  On the H100 (session
-12, docs/perf.md) Q `evict_first` ran attention 1.012x in geomean over the
-24 rows of `python -m tawa.bench attention` (0.991-1.061x).
+12, docs/perf.md) against `tawa-hopper-pipeline{cache-hints=false}`:
+attention 1.004x (d64), 1.006x (d128), 1.009x (d256) in geomean over their
+8 rows, none below 0.989x: small, about one row's run-to-run spread.
 """
 
 from __future__ import annotations
