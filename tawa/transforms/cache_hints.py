@@ -3,9 +3,10 @@
 L2 (50 MB on the H100) is what lets the programs that share a tile read it
 from DRAM once: attention's K and V blocks are read by every query block of
 their head, a GEMM's A and B tiles by a row and a column of programs.  A
-tile that no other program reads (attention's Q block, a C tile read back
-by `beta · C`) only takes room from them.  This pass marks the loads of such
-tiles; `tawa-lower-aref` gives their TMA loads an L2 eviction priority
+tile that no other program reads (attention's Q block) only takes room from
+them.  This pass marks the producer loads of such tiles (the ones that
+become TMA loads; a consumer's own loads, like gemm_alpha_beta's C, are not
+TMA loads); `tawa-lower-aref` gives their TMA loads an L2 eviction priority
 (`nvgpu.tma_load ... l2 "evict_first"`), so the hardware evicts their lines
 first:
 
