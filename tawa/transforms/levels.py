@@ -133,6 +133,7 @@ PASS_LEVELS: dict[str, Takes] = {
     # A kernel without aref.warp_specialize is left unchanged with a remark.
     "tawa-pipeline": Takes("aref", reports=("tile",)),
     "tawa-overlap-dots": Takes("aref"),
+    "tawa-cache-hints": Takes("aref"),
     "tawa-persistent": Takes("aref"),
     "tawa-assign-stage-phase": Takes("aref"),
     "tawa-lower-aref": Takes("aref-staged", reports=("aref",)),
