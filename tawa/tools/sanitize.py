@@ -259,6 +259,8 @@ CASES = {
         Case("attention_fwd", "attention_fwd.mlir", "attention_fwd", 2, _per_key_block("plain")),
         Case("attention_fwd_causal", "attention_fwd.mlir", "attention_fwd_causal", 2, _per_key_block("causal")),
         Case("attention_fwd_d64", "attention_fwd_d64.mlir", "attention_fwd_d64", 2, _per_key_block("plain", 64, 192)),
+        Case("attention_fwd_d64_m128", "attention_fwd_d64.mlir", "attention_fwd_d64_m128", 2,
+             _per_key_block("plain", 64)),
         Case("attention_fwd_bias", "attention_fwd_bias.mlir", "attention_fwd_bias", 2, _per_key_block("bias")),
         Case("attention_fwd_d256", "attention_fwd_d256.mlir", "attention_fwd_d256", 2, _per_key_block("plain", 256)),
         Case("attention_fwd_d256_causal", "attention_fwd_d256.mlir", "attention_fwd_d256_causal", 2,

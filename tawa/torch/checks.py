@@ -20,6 +20,7 @@ from typing import Any
 
 from tawa.runtime.arrays import is_dense_row_major
 from tawa.runtime.launch import TMA_ALIGN
+from tawa.target.hopper import SM_COUNT
 
 ELEMENT_BYTES = {"bfloat16": 2, "float16": 2}
 MATMUL_DTYPES = ("bfloat16", "float16")
@@ -33,6 +34,15 @@ ATTENTION_TILE_M = {"attention_fwd_d64": 192}
 """Query rows per program of the attention examples' kernels that do not
 take 128: d64 non-causal runs three consumer warp groups (a CPU test holds
 the table to the examples)."""
+ATTENTION_KERNELS = {(64, False): ("attention_fwd_d64", "attention_fwd_d64_m128")}
+"""(head dim, causal) → kernels that compute the same attention with other
+rows per program, preferred first; `attention_kernel` picks one per problem.
+Elsewhere one kernel (`attention_kernel`'s name)."""
+ATTENTION_ROW_SPEED = {"attention_fwd_d64": 1.13}
+"""Query rows a kernel computes per unit of time relative to the 128-row
+program of its head dim, where not 1.  The 192-row d64 program (three warp
+groups taking turns) ran 1.147x and 1.119x the 128-row one on the long rows
+of the H100 table (docs/perf.md, session 11)."""
 
 
 @dataclass(frozen=True)
@@ -171,10 +181,30 @@ def attention_scale(head_dim: int, scale: float | None) -> float:
     return value
 
 
-def attention_kernel(head_dim: int, causal: bool) -> str:
-    """The attention example kernel for a head dim."""
+def attention_kernel(head_dim: int, causal: bool, S: int | None = None, batch_heads: int | None = None,
+                     sms: int = SM_COUNT) -> str:
+    """The attention example kernel for a head dim; with the problem's
+    sequence length and batch·heads, of `ATTENTION_KERNELS` the one
+    `attention_time` expects to finish first (the preferred one on a tie)."""
     base = "attention_fwd" if head_dim == 128 else f"attention_fwd_d{head_dim}"
-    return f"{base}_causal" if causal else base
+    name = f"{base}_causal" if causal else base
+    candidates = ATTENTION_KERNELS.get((head_dim, causal), (name,))
+    if S is None or batch_heads is None:
+        return candidates[0]
+    return min(candidates, key=lambda k: attention_time(k, S, batch_heads, sms))
+
+
+def attention_time(kernel: str, S: int, batch_heads: int, sms: int = SM_COUNT) -> float:
+    """The time attention `kernel` takes on `sms` SMs, in units of one
+    128-row program: its CTAs (one per SM) share the ⌈S/rows⌉·B·H programs
+    round-robin, so the busiest runs ⌈programs/sms⌉ of them, each
+    rows/128/`ATTENTION_ROW_SPEED` units long.  E.g. d64, S = 2048, B·H = 16
+    on 132 SMs: 176 programs of 192 rows take 2 · 1.5/1.13 = 2.65, 256 of 128
+    rows take 2, so the 128-row kernel; at S = 4096, B·H = 64: 11 · 1.33 =
+    14.6 against 16, the 192-row one."""
+    rows = ATTENTION_TILE_M.get(kernel, 128)
+    programs = -(-S // rows) * batch_heads
+    return -(-programs // sms) * rows / 128 / ATTENTION_ROW_SPEED.get(kernel, 1.0)
 
 
 def needs_copy(t: TensorInfo) -> bool:

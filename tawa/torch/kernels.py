@@ -36,6 +36,7 @@ FILES = {
     "attention_fwd": "attention_fwd.mlir",
     "attention_fwd_causal": "attention_fwd.mlir",
     "attention_fwd_d64": "attention_fwd_d64.mlir",
+    "attention_fwd_d64_m128": "attention_fwd_d64.mlir",
     "attention_fwd_d64_causal": "attention_fwd_d64.mlir",
     "attention_fwd_d256": "attention_fwd_d256.mlir",
     "attention_fwd_d256_causal": "attention_fwd_d256.mlir",

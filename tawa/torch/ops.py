@@ -83,7 +83,7 @@ def attention_op(
         return out
     bh = p.B * p.H
     q3, k3, v3 = (_dense(t).view(bh, p.S, p.D) for t in (q, k, v))
-    name = checks.attention_kernel(p.D, causal)
+    name = checks.attention_kernel(p.D, causal, p.S, bh, _sm_count(q.device))
     kernel = kernels.compiled(name, "bfloat16", **kernels.OPTIONS.get(name, {}))
     kernel(q3, k3, v3, out.view(bh, p.S, p.D), p.S, sm_scale, grid=checks.attention_grid(p.S, bh, name))
     return out

@@ -45,6 +45,7 @@ CASES = {
     "attention_fwd": ("attention_fwd.mlir", ATT, WS),
     "attention_fwd_causal": ("attention_fwd.mlir", ATT, FULL),
     "attention_fwd_d64": ("attention_fwd_d64.mlir", ATT64, WS),
+    "attention_fwd_d64_m128": ("attention_fwd_d64.mlir", ATT64, WS),
     "attention_fwd_d64_causal": ("attention_fwd_d64.mlir", ATT64, WS),
     "attention_fwd_d256": ("attention_fwd_d256.mlir", ATT256, WS),
     "attention_fwd_d256_causal": ("attention_fwd_d256.mlir", ATT256, WS),

@@ -21,6 +21,7 @@ VARIANTS = {  # kernel -> (example, head dim)
     "attention_fwd": ("attention_fwd.mlir", 128),
     "attention_fwd_causal": ("attention_fwd.mlir", 128),
     "attention_fwd_d64": ("attention_fwd_d64.mlir", 64),
+    "attention_fwd_d64_m128": ("attention_fwd_d64.mlir", 64),
     "attention_fwd_d64_causal": ("attention_fwd_d64.mlir", 64),
     "attention_fwd_d256": ("attention_fwd_d256.mlir", 256),
     "attention_fwd_d256_causal": ("attention_fwd_d256.mlir", 256),

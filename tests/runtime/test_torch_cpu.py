@@ -160,8 +160,27 @@ def test_attention_rows_are_the_examples(head_dim):
     from tawa.bench.attention import query_rows
 
     for causal in (False, True):
-        name = checks.attention_kernel(head_dim, causal)
-        assert query_rows(kernels.source(name), name) == checks.ATTENTION_TILE_M.get(name, 128)
+        for name in checks.ATTENTION_KERNELS.get((head_dim, causal), (checks.attention_kernel(head_dim, causal),)):
+            assert query_rows(kernels.source(name), name) == checks.ATTENTION_TILE_M.get(name, 128)
+
+
+@pytest.mark.parametrize(("S", "batch_heads", "kernel"), [
+    (2048, 16, "attention_fwd_d64_m128"),  # 176 programs of 192 rows on 132 SMs: two rounds of 1.5
+    (256, 1024, "attention_fwd_d64_m128"),  # two 192-row programs a head, the second a third full
+    (20, 6, "attention_fwd_d64_m128"),
+    (512, 512, "attention_fwd_d64"),  # the benchmark's rows: the 192-row kernel
+    (1024, 256, "attention_fwd_d64"),
+    (4096, 64, "attention_fwd_d64"),
+    (16384, 16, "attention_fwd_d64"),
+])
+def test_attention_kernel_per_problem(S, batch_heads, kernel):
+    """d64 non-causal: the 192-row kernel where it fills the SMs' rounds,
+    the 128-row one where 192-row programs leave a round mostly idle."""
+    assert checks.attention_kernel(64, False, S, batch_heads, sms=132) == kernel
+    assert checks.attention_kernel(64, False) == "attention_fwd_d64"  # no problem given: the preferred one
+    assert checks.attention_kernel(64, True, S, batch_heads) == "attention_fwd_d64_causal"  # one kernel
+    times = [checks.attention_time(k, S, batch_heads, 132) for k in checks.ATTENTION_KERNELS[(64, False)]]
+    assert min(times) == checks.attention_time(kernel, S, batch_heads, 132)
 
 
 def test_kernel_sources():
@@ -355,7 +374,9 @@ def test_attention_real_implementation(torch, stand_in, causal):
     q, k, v = qkv.permute(2, 0, 3, 1, 4)  # [B, H, S, D] views, not dense: copied
     o = tt.attention(q, k, v, causal=causal)
     ((name, dtype, args, grid),) = stand_in
-    assert name == checks.attention_kernel(D, causal) and grid == (1, B * H)
+    # S = 20 on 6 heads: one 128-row program a head beats one of 192 rows (d64 non-causal)
+    assert name == checks.attention_kernel(D, causal, S, B * H) and grid == (1, B * H)
+    assert name == ("attention_fwd_d64_causal" if causal else "attention_fwd_d64_m128")
     assert args[4:] == (S, 1 / math.sqrt(D))
     assert all(t.shape == (B * H, S, D) and t.is_contiguous() for t in args[:4])
     mask = torch.ones(S, S, dtype=torch.bool).triu(1) if causal else None

@@ -39,6 +39,7 @@ CASES = {
     "attention_fwd": ("attention_fwd.mlir", ATT),
     "attention_fwd_causal": ("attention_fwd.mlir", ATT),
     "attention_fwd_d64": ("attention_fwd_d64.mlir", ATT64),
+    "attention_fwd_d64_m128": ("attention_fwd_d64.mlir", ATT64),
     "attention_fwd_d64_causal": ("attention_fwd_d64.mlir", ATT64),
     "attention_fwd_d256": ("attention_fwd_d256.mlir", ATT256),
     "attention_fwd_d256_causal": ("attention_fwd_d256.mlir", ATT256),

@@ -128,6 +128,7 @@ CASES: dict[str, tuple[str, Callable[[int, np.random.Generator], Case]]] = {
     "attention_fwd": ("attention_fwd.mlir", _attention((np.float32(0.088),))),
     "attention_fwd_causal": ("attention_fwd.mlir", _attention((np.float32(0.088),))),
     "attention_fwd_d64": ("attention_fwd_d64.mlir", _attention((np.float32(0.125),), 64, 192)),
+    "attention_fwd_d64_m128": ("attention_fwd_d64.mlir", _attention((np.float32(0.125),), 64)),
     "attention_fwd_d64_causal": ("attention_fwd_d64.mlir", _attention((np.float32(0.125),), 64)),
     "attention_fwd_bias": ("attention_fwd_bias.mlir", _attention_bias),
     "attention_fwd_d256": ("attention_fwd_d256.mlir", _attention((np.float32(0.0625),), 256)),

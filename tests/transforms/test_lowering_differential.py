@@ -103,7 +103,8 @@ def deepest(file: str) -> int:
     return deepest_fitting(module)
 
 
-VARIANTS_AT_DEFAULT_DEPTH = {"attention_fwd_d64", "attention_fwd_d64_causal", "attention_fwd_d256", "attention_fwd_bias"}
+VARIANTS_AT_DEFAULT_DEPTH = {"attention_fwd_d64", "attention_fwd_d64_m128", "attention_fwd_d64_causal", "attention_fwd_d256",
+                             "attention_fwd_bias"}
 """Attention variants whose ring protocol is attention_fwd's (swept at every
 depth; attention_fwd_d64's three warp groups share those rings): checked at
 the depth they compile with by default only, to keep the CPU suite within its
