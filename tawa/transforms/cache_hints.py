@@ -32,13 +32,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tawa.dialects import aref, tile
 from tawa.dialects.aref import PartitionRole
+from tawa.transforms.program_order import in_loop
 from tawa.transforms.utils import kernel_of
 
 NAME = "tawa-cache-hints"
@@ -65,12 +65,8 @@ def program_ids_feeding(values: list[SSAValue]) -> set[int]:
 def read_by_one_program(load: tile.LoadOp, kernel_axes: set[int]) -> bool:
     """Whether `load` runs once per program and loads a box that no other
     program loads (module docstring)."""
-    parent = load.parent_op()
-    while parent is not None:
-        if isinstance(parent, scf.ForOp):
-            return False
-        parent = parent.parent_op()
-    return bool(kernel_axes) and program_ids_feeding(list(load.offsets)) >= kernel_axes
+    return (not in_loop(load) and bool(kernel_axes)
+            and program_ids_feeding(list(load.offsets)) >= kernel_axes)
 
 
 @dataclass(frozen=True)

@@ -174,7 +174,7 @@ def streams_shared_along_pid0(kernel: func.FuncOp) -> bool:
     query block's programs share its head's).  A GEMM's A tiles depend on
     it; so do causal attention's keys, whose loop stops at the diagonal."""
     trends = _TrendAnalysis()
-    indices = [_read_indices(op) for op in kernel.walk() if _in_loop(op)]
+    indices = [_read_indices(op) for op in kernel.walk() if in_loop(op)]
     streamed = [i for i in indices if i is not None]
     return bool(streamed) and all(trends.of(v) is Trend.FLAT for i in streamed for v in i)
 
@@ -193,7 +193,8 @@ def _read_indices(op) -> list[SSAValue] | None:
     return None
 
 
-def _in_loop(op) -> bool:
+def in_loop(op) -> bool:
+    """Whether `op` lies in an `scf.for` of its function."""
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, func.FuncOp):
         if isinstance(parent, scf.ForOp):
