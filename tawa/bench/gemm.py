@@ -1,7 +1,7 @@
 """GEMM, tawa against cuBLAS in the same process.
 
     python -m tawa.bench gemm [--sweep | --shapes MxNxK ...] [--dtype bf16|fp8]
-        [--config heuristic|autotune|example] [--stages D] [--rounds R]
+        [--config heuristic|autotune|example] [--stages D] [--cluster N] [--rounds R]
         [--json PATH] [--plot PNG]
 
 C = A·Bᵀ with A M×K, B N×K, C M×N row-major, f32 accumulation, bf16 C.
@@ -24,7 +24,8 @@ Timing is `triton.testing.do_bench` (median, L2 flushed before each call)
 when Triton is importable, else CUDA events around single calls with the
 same flush.  The board's power cap moves absolute numbers between runs and
 machines; compare the ratio.  `--sweep` times the shapes of `SWEEP_SHAPES`;
-`--plot` draws TFLOP/s per shape (`tawa.bench.plot`).
+`--plot` draws TFLOP/s per shape (`tawa.bench.plot`).  `--cluster 2` compiles
+tawa's kernels in 2-CTA clusters that multicast B (`tawa-cluster`).
 """
 
 from __future__ import annotations
@@ -243,23 +244,30 @@ def _event_timer(fn: Callable[[], Any]) -> float:
 class Kernels:
     """tawa's kernel for each shape, as `--config` says."""
 
-    def __init__(self, config: str, dtype: str, stages: int, source: Path, log: Callable[[str], None]):
+    def __init__(self, config: str, dtype: str, stages: int, source: Path, log: Callable[[str], None],
+                 cluster: int = 1):
         import tawa
 
-        self.config, self.dtype, self.stages, self.log = config, dtype, stages, log
+        self.config, self.dtype, self.stages, self.log, self.cluster = config, dtype, stages, log, cluster
         self.example = None
+        if cluster > 1 and config == "autotune":
+            raise BenchError("--cluster applies to --config heuristic, split-k and example (autotune decides)")
         if config == "example":
             if not source.is_file():
                 raise BenchError(f"cannot find the GEMM kernel {source} (use --source)")
             t0 = time.perf_counter()
-            self.example = tawa.compile(source.read_text(), DTYPES[dtype][1], stages=stages)
+            clustered = {"cluster": cluster} if cluster > 1 else {}
+            self.example = tawa.compile(source.read_text(), DTYPES[dtype][1], stages=stages, **clustered)
             self.example.load()
             log(f"compiled and loaded {source.name} (stages={stages}) in {time.perf_counter() - t0:.2f} s")
 
     def __call__(self, M: int, N: int, K: int) -> tuple[Any, tuple[int, ...], str]:
         """(kernel, grid, description) for the problem M×N×K."""
         if self.example is not None:
-            return self.example, logical_grid(M, N), f"example 128x256 stages={self.stages}"
+            clustered = f" cluster={self.cluster}" if self.cluster > 1 else ""
+            return self.example, logical_grid(M, N), f"example 128x256 stages={self.stages}{clustered}"
+        from dataclasses import replace
+
         from tawa.runtime.autotune import GemmProblem, autotune, device_info, heuristic
 
         operand = "f8E4M3FN" if self.dtype == "fp8" else "bf16"
@@ -268,6 +276,8 @@ class Kernels:
             choice = autotune(problem, log=self.log)
         else:  # "split-k": the heuristic's split where its grid leaves SMs idle (off by default)
             choice = heuristic(problem, device_info()[1], split=self.config == "split-k")
+            if self.cluster > 1:
+                choice = replace(choice, cluster=self.cluster)
         t0 = time.perf_counter()
         kernel = choice.compile()
         kernel.load()
@@ -283,6 +293,7 @@ def run(
     log: Callable[[str], None] = lambda s: print(s, file=sys.stderr, flush=True),
     dtype: str = "bf16",
     config: str = "example",
+    cluster: int = 1,
 ) -> tuple[list[Row], dict[str, Any]]:
     try:
         import torch
@@ -292,7 +303,7 @@ def run(
         raise BenchError("needs a CUDA GPU (torch.cuda.is_available() is False)")
     import tawa
 
-    kernels = Kernels(config, dtype, stages, source, log)
+    kernels = Kernels(config, dtype, stages, source, log, cluster)
     timer, timer_name = make_timer()
     meta = {
         "workload": f"gemm {dtype} C = A·B^T",
@@ -301,6 +312,7 @@ def run(
         "gpu": torch.cuda.get_device_name(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "stages": stages,
+        "cluster": cluster,
         "rounds": rounds,
         "timer": timer_name,
         "torch": torch.__version__,
@@ -370,6 +382,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--plot", type=Path, metavar="PNG", help="also draw TFLOP/s per shape (needs matplotlib)")
     parser.add_argument("--source", type=Path, default=None, help="the tile kernel of --config example")
+    parser.add_argument("--cluster", type=int, default=1,
+                        help="CTAs per thread-block cluster multicasting B (tawa-cluster; default 1: none)")
     args = parser.parse_args(argv)
     config = args.config or ("example" if args.source else "heuristic")
     source = args.source or ROOT / DTYPES[args.dtype][0]
@@ -377,7 +391,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         shapes = parse_shapes(args.shapes) if args.shapes else list(SWEEP_SHAPES if args.sweep else DEFAULT_SHAPES)
         if args.rounds < 1:
             raise BenchError("--rounds must be at least 1")
-        rows, meta = run(shapes, args.stages, args.rounds, source, dtype=args.dtype, config=config)
+        rows, meta = run(shapes, args.stages, args.rounds, source, dtype=args.dtype, config=config,
+                         cluster=args.cluster)
     except BenchError as err:
         print(f"tawa.bench gemm: error: {err}", file=sys.stderr)
         return 1

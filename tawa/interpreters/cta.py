@@ -15,6 +15,21 @@ The grid: a persistent kernel (`nvgpu.launch_grid`) runs `ctas` CTAs
 grid; otherwise one CTA per program, `nvgpu.block_id` being the program id.
 CTAs run one after another: nothing but global memory connects them.
 
+Thread-block clusters (`#nvgpu.kernel<..., cluster = N>`, N > 1): the CTAs
+N·c .. N·c + N - 1 along grid axis x form a cluster, a CTA's rank being its
+x mod N.  The CTAs of one cluster run concurrently in one `Scheduler` (they
+arrive on each other's mbarriers, multicast TMA boxes into each other's
+shared memory and meet at `nvgpu.cluster_sync`: `Cluster`); clusters run
+one after another.  A persistent cluster kernel launches what the GPU
+launches on `ctas` (default 2) clusters' worth of SMs:
+`persistent_ctas(grid, N · ctas, N)` CTAs, whole clusters; a
+non-persistent one needs grid x to be a multiple of N.  A CTA *exits* when
+its last warp group returns: then a TMA load still in flight into it, or a
+wgmma in flight, is an error, and so is any later arrival or multicast
+from a peer into it (undefined behaviour on the GPU; a cluster kernel
+ends with `nvgpu.cluster_sync`).  A kernel without clusters is a cluster
+of one (rank 0; `nvgpu.cluster_sync` syncs the CTA).
+
 Global memory is the NumPy arrays of the memref arguments; addresses
 (`nvgpu.memref_base` and the arithmetic on it) live in a flat address space
 where each array gets its own 2^40-byte window (`GlobalMemory`), so a store
@@ -37,7 +52,7 @@ from xdsl.utils.exceptions import InterpretationError
 from tawa.diagnostics import TawaError, first_line, location_of
 from tawa.dialects import aref, nvgpu
 from tawa.dialects.aref import PartitionRole
-from tawa.dialects.nvgpu.kernel_info import kernel_info
+from tawa.dialects.nvgpu.kernel_info import kernel_info, persistent_ctas
 from tawa.interpreters.aref import ArefFunctions, TaskState, _check_finished, free_values
 from tawa.interpreters.scf import TileScfFunctions
 from tawa.interpreters.schedule import Schedule, Scheduler, SimulationError, _Task
@@ -46,8 +61,8 @@ from tawa.interpreters.tile import Launch, set_launch
 from tawa.target.hopper import THREADS_PER_GROUP, THREADS_PER_WARP
 
 DEFAULT_CTAS = 2
-"""CTAs of a persistent kernel on the CPU: two, so that programs are
-shared out and each CTA runs several of them."""
+"""CTAs of a persistent kernel on the CPU (clusters of a cluster kernel):
+two, so that programs are shared out and each runs several of them."""
 
 
 def is_thread_level(kernel: func.FuncOp) -> bool:
@@ -117,6 +132,67 @@ class GlobalMemory:
 # --------------------------------------------------------------------------- per-CTA state
 
 
+class OverArrival(Exception):
+    """More threads arrived at a `ThreadBarrier` than it expects (`.arrived`)."""
+
+    def __init__(self, arrived: int):
+        super().__init__(arrived)
+        self.arrived = arrived
+
+
+@dataclass(eq=False)
+class ThreadBarrier:
+    """A barrier that counts threads: a named barrier (`bar.sync id, n`) or
+    the cluster barrier of `nvgpu.cluster_sync`; `arrived` threads so far of
+    generation `generation`."""
+
+    arrived: int = 0
+    generation: int = 0
+
+    def arrive(self, threads: int, expected: int) -> int:
+        """`threads` more arrive at the barrier of `expected` threads; returns
+        the generation they wait to see end (it ends, and the count starts
+        again, when the last of the `expected` arrives).  Raises
+        `OverArrival` when more than `expected` have arrived."""
+        generation = self.generation
+        self.arrived += threads
+        if self.arrived > expected:
+            raise OverArrival(self.arrived)
+        if self.arrived == expected:
+            self.arrived = 0
+            self.generation += 1
+        return generation
+
+
+@dataclass(eq=False)
+class Cluster:
+    """The CTAs of one thread-block cluster, `ctas[r]` being the CTA of rank
+    r, which share a scheduler, the TMA loads in flight into any of them
+    (`transfers`, oldest first; each has its destination CTA as `.cta`) and
+    the cluster barrier of `nvgpu.cluster_sync` (`barrier`)."""
+
+    size: int
+    ctas: list[CtaState] = field(default_factory=list)
+    transfers: list[Any] = field(default_factory=list)
+    barrier: ThreadBarrier = field(default_factory=ThreadBarrier)
+
+    def progress(self, force: bool, rng: Any) -> bool:
+        """Completes TMA transfers in flight into the cluster's CTAs: all
+        when `force`, else each with probability 1/2 (drawn from `rng`, the
+        scheduler's seeded one), oldest first."""
+        done = False
+        for t in list(self.transfers):
+            if force or rng.random() < 0.5:
+                self.transfers.remove(t)
+                t.complete()
+                done = True
+        return done
+
+    def threads(self) -> int:
+        """Threads of the whole cluster (what `nvgpu.cluster_sync` waits for)."""
+        return sum(c.threads for c in self.ctas)
+
+
 @dataclass(eq=False)
 class CtaState:
     """Everything the threads of one CTA share."""
@@ -131,27 +207,40 @@ class CtaState:
     functions: list[InterpreterFunctions]
     module: ModuleOp
     barriers: dict[tuple[int, int], Any] = field(default_factory=dict)
-    named: dict[int, Any] = field(default_factory=dict)
-    transfers: list[Any] = field(default_factory=list)
+    named: dict[int, ThreadBarrier] = field(default_factory=dict)
     wgmma: dict[int, Any] = field(default_factory=dict)
     regs: dict[int, int] = field(default_factory=dict)
+    cluster: Cluster | None = None
+    """Its thread-block cluster (None: a cluster of this CTA alone)."""
+    rank: int = 0
+    """Its rank in the cluster (`nvgpu.cluster_rank`)."""
+    live: int = 0
+    """Warp-group tasks of the CTA still running (`run_grid`)."""
+    exited: bool = False
+    """Whether all of its threads have returned (`exit_cta`)."""
     ids: PerThread = field(init=False)
     """Every thread's id (`nvgpu.thread_id`)."""
 
     def __post_init__(self) -> None:
         self.ids = PerThread(np.array(range(self.threads), dtype=object))
+        if self.cluster is None:
+            self.cluster = Cluster(1, [self])
+
+    @property
+    def peers(self) -> Cluster:
+        """Its cluster (never None)."""
+        assert self.cluster is not None
+        return self.cluster
+
+    @property
+    def transfers(self) -> list[Any]:
+        """The TMA loads in flight into this CTA, oldest first."""
+        return [t for t in self.peers.transfers if t.cta is self]
 
     def progress(self, force: bool) -> bool:
-        """Completes TMA transfers in flight: all when `force`, else each
-        with probability 1/2 (seeded by the scheduler), oldest first."""
-        done = False
-        rng = self.scheduler._rng
-        for t in list(self.transfers):
-            if force or rng.random() < 0.5:
-                self.transfers.remove(t)
-                t.complete()
-                done = True
-        return done
+        """Completes TMA transfers in flight into the CTA's whole cluster
+        (`Cluster.progress`)."""
+        return self.peers.progress(force, self.scheduler._rng)
 
     def ids_of(self, fn: Any) -> PerThread:
         """`fn(thread id)` of every thread (lane, warp, warp group)."""
@@ -235,7 +324,7 @@ def run_region_task(
             _check_finished(op, str(task.role), task_of(sub))
 
         task = cta.scheduler.spawn(role, body)
-        task.label = f"{role} ({describe_lanes(mask)})"
+        task.label = task_label(cta, f"{role} ({describe_lanes(mask)})")
         children.append(task)
     if state.task is None:
         raise InterpretationError(f"{op.name}: concurrent branches outside a CTA task")
@@ -245,6 +334,12 @@ def run_region_task(
 
 def cta_name(cta: CtaState) -> str:
     return f"CTA ({', '.join(map(str, cta.launch.program_id))})"
+
+
+def task_label(cta: CtaState, label: str) -> str:
+    """How messages name a task of `cta`: by `label` alone, prefixed with
+    the CTA when the CTAs of a cluster share its scheduler."""
+    return label if cta.peers.size == 1 else f"{cta_name(cta)} {label}"
 
 
 # --------------------------------------------------------------------------- ops that shape tasks
@@ -348,42 +443,68 @@ def run_grid(
     ctas: int | None = None,
 ) -> None:
     """Runs thread-level `kernel` over logical grid `grid` (see the module
-    docstring for the CTA grid)."""
-    from tawa.interpreters.driver import run_program
+    docstring for the CTA grid and clusters): one scheduler per cluster,
+    whose tasks are the warp groups of all of its CTAs; clusters one after
+    another.  `ctas`: CTAs of a persistent kernel (clusters of a persistent
+    cluster kernel), default `DEFAULT_CTAS`."""
+    from tawa.interpreters.driver import InterpreterError, run_program
 
+    name = f"@{kernel.sym_name.data}"
+    where = location_of(kernel) or "tawa.interpret"
+    size = kernel_info(kernel).cluster
     persistent = any(isinstance(op, nvgpu.LaunchGridOp) for op in kernel.walk())
-    programs = grid[0] * grid[1] * grid[2]
     if persistent:
-        n = max(1, min(programs, ctas or DEFAULT_CTAS))
-        cta_grid = (n, 1, 1)
+        cta_grid = (persistent_ctas(grid, size * (ctas or DEFAULT_CTAS), size), 1, 1)
     else:
+        if grid[0] % size:
+            raise InterpreterError(
+                f"{name} runs in clusters of {size} CTAs along grid axis x: its grid x ({grid[0]}) "
+                f"must be a multiple of {size}",
+                where,
+            )
         cta_grid = grid
     threads = cta_threads(kernel)
     specialized = any(isinstance(op, aref.WarpSpecializeOp) for op in kernel.walk())
     memory = GlobalMemory()
-    size = smem_bytes(kernel)
-    for z, y, x in itertools.product(*(range(g) for g in reversed(cta_grid))):
-        launch = Launch((x, y, z), cta_grid)
-        scheduler = Scheduler(schedule, f"@{kernel.sym_name.data} CTA ({x}, {y}, {z})", location_of(kernel) or "tawa.interpret")
-        cta = CtaState(
-            threads, launch, cta_grid, grid, np.full(size, 0xFF, dtype=np.uint8), memory, scheduler, functions, module
+    smem = smem_bytes(kernel)
+    for z, y, c in itertools.product(range(cta_grid[2]), range(cta_grid[1]), range(cta_grid[0] // size)):
+        x0 = c * size
+        if size == 1:
+            what = f"{name} CTA ({x0}, {y}, {z})"
+        else:
+            what = f"{name} cluster of CTAs ({x0}, {y}, {z}) .. ({x0 + size - 1}, {y}, {z})"
+        scheduler = Scheduler(schedule, what, where)
+        cluster = Cluster(size)
+        for rank in range(size):
+            launch = Launch((x0 + rank, y, z), cta_grid)
+            cta = CtaState(
+                threads, launch, cta_grid, grid, np.full(smem, 0xFF, dtype=np.uint8), memory, scheduler,
+                functions, module, cluster=cluster, rank=rank,
+            )
+            cluster.ctas.append(cta)
+
+            # One task per warp group: on the GPU warp groups run independently,
+            # and code that branches on the warp group (the partitions, the
+            # ping-pong hand-over of `tawa.transforms.pingpong`) must not wait
+            # for the other branch to end, as a divergent scf.if in one task would.
+            # Not while the partitions are still aref.warp_specialize regions,
+            # whose aref ops belong to a partition, not to a warp group.
+            for g, mask in enumerate(_warp_group_masks(threads, split=not specialized)):
+                def root(task: _Task, cta=cta, mask=mask) -> None:
+                    run_program(new_interpreter(cta, task, mask), kernel, cta.launch, args)
+                    cta.live -= 1
+                    if not cta.live:
+                        exit_cta(cta, kernel)
+
+                scheduler.add(PartitionRole.CONSUMER, root)
+                cta.live += 1
+                scheduler.tasks[-1].label = task_label(
+                    cta, f"warp group {g}" if mask.sum() < threads else f"all {threads} threads"
+                )
+        scheduler.progress = lambda force, cluster=cluster, scheduler=scheduler: cluster.progress(
+            force, scheduler._rng
         )
-        scheduler.progress = cta.progress
-
-        # One task per warp group: on the GPU warp groups run independently,
-        # and code that branches on the warp group (the partitions, the
-        # ping-pong hand-over of `tawa.transforms.pingpong`) must not wait
-        # for the other branch to end, as a divergent scf.if in one task would.
-        # Not while the partitions are still aref.warp_specialize regions,
-        # whose aref ops belong to a partition, not to a warp group.
-        for g, mask in enumerate(_warp_group_masks(threads, split=not specialized)):
-            def root(task: _Task, cta=cta, mask=mask) -> None:
-                run_program(new_interpreter(cta, task, mask), kernel, cta.launch, args)
-
-            scheduler.add(PartitionRole.CONSUMER, root)
-            scheduler.tasks[-1].label = f"warp group {g}" if mask.sum() < threads else f"all {threads} threads"
         scheduler.run()
-        finish_cta(cta, kernel)
 
 
 def _warp_group_masks(threads: int, split: bool = True) -> list[np.ndarray]:
@@ -399,7 +520,15 @@ def _warp_group_masks(threads: int, split: bool = True) -> list[np.ndarray]:
     return masks
 
 
+def exit_cta(cta: CtaState, kernel: func.FuncOp) -> None:
+    """The last warp group of `cta` has returned: the CTA exits (its shared
+    memory and barriers are gone; peers may no longer arrive on them)."""
+    finish_cta(cta, kernel)
+    cta.exited = True
+
+
 def finish_cta(cta: CtaState, kernel: func.FuncOp) -> None:
+    """A CTA may not end with TMA loads in flight into it or wgmma in flight."""
     where = location_of(kernel) or "tawa.interpret"
     if cta.transfers:
         raise SimulationError(f"{cta_name(cta)} ends with {len(cta.transfers)} TMA load(s) in flight", where)

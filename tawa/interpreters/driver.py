@@ -350,7 +350,9 @@ def interpret(
 
     Thread-level kernels (below `tawa-persistent`: they use `nvgpu` ops) run
     as CTAs of simulated threads (tawa.interpreters.cta); a persistent one
-    on `ctas` CTAs (default 2) that share out the programs of `grid`.
+    on `ctas` CTAs (default 2) that share out the programs of `grid`, or
+    with thread-block clusters (`#nvgpu.kernel<..., cluster = N>`) on `ctas`
+    clusters of N CTAs, as `nvgpu.persistent_ctas` counts them.
     """
     module = as_module(module_or_text)
     func_op = find_kernel(module, kernel)

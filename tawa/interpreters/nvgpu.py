@@ -13,18 +13,34 @@ completes when its arrivals and its bytes are all in, and
 (the current phase's parity differs from p).  A TMA load is in flight from
 its issue until the scheduler completes it (tawa.interpreters.schedule's
 `progress`): then its box (out-of-bounds elements 0) lands in shared memory
-and its bytes count on its barrier.  Waits, arrivals, TMA issues and named
-barriers are scheduling points.
+and its bytes count on its barrier.  Waits, arrivals, TMA issues, named
+barriers and cluster barriers are scheduling points.
+
+Thread-block clusters (tawa.interpreters.cta's `Cluster`):
+`nvgpu.cluster_rank` is the CTA's rank (0 without clusters);
+`nvgpu.mbarrier_arrive ... cta(%r)` arrives on the barrier at the same
+shared-memory offset and index in the CTA of rank r of the cluster (its
+own rank allowed); `nvgpu.tma_load ... multicast M` lands the box at the
+same shared-memory addresses in every CTA whose rank bit is set in M, each
+completing the box's bytes on its own barrier at the op's (array offset,
+index), each copy in flight on its own; `nvgpu.cluster_sync` waits until
+every thread of every CTA of the cluster has arrived (the CTA's threads
+without clusters).
 
 Errors: an uninitialised barrier, a wait on a barrier that can never
 complete (a deadlock naming the barrier, its slot and phase and every
 blocked warp group), more transaction bytes than the 20-bit count holds,
 a global store outside every array, `setmaxnreg` by part of a warp group
-or beyond the register file.
+or beyond the register file; a CTA rank (`cta`, a multicast mask bit)
+outside the cluster, an arrival or multicast onto a peer's barrier that is
+not initialised yet or into a peer that has already exited; a
+`cluster_sync` that not every thread of the cluster reaches (a deadlock
+saying how many have arrived).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +54,16 @@ from tawa.dialects import nvgpu
 from tawa.dialects.nvgpu.types import element_bytes
 from tawa.interpreters import simt
 from tawa.interpreters.aref import _fail
-from tawa.interpreters.cta import CtaState, cta_of, lanes_of, task_of
+from tawa.interpreters.cta import (
+    CtaState,
+    OverArrival,
+    ThreadBarrier,
+    cta_name,
+    cta_of,
+    lanes_of,
+    task_label,
+    task_of,
+)
 from tawa.interpreters.dtypes import dtype_of
 from tawa.interpreters.simt import PerThread
 from tawa.interpreters.tile import _box
@@ -160,7 +185,7 @@ def barrier(cta: CtaState, buf: Any, index: Any, op: Operation, init: bool = Fal
     if not 0 <= index < buf.type.count.data:
         raise _fail(op, f"{op.name}: barrier index {index} out of range for {buf.type}")
     key = (buf.offset, index)
-    name = f"{_value_name(op.operands[0])}[{index}]"
+    name = f"{_value_name(getattr(op, 'barriers', op.operands[0]))}[{index}]"
     b = cta.barriers.get(key)
     if b is None:
         b = cta.barriers[key] = MBarrier()
@@ -169,14 +194,45 @@ def barrier(cta: CtaState, buf: Any, index: Any, op: Operation, init: bool = Fal
     return b, name
 
 
+def peer(cta: CtaState, rank: int, op: Operation) -> CtaState:
+    """The CTA of rank `rank` in `cta`'s cluster."""
+    size = cta.peers.size
+    if not 0 <= rank < size:
+        raise _fail(op, f"{op.name} in {cta_name(cta)}: CTA rank {rank} is outside its cluster of {size} "
+                    f"CTA{'s' * (size != 1)} (ranks 0..{size - 1})")
+    return cta.peers.ctas[rank]
+
+
+def multicast_ranks(cta: CtaState, mask: int, op: Operation) -> list[CtaState]:
+    """The CTAs whose rank bit is set in multicast `mask`."""
+    size = cta.peers.size
+    ranks = [r for r in range(mask.bit_length()) if mask >> r & 1]
+    bad = [r for r in ranks if r >= size]
+    if bad:
+        raise _fail(op, f"{op.name} in {cta_name(cta)}: multicast mask {mask:#b} names rank {bad[0]}, outside its "
+                    f"cluster of {size} CTA{'s' * (size != 1)} (ranks 0..{size - 1})")
+    return [cta.peers.ctas[r] for r in ranks]
+
+
+def remote_barrier(cta: CtaState, dest: CtaState, buf: Any, index: Any, op: Operation) -> tuple[MBarrier, str]:
+    """The barrier `buf[index]` of `dest`, a CTA of `cta`'s cluster, that an
+    arrival or a transfer from `cta` lands on: one of `cta`'s own as
+    `barrier` has it; a peer's must be initialised and the peer not exited."""
+    if dest is cta:
+        return barrier(cta, buf, index, op)
+    what = f"{op.name} from {cta_name(cta)} into {cta_name(dest)} (rank {dest.rank})"
+    if dest.exited:
+        raise _fail(op, f"{what}, which has already exited (undefined behaviour on the GPU): "
+                    "end the kernel with nvgpu.cluster_sync")
+    b, name = barrier(dest, buf, index, op, init=True)
+    if b.count is None:
+        raise _fail(op, f"{what} lands on its barrier {name}, which it has not initialised yet "
+                    "(initialise the barriers, then nvgpu.cluster_sync, before peers use them)")
+    return b, name
+
+
 def _value_name(v: Any) -> str:
     return f"%{v.name_hint}" if v.name_hint else "%<mbarrier>"
-
-
-@dataclass(eq=False)
-class NamedBarrier:
-    arrived: int = 0
-    generation: int = 0
 
 
 @dataclass(eq=False)
@@ -288,6 +344,10 @@ class NvgpuFunctions(InterpreterFunctions):
     def run_block_id(self, interpreter: Interpreter, op: nvgpu.BlockIdOp, args: PythonValues):
         return (cta_of(interpreter).launch.program_id[op.axis.value.data],)
 
+    @impl(nvgpu.ClusterRankOp)
+    def run_cluster_rank(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        return (cta_of(interpreter).rank,)
+
     @impl(nvgpu.GridDimOp)
     def run_grid_dim(self, interpreter: Interpreter, op: nvgpu.GridDimOp, args: PythonValues):
         return (cta_of(interpreter).cta_grid[op.axis.value.data],)
@@ -324,10 +384,23 @@ class NvgpuFunctions(InterpreterFunctions):
 
     @impl(nvgpu.MBarrierArriveOp)
     def run_mbarrier_arrive(self, interpreter: Interpreter, op: nvgpu.MBarrierArriveOp, args: PythonValues):
-        buf, index = _uniform(interpreter, op, args)
+        """One arrival per active lane, on the CTA's own barrier or, with
+        `cta(%r)`, on the one at the same offset and index in the CTA of
+        rank r of its cluster, r being each lane's own (lanes may signal
+        different CTAs; see `remote_barrier` for the errors)."""
+        buf, index = _uniform(interpreter, op, args[:2])
+        cta, lanes = cta_of(interpreter), lanes_of(interpreter)
+        if len(args) < 3:
+            arrivals = {cta.rank: lanes.count()}
+        elif isinstance(args[2], PerThread):
+            arrivals = Counter(int(args[2].values[t]) for t in lanes.indices())
+        else:
+            arrivals = {int(args[2]): lanes.count()}
+        dests = [(peer(cta, rank, op), n) for rank, n in sorted(arrivals.items())]
         task_of(interpreter).sync(op, lambda: True, lambda: "")
-        b, _ = barrier(cta_of(interpreter), buf, index, op)
-        b.arrive(_n_lanes(interpreter))
+        for dest, n in dests:
+            b, _ = remote_barrier(cta, dest, buf, index, op)
+            b.arrive(n)
         return ()
 
     @impl(nvgpu.MBarrierArriveExpectTxOp)
@@ -388,6 +461,28 @@ class NvgpuFunctions(InterpreterFunctions):
         )
         return ()
 
+    @impl(nvgpu.ClusterSyncOp)
+    def run_cluster_sync(self, interpreter: Interpreter, op: nvgpu.ClusterSyncOp, args: PythonValues):
+        """The active lanes arrive at the cluster barrier and wait until
+        every thread of every CTA of the cluster has arrived (one
+        generation of the barrier)."""
+        cta = cta_of(interpreter)
+        cluster, state = cta.peers, task_of(interpreter)
+        state.sync(op, lambda: True, lambda: "")
+        expected, barrier = cluster.threads(), cluster.barrier
+        try:
+            generation = barrier.arrive(_n_lanes(interpreter), expected)
+        except OverArrival as over:
+            raise _fail(op, f"{op.name} in {cta_name(cta)}: {over.arrived} threads arrived at the "
+                        f"cluster barrier, which expects the {expected} of the cluster") from None
+        whom = "cluster" if cluster.size > 1 else "CTA"
+        state.sync(
+            op,
+            lambda: barrier.generation > generation,
+            lambda: f"for the {expected} threads of the {whom} ({barrier.arrived} of {expected} arrived)",
+        )
+        return ()
+
     @impl(nvgpu.NamedBarrierArriveOp)
     def run_named_barrier_arrive(self, interpreter: Interpreter, op: nvgpu.NamedBarrierArriveOp, args: PythonValues):
         _named_arrive(interpreter, op)
@@ -405,8 +500,9 @@ class NvgpuFunctions(InterpreterFunctions):
         coords = tuple(rest[: len(op.coords)])
         dest, stage, bars, bar_index = rest[len(op.coords) :]
         cta = cta_of(interpreter)
+        ctas = [cta] if op.multicast is None else multicast_ranks(cta, op.multicast.value.data, op)
         task_of(interpreter).sync(op, lambda: True, lambda: "")
-        b, _ = barrier(cta, bars, bar_index, op)
+        bars_of = [remote_barrier(cta, c, bars, bar_index, op)[0] for c in ctas]
         box = desc.box(coords)
         addresses = tile_addresses(dest.type, stage_base(dest, stage, op))
         if box.size == addresses.size:  # a box with leading 1s fills one tile
@@ -414,7 +510,8 @@ class NvgpuFunctions(InterpreterFunctions):
         if box.shape != addresses.shape:
             raise _fail(op, f"{op.name}: a {box.shape} box into {addresses.shape} tiles of {dest.type}")
         for _ in range(_n_lanes(interpreter)):
-            cta.transfers.append(TmaLoad(cta, box, addresses, b, box.nbytes))
+            for c, b in zip(ctas, bars_of):
+                cta.peers.transfers.append(TmaLoad(c, box, addresses, b, box.nbytes))
         return ()
 
     @impl(nvgpu.TmaStoreOp)
@@ -468,7 +565,7 @@ class NvgpuFunctions(InterpreterFunctions):
             from tawa.dialects.aref import PartitionRole
 
             state.task.role = PartitionRole.PRODUCER if op.action.data.value == "dec" else PartitionRole.CONSUMER
-            state.task.label = f"{state.task.role} ({', '.join(f'warp group {g}' for g in groups)})"
+            state.task.label = task_label(cta, f"{state.task.role} ({', '.join(f'warp group {g}' for g in groups)})")
         return ()
 
     @impl(nvgpu.MemrefBaseOp)
@@ -491,22 +588,18 @@ def _whole_groups(op: Operation, mask: np.ndarray) -> list[int]:
     return [g for g, m in enumerate(groups) if m.all()]
 
 
-def _named_arrive(interpreter: Interpreter, op: Any) -> tuple[NamedBarrier, int]:
+def _named_arrive(interpreter: Interpreter, op: Any) -> tuple[ThreadBarrier, int]:
     cta, lanes = cta_of(interpreter), lanes_of(interpreter)
     task_of(interpreter).sync(op, lambda: True, lambda: "")
-    nb = cta.named.setdefault(op.barrier_id.value.data, NamedBarrier())
+    nb = cta.named.setdefault(op.barrier_id.value.data, ThreadBarrier())
     warps = {int(t) // THREADS_PER_WARP for t in lanes.indices()}
     count = op.num_threads.value.data
-    generation = nb.generation
-    nb.arrived += len(warps) * THREADS_PER_WARP
-    if nb.arrived >= count:
-        if nb.arrived > count:
-            raise _fail(op, f"{op.name}: {nb.arrived} threads arrived at named barrier "
-                        f"{op.barrier_id.value.data}, which expects {count}")
-        nb.arrived = 0
-        nb.generation += 1
-    return nb, generation
+    try:
+        return nb, nb.arrive(len(warps) * THREADS_PER_WARP, count)
+    except OverArrival as over:
+        raise _fail(op, f"{op.name}: {over.arrived} threads arrived at named barrier "
+                    f"{op.barrier_id.value.data}, which expects {count}") from None
 
 
-simt.LANE_AWARE.update({nvgpu.ElectOneOp})
-simt.BLOCKING.update({nvgpu.MBarrierWaitParityOp, nvgpu.NamedBarrierSyncOp})
+simt.LANE_AWARE.update({nvgpu.ElectOneOp, nvgpu.MBarrierArriveOp})
+simt.BLOCKING.update({nvgpu.MBarrierWaitParityOp, nvgpu.NamedBarrierSyncOp, nvgpu.ClusterSyncOp})

@@ -11,13 +11,13 @@
 
 A `Choice` is a tile program (`tawa.kernels.GemmConfig`, split-K
 included) and the options of `tawa-hopper-pipeline` (stages, group_m,
-persistent); `choice.compile()` is a `tawa.Kernel`, or a
+persistent, cluster); `choice.compile()` is a `tawa.Kernel`, or a
 `tawa.runtime.splitk.SplitKGemm` for a split configuration, both called as
 `kernel(A, B, C, M, N, K, grid=choice.grid(M, N))`.  `autotune`:
 
 1. lists the candidates of the problem's shape bucket,
    `candidates(problem.bucketed(), space)`: the space's tile
-   shapes × BLOCK_K × split-K × stages × group-m × persistent, less what
+   shapes × BLOCK_K × split-K × stages × group-m × persistent × cluster, less what
    the compiler rejects by rule (`tawa.kernels.gemm.unsupported`), tiles
    larger than the problem (a smaller tile of the space covers it), splits
    of K into slices shorter than `MIN_SPLIT_K_STEPS` steps, and group-m
@@ -149,17 +149,20 @@ class Choice:
     `GEMM_MAX_STAGES`."""
     group_m: int = 8
     persistent: bool = True
+    cluster: int = 1
+    """CTAs per cluster sharing B tiles (`tawa-cluster`); 1: none."""
 
     @property
     def options(self) -> dict[str, Any]:
         """Keyword options of `tawa.compile` (`tawa-hopper-pipeline`)."""
         return {"stages": self.stages, "max_stages": GEMM_MAX_STAGES, "group_m": self.group_m,
-                "persistent": self.persistent}
+                "persistent": self.persistent, **({"cluster": self.cluster} if self.cluster > 1 else {})}
 
     @property
     def id(self) -> str:
         return (f"{self.config.id} stages={self.stages or 'auto'} group_m={self.group_m}"
-                + ("" if self.persistent else " persistent=false"))
+                + ("" if self.persistent else " persistent=false")
+                + (f" cluster={self.cluster}" if self.cluster > 1 else ""))
 
     def source(self) -> str:
         return gemm_source(self.config)
@@ -180,7 +183,8 @@ class Choice:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Choice:
-        return cls(GemmConfig(**data["config"]), int(data["stages"]), int(data["group_m"]), bool(data["persistent"]))
+        return cls(GemmConfig(**data["config"]), int(data["stages"]), int(data["group_m"]), bool(data["persistent"]),
+                   int(data.get("cluster", 1)))
 
 
 @dataclass(frozen=True)
@@ -199,13 +203,16 @@ class Space:
     stages: tuple[int, ...] = (0,)
     group_m: tuple[int, ...] = (8,)
     persistent: tuple[bool, ...] = (True,)
+    cluster: tuple[int, ...] = (1,)
+    """CTAs per cluster (persistent kernels with at least that many rows of tiles)."""
 
 
 DEFAULT_SPACE = Space()
 """Tile shapes at the deepest ring that fits, each also split-K where
 `split_for` splits it: one compile per tile (and split) that suits the problem."""
-WIDE_SPACE = Space(k_bytes=(64, 128), split_k=(1, 0, 2, 4), stages=(0, 3), group_m=(4, 8, 16))
-"""Also 64-byte K steps, splits of 2 and 4, a 3-deep ring and other group-m values."""
+WIDE_SPACE = Space(k_bytes=(64, 128), split_k=(1, 0, 2, 4), stages=(0, 3), group_m=(4, 8, 16), cluster=(1, 2))
+"""Also 64-byte K steps, splits of 2 and 4, a 3-deep ring, other group-m
+values and 2-CTA clusters."""
 
 
 # --------------------------------------------------------------------------- the heuristic
@@ -351,8 +358,11 @@ def candidates(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM
         group_ms = sorted(set(space.group_m))
         covering = [g for g in group_ms if g >= rows]
         group_ms = [g for g in group_ms if g < rows] + covering[:1]
-        for stages, group_m, persistent in itertools.product(space.stages, group_ms, space.persistent):
-            choice = Choice(config, stages, group_m, persistent)
+        for stages, group_m, persistent, cluster in itertools.product(space.stages, group_ms, space.persistent,
+                                                                       space.cluster):
+            if cluster > 1 and (not persistent or rows < cluster):
+                continue  # clusters need a persistent kernel, and rows of tiles to share B along
+            choice = Choice(config, stages, group_m, persistent, cluster)
             if choice not in result:
                 result.append(choice)
     return result

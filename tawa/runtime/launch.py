@@ -16,8 +16,9 @@ array objects (what it reads of each array: `tawa.runtime.arrays`):
   that a kernel launched again with the same arguments reuses its packed
   parameters (`tawa.Kernel.__call__`);
 - `physical_launch(abi, grid)` is the one place that maps the tile program's
-  logical grid (program ids) to the CTA grid.  It is 1:1 for now; persistent
-  and clustered kernels will change it here.
+  logical grid (program ids) to the CTA grid: one CTA per program, or for
+  persistent kernels one per SM (whole clusters for clustered ones,
+  `nvgpu.persistent_ctas`).
 
 Empty tensors (a zero-size dimension) are accepted.  A launch whose logical
 grid has no programs does nothing.  Otherwise the kernel runs, and every
@@ -52,6 +53,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from tawa.backend.ptx.abi import KernelABI, Param
+from tawa.dialects.nvgpu.kernel_info import persistent_ctas
 from tawa.runtime.arrays import (
     ArrayInfo,
     ElementType,
@@ -163,13 +165,14 @@ class LaunchShape:
     smem_bytes: int
     persistent: bool = False
     """`grid` counts programs; launch at most one CTA per SM (`launch_grid`)."""
+    cluster: int = 1
+    """CTAs per thread-block cluster (persistent kernels): the CTA grid is whole clusters."""
 
     def launch_grid(self, num_sms: int) -> tuple[int, int, int]:
         """The CTA grid on a device with `num_sms` multiprocessors."""
         if not self.persistent:
             return self.grid
-        programs = self.grid[0] * self.grid[1] * self.grid[2]
-        return (max(1, min(programs, num_sms)), 1, 1)
+        return (persistent_ctas(self.grid, num_sms, self.cluster), 1, 1)
 
 
 @dataclass(frozen=True)
@@ -214,7 +217,7 @@ def physical_launch(abi: KernelABI, grid: tuple[int, int, int]) -> LaunchShape:
             raise LaunchError(
                 f"@{abi.name} is persistent and uses no program id along axis 2: its grid must be 1-D or 2-D, got {grid}"
             )
-        return LaunchShape(grid, (abi.threads, 1, 1), abi.smem_bytes, persistent=True)
+        return LaunchShape(grid, (abi.threads, 1, 1), abi.smem_bytes, persistent=True, cluster=abi.cluster)
     for axis, (g, limit) in enumerate(zip(grid, MAX_GRID)):
         if g > limit:
             raise LaunchError(

@@ -108,6 +108,12 @@ MAX_MBARRIER_COUNT = (1 << 20) - 1
 NAMED_BARRIERS = 16
 """`bar.sync` ids 0..15; id 0 is the CTA-wide barrier."""
 
+# --------------------------------------------------------------------------- clusters
+
+MAX_CLUSTER_SIZE = 8
+"""CTAs in a thread-block cluster without the non-portable opt-in (a
+multicast mask holds one bit per rank)."""
+
 # --------------------------------------------------------------------------- TMA
 
 L2_PRIORITIES = ("evict_first", "evict_last")

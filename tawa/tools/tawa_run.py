@@ -528,7 +528,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tol", type=float, default=DEFAULT_TOL, help="relative error bound (default 1e-2)")
     parser.add_argument("--schedule", default="random", choices=POLICIES,
                         help="how the simulator interleaves warp groups (random: seeded by --seed)")
-    parser.add_argument("--ctas", type=int, default=None, help="CTAs of a persistent kernel in the simulator")
+    parser.add_argument("--ctas", type=int, default=None, help="CTAs of a persistent kernel in the simulator (clusters of a clustered one)")
     parser.add_argument("--gpu", action="store_true", help="run the compiled kernel on the GPU instead")
     try:
         return 0 if run(parser.parse_args(argv)) else 1

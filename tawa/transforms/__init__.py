@@ -28,6 +28,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return CacheHintsPass
 
+    def get_cluster() -> type[ModulePass]:
+        from tawa.transforms.cluster import ClusterPass
+
+        return ClusterPass
+
     def get_lower_aref() -> type[ModulePass]:
         from tawa.transforms.lower_aref import LowerArefPass
 
@@ -127,6 +132,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "tawa-pipeline": get_pipeline,
         "tawa-overlap-dots": get_overlap_dots,
         "tawa-cache-hints": get_cache_hints,
+        "tawa-cluster": get_cluster,
         "tawa-lower-aref": get_lower_aref,
         "tawa-exp-to-exp2": get_exp_to_exp2,
     }

@@ -1,7 +1,7 @@
 """`tawa-hopper-pipeline`: the whole way from tile programs to Hopper ops.
 
     tawa-warp-specialize{...} , tawa-pipeline{stages} , [tawa-overlap-dots] ,
-    [tawa-cache-hints] , [tawa-persistent{group-m order}] ,
+    [tawa-cache-hints] , [tawa-cluster{size}] , [tawa-persistent{group-m order}] ,
     tawa-assign-stage-phase , tawa-lower-aref , [tawa-bound-waits{timeout_ms}] ,
     tawa-lower-tile , tawa-materialize-partitions{group-m order}
 
@@ -29,6 +29,7 @@ from tawa.transforms.assign_stage_phase import AssignStagePhasePass
 from tawa.transforms.bound_waits import BoundWaitsPass
 from tawa.transforms.cache_hints import CacheHintsPass
 from tawa.transforms.check_resources import CheckResourcesPass
+from tawa.transforms.cluster import ClusterPass
 from tawa.transforms.expand_stores import ExpandFragmentStoresPass
 from tawa.transforms.lower_aref import LowerArefPass
 from tawa.transforms.lower_tile import LowerTilePass
@@ -132,6 +133,10 @@ class HopperPipelinePass(ModulePass):
     cache_hints: bool = True
     """`tawa-cache-hints`: the TMA loads of tiles that only one program reads
     (attention's Q) are `evict_first` in L2."""
+    cluster: int = 1
+    """CTAs per thread-block cluster along program id 0 (`tawa-cluster`): the
+    CTAs of a cluster load each tile they share (a GEMM's B) once, each a
+    band multicast to all.  1: no clusters.  Needs `persistent`."""
     store_group: str = "auto"
     """`auto`, `cta` or `warpgroup`: who stores a staged tile
     (`tawa-lower-tile{store-group}`, `tawa.transforms.tma_epilogue`): one
@@ -146,6 +151,8 @@ class HopperPipelinePass(ModulePass):
         if self.store_group not in STORE_GROUPS:
             raise TawaError(f"store-group must be one of {', '.join(STORE_GROUPS)}, got {self.store_group!r}",
                             self.name)
+        if self.cluster > 1 and not self.persistent:
+            raise TawaError(f"cluster={self.cluster} needs a persistent kernel (persistent=true)", self.name)
         if self.max_stages < 1:
             raise TawaError(f"max-stages must be at least 1, got {self.max_stages}", self.name)
         if self.once_depth < 0:
@@ -222,6 +229,7 @@ class HopperPipelinePass(ModulePass):
                                    self.early_release]),)
               if self.overlap != "none" else ()),
             *((CacheHintsPass(),) if self.cache_hints else ()),
+            *((ClusterPass(size=self.cluster),) if self.cluster > 1 else ()),
             *((PersistentPass(group_m=self.group_m, order=self.order),) if self.persistent else ()),
             AssignStagePhasePass(),
             LowerArefPass(),

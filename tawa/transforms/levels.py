@@ -134,6 +134,7 @@ PASS_LEVELS: dict[str, Takes] = {
     "tawa-pipeline": Takes("aref", reports=("tile",)),
     "tawa-overlap-dots": Takes("aref"),
     "tawa-cache-hints": Takes("aref"),
+    "tawa-cluster": Takes("aref"),
     "tawa-persistent": Takes("aref"),
     "tawa-assign-stage-phase": Takes("aref"),
     "tawa-lower-aref": Takes("aref-staged", reports=("aref",)),

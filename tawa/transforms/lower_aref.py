@@ -53,6 +53,7 @@ from tawa.dialects import aref, nvgpu, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.target.hopper import MAX_SMEM_BYTES, THREADS_PER_GROUP, THREADS_PER_WARP, WARPS_PER_GROUP
 from tawa.transforms.cache_hints import L2_HINT
+from tawa.transforms.cluster import MULTICAST, multicast_loads
 from tawa.transforms.smem_plan import plan_shared_memory
 from tawa.transforms.utils import const, fail, guarded, kernel_of
 
@@ -75,6 +76,9 @@ class Ring:
     delivered tile): the consumer threads read it themselves, so every one
     of them releases the slot — an elected thread's arrival would not cover
     the other warps' reads, which a wgmma's completion does."""
+    cluster: int = 1
+    """CTAs whose TMA loads write a slot (`tawa-cluster`: the ring carries a
+    multicast tile): each of their consumers releases it on all of them."""
 
 
 @dataclass
@@ -85,6 +89,29 @@ class Rings:
     of: dict[SSAValue, Ring]
     entry: InsertPoint
     tmaps: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = field(default_factory=dict)
+    rank: SSAValue | None = None
+    """The CTA's rank in its cluster (clustered kernels)."""
+    bands: dict[SSAValue, tuple[SSAValue, SSAValue]] = field(default_factory=dict)
+    """Per multicast buffer: its view as `D·N` bands of `rows / N` rows, and
+    the first row of this CTA's band (rank · rows / N)."""
+
+    def band(self, buf: SSAValue, cluster: int) -> tuple[SSAValue, SSAValue]:
+        """The band view of ring buffer `buf` and this CTA's first row in a
+        tile (`bands`), made at the kernel's entry on first use."""
+        if buf not in self.bands:
+            alloc = buf.owner
+            t = buf.type
+            assert isinstance(alloc, nvgpu.SmemAllocOp) and isinstance(t, nvgpu.SmemType) and self.rank is not None
+            stages, rows, *rest = t.get_shape()
+            view = nvgpu.SmemAllocOp(alloc.offset.value.data,
+                                     nvgpu.SmemType((stages * cluster, rows // cluster, *rest), t.element_type,
+                                                    t.swizzle.data))
+            row0 = arith.MuliOp(self.rank, const(rows // cluster, self.entry))
+            Rewriter.insert_op([view, row0], self.entry)
+            view.result.name_hint = f"{buf.name_hint}_bands" if buf.name_hint else "bands"
+            row0.result.name_hint = "band_row0"
+            self.bands[buf] = (view.result, row0.result)
+        return self.bands[buf]
 
     def slot(self, op: SlotOp) -> tuple[Ring, SSAValue, SSAValue]:
         assert op.stage is not None and op.phase is not None  # checked by the pass
@@ -116,11 +143,23 @@ class LowerPut(RewritePattern):
             ),
         ], at)
         for load, buf in zip(loads, ring.buffers, strict=True):
-            desc = self._tma_descriptor(load, buf)
             hint = load.attributes.get(L2_HINT)  # tawa-cache-hints
+            props = {"l2": hint} if hint is not None else {}
+            if MULTICAST in load.attributes:  # tawa-cluster: this CTA's band, to every CTA
+                dest, row0 = self.rings.band(buf, ring.cluster)
+                *outer, row, col = load.offsets
+                band_stage = arith.MuliOp(stage, const(ring.cluster, at))
+                band = arith.AddiOp(band_stage.result, self.rings.rank)
+                band_row = arith.AddiOp(row, row0)
+                rewriter.insert([band_stage, band, band_row], at)
+                coords, dest_stage = [*outer, band_row.result, col], band.result
+                props["multicast"] = IntegerAttr((1 << ring.cluster) - 1, 16)
+            else:
+                dest, coords, dest_stage = buf, list(load.offsets), stage
+            desc = self._tma_descriptor(load, dest)
             rewriter.insert(
-                nvgpu.TmaLoadOp.build(operands=[desc, list(load.offsets), buf, stage, ring.full, stage],
-                                      properties={"l2": hint} if hint is not None else {}), at
+                nvgpu.TmaLoadOp.build(operands=[desc, coords, dest, dest_stage, ring.full, stage],
+                                      properties=props), at
             )
         rewriter.erase(op)
         for load in loads:
@@ -167,21 +206,24 @@ class LowerConsumed(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: aref.ConsumedOp, rewriter: PatternRewriter) -> None:
         ring, stage, _ = self.rings.slot(op)
+        at = InsertPoint.before(op)
+        if ring.cluster == 1:
+            arrives = [nvgpu.MBarrierArriveOp.build(operands=[ring.empty, stage, []])]
+        else:  # on every CTA whose loads write the slot (tawa-cluster)
+            arrives = [nvgpu.MBarrierArriveOp.build(operands=[ring.empty, stage, const(r, at)])
+                       for r in range(ring.cluster)]
         if ring.read_by_threads:
             # Every consumer thread arrives, after a proxy fence: its
             # generic-proxy reads of the slot come before the producer's next
             # TMA write into it (an async-proxy access).
-            rewriter.replace(op, [nvgpu.FenceProxyAsyncOp(),
-                                  nvgpu.MBarrierArriveOp.build(operands=[ring.empty, stage])], [])
+            rewriter.replace(op, [nvgpu.FenceProxyAsyncOp(), *arrives], [])
             return
         # One elected thread (thread 0 of each consumer warp group) arrives:
         # the wgmma that read the slot has completed for the whole warp group.
-        at = InsertPoint.before(op)
         tid = nvgpu.ThreadIdOp()
         lane = arith.RemUIOp(tid.result, const(THREADS_PER_GROUP, at))
         leader = arith.CmpiOp(lane.result, const(0, at), "eq")
-        arrive = nvgpu.MBarrierArriveOp.build(operands=[ring.empty, stage])
-        rewriter.replace(op, [tid, lane, leader, guarded(leader.result, [arrive])], [])
+        rewriter.replace(op, [tid, lane, leader, guarded(leader.result, arrives)], [])
 
 
 def _read_by_threads(ws: aref.WarpSpecializeOp, ref: SSAValue) -> bool:
@@ -221,6 +263,8 @@ class LowerArefPass(ModulePass):
                 f"the {MAX_SMEM_BYTES} a block may use; use fewer stages",
             )
         entry = InsertPoint.before(ws)
+        cluster = nvgpu.kernel_info(kernel).cluster
+        shared_rings = {o.aref for o in ws.walk() if isinstance(o, aref.PutOp) and multicast_loads(list(o.values))}
         rings: dict[SSAValue, Ring] = {}
         for create, layout in plan.rings.items():
             allocs = [nvgpu.SmemAllocOp(p.offset, p.type) for p in (*layout.buffers, layout.full, layout.empty)]
@@ -229,12 +273,22 @@ class LowerArefPass(ModulePass):
             rings[create.result] = Ring(
                 layout.depth, values[:-2], list(layout.tiles), values[-2], values[-1], layout.tx_bytes,
                 read_by_threads=_read_by_threads(ws, create.result),
+                cluster=cluster if create.result in shared_rings else 1,
             )
         nvgpu.record_kernel_info(kernel, smem=plan.total)
         consumer_groups = sum(w // WARPS_PER_GROUP for role, w, _, _ in specs if role == PartitionRole.CONSUMER)
         threads = sum(w for _, w, _, _ in specs) * THREADS_PER_WARP
-        self._init_barriers(rings, consumer_groups, threads, entry)
+        self._init_barriers(rings, consumer_groups, threads, entry, clustered=cluster > 1)
         shared = Rings(rings, entry)
+        if cluster > 1:
+            shared.rank = next((o.result for o in kernel.body.block.ops if isinstance(o, nvgpu.ClusterRankOp)), None)
+            if shared.rank is None:
+                rank = nvgpu.ClusterRankOp()
+                Rewriter.insert_op(rank, entry)
+                rank.result.name_hint = "rank"
+                shared.rank = rank.result
+            # No CTA leaves while a peer may still arrive on its barriers.
+            Rewriter.insert_op(nvgpu.ClusterSyncOp(), InsertPoint.after(ws))
         walker = PatternRewriteWalker(
             GreedyRewritePatternApplier(
                 [LowerPut(shared), LowerGet(shared), LowerConsumed(shared)], dce_enabled=False
@@ -246,7 +300,8 @@ class LowerArefPass(ModulePass):
         for c in creates:
             Rewriter.erase_op(c)
 
-    def _init_barriers(self, rings: dict[SSAValue, Ring], consumer_groups: int, threads: int, at: InsertPoint) -> None:
+    def _init_barriers(self, rings: dict[SSAValue, Ring], consumer_groups: int, threads: int, at: InsertPoint,
+                       clustered: bool = False) -> None:
         tid = nvgpu.ThreadIdOp()
         Rewriter.insert_op(tid, at)
         is_first = arith.CmpiOp(tid.result, const(0, at), "eq")
@@ -261,11 +316,14 @@ class LowerArefPass(ModulePass):
                     nvgpu.MBarrierInitOp.build(
                         operands=[ring.empty, idx.result],
                         properties={"count": IntegerAttr(
-                            consumer_groups * (THREADS_PER_GROUP if ring.read_by_threads else 1), 32)},
+                            consumer_groups * (THREADS_PER_GROUP if ring.read_by_threads else 1) * ring.cluster, 32)},
                     ),
                 ])
         body.add_ops([nvgpu.FenceMBarrierInitOp(), nvgpu.FenceProxyAsyncOp(), scf.YieldOp()])
         Rewriter.insert_op(scf.IfOp(is_first.result, [], Region(body)), at)
+        if clustered:  # the peers' barriers too are initialised before anyone arrives on them
+            Rewriter.insert_op(nvgpu.ClusterSyncOp(), at)
+            return
         Rewriter.insert_op(
             nvgpu.NamedBarrierSyncOp.build(
                 properties={"barrier_id": IntegerAttr(0, 32), "num_threads": IntegerAttr(threads, 32)}

@@ -166,6 +166,9 @@ class MaterializePartitionsPass(ModulePass):
         pids = [o for o in kernel.walk() if isinstance(o, tile.ProgramIdOp)]
         if not pids:
             return
+        if nvgpu.kernel_info(kernel).cluster > 1:
+            raise fail(kernel, f"{NAME}: @{kernel.sym_name.data} runs in clusters (tawa-cluster) but is not "
+                               "persistent: run tawa-persistent after tawa-cluster")
         axes = {p.axis.value.data for p in pids}
         at = InsertPoint.at_start(kernel.body.block)
         order = resolve_order(kernel, self.order, persistent=False)

@@ -35,6 +35,19 @@ Nothing is reset between programs:
 the aref rings keep turning, so the producer fetches the next program's tiles
 while the consumers still run the previous one's epilogue.  The kernel is
 marked persistent (`#nvgpu.kernel<..., persistent>`), and the runtime launches min(programs, SMs) CTAs.
+
+A kernel that `tawa-cluster` marked `cluster = N` loops over *cluster
+programs* instead: with rank = `nvgpu.cluster_rank`, cluster = CTA id / N and
+clusters = CTAs / N, the loop is
+
+    scf.for %t = %cluster to ceil(gx / N) · gy [· gz] step %clusters { ... }
+
+the program ids are the order's ids of t in the grid ceil(gx / N) × gy [× gz]
+(grouped with group-m / N, so a group covers the same rows of tiles), and
+pid_0 becomes min(N · pid_0 + rank, gx - 1): the N CTAs of a cluster run
+neighbouring programs that share everything but program id 0, and past the
+grid's edge a CTA runs the last program again (same stores, and its loads
+still feed its peers).  `paired` is refused: its two members differ in length.
 """
 
 from __future__ import annotations
@@ -43,7 +56,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -77,15 +90,26 @@ class PersistentPass(ModulePass):
 
     def _persist(self, ws: aref.WarpSpecializeOp, kernel: func.FuncOp) -> None:
         order = resolve_order(kernel, self.order, persistent=True)
+        cluster = nvgpu.kernel_info(kernel).cluster
+        if cluster > 1 and order == "paired":
+            raise fail(kernel, f"{self.name}: order 'paired' runs programs of different lengths, which the "
+                               "CTAs of a cluster cannot share; clustered kernels take grouped, column or "
+                               "longest-first")
         axes = {p.axis.value.data for p in ws.walk() if isinstance(p, tile.ProgramIdOp | tile.NumProgramsOp)}
         at = InsertPoint.before(ws)
         cta, ctas = nvgpu.BlockIdOp(0), nvgpu.GridDimOp(0)
         grid = [nvgpu.LaunchGridOp(a) for a in range(3 if 2 in axes else 2)]
-        plane = arith.MuliOp(grid[0].result, grid[1].result)
-        ops = [cta, ctas, *grid, plane]
+        Rewriter.insert_op([cta, ctas, *grid], at)
+        first, step = cta.result, ctas.result
+        ordered = [g.result for g in grid]
+        rank = None
+        if cluster > 1:
+            first, step, ordered[0], rank = self._cluster_grid(cluster, first, step, ordered[0], at)
+        plane = arith.MuliOp(ordered[0], ordered[1])
+        ops = [plane]
         programs = plane
         if len(grid) == 3:
-            programs = arith.MuliOp(plane.result, grid[2].result)
+            programs = arith.MuliOp(plane.result, ordered[2])
             ops.append(programs)
         Rewriter.insert_op(ops, at)
         programs.result.name_hint = "programs"
@@ -95,21 +119,43 @@ class PersistentPass(ModulePass):
             if order == "paired":
                 self._loop_over_pairs(region, cta.result, pairs, ctas.result, [g.result for g in grid], half)
             else:
-                self._loop_over_programs(region, cta.result, programs.result, ctas.result, grid, plane, order)
+                self._loop_over_programs(region, first, programs.result, step, ordered, plane.result, order,
+                                         None if rank is None else (cluster, rank, grid[0].result))
         for n in [o for o in ws.walk() if isinstance(o, tile.NumProgramsOp)]:
             n.result.replace_all_uses_with(grid[n.axis.value.data].result)
             Rewriter.erase_op(n)
         nvgpu.record_kernel_info(kernel, persistent=True)
         record_order(kernel, order)
 
-    def _loop_over_programs(self, region: Region, lb, ub, step, grid, plane, order: str) -> None:
+    @staticmethod
+    def _cluster_grid(cluster: int, cta, ctas, gx, at: InsertPoint):
+        """(this CTA's cluster, the clusters launched, the cluster programs
+        along axis 0, the CTA's rank): a cluster of `cluster` CTAs runs one
+        cluster program, ceil(gx / cluster) of them along axis 0."""
+        n = const(cluster, at)
+        rank = nvgpu.ClusterRankOp()
+        ops = [rank, first := arith.DivUIOp(cta, n), step := arith.DivUIOp(ctas, n),
+               wide := arith.AddiOp(gx, const(cluster - 1, at)), gxc := arith.DivUIOp(wide.result, n)]
+        Rewriter.insert_op(ops, at)
+        rank.result.name_hint, first.result.name_hint, step.result.name_hint = "rank", "cluster", "clusters"
+        gxc.result.name_hint = "cluster_gx"
+        return first.result, step.result, gxc.result, rank.result
+
+    def _loop_over_programs(self, region: Region, lb, ub, step, grid: list[SSAValue], plane: SSAValue,
+                            order: str, cluster: tuple[int, SSAValue, SSAValue] | None = None) -> None:
+        """Wraps `region`'s body in the loop over programs (module docstring);
+        with `cluster` = (size, rank, gx) the loop runs over cluster programs
+        and the CTA of rank r takes pid_0 = min(size · p + r, gx - 1)."""
         block = region.block
         body = Block(arg_types=[lb.type])
         body.args[0].name_hint = "program"
         for o in list(block.ops):
             o.detach()
             body.add_op(o)
-        ids = self._program_ids(body.args[0], grid, plane, order, InsertPoint.at_start(body))
+        group = self.group_m if cluster is None else max(1, self.group_m // cluster[0])
+        ids = self._program_ids(body.args[0], grid, plane, order, group, InsertPoint.at_start(body))
+        if cluster is not None:
+            ids[0] = self._member(ids[0], *cluster)
         for p in [o for o in body.walk() if isinstance(o, tile.ProgramIdOp)]:
             p.result.replace_all_uses_with(ids[p.axis.value.data])
             Rewriter.erase_op(p)
@@ -148,19 +194,34 @@ class PersistentPass(ModulePass):
         program.add_op(scf.YieldOp())
         block.add_op(scf.ForOp(lb, ub, step, [], pair))
 
-    def _program_ids(self, t, grid, plane, order: str, at: InsertPoint) -> dict[int, SSAValue]:
-        """The program ids of program `t` in `order`."""
+    @staticmethod
+    def _member(pid: SSAValue, size: int, rank: SSAValue, gx: SSAValue) -> SSAValue:
+        """min(size · pid + rank, gx - 1), right after `pid` is computed."""
+        at = InsertPoint.after(pid.owner)
+        one, n = arith.ConstantOp(IntegerAttr(1, IndexType())), arith.ConstantOp(IntegerAttr(size, IndexType()))
+        ops = [one, n, scaled := arith.MuliOp(pid, n.result), member := arith.AddiOp(scaled.result, rank),
+               last := arith.SubiOp(gx, one.result), clamped := arith.MinUIOp(member.result, last.result)]
+        Rewriter.insert_op(ops, at)
+        clamped.result.name_hint = "pid_x"
+        pid.name_hint = "cluster_x"
+        return clamped.result
+
+    @staticmethod
+    def _program_ids(t, grid: list[SSAValue], plane: SSAValue, order: str, group: int,
+                     at: InsertPoint) -> dict[int, SSAValue]:
+        """The program ids of program `t` of `grid` in `order` (grouped:
+        blocks of `group` along axis 0)."""
         if order == "longest-first":
-            return longest_first_ids(t, [g.result for g in grid], at)
+            return longest_first_ids(t, grid, at)
         if order == "column":
-            return column_ids(t, [g.result for g in grid], at)
+            return column_ids(t, grid, at)
         if len(grid) == 2:
-            return grouped_ids(t, grid[0].result, grid[1].result, self.group_m, at)
+            return grouped_ids(t, grid[0], grid[1], group, at)
         # The plane of program t, then its grouped place in the plane.
-        z = arith.DivUIOp(t, plane.result)
-        within = arith.RemUIOp(t, plane.result)
+        z = arith.DivUIOp(t, plane)
+        within = arith.RemUIOp(t, plane)
         Rewriter.insert_op([z, within], at)
         z.result.name_hint = "pid_z"
-        ids = grouped_ids(within.result, grid[0].result, grid[1].result, self.group_m, InsertPoint.after(within))
+        ids = grouped_ids(within.result, grid[0], grid[1], group, InsertPoint.after(within))
         ids[2] = z.result
         return ids

@@ -93,7 +93,7 @@ def _join(*trends: Trend) -> Trend:
     return Trend.UP if Trend.UP in trends else Trend.FLAT
 
 
-class _TrendAnalysis:
+class TrendAnalysis:
     """Backward slices of index values to `tile.program_id`, memoized."""
 
     def __init__(self) -> None:
@@ -139,6 +139,14 @@ class _TrendAnalysis:
         return Trend.OTHER
 
 
+def independent_of_pid0(values: list[SSAValue], trends: TrendAnalysis | None = None) -> bool:
+    """Whether none of `values` depends on `tile.program_id 0` (through
+    anything: the backward slice of each reaches no such op, loops and ifs
+    on the way included)."""
+    trends = trends or TrendAnalysis()
+    return all(trends.of(v) is Trend.FLAT for v in values)
+
+
 def _reads_pid0(op) -> bool:
     return any(isinstance(o, tile.ProgramIdOp) and o.axis.value.data == 0 for o in op.walk())
 
@@ -157,7 +165,7 @@ def work_grows_with_pid0(kernel: func.FuncOp) -> scf.ForOp | None:
     min(pid_0 · 128 + 128, seq_len)`, is such a loop; a GEMM's K loop is not.
     (Index overflow is ignored: the order is a performance decision, every
     order computes the same results.)"""
-    trends = _TrendAnalysis()
+    trends = TrendAnalysis()
     for loop in kernel.walk():
         if not isinstance(loop, scf.ForOp):
             continue
@@ -173,7 +181,7 @@ def streams_shared_along_pid0(kernel: func.FuncOp) -> bool:
     in program id 0 read the same streamed tiles (attention's K and V: a
     query block's programs share its head's).  A GEMM's A tiles depend on
     it; so do causal attention's keys, whose loop stops at the diagonal."""
-    trends = _TrendAnalysis()
+    trends = TrendAnalysis()
     indices = [_read_indices(op) for op in kernel.walk() if in_loop(op)]
     streamed = [i for i in indices if i is not None]
     return bool(streamed) and all(trends.of(v) is Trend.FLAT for i in streamed for v in i)

@@ -16,6 +16,14 @@ protocol in two steps; this module is the first:
   `lane_id`, `warp_id` and what derives from them) are `Lanes`; an `scf.if`
   on them runs its regions for the threads that take them, and an arrive
   counts the threads that execute it.
+* A kernel with thread-block clusters (`#nvgpu.kernel<..., cluster = N>`)
+  is run once per CTA of one cluster (`Launch.rank`): barriers and
+  shared-memory stages are per CTA (`Objects` numbers them over the whole
+  cluster and records each one's CTA), a remote arrival
+  (`mbarrier_arrive ... cta(%r)`) is an arrival on CTA r's barrier, a
+  multicast `tma_load` is one load per CTA of its mask, and
+  `cluster_sync` is a barrier over every thread of the cluster
+  (`CLUSTER_BARRIER`).
 * `protocol_search.Explorer` runs every interleaving of those traces on an
   abstract machine with mbarrier semantics and reports the first violation.
 """
@@ -32,10 +40,11 @@ from xdsl.interpreter import Interpreter
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 
 from tawa.dialects import nvgpu
+from tawa.dialects.nvgpu.kernel_info import kernel_info
 from tawa.dialects.nvgpu.types import MBarrierType, SmemType, TmaDescriptorType, element_bytes
 from tawa.interpreters.arith import TensorArithFunctions
 from tawa.interpreters.dtypes import INDEX_BITS
-from tawa.target.hopper import THREADS_PER_GROUP, THREADS_PER_WARP
+from tawa.target.hopper import MBARRIER_BYTES, NAMED_BARRIERS, THREADS_PER_GROUP, THREADS_PER_WARP
 
 
 class SkeletonError(Exception):
@@ -78,6 +87,10 @@ INIT, ARRIVE, EXPECT_TX, WAIT, TMA, READ, COMMIT, WAIT_GROUP, NAMED_SYNC, NAMED_
 )
 WRITE, BULK_STORE, BULK_WAIT = "write", "bulk_store", "bulk_wait"
 BLOCKING = (WAIT, NAMED_SYNC)
+CLUSTER_BARRIER = -1
+"""The named-barrier id of `nvgpu.cluster_sync` (a `named_sync` over every
+thread of the cluster); the named barriers of CTA c (c > 0) are numbered
+id + c · NAMED_BARRIERS, so that each CTA has its own."""
 
 
 @dataclass(frozen=True)
@@ -112,24 +125,51 @@ class Event:
 
 @dataclass
 class Objects:
-    """The barrier slots and shared-memory stages of a kernel, numbered."""
+    """The barrier slots and shared-memory stages of a kernel (of every CTA
+    of its cluster), numbered in the order they are first used.
+
+    A barrier slot is identified by its CTA and byte address, a stage by its
+    CTA and byte range, so that two `smem_alloc` views of the same memory
+    (a buffer of B tiles and the same bytes as twice as many half tiles)
+    name the same objects; `barriers` / `slots` keep the (array, index) by
+    which each was first named, `barrier_cta` / `slot_cta` its CTA, and
+    `slot_range` its bytes [lo, hi) in its CTA's shared memory (None when
+    the array is not an `smem_alloc`: it overlaps no other stage)."""
 
     barriers: list[tuple[SSAValue, int]] = field(default_factory=list)
     slots: list[tuple[SSAValue, int]] = field(default_factory=list)
-    _bar_ids: dict[tuple[SSAValue, int], int] = field(default_factory=dict)
-    _slot_ids: dict[tuple[SSAValue, int], int] = field(default_factory=dict)
+    barrier_cta: list[int] = field(default_factory=list)
+    slot_cta: list[int] = field(default_factory=list)
+    slot_range: list[tuple[int, int] | None] = field(default_factory=list)
+    _bar_ids: dict[Any, int] = field(default_factory=dict)
+    _slot_ids: dict[Any, int] = field(default_factory=dict)
 
-    def barrier(self, array: SSAValue, index: int) -> int:
-        return _number(self.barriers, self._bar_ids, (array, index))
+    def barrier(self, array: SSAValue, index: int, cta: int = 0) -> int:
+        alloc = array.owner if isinstance(array, OpResult) else None
+        key = ((cta, alloc.offset.value.data + MBARRIER_BYTES * index)
+               if isinstance(alloc, nvgpu.SmemAllocOp) else (cta, array, index))
+        if key not in self._bar_ids:
+            self.barrier_cta.append(cta)
+        return _number(self.barriers, self._bar_ids, key, (array, index))
 
-    def slot(self, array: SSAValue, index: int) -> int:
-        return _number(self.slots, self._slot_ids, (array, index))
+    def slot(self, array: SSAValue, index: int, cta: int = 0) -> int:
+        alloc = array.owner if isinstance(array, OpResult) else None
+        span: tuple[int, int] | None = None
+        if isinstance(alloc, nvgpu.SmemAllocOp) and isinstance(array.type, SmemType):
+            stage = alloc.num_bytes() // array.type.get_shape()[0]
+            lo = alloc.offset.value.data + stage * index
+            span = (lo, lo + stage)
+        key = (cta, span) if span is not None else (cta, array, index)
+        if key not in self._slot_ids:
+            self.slot_cta.append(cta)
+            self.slot_range.append(span)
+        return _number(self.slots, self._slot_ids, key, (array, index))
 
 
-def _number(items: list[Any], ids: dict[Any, int], key: Any) -> int:
+def _number(items: list[Any], ids: dict[Any, int], key: Any, name: Any) -> int:
     if key not in ids:
         ids[key] = len(items)
-        items.append(key)
+        items.append(name)
     return ids[key]
 
 
@@ -142,7 +182,7 @@ PROTOCOL_OPS = (
     nvgpu.MBarrierInitOp, nvgpu.MBarrierArriveOp, nvgpu.MBarrierArriveExpectTxOp,
     nvgpu.MBarrierWaitParityOp, nvgpu.MBarrierTryWaitParityOp, nvgpu.TmaLoadOp,
     nvgpu.NamedBarrierSyncOp, nvgpu.NamedBarrierArriveOp, nvgpu.WgmmaCommitGroupOp,
-    nvgpu.WgmmaWaitGroupOp, *_ASYNC_READS, *_SYNC_READS, *_BULK_OPS,
+    nvgpu.WgmmaWaitGroupOp, nvgpu.ClusterSyncOp, *_ASYNC_READS, *_SYNC_READS, *_BULK_OPS,
 )
 _LANE_IDS = (nvgpu.ThreadIdOp, nvgpu.LaneIdOp, nvgpu.WarpIdOp)
 
@@ -163,12 +203,15 @@ def _protocol_operands(op: Operation) -> Iterable[SSAValue]:
 
 @dataclass(frozen=True)
 class Launch:
-    """The CTA a skeleton runs as: its block id, the grid of CTAs and the
-    tile program's logical grid (what `nvgpu.launch_grid` returns)."""
+    """The CTA a skeleton runs as: its block id, the grid of CTAs, the tile
+    program's logical grid (what `nvgpu.launch_grid` returns) and its rank
+    in its cluster (`nvgpu.cluster_rank`; its barriers and stages are that
+    CTA's)."""
 
     block_id: tuple[int, int, int] = (0, 0, 0)
     grid_dim: tuple[int, int, int] = (1, 1, 1)
     launch_grid: tuple[int, int, int] = (1, 1, 1)
+    rank: int = 0
 
 
 class SkeletonRunner:
@@ -176,6 +219,10 @@ class SkeletonRunner:
 
     def __init__(self, kernel: func.FuncOp):
         self.kernel = kernel
+        info = kernel_info(kernel)
+        self.cluster = info.cluster
+        """CTAs per cluster (1: no clusters)."""
+        self.threads = info.threads or 0
         self.objects = Objects()
         self._arith = Interpreter(ModuleOp([]), index_bitwidth=INDEX_BITS)
         self._arith.register_implementations(TensorArithFunctions())
@@ -251,6 +298,8 @@ class SkeletonRunner:
         (UNKNOWN for those the skeleton need not know) and `launch`."""
         self._role = role
         self._launch = launch
+        if not 0 <= launch.rank < self.cluster:
+            raise ValueError(f"CTA rank {launch.rank} outside a cluster of {self.cluster}")
         self._events: list[Event] = []
         self._vals: dict[SSAValue, Any] = dict(zip(self.kernel.body.block.args, args))
         first = role * THREADS_PER_GROUP
@@ -349,6 +398,8 @@ class SkeletonRunner:
             return (op.results[0],)  # a handle: the SSA value names the array
         if isinstance(op, nvgpu.WarpGroupIdOp):
             return (self._role,)
+        if isinstance(op, nvgpu.ClusterRankOp):
+            return (self._launch.rank,)
         if isinstance(op, _LANE_IDS):
             tids = self._tids
             if isinstance(op, nvgpu.LaneIdOp):
@@ -393,18 +444,29 @@ class SkeletonRunner:
             raise SkeletonError(op, f"{what} index {i} is out of range for {t} (0..{depth - 1})")
         return (array, i)  # type: ignore[return-value]
 
+    def _rank(self, op: Operation, v: SSAValue, what: str) -> int:
+        r = self._uniform(op, v, what)
+        if not 0 <= r < self.cluster:
+            raise SkeletonError(op, f"{what} is {r}, but the cluster has {self.cluster} CTA"
+                                f"{'s' if self.cluster > 1 else ''} (ranks 0..{self.cluster - 1})")
+        return r
+
     def _protocol(self, op: Operation, mask: tuple[bool, ...] | None) -> None:
         n = THREADS_PER_GROUP if mask is None else sum(mask)
         if n == 0:
             return
         add = self._events.append
         objs = self.objects
+        cta = self._launch.rank
         if isinstance(op, nvgpu.MBarrierTryWaitParityOp):
             raise SkeletonError(op, "mbarrier_try_wait_parity loops are not modelled: "
                                 "run tawa-verify-protocol before tawa-prepare-ptx")
         if isinstance(op, nvgpu.MBarrierInitOp | nvgpu.MBarrierArriveOp |
                       nvgpu.MBarrierArriveExpectTxOp | nvgpu.MBarrierWaitParityOp):
-            b = objs.barrier(*self._slot_of(op, op.barriers, op.index, "barrier"))
+            dest = cta
+            if isinstance(op, nvgpu.MBarrierArriveOp) and op.cta is not None:
+                dest = self._rank(op, op.cta, "the arrival's CTA rank")
+            b = objs.barrier(*self._slot_of(op, op.barriers, op.index, "barrier"), dest)
             if isinstance(op, nvgpu.MBarrierInitOp):
                 if n != 1:
                     raise SkeletonError(op, f"mbarrier_init runs on {n} threads; one must initialize it")
@@ -419,22 +481,31 @@ class SkeletonRunner:
                     raise SkeletonError(op, f"the wait's parity must be 0 or 1, got {parity}")
                 add(Event(WAIT, op, b, parity=parity))
         elif isinstance(op, nvgpu.TmaLoadOp):
-            b = objs.barrier(*self._slot_of(op, op.barriers, op.barrier_index, "barrier"))
-            s = objs.slot(*self._slot_of(op, op.dest, op.stage, "stage"))
+            bar = self._slot_of(op, op.barriers, op.barrier_index, "barrier")
+            stage = self._slot_of(op, op.dest, op.stage, "stage")
             desc = op.desc.type
             assert isinstance(desc, TmaDescriptorType)
             box = 1
             for d in desc.get_shape():
                 box *= d
-            add(Event(TMA, op, b, s, tx=n * box * element_bytes(desc.element_type), count=n))
+            tx = n * box * element_bytes(desc.element_type)
+            dests = (cta,)
+            if op.multicast is not None:
+                mask_bits = op.multicast.value.data
+                dests = tuple(r for r in range(mask_bits.bit_length()) if mask_bits >> r & 1)
+                if dests[-1] >= self.cluster:
+                    raise SkeletonError(op, f"the multicast mask {mask_bits} names CTA rank {dests[-1]}, but "
+                                        f"the cluster has {self.cluster} CTA{'s' if self.cluster > 1 else ''}")
+            for dest in dests:  # the box lands in each CTA of the mask, on that CTA's barrier
+                add(Event(TMA, op, objs.barrier(*bar, dest), objs.slot(*stage, dest), tx=tx, count=n))
         elif isinstance(op, _ASYNC_READS + _SYNC_READS):
             assert isinstance(op.source.type, SmemType)
-            s = objs.slot(*self._slot_of(op, op.source, op.stage, "stage"))
+            s = objs.slot(*self._slot_of(op, op.source, op.stage, "stage"), cta)
             add(Event(READ, op, slot=s, is_async=isinstance(op, _ASYNC_READS)))
         elif isinstance(op, nvgpu.FragmentStoreSharedOp):
-            add(Event(WRITE, op, slot=objs.slot(*self._slot_of(op, op.dest, op.stage, "stage"))))
+            add(Event(WRITE, op, slot=objs.slot(*self._slot_of(op, op.dest, op.stage, "stage"), cta)))
         elif isinstance(op, nvgpu.TmaStoreOp):
-            add(Event(BULK_STORE, op, slot=objs.slot(*self._slot_of(op, op.source, op.stage, "stage")),
+            add(Event(BULK_STORE, op, slot=objs.slot(*self._slot_of(op, op.source, op.stage, "stage"), cta),
                       threads=n))
         elif isinstance(op, nvgpu.TmaStoreWaitOp):
             add(Event(BULK_WAIT, op, count=op.pending.value.data, threads=n))
@@ -447,8 +518,13 @@ class SkeletonRunner:
             tids = self._tids if mask is None else [t for t, m in zip(self._tids, mask) if m]
             warps = len({t // THREADS_PER_WARP for t in tids})
             kind = NAMED_SYNC if isinstance(op, nvgpu.NamedBarrierSyncOp) else NAMED_ARRIVE
-            add(Event(kind, op, op.barrier_id.value.data, count=op.num_threads.value.data,
+            add(Event(kind, op, op.barrier_id.value.data + NAMED_BARRIERS * cta, count=op.num_threads.value.data,
                       threads=warps * THREADS_PER_WARP))
+        elif isinstance(op, nvgpu.ClusterSyncOp):
+            # barrier.cluster.arrive + wait: each executing thread arrives (not
+            # whole warps: the instructions are not .aligned), the barrier
+            # counts every thread of every CTA of the cluster.
+            add(Event(NAMED_SYNC, op, CLUSTER_BARRIER, count=self.cluster * self.threads, threads=n))
 
 
 def _lanes(x: Any) -> tuple[Any, ...]:

@@ -17,7 +17,11 @@ for the deepest ring D; docs/protocol.md argues why that covers every trip
 count), with 1 and 2 programs per CTA for persistent kernels (and, for
 t < D, enough programs that D+1 ring iterations span all their boundaries).  An index
 argument that bounds a loop with barrier ops is set to t × that loop's
-step.  docs/protocol.md describes the model.
+step.  A kernel with thread-block clusters (`#nvgpu.kernel<..., cluster = N>`)
+is explored as one cluster: the skeleton runs for each of its N CTAs (rank
+0..N-1, the block ids the runtime gives the first cluster) and the search
+interleaves all their warp groups (docs/protocol.md, section 5).
+docs/protocol.md describes the model.
 """
 
 from __future__ import annotations
@@ -37,11 +41,12 @@ from xdsl.printer import Printer
 from tawa.cache import ProofStore
 from tawa.diagnostics import TawaError, location_of
 from tawa.dialects import aref, nvgpu
-from tawa.dialects.nvgpu.kernel_info import KernelInfoAttr
+from tawa.dialects.nvgpu.kernel_info import KernelInfoAttr, persistent_ctas
 from tawa.dialects.nvgpu.types import MBarrierType
-from tawa.target.hopper import THREADS_PER_GROUP
+from tawa.target.hopper import NAMED_BARRIERS, THREADS_PER_GROUP
 from tawa.transforms import protocol_model, protocol_search
 from tawa.transforms.protocol_model import (
+    CLUSTER_BARRIER,
     COMMIT,
     INIT,
     PROTOCOL_OPS,
@@ -51,7 +56,7 @@ from tawa.transforms.protocol_model import (
     SkeletonError,
     SkeletonRunner,
 )
-from tawa.transforms.protocol_search import Explorer, StateLimit, Step, Violation
+from tawa.transforms.protocol_search import Explorer, Layout, StateLimit, Step, Violation
 from tawa.transforms.utils import fail
 
 NAME = "tawa-verify-protocol"
@@ -111,16 +116,19 @@ def verify_kernel(kernel: func.FuncOp, names: _Names, max_trips: int, max_states
                 default=1)
     trips = max_trips or 2 * depth + 1
     runner = SkeletonRunner(kernel)
+    cluster = runner.cluster
     sizes = _size_arguments(runner)
     params = kernel.body.block.args
+    objects = runner.objects
     explored: set[Any] = set()
+    describe = _Describe(names, runner, roles)
     for t in range(trips + 1):
         for programs in _programs_per_cta(t, depth) if info.persistent else (1,):
             args = [t * sizes[p] if p in sizes else (t if isinstance(p.type, IndexType | IntegerType)
                                                      else UNKNOWN) for p in params]
-            launch = Launch(launch_grid=(programs, 1, 1)) if info.persistent else Launch()
             try:
-                traces = [runner.trace(r, args, launch) for r in range(roles)]
+                traces = [runner.trace(r, args, launch) for launch in _launches(info.persistent, programs, cluster)
+                          for r in range(roles)]
             except SkeletonError as err:
                 raise fail(err.op, f"{NAME}: {err}") from None
             key = tuple(tuple(e.key() for e in tr) for tr in traces)
@@ -130,22 +138,24 @@ def verify_kernel(kernel: func.FuncOp, names: _Names, max_trips: int, max_states
             scenario = ", ".join(
                 [f"{p.name_hint or names(p)} = {a}" for p, a in zip(params, args) if p in sizes]
                 + ([f"{programs} program{'s' if programs > 1 else ''} per CTA"] if info.persistent else [])
+                + ([f"{cluster} CTAs per cluster"] if cluster > 1 else [])
             )
+            layout = Layout(tuple(c for c in range(cluster) for _ in range(roles)), tuple(objects.barrier_cta),
+                            tuple(None if span is None else (cta, *span)
+                                  for cta, span in zip(objects.slot_cta, objects.slot_range)))
             proof = (tuple(tuple(e.semantic_key() for e in tr) for tr in traces),
-                     len(runner.objects.barriers), max_states)
+                     len(objects.barriers), max_states, cluster, layout.barrier_cta, _aliases(layout))
             if proof in _PROVED or proof in _STORE:
                 continue  # the same protocol was explored before (another compile of it)
-            explorer = Explorer(traces, len(runner.objects.barriers),
-                                lambda b: _indexed(names, runner.objects.barriers[b]),
-                                lambda s: _indexed(names, runner.objects.slots[s]),
-                                _role_name, max_states)
+            explorer = Explorer(traces, len(objects.barriers), describe.barrier, describe.slot,
+                                describe.role, max_states, layout=layout)
             try:
                 violation = explorer.run()
             except StateLimit:
                 raise fail(kernel, f"{NAME}: @{kernel.sym_name.data} ({scenario}): more than "
                                    f"{max_states} states; raise max-states") from None
             if violation is not None:
-                raise _error(kernel, violation, scenario, names, runner)
+                raise _error(kernel, violation, scenario, describe)
             if len(_PROVED) >= _PROVED_LIMIT:
                 _PROVED.clear()
             _PROVED.add(proof)
@@ -153,8 +163,9 @@ def verify_kernel(kernel: func.FuncOp, names: _Names, max_trips: int, max_states
 
 
 _PROVED: set[Any] = set()
-"""Event sequences (by their semantics, per role, with the barrier count and
-the state limit) whose exploration found no violation, in this process: a
+"""Event sequences (by their semantics, per role, with the barrier count,
+the state limit, the cluster size, the CTA of each barrier and which stages
+overlap) whose exploration found no violation, in this process: a
 kernel compiled again, or another kernel with the same protocol, is not
 explored again.  Only successes are kept (a violation's trace names ops)."""
 _PROVED_LIMIT = 4096
@@ -173,12 +184,57 @@ def _programs_per_cta(t: int, depth: int) -> tuple[int, ...]:
     return (1, 2)
 
 
+def _launches(persistent: bool, programs: int, cluster: int) -> list[Launch]:
+    """The CTAs whose warp groups are explored: one CTA, or the first
+    cluster, with the block ids, grid and rank the runtime gives them
+    (persistent kernels: `programs` programs per CTA, so the first cluster
+    runs `programs` cluster programs of `cluster` side-by-side programs;
+    `nvgpu.persistent_ctas`)."""
+    if cluster == 1:
+        return [Launch(launch_grid=(programs, 1, 1)) if persistent else Launch()]
+    grid = (programs * cluster, 1, 1) if persistent else (cluster, 1, 1)
+    ctas = persistent_ctas(grid, cluster, cluster) if persistent else cluster
+    return [Launch(block_id=(c, 0, 0), grid_dim=(ctas, 1, 1), launch_grid=grid, rank=c) for c in range(cluster)]
+
+
+def _aliases(layout: Layout) -> tuple[tuple[int, int], ...]:
+    """The pairs of stages whose bytes overlap (what the proof depends on
+    of the stages' addresses)."""
+    spans = layout.slot_range
+    return tuple((s, t) for s, a in enumerate(spans) if a is not None for t, b in enumerate(spans[:s])
+                 if b is not None and a[0] == b[0] and a[1] < b[2] and b[1] < a[2])
+
+
 def _indexed(names: _Names, item: tuple[SSAValue, int]) -> str:
     return f"{names(item[0])}[{item[1]}]"
 
 
-def _role_name(r: int) -> str:
-    return f"warp group {r}"
+class _Describe:
+    """Names of barriers, stages and warp groups in messages and traces; in
+    a cluster kernel each names its CTA (`%7[0]@cta1`, `CTA 1 warp group 0`,
+    `cta1.wg0`)."""
+
+    def __init__(self, names: _Names, runner: SkeletonRunner, roles: int):
+        self.names, self.objects, self.roles, self.cluster = names, runner.objects, roles, runner.cluster
+
+    def _at(self, cta: int) -> str:
+        return f"@cta{cta}" if self.cluster > 1 else ""
+
+    def barrier(self, b: int) -> str:
+        return _indexed(self.names, self.objects.barriers[b]) + self._at(self.objects.barrier_cta[b])
+
+    def slot(self, s: int) -> str:
+        return _indexed(self.names, self.objects.slots[s]) + self._at(self.objects.slot_cta[s])
+
+    def role(self, r: int) -> str:
+        if self.cluster == 1:
+            return f"warp group {r}"
+        return f"CTA {r // self.roles} warp group {r % self.roles}"
+
+    def who(self, r: int) -> str:
+        if self.cluster == 1:
+            return f"wg{r}"
+        return f"cta{r // self.roles}.wg{r % self.roles}"
 
 
 def _size_arguments(runner: SkeletonRunner) -> dict[SSAValue, int]:
@@ -213,28 +269,25 @@ def _reaching_arguments(v: SSAValue, params: set[SSAValue]) -> set[SSAValue]:
 # --------------------------------------------------------------------------- reporting
 
 
-def _error(kernel: func.FuncOp, v: Violation, scenario: str, names: _Names,
-           runner: SkeletonRunner) -> TawaError:
+def _error(kernel: func.FuncOp, v: Violation, scenario: str, describe: _Describe) -> TawaError:
     err = fail(v.op, f"{NAME}: {v.problem} in @{kernel.sym_name.data} ({scenario}): {v.message}")
     err.details.append(f"counterexample ({len(v.steps)} steps, shortest of {v.states} states explored):")
-    objects = runner.objects
-    bar = lambda b: _indexed(names, objects.barriers[b])  # noqa: E731
-    slot = lambda s: _indexed(names, objects.slots[s])  # noqa: E731
     for i, step in enumerate(v.steps, 1):
-        for j, line in enumerate(_describe_step(step, bar, slot)):
+        for j, line in enumerate(_describe_step(step, describe.barrier, describe.slot, describe.who(step.role))):
             err.details.append(f"  {i:>3}. {line}" if j == 0 else f"       {line}")
     return err
 
 
-def _describe_step(step: Step, bar, slot) -> list[str]:
-    who = f"wg{step.role}"
+def _describe_step(step: Step, bar, slot, who: str) -> list[str]:
     if step.kind == "tma":
         e = step.events[0]
         return [f"{who} TMA load into {slot(e.slot)} completes ({e.tx} bytes on {bar(e.barrier)})"
                 f"  [{_loc(e.op)}]"]
     if step.kind == "arrive_named":
         e = step.events[0]
-        return [f"{who} named_barrier_sync {e.barrier}, {e.count}: arrives ({e.threads} threads)"
+        if e.barrier == CLUSTER_BARRIER:
+            return [f"{who} cluster_sync: arrives ({e.threads} threads)  [{_loc(e.op)}]"]
+        return [f"{who} named_barrier_sync {e.barrier % NAMED_BARRIERS}, {e.count}: arrives ({e.threads} threads)"
                 f"  [{_loc(e.op)}]"]
     lines: list[str] = []
     inits: list[Event] = []
@@ -279,8 +332,10 @@ def _describe_event(e: Event, bar, slot) -> str:
     if k == "bulk_wait":
         return f"tma_store_wait {e.count} ({e.threads} thread{'s' if e.threads > 1 else ''})"
     if k == "named_sync":
-        return f"named_barrier_sync {e.barrier}, {e.count}: passes"
-    return f"named_barrier_arrive {e.barrier}, {e.count} ({e.threads} threads)"
+        if e.barrier == CLUSTER_BARRIER:
+            return "cluster_sync: passes"
+        return f"named_barrier_sync {e.barrier % NAMED_BARRIERS}, {e.count}: passes"
+    return f"named_barrier_arrive {e.barrier % NAMED_BARRIERS}, {e.count} ({e.threads} threads)"
 
 
 def _loc(op: Operation) -> str:

@@ -167,3 +167,27 @@ def test_attention_assembles_without_spills(file, kernel, tmp_path):
     assert "shfl.sync.bfly.b32" in ptx and "ex2.approx.ftz.f32" in ptx and "selp.f32" in ptx
     info = assemble(ptx, tmp_path)
     assert "0 bytes spill stores, 0 bytes spill loads" in info, info
+
+
+@needs_ptxas
+def test_cluster_ops_assemble(tmp_path):
+    """The cluster ops as the lit test prints them (cluster rank and sync, a
+    multicast TMA load with and without an L2 hint, a remote arrive)."""
+    lit = Path(__file__).resolve().parents[1] / "filecheck" / "backend" / "ptx" / "cluster.mlir"
+    ptx = print_ptx(tawa.parse(lit.read_text()))
+    assert ".reqnctapercluster 2, 1, 1" in ptx and ".multicast::cluster" in ptx and "mapa.shared::cluster" in ptx
+    assemble(ptx, tmp_path)
+
+
+@needs_ptxas
+@pytest.mark.parametrize("example", ["gemm", "gemm_fp8", "batched_gemm"])
+def test_clustered_gemms_assemble_without_spills(example, tmp_path):
+    """tawa-hopper-pipeline{cluster=2}: each CTA multicasts its band of the
+    B tile; the kernel declares the cluster and spills nothing."""
+    module = tawa.parse((EXAMPLES / f"{example}.mlir").read_text())
+    PassPipeline((HopperPipelinePass(cluster=2),)).apply(tawa.context(), module)
+    ptx = print_ptx(module)
+    assert ".reqnctapercluster 2, 1, 1" in ptx
+    assert ptx.count(".multicast::cluster") >= 1 and ptx.count("barrier.cluster.wait;") == 2
+    info = assemble(ptx, tmp_path)
+    assert "0 bytes spill stores, 0 bytes spill loads" in info, info

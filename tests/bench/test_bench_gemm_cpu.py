@@ -80,3 +80,10 @@ def test_workload_dispatch(capsys):
     assert bench_main.main(["--help"]) == 0
     with pytest.raises(SystemExit):
         bench_main.main(["gemm", "--rounds"])
+
+
+def test_cluster_applies_to_chosen_kernels_only():
+    """--cluster 2 compiles the example in 2-CTA clusters; with --config
+    autotune (which decides for itself) it is a one-line error."""
+    with pytest.raises(gemm.BenchError, match="--cluster applies to"):
+        gemm.Kernels("autotune", "bf16", 4, gemm.DEFAULT_SOURCE, lambda s: None, cluster=2)

@@ -386,3 +386,46 @@ def test_gemm_chain_register_operand(cuda, seed, BH, S):
     ref = torch.einsum("bqk,bkd->bqd", p, v.float())
     err = ((o.float() - ref).norm() / ref.norm()).item()
     assert err <= TOL, f"relative error {err:.3g} > {TOL}"
+
+
+# --------------------------------------------------------------------------- 2-CTA clusters (tawa-cluster)
+
+
+@pytest.mark.parametrize(
+    "M, N, K",
+    [
+        (384, 304, 192),  # 3 row tiles: the last cluster's second CTA repeats row tile 2
+        (200, 136, 200),  # ragged everywhere, 2 row tiles
+        (100, 8, 8),  # one row tile: both CTAs of the one cluster run it
+        (128 * 7 + 8, 256 * 3 + 8, 64 * 13 + 8),  # 8 row tiles, ragged, 14 K-tiles (the ring wraps)
+        (4096, 4096, 4096),
+    ],
+)
+def test_clustered_gemm(cuda, seed, M, N, K):
+    """cluster=2: each CTA loads one 128-row band of B and multicasts it to
+    both; every element written, nothing past C, same results run twice."""
+    import torch
+
+    kernel = tawa.compile(GEMM_BF16, "gemm", stages=STAGES, cluster=2)
+    A, B, C = check(kernel, M, N, K, "bf16", seed, guard=4096)
+    again = C.clone().fill_(float("nan"))
+    kernel(A, B, again, M, N, K, grid=grid(M, N))
+    torch.cuda.synchronize()
+    assert torch.equal(again, C), "two runs on the same inputs differ"
+
+
+@pytest.mark.parametrize("k_tiles", ["1", "D", "D+1", "2D+1"])
+def test_clustered_gemm_k_tiles_around_the_ring_depth(cuda, seed, k_tiles):
+    n = {"1": 1, "D": STAGES, "D+1": STAGES + 1, "2D+1": 2 * STAGES + 1}[k_tiles]
+    check(tawa.compile(GEMM_BF16, "gemm", stages=STAGES, cluster=2), 512, 256, n * BK, "bf16", seed)
+
+
+def test_clustered_gemm_k_zero_writes_zeros(cuda):
+    import torch
+
+    kernel = tawa.compile(GEMM_BF16, "gemm", stages=STAGES, cluster=2)
+    A, B = inputs(300, 264, 0, "bf16", 0)
+    C, _ = poisoned(300, 264, "bf16")
+    kernel(A, B, C, 300, 264, 0, grid=grid(300, 264))
+    torch.cuda.synchronize()
+    assert bool((C == 0).all())

@@ -845,3 +845,35 @@ def test_persistent_gemm_gets_the_logical_grid_and_fewer_ctas():
     plain = tawa.compile(text, "gemm", stages=4, persistent=False)
     assert not plain.abi.persistent and not any(p.kind == "grid" for p in plain.abi.params)
     assert plain.plan(*gemm_args(M, N, K), grid=(8, 3)).shape.launch_grid(132) == (8, 3, 1)
+
+
+def test_clustered_gemm_launches_whole_clusters():
+    """cluster=2: the ABI carries the cluster size, the PTX declares it, and
+    the launch is whole clusters, one per cluster program (ceil(gx / 2) · gy
+    of them), at most SMs / 2 of them."""
+    tawa.runtime.clear_cache()
+    text = (Path(__file__).resolve().parents[2] / "examples" / "gemm.mlir").read_text()
+    kernel = tawa.compile(text, "gemm", stages=4, cluster=2)
+    assert kernel.abi.persistent and kernel.abi.cluster == 2
+    assert ".reqnctapercluster 2, 1, 1" in kernel.ptx
+    M, N, K = 1000, 768, 128  # 8 row tiles, 3 column tiles
+    shape = kernel.plan(*gemm_args(M, N, K), grid=(8, 3)).shape
+    assert shape.cluster == 2
+    assert shape.launch_grid(132) == (24, 1, 1)  # 4 · 3 cluster programs, 2 CTAs each
+    assert shape.launch_grid(16) == (16, 1, 1)   # 8 clusters
+    assert shape.launch_grid(15) == (14, 1, 1)   # whole clusters only
+    odd = kernel.plan(*gemm_args(M, N, K), grid=(7, 1)).shape
+    assert odd.launch_grid(132) == (8, 1, 1)     # 4 cluster programs: the last one's second CTA repeats row 6
+    assert tawa.compile(text, "gemm", stages=4).abi.cluster == 1
+
+
+def test_persistent_ctas():
+    from tawa.dialects.nvgpu import persistent_ctas
+
+    assert persistent_ctas((8, 3, 1), 132) == 24
+    assert persistent_ctas((300, 4, 1), 132) == 132
+    assert persistent_ctas((300, 4, 1), 132, cluster=2) == 132
+    assert persistent_ctas((300, 4, 1), 131, cluster=2) == 130
+    assert persistent_ctas((1, 1, 1), 132, cluster=2) == 2
+    assert persistent_ctas((5, 2, 3), 132, cluster=4) == 4 * 2 * 2 * 3
+    assert persistent_ctas((0, 1, 1), 132) == 1

@@ -8,7 +8,10 @@ records its launch shape in its `nvgpu.kernel` attribute
 * `threads`: threads per CTA (1-D CTAs);
 * `smem`: dynamic shared memory to request, alignment slack included;
 * `persistent` (optional): the kernel loops over the logical grid, so the
-  runtime launches min(programs, SMs) CTAs instead of one per program.
+  runtime launches min(programs, SMs) CTAs instead of one per program;
+* `cluster` (optional, persistent kernels): CTAs per thread-block cluster
+  along x; the entry declares it (`.reqnctapercluster`), and the runtime
+  launches whole clusters (`nvgpu.persistent_ctas`).
 
 Parameters, in this order:
 
@@ -102,6 +105,8 @@ class KernelABI:
     """Memref arguments whose base pointer the kernel reads (`nvgpu.memref_base`:
     it forms addresses itself, so they must be dense row-major); the others
     are reached only through tensor maps, if at all."""
+    cluster: int = 1
+    """CTAs per thread-block cluster (along x)."""
 
     def tensormap_params(self) -> list[Param]:
         return [p for p in self.params if p.kind == "tensormap"]
@@ -163,4 +168,5 @@ def kernel_abi(kernel: func.FuncOp) -> KernelABI:
         info.persistent,
         info.waits,
         tuple(addressed),
+        info.cluster,
     )

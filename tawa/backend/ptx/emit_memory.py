@@ -64,6 +64,10 @@ def emit_warp_group_id(p: KernelPrinter, op: nvgpu.WarpGroupIdOp) -> None:
     _special(p, op, "%tid.x", THREADS_PER_GROUP.bit_length() - 1)
 
 
+def emit_cluster_rank(p: KernelPrinter, op: nvgpu.ClusterRankOp) -> None:
+    _special(p, op, "%cluster_ctarank")
+
+
 def emit_block_id(p: KernelPrinter, op: nvgpu.BlockIdOp) -> None:
     _special(p, op, "%ctaid." + "xyz"[op.axis.value.data])
 
@@ -93,7 +97,15 @@ def emit_mbarrier_init(p: KernelPrinter, op: nvgpu.MBarrierInitOp) -> None:
 
 def emit_mbarrier_arrive(p: KernelPrinter, op: nvgpu.MBarrierArriveOp) -> None:
     a = mbarrier_addr(p, op.barriers, op.index)
-    p.emit(f"mbarrier.arrive.shared::cta.b64 _, [{a}];")
+    if op.cta is None:
+        p.emit(f"mbarrier.arrive.shared::cta.b64 _, [{a}];")
+        return
+    # The peer's barrier at the same offset, through the cluster window; the
+    # default (release at CTA scope) semantics: `.release.cluster` would add a
+    # GPU-wide membar to every arrive (hopper-verified.md, pitfall 1).
+    remote = p.regs.new("r")
+    p.emit(f"mapa.shared::cluster.u32 {remote}, {a}, {p.u32(op.cta)};")
+    p.emit(f"mbarrier.arrive.shared::cluster.b64 _, [{remote}];")
 
 
 def emit_mbarrier_arrive_expect_tx(p: KernelPrinter, op: nvgpu.MBarrierArriveExpectTxOp) -> None:
@@ -184,6 +196,11 @@ def emit_fence_proxy_async(p: KernelPrinter, op: nvgpu.FenceProxyAsyncOp) -> Non
     p.emit("fence.proxy.async.shared::cta;")
 
 
+def emit_cluster_sync(p: KernelPrinter, op: nvgpu.ClusterSyncOp) -> None:
+    p.emit("barrier.cluster.arrive;")
+    p.emit("barrier.cluster.wait;")
+
+
 def emit_named_barrier_sync(p: KernelPrinter, op: nvgpu.NamedBarrierSyncOp) -> None:
     p.emit(f"bar.sync {op.barrier_id.value.data}, {op.num_threads.value.data};")
 
@@ -229,15 +246,19 @@ def emit_tma_load(p: KernelPrinter, op: nvgpu.TmaLoadOp) -> None:
     dst = stage_addr(p, op.dest, op.stage)
     bar = mbarrier_addr(p, op.barriers, op.barrier_index)
     rank = len(op.coords)
-    hint, policy = "", ""
+    hint, policy, multicast, mask = "", "", "", ""
+    if op.multicast is not None:  # the CTA mask, a 16-bit operand
+        mask = p.regs.new("h")
+        p.emit(f"mov.b16 {mask}, {op.multicast.value.data};")
+        multicast, mask = ".multicast::cluster", f", {mask}"
     if op.l2 is not None:  # the op's eviction priority, as the policy operand the instruction takes
         policy = p.regs.new("rd")
         p.emit(f"createpolicy.fractional.L2::{op.l2.data}.b64 {policy}, 1.0;")
         hint, policy = ".L2::cache_hint", f", {policy}"
     for addr, coords in _chunks(p, op.dest, op.coords, dst):
         p.emit(
-            f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes{hint} "
-            f"[{addr}], [{p.reg(op.desc)}, {coords}], [{bar}]{policy};"
+            f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes{multicast}{hint} "
+            f"[{addr}], [{p.reg(op.desc)}, {coords}], [{bar}]{mask}{policy};"
         )
 
 
@@ -261,6 +282,7 @@ EMITTERS: dict[type[Operation], Callable] = {
     nvgpu.LaneIdOp: emit_lane_id,
     nvgpu.WarpIdOp: emit_warp_id,
     nvgpu.WarpGroupIdOp: emit_warp_group_id,
+    nvgpu.ClusterRankOp: emit_cluster_rank,
     nvgpu.BlockIdOp: emit_block_id,
     nvgpu.GridDimOp: emit_grid_dim,
     nvgpu.LaunchGridOp: emit_launch_grid,
@@ -274,6 +296,7 @@ EMITTERS: dict[type[Operation], Callable] = {
     nvgpu.FenceMBarrierInitOp: emit_fence_mbarrier_init,
     nvgpu.FenceCtaOp: emit_fence_cta,
     nvgpu.FenceProxyAsyncOp: emit_fence_proxy_async,
+    nvgpu.ClusterSyncOp: emit_cluster_sync,
     nvgpu.NamedBarrierSyncOp: emit_named_barrier_sync,
     nvgpu.NamedBarrierArriveOp: emit_named_barrier_arrive,
     nvgpu.SetMaxNRegOp: emit_setmaxnreg,

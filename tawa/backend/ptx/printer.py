@@ -286,6 +286,7 @@ class KernelPrinter:
             params,
             ")",
             f".reqntid {threads}, 1, 1",
+            *([f".reqnctapercluster {self.abi.cluster}, 1, 1"] if self.abi.cluster > 1 else []),
             f".maxnreg {launch_register_cap(threads)}",
             "{",
         ]

@@ -21,6 +21,8 @@ from xdsl.ir import Dialect
 
 from tawa.dialects.nvgpu.control import (
     BlockIdOp,
+    ClusterRankOp,
+    ClusterSyncOp,
     ElectOneOp,
     FenceCtaOp,
     FenceMBarrierInitOp,
@@ -67,6 +69,7 @@ from tawa.dialects.nvgpu.kernel_info import (
     KernelInfo,
     KernelInfoAttr,
     kernel_info,
+    persistent_ctas,
     record_kernel_info,
 )
 from tawa.dialects.nvgpu.layouts import (
@@ -176,6 +179,8 @@ NVGPU = Dialect(
         GridDimOp,
         LaunchGridOp,
         ElectOneOp,
+        ClusterRankOp,
+        ClusterSyncOp,
     ],
     [
         SmemType,
@@ -194,6 +199,8 @@ NVGPU = Dialect(
 
 __all__ = [
     "BlockIdOp",
+    "ClusterRankOp",
+    "ClusterSyncOp",
     "ElectOneOp",
     "FLOAT_KINDS",
     "FRAGMENT_ELEMENT_TYPES",
@@ -277,6 +284,7 @@ __all__ = [
     "element_bytes",
     "kernel_info",
     "layout_name",
+    "persistent_ctas",
     "record_kernel_info",
     "wgmma_layout",
     "NVGPU",

@@ -188,6 +188,34 @@ class WarpGroupIdOp(_IdOp):
 
 
 @irdl_op_definition
+class ClusterRankOp(_IdOp):
+    """The CTA's rank in its thread-block cluster (`%cluster_ctarank`,
+    0..cluster size - 1; a kernel without clusters is a cluster of one).
+
+    Example: `%r = nvgpu.cluster_rank`
+    """
+
+    name = "nvgpu.cluster_rank"
+
+
+@irdl_op_definition
+class ClusterSyncOp(IRDLOperation):
+    """Every thread of every CTA of the cluster arrives, then waits until all
+    have (`barrier.cluster.arrive` + `barrier.cluster.wait`, release and
+    acquire at cluster scope).  A cluster kernel syncs once after its
+    barriers are initialised, before any CTA arrives on or multicasts into
+    a peer's, and once before exit, so that no CTA leaves while a peer may
+    still arrive on its barriers.  Executed by all threads of the CTA.
+
+    Example: `nvgpu.cluster_sync`
+    """
+
+    name = "nvgpu.cluster_sync"
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "attr-dict"
+
+
+@irdl_op_definition
 class BlockIdOp(GridAxisOp):
     """The CTA's index along grid axis `axis` (`%ctaid.x/y/z`).
 

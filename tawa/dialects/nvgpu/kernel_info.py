@@ -10,12 +10,15 @@ facts the PTX printer and the runtime need (the calling convention,
   warp group in order (`tawa-materialize-partitions`);
 * `persistent`: the kernel loops over the logical grid, so the runtime
   launches min(programs, SMs) CTAs (`tawa-persistent`);
+* `cluster`: CTAs per thread-block cluster along grid axis x (`tawa-cluster`;
+  left out: 1, no clusters); the PTX declares it (`.reqnctapercluster`) and
+  the runtime launches a multiple of it;
 * `waits`: the watchdog's wait table (`tawa-bound-waits`): entry i
   describes the bounded `nvgpu.mbarrier_wait_parity` with `wait_id` i as
   (source location, role of its warp groups or "", barrier array); a kernel
   with entries takes a watchdog buffer parameter (`tawa.backend.ptx.abi`).
 
-Syntax: `#nvgpu.kernel<threads = 384, smem = 197696, regs = [40, 232, 232], persistent,
+Syntax: `#nvgpu.kernel<threads = 384, smem = 197696, regs = [40, 232, 232], persistent, cluster = 2,
 waits = [["gemm.mlir:19:5", "producer", "mbarrier<4> at shared offset 197664"]]>`
 (fields not decided yet are left out).  The verifier checks the fields
 against the hardware (tawa.target.hopper).
@@ -36,6 +39,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from tawa.target.hopper import (
+    MAX_CLUSTER_SIZE,
     MAX_REGS,
     MAX_SMEM_BYTES,
     MAX_THREADS_PER_CTA,
@@ -61,6 +65,8 @@ class KernelInfo:
     persistent: bool = False
     waits: tuple[tuple[str, str, str], ...] = ()
     """The watchdog's wait table: (location, role, barrier) per wait id."""
+    cluster: int = 1
+    """CTAs per thread-block cluster (along grid axis x)."""
 
 
 @irdl_attr_definition
@@ -76,6 +82,7 @@ class KernelInfoAttr(ParametrizedAttribute):
     regs: ArrayAttr[IntAttr]  # empty: not decided
     persistent: IntAttr  # 0 or 1
     waits: ArrayAttr[ArrayAttr[StringAttr]]  # empty: no watchdog
+    cluster: IntAttr  # 1: no clusters
 
     def __init__(self, info: KernelInfo):
         super().__init__(
@@ -84,6 +91,7 @@ class KernelInfoAttr(ParametrizedAttribute):
             ArrayAttr(IntAttr(r) for r in (info.regs or ())),
             IntAttr(int(info.persistent)),
             ArrayAttr(ArrayAttr(StringAttr(s) for s in w) for w in info.waits),
+            IntAttr(info.cluster),
         )
 
     @property
@@ -95,6 +103,7 @@ class KernelInfoAttr(ParametrizedAttribute):
             regs or None,
             bool(self.persistent.data),
             tuple(tuple(s.data for s in w.data) for w in self.waits.data),
+            self.cluster.data,
         )
 
     @classmethod
@@ -108,7 +117,7 @@ class KernelInfoAttr(ParametrizedAttribute):
                     parser.raise_error(f"#nvgpu.kernel field '{key}' given twice", pos)
                 if key == "persistent":
                     fields[key] = True
-                elif key in ("threads", "smem"):
+                elif key in ("threads", "smem", "cluster"):
                     parser.parse_punctuation("=")
                     fields[key] = parser.parse_integer(allow_boolean=False, allow_negative=False)
                 elif key == "regs":
@@ -123,7 +132,7 @@ class KernelInfoAttr(ParametrizedAttribute):
                     ))
                 else:
                     parser.raise_error(
-                        f"unknown #nvgpu.kernel field '{key}' (threads, smem, regs, persistent) or waits", pos
+                        f"unknown #nvgpu.kernel field '{key}' (threads, smem, regs, persistent, cluster) or waits", pos
                     )
                 if parser.parse_optional_punctuation(",") is None:
                     break
@@ -140,6 +149,8 @@ class KernelInfoAttr(ParametrizedAttribute):
             parts.append(f"regs = [{', '.join(map(str, info.regs))}]")
         if info.persistent:
             parts.append("persistent")
+        if info.cluster != 1:
+            parts.append(f"cluster = {info.cluster}")
         if info.waits:
             table = ", ".join("[" + ", ".join(json.dumps(s, ensure_ascii=False) for s in w) + "]" for w in info.waits)
             parts.append(f"waits = [{table}]")
@@ -147,6 +158,10 @@ class KernelInfoAttr(ParametrizedAttribute):
 
     def verify(self) -> None:
         info = self.info
+        if not 1 <= info.cluster <= MAX_CLUSTER_SIZE:
+            raise VerifyException(
+                f"#nvgpu.kernel cluster must be 1 to {MAX_CLUSTER_SIZE} CTAs, got {info.cluster}"
+            )
         if info.threads is not None and (info.threads % THREADS_PER_GROUP or info.threads > MAX_THREADS_PER_CTA):
             raise VerifyException(
                 f"#nvgpu.kernel threads must be whole warp groups of {THREADS_PER_GROUP}, at most "
@@ -194,3 +209,15 @@ def kernel_info(kernel: func.FuncOp) -> KernelInfo:
 def record_kernel_info(kernel: func.FuncOp, **fields) -> None:
     """Records (or overrides) some fields of `kernel`'s launch facts."""
     kernel.attributes[KERNEL_ATTR] = KernelInfoAttr(replace(kernel_info(kernel), **fields))
+
+
+def persistent_ctas(grid: tuple[int, int, int], slots: int, cluster: int = 1) -> int:
+    """The CTAs a persistent kernel launches over logical `grid` when `slots`
+    of them fit on the device at once (one per SM): one per program up to
+    `slots`, or with clusters of `cluster` CTAs, whole clusters, one per
+    cluster program (each runs `cluster` programs side by side along x, so
+    there are ceil(gx / cluster) · gy · gz of them; `tawa-cluster`), at most
+    `slots // cluster` and at least one."""
+    gx, gy, gz = grid
+    programs = -(-gx // cluster) * gy * gz
+    return cluster * max(1, min(programs, slots // cluster))

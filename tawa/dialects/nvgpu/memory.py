@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
+    I16,
     I32,
     I64,
     IndexType,
@@ -24,6 +25,7 @@ from xdsl.irdl import (
     base,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     result_def,
@@ -34,7 +36,14 @@ from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from tawa.dialects.nvgpu.types import MBarrierType, SmemType, TmaDescriptorType, element_bytes
-from tawa.target.hopper import L2_PRIORITIES, MAX_MBARRIER_COUNT, MAX_TMA_BOX_DIM, MBARRIER_BYTES, SMEM_ALIGNMENT
+from tawa.target.hopper import (
+    L2_PRIORITIES,
+    MAX_CLUSTER_SIZE,
+    MAX_MBARRIER_COUNT,
+    MAX_TMA_BOX_DIM,
+    MBARRIER_BYTES,
+    SMEM_ALIGNMENT,
+)
 
 # --------------------------------------------------------------------------- helpers
 
@@ -136,15 +145,24 @@ class MBarrierInitOp(_MBarrierOp):
 
 
 @irdl_op_definition
-class MBarrierArriveOp(_MBarrierOp):
-    """`mbarrier.arrive`: one arrival of the executing thread.
+class MBarrierArriveOp(IRDLOperation):
+    """`mbarrier.arrive`: one arrival of the executing thread.  With `cta`,
+    the arrival lands on the barrier at the same shared-memory offset in the
+    CTA of that rank in the thread's cluster (`mapa` to its shared::cluster
+    address, then `mbarrier.arrive.shared::cluster`, release at CTA scope as
+    CUTLASS emits it: `.release.cluster` costs a GPU-wide membar per arrive,
+    ../shared/reference/hopper-verified.md pitfall 1); its own rank is allowed.
 
     Example: `nvgpu.mbarrier_arrive %empty[%s] : !nvgpu.mbarrier<4>`
+    `nvgpu.mbarrier_arrive %empty[%s] cta(%r) : !nvgpu.mbarrier<4>`
     """
 
     name = "nvgpu.mbarrier_arrive"
+    barriers = operand_def(MBarrierType)
+    index = operand_def(IndexType)
+    cta = opt_operand_def(IndexType)
     traits = traits_def(MemoryWriteEffect())
-    assembly_format = "$barriers `[` $index `]` attr-dict `:` type($barriers)"
+    assembly_format = "$barriers `[` $index `]` (`cta` `(` $cta^ `)`)? attr-dict `:` type($barriers)"
 
 
 @irdl_op_definition
@@ -328,10 +346,16 @@ class TmaLoadOp(IRDLOperation):
     carries an L2 eviction priority for the lines it brings in
     (`L2_PRIORITIES`: `evict_first` for data no other CTA will read, so that
     it does not displace data others will); a hint, which changes no value.
+    With `multicast` (a mask of CTA ranks in the issuing thread's cluster),
+    the box lands at the same shared-memory offset in every CTA of the mask,
+    and each completes its bytes on its own barrier at `barriers`' offset
+    (`.multicast::cluster`): the CTAs of a cluster that read the same tile
+    fetch it from L2 once.
 
     Example:
     `nvgpu.tma_load %ta[%m0, %k], %sa[%s], %full[%s] : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<4x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<4>`
     `nvgpu.tma_load %tq[%b, %m0, %c0], %sq[%s], %full[%s] l2 "evict_first" : ...`
+    `nvgpu.tma_load %tb[%n, %k], %sb[%h], %full[%s] multicast 3 : ...`
     """
 
     name = "nvgpu.tma_load"
@@ -342,10 +366,11 @@ class TmaLoadOp(IRDLOperation):
     barriers = operand_def(MBarrierType)
     barrier_index = operand_def(IndexType)
     l2 = opt_prop_def(StringAttr)
+    multicast = opt_prop_def(IntegerAttr[I16])
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
         "$desc `[` $coords `]` `,` $dest `[` $stage `]` `,` $barriers `[` $barrier_index `]` "
-        "(`l2` $l2^)? attr-dict `:` type($desc) `,` type($dest) `,` type($barriers)"
+        "(`l2` $l2^)? (`multicast` $multicast^)? attr-dict `:` type($desc) `,` type($dest) `,` type($barriers)"
     )
 
     def verify_(self) -> None:
@@ -353,6 +378,11 @@ class TmaLoadOp(IRDLOperation):
         if self.l2 is not None and self.l2.data not in L2_PRIORITIES:
             raise VerifyException(
                 f"nvgpu.tma_load l2 must be one of {', '.join(L2_PRIORITIES)}, got {self.l2.data!r}"
+            )
+        if self.multicast is not None and not 0 < self.multicast.value.data < 1 << MAX_CLUSTER_SIZE:
+            raise VerifyException(
+                f"nvgpu.tma_load multicast must be a non-empty mask of the {MAX_CLUSTER_SIZE} CTA ranks "
+                f"a cluster may have, got {self.multicast.value.data}"
             )
 
 

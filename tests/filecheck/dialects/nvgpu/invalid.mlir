@@ -121,6 +121,17 @@ func.func @tma_load_l2(%t: !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, %i: inde
 
 // -----
 
+func.func @tma_load_multicast(%t: !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, %i: index) {
+  %s = nvgpu.smem_alloc offset(0) : !nvgpu.smem<2x128x64xbf16, swizzle = 128>
+  %b = nvgpu.smem_alloc offset(32768) : !nvgpu.mbarrier<2>
+  // expected-error@+1 {{nvgpu.tma_load multicast must be a non-empty mask of the 8 CTA ranks a cluster may have, got 0}}
+  nvgpu.tma_load %t[%i, %i], %s[%i], %b[%i] multicast 0 : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<2>
+  func.return
+}
+// CHECK: error: nvgpu.tma_load multicast must be a non-empty mask of the 8 CTA ranks a cluster may have, got 0
+
+// -----
+
 func.func @tma_store_coordinates(%t: !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, %i: index) {
   %s = nvgpu.smem_alloc offset(0) : !nvgpu.smem<1x128x64xbf16, swizzle = 128>
   nvgpu.tma_store %s[%i], %t[%i, %i, %i] : !nvgpu.smem<1x128x64xbf16, swizzle = 128>, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>

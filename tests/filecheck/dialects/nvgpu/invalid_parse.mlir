@@ -230,8 +230,15 @@ func.func @kernel_smem() attributes {nvgpu.kernel = #nvgpu.kernel<smem = 300000>
 
 // -----
 
+func.func @kernel_cluster() attributes {nvgpu.kernel = #nvgpu.kernel<cluster = 16>} {
+  func.return
+}
+// CHECK:      #nvgpu.kernel cluster must be 1 to 8 CTAs, got 16
+
+// -----
+
 func.func @kernel_field() attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128, warps = 4>} {
   func.return
 }
 // CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:83
-// CHECK:      unknown #nvgpu.kernel field 'warps' (threads, smem, regs, persistent)
+// CHECK:      unknown #nvgpu.kernel field 'warps' (threads, smem, regs, persistent, cluster)

@@ -459,3 +459,32 @@ func.func @consumer_operands(%Bias: memref<?xbf16>, %C: memref<?x?xf32>, %n: ind
 // CHECK-GENERIC: "nvgpu.frag_load"(%Bias, %n) : (memref<?xbf16>, index) -> !nvgpu.frag<256xbf16, wgmma_col>
 // CHECK-GENERIC: "nvgpu.frag_load_global"(%a, %a) : (index, index) -> !nvgpu.frag<256xbf16, wgmma_col>
 // CHECK-GENERIC: "nvgpu.frag_load_shared"(%slot, %a, %m) : (!nvgpu.smem<2x128x64xf16, swizzle = 128>, index, index) -> !nvgpu.frag<64x64xf16, wgmma>
+
+// -----
+
+// Thread-block clusters: the rank, the cluster-wide barrier, a remote arrival
+// and a multicast TMA load (tawa-cluster's ops), and the kernel's cluster size.
+func.func @cluster(%A: memref<?x?xbf16>, %k: index, %s: index) attributes {nvgpu.kernel = #nvgpu.kernel<threads = 384, smem = 33792, persistent, cluster = 2>} {
+  %r = nvgpu.cluster_rank
+  nvgpu.cluster_sync
+  %ta = nvgpu.tma_descriptor %A : memref<?x?xbf16> -> !nvgpu.tma_desc<128x64xbf16, swizzle = 128>
+  %sa = nvgpu.smem_alloc offset(0) : !nvgpu.smem<2x128x64xbf16, swizzle = 128>
+  %full = nvgpu.smem_alloc offset(32768) : !nvgpu.mbarrier<2>
+  nvgpu.tma_load %ta[%k, %k], %sa[%r], %full[%s] multicast 3 : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<2>
+  nvgpu.tma_load %ta[%k, %k], %sa[%r], %full[%s] l2 "evict_first" multicast 2 : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<2>
+  nvgpu.mbarrier_arrive %full[%s] cta(%r) : !nvgpu.mbarrier<2>
+  func.return
+}
+
+// CHECK-LABEL: func.func @cluster(%A: memref<?x?xbf16>, %k: index, %s: index) attributes {nvgpu.kernel = #nvgpu.kernel<threads = 384, smem = 33792, persistent, cluster = 2>} {
+// CHECK-NEXT:    %r = nvgpu.cluster_rank
+// CHECK-NEXT:    nvgpu.cluster_sync
+// CHECK:         nvgpu.tma_load %ta[%k, %k], %sa[%r], %full[%s] multicast 3 : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<2>
+// CHECK-NEXT:    nvgpu.tma_load %ta[%k, %k], %sa[%r], %full[%s] l2 "evict_first" multicast 2 :
+// CHECK-NEXT:    nvgpu.mbarrier_arrive %full[%s] cta(%r) : !nvgpu.mbarrier<2>
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "cluster"
+// CHECK-GENERIC:         %r = "nvgpu.cluster_rank"() : () -> index
+// CHECK-GENERIC-NEXT:    "nvgpu.cluster_sync"() : () -> ()
+// CHECK-GENERIC:         "nvgpu.tma_load"(%ta, %k, %k, %sa, %r, %full, %s) <{multicast = 3 : i16}>
+// CHECK-GENERIC:         "nvgpu.mbarrier_arrive"(%full, %s, %r) : (!nvgpu.mbarrier<2>, index, index) -> ()
