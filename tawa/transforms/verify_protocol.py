@@ -44,7 +44,7 @@ from tawa.dialects import aref, nvgpu
 from tawa.dialects.nvgpu.kernel_info import KernelInfoAttr, persistent_ctas
 from tawa.dialects.nvgpu.types import MBarrierType
 from tawa.target.hopper import NAMED_BARRIERS, THREADS_PER_GROUP
-from tawa.transforms import protocol_model, protocol_search
+from tawa.transforms import protocol_model, protocol_reduction, protocol_search
 from tawa.transforms.protocol_model import (
     CLUSTER_BARRIER,
     COMMIT,
@@ -170,7 +170,7 @@ kernel compiled again, or another kernel with the same protocol, is not
 explored again.  Only successes are kept (a violation's trace names ops)."""
 _PROVED_LIMIT = 4096
 _STORE = ProofStore("protocol", [Path(__file__), Path(protocol_model.__file__),
-                                 Path(protocol_search.__file__)])
+                                 Path(protocol_search.__file__), Path(protocol_reduction.__file__)])
 """The same proofs on disk, for the next process (`tawa.cache.ProofStore`:
 keyed by the event sequences and this checker's source)."""
 
