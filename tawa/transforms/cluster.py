@@ -107,6 +107,15 @@ def _step_breaker(op: Operation, region_root: Operation, trends: TrendAnalysis) 
     return None
 
 
+def size_problem(size: int) -> str | None:
+    """What is wrong with `size` CTAs per cluster, or None: a power of two
+    from 1 to `MAX_CLUSTER_SIZE` (a cluster's CTAs split a shared tile into
+    equal bands of whole swizzle patterns)."""
+    if 1 <= size <= MAX_CLUSTER_SIZE and not size & (size - 1):
+        return None
+    return f"must be a power of two from 1 to {MAX_CLUSTER_SIZE}, got {size}"
+
+
 @dataclass(frozen=True)
 class ClusterPass(ModulePass):
     """Runs `size` CTAs per cluster that multicast the tiles they share."""
@@ -117,8 +126,9 @@ class ClusterPass(ModulePass):
     """CTAs per cluster along program id 0 (1: no clusters)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if not 1 <= self.size <= MAX_CLUSTER_SIZE or self.size & (self.size - 1):
-            raise fail(None, f"{NAME}: size must be a power of two from 1 to {MAX_CLUSTER_SIZE}, got {self.size}")
+        problem = size_problem(self.size)
+        if problem:
+            raise fail(None, f"{NAME}: size {problem}")
         if self.size == 1:
             return
         for ws in [o for o in op.walk() if isinstance(o, aref.WarpSpecializeOp)]:

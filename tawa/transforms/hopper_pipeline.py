@@ -29,7 +29,7 @@ from tawa.transforms.assign_stage_phase import AssignStagePhasePass
 from tawa.transforms.bound_waits import BoundWaitsPass
 from tawa.transforms.cache_hints import CacheHintsPass
 from tawa.transforms.check_resources import CheckResourcesPass
-from tawa.transforms.cluster import ClusterPass
+from tawa.transforms.cluster import ClusterPass, size_problem
 from tawa.transforms.expand_stores import ExpandFragmentStoresPass
 from tawa.transforms.lower_aref import LowerArefPass
 from tawa.transforms.lower_tile import LowerTilePass
@@ -151,6 +151,8 @@ class HopperPipelinePass(ModulePass):
         if self.store_group not in STORE_GROUPS:
             raise TawaError(f"store-group must be one of {', '.join(STORE_GROUPS)}, got {self.store_group!r}",
                             self.name)
+        if size_problem(self.cluster):
+            raise TawaError(f"cluster {size_problem(self.cluster)}", self.name)
         if self.cluster > 1 and not self.persistent:
             raise TawaError(f"cluster={self.cluster} needs a persistent kernel (persistent=true)", self.name)
         if self.max_stages < 1:

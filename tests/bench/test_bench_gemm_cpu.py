@@ -87,3 +87,10 @@ def test_cluster_applies_to_chosen_kernels_only():
     autotune (which decides for itself) it is a one-line error."""
     with pytest.raises(gemm.BenchError, match="--cluster applies to"):
         gemm.Kernels("autotune", "bf16", 4, gemm.DEFAULT_SOURCE, lambda s: None, cluster=2)
+
+
+@pytest.mark.parametrize("size", ["0", "3"])
+def test_a_bad_cluster_size_is_a_one_line_error(size: str, capsys):
+    assert gemm.main(["--shapes", "256x256x64", "--cluster", size]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == f"tawa.bench gemm: error: --cluster must be a power of two from 1 to 8, got {size}"
