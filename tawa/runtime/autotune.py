@@ -151,18 +151,23 @@ class Choice:
     persistent: bool = True
     cluster: int = 1
     """CTAs per cluster sharing B tiles (`tawa-cluster`); 1: none."""
+    defer_stores: bool = False
+    """Each program's tile stored under the next program's first dot
+    (`tawa-defer-stores`; persistent kernels)."""
 
     @property
     def options(self) -> dict[str, Any]:
         """Keyword options of `tawa.compile` (`tawa-hopper-pipeline`)."""
         return {"stages": self.stages, "max_stages": GEMM_MAX_STAGES, "group_m": self.group_m,
-                "persistent": self.persistent, **({"cluster": self.cluster} if self.cluster > 1 else {})}
+                "persistent": self.persistent, **({"cluster": self.cluster} if self.cluster > 1 else {}),
+                **({"defer_stores": True} if self.defer_stores else {})}
 
     @property
     def id(self) -> str:
         return (f"{self.config.id} stages={self.stages or 'auto'} group_m={self.group_m}"
                 + ("" if self.persistent else " persistent=false")
-                + (f" cluster={self.cluster}" if self.cluster > 1 else ""))
+                + (f" cluster={self.cluster}" if self.cluster > 1 else "")
+                + (" defer-stores" if self.defer_stores else ""))
 
     def source(self) -> str:
         return gemm_source(self.config)
@@ -184,7 +189,7 @@ class Choice:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Choice:
         return cls(GemmConfig(**data["config"]), int(data["stages"]), int(data["group_m"]), bool(data["persistent"]),
-                   int(data.get("cluster", 1)))
+                   int(data.get("cluster", 1)), bool(data.get("defer_stores", False)))
 
 
 @dataclass(frozen=True)
@@ -205,14 +210,17 @@ class Space:
     persistent: tuple[bool, ...] = (True,)
     cluster: tuple[int, ...] = (1,)
     """CTAs per cluster (persistent kernels with at least that many rows of tiles)."""
+    defer_stores: tuple[bool, ...] = (False,)
+    """Whether to defer each program's store (persistent kernels)."""
 
 
 DEFAULT_SPACE = Space()
 """Tile shapes at the deepest ring that fits, each also split-K where
 `split_for` splits it: one compile per tile (and split) that suits the problem."""
-WIDE_SPACE = Space(k_bytes=(64, 128), split_k=(1, 0, 2, 4), stages=(0, 3), group_m=(4, 8, 16), cluster=(1, 2))
+WIDE_SPACE = Space(k_bytes=(64, 128), split_k=(1, 0, 2, 4), stages=(0, 3), group_m=(4, 8, 16), cluster=(1, 2),
+                   defer_stores=(False, True))
 """Also 64-byte K steps, splits of 2 and 4, a 3-deep ring, other group-m
-values and 2-CTA clusters."""
+values, 2-CTA clusters and deferred stores."""
 
 
 # --------------------------------------------------------------------------- the heuristic
@@ -358,11 +366,13 @@ def candidates(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM
         group_ms = sorted(set(space.group_m))
         covering = [g for g in group_ms if g >= rows]
         group_ms = [g for g in group_ms if g < rows] + covering[:1]
-        for stages, group_m, persistent, cluster in itertools.product(space.stages, group_ms, space.persistent,
-                                                                       space.cluster):
+        for stages, group_m, persistent, cluster, defer in itertools.product(
+                space.stages, group_ms, space.persistent, space.cluster, space.defer_stores):
             if cluster > 1 and (not persistent or rows < cluster):
                 continue  # clusters need a persistent kernel, and rows of tiles to share B along
-            choice = Choice(config, stages, group_m, persistent, cluster)
+            if defer and not persistent:
+                continue  # a deferred store rides the loop over programs
+            choice = Choice(config, stages, group_m, persistent, cluster, defer)
             if choice not in result:
                 result.append(choice)
     return result

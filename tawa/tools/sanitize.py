@@ -75,15 +75,15 @@ class Case:
     """A GEMM configuration's program (`tawa.kernels.gemm_source`) instead of
     the example file, compiled as the configurations are (`Choice.options`:
     the deepest ring up to `GEMM_MAX_STAGES`)."""
-    cluster: int = 1
-    """CTAs per cluster (`tawa-hopper-pipeline{cluster}`)."""
+    pipeline: tuple[tuple[str, Any], ...] = ()
+    """More `tawa-hopper-pipeline` options (`(("cluster", 2),)`)."""
 
     def text(self) -> str:
         return gemm_source(self.config) if self.config else (EXAMPLES_DIR / self.file).read_text()
 
     def options(self) -> dict[str, Any]:
         options = Choice(self.config).options if self.config else {"stages": self.stages}
-        return {**options, "cluster": self.cluster} if self.cluster > 1 else options
+        return {**options, **dict(self.pipeline)}
 
 
 def _bf16(a: np.ndarray) -> np.ndarray:
@@ -108,10 +108,10 @@ def _nan(shape: tuple[int, ...]) -> np.ndarray:
 
 
 def _gemm(transposed_b: bool = True, fp8: bool = False, relu_alpha: float | None = None,
-          tile: tuple[int, int] = (128, 256), depth: int = 4, m_tiles: int = 2):
-    # m_tiles programs along M (the last with 2 rows), one ragged column tile (BLOCK_N - 56
-    # columns: 200 of 256), and 2D+1 k-tiles for a ring of depth D, the last one partial.
-    M, N = tile[0] * (m_tiles - 1) + 2, tile[1] - 56
+          tile: tuple[int, int] = (128, 256), depth: int = 4, m_tiles: int = 2, n_tiles: int = 1):
+    # m_tiles programs along M (the last with 2 rows), n_tiles along N (the last ragged:
+    # BLOCK_N - 56 columns, 200 of 256), and 2D+1 k-tiles for a ring of depth D, the last one partial.
+    M, N = tile[0] * (m_tiles - 1) + 2, tile[1] * n_tiles - 56
     K = 2 * depth * 128 + 16 if fp8 else 2 * depth * 64 + 40
 
     def make(rng: np.random.Generator):
@@ -251,7 +251,11 @@ CASES = {
              GemmConfig(64, 128, 64)),
         # 2-CTA clusters multicasting B (tawa-cluster), 3 row tiles: the second cluster's
         # second CTA runs the last row tile again.
-        Case("gemm_cluster2", "gemm.mlir", "gemm", 4, _gemm(m_tiles=3), cluster=2),
+        Case("gemm_cluster2", "gemm.mlir", "gemm", 4, _gemm(m_tiles=3), pipeline=(("cluster", 2),)),
+        # Deferred stores (tawa-defer-stores), 12 x 12 = 144 programs: more than the SMs, so
+        # some CTAs carry a tile into their second program; three store sites, one staging buffer.
+        Case("gemm_defer_stores", "gemm.mlir", "gemm", 4, _gemm(m_tiles=12, n_tiles=12),
+             pipeline=(("defer_stores", True),)),
         Case("gemm_fp8", "gemm_fp8.mlir", "gemm_fp8", 4, _gemm(fp8=True)),
         Case("gemm_chain", "gemm_chain.mlir", "gemm_chain", 2, _per_key_block("chain")),
         Case("gemm_scale_relu", "gemm_scale_relu.mlir", "gemm_scale_relu", 4, _gemm(relu_alpha=-0.37)),
@@ -277,7 +281,7 @@ CASES = {
 }
 """Every example kernel (examples/*.mlir), with the stages its GPU test uses,
 two GEMM configurations at their deep rings (stages 0: the deepest that fits),
-and the GEMM in 2-CTA clusters."""
+the GEMM in 2-CTA clusters and the GEMM with deferred stores."""
 
 
 # --------------------------------------------------------------------------- the child: run under the sanitizer

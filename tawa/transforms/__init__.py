@@ -33,6 +33,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ClusterPass
 
+    def get_defer_stores() -> type[ModulePass]:
+        from tawa.transforms.defer_stores import DeferStoresPass
+
+        return DeferStoresPass
+
     def get_lower_aref() -> type[ModulePass]:
         from tawa.transforms.lower_aref import LowerArefPass
 
@@ -133,6 +138,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "tawa-overlap-dots": get_overlap_dots,
         "tawa-cache-hints": get_cache_hints,
         "tawa-cluster": get_cluster,
+        "tawa-defer-stores": get_defer_stores,
         "tawa-lower-aref": get_lower_aref,
         "tawa-exp-to-exp2": get_exp_to_exp2,
     }

@@ -2,7 +2,7 @@
 
     tawa-warp-specialize{...} , tawa-pipeline{stages} , [tawa-overlap-dots] ,
     [tawa-cache-hints] , [tawa-cluster{size}] , [tawa-persistent{group-m order}] ,
-    tawa-assign-stage-phase , tawa-lower-aref , [tawa-bound-waits{timeout_ms}] ,
+    [tawa-defer-stores] , tawa-assign-stage-phase , tawa-lower-aref , [tawa-bound-waits{timeout_ms}] ,
     tawa-lower-tile , tawa-materialize-partitions{group-m order}
 
 `tawa-opt f.mlir -p tawa-hopper-pipeline -t ptx` is the main job.  With
@@ -30,6 +30,7 @@ from tawa.transforms.bound_waits import BoundWaitsPass
 from tawa.transforms.cache_hints import CacheHintsPass
 from tawa.transforms.check_resources import CheckResourcesPass
 from tawa.transforms.cluster import ClusterPass, size_problem
+from tawa.transforms.defer_stores import DeferStoresPass
 from tawa.transforms.expand_stores import ExpandFragmentStoresPass
 from tawa.transforms.lower_aref import LowerArefPass
 from tawa.transforms.lower_tile import LowerTilePass
@@ -137,6 +138,9 @@ class HopperPipelinePass(ModulePass):
     """CTAs per thread-block cluster along program id 0 (`tawa-cluster`): the
     CTAs of a cluster load each tile they share (a GEMM's B) once, each a
     band multicast to all.  1: no clusters.  Needs `persistent`."""
+    defer_stores: bool = False
+    """`tawa-defer-stores`: a persistent consumer stores program i's tile
+    under program i+1's first dot (needs `persistent`; where it applies)."""
     store_group: str = "auto"
     """`auto`, `cta` or `warpgroup`: who stores a staged tile
     (`tawa-lower-tile{store-group}`, `tawa.transforms.tma_epilogue`): one
@@ -233,6 +237,7 @@ class HopperPipelinePass(ModulePass):
             *((CacheHintsPass(),) if self.cache_hints else ()),
             *((ClusterPass(size=self.cluster),) if self.cluster > 1 else ()),
             *((PersistentPass(group_m=self.group_m, order=self.order),) if self.persistent else ()),
+            *((DeferStoresPass(),) if self.defer_stores and self.persistent else ()),
             AssignStagePhasePass(),
             LowerArefPass(),
             *((BoundWaitsPass(timeout_ms=self.watchdog_ms),) if self.watchdog else ()),

@@ -88,6 +88,8 @@ allows the deepest ring.
 
 from __future__ import annotations
 
+from typing import Any
+
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, TensorType
 from xdsl.ir import Operation, Region, SSAValue
@@ -230,7 +232,8 @@ def stage_stores(
     allocs = [o for o in kernel.body.block.ops if isinstance(o, nvgpu.SmemAllocOp)]
     for variant in AUTO_STAGINGS if staging == "auto" else (staging,):
         chosen = [(s, t) for s in stores if isinstance(t := staging_type(s, variant), nvgpu.SmemType)]
-        plan = extend_plan(allocs, [t for _, t in chosen])
+        owners = _owners(chosen)
+        plan = extend_plan(allocs, [t for _, t in owners])
         if plan.fits:
             break
     else:
@@ -242,12 +245,17 @@ def stage_stores(
     at = InsertPoint.before(ws)
     staged = {}
     tmaps: dict[tuple[SSAValue, nvgpu.TmaDescriptorType], SSAValue] = {}
-    for (store, _), placed in zip(chosen, plan.staging):
-        t = staging_type(store, variant, groups[store])
+    buffers: dict[Any, SSAValue] = {}
+    for (owner, planned), placed in zip(owners, plan.staging):
+        t = staging_type(owner, variant, groups[owner])
         assert isinstance(t, nvgpu.SmemType)
         buf = nvgpu.SmemAllocOp(placed.offset, t)
         buf.result.name_hint = "staging"
         Rewriter.insert_op(buf, at)
+        buffers[_buffer_key(owner, planned)] = buf.result
+    for store, planned in chosen:
+        t = staging_type(store, variant, groups[store])
+        assert isinstance(t, nvgpu.SmemType)
         mt = store.dest.type
         assert isinstance(mt, MemRefType)
         box = (1,) * (mt.get_num_dims() - 2) + t.get_shape()[1:]  # one chunk
@@ -258,9 +266,35 @@ def stage_stores(
                 desc.result.name_hint = f"tmap_{store.dest.name_hint}"
             Rewriter.insert_op(desc, at)
             tmaps[(store.dest, desc_t)] = desc.result
-        staged[store] = (buf.result, tmaps[(store.dest, desc_t)])
+        staged[store] = (buffers[_buffer_key(store, planned)], tmaps[(store.dest, desc_t)])
     nvgpu.record_kernel_info(kernel, smem=plan.total)
     return staged
+
+
+SHARED_STAGING = "tawa.shared_staging"
+"""A unit attribute on stores that share one staging buffer with the other
+stores of the same memref that carry it (`tawa-defer-stores` splits one
+store into several sites, of which one runs per program)."""
+
+
+def _owners(chosen: list[tuple[tile.StoreOp, nvgpu.SmemType]]) -> list[tuple[tile.StoreOp, nvgpu.SmemType]]:
+    """The first store of each staging buffer (`_buffer_key`), in order."""
+    seen: set[Any] = set()
+    owners = []
+    for store, t in chosen:
+        if _buffer_key(store, t) not in seen:
+            seen.add(_buffer_key(store, t))
+            owners.append((store, t))
+    return owners
+
+
+def _buffer_key(store: tile.StoreOp, t: nvgpu.SmemType) -> Any:
+    """Stores with the same key share a staging buffer: those marked
+    `SHARED_STAGING` with the same memref and staging type; every other store
+    has its own.  Sharing is safe for stores that one thread commits one
+    after another: each chunk's wait counts the stores committed since the
+    one that last read its buffer, whichever store site committed them."""
+    return (store.dest, t) if SHARED_STAGING in store.attributes else store
 
 
 def _is_elected(first_group: int, by_group: bool, at: InsertPoint) -> SSAValue:

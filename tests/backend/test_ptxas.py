@@ -180,6 +180,23 @@ def test_cluster_ops_assemble(tmp_path):
 
 
 @needs_ptxas
+@pytest.mark.parametrize("example", ["gemm", "gemm_fp8", "batched_gemm", "gemm_bias_gelu", "gemm_softmax"])
+def test_deferred_stores_assemble_without_spills(example, tmp_path):
+    """tawa-hopper-pipeline{defer-stores=true}: the converted tile carried into
+    the next program's main loop (64 more registers per consumer thread for
+    a 128x256 bf16 tile) fits the consumer's budget; three TMA-store sites."""
+    module = tawa.parse((EXAMPLES / f"{example}.mlir").read_text())
+    PassPipeline((HopperPipelinePass(defer_stores=True),)).apply(tawa.context(), module)
+    ptx = print_ptx(module)
+    plain = tawa.parse((EXAMPLES / f"{example}.mlir").read_text())
+    PassPipeline((HopperPipelinePass(),)).apply(tawa.context(), plain)
+    assert ptx.count("cp.async.bulk.tensor.2d.global") + ptx.count("cp.async.bulk.tensor.3d.global") == 3 * (
+        print_ptx(plain).count("cp.async.bulk.tensor.2d.global") + print_ptx(plain).count("cp.async.bulk.tensor.3d.global"))
+    info = assemble(ptx, tmp_path)
+    assert "0 bytes spill stores, 0 bytes spill loads" in info, info
+
+
+@needs_ptxas
 @pytest.mark.parametrize("example", ["gemm", "gemm_fp8", "batched_gemm"])
 def test_clustered_gemms_assemble_without_spills(example, tmp_path):
     """tawa-hopper-pipeline{cluster=2}: each CTA multicasts its band of the

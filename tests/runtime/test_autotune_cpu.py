@@ -179,3 +179,18 @@ def test_candidates_the_compiler_rejects_are_dropped():
 def test_public_api():
     assert tawa.autotune is autotune
     assert Choice(GemmConfig()).source().startswith("func.func @gemm(")
+
+
+def test_deferred_stores_are_a_choice_of_the_wide_space():
+    """`Choice(defer_stores=True)` compiles with `tawa-defer-stores`, round-trips
+    through the cache's dict, and the wide space offers it for persistent
+    kernels only; a choice without it keeps the options (and cache keys) it had."""
+    plain = Choice(GemmConfig(128, 256, 64))
+    deferred = Choice(GemmConfig(128, 256, 64), defer_stores=True)
+    assert "defer_stores" not in plain.options and deferred.options["defer_stores"] is True
+    assert deferred.id.endswith(" defer-stores") and Choice.from_dict(deferred.as_dict()) == deferred
+    assert Choice.from_dict(plain.as_dict()) == plain
+    wide = candidates(GemmProblem(4096, 4096, 4096), WIDE_SPACE)
+    assert any(c.defer_stores for c in wide)
+    assert all(c.persistent for c in wide if c.defer_stores)
+    assert not any(c.defer_stores for c in candidates(GemmProblem(4096, 4096, 4096)))

@@ -429,3 +429,50 @@ def test_clustered_gemm_k_zero_writes_zeros(cuda):
     kernel(A, B, C, 300, 264, 0, grid=grid(300, 264))
     torch.cuda.synchronize()
     assert bool((C == 0).all())
+
+
+# --------------------------------------------------------------------------- deferred stores (tawa-defer-stores)
+
+
+@pytest.mark.parametrize(
+    "M, N, K, ctas_note",
+    [
+        (384, 304, 192, "6 programs"),
+        (200, 136, 200, "ragged everywhere"),
+        (100, 8, 8, "one program: only the store after the loop over programs"),
+        (128 * 7 + 8, 256 * 3 + 8, 64 * 13 + 8, "32 programs, the ring wraps"),
+        (4096, 4096, 4096, "512 programs on 132 CTAs: tiles carried from program to program"),
+    ],
+)
+def test_deferred_store_gemm(cuda, seed, M, N, K, ctas_note):
+    """defer-stores: each program's tile stored under the next program's
+    first dot; every element written, nothing past C, the same bits as the
+    kernel that stores at each program's end, and the same twice."""
+    import torch
+
+    kernel = tawa.compile(GEMM_BF16, "gemm", stages=STAGES, defer_stores=True)
+    A, B, C = check(kernel, M, N, K, "bf16", seed, guard=4096)
+    plain = C.clone().fill_(float("nan"))
+    kernel_for("bf16")(A, B, plain, M, N, K, grid=grid(M, N))
+    again = C.clone().fill_(float("nan"))
+    kernel(A, B, again, M, N, K, grid=grid(M, N))
+    torch.cuda.synchronize()
+    assert torch.equal(plain, C), "deferred stores differ from stores at each program's end"
+    assert torch.equal(again, C), "two runs on the same inputs differ"
+
+
+@pytest.mark.parametrize("k_tiles", ["1", "D", "D+1", "2D+1"])
+def test_deferred_store_gemm_k_tiles_around_the_ring_depth(cuda, seed, k_tiles):
+    n = {"1": 1, "D": STAGES, "D+1": STAGES + 1, "2D+1": 2 * STAGES + 1}[k_tiles]
+    check(tawa.compile(GEMM_BF16, "gemm", stages=STAGES, defer_stores=True), 1024, 768, n * BK, "bf16", seed)
+
+
+def test_deferred_store_gemm_k_zero_writes_zeros(cuda):
+    import torch
+
+    kernel = tawa.compile(GEMM_BF16, "gemm", stages=STAGES, defer_stores=True)
+    A, B = inputs(1000, 600, 0, "bf16", 0)
+    C, _ = poisoned(1000, 600, "bf16")
+    kernel(A, B, C, 1000, 600, 0, grid=grid(1000, 600))
+    torch.cuda.synchronize()
+    assert bool((C == 0).all())
