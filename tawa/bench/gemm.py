@@ -25,7 +25,9 @@ when Triton is importable, else CUDA events around single calls with the
 same flush.  The board's power cap moves absolute numbers between runs and
 machines; compare the ratio.  `--sweep` times the shapes of `SWEEP_SHAPES`;
 `--plot` draws TFLOP/s per shape (`tawa.bench.plot`).  `--cluster 2` compiles
-tawa's kernels in 2-CTA clusters that multicast B (`tawa-cluster`).
+tawa's kernels in 2-CTA clusters that multicast B (`tawa-cluster`);
+`--defer-stores` stores each program's tile under the next program's first
+dot (`tawa-defer-stores`).
 """
 
 from __future__ import annotations
@@ -245,27 +247,30 @@ class Kernels:
     """tawa's kernel for each shape, as `--config` says."""
 
     def __init__(self, config: str, dtype: str, stages: int, source: Path, log: Callable[[str], None],
-                 cluster: int = 1):
+                 cluster: int = 1, defer_stores: bool = False):
         import tawa
 
-        self.config, self.dtype, self.stages, self.log, self.cluster = config, dtype, stages, log, cluster
+        self.config, self.dtype, self.stages, self.log = config, dtype, stages, log
+        self.options: dict[str, Any] = {**({"cluster": cluster} if cluster > 1 else {}),
+                                        **({"defer_stores": True} if defer_stores else {})}
+        """Pipeline options beyond the configuration's (`Choice` fields of the same names)."""
         self.example = None
-        if cluster > 1 and config == "autotune":
-            raise BenchError("--cluster applies to --config heuristic, split-k and example (autotune decides)")
+        if self.options and config == "autotune":
+            raise BenchError("--cluster and --defer-stores apply to --config heuristic, split-k and example "
+                             "(autotune decides)")
         if config == "example":
             if not source.is_file():
                 raise BenchError(f"cannot find the GEMM kernel {source} (use --source)")
             t0 = time.perf_counter()
-            clustered = {"cluster": cluster} if cluster > 1 else {}
-            self.example = tawa.compile(source.read_text(), DTYPES[dtype][1], stages=stages, **clustered)
+            self.example = tawa.compile(source.read_text(), DTYPES[dtype][1], stages=stages, **self.options)
             self.example.load()
             log(f"compiled and loaded {source.name} (stages={stages}) in {time.perf_counter() - t0:.2f} s")
 
     def __call__(self, M: int, N: int, K: int) -> tuple[Any, tuple[int, ...], str]:
         """(kernel, grid, description) for the problem M×N×K."""
         if self.example is not None:
-            clustered = f" cluster={self.cluster}" if self.cluster > 1 else ""
-            return self.example, logical_grid(M, N), f"example 128x256 stages={self.stages}{clustered}"
+            extra = "".join(f" {k.replace('_', '-')}={v}" for k, v in self.options.items())
+            return self.example, logical_grid(M, N), f"example 128x256 stages={self.stages}{extra}"
         from dataclasses import replace
 
         from tawa.runtime.autotune import GemmProblem, autotune, device_info, heuristic
@@ -276,8 +281,7 @@ class Kernels:
             choice = autotune(problem, log=self.log)
         else:  # "split-k": the heuristic's split where its grid leaves SMs idle (off by default)
             choice = heuristic(problem, device_info()[1], split=self.config == "split-k")
-            if self.cluster > 1:
-                choice = replace(choice, cluster=self.cluster)
+            choice = replace(choice, **self.options)
         t0 = time.perf_counter()
         kernel = choice.compile()
         kernel.load()
@@ -294,6 +298,7 @@ def run(
     dtype: str = "bf16",
     config: str = "example",
     cluster: int = 1,
+    defer_stores: bool = False,
 ) -> tuple[list[Row], dict[str, Any]]:
     try:
         import torch
@@ -303,7 +308,7 @@ def run(
         raise BenchError("needs a CUDA GPU (torch.cuda.is_available() is False)")
     import tawa
 
-    kernels = Kernels(config, dtype, stages, source, log, cluster)
+    kernels = Kernels(config, dtype, stages, source, log, cluster, defer_stores)
     timer, timer_name = make_timer()
     meta = {
         "workload": f"gemm {dtype} C = A·B^T",
@@ -313,6 +318,7 @@ def run(
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "stages": stages,
         "cluster": cluster,
+        "defer_stores": defer_stores,
         "rounds": rounds,
         "timer": timer_name,
         "torch": torch.__version__,
@@ -384,6 +390,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--source", type=Path, default=None, help="the tile kernel of --config example")
     parser.add_argument("--cluster", type=int, default=1,
                         help="CTAs per thread-block cluster multicasting B (tawa-cluster; default 1: none)")
+    parser.add_argument("--defer-stores", action="store_true",
+                        help="store each program's tile under the next program's first dot (tawa-defer-stores)")
     args = parser.parse_args(argv)
     config = args.config or ("example" if args.source else "heuristic")
     source = args.source or ROOT / DTYPES[args.dtype][0]
@@ -396,7 +404,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if size_problem(args.cluster):
             raise BenchError(f"--cluster {size_problem(args.cluster)}")
         rows, meta = run(shapes, args.stages, args.rounds, source, dtype=args.dtype, config=config,
-                         cluster=args.cluster)
+                         cluster=args.cluster, defer_stores=args.defer_stores)
     except BenchError as err:
         print(f"tawa.bench gemm: error: {err}", file=sys.stderr)
         return 1

@@ -85,8 +85,10 @@ def test_workload_dispatch(capsys):
 def test_cluster_applies_to_chosen_kernels_only():
     """--cluster 2 compiles the example in 2-CTA clusters; with --config
     autotune (which decides for itself) it is a one-line error."""
-    with pytest.raises(gemm.BenchError, match="--cluster applies to"):
+    with pytest.raises(gemm.BenchError, match="--cluster and --defer-stores apply to"):
         gemm.Kernels("autotune", "bf16", 4, gemm.DEFAULT_SOURCE, lambda s: None, cluster=2)
+    with pytest.raises(gemm.BenchError, match="--cluster and --defer-stores apply to"):
+        gemm.Kernels("autotune", "bf16", 4, gemm.DEFAULT_SOURCE, lambda s: None, defer_stores=True)
 
 
 @pytest.mark.parametrize("size", ["0", "3"])
