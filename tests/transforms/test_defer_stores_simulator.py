@@ -3,8 +3,8 @@ each program's tile stored under the next program's first dot) on the CTA
 simulator, against NumPy and bit for bit against the kernel that stores at
 the end of each program: several programs per CTA (the tile carried from
 one to the next), one program per CTA (only the store after the loop over
-programs), K = 0 (the main loop runs no step: the store after it), ragged
-shapes, under each schedule.  The pipeline proves the protocol
+programs), a main loop of 2 steps, K = 0 (the main loop runs no step: the
+store after it), ragged shapes, under each schedule.  The pipeline proves the protocol
 (`tawa-verify-protocol`) of the three store sites sharing one staging
 buffer."""
 
@@ -30,9 +30,9 @@ SCHEDULES = [Schedule("producer-first"), Schedule("consumer-first"), Schedule("r
 
 @cache
 def lowered(defer: bool) -> ModuleOp:
-    """examples/gemm.mlir through the pipeline (persistent, 2 stages) to the
-    last structured IR."""
-    pipeline = HopperPipelinePass(prepare=False, stages=2, defer_stores=defer)
+    """examples/gemm.mlir through the pipeline (persistent, 4 stages: the
+    subtiled staging, 4 chunks per tile) to the last structured IR."""
+    pipeline = HopperPipelinePass(prepare=False, stages=4, defer_stores=defer)
     module = tawa.parse((EXAMPLES / "gemm.mlir").read_text(), "examples/gemm.mlir")
     ctx = tawa.context()
     pipeline.specialize_pass().apply(ctx, module)
@@ -63,7 +63,8 @@ def test_the_deferred_kernel_stores_from_three_sites_through_one_buffer():
 @pytest.mark.parametrize(
     "m, n, k, ctas",
     [
-        (328, 300, 200, 2),  # 6 programs on 2 CTAs: each carries a tile twice; K wraps the 2-deep ring
+        (328, 300, 456, 2),  # 6 programs on 2 CTAs: each carries a tile twice; K wraps the 4-deep ring
+        (328, 300, 72, 2),  # 2 main-loop steps
         (200, 136, 72, None),  # one program per CTA: only the store after the loop over programs
         (328, 300, 0, 2),  # K = 0: the main loop runs no step, zeros stored after it
     ],
