@@ -146,3 +146,36 @@ def fresh_outputs(c: Case) -> list[Any]:
     for i in c.outputs:
         args[i] = args[i].copy() if i in c.read_too else _poison(args[i].shape, args[i].dtype)
     return args
+
+
+def lowered_gemm(**options: Any) -> Any:
+    """examples/gemm.mlir through `tawa-hopper-pipeline{options}` (persistent)
+    to the last structured IR, the form the CTA simulator runs."""
+    import tawa
+    from tawa.transforms.hopper_pipeline import HopperPipelinePass
+    from tawa.transforms.prepare_ptx import PreparePtxPass
+
+    pipeline = HopperPipelinePass(prepare=False, **options)
+    module = tawa.parse((EXAMPLES / "gemm.mlir").read_text(), "examples/gemm.mlir")
+    ctx = tawa.context()
+    pipeline.specialize_pass().apply(ctx, module)
+    for p in [*pipeline.planned_steps(module), *PreparePtxPass.steps()[:-1]]:
+        p.apply(ctx, module)
+    return module
+
+
+def simulate_gemm(module: Any, m: int, n: int, k: int, schedule: Any, ctas: int | None = None,
+                  seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(C from the CTA simulator running @gemm of `module` on 128x256 tiles,
+    NumPy's A·Bᵀ in f32) for fresh inputs of `seed`; C starts as NaN, so an
+    element no CTA writes stays NaN."""
+    import tawa
+
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((m, k)).astype(BF16)
+    b = rng.standard_normal((n, k)).astype(BF16)
+    c = np.full((m, n), np.nan, BF16)
+    grid = (-(-m // 128), -(-n // 256))
+    tawa.interpret(module, "gemm", grid, a, b, c, m, n, k, schedule=schedule, ctas=ctas)
+    return c, a.astype(np.float32) @ b.astype(np.float32).T
+

@@ -16,16 +16,13 @@ from functools import cache
 import ml_dtypes
 import numpy as np
 import pytest
-from example_cases import EXAMPLES
+from example_cases import lowered_gemm, simulate_gemm
 from xdsl.dialects.builtin import ModuleOp
 
-import tawa
 from tawa.dialects import nvgpu
 from tawa.dialects.nvgpu.kernel_info import kernel_info
 from tawa.interpreters import find_kernel
 from tawa.interpreters.schedule import Schedule
-from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.prepare_ptx import PreparePtxPass
 
 BF16 = ml_dtypes.bfloat16
 SCHEDULES = [Schedule("producer-first"), Schedule("consumer-first"), Schedule("random", seed=3)]
@@ -39,25 +36,11 @@ def schedule_id(s: Schedule) -> str:
 def lowered(cluster: int) -> ModuleOp:
     """examples/gemm.mlir through the pipeline (persistent, `cluster` CTAs
     per cluster) to the last structured IR."""
-    pipeline = HopperPipelinePass(prepare=False, cluster=cluster)
-    module = tawa.parse((EXAMPLES / "gemm.mlir").read_text(), "examples/gemm.mlir")
-    ctx = tawa.context()
-    pipeline.specialize_pass().apply(ctx, module)
-    for p in [*pipeline.planned_steps(module), *PreparePtxPass.steps()[:-1]]:
-        p.apply(ctx, module)
-    return module
+    return lowered_gemm(cluster=cluster)
 
 
 def run(cluster: int, m: int, n: int, k: int, schedule: Schedule, ctas: int | None = None, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """(C from the simulator, NumPy's A·Bᵀ in f32) for fresh inputs of `seed`;
-    C starts as NaN, so an element no CTA writes stays NaN."""
-    rng = np.random.default_rng(seed)
-    a = rng.standard_normal((m, k)).astype(BF16)
-    b = rng.standard_normal((n, k)).astype(BF16)
-    c = np.full((m, n), np.nan, BF16)
-    grid = (-(-m // 128), -(-n // 256))
-    tawa.interpret(lowered(cluster), "gemm", grid, a, b, c, m, n, k, schedule=schedule, ctas=ctas)
-    return c, a.astype(np.float32) @ b.astype(np.float32).T
+    return simulate_gemm(lowered(cluster), m, n, k, schedule, ctas, seed)
 
 
 def check(c: np.ndarray, ref: np.ndarray) -> None:

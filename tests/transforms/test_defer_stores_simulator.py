@@ -15,14 +15,11 @@ from functools import cache
 import ml_dtypes
 import numpy as np
 import pytest
-from example_cases import EXAMPLES
+from example_cases import lowered_gemm, simulate_gemm
 from xdsl.dialects.builtin import ModuleOp
 
-import tawa
 from tawa.dialects import nvgpu
 from tawa.interpreters.schedule import Schedule
-from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.prepare_ptx import PreparePtxPass
 
 BF16 = ml_dtypes.bfloat16
 SCHEDULES = [Schedule("producer-first"), Schedule("consumer-first"), Schedule("random", seed=5)]
@@ -32,23 +29,11 @@ SCHEDULES = [Schedule("producer-first"), Schedule("consumer-first"), Schedule("r
 def lowered(defer: bool) -> ModuleOp:
     """examples/gemm.mlir through the pipeline (persistent, 4 stages: the
     subtiled staging, 4 chunks per tile) to the last structured IR."""
-    pipeline = HopperPipelinePass(prepare=False, stages=4, defer_stores=defer)
-    module = tawa.parse((EXAMPLES / "gemm.mlir").read_text(), "examples/gemm.mlir")
-    ctx = tawa.context()
-    pipeline.specialize_pass().apply(ctx, module)
-    for p in [*pipeline.planned_steps(module), *PreparePtxPass.steps()[:-1]]:
-        p.apply(ctx, module)
-    return module
+    return lowered_gemm(stages=4, defer_stores=defer)
 
 
 def run(defer: bool, m: int, n: int, k: int, schedule: Schedule, ctas: int | None, seed: int = 0):
-    rng = np.random.default_rng(seed)
-    a = rng.standard_normal((m, k)).astype(BF16)
-    b = rng.standard_normal((n, k)).astype(BF16)
-    c = np.full((m, n), np.nan, BF16)
-    grid = (-(-m // 128), -(-n // 256))
-    tawa.interpret(lowered(defer), "gemm", grid, a, b, c, m, n, k, schedule=schedule, ctas=ctas)
-    return c, a.astype(np.float32) @ b.astype(np.float32).T
+    return simulate_gemm(lowered(defer), m, n, k, schedule, ctas, seed)
 
 
 def test_the_deferred_kernel_stores_from_three_sites_through_one_buffer():
