@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from functools import cache
 
-import ml_dtypes
 import numpy as np
 import pytest
 from example_cases import lowered_gemm, simulate_gemm
@@ -24,7 +23,6 @@ from tawa.dialects.nvgpu.kernel_info import kernel_info
 from tawa.interpreters import find_kernel
 from tawa.interpreters.schedule import Schedule
 
-BF16 = ml_dtypes.bfloat16
 SCHEDULES = [Schedule("producer-first"), Schedule("consumer-first"), Schedule("random", seed=3)]
 
 

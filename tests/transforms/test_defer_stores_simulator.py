@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from functools import cache
 
-import ml_dtypes
 import numpy as np
 import pytest
 from example_cases import lowered_gemm, simulate_gemm
@@ -21,7 +20,6 @@ from xdsl.dialects.builtin import ModuleOp
 from tawa.dialects import nvgpu
 from tawa.interpreters.schedule import Schedule
 
-BF16 = ml_dtypes.bfloat16
 SCHEDULES = [Schedule("producer-first"), Schedule("consumer-first"), Schedule("random", seed=5)]
 
 
