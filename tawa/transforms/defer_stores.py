@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import Float32Type, IndexType, IntegerAttr, ModuleOp, TensorType, UnitAttr, i1
-from xdsl.ir import Operation, Region, SSAValue
+from xdsl.ir import Attribute, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -95,7 +95,7 @@ def deferrable(region: Region, kernel: Operation) -> Deferrable | None:
     return Deferrable(programs, main, first_dot, store)
 
 
-def _bits(t) -> int:
+def _bits(t: Attribute) -> int:
     return getattr(t, "bitwidth", 0)
 
 
@@ -113,17 +113,15 @@ def defer(d: Deferrable) -> None:
     value_type = store.value.type
     assert isinstance(value_type, TensorType)
     at = InsertPoint.before(programs)
-    # The carried tile starts as zeros (never stored): f32 zeros, converted
-    # to the stored type as the consumer converts its accumulator.
+    # The carried tile starts as zeros (never stored): f32 zeros converted to
+    # the stored 16-bit type, as the consumer converts its accumulator.
     zeros = tile.ZerosOp(TensorType(Float32Type(), value_type.get_shape()))
-    start: list[Operation] = [zeros]
-    if value_type.get_element_type() != Float32Type():
-        start.append(arith.TruncFOp(zeros.result, value_type))
+    start = arith.TruncFOp(zeros.result, value_type)
     c0 = arith.ConstantOp(IntegerAttr(0, IndexType()))
     no = arith.ConstantOp(IntegerAttr(0, i1))
     yes = arith.ConstantOp(IntegerAttr(1, i1))
-    Rewriter.insert_op([*start, c0, no, yes], at)
-    inits = [start[-1].results[0], *[c0.result] * len(store.offsets), no.result]
+    Rewriter.insert_op([zeros, start, c0, no, yes], at)
+    inits = [start.result, *[c0.result] * len(store.offsets), no.result]
 
     # The loop-carried tile, its offsets and whether there is one.
     block = programs.body.block
