@@ -1,7 +1,8 @@
 """tawa-verify-protocol: every example's lowered protocol is proved at every
 ring depth that fits; the broken protocols of Inputs/protocol_*.mlir are
 rejected with a counterexample trace; the model's checks one by one on
-hand-written traces; the search's persistent-set reduction finds every kind
+hand-written traces; the search's persistent-set reduction, with the
+footprints of one CTA and with the finer ones of clusters, finds every kind
 of violation the full search finds, agrees with it on random traces, and
 visits fewer states on a lowered GEMM."""
 
@@ -217,9 +218,10 @@ VIOLATIONS = {
 def test_the_reduced_search_finds_each_violation(problem: str):
     traces = VIOLATIONS[problem]
     full = _explorer(*traces, reduce=False).run()
-    reduced = _explorer(*traces, shortest=False).run()
     assert full is not None and full.problem == problem
-    assert reduced is not None and reduced.problem == problem and reduced.op is full.op
+    for fine in (False, True):
+        reduced = _explorer(*traces, shortest=False, fine=fine).run()
+        assert reduced is not None and reduced.problem == problem and reduced.op is full.op
     if problem not in ("deadlock", "phase aliasing", "wait before init"):  # checks of a state
         assert reduced.steps[-1].events[-1].op is full.op
 
@@ -263,13 +265,15 @@ def test_the_reduced_search_agrees_with_the_full_search_on_random_protocols():
     found = set()
     for _ in range(150):
         traces = _random_protocol(rng)
-        full, reduced = _explorer(*traces, reduce=False), _explorer(*traces, shortest=False)
+        full = _explorer(*traces, reduce=False)
         violation = full.run()
-        assert (reduced.run() is None) == (violation is None)
+        for fine in (False, True):  # the footprints of one CTA, and the finer ones of clusters
+            reduced = _explorer(*traces, shortest=False, fine=fine)
+            assert (reduced.run() is None) == (violation is None)
+            if violation is None:
+                assert 0 < reduced.states <= full.states
         if violation is not None:
             found.add(violation.problem)
-        else:
-            assert 0 < reduced.states <= full.states
     assert len(found) >= 4  # several kinds of violation
 
 
@@ -322,9 +326,10 @@ def test_the_reduced_search_agrees_with_the_full_search_on_broken_gemms():
             t[i] = dataclasses.replace(e, barrier=rng.randrange(barriers))
         else:
             t[i] = dataclasses.replace(e, count=max(0, e.count + rng.choice((-1, 1))))
-        full, reduced = (Explorer(mutant, barriers, str, str, str, 10**6, reduce=r, shortest=False)
-                         for r in (False, True))
+        full = Explorer(mutant, barriers, str, str, str, 10**6, reduce=False, shortest=False)
         violation = full.run()
-        assert (reduced.run() is None) == (violation is None)
+        for fine in (False, True):
+            reduced = Explorer(mutant, barriers, str, str, str, 10**6, shortest=False, fine=fine)
+            assert (reduced.run() is None) == (violation is None)
         found.add(violation.problem if violation else "none")
     assert "none" in found and len(found) >= 5  # proofs, and several kinds of violation
