@@ -45,8 +45,18 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import Float32Type, IndexType, IntegerAttr, ModuleOp, TensorType, UnitAttr, i1
-from xdsl.ir import Attribute, Operation, Region, SSAValue
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    TensorType,
+    UnitAttr,
+    i1,
+)
+from xdsl.ir import Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -56,6 +66,8 @@ from tawa.transforms.tma_epilogue import SHARED_STAGING
 from tawa.transforms.utils import guarded, kernel_of
 
 NAME = "tawa-defer-stores"
+HALF_FLOATS = BFloat16Type | Float16Type
+"""The stored tiles it carries: an accumulator converted to 16 bits."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +94,7 @@ def deferrable(region: Region, kernel: Operation) -> Deferrable | None:
         return None
     store = stores[0]
     value_type = store.value.type
-    if not isinstance(value_type, TensorType) or _bits(value_type.get_element_type()) != 16:
+    if not isinstance(value_type, TensorType) or not isinstance(value_type.get_element_type(), HALF_FLOATS):
         return None  # an f32 tile would hold as many registers as the accumulator beside it
     mains = [o for o in body if isinstance(o, scf.ForOp)
              and any(isinstance(d, tile.DotAsyncOp) for d in o.body.block.ops)]
@@ -93,10 +105,6 @@ def deferrable(region: Region, kernel: Operation) -> Deferrable | None:
     if any(isinstance(o, tile.LoadOp) and o.source == store.dest for o in kernel.walk()):
         return None
     return Deferrable(programs, main, first_dot, store)
-
-
-def _bits(t: Attribute) -> int:
-    return getattr(t, "bitwidth", 0)
 
 
 def _store_if(cond: SSAValue, value: SSAValue, dest: SSAValue, offsets: list[SSAValue]) -> scf.IfOp:

@@ -140,7 +140,8 @@ class HopperPipelinePass(ModulePass):
     band multicast to all.  1: no clusters.  Needs `persistent`."""
     defer_stores: bool = False
     """`tawa-defer-stores`: a persistent consumer stores program i's tile
-    under program i+1's first dot (needs `persistent`; where it applies)."""
+    under program i+1's first dot (needs `persistent`; applies where the
+    pass's conditions hold, other kernels are left as they are)."""
     store_group: str = "auto"
     """`auto`, `cta` or `warpgroup`: who stores a staged tile
     (`tawa-lower-tile{store-group}`, `tawa.transforms.tma_epilogue`): one
@@ -159,6 +160,8 @@ class HopperPipelinePass(ModulePass):
             raise TawaError(f"cluster {size_problem(self.cluster)}", self.name)
         if self.cluster > 1 and not self.persistent:
             raise TawaError(f"cluster={self.cluster} needs a persistent kernel (persistent=true)", self.name)
+        if self.defer_stores and not self.persistent:
+            raise TawaError("defer-stores needs a persistent kernel (persistent=true)", self.name)
         if self.max_stages < 1:
             raise TawaError(f"max-stages must be at least 1, got {self.max_stages}", self.name)
         if self.once_depth < 0:
@@ -237,7 +240,7 @@ class HopperPipelinePass(ModulePass):
             *((CacheHintsPass(),) if self.cache_hints else ()),
             *((ClusterPass(size=self.cluster),) if self.cluster > 1 else ()),
             *((PersistentPass(group_m=self.group_m, order=self.order),) if self.persistent else ()),
-            *((DeferStoresPass(),) if self.defer_stores and self.persistent else ()),
+            *((DeferStoresPass(),) if self.defer_stores else ()),
             AssignStagePhasePass(),
             LowerArefPass(),
             *((BoundWaitsPass(timeout_ms=self.watchdog_ms),) if self.watchdog else ()),

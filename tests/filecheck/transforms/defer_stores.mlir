@@ -7,6 +7,7 @@
 // RUN: tawa-opt %S/../../../examples/gemm_alpha_beta.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-persistent,tawa-defer-stores' | filecheck %s --check-prefix=READS
 // RUN: tawa-opt %S/../../../examples/gemm_tf32.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-persistent,tawa-defer-stores' | filecheck %s --check-prefix=WIDE
 // RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=4},tawa-defer-stores' | filecheck %s --check-prefix=NOTPERSISTENT
+// RUN: not tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{defer-stores=true persistent=false}' 2>&1 | filecheck %s --check-prefix=PIPELINE
 
 // CHECK:      partition consumer
 // CHECK:        %[[Z:.*]] = tile.zeros : tensor<128x256xf32>
@@ -55,3 +56,5 @@
 // Not persistent: no loop over programs to carry the tile.
 // NOTPERSISTENT:     tile.store %c, %C[%m0_1, %n0_1] :
 // NOTPERSISTENT-NOT: tawa.shared_staging
+// PIPELINE:     tawa-hopper-pipeline: error: defer-stores needs a persistent kernel (persistent=true)
+// PIPELINE-NOT: Traceback
