@@ -9,6 +9,14 @@ from its seed.  An aref is a ring of slots, each empty, full or borrowed:
 * `aref.get` waits for its slot (get count mod depth) to be full, borrows it;
 * `aref.consumed` releases the oldest borrowed slot.
 
+A partition of several teams (`teams(T)`) runs as T tasks, one per team
+(`aref.team_id` is the task's team); each team counts its own gets and
+releases, `aref.skip` advancing both, and a team's get waits until its slot
+holds the put its count names (the put with that index), so the teams take
+the puts in turn.  (The lowering's parity waits need more: that no team
+waits more than one pass ahead of a slot, which `tawa-lower-aref` enforces
+with turns, `tawa.transforms.teams`.)
+
 An op with an explicit slot (`aref.get %r[%stage, %phase]`, after
 `tawa-assign-stage-phase`) must name the slot and phase its count gives.
 
@@ -61,10 +69,31 @@ class ArefState:
     puts: int = 0
     gets: int = 0
     releases: int = 0
+    held: list[int] = field(default_factory=list)
+    """The index of the put each slot holds (or last held)."""
+    team_gets: dict[int, int] = field(default_factory=dict)
+    """Gets (and skips) of each team of a partition of several teams."""
+    team_releases: dict[int, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.slots = [None] * self.depth
         self.states = [EMPTY] * self.depth
+        self.held = [-1] * self.depth
+
+    def count(self, kind: str, team: int | None) -> int:
+        """The gets or releases so far of the partition (`team` None) or of one team."""
+        if team is None:
+            return self.gets if kind == "get" else self.releases
+        return (self.team_gets if kind == "get" else self.team_releases).get(team, 0)
+
+    def advance(self, kind: str, team: int | None, n: int = 1) -> None:
+        if kind == "get":
+            self.gets += n
+        else:
+            self.releases += n
+        if team is not None:
+            counts = self.team_gets if kind == "get" else self.team_releases
+            counts[team] = counts.get(team, 0) + n
 
     def describe(self, slot: int) -> str:
         return f"slot {slot} of %{self.name} is {self.states[slot]}"
@@ -85,6 +114,8 @@ class TaskState:
 
     task: _Task | None = None
     scheduler: Scheduler | None = None
+    team: int | None = None
+    """The task's team, in a partition of several teams."""
     in_flight: deque[_InFlightDot] = field(default_factory=deque)
     borrowed: dict[int, tuple[ArefState, int]] = field(default_factory=dict)
     released: dict[int, tuple[np.ndarray, str]] = field(default_factory=dict)
@@ -187,14 +218,14 @@ class ArefFunctions(InterpreterFunctions):
         scheduler = Scheduler(
             self.schedule, f"{name}program ({program})", location_of(op) or "tawa.interpret"
         )
-        for role, _warps, _regs, region in op.partition_specs():
+        for (role, _warps, _regs, region), teams in zip(op.partition_specs(), op.partition_teams(), strict=True):
             free = free_values(region)
             env = interpreter.get_values(free)
 
-            def body(task: _Task, role=role, region=region, free=free, env=env) -> None:
+            def body(task: _Task, role=role, region=region, free=free, env=env, team=None) -> None:
                 sub = make_interpreter(interpreter.module, [self])
                 set_launch(sub, launch)
-                state = TaskState(task, scheduler)
+                state = TaskState(task, scheduler, team=team)
                 self.attach(sub, state)
                 sub.push_scope(role)
                 sub.set_values(zip(free, env))
@@ -213,7 +244,10 @@ class ArefFunctions(InterpreterFunctions):
                     ) from err
                 _check_finished(op, role, state)
 
-            scheduler.add(role, body)
+            if teams == 1:
+                scheduler.add(role, body)
+            for t in range(teams if teams > 1 else 0):
+                scheduler.add(role, lambda task, body=body, t=t: body(task, team=t), f"{role} team {t}")
         scheduler.run()
         return ()
 
@@ -236,6 +270,7 @@ class ArefFunctions(InterpreterFunctions):
         slot = ref.puts % ref.depth
         ref.slots[slot] = tuple(values)
         ref.states[slot] = FULL
+        ref.held[slot] = ref.puts
         ref.puts += 1
         return ()
 
@@ -243,15 +278,16 @@ class ArefFunctions(InterpreterFunctions):
     def run_get(self, interpreter: Interpreter, op: aref.GetOp, args: PythonValues):
         ref = args[0]
         st = task_state(interpreter)
-        _check_slot(op, args, ref, ref.gets)
+        n = ref.count("get", st.team)
+        _check_slot(op, args, ref, n)
+        slot = n % ref.depth
         st.sync(
             op,
-            lambda: ref.states[ref.gets % ref.depth] == FULL,
-            lambda: f"for a full slot ({ref.describe(ref.gets % ref.depth)})",
+            lambda: ref.states[slot] == FULL and ref.held[slot] == n,
+            lambda: f"for a full slot ({ref.describe(slot)}, holding put {ref.held[slot]}, not yet {n})",
         )
-        slot = ref.gets % ref.depth
         ref.states[slot] = BORROWED
-        ref.gets += 1
+        ref.advance("get", st.team)
         values = ref.slots[slot]
         assert values is not None
         for v in values:
@@ -262,11 +298,12 @@ class ArefFunctions(InterpreterFunctions):
     def run_consumed(self, interpreter: Interpreter, op: aref.ConsumedOp, args: PythonValues):
         ref = args[0]
         st = task_state(interpreter)
-        _check_slot(op, args, ref, ref.releases)
+        n = ref.count("release", st.team)
+        _check_slot(op, args, ref, n)
         st.sync(op, lambda: True, lambda: "")
-        if ref.releases >= ref.gets:
+        slot = n % ref.depth
+        if n >= ref.count("get", st.team) or ref.states[slot] != BORROWED:
             raise _fail(op, f"aref.consumed of %{ref.name} with no borrowed slot (consumed twice?)")
-        slot = ref.releases % ref.depth
         values = ref.slots[slot]
         assert values is not None and ref.states[slot] == BORROWED
         ids = {id(v) for v in values}
@@ -282,8 +319,25 @@ class ArefFunctions(InterpreterFunctions):
             st.released[id(v)] = (v, f"slot {slot} of %{ref.name}")
         ref.slots[slot] = None
         ref.states[slot] = EMPTY
-        ref.releases += 1
+        ref.advance("release", st.team)
         return ()
+
+    @impl(aref.SkipOp)
+    def run_skip(self, interpreter: Interpreter, op: aref.SkipOp, args: PythonValues):
+        ref, n = args
+        st = task_state(interpreter)
+        if st.team is None:
+            raise _fail(op, "aref.skip outside a partition of several teams")
+        if n < 0:
+            raise _fail(op, f"aref.skip of a negative count ({n})")
+        ref.advance("get", st.team, n)
+        ref.advance("release", st.team, n)
+        return ()
+
+    @impl(aref.TeamIdOp)
+    def run_team_id(self, interpreter: Interpreter, op: aref.TeamIdOp, args: PythonValues):
+        team = task_state(interpreter).team
+        return (0 if team is None else team,)
 
     @impl(tile.DotAsyncOp)
     def run_dot_async(self, interpreter: Interpreter, op: tile.DotAsyncOp, args: PythonValues):

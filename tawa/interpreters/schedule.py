@@ -95,8 +95,8 @@ class Scheduler:
     def __post_init__(self) -> None:
         self._rng = random.Random(self.schedule.seed)
 
-    def add(self, role: PartitionRole, body: Callable[[_Task], None]) -> None:
-        self.tasks.append(_Task(len(self.tasks), role, body))
+    def add(self, role: PartitionRole, body: Callable[[_Task], None], label: str = "") -> None:
+        self.tasks.append(_Task(len(self.tasks), role, body, label=label))
 
     # ------------------------------------------------------------------ driving
 

@@ -13,7 +13,8 @@ tiles T1..Tn:
   fit;
 * **barrier setup** (once per kernel): `full[s]` expects one arrival (the
   producer's `arrive.expect_tx`) plus the bytes of all n TMA boxes;
-  `empty[s]` expects one arrival per consumer warp group; thread 0
+  `empty[s]` expects one arrival per consumer warp group (of one team,
+  where the consumers take turns in teams); thread 0
   initialises them, fences them (mbarrier-init and proxy fences), and one
   CTA-wide barrier follows, before the roles split;
 * **one `RewritePattern` per aref op**, on its slot:
@@ -24,7 +25,13 @@ tiles T1..Tn:
   - `aref.get`: wait `full[stage]` with parity phase; the values become
     `nvgpu.smem_tile` views of the stage;
   - `aref.consumed`: one thread per consumer warp group arrives on
-    `empty[stage]`.
+    `empty[stage]`;
+  - `aref.skip` (a team passing over another team's puts) is erased: the
+    counters of `tawa-assign-stage-phase` already count it.
+
+The consumer teams of a partition (`teams(T)`) take turns over their main
+loops (`tawa.transforms.teams.take_turns`): a team's parity waits are right
+only while no team waits more than one pass ahead of a slot.
 
 The producer's partition body later runs on one thread (thread 0 of its warp
 group, `tawa-materialize-partitions`), since TMA and barrier arrivals are
@@ -55,6 +62,7 @@ from tawa.target.hopper import MAX_SMEM_BYTES, THREADS_PER_GROUP, THREADS_PER_WA
 from tawa.transforms.cache_hints import L2_HINT
 from tawa.transforms.cluster import MULTICAST, multicast_loads
 from tawa.transforms.smem_plan import plan_shared_memory
+from tawa.transforms.teams import take_turns
 from tawa.transforms.utils import const, fail, guarded, kernel_of
 
 NAME = "tawa-lower-aref"
@@ -226,6 +234,15 @@ class LowerConsumed(RewritePattern):
         rewriter.replace(op, [tid, lane, leader, guarded(leader.result, arrives)], [])
 
 
+class DropSkip(RewritePattern):
+    """`aref.skip`: its count is in the team's ring counters already
+    (`tawa-assign-stage-phase`); nothing is left to do on the GPU."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: aref.SkipOp, rewriter: PatternRewriter) -> None:
+        rewriter.erase(op)
+
+
 def _read_by_threads(ws: aref.WarpSpecializeOp, ref: SSAValue) -> bool:
     """Whether a value some `aref.get` of `ref` returns has a use other than
     as a dot operand (see `Ring.read_by_threads`)."""
@@ -276,7 +293,9 @@ class LowerArefPass(ModulePass):
                 cluster=cluster if create.result in shared_rings else 1,
             )
         nvgpu.record_kernel_info(kernel, smem=plan.total)
-        consumer_groups = sum(w // WARPS_PER_GROUP for role, w, _, _ in specs if role == PartitionRole.CONSUMER)
+        # A team of a partition releases the slots it takes; the other teams skip them.
+        consumer_groups = sum(w // WARPS_PER_GROUP // teams for (role, w, _, _), teams
+                              in zip(specs, ws.partition_teams(), strict=True) if role == PartitionRole.CONSUMER)
         threads = sum(w for _, w, _, _ in specs) * THREADS_PER_WARP
         self._init_barriers(rings, consumer_groups, threads, entry, clustered=cluster > 1)
         shared = Rings(rings, entry)
@@ -291,12 +310,14 @@ class LowerArefPass(ModulePass):
             Rewriter.insert_op(nvgpu.ClusterSyncOp(), InsertPoint.after(ws))
         walker = PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [LowerPut(shared), LowerGet(shared), LowerConsumed(shared)], dce_enabled=False
+                [LowerPut(shared), LowerGet(shared), LowerConsumed(shared), DropSkip()], dce_enabled=False
             ),
             apply_recursively=False,
         )
-        for _, _, _, region in specs:
+        for (_, warps, _, region), teams in zip(specs, ws.partition_teams(), strict=True):
             walker.rewrite_region(region)
+            if teams > 1:  # a team's waits may be at most one pass ahead of a slot
+                take_turns(region, teams, warps // teams * THREADS_PER_WARP, NAME)
         for c in creates:
             Rewriter.erase_op(c)
 

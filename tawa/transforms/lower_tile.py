@@ -52,27 +52,29 @@ from tawa.transforms.utils import fail, kernel_of
 
 def lower_consumer(region: Region, first_group: int, groups: int,
                    staged: Mapping[tile.StoreOp, tuple[SSAValue, SSAValue]] | None = None,
-                   pingpong: bool = True, pin: bool = False) -> None:
-    """Lowers one consumer partition of `groups` warp groups, the first of
-    which is warp group `first_group` of the CTA; the `staged` stores take
-    the TMA-store epilogue; with `pingpong`, the warp groups of an
-    overlapped loop take turns issuing their dots, in a ring
-    (`tawa.transforms.pingpong`); with `pin`, a wgmma wait after register
-    math stays there (`tawa.transforms.pin_waits`)."""
+                   pingpong: bool = True, pin: bool = False, teams: int = 1) -> None:
+    """Lowers one consumer partition of `groups` warp groups per team (of
+    `teams`), the first of which is warp group `first_group` of the CTA; the
+    `staged` stores take the TMA-store epilogue; with `pingpong`, the warp
+    groups of an overlapped loop take turns issuing their dots, in a ring
+    (`tawa.transforms.pingpong`; one team only); with `pin`, a wgmma wait
+    after register math stays there (`tawa.transforms.pin_waits`)."""
     staged = {s: v for s, v in (staged or {}).items() if region.is_ancestor(s)}
-    info = ConsumerInfo.at_start_of(region, first_group, groups, staged)
+    info = ConsumerInfo.at_start_of(region, first_group, groups, staged, teams)
     PatternRewriteWalker(
         # No DCE: dead scalar ops the partition had stay, as they were.
         GreedyRewritePatternApplier(consumer_patterns(info), dce_enabled=False),
         apply_recursively=True,
     ).rewrite_region(region)
     _erase_dead_tile_math(region)
-    if pingpong:
-        ping_pong(region, info.row0, groups)
+    if pingpong and teams == 1:
+        assert info.group is not None
+        ping_pong(region, info.group, groups)
     if pin:
         pin_waits(region)
     if staged:
-        drain_at_end(region, first_group, any(stores_by_group(b, groups) for b, _ in staged.values()))
+        drain_at_end(region, first_group,
+                     any(stores_by_group(b, info.partition_groups) for b, _ in staged.values()))
     for op in [o for o in region.walk() if isinstance(o, tile.SplatOp | nvgpu.SmemTileOp)]:
         if not op.results[0].uses:
             Rewriter.erase_op(op)
@@ -131,10 +133,10 @@ class LowerTilePass(ModulePass):
                 raise fail(ws, f"{NAME}: run tawa-lower-aref first")
             staged = stage_stores(ws, kernel, self.epilogue, NAME, self.staging, self.store_group, self.pingpong)
             start = 0
-            for role, warps, _, region in ws.partition_specs():
+            for (role, warps, _, region), teams in zip(ws.partition_specs(), ws.partition_teams(), strict=True):
                 if role == PartitionRole.CONSUMER:
-                    lower_consumer(region, start, warps // WARPS_PER_GROUP, staged, self.pingpong,
-                                   self.pin_waits)
+                    lower_consumer(region, start, warps // WARPS_PER_GROUP // teams, staged, self.pingpong,
+                                   self.pin_waits, teams)
                 start += warps // WARPS_PER_GROUP
         # What materialize-partitions lowers (the partitions, program ids)
         # may remain; any other tile or aref op, or tensor, is not supported.

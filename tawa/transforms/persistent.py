@@ -63,6 +63,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.dialects import aref, nvgpu, tile
 from tawa.transforms.program_order import ProgramOrder, record_order, resolve_order
+from tawa.transforms.teams import divide_programs
 from tawa.transforms.utils import column_ids, const, fail, grouped_ids, longest_first_ids, pair_members, paired_ids
 
 
@@ -91,6 +92,10 @@ class PersistentPass(ModulePass):
     def _persist(self, ws: aref.WarpSpecializeOp, kernel: func.FuncOp) -> None:
         order = resolve_order(kernel, self.order, persistent=True)
         cluster = nvgpu.kernel_info(kernel).cluster
+        teams = max(ws.partition_teams())
+        if teams > 1 and order == "paired":
+            raise fail(kernel, f"{self.name}: order 'paired' nests two programs in one iteration, which teams "
+                               "of consumers cannot take turns over; take grouped, column or longest-first")
         if cluster > 1 and order == "paired":
             raise fail(kernel, f"{self.name}: order 'paired' runs programs of different lengths, which the "
                                "CTAs of a cluster cannot share; clustered kernels take grouped, column or "
@@ -115,12 +120,16 @@ class PersistentPass(ModulePass):
         programs.result.name_hint = "programs"
         if order == "paired":
             half, pairs = self._pair_count(grid, at)
-        for _, _, _, region in ws.partition_specs():
+        for (_, _, _, region), team in zip(ws.partition_specs(), ws.partition_teams(), strict=True):
             if order == "paired":
                 self._loop_over_pairs(region, cta.result, pairs, ctas.result, [g.result for g in grid], half)
             else:
                 self._loop_over_programs(region, first, programs.result, step, ordered, plane.result, order,
                                          None if rank is None else (cluster, rank, grid[0].result))
+                if team > 1:
+                    loop = region.block.last_op
+                    assert isinstance(loop, scf.ForOp)
+                    divide_programs(loop.body.block, first, step, team)
         for n in [o for o in ws.walk() if isinstance(o, tile.NumProgramsOp)]:
             n.result.replace_all_uses_with(grid[n.axis.value.data].result)
             Rewriter.erase_op(n)

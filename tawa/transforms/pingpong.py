@@ -95,11 +95,11 @@ def _issue_span(loop: scf.ForOp) -> tuple[Operation, Operation] | None:
     return (fence, commits[1]) if fence is not None and len(commits) == 2 else None
 
 
-def ping_pong(region: Region, row0: SSAValue, groups: int) -> int:
+def ping_pong(region: Region, group: SSAValue, groups: int) -> int:
     """Orders the wgmma issues of the warp groups in the overlapped loops of
-    a consumer partition of `groups` ≥ 2 warp groups (`region`, whose warp
-    group starts at row `row0`) in a ring of turns; returns how many loops
-    it ordered."""
+    a consumer partition of `groups` ≥ 2 warp groups (`region`, run by its
+    warp group `group`, an index) in a ring of turns; returns how many
+    loops it ordered."""
     if not 2 <= groups <= MAX_GROUPS:
         return 0
     loops = [o for o in region.walk() if isinstance(o, scf.ForOp) and OVERLAPPED in o.attributes]
@@ -109,7 +109,7 @@ def ping_pong(region: Region, row0: SSAValue, groups: int) -> int:
         if span is None:
             continue
         fence, commit = span
-        is_group = group_tests(row0, groups, InsertPoint.before(loop))
+        is_group = group_tests(group, groups, InsertPoint.before(loop))
 
         def turn(k: int) -> int:
             return TURNS + k % groups

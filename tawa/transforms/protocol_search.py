@@ -147,11 +147,64 @@ class _Role:
     barrier has completed at least k phases (it passed its wait for k-1)."""
 
 
-def _cut(trace: Sequence[Event]) -> _Role:
+def intended_phases(traces: Sequence[Sequence[Event]], role_cta: Sequence[int]) -> list[dict[int, int]]:
+    """The phase each wait of each role means: role → {event index: k}.
+
+    A role's wait of parity p on barrier b means k, the next phase of parity
+    p after the latest phase of b the role knows complete: one it waited for
+    itself, or one a role it synchronized with knew of.  Knowledge passes at
+    named barriers: the role that passes its g-th sync of barrier n (in its
+    CTA) learns what every other role knew at its own g-th arrival at n
+    (sync or arrive).  The pairing of the g-th occurrences is the protocol's
+    own (each generation one occurrence of each participant); the search
+    checks the generations as they form.  Without it, a team of consumers
+    that passed over another team's uses of a ring (`tawa.transforms.teams`)
+    would seem to mean a phase it skipped: after the hand-over it knows
+    that the other team waited for it.  Computed to a fixed point, since
+    knowledge flows both ways through a barrier."""
+    named_kinds = (NAMED_SYNC, NAMED_ARRIVE)
+    # snapshots[r][(n, g)]: what role r knew (barrier -> phases known complete) at its g-th occurrence of n
+    snapshots: list[dict[tuple[int, int], dict[int, int]]] = [{} for _ in traces]
+    while True:
+        changed = False
+        result: list[dict[int, int]] = []
+        for r, trace in enumerate(traces):
+            seen: dict[int, int] = {}
+            counts: dict[int, int] = {}
+            phases: dict[int, int] = {}
+            for i, e in enumerate(trace):
+                if e.kind in named_kinds:
+                    g = counts.get(e.barrier, 0)
+                    counts[e.barrier] = g + 1
+                    if snapshots[r].get((e.barrier, g)) != seen:
+                        snapshots[r][(e.barrier, g)] = dict(seen)
+                        changed = True
+                    if e.kind == NAMED_SYNC:
+                        for o in range(len(traces)):
+                            if o != r and role_cta[o] == role_cta[r]:
+                                for b, n in snapshots[o].get((e.barrier, g), {}).items():
+                                    seen[b] = max(seen.get(b, 0), n)
+                elif e.kind == WAIT:
+                    last = seen.get(e.barrier, 0) - 1  # the latest phase this role knows complete
+                    k = last if (last - e.parity) % 2 == 0 else last + 1
+                    phases[i] = k
+                    seen[e.barrier] = max(seen.get(e.barrier, 0), k + 1)
+            result.append(phases)
+        if not changed:
+            return result
+
+
+def _cut(trace: Sequence[Event], phases: dict[int, int] | None = None) -> _Role:
+    """`trace` cut into blocks, with the phase each wait means (`phases`, by
+    event index: `intended_phases`; None: from the role's own waits)."""
+    if phases is None:
+        phases = intended_phases([trace], [0])[0]
     blocks: list[list[Event]] = [[]]
-    for e in trace:
+    starts = [0]  # the trace index of each block's first event
+    for i, e in enumerate(trace):
         if e.kind in BLOCKING and blocks[-1]:
             blocks.append([])
+            starts.append(i)
         blocks[-1].append(e)
     if not blocks[-1]:
         blocks.pop()
@@ -159,12 +212,11 @@ def _cut(trace: Sequence[Event]) -> _Role:
     seen: dict[int, int] = {}
     intended = []
     consecutive = True
-    for g in gates:
+    for g, start in zip(gates, starts):
         k = 0
         if g is not None and g.kind == WAIT:
-            last = seen.get(g.barrier, 0) - 1  # the latest phase this role knows complete
-            k = last if (last - g.parity) % 2 == 0 else last + 1
-            consecutive = consecutive and (k == last + 1 or k == -1 and g.barrier not in seen)
+            k = phases[start]
+            consecutive = consecutive and (k == seen.get(g.barrier, 0) or k == -1 and g.barrier not in seen)
             seen[g.barrier] = k + 1
         intended.append(k)
     groups: list[frozenset[int]] = []
@@ -248,9 +300,9 @@ class Explorer(PersistentSets):
                  describe_barrier, describe_slot, role_name, max_states: int,
                  reduce: bool = True, shortest: bool = True, layout: Layout | None = None,
                  fine: bool | None = None):
-        self.roles = [_cut(t) for t in traces]
+        self.role_cta = tuple(layout.role_cta) if layout else (0,) * len(traces)
+        self.roles = [_cut(t, k) for t, k in zip(traces, intended_phases(traces, self.role_cta), strict=True)]
         self.nb = n_barriers
-        self.role_cta = tuple(layout.role_cta) if layout else (0,) * len(self.roles)
         self.barrier_cta = tuple(layout.barrier_cta) if layout else (0,) * n_barriers
         self.ctas = 1 + max(self.role_cta, default=0)
         self.cta_roles = tuple(tuple(r for r, c in enumerate(self.role_cta) if c == cta)

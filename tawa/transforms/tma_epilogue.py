@@ -146,12 +146,15 @@ def group_barrier(group: int) -> int:
     return NAMED_BARRIERS - 1 - group
 
 
-def staging_type(store: tile.StoreOp, staging: str = "full", groups: int = 1) -> nvgpu.SmemType | str:
+def staging_type(store: tile.StoreOp, staging: str = "full", groups: int = 1,
+                 teams: int = 1) -> nvgpu.SmemType | str:
     """The staging buffer of a store that can take the TMA-store epilogue
     (`staging` full: `1 x rows x cols`; subtiled: `2 x rows x span`, one
     buffer where the row is a single span), or why it cannot.  With
     `groups` > 1, the same bytes as `groups` warp groups' own buffers of
-    rows / `groups` rows each (`store-group=warpgroup`)."""
+    rows / `groups` rows each (`store-group=warpgroup`).  A partition of
+    several `teams` stores one tile per team at once: `teams` times the
+    bytes, as buffers of `rows · teams / groups` rows."""
     t, mt = store.value.type, store.dest.type
     assert isinstance(t, TensorType) and isinstance(mt, MemRefType)
     shape, et = tuple(t.get_shape()), t.get_element_type()
@@ -171,7 +174,7 @@ def staging_type(store: tile.StoreOp, staging: str = "full", groups: int = 1) ->
     if staging == "subtiled":
         cols = swizzle // nvgpu.element_bytes(et)
         buffers = min(SUBTILE_BUFFERS, shape[1] // cols)
-    return nvgpu.SmemType([buffers * groups, shape[0] // groups, cols], et, swizzle)
+    return nvgpu.SmemType([buffers * groups, shape[0] * teams // groups, cols], et, swizzle)
 
 
 def consumer_stores(ws: aref.WarpSpecializeOp) -> list[tile.StoreOp]:
@@ -182,24 +185,36 @@ def consumer_stores(ws: aref.WarpSpecializeOp) -> list[tile.StoreOp]:
     ]
 
 
+def store_teams(ws: aref.WarpSpecializeOp) -> dict[tile.StoreOp, int]:
+    """The stores of the consumer partitions of `ws` → the teams of their partition."""
+    return {
+        o: teams for (role, _, _, region), teams in zip(ws.partition_specs(), ws.partition_teams(), strict=True)
+        if role == PartitionRole.CONSUMER for o in region.walk() if isinstance(o, tile.StoreOp)
+    }
+
+
 def staging_types(ws: aref.WarpSpecializeOp, staging: str = "full") -> list[nvgpu.SmemType]:
     """The staging buffers the TMA-store epilogue would add to this kernel."""
-    return [t for s in consumer_stores(ws) if isinstance(t := staging_type(s, staging), nvgpu.SmemType)]
+    return [t for s, teams in store_teams(ws).items()
+            if isinstance(t := staging_type(s, staging, 1, teams), nvgpu.SmemType)]
 
 
 def store_groups(ws: aref.WarpSpecializeOp, store_group: str, pingpong: bool, who: str) -> dict[tile.StoreOp, int]:
     """The stores of the consumer partitions of `ws` → how many warp groups
     store their own rows of it: 1 (one store per CTA), or the partition's
-    warp groups (`store_group` warpgroup; `auto`: where they ping-pong)."""
+    warp groups (`store_group` warpgroup; `auto`: where they ping-pong; and
+    always in a partition of several teams, whose tiles are stored at
+    different times)."""
     by_store = {}
-    for role, warps, _, region in ws.partition_specs():
+    for (role, warps, _, region), teams in zip(ws.partition_specs(), ws.partition_teams(), strict=True):
         if role != PartitionRole.CONSUMER:
             continue
         groups = warps // WARPS_PER_GROUP
         rotated = any(isinstance(o, scf.ForOp) and OVERLAPPED in o.attributes for o in region.walk())
-        own = groups > 1 and (store_group == "warpgroup" or (store_group == "auto" and pingpong and rotated))
+        own = groups > 1 and (store_group == "warpgroup" or (store_group == "auto" and pingpong and rotated)
+                              or teams > 1)
         if own and groups > MAX_STORE_GROUPS:
-            if store_group == "warpgroup":
+            if store_group == "warpgroup" or teams > 1:
                 raise fail(ws, f"{who}: store-group=warpgroup: {groups} warp groups need more named barriers "
                            f"than a CTA has (at most {MAX_STORE_GROUPS} store on their own)")
             own = False
@@ -219,6 +234,7 @@ def stage_stores(
     if epilogue == "threads":
         return {}
     groups = store_groups(ws, store_group, pingpong, who)
+    teams = store_teams(ws)
     stores: list[tile.StoreOp] = []
     for store in consumer_stores(ws):
         why = staging_type(store)
@@ -231,7 +247,7 @@ def stage_stores(
         return {}
     allocs = [o for o in kernel.body.block.ops if isinstance(o, nvgpu.SmemAllocOp)]
     for variant in AUTO_STAGINGS if staging == "auto" else (staging,):
-        chosen = [(s, t) for s in stores if isinstance(t := staging_type(s, variant), nvgpu.SmemType)]
+        chosen = [(s, t) for s in stores if isinstance(t := staging_type(s, variant, 1, teams[s]), nvgpu.SmemType)]
         owners = _owners(chosen)
         plan = extend_plan(allocs, [t for _, t in owners])
         if plan.fits:
@@ -247,14 +263,14 @@ def stage_stores(
     tmaps: dict[tuple[SSAValue, nvgpu.TmaDescriptorType], SSAValue] = {}
     buffers: dict[Any, SSAValue] = {}
     for (owner, planned), placed in zip(owners, plan.staging):
-        t = staging_type(owner, variant, groups[owner])
+        t = staging_type(owner, variant, groups[owner], teams[owner])
         assert isinstance(t, nvgpu.SmemType)
         buf = nvgpu.SmemAllocOp(placed.offset, t)
         buf.result.name_hint = "staging"
         Rewriter.insert_op(buf, at)
         buffers[_buffer_key(owner, planned)] = buf.result
     for store, planned in chosen:
-        t = staging_type(store, variant, groups[store])
+        t = staging_type(store, variant, groups[store], teams[store])
         assert isinstance(t, nvgpu.SmemType)
         mt = store.dest.type
         assert isinstance(mt, MemRefType)
@@ -347,11 +363,12 @@ def stores_by_group(staging: SSAValue, groups: int) -> bool:
 
 def emit_tma_store(
     values: SSAValue, staging: SSAValue, tmap: SSAValue, offsets: list[SSAValue], row0: SSAValue,
-    first_group: int, groups: int, at: InsertPoint,
+    group: SSAValue, first_group: int, groups: int, at: InsertPoint,
 ) -> None:
     """The TMA-store epilogue of one store (module docstring), at `at`:
     `values` is this warp group's fragment, `row0` its first row in the
-    tile, `offsets` the tile's element offsets in the memref.  The staging
+    tile, `group` its index among the partition's `groups` warp groups,
+    `offsets` the tile's element offsets in the memref.  The staging
     buffer's type says the chunks (its columns per chunk), the buffers they
     alternate in, and who stores (`stores_by_group`)."""
     ft, st = values.type, staging.type
@@ -369,16 +386,16 @@ def emit_tma_store(
     elected = _is_elected(first_group, by_group, at)
     coords = list(offsets)
     if by_group:  # my buffers, my rows, my barrier
-        is_group = group_tests(row0, groups, at)
-        group = arith.DivUIOp(row0, const(WGMMA_M, at))
+        is_group = group_tests(group, groups, at)
         row = arith.AddiOp(offsets[-2], row0)
-        Rewriter.insert_op([group, row], at)
-        first_buffer, staging_row, coords[-2] = group.result, const(0, at), row.result
+        Rewriter.insert_op(row, at)
+        first_buffer, staging_row, coords[-2] = group, const(0, at), row.result
         if buffers > 1:
-            scaled = arith.MuliOp(group.result, const(buffers, at))
+            scaled = arith.MuliOp(group, const(buffers, at))
             Rewriter.insert_op(scaled, at)
             first_buffer = scaled.result
-        first_buffer.name_hint, row.result.name_hint = "my_buffer", "my_row"
+            first_buffer.name_hint = "my_buffer"
+        row.result.name_hint = "my_row"
 
         def barrier() -> Operation:
             return per_group(is_group, [[nvgpu.NamedBarrierSyncOp(group_barrier(g), THREADS_PER_GROUP)]

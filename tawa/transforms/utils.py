@@ -24,7 +24,6 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.diagnostics import TawaError, location_of
 from tawa.dialects import aref
-from tawa.target.hopper import WGMMA_M
 
 
 def fail(op: Operation | None, message: str) -> TawaError:
@@ -49,14 +48,14 @@ def guarded(cond: SSAValue, then_ops: list[Operation], else_ops: list[Operation]
     return scf.IfOp(cond, [], *regions)
 
 
-def group_tests(row0: SSAValue, groups: int, at: InsertPoint) -> list[SSAValue]:
-    """`row0 == 64·k` for k < `groups` − 1, at `at`: which warp group of a
-    consumer partition this is (`row0`: its first row in the tile), for
-    `per_group`."""
+def group_tests(group: SSAValue, groups: int, at: InsertPoint) -> list[SSAValue]:
+    """`group == k` for k < `groups` − 1, at `at`: which warp group of a
+    consumer partition this is (`group`: its index in the partition, an
+    index), for `per_group`."""
     tests = []
     for k in range(groups - 1):
-        row = arith.ConstantOp.from_int_and_width(k * WGMMA_M, row0.type)
-        test = arith.CmpiOp(row0, row.result, "eq")
+        row = arith.ConstantOp.from_int_and_width(k, group.type)
+        test = arith.CmpiOp(group, row.result, "eq")
         test.result.name_hint = "first_group" if k == 0 else f"group_{k}"
         Rewriter.insert_op([row, test], at)
         tests.append(test.result)

@@ -563,10 +563,17 @@ class WarpSpecializePass(ModulePass):
     """Warps of the consumer partition; 4 per 64 accumulator rows when left out."""
     consumer_regs: int | None = None
     """Each consumer warp group's budget; derived when left out."""
+    teams: int = 1
+    """Teams of the consumer partition (ping-pong consumers): each team has
+    the warp groups of one program and runs its own programs, taking turns
+    with the others over the rings (`tawa-persistent` divides the programs).
+    The consumer partition then has `teams` times the warps."""
     strict: bool = False
     """Fail instead of leaving a kernel unchanged with a remark."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.teams < 1:
+            raise TawaError(f"teams must be at least 1, got {self.teams}", self.name)
         for kernel in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
             if kernel.is_declaration:
                 continue
@@ -583,7 +590,10 @@ class WarpSpecializePass(ModulePass):
         """(consumer warps, producer regs, consumer regs) for `kernel`."""
         warps = self.consumer_warps
         if warps is None:
-            warps = consumer_warp_groups(kernel) * WARPS_PER_GROUP
+            warps = consumer_warp_groups(kernel) * WARPS_PER_GROUP * self.teams
+        elif warps % (WARPS_PER_GROUP * self.teams):
+            raise fail(kernel, f"{self.name}: consumer-warps={warps} does not split into {self.teams} teams of "
+                               "whole warp groups")
         p, c = register_budgets(kernel, self.producer_warps, warps, self.producer_regs, self.consumer_regs)
         return warps, p, c
 
@@ -613,6 +623,7 @@ class WarpSpecializePass(ModulePass):
             [self.producer_warps, consumer_warps],
             [producer_regs, consumer_regs],
             regions,
+            [1, self.teams],
         )
         for new in (*creates, ws):
             body.insert_op_before(new, ret)

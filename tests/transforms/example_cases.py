@@ -148,15 +148,19 @@ def fresh_outputs(c: Case) -> list[Any]:
     return args
 
 
-def lowered_gemm(**options: Any) -> Any:
-    """examples/gemm.mlir through `tawa-hopper-pipeline{options}` (persistent)
-    to the last structured IR, the form the CTA simulator runs."""
+def lowered_gemm(source: str | None = None, **options: Any) -> Any:
+    """examples/gemm.mlir (or the tile program `source`) through
+    `tawa-hopper-pipeline{options}` (persistent) to the last structured IR,
+    the form the CTA simulator runs."""
     import tawa
     from tawa.transforms.hopper_pipeline import HopperPipelinePass
     from tawa.transforms.prepare_ptx import PreparePtxPass
 
     pipeline = HopperPipelinePass(prepare=False, **options)
-    module = tawa.parse((EXAMPLES / "gemm.mlir").read_text(), "examples/gemm.mlir")
+    if source is None:
+        module = tawa.parse((EXAMPLES / "gemm.mlir").read_text(), "examples/gemm.mlir")
+    else:
+        module = tawa.parse(source, "gemm.mlir")
     ctx = tawa.context()
     pipeline.specialize_pass().apply(ctx, module)
     for p in [*pipeline.planned_steps(module), *PreparePtxPass.steps()[:-1]]:
@@ -165,17 +169,17 @@ def lowered_gemm(**options: Any) -> Any:
 
 
 def simulate_gemm(module: Any, m: int, n: int, k: int, schedule: Any, ctas: int | None = None,
-                  seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """(C from the CTA simulator running @gemm of `module` on 128x256 tiles,
-    NumPy's A·Bᵀ in f32) for fresh inputs of `seed`; C starts as NaN, so an
-    element no CTA writes stays NaN."""
+                  seed: int = 0, tile: tuple[int, int] = (128, 256)) -> tuple[np.ndarray, np.ndarray]:
+    """(C from the CTA simulator running @gemm of `module` on `tile`-sized
+    tiles, NumPy's A·Bᵀ in f32) for fresh inputs of `seed`; C starts as NaN,
+    so an element no CTA writes stays NaN."""
     import tawa
 
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((m, k)).astype(BF16)
     b = rng.standard_normal((n, k)).astype(BF16)
     c = np.full((m, n), np.nan, BF16)
-    grid = (-(-m // 128), -(-n // 256))
+    grid = (-(-m // tile[0]), -(-n // tile[1]))
     tawa.interpret(module, "gemm", grid, a, b, c, m, n, k, schedule=schedule, ctas=ctas)
     return c, a.astype(np.float32) @ b.astype(np.float32).T
 

@@ -17,18 +17,17 @@
 // CHECK-LABEL: func.func @attention_fwd(
 // CHECK:      %staging = nvgpu.smem_alloc offset(197632) : !nvgpu.smem<2x64x128xbf16, swizzle = 128>
 // CHECK-NEXT: %tmap_O = nvgpu.tma_descriptor %O : memref<?x?x?xbf16> -> !nvgpu.tma_desc<1x64x128xbf16, swizzle = 128>
-// Each warp group's first thread stores (tid mod 128 == 0); warp group g writes buffer
-// g (wg_row0 / 64) from its row 0, behind barrier 15 - g of 128 threads, and stores the
-// box at row m0 + wg_row0.
+// Each warp group's first thread stores (tid mod 128 == 0); warp group g (wg_index, its
+// index in the partition) writes buffer g from its row 0, behind barrier 15 - g of 128
+// threads, and stores the box at row m0 + wg_row0.
 // CHECK:      = nvgpu.frag_convert %o : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x128xbf16, wgmma>
 // CHECK-NEXT: %[[TID:.*]] = nvgpu.thread_id
 // CHECK-NEXT: %[[C128:.*]] = arith.constant 128 : index
 // CHECK-NEXT: %[[LANE:.*]] = arith.remui %[[TID]], %[[C128]] : index
 // CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-NEXT: %[[E:.*]] = arith.cmpi eq, %[[LANE]], %[[C0]] : index
-// CHECK:      %[[G0:.*]] = arith.cmpi eq, %wg_row0, %{{.*}} : index
-// CHECK:      %my_buffer = arith.divui %wg_row0, %{{.*}} : index
-// CHECK-NEXT: %my_row = arith.addi %m0_1, %wg_row0 : index
+// CHECK:      %[[G0:.*]] = arith.cmpi eq, %wg_index, %{{.*}} : index
+// CHECK:      %my_row = arith.addi %m0_1, %wg_row0 : index
 // CHECK-NEXT: %[[R0:.*]] = arith.constant 0 : index
 // CHECK-NEXT: scf.if %[[E]] {
 // CHECK-NEXT:   nvgpu.tma_store_wait 0
@@ -38,7 +37,7 @@
 // CHECK-NEXT: } else {
 // CHECK-NEXT:   nvgpu.named_barrier_sync 14, 128
 // CHECK-NEXT: }
-// CHECK-NEXT: nvgpu.frag_store_shared %{{.*}}, %staging[%my_buffer, %[[R0]]] : !nvgpu.frag<64x128xbf16, wgmma>, !nvgpu.smem<2x64x128xbf16, swizzle = 128>
+// CHECK-NEXT: nvgpu.frag_store_shared %{{.*}}, %staging[%wg_index, %[[R0]]] : !nvgpu.frag<64x128xbf16, wgmma>, !nvgpu.smem<2x64x128xbf16, swizzle = 128>
 // CHECK-NEXT: nvgpu.fence_proxy_async
 // CHECK-NEXT: scf.if %[[G0]] {
 // CHECK-NEXT:   nvgpu.named_barrier_sync 15, 128
@@ -46,7 +45,7 @@
 // CHECK-NEXT:   nvgpu.named_barrier_sync 14, 128
 // CHECK-NEXT: }
 // CHECK-NEXT: scf.if %[[E]] {
-// CHECK-NEXT:   nvgpu.tma_store %staging[%my_buffer], %tmap_O[%pid_y_1, %my_row, %c0_1] : !nvgpu.smem<2x64x128xbf16, swizzle = 128>, !nvgpu.tma_desc<1x64x128xbf16, swizzle = 128>
+// CHECK-NEXT:   nvgpu.tma_store %staging[%wg_index], %tmap_O[%pid_y_1, %my_row, %c0_1] : !nvgpu.smem<2x64x128xbf16, swizzle = 128>, !nvgpu.tma_desc<1x64x128xbf16, swizzle = 128>
 // CHECK-NEXT: }
 // No barrier over both warp groups at the program's end; each drains its own store.
 // CHECK-NOT:  named_barrier_sync 1, 256
@@ -82,7 +81,7 @@
 // THREE-NEXT:     nvgpu.named_barrier_sync 13, 128
 // THREE-NEXT:   }
 // THREE-NEXT: }
-// THREE-NEXT: nvgpu.frag_store_shared %{{.*}}, %staging[%my_buffer, %{{.*}}] : !nvgpu.frag<64x64xbf16, wgmma>
+// THREE-NEXT: nvgpu.frag_store_shared %{{.*}}, %staging[%wg_index, %{{.*}}] : !nvgpu.frag<64x64xbf16, wgmma>
 
 // The GEMM's cooperative warp groups move in lockstep: auto keeps one store per CTA.
 // GEMM:     %staging = nvgpu.smem_alloc offset(197632) : !nvgpu.smem<2x128x64xbf16, swizzle = 128>
@@ -93,9 +92,8 @@
 // buffers (warp group g: buffers 2g and 2g + 1), a 64x64 box, chunk j in buffer 2g + j mod 2.
 // SUB:      %staging = nvgpu.smem_alloc offset(197632) : !nvgpu.smem<4x64x64xbf16, swizzle = 128>
 // SUB-NEXT: %tmap_C = nvgpu.tma_descriptor %C : memref<?x?xbf16> -> !nvgpu.tma_desc<64x64xbf16, swizzle = 128>
-// SUB:      %[[G:.*]] = arith.divui %wg_row0, %{{.*}} : index
-// SUB-NEXT: %my_row = arith.addi %m0_1, %wg_row0 : index
-// SUB:      %my_buffer = arith.muli %[[G]], %{{.*}} : index
+// SUB:      %my_row = arith.addi %m0_1, %wg_row0 : index
+// SUB:      %my_buffer = arith.muli %wg_index, %{{.*}} : index
 // SUB:      nvgpu.tma_store_wait 1
 // SUB:      nvgpu.frag_store_shared %{{.*}}, %staging[%my_buffer, %{{.*}}] : !nvgpu.frag<64x64xbf16, wgmma>
 // SUB:      nvgpu.tma_store %staging[%my_buffer], %tmap_C[%my_row, %n0_1]
