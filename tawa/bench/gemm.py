@@ -27,7 +27,9 @@ machines; compare the ratio.  `--sweep` times the shapes of `SWEEP_SHAPES`;
 `--plot` draws TFLOP/s per shape (`tawa.bench.plot`).  `--cluster 2` compiles
 tawa's kernels in 2-CTA clusters that multicast B (`tawa-cluster`);
 `--defer-stores` stores each program's tile under the next program's first
-dot (`tawa-defer-stores`).
+dot (`tawa-defer-stores`).  `--teams 2` runs two teams of consumers that take
+turns over the programs (ping-pong, `tawa.transforms.teams`), on the
+heuristic's tile cut to 64 rows (one warp group per team).
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tawa.target.hopper import WGMMA_M
 
 DEFAULT_SHAPES: tuple[tuple[int, int, int], ...] = tuple(
     (8192, 8192, k) for k in (1024, 2048, 4096, 8192, 16384)
@@ -247,16 +251,17 @@ class Kernels:
     """tawa's kernel for each shape, as `--config` says."""
 
     def __init__(self, config: str, dtype: str, stages: int, source: Path, log: Callable[[str], None],
-                 cluster: int = 1, defer_stores: bool = False):
+                 cluster: int = 1, defer_stores: bool = False, teams: int = 1):
         import tawa
 
         self.config, self.dtype, self.stages, self.log = config, dtype, stages, log
         self.options: dict[str, Any] = {**({"cluster": cluster} if cluster > 1 else {}),
-                                        **({"defer_stores": True} if defer_stores else {})}
+                                        **({"defer_stores": True} if defer_stores else {}),
+                                        **({"teams": teams} if teams > 1 else {})}
         """Pipeline options beyond the configuration's (`Choice` fields of the same names)."""
         self.example = None
         if self.options and config == "autotune":
-            raise BenchError("--cluster and --defer-stores apply to --config heuristic, split-k and example "
+            raise BenchError("--cluster, --defer-stores and --teams apply to --config heuristic, split-k and example "
                              "(autotune decides)")
         if config == "example":
             if not source.is_file():
@@ -282,6 +287,8 @@ class Kernels:
         else:  # "split-k": the heuristic's split where its grid leaves SMs idle (off by default)
             choice = heuristic(problem, device_info()[1], split=self.config == "split-k")
             choice = replace(choice, **self.options)
+            if choice.teams > 1:  # a team is one warp group: 64-row tiles
+                choice = replace(choice, config=choice.config.replace(block_m=WGMMA_M))
         t0 = time.perf_counter()
         kernel = choice.compile()
         kernel.load()
@@ -299,6 +306,7 @@ def run(
     config: str = "example",
     cluster: int = 1,
     defer_stores: bool = False,
+    teams: int = 1,
 ) -> tuple[list[Row], dict[str, Any]]:
     try:
         import torch
@@ -308,7 +316,7 @@ def run(
         raise BenchError("needs a CUDA GPU (torch.cuda.is_available() is False)")
     import tawa
 
-    kernels = Kernels(config, dtype, stages, source, log, cluster, defer_stores)
+    kernels = Kernels(config, dtype, stages, source, log, cluster, defer_stores, teams)
     timer, timer_name = make_timer()
     meta = {
         "workload": f"gemm {dtype} C = A·B^T",
@@ -319,6 +327,7 @@ def run(
         "stages": stages,
         "cluster": cluster,
         "defer_stores": defer_stores,
+        "teams": teams,
         "rounds": rounds,
         "timer": timer_name,
         "torch": torch.__version__,
@@ -392,6 +401,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="CTAs per thread-block cluster multicasting B (tawa-cluster; default 1: none)")
     parser.add_argument("--defer-stores", action="store_true",
                         help="store each program's tile under the next program's first dot (tawa-defer-stores)")
+    parser.add_argument("--teams", type=int, default=1,
+                        help="teams of consumers taking turns over the programs (ping-pong) on 64-row tiles "
+                        "(default 1: the cooperative consumers)")
     args = parser.parse_args(argv)
     config = args.config or ("example" if args.source else "heuristic")
     source = args.source or ROOT / DTYPES[args.dtype][0]
@@ -403,8 +415,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if size_problem(args.cluster):
             raise BenchError(f"--cluster {size_problem(args.cluster)}")
+        if args.teams < 1:
+            raise BenchError(f"--teams must be at least 1, got {args.teams}")
         rows, meta = run(shapes, args.stages, args.rounds, source, dtype=args.dtype, config=config,
-                         cluster=args.cluster, defer_stores=args.defer_stores)
+                         cluster=args.cluster, defer_stores=args.defer_stores, teams=args.teams)
     except BenchError as err:
         print(f"tawa.bench gemm: error: {err}", file=sys.stderr)
         return 1

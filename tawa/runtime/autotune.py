@@ -64,7 +64,7 @@ from tawa.kernels.gemm import (
     unsupported,
 )
 from tawa.runtime.splitk import SplitKGemm
-from tawa.target.hopper import SM_COUNT
+from tawa.target.hopper import SM_COUNT, WGMMA_M
 
 GEMM_MAX_STAGES = 8
 """The deepest ring a GEMM configuration's `stages=0` takes
@@ -154,20 +154,25 @@ class Choice:
     defer_stores: bool = False
     """Each program's tile stored under the next program's first dot
     (`tawa-defer-stores`; persistent kernels)."""
+    teams: int = 1
+    """Teams of consumer warp groups taking turns over the programs
+    (ping-pong consumers, `tawa.transforms.teams`; persistent kernels)."""
 
     @property
     def options(self) -> dict[str, Any]:
         """Keyword options of `tawa.compile` (`tawa-hopper-pipeline`)."""
         return {"stages": self.stages, "max_stages": GEMM_MAX_STAGES, "group_m": self.group_m,
                 "persistent": self.persistent, **({"cluster": self.cluster} if self.cluster > 1 else {}),
-                **({"defer_stores": True} if self.defer_stores else {})}
+                **({"defer_stores": True} if self.defer_stores else {}),
+                **({"teams": self.teams} if self.teams > 1 else {})}
 
     @property
     def id(self) -> str:
         return (f"{self.config.id} stages={self.stages or 'auto'} group_m={self.group_m}"
                 + ("" if self.persistent else " persistent=false")
                 + (f" cluster={self.cluster}" if self.cluster > 1 else "")
-                + (" defer-stores" if self.defer_stores else ""))
+                + (" defer-stores" if self.defer_stores else "")
+                + (f" teams={self.teams}" if self.teams > 1 else ""))
 
     def source(self) -> str:
         return gemm_source(self.config)
@@ -189,7 +194,7 @@ class Choice:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Choice:
         return cls(GemmConfig(**data["config"]), int(data["stages"]), int(data["group_m"]), bool(data["persistent"]),
-                   int(data.get("cluster", 1)), bool(data.get("defer_stores", False)))
+                   int(data.get("cluster", 1)), bool(data.get("defer_stores", False)), int(data.get("teams", 1)))
 
 
 @dataclass(frozen=True)
@@ -212,15 +217,18 @@ class Space:
     """CTAs per cluster (persistent kernels with at least that many rows of tiles)."""
     defer_stores: tuple[bool, ...] = (False,)
     """Whether to defer each program's store (persistent kernels)."""
+    teams: tuple[int, ...] = (1,)
+    """Teams of consumers (ping-pong; persistent kernels of 64-row tiles)."""
 
 
 DEFAULT_SPACE = Space()
 """Tile shapes at the deepest ring that fits, each also split-K where
 `split_for` splits it: one compile per tile (and split) that suits the problem."""
 WIDE_SPACE = Space(k_bytes=(64, 128), split_k=(1, 0, 2, 4), stages=(0, 3), group_m=(4, 8, 16), cluster=(1, 2),
-                   defer_stores=(False, True))
+                   defer_stores=(False, True), teams=(1, 2))
 """Also 64-byte K steps, splits of 2 and 4, a 3-deep ring, other group-m
-values, 2-CTA clusters and deferred stores."""
+values, 2-CTA clusters, deferred stores and two teams of consumers on
+64-row tiles (ping-pong)."""
 
 
 # --------------------------------------------------------------------------- the heuristic
@@ -366,13 +374,15 @@ def candidates(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM
         group_ms = sorted(set(space.group_m))
         covering = [g for g in group_ms if g >= rows]
         group_ms = [g for g in group_ms if g < rows] + covering[:1]
-        for stages, group_m, persistent, cluster, defer in itertools.product(
-                space.stages, group_ms, space.persistent, space.cluster, space.defer_stores):
+        for stages, group_m, persistent, cluster, defer, teams in itertools.product(
+                space.stages, group_ms, space.persistent, space.cluster, space.defer_stores, space.teams):
             if cluster > 1 and (not persistent or rows < cluster):
                 continue  # clusters need a persistent kernel, and rows of tiles to share B along
             if defer and not persistent:
                 continue  # a deferred store rides the loop over programs
-            choice = Choice(config, stages, group_m, persistent, cluster, defer)
+            if teams > 1 and (not persistent or config.block_m != WGMMA_M):
+                continue  # teams take turns over the programs; here one warp group each (64-row tiles)
+            choice = Choice(config, stages, group_m, persistent, cluster, defer, teams)
             if choice not in result:
                 result.append(choice)
     return result

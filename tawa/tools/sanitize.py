@@ -256,6 +256,10 @@ CASES = {
         # some CTAs carry a tile into their second program; three store sites, one staging buffer.
         Case("gemm_defer_stores", "gemm.mlir", "gemm", 4, _gemm(m_tiles=12, n_tiles=12),
              pipeline=(("defer_stores", True),)),
+        # Two teams of consumers (ping-pong), 64-row programs, 12 x 12 = 144 programs: some
+        # CTAs run 2, one per team; named-barrier turns and a staging buffer per team.
+        Case("gemm_teams", "gemm_source(64x256x64)", "gemm", 0, _gemm(tile=(64, 256), m_tiles=12, n_tiles=12),
+             GemmConfig(64, 256, 64), pipeline=(("teams", 2),)),
         Case("gemm_fp8", "gemm_fp8.mlir", "gemm_fp8", 4, _gemm(fp8=True)),
         Case("gemm_chain", "gemm_chain.mlir", "gemm_chain", 2, _per_key_block("chain")),
         Case("gemm_scale_relu", "gemm_scale_relu.mlir", "gemm_scale_relu", 4, _gemm(relu_alpha=-0.37)),
@@ -281,7 +285,8 @@ CASES = {
 }
 """Every example kernel (examples/*.mlir), with the stages its GPU test uses,
 two GEMM configurations at their deep rings (stages 0: the deepest that fits),
-the GEMM in 2-CTA clusters and the GEMM with deferred stores."""
+the GEMM in 2-CTA clusters, the GEMM with deferred stores and the GEMM with
+two teams of consumers."""
 
 
 # --------------------------------------------------------------------------- the child: run under the sanitizer

@@ -15,6 +15,7 @@ import tawa
 from tawa.backend.ptx.printer import print_ptx
 from tawa.diagnostics import TawaError
 from tawa.dialects import nvgpu
+from tawa.kernels.gemm import GemmConfig, gemm_source
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -206,5 +207,22 @@ def test_clustered_gemms_assemble_without_spills(example, tmp_path):
     ptx = print_ptx(module)
     assert ".reqnctapercluster 2, 1, 1" in ptx
     assert ptx.count(".multicast::cluster") >= 1 and ptx.count("barrier.cluster.wait;") == 2
+    info = assemble(ptx, tmp_path)
+    assert "0 bytes spill stores, 0 bytes spill loads" in info, info
+
+
+@needs_ptxas
+@pytest.mark.parametrize("config", [GemmConfig(64, 256, 64), GemmConfig(64, 256, 128, "f8E4M3FN", "f8E4M3FN", "bf16"),
+                                    GemmConfig(64, 256, 64, batched=True), GemmConfig(64, 128, 64, b_layout="kn")],
+                         ids=lambda c: c.id)
+def test_teams_assemble_without_spills(config, tmp_path):
+    """tawa-hopper-pipeline{teams=2}: two consumer warp groups each running
+    their own programs (ping-pong), with named-barrier turns (bar.sync 2 / 3
+    and bar.arrive) and one TMA-store site per warp group's staging buffer;
+    each fits its budget."""
+    module = tawa.parse(gemm_source(config))
+    PassPipeline((HopperPipelinePass(teams=2),)).apply(tawa.context(), module)
+    ptx = print_ptx(module)
+    assert "bar.sync 2, 256;" in ptx and "bar.sync 3, 256;" in ptx and "bar.arrive 2, 256;" in ptx
     info = assemble(ptx, tmp_path)
     assert "0 bytes spill stores, 0 bytes spill loads" in info, info

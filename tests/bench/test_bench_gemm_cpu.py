@@ -85,10 +85,14 @@ def test_workload_dispatch(capsys):
 def test_cluster_applies_to_chosen_kernels_only():
     """--cluster 2 compiles the example in 2-CTA clusters; with --config
     autotune (which decides for itself) it is a one-line error."""
-    with pytest.raises(gemm.BenchError, match="--cluster and --defer-stores apply to"):
-        gemm.Kernels("autotune", "bf16", 4, gemm.DEFAULT_SOURCE, lambda s: None, cluster=2)
-    with pytest.raises(gemm.BenchError, match="--cluster and --defer-stores apply to"):
-        gemm.Kernels("autotune", "bf16", 4, gemm.DEFAULT_SOURCE, lambda s: None, defer_stores=True)
+    for option in ({"cluster": 2}, {"defer_stores": True}, {"teams": 2}):
+        with pytest.raises(gemm.BenchError, match="--cluster, --defer-stores and --teams apply to"):
+            gemm.Kernels("autotune", "bf16", 4, gemm.DEFAULT_SOURCE, lambda s: None, **option)
+
+
+def test_a_bad_team_count_is_a_one_line_error(capsys):
+    assert gemm.main(["--shapes", "256x256x64", "--teams", "0"]) == 1
+    assert capsys.readouterr().err.strip() == "tawa.bench gemm: error: --teams must be at least 1, got 0"
 
 
 @pytest.mark.parametrize("size", ["0", "3"])

@@ -22,6 +22,7 @@ from tawa.runtime.autotune import (
     Space,
     autotune,
     candidates,
+    compiler_rejects,
     heuristic,
 )
 
@@ -194,3 +195,20 @@ def test_deferred_stores_are_a_choice_of_the_wide_space():
     assert any(c.defer_stores for c in wide)
     assert all(c.persistent for c in wide if c.defer_stores)
     assert not any(c.defer_stores for c in candidates(GemmProblem(4096, 4096, 4096)))
+
+
+def test_teams_are_a_choice_of_the_wide_space_on_64_row_tiles():
+    """`Choice(teams=2)` compiles with two teams of consumers (ping-pong),
+    round-trips through the cache's dict, and the wide space offers it for
+    persistent kernels of 64-row tiles only (a team is one warp group); the
+    compiler's checks accept such a choice."""
+    plain = Choice(GemmConfig(64, 256, 64))
+    teams = Choice(GemmConfig(64, 256, 64), teams=2)
+    assert "teams" not in plain.options and teams.options["teams"] == 2
+    assert teams.id.endswith(" teams=2") and Choice.from_dict(teams.as_dict()) == teams
+    wide = candidates(GemmProblem(4096, 4096, 4096), WIDE_SPACE)
+    paired = [c for c in wide if c.teams > 1]
+    assert paired and all(c.persistent and c.config.block_m == 64 for c in paired)
+    assert not any(c.teams > 1 for c in candidates(GemmProblem(4096, 4096, 4096)))
+    assert compiler_rejects(teams.config, teams.options) is None
+    assert "640 threads" in compiler_rejects(GemmConfig(128, 256, 64), teams.options)  # 4 consumer warp groups
