@@ -208,7 +208,7 @@ def test_teams_are_a_choice_of_the_wide_space_on_64_row_tiles():
     assert teams.id.endswith(" teams=2") and Choice.from_dict(teams.as_dict()) == teams
     wide = candidates(GemmProblem(4096, 4096, 4096), WIDE_SPACE)
     paired = [c for c in wide if c.teams > 1]
-    assert paired and all(c.persistent and c.config.block_m == 64 for c in paired)
+    assert paired and all(c.persistent and c.config.block_m == 64 and c.cluster == 1 for c in paired)
     assert not any(c.teams > 1 for c in candidates(GemmProblem(4096, 4096, 4096)))
     assert compiler_rejects(teams.config, teams.options) is None
     assert "640 threads" in compiler_rejects(GemmConfig(128, 256, 64), teams.options)  # 4 consumer warp groups
