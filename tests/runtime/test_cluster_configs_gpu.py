@@ -12,14 +12,13 @@ Run: `pytest -m gpu tests/runtime/test_cluster_configs_gpu.py` on an H100.
 from __future__ import annotations
 
 import pytest
+from gemm_poisoned import run_poisoned
 
 from tawa.diagnostics import TawaError
 from tawa.kernels.gemm import GemmConfig
 from tawa.runtime.autotune import Choice, GemmProblem, Space, autotune
 
 pytestmark = pytest.mark.gpu
-
-TORCH_TYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "f8E4M3FN": "float8_e4m3fn"}
 
 CONFIGS = [
     GemmConfig(128, 256, 64),
@@ -39,41 +38,12 @@ SHAPES = [
 """K a multiple of 16 (fp8 rows of 16 bytes)."""
 
 
-def run_poisoned(torch, config: GemmConfig, M: int, N: int, K: int, seed: int, batch: int = 3) -> None:
-    t = {k: getattr(torch, v) for k, v in TORCH_TYPES.items()}
-    g = torch.Generator(device="cuda").manual_seed(seed)
-    lead = (batch,) if config.batched else ()
-    A = torch.randn(*lead, M, K, device="cuda", generator=g).to(t[config.a_dtype])
-    B = torch.randn(*lead, N, K, device="cuda", generator=g).to(t[config.b_dtype])
-    size = (batch if config.batched else 1) * M * N
-    guard = 64
-    storage = torch.full((size + guard,), float("nan"), dtype=t[config.c_dtype], device="cuda")
-    storage[size:] = 7.0
-    C = storage[:size].view(*lead, M, N)
-    choice = Choice(config, cluster=2)
-    kernel = choice.compile()
-    if config.split_k > 1:
-        kernel.workspace(C, M, N, None).fill_(float("nan"))
-    kernel(A, B, C, M, N, K, grid=choice.grid(M, N, batch if config.batched else None))
-    torch.cuda.synchronize()
-    what = f"{config.id} cluster=2 {M}x{N}x{K}"
-    nans = int(torch.isnan(C.float()).sum())
-    assert nans == 0, f"{nans} of {size} elements of C not written ({what})"
-    assert bool((storage[size:] == 7.0).all()), f"written past the end of C ({what})"
-    if K == 0:
-        assert not bool(C.float().any()), f"K = 0 must give C = 0 ({what})"
-        return
-    ref = A.float() @ B.float().transpose(-1, -2)
-    err = ((C.float() - ref).norm() / ref.norm()).item()
-    assert err <= (1e-4 if config.c_dtype == "f32" else 1e-2), f"relative error {err:.3g} ({what})"
-
-
 @pytest.mark.parametrize("M, N, K", SHAPES, ids=lambda v: str(v))
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.id)
 def test_clustered_config_poisoned(cuda, seed, config, M, N, K):
     import torch
 
-    run_poisoned(torch, config, M, N, K, seed)
+    run_poisoned(torch, Choice(config, cluster=2), M, N, K, seed)
 
 
 @pytest.mark.parametrize("k_steps", [1, 4, 5, 9])  # around the ring depth of 4
@@ -81,7 +51,7 @@ def test_clustered_config_k_steps_around_the_ring(cuda, seed, k_steps):
     import torch
 
     config = GemmConfig(128, 256, 128, "f8E4M3FN", "f8E4M3FN", "bf16")
-    run_poisoned(torch, config, 640, 512, k_steps * config.block_k, seed)
+    run_poisoned(torch, Choice(config, cluster=2), 640, 512, k_steps * config.block_k, seed)
 
 
 def test_a_b_tile_the_ctas_cannot_share_is_a_compile_error(cuda):

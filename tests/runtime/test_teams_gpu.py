@@ -14,13 +14,12 @@ Run: `pytest -m gpu tests/runtime/test_teams_gpu.py` on an H100.
 from __future__ import annotations
 
 import pytest
+from gemm_poisoned import run_poisoned
 
 from tawa.kernels.gemm import GemmConfig
 from tawa.runtime.autotune import Choice
 
 pytestmark = pytest.mark.gpu
-
-TORCH_TYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "f8E4M3FN": "float8_e4m3fn"}
 
 CONFIGS = [
     GemmConfig(64, 256, 64),
@@ -40,38 +39,6 @@ SHAPES = [
     (130, 264, 0),  # K = 0: C = 0
 ]
 """K a multiple of 16 (fp8 rows of 16 bytes)."""
-
-
-def run_poisoned(torch, choice: Choice, M: int, N: int, K: int, seed: int, batch: int = 3):
-    config = choice.config
-    t = {k: getattr(torch, v) for k, v in TORCH_TYPES.items()}
-    g = torch.Generator(device="cuda").manual_seed(seed)
-    lead = (batch,) if config.batched else ()
-    A = torch.randn(*lead, M, K, device="cuda", generator=g).to(t[config.a_dtype])
-    b_shape = (K, N) if config.b_layout == "kn" else (N, K)
-    B = torch.randn(*lead, *b_shape, device="cuda", generator=g).to(t[config.b_dtype])
-    size = (batch if config.batched else 1) * M * N
-    guard = 64
-    storage = torch.full((size + guard,), float("nan"), dtype=t[config.c_dtype], device="cuda")
-    storage[size:] = 7.0
-    C = storage[:size].view(*lead, M, N)
-    kernel = choice.compile()
-    if config.split_k > 1:
-        kernel.workspace(C, M, N, None).fill_(float("nan"))
-    kernel(A, B, C, M, N, K, grid=choice.grid(M, N, batch if config.batched else None))
-    torch.cuda.synchronize()
-    what = f"{choice.id} {M}x{N}x{K}"
-    nans = int(torch.isnan(C.float()).sum())
-    assert nans == 0, f"{nans} of {size} elements of C not written ({what})"
-    assert bool((storage[size:] == 7.0).all()), f"written past the end of C ({what})"
-    if K == 0:
-        assert not bool(C.float().any()), f"K = 0 must give C = 0 ({what})"
-        return A, B, C
-    bt = B.float() if config.b_layout == "kn" else B.float().transpose(-1, -2)
-    ref = A.float() @ bt
-    err = ((C.float() - ref).norm() / ref.norm()).item()
-    assert err <= (1e-4 if config.c_dtype == "f32" else 1e-2), f"relative error {err:.3g} ({what})"
-    return A, B, C
 
 
 @pytest.mark.parametrize("M, N, K", SHAPES, ids=lambda v: str(v))
