@@ -22,7 +22,7 @@ from functools import cache
 import numpy as np
 import pytest
 from example_cases import simulate_gemm
-from xdsl.dialects import arith
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -119,3 +119,97 @@ def test_the_turns_are_what_makes_the_waits_right():
         Rewriter.erase_op(o)
     with pytest.raises(TawaError, match="phase aliasing|read during load"):
         VerifyProtocolPass().apply(tawa.context(), module)
+
+
+# --------------------------------------------------------------------------- beyond the GEMM
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES, ids=lambda s: s.policy)
+def test_causal_attention_teams_take_programs_of_different_lengths(schedule: Schedule):
+    """Causal attention: each program's key loop stops at its diagonal, so
+    the skips of a program are its own trip count, recomputed from its
+    program id; with Q got once per program, a skip of 1 too.  Two teams at
+    the aref level (after `tawa-assign-stage-phase`) compute what the tile
+    program computes, bit for bit, 6 programs on 4 CTAs."""
+    from example_cases import EXAMPLES, case, fresh_outputs
+    from xdsl.passes import PassPipeline
+
+    from tawa.transforms.assign_stage_phase import AssignStagePhasePass
+    from tawa.transforms.persistent import PersistentPass
+    from tawa.transforms.pipeline import PipelinePass
+    from tawa.transforms.warp_specialize import WarpSpecializePass
+
+    text = (EXAMPLES / "attention_fwd.mlir").read_text()
+    module = tawa.parse(text, "attention_fwd.mlir")
+    PassPipeline((WarpSpecializePass(teams=2, strict=True), PipelinePass(stages=2),
+                  PersistentPass(order="column"), AssignStagePhasePass())).apply(tawa.context(), module)
+    skips = [o for o in module.walk() if isinstance(o, aref.SkipOp)]
+    assert len(skips) >= 2  # Q (one per program) and the K and V ring (its trip count)
+    c = case("attention_fwd_causal", 3, np.random.default_rng(1))
+    want = fresh_outputs(c)
+    tawa.interpret(tawa.parse(text, "attention_fwd.mlir"), "attention_fwd_causal", c.grid, *want)
+    got = fresh_outputs(c)
+    tawa.interpret(module, "attention_fwd_causal", c.grid, *got, schedule=schedule, ctas=4)
+    for i in c.outputs:
+        assert np.array_equal(got[i].astype(np.float64), want[i].astype(np.float64))
+
+
+SKIP_SOURCE = """
+func.func @k(%n: index, %flag: i1) {
+  %r = aref.create : !aref.ref<[tensor<64x64xbf16>], depth = 2>
+  aref.warp_specialize partition consumer warps(4) regs(240) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %x = arith.constant 0 : index
+    %two = arith.muli %n, %c1 : index
+    scf.for %i = %c0 to %n step %c1 {
+      scf.for %j = %i to %two step %c1 {
+        %a = aref.get %r : !aref.ref<[tensor<64x64xbf16>], depth = 2>
+        %b = aref.get %r : !aref.ref<[tensor<64x64xbf16>], depth = 2>
+      }
+      scf.if %flag {
+        %c = aref.get %r : !aref.ref<[tensor<64x64xbf16>], depth = 2>
+      }
+    }
+    %y = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %x) -> (index) {
+      %next = arith.addi %acc, %c1 : index
+      scf.yield %next : index
+    }
+    scf.for %k = %c0 to %y step %c1 {
+      %d = aref.get %r : !aref.ref<[tensor<64x64xbf16>], depth = 2>
+    }
+  }
+  func.return
+}
+"""
+
+
+def _skip_source(bad: bool) -> tuple[ModuleOp, aref.WarpSpecializeOp]:
+    text = SKIP_SOURCE if bad else SKIP_SOURCE.replace("to %y step", "to %n step")
+    module = tawa.parse(text, "skips.mlir")
+    (ws,) = [o for o in module.walk() if isinstance(o, aref.WarpSpecializeOp)]
+    return module, ws
+
+
+def test_the_skips_keep_loops_whose_gets_are_nested_and_collapse_the_others():
+    from tawa.transforms.teams import skips_of
+
+    _, ws = _skip_source(bad=False)
+    out = skips_of(ws.partitions[0].block)
+    text = "\n".join(str(o) for o in out.ops)
+    # The outer loop is kept (its gets are in an inner loop and an scf.if); the inner loop,
+    # whose body gets twice unconditionally, becomes one skip of 2 x its trips; the if keeps
+    # its skip of 1; the last loop becomes one skip of its trips.
+    loops = [o for o in out.walk() if isinstance(o, scf.ForOp)]
+    assert len(loops) == 1 and not loops[0].iter_args
+    counts = [o.count.owner for o in out.walk() if isinstance(o, aref.SkipOp)]
+    assert [type(c).__name__ for c in counts] == ["MuliOp", "ConstantOp", "SelectOp"], text
+    assert any(isinstance(o, scf.IfOp) for o in loops[0].body.block.ops)
+
+
+def test_a_bound_from_a_loop_carried_value_cannot_be_skipped():
+    from tawa.transforms.teams import skips_of
+
+    _, ws = _skip_source(bad=True)
+    with pytest.raises(TawaError, match="teams: the bounds of this 'scf.for' come from 'scf.for'"):
+        skips_of(ws.partitions[0].block)
