@@ -142,13 +142,17 @@ class _Role:
     """This warp group's TMA stores no wait has retired when its trace
     ends: their reads would outlive the CTA's shared memory."""
     consecutive: bool = False
-    """Whether its waits on each barrier mean consecutive phases (-1 or 0,
-    then one more each time): then when it reaches a wait for phase k, the
-    barrier has completed at least k phases (it passed its wait for k-1)."""
+    """Whether each of its waits means the phase after the last one it
+    knows complete (-1 or 0 first): then when it reaches a wait for phase
+    k, the barrier has completed at least k phases (this role, or one it
+    synchronized with, passed a wait for k-1: `intended_phases`)."""
 
 
-def intended_phases(traces: Sequence[Sequence[Event]], role_cta: Sequence[int]) -> list[dict[int, int]]:
-    """The phase each wait of each role means: role → {event index: k}.
+def intended_phases(traces: Sequence[Sequence[Event]],
+                    role_cta: Sequence[int]) -> list[dict[int, tuple[int, int]]]:
+    """The phase each wait of each role means, and how many phases of its
+    barrier the role knows complete when it reaches the wait: role →
+    {event index: (k, known)}.
 
     A role's wait of parity p on barrier b means k, the next phase of parity
     p after the latest phase of b the role knows complete: one it waited for
@@ -167,11 +171,11 @@ def intended_phases(traces: Sequence[Sequence[Event]], role_cta: Sequence[int]) 
     snapshots: list[dict[tuple[int, int], dict[int, int]]] = [{} for _ in traces]
     while True:
         changed = False
-        result: list[dict[int, int]] = []
+        result: list[dict[int, tuple[int, int]]] = []
         for r, trace in enumerate(traces):
             seen: dict[int, int] = {}
             counts: dict[int, int] = {}
-            phases: dict[int, int] = {}
+            phases: dict[int, tuple[int, int]] = {}
             for i, e in enumerate(trace):
                 if e.kind in named_kinds:
                     g = counts.get(e.barrier, 0)
@@ -187,16 +191,17 @@ def intended_phases(traces: Sequence[Sequence[Event]], role_cta: Sequence[int]) 
                 elif e.kind == WAIT:
                     last = seen.get(e.barrier, 0) - 1  # the latest phase this role knows complete
                     k = last if (last - e.parity) % 2 == 0 else last + 1
-                    phases[i] = k
+                    phases[i] = (k, last + 1)
                     seen[e.barrier] = max(seen.get(e.barrier, 0), k + 1)
             result.append(phases)
         if not changed:
             return result
 
 
-def _cut(trace: Sequence[Event], phases: dict[int, int] | None = None) -> _Role:
-    """`trace` cut into blocks, with the phase each wait means (`phases`, by
-    event index: `intended_phases`; None: from the role's own waits)."""
+def _cut(trace: Sequence[Event], phases: dict[int, tuple[int, int]] | None = None) -> _Role:
+    """`trace` cut into blocks, with the phase each wait means and the
+    phases the role knows complete there (`phases`, by event index:
+    `intended_phases`; None: from the role's own waits)."""
     if phases is None:
         phases = intended_phases([trace], [0])[0]
     blocks: list[list[Event]] = [[]]
@@ -209,15 +214,14 @@ def _cut(trace: Sequence[Event], phases: dict[int, int] | None = None) -> _Role:
     if not blocks[-1]:
         blocks.pop()
     gates = [b[0] if b[0].kind in BLOCKING else None for b in blocks]
-    seen: dict[int, int] = {}
     intended = []
     consecutive = True
     for g, start in zip(gates, starts):
         k = 0
         if g is not None and g.kind == WAIT:
-            k = phases[start]
-            consecutive = consecutive and (k == seen.get(g.barrier, 0) or k == -1 and g.barrier not in seen)
-            seen[g.barrier] = k + 1
+            k, known = phases[start]
+            # Phase k − 1 is known complete (waited for, by this role or one it synchronized with).
+            consecutive = consecutive and (k == known or k == -1 and known == 0)
         intended.append(k)
     groups: list[frozenset[int]] = []
     pending: set[int] = set()
