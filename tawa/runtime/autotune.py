@@ -382,7 +382,7 @@ def candidates(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM
                 continue  # a deferred store rides the loop over programs
             if teams > 1 and (not persistent or config.block_m != WGMMA_M or cluster > 1):
                 # Teams take turns over the programs; here one warp group each (64-row tiles).
-                # With clusters: 0.80x cuBLAS against 0.89x without, and minutes of protocol proof.
+                # With clusters: 0.80x cuBLAS against 0.89x without (docs/perf.md, "Session 15").
                 continue
             choice = Choice(config, stages, group_m, persistent, cluster, defer, teams)
             if choice not in result:
