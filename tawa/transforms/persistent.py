@@ -93,6 +93,8 @@ class PersistentPass(ModulePass):
         order = resolve_order(kernel, self.order, persistent=True)
         cluster = nvgpu.kernel_info(kernel).cluster
         teams = max(ws.partition_teams())
+        if teams > 1 and order == "paired" and self.order == "auto":
+            order = "longest-first"  # the balanced order of one program per iteration
         if teams > 1 and order == "paired":
             raise fail(kernel, f"{self.name}: order 'paired' nests two programs in one iteration, which teams "
                                "of consumers cannot take turns over; take grouped, column or longest-first")
