@@ -9,7 +9,9 @@ Runs after `tawa-warp-specialize`.  Two rewrites:
    `tawa-hopper-pipeline` asks for 2 where it fits).
 2. With D >= 2, a consumer loop that accumulates with a `tile.dot` whose
    operands come straight from arefs (the GEMM main loop) keeps that dot in
-   flight across iterations, the discipline `wgmma.wait_group 1` implements:
+   flight across iterations, the discipline `wgmma.wait_group 1` implements
+   (a loop with n such dots, one per accumulator, waits with n: the dots of
+   iteration k-1 have completed):
 
        %a, %b = aref.get %r                     # borrow slot k
        %d = tile.dot_async %a, %b, %acc_i       # dot k starts
@@ -28,9 +30,9 @@ Built from one analysis and three patterns:
 
 * `PipelinePlan` (an analysis) decides, over each whole `aref.warp_specialize`,
   which arefs are deepened (`pipelined_arefs`: those put inside a loop,
-  wherever the put is) and which dots stay in flight (a loop-carried
-  accumulation whose operands and releases are checked across the loop body
-  and its yield).  Neither is visible from one op.
+  wherever the put is) and which dots stay in flight (the loop-carried
+  accumulations of a loop, whose operands and releases are checked across
+  the loop body and its yield).  Neither is visible from one op.
 * `DeepenAref` (`aref.create`), `KeepDotInFlight` (`tile.dot`) and
   `DeferRelease` (`aref.consumed`) are `RewritePattern`s that each rewrite one
   op the plan names.  The releases are rewritten in a second walk, after the
@@ -83,14 +85,18 @@ def pipelined_arefs(ws: aref.WarpSpecializeOp) -> set[SSAValue]:
 
 @dataclass(eq=False)
 class InFlightDot:
-    """A loop-carried accumulating dot fed only by arefs, in a consumer loop,
-    and the releases of its operands' slots, which move one iteration later."""
+    """The loop-carried accumulating dots of one consumer loop, fed only by
+    arefs (one in a GEMM's main loop; one per accumulator where a loop keeps
+    several), and the releases of their operands' slots, which move one
+    iteration later."""
 
     loop: scf.ForOp
-    dot: tile.DotOp
-    iter_index: int
+    dots: list[tile.DotOp]
+    """In the loop body's order."""
+    iter_indices: list[int]
     releases: list[aref.ConsumedOp]
     # Filled in by `KeepDotInFlight`, read by `DeferRelease`:
+    rewritten: list[tile.DotAsyncOp] = field(default_factory=list)
     in_loop: Operation | None = None
     """The op after which the next deferred release goes in the loop body."""
     after_loop: Operation | None = None
@@ -99,13 +105,12 @@ class InFlightDot:
     ran: SSAValue | None = None
 
 
-def _in_flight(dot: tile.DotOp) -> InFlightDot | None:
-    loop = dot.parent_op()
-    acc = dot.acc
-    if not isinstance(loop, scf.ForOp) or not isinstance(acc, BlockArgument):
-        return None
-    body = loop.body.block
-    if acc.block is not body or acc.index == 0 or not acc.has_one_use():
+def _accumulates(dot: tile.DotOp, loop: scf.ForOp) -> int | None:
+    """The iter_arg index that `dot` accumulates into across `loop` (its
+    accumulator is that iteration argument, used only by the dot; the dot's
+    result only yielded there), or None."""
+    acc, body = dot.acc, loop.body.block
+    if not isinstance(acc, BlockArgument) or acc.block is not body or acc.index == 0 or not acc.has_one_use():
         return None
     i = acc.index - 1
     yield_op = body.last_op
@@ -113,19 +118,32 @@ def _in_flight(dot: tile.DotOp) -> InFlightDot | None:
         return None
     if dot.result.get_unique_use().operation is not yield_op or yield_op.operands[i] is not dot.result:
         return None
+    return i
+
+
+def _in_flight(loop: scf.ForOp) -> InFlightDot | None:
+    """The accumulating dots of `loop` that can stay in flight together:
+    every operand is a value of an `aref.get` of the loop body that only
+    these dots use, released later in the body."""
+    body = loop.body.block
+    dots = [o for o in body.ops if isinstance(o, tile.DotOp) and _accumulates(o, loop) is not None]
+    if not dots:
+        return None
     releases: list[aref.ConsumedOp] = []
-    for operand in (dot.lhs, dot.rhs):
-        get = operand.owner
-        if not isinstance(get, aref.GetOp) or get.parent_block() is not body:
-            return None
-        if any(u.operation is not dot for v in get.values for u in v.uses):
-            return None
-        release = _release_of(get, body)
-        if release is None:
-            return None
-        if release not in releases:
-            releases.append(release)
-    return InFlightDot(loop, dot, i, releases)
+    for dot in dots:
+        for operand in (dot.lhs, dot.rhs):
+            get = operand.owner
+            if not isinstance(get, aref.GetOp) or get.parent_block() is not body:
+                return None
+            if any(u.operation not in dots for v in get.values for u in v.uses):
+                return None
+            release = _release_of(get, body)
+            if release is None:
+                return None
+            if release not in releases:
+                releases.append(release)
+    indices = [_accumulates(d, loop) for d in dots]
+    return InFlightDot(loop, dots, [i for i in indices if i is not None], releases)
 
 
 def _release_of(get: aref.GetOp, body: Block) -> aref.ConsumedOp | None:
@@ -163,11 +181,11 @@ class PipelinePlan:
                                if isinstance(op, aref.PutOp) and op.aref not in looped)
         if self.stages < 2:
             return  # the lag needs two slots
-        for dot in [o for o in ws.walk() if isinstance(o, tile.DotOp)]:
-            plan = _in_flight(dot)
+        for loop in [o for o in ws.walk() if isinstance(o, scf.ForOp)]:
+            plan = _in_flight(loop)
             if plan is None or any(r in self.releases for r in plan.releases):
-                continue  # a release belongs to one dot
-            self.dots[dot] = plan
+                continue  # a release belongs to one group of dots
+            self.dots.update((d, plan) for d in plan.dots)
             self.releases.update((r, plan) for r in plan.releases)
 
 
@@ -193,9 +211,10 @@ class DeepenAref(RewritePattern):
 
 @dataclass
 class KeepDotInFlight(RewritePattern):
-    """A dot the plan keeps in flight → `tile.dot_async`, then `tile.dot_wait 1`
-    (dot k-1 has completed); after the loop, `tile.dot_wait 0` on the
-    accumulator (the last dot completes), which the loop's users now read."""
+    """A dot the plan keeps in flight → `tile.dot_async`.  After the last of
+    its loop's n such dots, `tile.dot_wait n` (the dots of iteration k-1
+    have completed); after the loop, `tile.dot_wait 0` on the accumulators
+    (the last dots complete), which the loop's users now read."""
 
     plan: PipelinePlan
 
@@ -208,20 +227,26 @@ class KeepDotInFlight(RewritePattern):
         new_dot = tile.DotAsyncOp(dot.lhs, dot.rhs, dot.acc, dot.rhs_transposed is not None)
         new_dot.result.name_hint = dot.result.name_hint
         rewriter.replace(dot, new_dot)
-        # In the loop: complete dot k-1; its slots may go (but not in iteration 0).
+        c.rewritten.append(new_dot)
+        if len(c.rewritten) < len(c.dots):
+            return
+        last = max(c.rewritten, key=loop.body.block.get_operation_index)
+        # In the loop: complete the dots of iteration k-1; their slots may go (but not in iteration 0).
         not_first = arith.CmpiOp(loop.body.block.args[0], loop.lb, "ne")
         not_first.result.name_hint = "not_first"
-        rewriter.insert([tile.DotWaitOp(1), not_first], InsertPoint.after(new_dot))
+        rewriter.insert([tile.DotWaitOp(len(c.dots)), not_first], InsertPoint.after(last))
         c.in_loop, c.not_first = not_first, not_first.result
-        # After the loop: complete the last dot; its slots may go if the loop ran.
-        result = loop.results[c.iter_index]
-        wait = tile.DotWaitOp(0, [result])
-        wait.results_[0].name_hint = result.name_hint
+        # After the loop: complete the last dots; their slots may go if the loop ran.
+        results = [loop.results[i] for i in c.iter_indices]
+        wait = tile.DotWaitOp(0, results)
+        for r, w in zip(results, wait.results_, strict=True):
+            w.name_hint = r.name_hint
         ran = arith.CmpiOp(loop.lb, loop.ub, "slt")
         ran.result.name_hint = "ran"
         rewriter.insert([wait, ran], InsertPoint.after(loop))
         c.after_loop, c.ran = ran, ran.result
-        result.replace_uses_with_if(wait.results_[0], lambda use: use.operation is not wait)
+        for r, w in zip(results, wait.results_, strict=True):
+            r.replace_uses_with_if(w, lambda use: use.operation is not wait)
 
 
 @dataclass

@@ -226,3 +226,17 @@ def test_teams_assemble_without_spills(config, tmp_path):
     assert "bar.sync 2, 256;" in ptx and "bar.sync 3, 256;" in ptx and "bar.arrive 2, 256;" in ptx
     info = assemble(ptx, tmp_path)
     assert "0 bytes spill stores, 0 bytes spill loads" in info, info
+
+
+@needs_ptxas
+@pytest.mark.parametrize("teams", [1, 2])
+def test_two_accumulators_in_flight_assemble_without_spills(teams, tmp_path):
+    """A loop with two accumulating dots keeps both in flight (two commit
+    groups, `wgmma.wait_group 2`), with one team or two."""
+    source = Path(__file__).resolve().parents[1] / "filecheck" / "transforms" / "Inputs" / "gemm_two_accumulators.mlir"
+    module = tawa.parse(source.read_text())
+    PassPipeline((HopperPipelinePass(teams=teams),)).apply(tawa.context(), module)
+    ptx = print_ptx(module)
+    assert "wgmma.wait_group.sync.aligned 2;" in ptx
+    info = assemble(ptx, tmp_path)
+    assert "0 bytes spill stores, 0 bytes spill loads" in info, info
