@@ -164,7 +164,9 @@ class Choice:
         return {"stages": self.stages, "max_stages": GEMM_MAX_STAGES, "group_m": self.group_m,
                 "persistent": self.persistent, **({"cluster": self.cluster} if self.cluster > 1 else {}),
                 **({"defer_stores": True} if self.defer_stores else {}),
-                **({"teams": self.teams} if self.teams > 1 else {})}
+                # Teams need a deep ring (one team's main loop eats its stages alone); one staging
+                # buffer per warp group makes room for it (docs/perf.md, "Session 15").
+                **({"teams": self.teams, "staging": "single"} if self.teams > 1 else {})}
 
     @property
     def id(self) -> str:

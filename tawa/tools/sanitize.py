@@ -257,9 +257,10 @@ CASES = {
         Case("gemm_defer_stores", "gemm.mlir", "gemm", 4, _gemm(m_tiles=12, n_tiles=12),
              pipeline=(("defer_stores", True),)),
         # Two teams of consumers (ping-pong), 64-row programs, 12 x 12 = 144 programs: some
-        # CTAs run 2, one per team; named-barrier turns and a staging buffer per team.
+        # CTAs run 2, one per team; named-barrier turns and one chunk buffer per warp group
+        # (staging=single, as Choice(teams=2) compiles them), 5 stages.
         Case("gemm_teams", "gemm_source(64x256x64)", "gemm", 0, _gemm(tile=(64, 256), m_tiles=12, n_tiles=12),
-             GemmConfig(64, 256, 64), pipeline=(("teams", 2),)),
+             GemmConfig(64, 256, 64), pipeline=(("teams", 2), ("staging", "single"))),
         Case("gemm_fp8", "gemm_fp8.mlir", "gemm_fp8", 4, _gemm(fp8=True)),
         Case("gemm_chain", "gemm_chain.mlir", "gemm_chain", 2, _per_key_block("chain")),
         Case("gemm_scale_relu", "gemm_scale_relu.mlir", "gemm_scale_relu", 4, _gemm(relu_alpha=-0.37)),

@@ -131,8 +131,9 @@ class HopperPipelinePass(ModulePass):
     it instead of after the epilogue: `auto` those of at most
     `MAX_EARLY_RELEASE_BYTES` (Q at head dims 64 and 128)."""
     staging: str = "auto"
-    """`auto`, `full` or `subtiled`: the TMA-store epilogue's staging
-    buffers (`tawa.transforms.tma_epilogue`).  `auto` chooses among
+    """`auto`, `full`, `subtiled` or `single`: the TMA-store epilogue's staging
+    buffers (`tawa.transforms.tma_epilogue`; `single`: one chunk buffer, the
+    least shared memory, never chosen by `auto`).  `auto` chooses among
     `AUTO_STAGINGS` (the full tile, then subtiled): with `stages=0` the one
     that allows the deepest ring (the first on a tie), with explicit stages
     the first that fits beside them."""

@@ -106,7 +106,8 @@ class LowerTilePass(ModulePass):
     staging: str = "auto"
     """The TMA-store epilogue's staging: `full` (the whole tile in one
     buffer), `subtiled` (span-wide column chunks in two alternating
-    buffers) or `auto` (the first of `AUTO_STAGINGS` that fits)."""
+    buffers), `single` (the chunks in one buffer) or `auto` (the first of
+    `AUTO_STAGINGS` that fits)."""
     store_group: str = "auto"
     """Who stores a staged tile: `cta` (one thread, after a barrier over all
     the consumer warp groups), `warpgroup` (one thread of each warp group,

@@ -60,7 +60,7 @@ the TMA store only where it fits.  The runtime checks the 16-byte row
 alignment a tensor map needs at launch.  Any math may produce the value:
 the staging write stores a converted fragment, whatever computed it.
 
-**Full or subtiled staging** (`staging=auto|full|subtiled`): the full
+**Full, subtiled or single staging** (`staging=auto|full|subtiled|single`): the full
 tile (`1 x rows x cols`) costs the GEMM 128x256 a ring stage (64 KiB).  The
 subtiled variant stages one span-wide column chunk at a time (one TMA box:
 64 columns of bf16) in two alternating buffers (`2 x rows x span`, 32 KiB),
@@ -75,7 +75,11 @@ so chunk j's store drains while chunk j+1 is written:
       nvgpu.named_barrier_sync 1, 128·G
       scf.if %elected { nvgpu.tma_store %staging[b], %tmap_C[%m0, %n0 + span·j] }
 
-The full tile is the same loop with one chunk and one buffer.  `P_j`, the
+The full tile is the same loop with one chunk and one buffer; `single`
+the same chunks in one buffer (P_j = 0: each chunk waits for the previous
+chunk's store to have read the buffer), the least shared memory (16 KiB for
+a 128-row bf16 tile): two teams of 64x256 GEMM consumers fit 5 stages with
+it, not with two buffers (docs/perf.md, "Session 15").  `P_j`, the
 pending count of the wait, is the number of stores this thread commits
 after the one that last read buffer b (`_pending`): 1 for every chunk of an
 even chunk count (the previous program's last two chunks for j < 2), 0 for
@@ -115,9 +119,11 @@ from tawa.transforms.utils import const, fail, group_tests, guarded, per_group
 EPILOGUES = ("auto", "tma", "threads")
 """`epilogue=` values: TMA stores where they fit, TMA stores (an error
 where not possible), the thread epilogue."""
-STAGINGS = ("auto", "full", "subtiled")
+STAGINGS = ("auto", "full", "subtiled", "single")
 """`staging=` values: the full tile where it fits, else subtiled; the whole
-tile in one buffer; span-wide column chunks in two alternating buffers."""
+tile in one buffer; span-wide column chunks in two alternating buffers; the
+chunks one after another in a single buffer (each waits for the previous
+one's store to have read it: the least shared memory, for a deeper ring)."""
 AUTO_STAGINGS = ("full", "subtiled")
 """The stagings `staging=auto` considers, in order of preference: the full
 tile where it fits beside the ring (explicit stages) and costs no ring stage
@@ -130,8 +136,9 @@ STORE_GROUPS = ("auto", "cta", "warpgroup")
 whole tile, after a barrier over all the consumer warp groups; `warpgroup`:
 one thread of each warp group its 64 rows, after a barrier over its warp
 group; `auto`: per warp group where they ping-pong, else per CTA."""
-SUBTILE_BUFFERS = 2
-"""Buffers of the subtiled staging: chunk j's store drains while chunk j+1 is written."""
+SUBTILE_BUFFERS = {"subtiled": 2, "single": 1}
+"""Buffers of the chunked stagings: `subtiled`'s two let chunk j's store drain
+while chunk j+1 is written; `single` waits for it instead."""
 EPILOGUE_BARRIER = 1
 """The named barrier of the consumer threads around the staging tile."""
 MAX_STORE_GROUPS = (NAMED_BARRIERS - TURNS) // 2
@@ -171,9 +178,9 @@ def staging_type(store: tile.StoreOp, staging: str = "full", groups: int = 1,
     if shape[0] > MAX_TMA_BOX_DIM:
         return f"its {shape[0]} rows exceed a TMA box ({MAX_TMA_BOX_DIM})"
     buffers, cols = 1, shape[1]
-    if staging == "subtiled":
+    if staging in SUBTILE_BUFFERS:
         cols = swizzle // nvgpu.element_bytes(et)
-        buffers = min(SUBTILE_BUFFERS, shape[1] // cols)
+        buffers = min(SUBTILE_BUFFERS[staging], shape[1] // cols)
     return nvgpu.SmemType([buffers * groups, shape[0] * teams // groups, cols], et, swizzle)
 
 

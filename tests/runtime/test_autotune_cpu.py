@@ -205,6 +205,7 @@ def test_teams_are_a_choice_of_the_wide_space_on_64_row_tiles():
     plain = Choice(GemmConfig(64, 256, 64))
     teams = Choice(GemmConfig(64, 256, 64), teams=2)
     assert "teams" not in plain.options and teams.options["teams"] == 2
+    assert teams.options["staging"] == "single" and "staging" not in plain.options  # room for 5 stages
     assert teams.id.endswith(" teams=2") and Choice.from_dict(teams.as_dict()) == teams
     wide = candidates(GemmProblem(4096, 4096, 4096), WIDE_SPACE)
     paired = [c for c in wide if c.teams > 1]

@@ -22,7 +22,7 @@ from functools import cache
 
 import numpy as np
 import pytest
-from example_cases import simulate_gemm
+from example_cases import lowered_gemm, simulate_gemm
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -275,3 +275,18 @@ def test_teams_in_clusters_are_proved(monkeypatch):
     million states).  Without the turns it finds the read during load, as
     the full search does (about 35 s each, so not run here)."""
     assert _verdict(_before_the_proof(teams=2, cluster=2), True, monkeypatch) == "proved"
+
+
+@pytest.mark.parametrize("trips", [0, 1, 5, 6, 11])  # around the 5-deep ring
+def test_a_single_staging_buffer_per_warp_group_gives_the_same_bits(trips: int):
+    """`staging=single` (one 64x64 chunk buffer per warp group, each chunk
+    waiting for the previous chunk's store): the 5-deep ring it makes room
+    for, on the CTA simulator, bit for bit like one team."""
+    schedule = SCHEDULES[trips % len(SCHEDULES)]
+    k = _ragged(trips)
+    single = lowered_gemm(SOURCE, teams=2, staging="single", stages=5)
+    c, ref = simulate_gemm(single, 300, 300, k, schedule, ctas=3, seed=trips, tile=TILE)
+    one, _ = simulate_gemm(lowered(1), 300, 300, k, schedule, ctas=3, seed=trips, tile=TILE)
+    assert np.array_equal(c.astype(np.float32), one.astype(np.float32))
+    if k:
+        assert np.linalg.norm(c.astype(np.float32) - ref) / np.linalg.norm(ref) < 1e-2

@@ -7,6 +7,7 @@
 // RUN: tawa-opt %S/Inputs/gemm_64x256.mlir -p 'tawa-warp-specialize{teams=2},tawa-pipeline{stages=4},tawa-persistent' | filecheck %s
 // RUN: tawa-opt %S/Inputs/gemm_64x256.mlir -p 'tawa-warp-specialize{teams=2},tawa-pipeline{stages=4},tawa-persistent,tawa-assign-stage-phase' | filecheck %s --check-prefix=COUNTS
 // RUN: tawa-opt %S/Inputs/gemm_64x256.mlir -p 'tawa-hopper-pipeline{teams=2 stages=4 prepare=false}' | filecheck %s --check-prefix=LOWERED
+// RUN: tawa-opt %S/Inputs/gemm_64x256.mlir -p 'tawa-hopper-pipeline{teams=2 staging=single max-stages=8 prepare=false}' | filecheck %s --check-prefix=SINGLE
 // RUN: not tawa-opt %S/Inputs/gemm_64x256.mlir -p 'tawa-hopper-pipeline{teams=2 persistent=false}' 2>&1 | filecheck %s --check-prefix=NOTPERSISTENT
 // RUN: not tawa-opt %S/Inputs/gemm_64x256.mlir -p 'tawa-hopper-pipeline{teams=0}' 2>&1 | filecheck %s --check-prefix=ZERO
 // RUN: not tawa-opt %S/Inputs/gemm_64x256.mlir -p 'tawa-hopper-pipeline{teams=2 consumer-warps=12}' 2>&1 | filecheck %s --check-prefix=WARPS
@@ -68,6 +69,16 @@
 // LOWERED-NEXT:   } else {
 // LOWERED-NEXT:     nvgpu.named_barrier_sync 14, 128
 // LOWERED:          nvgpu.tma_store %staging[%wg_index], %tmap_C[%my_row, %{{.*}}]
+
+// staging=single: one 64x64 chunk buffer per warp group (2 in all), so 5 stages of 64x256
+// fit beside them (max-stages=8: 223232 bytes); every chunk waits for the previous chunk's store
+// to have read the buffer.
+// SINGLE:      nvgpu.kernel = #nvgpu.kernel<threads = 384, smem = 223232, regs = [40, 232, 232], persistent>
+// SINGLE:      %staging = nvgpu.smem_alloc offset({{[0-9]+}}) : !nvgpu.smem<2x64x64xbf16, swizzle = 128>
+// SINGLE:      nvgpu.tma_store_wait 0
+// SINGLE:      nvgpu.tma_store %staging[%wg_index], %tmap_C
+// SINGLE:      nvgpu.tma_store_wait 0
+// SINGLE:      nvgpu.tma_store %staging[%wg_index], %tmap_C
 
 // NOTPERSISTENT: error: teams=2 needs a persistent kernel (persistent=true)
 // ZERO: error: teams must be at least 1, got 0
