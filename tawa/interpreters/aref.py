@@ -67,13 +67,11 @@ class ArefState:
     slots: list[tuple[Any, ...] | None] = field(default_factory=list)
     states: list[str] = field(default_factory=list)
     puts: int = 0
-    gets: int = 0
-    releases: int = 0
     held: list[int] = field(default_factory=list)
     """The index of the put each slot holds (or last held)."""
-    team_gets: dict[int, int] = field(default_factory=dict)
-    """Gets (and skips) of each team of a partition of several teams."""
-    team_releases: dict[int, int] = field(default_factory=dict)
+    counts: dict[tuple[str, int | None], int] = field(default_factory=dict)
+    """Gets and releases (skips count as both) so far, by (kind, team): the
+    team None is a partition of one team."""
 
     def __post_init__(self) -> None:
         self.slots = [None] * self.depth
@@ -82,18 +80,10 @@ class ArefState:
 
     def count(self, kind: str, team: int | None) -> int:
         """The gets or releases so far of the partition (`team` None) or of one team."""
-        if team is None:
-            return self.gets if kind == "get" else self.releases
-        return (self.team_gets if kind == "get" else self.team_releases).get(team, 0)
+        return self.counts.get((kind, team), 0)
 
     def advance(self, kind: str, team: int | None, n: int = 1) -> None:
-        if kind == "get":
-            self.gets += n
-        else:
-            self.releases += n
-        if team is not None:
-            counts = self.team_gets if kind == "get" else self.team_releases
-            counts[team] = counts.get(team, 0) + n
+        self.counts[(kind, team)] = self.count(kind, team) + n
 
     def describe(self, slot: int) -> str:
         return f"slot {slot} of %{self.name} is {self.states[slot]}"

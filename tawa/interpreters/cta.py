@@ -294,20 +294,19 @@ def new_interpreter(cta: CtaState, task: _Task | None, mask: np.ndarray, team: i
 
 def run_region_task(
     cta: CtaState, parent: Interpreter, op: Operation,
-    regions: list[tuple[np.ndarray, Region, PartitionRole]] | list[tuple[np.ndarray, Region, PartitionRole, int | None]],
+    regions: list[tuple[np.ndarray, Region, PartitionRole, int | None]],
 ) -> list[PythonValues]:
-    """Runs each region as a concurrent task for its lanes (and team, when
-    given); waits for all of them (the calling task blocks); returns their
-    results."""
+    """Runs each region as a concurrent task for its lanes (and team of its
+    partition, or None); waits for all of them (the calling task blocks);
+    returns their results."""
     state = task_of(parent)
     results: list[PythonValues] = [() for _ in regions]
     children = []
-    for k, (mask, region, role, *team) in enumerate(regions):
+    for k, (mask, region, role, team) in enumerate(regions):
         free = free_values(region)
         env = parent.get_values(free)
 
-        def body(task: _Task, k=k, mask=mask, region=region, free=free, env=env,
-                 team=team[0] if team else None) -> None:
+        def body(task: _Task, k=k, mask=mask, region=region, free=free, env=env, team=team) -> None:
             sub = new_interpreter(cta, task, mask, team)
             sub.push_scope(str(task.role))
             sub.set_values(zip(free, env))
@@ -365,7 +364,7 @@ class CtaFunctions(InterpreterFunctions):
         branches = [(on, op.true_region), (off, op.false_region)]
         if all(can_block(r) for _, r in branches):
             role = task_of(interpreter).task.role if task_of(interpreter).task else PartitionRole.CONSUMER
-            then, other = run_region_task(cta_of(interpreter), interpreter, op, [(m, r, role) for m, r in branches])
+            then, other = run_region_task(cta_of(interpreter), interpreter, op, [(m, r, role, None) for m, r in branches])
             return merge(on, then, other, lanes)
         # At most one branch can wait: run the other first (a valid order).
         branches.sort(key=lambda b: can_block(b[1]))

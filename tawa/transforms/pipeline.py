@@ -126,9 +126,10 @@ def _in_flight(loop: scf.ForOp) -> InFlightDot | None:
     every operand is a value of an `aref.get` of the loop body that only
     these dots use, released later in the body."""
     body = loop.body.block
-    dots = [o for o in body.ops if isinstance(o, tile.DotOp) and _accumulates(o, loop) is not None]
-    if not dots:
+    accumulating = [(o, i) for o in body.ops if isinstance(o, tile.DotOp) and (i := _accumulates(o, loop)) is not None]
+    if not accumulating:
         return None
+    dots = [d for d, _ in accumulating]
     releases: list[aref.ConsumedOp] = []
     for dot in dots:
         for operand in (dot.lhs, dot.rhs):
@@ -142,8 +143,7 @@ def _in_flight(loop: scf.ForOp) -> InFlightDot | None:
                 return None
             if release not in releases:
                 releases.append(release)
-    indices = [_accumulates(d, loop) for d in dots]
-    return InFlightDot(loop, dots, [i for i in indices if i is not None], releases)
+    return InFlightDot(loop, dots, [i for _, i in accumulating], releases)
 
 
 def _release_of(get: aref.GetOp, body: Block) -> aref.ConsumedOp | None:

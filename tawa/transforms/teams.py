@@ -93,8 +93,7 @@ class _Skips:
         if v in self.vmap:
             return self.vmap[v]
         owner = v.block.parent_op() if isinstance(v, BlockArgument) else v.owner
-        inside = v.block is self.src or self._inside(owner) if isinstance(v, BlockArgument) else self._inside(owner)
-        if not inside:
+        if not (isinstance(v, BlockArgument) and v.block is self.src or self._inside(owner)):
             return v
         op = v.owner
         scalar = isinstance(op, Operation) and not op.regions and not any(
@@ -135,7 +134,7 @@ class _Skips:
                     inner.add_op(scf.YieldOp())
                     regions.append(Region(inner))
                 dst.add_op(scf.IfOp(cond, [], *regions))
-            elif _gets_in(op) if op.regions else False:
+            elif op.regions and _gets_in(op):
                 raise fail(op, f"{NAME}: teams: aref.get inside '{op.name}' (only scf.for and scf.if) cannot "
                                "be skipped")
 
