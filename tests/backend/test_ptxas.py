@@ -215,13 +215,15 @@ def test_clustered_gemms_assemble_without_spills(example, tmp_path):
 @pytest.mark.parametrize("config", [GemmConfig(64, 256, 64), GemmConfig(64, 256, 128, "f8E4M3FN", "f8E4M3FN", "bf16"),
                                     GemmConfig(64, 256, 64, batched=True), GemmConfig(64, 128, 64, b_layout="kn")],
                          ids=lambda c: c.id)
-def test_teams_assemble_without_spills(config, tmp_path):
+@pytest.mark.parametrize("staging", ["auto", "single"])
+def test_teams_assemble_without_spills(config, staging, tmp_path):
     """tawa-hopper-pipeline{teams=2}: two consumer warp groups each running
     their own programs (ping-pong), with named-barrier turns (bar.sync 2 / 3
-    and bar.arrive) and one TMA-store site per warp group's staging buffer;
+    and bar.arrive) and one TMA-store site per warp group's staging buffer
+    (`single`: one chunk buffer each, as `Choice(teams=2)` compiles them);
     each fits its budget."""
     module = tawa.parse(gemm_source(config))
-    PassPipeline((HopperPipelinePass(teams=2),)).apply(tawa.context(), module)
+    PassPipeline((HopperPipelinePass(teams=2, staging=staging),)).apply(tawa.context(), module)
     ptx = print_ptx(module)
     assert "bar.sync 2, 256;" in ptx and "bar.sync 3, 256;" in ptx and "bar.arrive 2, 256;" in ptx
     info = assemble(ptx, tmp_path)
