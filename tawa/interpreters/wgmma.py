@@ -180,9 +180,15 @@ def retire(cta: CtaState, mma: Mma) -> None:
     if a.shape[1] != (b.shape[1] if transposed else b.shape[0]):
         raise _fail(mma.op, f"{mma.op.name}: operand shapes {a.shape} and {b.shape} do not contract")
     d = a @ (b.T if transposed else b)
-    if mma.accumulate:
-        if g in mma.acc.pending:
-            raise _fail(mma.op, f"{mma.op.name}: accumulator of warp group {g} is not ready")
+    blocks = mma.op.row_blocks() if isinstance(mma.op, nvgpu.WgmmaMmaAsyncOp) else 1
+    if (mma.accumulate or blocks > 1) and g in mma.acc.pending:
+        raise _fail(mma.op, f"{mma.op.name}: accumulator of warp group {g} is not ready")
+    if blocks > 1:  # one row block of the accumulator; the others carry over
+        rows = slice(WGMMA_M * mma.op.block(), WGMMA_M * mma.op.block() + WGMMA_M)
+        whole = mma.acc.group_tile(g).astype(np.float32)
+        whole[rows] = whole[rows] + d if mma.accumulate else d
+        d = whole
+    elif mma.accumulate:
         d = mma.acc.group_tile(g).astype(np.float32) + d
     mma.result.set_group_tile(g, d)
     mma.result.pending.discard(g)
@@ -276,8 +282,8 @@ def _issue(interpreter: Interpreter, op: Any, args: PythonValues) -> Fragment:
     """Queues one wgmma per active warp group; returns its (pending) result."""
     cta, lanes = cta_of(interpreter), lanes_of(interpreter)
     lhs, rhs, acc, accumulate = args
-    if op.result.type.get_shape()[0] != WGMMA_M:
-        raise _fail(op, f"{op.name}: a warp group computes {WGMMA_M} rows")
+    if op.result.type.get_shape()[0] % WGMMA_M:
+        raise _fail(op, f"{op.name}: a warp group computes a multiple of {WGMMA_M} rows")
     result = new_fragment(op.result.type, lanes.threads)
     for g in _whole_groups(op, lanes.mask):
         group = cta.group_lanes(g)

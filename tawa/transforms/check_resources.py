@@ -162,12 +162,14 @@ def check_wgmma_registers(kernel: func.FuncOp, threads: int) -> None:
         need = acc.registers() + _a_registers_per_instruction(op.lhs) + SCALAR_REGS_OVERHEAD
         if need > cap:
             shape = "x".join(map(str, acc.get_shape()))
-            widest = (cap - SCALAR_REGS_OVERHEAD) * THREADS_PER_GROUP // WGMMA_M // WGMMA_N_STEP * WGMMA_N_STEP
+            rows = acc.get_shape()[0]
+            widest = (cap - SCALAR_REGS_OVERHEAD) * THREADS_PER_GROUP // rows // WGMMA_N_STEP * WGMMA_N_STEP
+            fewer = ("more consumer warp groups, fewer rows each (leave consumer-warps out)" if rows > WGMMA_M
+                     else "a smaller BLOCK_M (fewer consumer warp groups, more registers each)")
             raise fail(op, f"{NAME}: a wgmma with a {shape}x{acc.element_type} accumulator needs ~{need} "
                            f"registers at once ({acc.registers()} for the accumulator, plus ~{need - acc.registers()}) "
                            f"but a CTA of {threads} threads starts with {cap} per thread, and ptxas fits one "
-                           f"instruction within that whatever setmaxnreg grants: use BLOCK_N ≤ {widest}, or a "
-                           "smaller BLOCK_M (fewer consumer warp groups, more registers each)")
+                           f"instruction within that whatever setmaxnreg grants: use BLOCK_N ≤ {widest}, or {fewer}")
 
 
 def _a_registers_per_instruction(lhs) -> int:

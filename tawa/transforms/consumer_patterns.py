@@ -47,7 +47,6 @@ from tawa.transforms.tma_epilogue import emit_tma_store
 from tawa.transforms.utils import const, fail
 
 NAME = "tawa-lower-tile"
-WG_ROWS = WGMMA_M
 
 _FRAG_BINARY = {
     arith.AddfOp: nvgpu.FragBinaryKind.ADDF,
@@ -74,7 +73,7 @@ class ConsumerInfo:
 
     groups: int
     """Warp groups of a team of the partition (of the partition, when it
-    has one team): a tile of 64·groups rows."""
+    has one team): a tile of `rows`·groups rows."""
     row0: SSAValue
     """Index of this warp group's first row in the tile (index and i32)."""
     row0_i32: SSAValue
@@ -89,6 +88,9 @@ class ConsumerInfo:
     teams: int = 1
     """Teams of the partition, each of `groups` warp groups, each running
     its own programs (`aref.team_id`)."""
+    rows: int = WGMMA_M
+    """Rows of the tile each warp group owns, a multiple of 64: its
+    fragments are `rows`xN (one wgmma per 64-row block of them)."""
 
     @property
     def partition_groups(self) -> int:
@@ -98,9 +100,9 @@ class ConsumerInfo:
     @staticmethod
     def at_start_of(region: Region, first_group: int, groups: int,
                     staged: Mapping[tile.StoreOp, tuple[SSAValue, SSAValue]] | None = None,
-                    teams: int = 1) -> ConsumerInfo:
+                    teams: int = 1, rows: int = WGMMA_M) -> ConsumerInfo:
         """Emits this warp group's index in the partition, g = warp group id
-        − first group of the partition, and its first row, 64 · (g mod
+        − first group of the partition, and its first row, `rows` · (g mod
         `groups`), at the top of the partition; with several `teams`, its
         team g / `groups` replaces `aref.team_id`."""
         at = InsertPoint.at_start(region.block)
@@ -118,29 +120,30 @@ class ConsumerInfo:
             for op in [o for o in region.walk() if isinstance(o, aref.TeamIdOp)]:
                 op.result.replace_all_uses_with(team.result)
                 Rewriter.erase_op(op)
-        row0 = arith.MuliOp(in_team, const(WG_ROWS, at))
+        row0 = arith.MuliOp(in_team, const(rows, at))
         row0.result.name_hint = "wg_row0"
         row0_i32 = arith.IndexCastOp(row0.result, i32)
         Rewriter.insert_op([row0, row0_i32], at)
         return ConsumerInfo(groups, row0.result, row0_i32.result, const(0, at), first_group, staged or {},
-                            group=local.result, teams=teams)
+                            group=local.result, teams=teams, rows=rows)
 
     def frag_type(self, t: TensorType, op: Operation, axis: int = 1) -> nvgpu.FragmentType:
-        """This warp group's share of a 64·groups-row f32 tile: a 64xN
-        accumulator, or a vector that is broadcast along `axis` of one —
-        one value per row (axis 1) or per column (axis 0)."""
+        """This warp group's share of a `rows`·groups-row f32 tile: a
+        `rows`xN accumulator, or a vector that is broadcast along `axis` of
+        one — one value per row (axis 1) or per column (axis 0)."""
         shape, et = tuple(t.get_shape()), t.get_element_type()
-        rows = WG_ROWS * self.groups
+        rows = self.rows * self.groups
         if len(shape) == 1 and axis == 0 and isinstance(et, Float32Type):
-            return nvgpu.FragmentType(shape, et, nvgpu.WGMMA.reduced_layout((WG_ROWS, shape[0]), 0))
+            return nvgpu.FragmentType(shape, et, nvgpu.WGMMA.reduced_layout((self.rows, shape[0]), 0))
         if len(shape) == 1 and shape[0] == rows and isinstance(et, Float32Type):
-            return nvgpu.FragmentType([WG_ROWS], et, nvgpu.WGMMA_ROW)
+            return nvgpu.FragmentType([self.rows], et, nvgpu.WGMMA_ROW)
         if len(shape) != 2 or shape[0] != rows or not isinstance(et, Float32Type):
             raise fail(
                 op,
-                f"{NAME}: a consumer of {self.groups} warp groups needs {rows}xN f32 accumulators, got {t}",
+                f"{NAME}: a consumer of {self.groups} warp groups of {self.rows} rows needs {rows}xN f32 "
+                f"accumulators, got {t}",
             )
-        return nvgpu.FragmentType([WG_ROWS, shape[1]], et, nvgpu.WGMMA)
+        return nvgpu.FragmentType([self.rows, shape[1]], et, nvgpu.WGMMA)
 
 
 @dataclass
@@ -223,6 +226,10 @@ class LowerDot(RewritePattern):
             if not isinstance(et, BFloat16Type | Float16Type):
                 raise fail(op, f"{NAME}: {op.name} lhs in registers must be bf16 or f16, got {lt}: the wgmma "
                            "register A layout is that of 16-bit types (fp8 and tf32 A operands come from shared memory)")
+            if self.info.rows != WGMMA_M:
+                raise fail(op, f"{NAME}: {op.name} lhs in registers needs warp groups of {WGMMA_M} rows, but each "
+                           f"owns {self.info.rows} here: a register A operand is one wgmma's {WGMMA_M} rows (give "
+                           "the consumer one warp group per 64 rows: leave consumer-warps out)")
         if _is_frag(op.lhs):  # converted already (carried by a loop: tawa-overlap-dots)
             a: Operation | None = None
             a_value = op.lhs
@@ -235,7 +242,7 @@ class LowerDot(RewritePattern):
             assert isinstance(lhs, nvgpu.SmemTileOp)
             st = lhs.source.type
             assert isinstance(st, nvgpu.SmemType)
-            a_t = nvgpu.WgmmaDescriptorType([WG_ROWS, st.get_shape()[2]], st.element_type, st.swizzle.data)
+            a_t = nvgpu.WgmmaDescriptorType([self.info.rows, st.get_shape()[2]], st.element_type, st.swizzle.data)
             a = nvgpu.WgmmaDescriptorOp.build(operands=[lhs.source, lhs.stage, self.info.row0], result_types=[a_t])
             a_value = a.results[0]
         rt = rhs.source.type
@@ -381,7 +388,8 @@ class LowerRowReduce(RewritePattern):
         new = nvgpu.FragmentReduceOp.build(
             operands=[op.input],
             properties={"kind": op.kind},
-            result_types=[nvgpu.FragmentType([WG_ROWS], t.element_type, t.tiled_layout.reduce(t.get_shape(), 1).layout)],
+            result_types=[nvgpu.FragmentType([t.get_shape()[0]], t.element_type,
+                                             t.tiled_layout.reduce(t.get_shape(), 1).layout)],
         )
         new.result.name_hint = op.result.name_hint
         rewriter.replace(op, new)
@@ -546,13 +554,13 @@ class LowerMaskedSelect(RewritePattern):
             return emit
 
         row0 = self.info.row0_i32
-        row_last = arith.AddiOp(row0, const(WG_ROWS - 1, at, i32))
+        row_last = arith.AddiOp(row0, const(self.info.rows - 1, at, i32))
         Rewriter.insert_op(row_last, at)
         cols = t.get_shape()[1]
         fast = all_true_condition(expr, (row0, row_last.result), (0, cols - 1), emit_at(at))
         masked = Block()
         try:
-            mask = Materializer(cols, row0, emit_at(InsertPoint.at_end(masked)))(expr)
+            mask = Materializer(self.info.rows, cols, row0, emit_at(InsertPoint.at_end(masked)))(expr)
         except ValueError as err:
             raise fail(op, f"{NAME}: {err}") from None
         select = nvgpu.FragmentSelectOp.build(operands=[mask, on_true, on_false], result_types=[t])

@@ -156,7 +156,7 @@ class ExpandFragmentStore(RewritePattern):
             Compare(CmpIPredicate.SLT, Coord(0), Scalar(rows)),
             Compare(CmpIPredicate.SLT, Binary(nvgpu.FragBinaryKind.ADDI, Coord(1), Scalar(n)), Scalar(cols)),
         )
-        mask = Materializer(shape[1], m, edge.add)(in_bounds)
+        mask = Materializer(shape[0], shape[1], m, edge.add)(in_bounds)
         assert mask.type == ft.with_element_type(i1)
         edge.add(nvgpu.FragmentStoreGlobalOp.build(operands=[values, address, pitch, [mask]]))
         edge_block = Block(edge.ops)

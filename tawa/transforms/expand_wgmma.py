@@ -8,7 +8,13 @@ each chained on the previous one's accumulator.  Step j reads
 * a register lhs as its k-step j slice (`nvgpu.wgmma_k_slice`);
 
 and scale-d is the wgmma's `accumulate` for step 0, true after it (the
-later steps add to what step 0 wrote).  Descriptors must still be
+later steps add to what step 0 wrote).
+
+A warp group that owns 64·R rows (an MxNxK wgmma, M = 64·R, lhs a
+descriptor) issues R instructions per k-step, one per 64-row block
+(`row_block` r, the A descriptor a further 64·r rows down): k-steps outer,
+row blocks inner, so consecutive instructions write different registers
+and the tensor core need not wait for one to finish before the next.  Descriptors must still be
 `nvgpu.wgmma_descriptor` ops: their source tile gives the chunk distance
 a k-step may cross.
 """
@@ -31,6 +37,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from tawa.dialects import nvgpu
+from tawa.target.hopper import WGMMA_M
 from tawa.transforms.utils import fail
 from tawa.transforms.wgmma_layout import tile_layout
 
@@ -48,6 +55,15 @@ def k_offsets(desc: SSAValue, steps: int, k_step: int, k_major: bool, at: Operat
         return tile_layout(t).k_offsets(steps, k_step, k_major)
     except ValueError as err:
         raise fail(owner, f"{NAME}: {err}") from None
+
+
+def row_offset(desc: SSAValue, at: Operation) -> int:
+    """Bytes from one 64-row block of a K-major descriptor's tile to the next."""
+    owner = desc.owner
+    assert isinstance(owner, nvgpu.WgmmaDescriptorOp)  # k_offsets checked it
+    t = owner.source.type
+    assert isinstance(t, nvgpu.SmemType)
+    return tile_layout(t).row_offset(WGMMA_M)
 
 
 @dataclass
@@ -80,21 +96,28 @@ class ExpandWgmma(RewritePattern):
             slice_type = nvgpu.FragmentType([lt.get_shape()[0], k_step], lt.element_type, lt.tiled_layout)
         else:
             a_offsets = k_offsets(op.lhs, steps, k_step, True, op)
+        blocks = lt.get_shape()[0] // WGMMA_M
+        row_bytes = 0 if blocks == 1 else row_offset(op.lhs, op)
         new: list[Operation] = []
         acc = op.acc
         for j in range(steps):
-            if isinstance(lt, nvgpu.FragmentType):
-                a = nvgpu.WgmmaKSliceOp(op.lhs, j, slice_type)
-            else:
-                a = nvgpu.WgmmaDescAdvanceOp(op.lhs, a_offsets[j])
             b = nvgpu.WgmmaDescAdvanceOp(op.rhs, b_offsets[j])
-            mma = nvgpu.WgmmaMmaAsyncOp(
-                operands=[a.result, b.result, acc, op.accumulate if j == 0 else self.true(op, rewriter)],
-                result_types=[op.result.type],
-                properties=dict(op.properties),
-            )
-            new += [a, b, mma]
-            acc = mma.result
+            for r in range(blocks):
+                if isinstance(lt, nvgpu.FragmentType):
+                    a = nvgpu.WgmmaKSliceOp(op.lhs, j, slice_type)
+                else:
+                    a = nvgpu.WgmmaDescAdvanceOp(op.lhs, a_offsets[j] + r * row_bytes)
+                new += [a, b] if r == 0 else [a]
+                props = dict(op.properties)
+                if blocks > 1:
+                    props["row_block"] = IntegerAttr(r, 64)
+                mma = nvgpu.WgmmaMmaAsyncOp(
+                    operands=[a.result, b.result, acc, op.accumulate if j == 0 else self.true(op, rewriter)],
+                    result_types=[op.result.type],
+                    properties=props,
+                )
+                new.append(mma)
+                acc = mma.result
         rewriter.replace(op, new, [acc])
 
 

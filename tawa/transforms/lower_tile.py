@@ -1,8 +1,10 @@
 """`tawa-lower-tile`: the tile compute of consumer partitions becomes Hopper ops.
 
 Runs after `tawa-lower-aref`, on the consumer partitions only.  In a
-consumer partition of G warp groups, a 64·G-row f32 accumulator tile becomes
-one `wgmma` fragment per warp group: warp group c owns rows [64c, 64c + 64).
+consumer partition of G warp groups, an R·G-row f32 accumulator tile becomes
+one `wgmma` fragment per warp group: warp group c owns rows [Rc, Rc + R), R
+= 64 by default or a multiple of 64 (`rows_per_group`; each wgmma then
+issues one instruction per 64-row block).
 
 The lowering is the rewrite patterns of `tawa.transforms.consumer_patterns`
 (one per op family: accumulator init, loop-carried values, dots, dot waits,
@@ -48,6 +50,7 @@ from tawa.transforms.tma_epilogue import (
     stores_by_group,
 )
 from tawa.transforms.utils import fail, kernel_of
+from tawa.transforms.warp_specialize import group_rows
 
 
 def lower_consumer(region: Region, first_group: int, groups: int,
@@ -60,7 +63,7 @@ def lower_consumer(region: Region, first_group: int, groups: int,
     (`tawa.transforms.pingpong`; one team only); with `pin`, a wgmma wait
     after register math stays there (`tawa.transforms.pin_waits`)."""
     staged = {s: v for s, v in (staged or {}).items() if region.is_ancestor(s)}
-    info = ConsumerInfo.at_start_of(region, first_group, groups, staged, teams)
+    info = ConsumerInfo.at_start_of(region, first_group, groups, staged, teams, group_rows(region, groups, NAME))
     PatternRewriteWalker(
         # No DCE: dead scalar ops the partition had stay, as they were.
         GreedyRewritePatternApplier(consumer_patterns(info), dce_enabled=False),
@@ -74,7 +77,7 @@ def lower_consumer(region: Region, first_group: int, groups: int,
         pin_waits(region)
     if staged:
         drain_at_end(region, first_group,
-                     any(stores_by_group(b, info.partition_groups) for b, _ in staged.values()))
+                     any(stores_by_group(b, info.partition_groups, info.rows) for b, _ in staged.values()))
     for op in [o for o in region.walk() if isinstance(o, tile.SplatOp | nvgpu.SmemTileOp)]:
         if not op.results[0].uses:
             Rewriter.erase_op(op)

@@ -19,7 +19,6 @@ from xdsl.dialects.builtin import IntegerAttr, IntegerType, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from tawa.dialects import nvgpu, tile
-from tawa.target.hopper import WGMMA_M
 
 
 @dataclass(frozen=True)
@@ -107,15 +106,16 @@ def symbolic(value: SSAValue) -> Expr | None:
 @dataclass
 class Materializer:
     """Emits fragment ops (through `emit`) computing expressions over the
-    coordinates of a 64xN accumulator fragment of a warp group whose first
-    row in the tile is `row0` (an i32 scalar)."""
+    coordinates of a `rows`xN accumulator fragment of a warp group whose
+    first row in the tile is `row0` (an i32 scalar)."""
 
+    rows: int
     cols: int
     row0: SSAValue
     emit: Callable[[Operation], SSAValue]
 
     def frag_type(self, element) -> nvgpu.FragmentType:
-        return nvgpu.FragmentType([WGMMA_M, self.cols], element, nvgpu.WGMMA)
+        return nvgpu.FragmentType([self.rows, self.cols], element, nvgpu.WGMMA)
 
     def __call__(self, e: Expr) -> SSAValue:
         match e:

@@ -79,9 +79,10 @@ from tawa.diagnostics import TawaError, location_of
 from tawa.dialects import aref, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.dialects.nvgpu.types import element_bytes
-from tawa.target.hopper import THREADS_PER_GROUP, WGMMA_M
+from tawa.target.hopper import THREADS_PER_GROUP, WARPS_PER_GROUP, WGMMA_M
 from tawa.transforms.pingpong import OVERLAPPED
 from tawa.transforms.utils import fail
+from tawa.transforms.warp_specialize import group_rows
 
 NAME = "tawa-overlap-dots"
 
@@ -120,21 +121,22 @@ class OverlapPlan:
     get: aref.GetOp
     release: aref.ConsumedOp
 
-    def registers_in_flight(self) -> int:
-        """32-bit registers per thread (of one warp group's 64-row share) that
-        the overlap keeps at once: the tail's accumulator and the head's
-        result in flight, and the tail's register operand twice (the one the
-        tail in flight reads and the next one)."""
-        return _registers(self.tail.result) + _registers(self.head.result) + 2 * _registers(self.tail.lhs)
+    def registers_in_flight(self, group_rows: int = WGMMA_M) -> int:
+        """32-bit registers per thread (of one warp group's share of
+        `group_rows` rows) that the overlap keeps at once: the tail's
+        accumulator and the head's result in flight, and the tail's register
+        operand twice (the one the tail in flight reads and the next one)."""
+        return sum(n * _registers(v, group_rows)
+                   for n, v in ((1, self.tail.result), (1, self.head.result), (2, self.tail.lhs)))
 
 
-def _registers(value: SSAValue) -> int:
-    """32-bit registers per thread of one warp group's 64-row share of a 2-D
-    tile (16-bit elements packed in pairs)."""
+def _registers(value: SSAValue, group_rows: int) -> int:
+    """32-bit registers per thread of one warp group's `group_rows`-row share
+    of a 2-D tile (16-bit elements packed in pairs)."""
     t = value.type
     assert isinstance(t, TensorType)
     rows, cols = t.get_shape()
-    return min(rows, WGMMA_M) * cols * element_bytes(t.get_element_type()) // 4 // THREADS_PER_GROUP
+    return min(rows, group_rows) * cols * element_bytes(t.get_element_type()) // 4 // THREADS_PER_GROUP
 
 
 def _top_op(op: Operation, block: Block) -> Operation | None:
@@ -375,13 +377,15 @@ def _release_before_epilogue(guarded: scf.IfOp, new_loop: scf.ForOp, max_bytes: 
         Rewriter.insert_op(op, InsertPoint.at_start(else_block))
 
 
-def consumer_loops(module: ModuleOp) -> list[scf.ForOp]:
-    """The `scf.for` ops of the consumer partitions, outermost first."""
+def consumer_loops(module: ModuleOp) -> list[tuple[scf.ForOp, int]]:
+    """The `scf.for` ops of the consumer partitions, outermost first, each
+    with the rows a warp group of its partition owns (`group_rows`)."""
     loops = []
     for ws in [o for o in module.walk() if isinstance(o, aref.WarpSpecializeOp)]:
-        for role, _, _, region in ws.partition_specs():
+        for (role, warps, _, region), teams in zip(ws.partition_specs(), ws.partition_teams(), strict=True):
             if role == PartitionRole.CONSUMER:
-                loops += [o for o in region.walk() if isinstance(o, scf.ForOp)]
+                rows = group_rows(region, warps // WARPS_PER_GROUP // teams, NAME)
+                loops += [(o, rows) for o in region.walk() if isinstance(o, scf.ForOp)]
     return loops
 
 
@@ -406,14 +410,14 @@ class OverlapDotsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.max_regs < 0:
             raise TawaError(f"max-regs must be 0 (no bound) or positive, got {self.max_regs}", NAME)
-        for loop in consumer_loops(op):
+        for loop, rows in consumer_loops(op):
             if any(isinstance(o, aref.GetOp | aref.ConsumedOp) and o.has_slot() for o in loop.walk()):
                 raise fail(loop, f"{NAME}: the loop's arefs already have stages and phases: run "
                            "tawa-overlap-dots before tawa-assign-stage-phase")
             plan = overlap_plan(loop)
             if plan is None:
                 continue
-            regs = plan.registers_in_flight()
+            regs = plan.registers_in_flight(rows)
             if self.max_regs and regs > self.max_regs:
                 self._remark(loop, f"left a loop as it is: overlapped it would keep {regs} registers per thread "
                              f"in flight, more than {self.max_regs}")

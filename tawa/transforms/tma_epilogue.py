@@ -9,7 +9,7 @@ tensor map clips what falls outside the array (no masks):
 
     scf.if %elected { nvgpu.tma_store_wait 0 }      // the last store from the tile has read it
     nvgpu.named_barrier_sync 1, 128·G               // ... before anyone overwrites it
-    nvgpu.frag_store_shared %v, %staging[%c0, %wg_row0]   // each warp group its 64 rows
+    nvgpu.frag_store_shared %v, %staging[%c0, %wg_row0]   // each warp group its rows
     nvgpu.fence_proxy_async                         // the writes, visible to the async proxy
     nvgpu.named_barrier_sync 1, 128·G               // every row written
     scf.if %elected { nvgpu.tma_store %staging[%c0], %tmap_C[%m0, %n0] }   // + commit_group
@@ -25,7 +25,9 @@ kernel the store of program i drains while program i+1's main loop runs.
 of a cooperative partition already move in lockstep (they release every
 ring slot together, and the producer waits for all of them), so a barrier
 over all of them costs little, and one 64·G-row store halves the TMA
-instructions and bulk groups of one store per warp group.  Named barrier
+instructions and bulk groups of one store per warp group.  (A warp group
+owns 64 rows by default, or a multiple of 64: `tawa-warp-specialize`'s
+`rows_per_group`; read "64" below as a warp group's rows.)  Named barrier
 `EPILOGUE_BARRIER` (0 is the CTA-wide one) counts the partition's threads.
 
 **Or one store per warp group** (`store-group`): where the consumer
@@ -109,7 +111,6 @@ from tawa.target.hopper import (
     NAMED_BARRIERS,
     THREADS_PER_GROUP,
     WARPS_PER_GROUP,
-    WGMMA_M,
     WGMMA_MAX_PENDING,
 )
 from tawa.transforms.pingpong import OVERLAPPED, TURNS
@@ -360,12 +361,13 @@ def _pending(chunk: int, chunks: int, buffers: int) -> int:
     return min(WGMMA_MAX_PENDING, chunks - 1 - last + chunk)
 
 
-def stores_by_group(staging: SSAValue, groups: int) -> bool:
+def stores_by_group(staging: SSAValue, groups: int, group_rows: int) -> bool:
     """Whether the warp groups store their own rows into `staging` (its
-    buffers hold 64 rows, not the partition's 64·`groups`)."""
+    buffers hold a warp group's `group_rows` rows, not the partition's
+    `group_rows`·`groups`)."""
     st = staging.type
     assert isinstance(st, nvgpu.SmemType)
-    return groups > 1 and st.get_shape()[1] == WGMMA_M
+    return groups > 1 and st.get_shape()[1] == group_rows
 
 
 def emit_tma_store(
@@ -385,9 +387,9 @@ def emit_tma_store(
         conv = nvgpu.FragmentConvertOp.build(operands=[values], result_types=[ft])
         Rewriter.insert_op(conv, at)
         values = conv.result
-    by_group = stores_by_group(staging, groups)
-    buffers, span = st.get_shape()[0] // (groups if by_group else 1), st.get_shape()[-1]
     rows, cols = ft.get_shape()
+    by_group = stores_by_group(staging, groups, rows)
+    buffers, span = st.get_shape()[0] // (groups if by_group else 1), st.get_shape()[-1]
     chunks = cols // span
     chunk_type = nvgpu.FragmentType([rows, span], ft.element_type, ft.tiled_layout)
     elected = _is_elected(first_group, by_group, at)

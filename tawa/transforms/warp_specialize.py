@@ -551,7 +551,8 @@ class WarpSpecializePass(ModulePass):
     """Partitions tile kernels into a producer and consumer warp groups joined by arefs.
 
     The consumer partition has one warp group per 64 rows of the kernel's
-    accumulators (`consumer_warp_groups`) unless `consumer_warps` is given;
+    accumulators (`consumer_warp_groups`) unless `consumer_warps` is given
+    (fewer warp groups then own more rows each: `rows_per_group`);
     register budgets left out are derived (`register_budgets`)."""
 
     name = "tawa-warp-specialize"
@@ -560,7 +561,9 @@ class WarpSpecializePass(ModulePass):
     producer_regs: int | None = None
     """The producer's `setmaxnreg` budget; derived when left out."""
     consumer_warps: int | None = None
-    """Warps of the consumer partition; 4 per 64 accumulator rows when left out."""
+    """Warps of the consumer partition; 4 per 64 accumulator rows when left
+    out.  Fewer split the rows evenly: 4 warps for a 128-row tile give one
+    warp group that owns all 128 (`rows_per_group`)."""
     consumer_regs: int | None = None
     """Each consumer warp group's budget; derived when left out."""
     teams: int = 1
@@ -591,9 +594,11 @@ class WarpSpecializePass(ModulePass):
         warps = self.consumer_warps
         if warps is None:
             warps = consumer_warp_groups(kernel) * WARPS_PER_GROUP * self.teams
-        elif warps % (WARPS_PER_GROUP * self.teams):
+        elif warps <= 0 or warps % (WARPS_PER_GROUP * self.teams):
             raise fail(kernel, f"{self.name}: consumer-warps={warps} does not split into {self.teams} teams of "
                                "whole warp groups")
+        elif (rows := tile_rows(kernel)) is not None:
+            rows_per_group(rows, warps // WARPS_PER_GROUP // self.teams, kernel, self.name)
         p, c = register_budgets(kernel, self.producer_warps, warps, self.producer_regs, self.consumer_regs)
         return warps, p, c
 
@@ -646,18 +651,18 @@ FULL_ACCUMULATOR_REGS = WGMMA_M * WGMMA_MAX_N // THREADS_PER_GROUP + SCALAR_REGS
 128 registers) plus addresses and indices: 154."""
 
 
-def consumer_warp_groups(kernel: func.FuncOp) -> int:
-    """Consumer warp groups for `kernel`: one per 64 rows of its dots'
-    accumulators (warp group c owns rows [64c, 64c + 64)), or, in a kernel
-    without dots, of the 2-D tiles it stores.  Those tiles must all have
-    the same rows, a multiple of 64 up to 256; otherwise a located error at
-    the first op that breaks the rule.  A kernel with neither: 1."""
-    dots = [o for o in kernel.walk() if isinstance(o, _DOTS)]
+def tile_rows(root: Operation | Region) -> int | None:
+    """The rows of the tiles a consumer computes under `root`: its dots'
+    accumulators, or, with no dots, the 2-D tiles it stores (None: neither).
+    Those tiles must all have the same rows, a multiple of 64 up to 256;
+    otherwise a located error at the first op that breaks the rule."""
+    dots = [o for o in root.walk() if isinstance(o, _DOTS)]
     if dots:  # (op, its tile, what the tile is, what the op is)
         tiles = [(dot, dot.results[0].type, "accumulator", "dot") for dot in dots]
     else:
-        tiles = [(st, st.value.type, "stored tile", "store") for st in kernel.walk()
-                 if isinstance(st, tile.StoreOp) and len(st.value.type.get_shape()) == 2]
+        tiles = [(st, st.value.type, "stored tile", "store") for st in root.walk()
+                 if isinstance(st, tile.StoreOp) and isinstance(st.value.type, TensorType)
+                 and len(st.value.type.get_shape()) == 2]
     first: tuple[Operation, int] | None = None
     for op, t, what, by in tiles:
         assert isinstance(t, TensorType)
@@ -665,14 +670,41 @@ def consumer_warp_groups(kernel: func.FuncOp) -> int:
         if rows % WGMMA_M or not 1 <= rows // WGMMA_M <= MAX_CONSUMER_GROUPS:
             sizes = ", ".join(str(WGMMA_M * g) for g in range(1, MAX_CONSUMER_GROUPS + 1))
             raise fail(op, f"{WarpSpecializePass.name}: a {t} {what} is not supported: its rows "
-                           f"(BLOCK_M) must be one of {sizes}, one consumer warp group per {WGMMA_M} rows")
+                           f"(BLOCK_M) must be one of {sizes}, a multiple of the {WGMMA_M} rows of a wgmma")
         if first is None:
             first = (op, rows)
         elif rows != first[1]:
             raise fail(op, f"{WarpSpecializePass.name}: this {by}'s {what} has {rows} rows but the {by} at "
-                           f"{location_of(first[0]) or f'the first {by}'} has {first[1]}: the consumer has one "
-                           f"warp group per {WGMMA_M} rows, so every {what} of a kernel needs the same rows")
-    return 1 if first is None else first[1] // WGMMA_M
+                           f"{location_of(first[0]) or f'the first {by}'} has {first[1]}: the consumer's warp "
+                           f"groups split the rows of the tile, so every {what} of a kernel needs the same rows")
+    return None if first is None else first[1]
+
+
+def consumer_warp_groups(kernel: func.FuncOp) -> int:
+    """Consumer warp groups for `kernel` by default: one per 64 rows of its
+    tiles (`tile_rows`; warp group c owns rows [64c, 64c + 64)).  A kernel
+    with no tiles: 1."""
+    rows = tile_rows(kernel)
+    return 1 if rows is None else rows // WGMMA_M
+
+
+def group_rows(region: Region, groups: int, who: str) -> int:
+    """Rows of the tile each of the `groups` warp groups (of a team) of the
+    consumer partition `region` owns: 64 by default (`rows_per_group`)."""
+    rows = tile_rows(region)
+    at = region.parent_op()
+    assert at is not None
+    return WGMMA_M if rows is None else rows_per_group(rows, groups, at, who)
+
+
+def rows_per_group(rows: int, groups: int, at: Operation, who: str) -> int:
+    """The rows each of `groups` consumer warp groups owns of a `rows`-row
+    tile: an equal share, a multiple of the 64 rows of a wgmma (a warp group
+    that owns 128 issues one wgmma per 64-row block); else a located error."""
+    if rows % groups or (rows // groups) % WGMMA_M:
+        raise fail(at, f"{who}: {groups} consumer warp groups cannot split a {rows}-row tile: each needs "
+                       f"a multiple of {WGMMA_M} rows (one wgmma per {WGMMA_M}-row block)")
+    return rows // groups
 
 
 def register_budgets(kernel: func.FuncOp, producer_warps: int, consumer_warps: int,

@@ -61,6 +61,14 @@ class TileLayout:
         ]
 
 
+    def row_offset(self, rows: int) -> int:
+        """Byte offset of row `rows` of a K-major operand: the rows of a
+        chunk are `span` bytes apart (8-row swizzle atoms, or core matrices,
+        one after the other), so a descriptor `rows` further down reads the
+        same k-steps of the rows below (a warp group's second 64-row block of A)."""
+        return rows * self.span
+
+
 def tile_layout(t: nvgpu.SmemType) -> TileLayout:
     """The layout of each `rows × cols` tile of a `stages × rows × cols` buffer
     (ValueError if wgmma cannot read it)."""

@@ -30,7 +30,7 @@ def specialized(name: str):
 
 
 def plans(name: str):
-    return [overlap_plan(loop) for loop in consumer_loops(specialized(name))]
+    return [overlap_plan(loop) for loop, _ in consumer_loops(specialized(name))]
 
 
 @pytest.mark.parametrize(("name", "registers"), [("attention_fwd.mlir", 64 + 64 + 2 * 32),

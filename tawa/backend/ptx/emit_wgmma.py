@@ -68,7 +68,8 @@ def emit_k_slice(p: KernelPrinter, op: nvgpu.WgmmaKSliceOp) -> None:
 
 def emit_mma_async(p: KernelPrinter, op: nvgpu.WgmmaMmaAsyncOp) -> None:
     """Accumulates in place in the accumulator's registers (copied first
-    when the accumulator is still read afterwards)."""
+    when the accumulator is still read afterwards); of an accumulator of
+    several row blocks, in its row block's registers (`block_values`)."""
     a_type, b_type = op.wgmma_types()
     kind = f"{a_type.ptx}.{b_type.ptx}"
     rhs_k_major = op.rhs_transposed is not None
@@ -90,9 +91,10 @@ def emit_mma_async(p: KernelPrinter, op: nvgpu.WgmmaMmaAsyncOp) -> None:
     p.vals[op.result] = dst
     lhs = p.vals[op.lhs]
     a = "{" + ", ".join(lhs) + "}" if isinstance(lhs, list) else lhs
+    written = dst if op.row_blocks() == 1 else [dst[v] for v in op.block_values()]
     p.emit(
         f"wgmma.mma_async.sync.aligned.m64n{op.n()}k{op.k_step()}.f32.{kind} "
-        f"{{{', '.join(dst)}}}, {a}, {p.reg(op.rhs)}, {p.reg(op.accumulate)}{tail};"
+        f"{{{', '.join(written)}}}, {a}, {p.reg(op.rhs)}, {p.reg(op.accumulate)}{tail};"
     )
 
 

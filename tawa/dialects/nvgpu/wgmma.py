@@ -163,8 +163,11 @@ class _WgmmaBase(IRDLOperation):
             raise VerifyException(f"{self.name} operands must be 2-D")
         m = lt.get_shape()[0]
         n = self.n()
-        if m != WGMMA_M:
-            raise VerifyException(f"{self.name} lhs must have {WGMMA_M} rows, got {m}")
+        if m % WGMMA_M or m <= 0 or (isinstance(lt, FragmentType) and m != WGMMA_M):
+            raise VerifyException(
+                f"{self.name} lhs must have {WGMMA_M} rows"
+                + ("" if isinstance(lt, FragmentType) else f" or a multiple of {WGMMA_M}") + f", got {m}"
+            )
         if n % WGMMA_N_STEP or not WGMMA_N_STEP <= n <= WGMMA_MAX_N:
             raise VerifyException(
                 f"{self.name} N must be a multiple of {WGMMA_N_STEP} in [{WGMMA_N_STEP}, {WGMMA_MAX_N}], got {n}"
@@ -185,11 +188,13 @@ class WgmmaOp(_WgmmaBase):
 
     Operands are bf16, f16, fp8 (f8E4M3FN and f8E5M2, mixed as wanted) or
     f32, read as tf32 (`tawa.target.hopper.WGMMA_OPERAND_TYPES`).
-    `lhs` is a 64xK descriptor (or a bf16/f16 `wgmma` register fragment); `rhs` is an
+    `lhs` is an MxK descriptor, M a multiple of 64 (a warp group that owns
+    M rows: one instruction per 64-row block), or a bf16/f16 64xK `wgmma`
+    register fragment; the accumulator is MxN; `rhs` is an
     NxK descriptor when `rhs_transposed` (K-major, PTX imm-trans-b = 0) and a
     KxN one otherwise (MN-major, imm-trans-b = 1; 16-bit types only).
-    `tawa-expand-wgmma` turns it into K/16 (K/32 for fp8, K/8 for tf32)
-    `nvgpu.wgmma_mma_async`.  `accumulate`
+    `tawa-expand-wgmma` turns it into M/64 · K/16 (K/32 for fp8, K/8 for
+    tf32) `nvgpu.wgmma_mma_async`.  `accumulate`
     is wgmma's scale-d predicate: false makes the first instruction
     overwrite the accumulator.
 
@@ -217,16 +222,50 @@ class WgmmaMmaAsyncOp(_WgmmaBase):
     """One `wgmma.mma_async.sync.aligned.m64nNkK` instruction (K = 16; 32
     for fp8; 8 for tf32): the contraction over the K elements that its operands start
     at.  A descriptor operand is read from its start address with its
-    layout's strides (`nvgpu.wgmma_desc_advance` moves it to a k-step); a
-    register lhs is a 64xK fragment (`nvgpu.wgmma_k_slice`).
+    layout's strides (`nvgpu.wgmma_desc_advance` moves it to a k-step, or
+    to another 64-row block of A); a register lhs is a 64xK fragment
+    (`nvgpu.wgmma_k_slice`).
+
+    The accumulator holds 64·R rows (a warp group that owns R row blocks):
+    the instruction reads and writes rows [64·`row_block`, 64·`row_block` +
+    64) of it (in the `wgmma` layout, a contiguous run of each thread's
+    values: `TiledLayout.slice_values` along the rows) and the result
+    carries the other rows over unchanged.  `row_block` is 0 when absent.
 
     Example:
     `%d = nvgpu.wgmma_mma_async %da1, %db1, %acc, %true {rhs_transposed} : !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.wgmma_desc<256x64xbf16, swizzle = 128>, !nvgpu.frag<64x256xf32, wgmma>`
+    `%e = nvgpu.wgmma_mma_async %da2, %db1, %acc2, %true {rhs_transposed, row_block = 1 : i64} : !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>, !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>, !nvgpu.frag<128x128xf32, wgmma>`
     """
 
     name = "nvgpu.wgmma_mma_async"
+    row_block = opt_prop_def(IntegerAttr[I64])
+
+    def block(self) -> int:
+        """The accumulator's row block this instruction computes."""
+        return 0 if self.row_block is None else self.row_block.value.data
+
+    def row_blocks(self) -> int:
+        """Row blocks of 64 rows in the accumulator."""
+        at = self.acc.type
+        assert isinstance(at, FragmentType)
+        return max(1, at.get_shape()[0] // WGMMA_M)
+
+    def block_values(self) -> tuple[int, ...]:
+        """The accumulator's values (per thread) that this instruction
+        reads and writes: those of its row block."""
+        at = self.acc.type
+        assert isinstance(at, FragmentType)
+        return at.tiled_layout.slice_values(at.get_shape(), 0, WGMMA_M * self.block(), WGMMA_M)
 
     def verify_(self) -> None:
+        at = self.acc.type
+        assert isinstance(at, FragmentType)
+        if at.get_shape() and at.get_shape()[0] % WGMMA_M:
+            raise VerifyException(f"{self.name} accumulator rows must be a multiple of {WGMMA_M}, got {at}")
+        if not 0 <= self.block() < self.row_blocks():
+            raise VerifyException(
+                f"{self.name} row_block {self.block()} is outside the {self.row_blocks()} row blocks of {at}"
+            )
         super().verify_()
         lt = self.lhs.type
         if isinstance(lt, FragmentType) and lt.get_shape()[1] != self.k_step():

@@ -62,4 +62,4 @@ func.func @sum_slices(%W: memref<?x?x?xf32>, %C: memref<?x?xf32>, %S: index) {
 }
 
 // Stored tiles of different rows: a located error at the second store.
-// ROWS: dot_free_two_row_counts.mlir:9:3: error: tawa-warp-specialize: this store's stored tile has 64 rows but the store at {{.*}}dot_free_two_row_counts.mlir:8:3 has 128: the consumer has one warp group per 64 rows, so every stored tile of a kernel needs the same rows
+// ROWS: dot_free_two_row_counts.mlir:9:3: error: tawa-warp-specialize: this store's stored tile has 64 rows but the store at {{.*}}dot_free_two_row_counts.mlir:8:3 has 128: the consumer's warp groups split the rows of the tile, so every stored tile of a kernel needs the same rows

@@ -245,11 +245,35 @@ func.func @wgmma_rank(%a: !nvgpu.wgmma_desc<1x64x64xbf16>, %b: !nvgpu.wgmma_desc
 
 // -----
 
-func.func @wgmma_lhs_rows(%a: !nvgpu.wgmma_desc<128x64xbf16>, %b: !nvgpu.wgmma_desc<64x64xbf16>, %c: !nvgpu.frag<64x64xf32, wgmma>, %t: i1) {
+func.func @wgmma_lhs_rows(%a: !nvgpu.wgmma_desc<96x64xbf16>, %b: !nvgpu.wgmma_desc<64x64xbf16>, %c: !nvgpu.frag<64x64xf32, wgmma>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<96x64xbf16>, !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.frag<64x64xf32, wgmma>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma lhs must have 64 rows or a multiple of 64, got 96
+
+// -----
+
+func.func @wgmma_acc_rows(%a: !nvgpu.wgmma_desc<128x64xbf16>, %b: !nvgpu.wgmma_desc<64x64xbf16>, %c: !nvgpu.frag<64x64xf32, wgmma>, %t: i1) {
   %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.wgmma_desc<128x64xbf16>, !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.frag<64x64xf32, wgmma>
   func.return
 }
+// CHECK: error: nvgpu.wgmma accumulator must be 128x64, got !nvgpu.frag<64x64xf32, wgmma>
+
+// -----
+
+func.func @wgmma_register_lhs_rows(%a: !nvgpu.frag<128x64xbf16, wgmma>, %b: !nvgpu.wgmma_desc<64x64xbf16>, %c: !nvgpu.frag<128x64xf32, wgmma>, %t: i1) {
+  %d = nvgpu.wgmma %a, %b, %c, %t {rhs_transposed} : !nvgpu.frag<128x64xbf16, wgmma>, !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.frag<128x64xf32, wgmma>
+  func.return
+}
 // CHECK: error: nvgpu.wgmma lhs must have 64 rows, got 128
+
+// -----
+
+func.func @mma_async_row_block(%a: !nvgpu.wgmma_desc<128x64xbf16>, %b: !nvgpu.wgmma_desc<64x64xbf16>, %c: !nvgpu.frag<128x64xf32, wgmma>, %t: i1) {
+  %d = nvgpu.wgmma_mma_async %a, %b, %c, %t {rhs_transposed, row_block = 2 : i64} : !nvgpu.wgmma_desc<128x64xbf16>, !nvgpu.wgmma_desc<64x64xbf16>, !nvgpu.frag<128x64xf32, wgmma>
+  func.return
+}
+// CHECK: error: nvgpu.wgmma_mma_async row_block 2 is outside the 2 row blocks of !nvgpu.frag<128x64xf32, wgmma>
 
 // -----
 

@@ -429,6 +429,25 @@ func.func @prepared(%sa: !nvgpu.smem<4x128x64xbf16, swizzle = 128>, %acc: !nvgpu
 
 // -----
 
+// A warp group that owns 128 rows: one instruction per 64-row block of its accumulator.
+func.func @row_blocks(%sa: !nvgpu.smem<4x256x64xbf16, swizzle = 128>, %db: !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>, %acc: !nvgpu.frag<128x128xf32, wgmma>, %t: i1, %s: index, %row: index) {
+  %da = nvgpu.wgmma_descriptor %sa[%s, %row] : !nvgpu.smem<4x256x64xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>
+  %w = nvgpu.wgmma %da, %db, %acc, %t {rhs_transposed} : !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>, !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>, !nvgpu.frag<128x128xf32, wgmma>
+  %r0 = nvgpu.wgmma_mma_async %da, %db, %acc, %t {rhs_transposed} : !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>, !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>, !nvgpu.frag<128x128xf32, wgmma>
+  %da1 = nvgpu.wgmma_desc_advance %da, 8192 : !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>
+  %r1 = nvgpu.wgmma_mma_async %da1, %db, %r0, %t {rhs_transposed, row_block = 1 : i64} : !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>, !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>, !nvgpu.frag<128x128xf32, wgmma>
+  func.return
+}
+
+// CHECK-LABEL: func.func @row_blocks(
+// CHECK:         %w = nvgpu.wgmma %da, %db, %acc, %t {rhs_transposed} : !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>, !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>, !nvgpu.frag<128x128xf32, wgmma>
+// CHECK:         %r0 = nvgpu.wgmma_mma_async %da, %db, %acc, %t {rhs_transposed} : !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>
+// CHECK:         %r1 = nvgpu.wgmma_mma_async %da1, %db, %r0, %t {rhs_transposed, row_block = 1 : i64} : !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "row_blocks"
+// CHECK-GENERIC: "nvgpu.wgmma_mma_async"(%da1, %db, %r0, %t) <{rhs_transposed, row_block = 1 : i64}>
+
+// -----
+
 // Consumer-side operands: loads of a vector and a tile, a column broadcast,
 // a widening conversion, tanh, the index of a vector, the expanded loads.
 func.func @consumer_operands(%Bias: memref<?xbf16>, %C: memref<?x?xf32>, %n: index, %m: index, %a: index, %mask: !nvgpu.frag<256xi1, wgmma_col>, %slot: !nvgpu.smem<2x128x64xf16, swizzle = 128>) {

@@ -1,4 +1,4 @@
-// Accumulators of 128 and 64 rows in one kernel: the consumer has one warp group per 64 rows.
+// Accumulators of 128 and 64 rows in one kernel: the consumer's warp groups split one row count.
 func.func @two_row_counts(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32>, %D: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %a = tile.load %A[%c0, %c0] : memref<?x?xbf16> -> tensor<128x64xbf16>
