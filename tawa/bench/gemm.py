@@ -29,7 +29,10 @@ tawa's kernels in 2-CTA clusters that multicast B (`tawa-cluster`);
 `--defer-stores` stores each program's tile under the next program's first
 dot (`tawa-defer-stores`).  `--teams 2` runs two teams of consumers that take
 turns over the programs (ping-pong, `tawa.transforms.teams`), on the
-heuristic's tile cut to 64 rows (one warp group per team).
+heuristic's tile cut to 64 rows (one warp group per team).  `--group-rows
+128` gives each consumer warp group 128 rows and half the columns (the same
+accumulator): the heuristic's 128x256 becomes 256x128 on two warp groups
+(cuBLAS's cooperative tile), and with `--teams 2` each team a 128x128 tile.
 """
 
 from __future__ import annotations
@@ -251,18 +254,22 @@ class Kernels:
     """tawa's kernel for each shape, as `--config` says."""
 
     def __init__(self, config: str, dtype: str, stages: int, source: Path, log: Callable[[str], None],
-                 cluster: int = 1, defer_stores: bool = False, teams: int = 1):
+                 cluster: int = 1, defer_stores: bool = False, teams: int = 1, group_rows: int = WGMMA_M):
         import tawa
 
         self.config, self.dtype, self.stages, self.log = config, dtype, stages, log
         self.options: dict[str, Any] = {**({"cluster": cluster} if cluster > 1 else {}),
                                         **({"defer_stores": True} if defer_stores else {}),
-                                        **({"teams": teams} if teams > 1 else {})}
+                                        **({"teams": teams} if teams > 1 else {}),
+                                        **({"group_rows": group_rows} if group_rows != WGMMA_M else {})}
         """Pipeline options beyond the configuration's (`Choice` fields of the same names)."""
         self.example = None
         if self.options and config == "autotune":
-            raise BenchError("--cluster, --defer-stores and --teams apply to --config heuristic, split-k and example "
+            raise BenchError("--cluster, --defer-stores, --teams and --group-rows apply to --config heuristic, split-k and example "
                              "(autotune decides)")
+        if config == "example" and "group_rows" in self.options:
+            raise BenchError("--group-rows applies to --config heuristic and split-k (the example's 128x256 tile "
+                             "would give one warp group a 128x256 accumulator, more registers than it has)")
         if config == "example":
             if not source.is_file():
                 raise BenchError(f"cannot find the GEMM kernel {source} (use --source)")
@@ -286,9 +293,8 @@ class Kernels:
             choice = autotune(problem, log=self.log)
         else:  # "split-k": the heuristic's split where its grid leaves SMs idle (off by default)
             choice = heuristic(problem, device_info()[1], split=self.config == "split-k")
-            choice = replace(choice, **self.options)
-            if choice.teams > 1:  # a team is one warp group: 64-row tiles
-                choice = replace(choice, config=choice.config.replace(block_m=WGMMA_M))
+            shape = {k: self.options[k] for k in ("teams", "group_rows") if k in self.options}
+            choice = replace(choice.reshaped(**shape), **{k: v for k, v in self.options.items() if k not in shape})
         t0 = time.perf_counter()
         kernel = choice.compile()
         kernel.load()
@@ -307,6 +313,7 @@ def run(
     cluster: int = 1,
     defer_stores: bool = False,
     teams: int = 1,
+    group_rows: int = WGMMA_M,
 ) -> tuple[list[Row], dict[str, Any]]:
     try:
         import torch
@@ -316,7 +323,7 @@ def run(
         raise BenchError("needs a CUDA GPU (torch.cuda.is_available() is False)")
     import tawa
 
-    kernels = Kernels(config, dtype, stages, source, log, cluster, defer_stores, teams)
+    kernels = Kernels(config, dtype, stages, source, log, cluster, defer_stores, teams, group_rows)
     timer, timer_name = make_timer()
     meta = {
         "workload": f"gemm {dtype} C = A·B^T",
@@ -328,6 +335,7 @@ def run(
         "cluster": cluster,
         "defer_stores": defer_stores,
         "teams": teams,
+        "group_rows": group_rows,
         "rounds": rounds,
         "timer": timer_name,
         "torch": torch.__version__,
@@ -404,6 +412,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--teams", type=int, default=1,
                         help="teams of consumers taking turns over the programs (ping-pong) on 64-row tiles "
                         "(default 1: the cooperative consumers)")
+    parser.add_argument("--group-rows", type=int, default=WGMMA_M, choices=(WGMMA_M, 2 * WGMMA_M),
+                        help="rows each consumer warp group owns (default 64); 128 reshapes the heuristic's "
+                        "tile to keep each warp group's accumulator: 128x256 → 256x128, 128x128 per team")
     args = parser.parse_args(argv)
     config = args.config or ("example" if args.source else "heuristic")
     source = args.source or ROOT / DTYPES[args.dtype][0]
@@ -418,7 +429,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.teams < 1:
             raise BenchError(f"--teams must be at least 1, got {args.teams}")
         rows, meta = run(shapes, args.stages, args.rounds, source, dtype=args.dtype, config=config,
-                         cluster=args.cluster, defer_stores=args.defer_stores, teams=args.teams)
+                         cluster=args.cluster, defer_stores=args.defer_stores, teams=args.teams,
+                         group_rows=args.group_rows)
     except BenchError as err:
         print(f"tawa.bench gemm: error: {err}", file=sys.stderr)
         return 1

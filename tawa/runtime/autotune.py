@@ -64,7 +64,7 @@ from tawa.kernels.gemm import (
     unsupported,
 )
 from tawa.runtime.splitk import SplitKGemm
-from tawa.target.hopper import SM_COUNT, WGMMA_M
+from tawa.target.hopper import SM_COUNT, WARPS_PER_GROUP, WGMMA_M, WGMMA_MAX_N
 
 GEMM_MAX_STAGES = 8
 """The deepest ring a GEMM configuration's `stages=0` takes
@@ -157,6 +157,32 @@ class Choice:
     teams: int = 1
     """Teams of consumer warp groups taking turns over the programs
     (ping-pong consumers, `tawa.transforms.teams`; persistent kernels)."""
+    group_rows: int = WGMMA_M
+    """Rows of the tile each consumer warp group owns: 64 (one wgmma per
+    k-step), or 128 (two, one per 64-row block: a 256x128 tile on two warp
+    groups, cuBLAS's cooperative tile; a 128x128 tile per team)."""
+
+    @property
+    def consumer_warps(self) -> int | None:
+        """`consumer_warps` of the pipeline: None (one warp group per 64
+        rows) unless the warp groups own more rows."""
+        if self.group_rows == WGMMA_M:
+            return None
+        return self.config.block_m // self.group_rows * WARPS_PER_GROUP * self.teams
+
+    def reshaped(self, teams: int = 1, group_rows: int = WGMMA_M) -> Choice:
+        """This cooperative choice (one team, warp groups of 64 rows) with
+        `teams` and warp groups of `group_rows` rows, its tile reshaped so
+        that each warp group keeps its 64 x BLOCK_N accumulator's size: a
+        team is one warp group; each warp group owns `group_rows` x (64 ·
+        BLOCK_N / `group_rows`).  128x256 becomes 256x128 (group_rows 128),
+        64x256 per team (teams 2), or 128x128 per team (both)."""
+        if self.teams != 1 or self.group_rows != WGMMA_M:
+            raise ValueError(f"reshaped: {self.id} is not a cooperative choice of 64-row warp groups")
+        c = self.config
+        groups = 1 if teams > 1 else c.block_m // WGMMA_M
+        config = c.replace(block_m=groups * group_rows, block_n=c.block_n * WGMMA_M // group_rows)
+        return replace(self, config=config, teams=teams, group_rows=group_rows)
 
     @property
     def options(self) -> dict[str, Any]:
@@ -166,7 +192,8 @@ class Choice:
                 **({"defer_stores": True} if self.defer_stores else {}),
                 # Teams need a deep ring (one team's main loop eats its stages alone); one staging
                 # buffer per warp group makes room for it (docs/perf.md, "Session 15").
-                **({"teams": self.teams, "staging": "single"} if self.teams > 1 else {})}
+                **({"teams": self.teams, "staging": "single"} if self.teams > 1 else {}),
+                **({"consumer_warps": self.consumer_warps} if self.consumer_warps else {})}
 
     @property
     def id(self) -> str:
@@ -174,7 +201,8 @@ class Choice:
                 + ("" if self.persistent else " persistent=false")
                 + (f" cluster={self.cluster}" if self.cluster > 1 else "")
                 + (" defer-stores" if self.defer_stores else "")
-                + (f" teams={self.teams}" if self.teams > 1 else ""))
+                + (f" teams={self.teams}" if self.teams > 1 else "")
+                + (f" group-rows={self.group_rows}" if self.group_rows != WGMMA_M else ""))
 
     def source(self) -> str:
         return gemm_source(self.config)
@@ -191,12 +219,14 @@ class Choice:
         return gemm_grid(self.config, M, N, batch)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"config": self.config.as_dict(), **self.options}
+        return {"config": self.config.as_dict(), **self.options,
+                **({"group_rows": self.group_rows} if self.group_rows != WGMMA_M else {})}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Choice:
         return cls(GemmConfig(**data["config"]), int(data["stages"]), int(data["group_m"]), bool(data["persistent"]),
-                   int(data.get("cluster", 1)), bool(data.get("defer_stores", False)), int(data.get("teams", 1)))
+                   int(data.get("cluster", 1)), bool(data.get("defer_stores", False)), int(data.get("teams", 1)),
+                   int(data.get("group_rows", WGMMA_M)))
 
 
 @dataclass(frozen=True)
@@ -220,17 +250,19 @@ class Space:
     defer_stores: tuple[bool, ...] = (False,)
     """Whether to defer each program's store (persistent kernels)."""
     teams: tuple[int, ...] = (1,)
-    """Teams of consumers (ping-pong; persistent kernels of 64-row tiles)."""
+    """Teams of consumers (ping-pong; persistent kernels whose team is one warp group)."""
+    group_rows: tuple[int, ...] = (WGMMA_M,)
+    """Rows each consumer warp group owns (`Choice.group_rows`)."""
 
 
 DEFAULT_SPACE = Space()
 """Tile shapes at the deepest ring that fits, each also split-K where
 `split_for` splits it: one compile per tile (and split) that suits the problem."""
 WIDE_SPACE = Space(k_bytes=(64, 128), split_k=(1, 0, 2, 4), stages=(0, 3), group_m=(4, 8, 16), cluster=(1, 2),
-                   defer_stores=(False, True), teams=(1, 2))
+                   defer_stores=(False, True), teams=(1, 2), group_rows=(WGMMA_M, 2 * WGMMA_M))
 """Also 64-byte K steps, splits of 2 and 4, a 3-deep ring, other group-m
-values, 2-CTA clusters, deferred stores and two teams of consumers on
-64-row tiles (ping-pong)."""
+values, 2-CTA clusters, deferred stores, two teams of consumers of one warp
+group each (ping-pong), and warp groups that own 128 rows."""
 
 
 # --------------------------------------------------------------------------- the heuristic
@@ -376,17 +408,20 @@ def candidates(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM
         group_ms = sorted(set(space.group_m))
         covering = [g for g in group_ms if g >= rows]
         group_ms = [g for g in group_ms if g < rows] + covering[:1]
-        for stages, group_m, persistent, cluster, defer, teams in itertools.product(
-                space.stages, group_ms, space.persistent, space.cluster, space.defer_stores, space.teams):
+        for stages, group_m, persistent, cluster, defer, teams, group_rows in itertools.product(
+                space.stages, group_ms, space.persistent, space.cluster, space.defer_stores, space.teams,
+                space.group_rows):
+            if config.block_m % group_rows or group_rows * config.block_n > WGMMA_M * WGMMA_MAX_N:
+                continue  # whole warp groups, each at most the widest accumulator (128 registers)
             if cluster > 1 and (not persistent or rows < cluster):
                 continue  # clusters need a persistent kernel, and rows of tiles to share B along
             if defer and not persistent:
                 continue  # a deferred store rides the loop over programs
-            if teams > 1 and (not persistent or config.block_m != WGMMA_M or cluster > 1):
-                # Teams take turns over the programs; here one warp group each (64-row tiles).
+            if teams > 1 and (not persistent or config.block_m != group_rows or cluster > 1):
+                # Teams take turns over the programs; here one warp group each.
                 # With clusters: 0.80x cuBLAS against 0.89x without (docs/perf.md, "Session 15").
                 continue
-            choice = Choice(config, stages, group_m, persistent, cluster, defer, teams)
+            choice = Choice(config, stages, group_m, persistent, cluster, defer, teams, group_rows)
             if choice not in result:
                 result.append(choice)
     return result
