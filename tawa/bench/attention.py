@@ -8,7 +8,15 @@ against a float32 reference on fresh random data (output poisoned with NaN).
 
 Shapes B·H·S with H = 16: 1·16·16384, 4·16·4096, 16·16·1024, 32·16·512
 (16k tokens each), causal and not; each row runs the kernel `tawa.torch`
-picks for it (`tawa.torch.checks.attention_kernel`).  TFLOP/s count 4·B·H·S²·d, halved for
+picks for it (`tawa.torch.checks.attention_kernel`).
+
+`--dtype fp8` times tawa's fp8 kernel (examples/attention_fwd_fp8.mlir,
+head dim 128: e4m3 Q, K and V, V given transposed, bf16 O) on e4m3 copies of
+the rows' inputs (unit scales; the transpose of V is made once, untimed)
+against cuDNN and FlashAttention-2 on the bf16 inputs: torch's SDPA has no
+fp8 path, and FlashAttention-3 is not installed here, so there is no fp8
+baseline to time.  Its error is checked against the float32 reference of
+the e4m3 inputs, within `FP8_TOLERANCE` (P is rounded to e4m3 for P·V).  TFLOP/s count 4·B·H·S²·d, halved for
 causal.  `--json` writes the rows, `--plot` draws TFLOP/s per row
 (`tawa.bench.plot`); a backend that cannot run a row shows NaN.
 """
@@ -20,6 +28,7 @@ import datetime
 import json
 import math
 import statistics
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,22 +40,27 @@ HEAD_DIMS = {
     64: ("attention_fwd_d64.mlir", "attention_fwd_d64"),
     256: ("attention_fwd_d256.mlir", "attention_fwd_d256"),
 }
+FP8_KERNELS = {False: "attention_fwd_fp8", True: "attention_fwd_fp8_causal"}
+"""The fp8 kernels of examples/attention_fwd_fp8.mlir (head dim 128)."""
+FP8_TOLERANCE = 5e-2
+"""Relative error allowed for fp8 attention: P in e4m3 (3 mantissa bits)
+gave 1.8-2.3e-2 on random inputs in the CPU simulator."""
 BACKENDS = ("tawa", "cuDNN", "FA2")
 
 
 def query_rows(source: str, name: str) -> int:
     """Query rows per program of attention kernel `name` in `source` (the
-    first grid dimension is ⌈S / rows⌉): the rows of its dots' accumulators,
-    one consumer warp group per 64 (192 for @attention_fwd_d64, 128 for the
-    other examples)."""
+    first grid dimension is ⌈S / rows⌉): the rows of its dots' accumulators
+    (192 for @attention_fwd_d64, 128 for the other examples)."""
     import tawa
-    from tawa.target.hopper import WGMMA_M
-    from tawa.transforms.warp_specialize import consumer_warp_groups
+    from tawa.transforms.warp_specialize import tile_rows
 
     kernels = [op for op in tawa.parse(source).ops if getattr(op, "sym_name", None) and op.sym_name.data == name]
     if not kernels:
         raise ValueError(f"no kernel @{name} in the source")
-    return consumer_warp_groups(kernels[0]) * WGMMA_M
+    rows = tile_rows(kernels[0])
+    assert rows is not None, name
+    return rows
 
 
 def sdpa(backend: Any, q: Any, k: Any, v: Any, causal: bool) -> Callable[[], None]:
@@ -99,7 +113,7 @@ def summary(rows: Sequence[dict[str, Any]]) -> str:
 
 def plot_spec(rows: Sequence[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
     return {
-        "title": f"attention forward bf16, H=16, tawa vs torch SDPA, {meta['gpu']}, {meta['date']}",
+        "title": f"attention forward {meta.get('dtype', 'bf16')}, H=16, tawa vs torch SDPA (bf16), {meta['gpu']}, {meta['date']}",
         "ylabel": "TFLOP/s",
         "labels": [f"d{r['d']} {r['B']}x{r['S']}{' causal' if r['causal'] else ''}" for r in rows],
         "series": {name: [r["tflops"][name] for r in rows] for name in BACKENDS},
@@ -114,9 +128,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--head-dim", type=int, action="append", choices=sorted(HEAD_DIMS),
                         help="head dims to time (default: all)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
+    parser.add_argument("--dtype", choices=("bf16", "fp8"), default="bf16",
+                        help="tawa's inputs (default bf16); fp8: e4m3 Q, K, V at head dim 128, against "
+                        "cuDNN and FA2 in bf16 (no fp8 baseline here)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--plot", type=Path, metavar="PNG", help="also draw TFLOP/s per row (needs matplotlib)")
     args = parser.parse_args(argv)
+    fp8 = args.dtype == "fp8"
+    if fp8 and any(d != 128 for d in args.head_dim or ()):
+        print("tawa.bench attention: error: --dtype fp8 runs head dim 128 only", file=sys.stderr)
+        return 1
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend
@@ -126,24 +147,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     examples = Path(__file__).resolve().parents[2] / "examples"
     meta = {
-        "workload": "attention forward bf16, 16 heads",
+        "workload": f"attention forward {args.dtype}, 16 heads", "dtype": args.dtype,
         "gpu": torch.cuda.get_device_name(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "rounds": args.rounds, "torch": torch.__version__, "tawa": tawa.__version__,
     }
-    print(f"tawa attention vs torch SDPA on {meta['gpu']}, {meta['date']}, 16 heads, bf16", flush=True)
+    print(f"tawa attention vs torch SDPA on {meta['gpu']}, {meta['date']}, 16 heads, "
+          + ("tawa fp8 (e4m3) against bf16 SDPA" if fp8 else "bf16"), flush=True)
     header = (f"{'d':>4} {'B':>3} {'S':>6} {'causal':>6} {'tawa':>7} {'cuDNN':>7} {'FA2':>7} "
               f"{'tawa/cuDNN':>10} {'tawa/FA2':>9} {'rel err':>8}")
     print(header + "   (TFLOP/s)")
     rows: list[dict[str, Any]] = []
-    runs = [(d, causal) for d in sorted(args.head_dim or HEAD_DIMS) for causal in (False, True)]
+    runs = [(d, causal) for d in ([128] if fp8 else sorted(args.head_dim or HEAD_DIMS)) for causal in (False, True)]
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for head_dim, causal in runs:
-        file, _ = HEAD_DIMS[head_dim]
+        file = "attention_fwd_fp8.mlir" if fp8 else HEAD_DIMS[head_dim][0]
         source = (examples / file).read_text()
         for B, S in SHAPES:
             # The kernel tawa.torch runs for this problem (of several, the one expected to finish first).
-            kernel_name = attention_kernel(head_dim, causal, S, B * HEADS, sms)
+            kernel_name = FP8_KERNELS[causal] if fp8 else attention_kernel(head_dim, causal, S, B * HEADS, sms)
             kernel = tawa.compile(source, kernel_name, stages=args.stages)
             block_rows = query_rows(source, kernel_name)
             q, k, v = (torch.randn(B, HEADS, S, head_dim, device="cuda").to(torch.bfloat16) for _ in range(3))
@@ -151,15 +173,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             scale = 1 / math.sqrt(head_dim)
             grid = (math.ceil(S / block_rows), B * HEADS)
             flat = [t.view(B * HEADS, S, head_dim) for t in (q, k, v, o)]
+            extra: tuple[float, ...] = ()
+            if fp8:  # e4m3 copies, V transposed (untimed); unit scales
+                q8, k8, v8 = (t.to(torch.float8_e4m3fn) for t in (q, k, v))
+                vt8 = v8.view(B * HEADS, S, head_dim).transpose(1, 2).contiguous()
+                flat = [q8.view(B * HEADS, S, head_dim), k8.view(B * HEADS, S, head_dim), vt8, flat[3]]
+                extra = (1.0,)
 
-            def run_tawa(flat=flat, S=S, scale=scale, grid=grid):
-                kernel(*flat, S, scale, grid=grid)
+            def run_tawa(flat=flat, S=S, scale=scale, grid=grid, extra=extra):
+                kernel(*flat, S, scale, *extra, grid=grid)
 
             run_tawa()
-            ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
+            inputs = (q8, k8, v8) if fp8 else (q, k, v)
+            ref = F.scaled_dot_product_attention(*(t.float() for t in inputs), is_causal=causal)
             err = ((o.float() - ref).norm() / ref.norm()).item()
             del ref
-            if not err < 1e-2:
+            if not err < (FP8_TOLERANCE if fp8 else 1e-2):
                 print(f"d={head_dim} B={B} S={S} causal={causal}: WRONG (rel err {err:.2e})")
                 return 1
 

@@ -32,7 +32,7 @@ from tawa.dialects.nvgpu.types import FragmentType, element_bytes
 from tawa.interpreters import simt
 from tawa.interpreters.arith import _maximum, _minimum
 from tawa.interpreters.cta import cta_of, lanes_of
-from tawa.interpreters.dtypes import dtype_of
+from tawa.interpreters.dtypes import dtype_of, round_float
 from tawa.interpreters.nvgpu import _fail, _whole_groups, check_bulk_reads, read_rows, row_addresses, write_tile
 from tawa.interpreters.simt import Lanes, PerThread
 from tawa.target.hopper import THREADS_PER_GROUP
@@ -196,7 +196,8 @@ class FragmentFunctions(InterpreterFunctions):
 
     @impl(nvgpu.FragmentConvertOp)
     def run_convert(self, interpreter: Interpreter, op: Operation, args: PythonValues):
-        return (_result(op, regs(op, args[0], lanes_of(interpreter))),)
+        values = regs(op, args[0], lanes_of(interpreter))
+        return (_result(op, round_float(values, dtype_of(op.results[0].type.element_type))),)
 
     @impl(nvgpu.FragmentIndexOp)
     def run_index(self, interpreter: Interpreter, op: nvgpu.FragmentIndexOp, args: PythonValues):

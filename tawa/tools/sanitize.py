@@ -77,6 +77,8 @@ class Case:
     the deepest ring up to `GEMM_MAX_STAGES`)."""
     pipeline: tuple[tuple[str, Any], ...] = ()
     """More `tawa-hopper-pipeline` options (`(("cluster", 2),)`)."""
+    tolerance: float = TOLERANCE
+    """Relative error allowed (fp8 attention rounds P to e4m3: `FP8_TOLERANCE`)."""
 
     def text(self) -> str:
         return gemm_source(self.config) if self.config else (EXAMPLES_DIR / self.file).read_text()
@@ -205,6 +207,34 @@ def _softmax(rng: np.random.Generator):
     return [a, b, _nan((M, 256)), M, K, s * math.log2(math.e)], (math.ceil(M / 128),), lambda out: _rel(out[2], ref)
 
 
+FP8_TOLERANCE = 5e-2
+"""fp8 attention against the float32 reference of its e4m3 inputs (P is
+rounded to e4m3 for P·V; `tawa.bench.attention.FP8_TOLERANCE`)."""
+
+
+def _fp8_attention(causal: bool):
+    """examples/attention_fwd_fp8.mlir on `_per_key_block`'s 520 keys: e4m3
+    Q, K and Vᵀ (rows padded to 528 keys with zeros: 16-byte TMA strides)."""
+    import ml_dtypes
+
+    S, D, padded = 4 * 128 + 8, 128, 4 * 128 + 16
+
+    def make(rng: np.random.Generator):
+        q, k, v = (rng.standard_normal((1, S, D), np.float32).astype(ml_dtypes.float8_e4m3fn) for _ in range(3))
+        vt = np.zeros((1, D, padded), ml_dtypes.float8_e4m3fn)
+        vt[:, :, :S] = np.swapaxes(v, 1, 2)
+        scale, v_scale = 1 / math.sqrt(D), 0.75
+        s = np.einsum("bqd,bkd->bqk", _f32(q), _f32(k)) * scale
+        if causal:
+            s = np.where(np.triu(np.ones((S, S), bool), 1), -np.inf, s)
+        p = np.exp(s - s.max(axis=-1, keepdims=True))
+        ref = v_scale * np.einsum("bqk,bkd->bqd", p / p.sum(axis=-1, keepdims=True), _f32(v))
+        args = [q, k, vt, _nan((1, S, D)), S, scale, v_scale]
+        return args, (math.ceil(S / 128), 1), lambda out: _rel(out[3], ref)
+
+    return make
+
+
 def _per_key_block(kind: str, D: int = 128, rows: int = 128):
     # 2D+1 = 5 key blocks of 128 for D = 2, the last one partial (520 keys):
     # ⌈520 / rows⌉ programs of `rows` query rows along the sequence (the last
@@ -289,6 +319,10 @@ CASES = {
              _per_key_block("causal", 256)),
         Case("attention_fwd_d64_causal", "attention_fwd_d64.mlir", "attention_fwd_d64_causal", 2,
              _per_key_block("causal", 64)),
+        Case("attention_fwd_fp8", "attention_fwd_fp8.mlir", "attention_fwd_fp8", 2, _fp8_attention(False),
+             tolerance=FP8_TOLERANCE),
+        Case("attention_fwd_fp8_causal", "attention_fwd_fp8.mlir", "attention_fwd_fp8_causal", 2,
+             _fp8_attention(True), tolerance=FP8_TOLERANCE),
     )
 }
 """Every example kernel (examples/*.mlir), with the stages its GPU test uses,
@@ -336,7 +370,7 @@ def child(names: Sequence[str]) -> int:
             print(f"{END} {name} FAILED {type(e).__name__}: {' '.join(str(e).split())}", flush=True)
             failed += 1
             continue
-        ok = err <= TOLERANCE
+        ok = err <= CASES[name].tolerance
         failed += not ok
         print(f"{END} {name} {'ok' if ok else 'WRONG'} rel_err={err:.2e}", flush=True)
     return 1 if failed else 0

@@ -43,6 +43,7 @@ from tawa.dialects import aref, nvgpu, tile
 from tawa.dialects.nvgpu.fragments import LOADABLE
 from tawa.target.hopper import WGMMA_M
 from tawa.transforms.masks import Materializer, all_true_condition, symbolic
+from tawa.transforms.operand_staging import emit_operand_store
 from tawa.transforms.tma_epilogue import emit_tma_store
 from tawa.transforms.utils import const, fail
 
@@ -91,6 +92,13 @@ class ConsumerInfo:
     rows: int = WGMMA_M
     """Rows of the tile each warp group owns, a multiple of 64: its
     fragments are `rows`xN (one wgmma per 64-row block of them)."""
+    operands: Mapping[Operation, SSAValue] = field(default_factory=dict)
+    """Dots whose lhs goes through shared memory → its buffer
+    (`tawa.transforms.operand_staging`)."""
+
+    def group_index(self) -> SSAValue:
+        assert self.group is not None
+        return self.group
 
     @property
     def partition_groups(self) -> int:
@@ -100,7 +108,8 @@ class ConsumerInfo:
     @staticmethod
     def at_start_of(region: Region, first_group: int, groups: int,
                     staged: Mapping[tile.StoreOp, tuple[SSAValue, SSAValue]] | None = None,
-                    teams: int = 1, rows: int = WGMMA_M) -> ConsumerInfo:
+                    teams: int = 1, rows: int = WGMMA_M,
+                    operands: Mapping[Operation, SSAValue] | None = None) -> ConsumerInfo:
         """Emits this warp group's index in the partition, g = warp group id
         − first group of the partition, and its first row, `rows` · (g mod
         `groups`), at the top of the partition; with several `teams`, its
@@ -125,7 +134,7 @@ class ConsumerInfo:
         row0_i32 = arith.IndexCastOp(row0.result, i32)
         Rewriter.insert_op([row0, row0_i32], at)
         return ConsumerInfo(groups, row0.result, row0_i32.result, const(0, at), first_group, staged or {},
-                            group=local.result, teams=teams, rows=rows)
+                            group=local.result, teams=teams, rows=rows, operands=operands or {})
 
     def frag_type(self, t: TensorType, op: Operation, axis: int = 1) -> nvgpu.FragmentType:
         """This warp group's share of a `rows`·groups-row f32 tile: a
@@ -220,7 +229,13 @@ class LowerDot(RewritePattern):
             raise fail(op, f"{NAME}: {op.name} lhs must come from an aref slot or be a converted accumulator, for now")
         if not _is_frag(op.acc) or carried or (isinstance(lhs, arith.TruncFOp) and not _is_frag(lhs.input)):
             return  # not ready: `diagnose` reports it if it never becomes so
-        if _is_frag(op.lhs) or isinstance(lhs, arith.TruncFOp):
+        staging = self.info.operands.get(op)
+        if staging is not None:  # an 8-bit A operand: through shared memory
+            value = lhs.input if isinstance(lhs, arith.TruncFOp) else op.lhs
+            a = emit_operand_store(value, staging, self.info.group_index(), self.info.partition_groups,
+                                   InsertPoint.before(op))
+            a_value, a = a.result, None
+        elif _is_frag(op.lhs) or isinstance(lhs, arith.TruncFOp):
             lt = op.lhs.type
             et = lt.element_type if isinstance(lt, nvgpu.FragmentType) else lt.get_element_type()
             if not isinstance(et, BFloat16Type | Float16Type):
@@ -230,8 +245,10 @@ class LowerDot(RewritePattern):
                 raise fail(op, f"{NAME}: {op.name} lhs in registers needs warp groups of {WGMMA_M} rows, but each "
                            f"owns {self.info.rows} here: a register A operand is one wgmma's {WGMMA_M} rows (give "
                            "the consumer one warp group per 64 rows: leave consumer-warps out)")
-        if _is_frag(op.lhs):  # converted already (carried by a loop: tawa-overlap-dots)
-            a: Operation | None = None
+        if staging is not None:
+            pass
+        elif _is_frag(op.lhs):  # converted already (carried by a loop: tawa-overlap-dots)
+            a = None
             a_value = op.lhs
         elif isinstance(lhs, arith.TruncFOp):
             src = lhs.input.type

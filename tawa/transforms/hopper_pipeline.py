@@ -35,6 +35,7 @@ from tawa.transforms.expand_stores import ExpandFragmentStoresPass
 from tawa.transforms.lower_aref import LowerArefPass
 from tawa.transforms.lower_tile import LowerTilePass
 from tawa.transforms.materialize_partitions import MaterializePartitionsPass
+from tawa.transforms.operand_staging import operand_types
 from tawa.transforms.overlap_dots import MAX_EARLY_RELEASE_BYTES, MAX_OVERLAP_REGS, OverlapDotsPass
 from tawa.transforms.persistent import PersistentPass
 from tawa.transforms.pipeline import PipelinePass, pipelined_arefs
@@ -292,7 +293,7 @@ def fits_all(module: ModuleOp, stages: int, staging: str | None = None, once_dep
             assert isinstance(t, aref.ArefType)
             return stages if c.result in deep else max(once_depth, t.depth.data)
 
-        tiles = staging_types(ws, staging) if staging else []
+        tiles = (staging_types(ws, staging) if staging else []) + operand_types(ws, HopperPipelinePass.name)
         if not plan_shared_memory(creates, depth_of, staging=tiles).fits:
             return False
     return True

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Region, SSAValue
+from xdsl.ir import Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 from xdsl.rewriter import Rewriter
@@ -39,6 +39,7 @@ from tawa.dialects import aref, nvgpu, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.target.hopper import WARPS_PER_GROUP
 from tawa.transforms.consumer_patterns import NAME, ConsumerInfo, consumer_patterns, diagnose
+from tawa.transforms.operand_staging import stage_operands
 from tawa.transforms.pin_waits import pin_waits
 from tawa.transforms.pingpong import ping_pong
 from tawa.transforms.tma_epilogue import (
@@ -55,15 +56,20 @@ from tawa.transforms.warp_specialize import group_rows
 
 def lower_consumer(region: Region, first_group: int, groups: int,
                    staged: Mapping[tile.StoreOp, tuple[SSAValue, SSAValue]] | None = None,
-                   pingpong: bool = True, pin: bool = False, teams: int = 1) -> None:
+                   pingpong: bool = True, pin: bool = False, teams: int = 1,
+                   operands: Mapping[Operation, SSAValue] | None = None) -> None:
     """Lowers one consumer partition of `groups` warp groups per team (of
     `teams`), the first of which is warp group `first_group` of the CTA; the
     `staged` stores take the TMA-store epilogue; with `pingpong`, the warp
     groups of an overlapped loop take turns issuing their dots, in a ring
     (`tawa.transforms.pingpong`; one team only); with `pin`, a wgmma wait
-    after register math stays there (`tawa.transforms.pin_waits`)."""
+    after register math stays there (`tawa.transforms.pin_waits`); the
+    `operands` dots read their lhs from that shared buffer
+    (`tawa.transforms.operand_staging`)."""
     staged = {s: v for s, v in (staged or {}).items() if region.is_ancestor(s)}
-    info = ConsumerInfo.at_start_of(region, first_group, groups, staged, teams, group_rows(region, groups, NAME))
+    operands = {d: b for d, b in (operands or {}).items() if region.is_ancestor(d)}
+    info = ConsumerInfo.at_start_of(region, first_group, groups, staged, teams, group_rows(region, groups, NAME),
+                                    operands)
     PatternRewriteWalker(
         # No DCE: dead scalar ops the partition had stay, as they were.
         GreedyRewritePatternApplier(consumer_patterns(info), dce_enabled=False),
@@ -136,11 +142,12 @@ class LowerTilePass(ModulePass):
             if any(isinstance(o, aref.GetOp | aref.PutOp) for o in ws.walk()):
                 raise fail(ws, f"{NAME}: run tawa-lower-aref first")
             staged = stage_stores(ws, kernel, self.epilogue, NAME, self.staging, self.store_group, self.pingpong)
+            operands = stage_operands(ws, kernel, NAME)
             start = 0
             for (role, warps, _, region), teams in zip(ws.partition_specs(), ws.partition_teams(), strict=True):
                 if role == PartitionRole.CONSUMER:
                     lower_consumer(region, start, warps // WARPS_PER_GROUP // teams, staged, self.pingpong,
-                                   self.pin_waits, teams)
+                                   self.pin_waits, teams, operands)
                 start += warps // WARPS_PER_GROUP
         # What materialize-partitions lowers (the partitions, program ids)
         # may remain; any other tile or aref op, or tensor, is not supported.

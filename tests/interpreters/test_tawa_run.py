@@ -25,6 +25,7 @@ SMALL = "M=130,N=72,K=80"
 ATT = ["--shape", "seq_len=130", "--arg", "Q=2,seq_len,128"]
 ATT64 = ["--shape", "seq_len=130", "--arg", "Q=2,seq_len,64"]
 ATT256 = ["--shape", "seq_len=130", "--arg", "Q=2,seq_len,256"]
+ATT8 = ["--shape", "seq_len=144", "--arg", "Q=2,seq_len,128", "--arg", "Vt=2,128,seq_len"]
 
 # kernel → (file, options, pipeline).  The whole Hopper pipeline on the CPU
 # simulator for three kernels (a GEMM, an epilogue operand, causal attention);
@@ -50,6 +51,9 @@ CASES = {
     "attention_fwd_d256": ("attention_fwd_d256.mlir", ATT256, WS),
     "attention_fwd_d256_causal": ("attention_fwd_d256.mlir", ATT256, WS),
     "attention_fwd_bias": ("attention_fwd_bias.mlir", ATT, WS),
+    # fp8: Vt's rows of seq_len bytes are whole 16-byte TMA strides; P through shared memory.
+    "attention_fwd_fp8": ("attention_fwd_fp8.mlir", ATT8, FULL),
+    "attention_fwd_fp8_causal": ("attention_fwd_fp8.mlir", ATT8, WS),
 }
 SHAPES = {
     "gemm_softmax": "A bfloat16[130x80] in, B bfloat16[256x80] in, C bfloat16[130x256] out",

@@ -76,3 +76,33 @@ def test_attention_bias(cuda, seed, BH, S):
     ref = torch.einsum("bqk,bkd->bqd", torch.softmax(s, dim=-1), v.float())
     err = ((o.float() - ref).norm() / ref.norm()).item()
     assert err <= TOL, f"relative error {err:.3g} > {TOL} (BH={BH}, S={S})"
+
+
+FP8_TOL = 5e-2
+"""fp8 attention against the float32 reference of its e4m3 inputs: P is
+rounded to e4m3 for P·V (tawa.bench.attention.FP8_TOLERANCE)."""
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("BH, S", [(2, 1024), (3, 200), (1, 128), (2, 1), (1, 65), (1, 576)])
+def test_attention_fp8(cuda, seed, causal, BH, S):
+    """examples/attention_fwd_fp8.mlir: e4m3 Q, K and Vᵀ (its rows padded to
+    16 bytes with zeros for the TMA; seq_len says which keys are real), a
+    v_scale, bf16 O poisoned with NaN."""
+    import torch
+
+    name = "attention_fwd_fp8_causal" if causal else "attention_fwd_fp8"
+    kernel = tawa.compile((EXAMPLES / "attention_fwd_fp8.mlir").read_text(), name)
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    q, k, v = (torch.randn(BH, S, 128, device="cuda", generator=g).to(torch.float8_e4m3fn) for _ in range(3))
+    padded = -(-S // 16) * 16
+    vt = torch.zeros(BH, 128, padded, device="cuda", dtype=torch.float8_e4m3fn)
+    vt[:, :, :S] = v.transpose(1, 2)
+    o = torch.full((BH, S, 128), float("nan"), device="cuda", dtype=torch.bfloat16)
+    scale, v_scale = 1 / math.sqrt(128), 0.75
+    kernel(q, k, vt, o, S, scale, v_scale, grid=(math.ceil(S / 128), BH))
+    torch.cuda.synchronize()
+    assert not torch.isnan(o.float()).any(), "some of O was not written (or is NaN)"
+    ref = v_scale * reference(q, k, v, scale, causal)
+    err = ((o.float() - ref).norm() / ref.norm()).item()
+    assert err <= FP8_TOL, f"relative error {err:.3g} > {FP8_TOL} ({name}, BH={BH}, S={S})"

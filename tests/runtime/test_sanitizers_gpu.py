@@ -81,11 +81,12 @@ def test_deep_ring_cases_get_their_depth_and_wrap_it_twice(name, depth):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_inputs_and_reference_agree_with_the_interpreter(name):
     """The tile program, interpreted on the CPU with the harness's arguments,
-    matches the harness's float32 reference."""
+    matches the harness's float32 reference within half the bound the GPU
+    run is held to (1e-2; fp8 attention 2.5e-2: P rounded to e4m3)."""
     case = CASES[name]
     args, grid, error = case.inputs(np.random.default_rng(0))
     tawa.interpret(case.text(), case.kernel, grid, *args)
-    assert error(args) <= 1e-2
+    assert error(args) <= case.tolerance / 2
 
 
 # --------------------------------------------------------------------------- GPU: the sanitizers

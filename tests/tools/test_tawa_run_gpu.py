@@ -23,6 +23,8 @@ FP8 = ["--shape", "M=200,N=136,K=208"]
 ATT = ["--shape", "seq_len=200", "--arg", "Q=3,seq_len,128"]
 ATT64 = ["--shape", "seq_len=200", "--arg", "Q=3,seq_len,64"]
 ATT256 = ["--shape", "seq_len=200", "--arg", "Q=3,seq_len,256"]
+ATT8 = ["--shape", "seq_len=208", "--arg", "Q=3,seq_len,128", "--arg", "Vt=3,128,seq_len"]
+"""fp8 attention: Vt's rows of seq_len bytes are whole 16-byte TMA strides."""
 CASES = {
     "gemm": ("gemm.mlir", GEMM),
     "matmul": ("matmul.mlir", GEMM),
@@ -44,6 +46,8 @@ CASES = {
     "attention_fwd_d256": ("attention_fwd_d256.mlir", ATT256),
     "attention_fwd_d256_causal": ("attention_fwd_d256.mlir", ATT256),
     "attention_fwd_bias": ("attention_fwd_bias.mlir", ATT),
+    "attention_fwd_fp8": ("attention_fwd_fp8.mlir", ATT8),
+    "attention_fwd_fp8_causal": ("attention_fwd_fp8.mlir", ATT8),
 }
 ROW = re.compile(r"^  \w+ +(bit-exact|relative Frobenius error (\S+) \(bound 1e-02\)): ok$", re.M)
 

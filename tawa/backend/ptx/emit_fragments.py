@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import BFloat16Type, Float32Type, i1
+from xdsl.dialects.builtin import BFloat16Type, Float8E4M3FNType, Float8E5M2Type, Float32Type, i1
 from xdsl.ir import Operation, SSAValue
 
 from tawa.backend.ptx.emit_arith import CMP, SIGNED
@@ -45,6 +45,11 @@ def _type(v) -> nvgpu.FragmentType:
 
 
 def _pack(element) -> str:
+    """The conversion of two f32 values into one packed register (the first
+    source goes to the upper half); fp8 saturates to the largest finite
+    value, as `satfinite` (e4m3 has no infinity)."""
+    if isinstance(element, Float8E4M3FNType | Float8E5M2Type):
+        return f"cvt.rn.satfinite.{'e4m3x2' if isinstance(element, Float8E4M3FNType) else 'e5m2x2'}.f32"
     return "cvt.rn.bf16x2.f32" if isinstance(element, BFloat16Type) else "cvt.rn.f16x2.f32"
 
 
@@ -283,10 +288,13 @@ def swizzle_plan(t: nvgpu.FragmentType, st: nvgpu.SmemType) -> list[tuple[int, i
     It does when every vector's row offset is a multiple of 8 rows (8 rows
     are one swizzle period, `SMEM_ALIGNMENT`, to which stages and column
     chunks of a multiple of 8 rows are aligned: the swizzle term is the
-    same for all of a thread's rows), its column offset within its chunk is
-    a multiple of 16 bytes, no vector straddles a 16-byte unit, and the
-    unit bits of the threads' first columns and of the vectors' offsets
-    are disjoint (so adding them is XOR-ing them).  A thread then forms one
+    same for all of a thread's rows), no vector straddles a 16-byte unit
+    whatever the thread (the threads' first columns, at most `low` bytes
+    into their unit, plus the vector's offset into its unit, `rest` — 0 for
+    16-bit vectors, 8 for every other fp8 one — plus its bytes fit in 16:
+    the swizzle leaves the low 4 bits alone, so `rest` is an immediate),
+    and the unit bits of the threads' first columns and of the vectors'
+    offsets are disjoint (so adding them is XOR-ing them).  A thread then forms one
     address per distinct column unit (8 for a 128B span), not one per
     vector; rows and column chunks are immediates."""
     swizzle = st.swizzle.data
@@ -299,19 +307,18 @@ def swizzle_plan(t: nvgpu.FragmentType, st: nvgpu.SmemType) -> list[tuple[int, i
     shape, layout = t.get_shape(), t.tiled_layout
     dr, dc = layout.value_offsets(shape, 0), layout.value_offsets(shape, 1)
     vector = t.vector_length()
-    thread_units = 0
+    thread_units, lowest = 0, 0
     for col in _thread_columns(layout, shape):
         unit, low = divmod(col * eb, 16)
-        if low + vector * eb > 16:
-            return None
         thread_units |= unit
+        lowest = max(lowest, low)
     plan, units = [], 0
     for i in range(0, len(dr), vector):
         unit, rest = divmod((dc[i] % w) * eb, 16)
-        if dr[i] % 8 or rest:
+        if dr[i] % 8 or lowest + rest + vector * eb > 16:
             return None
         units |= unit
-        plan.append((unit, (dc[i] // w) * rows * span + dr[i] * span))
+        plan.append((unit, (dc[i] // w) * rows * span + dr[i] * span + rest))
     if thread_units & units or (thread_units | units) >= span // 16:
         return None
     return plan
@@ -400,7 +407,7 @@ def _shared_access(p: KernelPrinter, kind: str, t: nvgpu.FragmentType, regs_of: 
     eb = nvgpu.element_bytes(t.element_type)
     vector = t.vector_length()
     per_reg = 2 if t.packed() else 1
-    suffix = "b32" if t.packed() else "f32" if isinstance(t.element_type, Float32Type) else None
+    suffix = f"b{t.register_bits()}" if t.packed() else "f32" if isinstance(t.element_type, Float32Type) else None
 
     def access(width: str, at: str, operand: str) -> None:
         p.emit(f"ld.shared{width} {operand}, {at};" if kind == "ld" else f"st.shared{width} {at}, {operand};")

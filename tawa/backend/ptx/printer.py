@@ -100,7 +100,7 @@ def _reg_class(t: Attribute) -> str:
 def _frag_class(t: nvgpu.FragmentType) -> str:
     """Register class of a fragment's registers."""
     if t.packed():
-        return "r"  # bf16/f16 pairs
+        return "r" if t.register_bits() == 32 else "h"  # bf16/f16 pairs, fp8 pairs
     if isinstance(t.element_type, BFloat16Type | Float16Type):
         return "h"  # one 16-bit value
     return _reg_class(t.element_type)

@@ -6,6 +6,8 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     IndexType,
@@ -263,10 +265,12 @@ class FragmentBroadcastOp(IRDLOperation):
 
 @irdl_op_definition
 class FragmentConvertOp(IRDLOperation):
-    """Converts an f32 fragment to bf16 or f16 (round to nearest even), or
-    a bf16/f16 fragment to f32 (exactly), in the same layout: no data moves
-    between threads.  A `wgmma` fragment of bf16/f16 is a wgmma A operand in
-    registers (the k16 block j is packed registers 4j..4j+3).
+    """Converts an f32 fragment to bf16, f16 (round to nearest even) or
+    fp8 (f8E4M3FN, f8E5M2: round to nearest even, saturating to the largest
+    finite value), or a bf16/f16 fragment to f32 (exactly), in the same
+    layout: no data moves between threads.  A `wgmma` fragment of bf16/f16
+    is a wgmma A operand in registers (the k16 block j is packed registers
+    4j..4j+3); one of fp8 goes to shared memory first.
 
     Example: `%pa = nvgpu.frag_convert %p : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x128xbf16, wgmma>`
     """
@@ -281,13 +285,16 @@ class FragmentConvertOp(IRDLOperation):
         it, rt = self.input.type, self.result.type
         assert isinstance(it, FragmentType) and isinstance(rt, FragmentType)
         sixteen = BFloat16Type | Float16Type
-        narrowing = isinstance(it.element_type, Float32Type) and isinstance(rt.element_type, sixteen)
+        narrow = sixteen | Float8E4M3FNType | Float8E5M2Type
+        narrowing = isinstance(it.element_type, Float32Type) and isinstance(rt.element_type, narrow)
         widening = isinstance(it.element_type, sixteen) and isinstance(rt.element_type, Float32Type)
         if not (narrowing or widening) or it.with_element_type(rt.element_type) != rt:
             raise VerifyException(
-                "nvgpu.frag_convert turns an f32 fragment into a bf16 or f16 one, or back, of the same "
-                f"shape and layout, got {it} -> {rt}"
+                "nvgpu.frag_convert turns an f32 fragment into a bf16, f16 or fp8 one, or a bf16 or f16 "
+                f"one into f32, of the same shape and layout, got {it} -> {rt}"
             )
+        if isinstance(rt.element_type, Float8E4M3FNType | Float8E5M2Type) and not rt.packed():
+            raise VerifyException(f"nvgpu.frag_convert to fp8 needs vectors of 2 (a packed pair), got {rt}")
 
 
 class FragIndexAxis(StrEnum):
@@ -594,7 +601,8 @@ class FragmentStoreSharedOp(IRDLOperation):
     stage's tile, stored as `!nvgpu.smem` says (column chunks of one
     swizzle span, swizzled: the layout a TMA store reads).  Each thread
     writes the elements it holds in the fragment's layout, one
-    `st.shared` per vector.  The TMA-store epilogue's staging write.
+    `st.shared` per vector.  The TMA-store epilogue's staging write, and
+    that of an 8-bit wgmma A operand (`tawa.transforms.operand_staging`).
 
     Example: `nvgpu.frag_store_shared %c, %sc[%c0, %row0] : !nvgpu.frag<64x256xbf16, wgmma>, !nvgpu.smem<1x128x256xbf16, swizzle = 128>`
     """
@@ -619,8 +627,12 @@ class FragmentStoreSharedOp(IRDLOperation):
                 f"nvgpu.frag_store_shared writes whole rows of one stage of {st} from a fragment of its "
                 f"element type, got {ft}"
             )
-        if not isinstance(ft.element_type, LOADABLE):
-            raise VerifyException(f"nvgpu.frag_store_shared writes f32, bf16 or f16 elements, got {ft.element_type}")
+        if not isinstance(ft.element_type, (*LOADABLE, Float8E4M3FNType, Float8E5M2Type)):
+            raise VerifyException(
+                f"nvgpu.frag_store_shared writes f32, bf16, f16 or fp8 elements, got {ft.element_type}"
+            )
+        if element_bytes(ft.element_type) == 1 and not ft.packed():
+            raise VerifyException(f"nvgpu.frag_store_shared writes fp8 in packed pairs (vectors of 2), got {ft}")
 
 
 @irdl_op_definition

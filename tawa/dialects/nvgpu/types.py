@@ -229,7 +229,7 @@ def _parse_dim(parser: AttrParser) -> int | Replicated:
     return parser.parse_integer(allow_boolean=False)
 
 
-FRAGMENT_ELEMENT_TYPES = "f32, bf16, f16, i32 or i1"
+FRAGMENT_ELEMENT_TYPES = "f32, bf16, f16, f8E4M3FN, f8E5M2, i32 or i1"
 
 
 @irdl_attr_definition
@@ -238,7 +238,8 @@ class FragmentType(ParametrizedAttribute, TypeAttribute):
     threads as its layout says (see `tawa.dialects.nvgpu.layouts`): each
     thread holds `values_per_thread()` elements, in 32-bit registers (one f32,
     i32 or i1 value each; 16-bit values packed in pairs along the layout's
-    vector).
+    vector), or 16-bit ones (8-bit values packed in pairs: an fp8 operand on
+    its way to shared memory).
 
     Syntax: `!nvgpu.frag<64x256xf32, wgmma>` (a named layout) or
     `!nvgpu.frag<64x256xf32, #nvgpu.tiled_layout<...>>`
@@ -301,8 +302,18 @@ class FragmentType(ParametrizedAttribute, TypeAttribute):
     def packed(self) -> bool:
         """16-bit values travel in pairs — one 32-bit register per two values
         of a vector — when the layout's vectors have an even length (a
-        vector of 1, as in `wgmma_row`, keeps one value per 16-bit register)."""
-        return isinstance(self.element_type, BFloat16Type | Float16Type) and self.vector_length() % 2 == 0
+        vector of 1, as in `wgmma_row`, keeps one value per 16-bit register);
+        8-bit values likewise, two in a 16-bit register (`register_bits`)."""
+        small = BFloat16Type | Float16Type | Float8E4M3FNType | Float8E5M2Type
+        return isinstance(self.element_type, small) and self.vector_length() % 2 == 0
+
+    def register_bits(self) -> int:
+        """Width of each of the thread's registers: 32, or 16 for unpacked
+        16-bit values and packed 8-bit pairs (1 for i1's predicates)."""
+        if self.element_type == i1:
+            return 1
+        bits = 8 * element_bytes(self.element_type) * (2 if self.packed() else 1)
+        return max(bits, 16)
 
     def registers(self) -> int:
         """Registers per thread: 32-bit (16-bit for unpacked 16-bit values,
@@ -318,7 +329,8 @@ class FragmentType(ParametrizedAttribute, TypeAttribute):
         except ValueError as err:
             raise VerifyException(f"nvgpu.frag: {err}") from None
         et = self.element_type
-        if not (isinstance(et, Float32Type | BFloat16Type | Float16Type) or et in (IntegerType(32), i1)):
+        floats = Float32Type | BFloat16Type | Float16Type | Float8E4M3FNType | Float8E5M2Type
+        if not (isinstance(et, floats) or et in (IntegerType(32), i1)):
             raise VerifyException(f"nvgpu.frag elements must be {FRAGMENT_ELEMENT_TYPES}, got {et}")
 
 

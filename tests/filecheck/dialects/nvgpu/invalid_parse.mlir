@@ -114,7 +114,7 @@ func.func @frag_element_type(%f: !nvgpu.frag<64x64xf64, wgmma>) {
   func.return
 }
 // CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:1
-// CHECK:      nvgpu.frag elements must be f32, bf16, f16, i32 or i1, got f64
+// CHECK:      nvgpu.frag elements must be f32, bf16, f16, f8E4M3FN, f8E5M2, i32 or i1, got f64
 
 // -----
 

@@ -448,6 +448,19 @@ func.func @row_blocks(%sa: !nvgpu.smem<4x256x64xbf16, swizzle = 128>, %db: !nvgp
 
 // -----
 
+// An fp8 wgmma A operand computed in registers goes through shared memory (operand_staging.py).
+func.func @fp8_operand(%p: !nvgpu.frag<64x128xf32, wgmma>, %buf: !nvgpu.smem<2x64x128xf8E4M3FN, swizzle = 128>, %g: index, %c0: index) {
+  %p8 = nvgpu.frag_convert %p : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x128xf8E4M3FN, wgmma>
+  nvgpu.frag_store_shared %p8, %buf[%g, %c0] : !nvgpu.frag<64x128xf8E4M3FN, wgmma>, !nvgpu.smem<2x64x128xf8E4M3FN, swizzle = 128>
+  func.return
+}
+
+// CHECK-LABEL: func.func @fp8_operand(
+// CHECK-NEXT:    %p8 = nvgpu.frag_convert %p : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x128xf8E4M3FN, wgmma>
+// CHECK-NEXT:    nvgpu.frag_store_shared %p8, %buf[%g, %c0] : !nvgpu.frag<64x128xf8E4M3FN, wgmma>, !nvgpu.smem<2x64x128xf8E4M3FN, swizzle = 128>
+
+// -----
+
 // Consumer-side operands: loads of a vector and a tile, a column broadcast,
 // a widening conversion, tanh, the index of a vector, the expanded loads.
 func.func @consumer_operands(%Bias: memref<?xbf16>, %C: memref<?x?xf32>, %n: index, %m: index, %a: index, %mask: !nvgpu.frag<256xi1, wgmma_col>, %slot: !nvgpu.smem<2x128x64xf16, swizzle = 128>) {

@@ -31,4 +31,4 @@ func.func @frag_store_shared_int(%v: !nvgpu.frag<64x64xi32, wgmma>, %i: index) {
   nvgpu.frag_store_shared %v, %s[%i, %i] : !nvgpu.frag<64x64xi32, wgmma>, !nvgpu.smem<1x64x64xi32, swizzle = 128>
   func.return
 }
-// CHECK: error: nvgpu.frag_store_shared writes f32, bf16 or f16 elements, got i32
+// CHECK: error: nvgpu.frag_store_shared writes f32, bf16, f16 or fp8 elements, got i32
