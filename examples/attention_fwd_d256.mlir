@@ -11,6 +11,8 @@
 // block.  Key columns past seq_len (zero-filled by the load) are masked to
 // -inf; query rows past seq_len are computed from zero-filled Q rows and
 // dropped by the store.
+//
+// attention_fwd_d256_n80.mlir has the same kernels with 80-key blocks, for long sequences.
 
 func.func @attention_fwd_d256(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>, %V: memref<?x?x?xbf16>,
                 %O: memref<?x?x?xbf16>, %seq_len: index, %sm_scale: f32) {

@@ -86,12 +86,13 @@ from tawa.transforms.warp_specialize import group_rows
 
 NAME = "tawa-overlap-dots"
 
-MAX_OVERLAP_REGS = 192
+MAX_OVERLAP_REGS = 208
 """The most 32-bit registers per thread that `overlap=auto` lets the overlap
 keep at once (`OverlapPlan.registers_in_flight`): attention at head dims 64,
 128 and 256 (160, 192 and 192; 64-key blocks at 256) assemble with 0 spills
-in the consumers' 232 and run 1.05-1.09x faster on the H100 (docs/perf.md).
-Head dim 256 with 128-key blocks would keep 256."""
+in the consumers' 232 and run 1.05-1.09x faster on the H100 (docs/perf.md);
+so does head dim 256 with 80-key blocks (208: `@attention_fwd_d256_n80`,
+which spills unrotated).  Head dim 256 with 128-key blocks would keep 256."""
 
 MAX_EARLY_RELEASE_BYTES = 32 * 1024
 """The largest slot `tawa-hopper-pipeline` releases right after the loop

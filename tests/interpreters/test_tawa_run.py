@@ -50,6 +50,8 @@ CASES = {
     "attention_fwd_d64_causal": ("attention_fwd_d64.mlir", ATT64, WS),
     "attention_fwd_d256": ("attention_fwd_d256.mlir", ATT256, WS),
     "attention_fwd_d256_causal": ("attention_fwd_d256.mlir", ATT256, WS),
+    "attention_fwd_d256_n80": ("attention_fwd_d256_n80.mlir", ATT256, WS),
+    "attention_fwd_d256_n80_causal": ("attention_fwd_d256_n80.mlir", ATT256, WS),
     "attention_fwd_bias": ("attention_fwd_bias.mlir", ATT, WS),
     # fp8: Vt's rows of seq_len bytes are whole 16-byte TMA strides; P through shared memory.
     "attention_fwd_fp8": ("attention_fwd_fp8.mlir", ATT8, FULL),

@@ -25,6 +25,8 @@ VARIANTS = {  # kernel -> (example, head dim)
     "attention_fwd_d64_causal": ("attention_fwd_d64.mlir", 64),
     "attention_fwd_d256": ("attention_fwd_d256.mlir", 256),
     "attention_fwd_d256_causal": ("attention_fwd_d256.mlir", 256),
+    "attention_fwd_d256_n80": ("attention_fwd_d256_n80.mlir", 256),
+    "attention_fwd_d256_n80_causal": ("attention_fwd_d256_n80.mlir", 256),
 }
 TOL = 1e-2
 

@@ -45,6 +45,8 @@ CASES = {
     "attention_fwd_d64_causal": ("attention_fwd_d64.mlir", ATT64),
     "attention_fwd_d256": ("attention_fwd_d256.mlir", ATT256),
     "attention_fwd_d256_causal": ("attention_fwd_d256.mlir", ATT256),
+    "attention_fwd_d256_n80": ("attention_fwd_d256_n80.mlir", ATT256),
+    "attention_fwd_d256_n80_causal": ("attention_fwd_d256_n80.mlir", ATT256),
     "attention_fwd_bias": ("attention_fwd_bias.mlir", ATT),
     "attention_fwd_fp8": ("attention_fwd_fp8.mlir", ATT8),
     "attention_fwd_fp8_causal": ("attention_fwd_fp8.mlir", ATT8),

@@ -26,8 +26,6 @@ operands, and a K×N B read MN-major):
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -35,6 +33,7 @@ from typing import Any, NamedTuple
 import ml_dtypes
 import numpy as np
 import pytest
+from ptxas_check import assert_assembles_without_spills, needs_ptxas
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
@@ -50,8 +49,6 @@ from tawa.transforms.hopper_pipeline import HopperPipelinePass
 from tawa.transforms.prepare_ptx import PreparePtxPass
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-PTXAS = shutil.which("ptxas")
-needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas (CUDA toolkit) is not on PATH")
 DTYPES = {"bf16": ml_dtypes.bfloat16, "f8E4M3FN": ml_dtypes.float8_e4m3fn}
 ROW_BLOCK_BYTES = 64 * 128
 """64 rows of a 128-byte-row (128B-swizzled) A slot: row block 1's A offset."""
@@ -227,14 +224,6 @@ def test_the_simulator_catches_row_block_1_reading_row_block_0s_rows():
 WGMMA = re.compile(r"wgmma\.mma_async\.sync\.aligned\.(m\d+n\d+k\d+)\S* \{([^}]*)\}")
 
 
-def assemble(ptx: str, tmp_path: Path) -> subprocess.CompletedProcess:
-    src = tmp_path / "k.ptx"
-    src.write_text(ptx)
-    assert PTXAS is not None
-    return subprocess.run([PTXAS, "-arch=sm_90a", "-v", str(src), "-o", str(tmp_path / "k.cubin")],
-                          capture_output=True, text=True)
-
-
 @needs_ptxas
 @pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: c.id)
 def test_assembles_without_spills(cfg: Config, tmp_path: Path):
@@ -254,10 +243,7 @@ def test_assembles_without_spills(cfg: Config, tmp_path: Path):
         assert not set(lo) & set(hi), f"row blocks 0 and 1 share registers: {sorted(set(lo) & set(hi))}"
     # In place: every k-step accumulates in the same two halves.
     assert {frozenset(r) for r in regs} == {frozenset(regs[0]), frozenset(regs[1])}
-    res = assemble(ptx, tmp_path)
-    assert res.returncode == 0, res.stderr
-    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", res.stderr)
-    assert spills and all(s == ("0", "0") for s in spills), res.stderr
+    assert_assembles_without_spills(ptx, tmp_path)
 
 
 # --------------------------------------------------------------------------- errors

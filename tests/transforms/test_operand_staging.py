@@ -18,15 +18,13 @@ computed in registers"), checked on examples/attention_fwd_fp8.mlir:
 from __future__ import annotations
 
 import math
-import re
-import shutil
-import subprocess
 from functools import cache
 from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
+from ptxas_check import PTXAS, assert_assembles_without_spills
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float8E4M3FNType, ModuleOp
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -44,7 +42,6 @@ SOURCE = (Path(__file__).resolve().parents[2] / "examples" / "attention_fwd_fp8.
 E5M2_SOURCE = SOURCE.replace("to tensor<128x128xf8E4M3FN>", "to tensor<128x128xf8E5M2>").replace(
     "tile.dot %p_f8, %vt, %acc_scaled {rhs_transposed} : tensor<128x128xf8E4M3FN>",
     "tile.dot %p_f8, %vt, %acc_scaled {rhs_transposed} : tensor<128x128xf8E5M2>")
-PTXAS = shutil.which("ptxas")
 D = 128
 F8 = ml_dtypes.float8_e4m3fn
 
@@ -173,10 +170,4 @@ def test_p_in_e5m2_lowers_simulates_and_assembles(tmp_path: Path):
     ConvertScfToCf().apply(tawa.context(), printed)
     ptx = print_ptx(printed)
     assert "cvt.rn.satfinite.e5m2x2.f32" in ptx and "m64n128k32.f32.e5m2.e4m3" in ptx
-    src = tmp_path / "k.ptx"
-    src.write_text(ptx)
-    res = subprocess.run([PTXAS, "-arch=sm_90a", "-v", str(src), "-o", str(tmp_path / "k.cubin")],
-                         capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
-    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", res.stderr)
-    assert spills and all(s == ("0", "0") for s in spills), res.stderr
+    assert_assembles_without_spills(ptx, tmp_path)

@@ -16,7 +16,7 @@ from tawa.diagnostics import TawaError
 from tawa.dialects import aref
 from tawa.transforms.assign_stage_phase import AssignStagePhasePass
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.overlap_dots import OverlapDotsPass, consumer_loops, overlap_plan
+from tawa.transforms.overlap_dots import MAX_OVERLAP_REGS, OverlapDotsPass, consumer_loops, overlap_plan
 from tawa.transforms.pipeline import PipelinePass
 from tawa.transforms.warp_specialize import WarpSpecializePass
 
@@ -29,22 +29,27 @@ def specialized(name: str):
     return module
 
 
+def plans_of(module):
+    return [overlap_plan(loop) for loop, _ in consumer_loops(module)]
+
+
 def plans(name: str):
-    return [overlap_plan(loop) for loop, _ in consumer_loops(specialized(name))]
+    return plans_of(specialized(name))
 
 
-@pytest.mark.parametrize(("name", "registers"), [("attention_fwd.mlir", 64 + 64 + 2 * 32),
-                                                 ("attention_fwd_d64.mlir", 32 + 64 + 2 * 32),
-                                                 ("attention_fwd_d256.mlir", 128 + 32 + 2 * 16)])
+@pytest.mark.parametrize(("name", "registers"), [("attention_fwd.mlir", [64 + 64 + 2 * 32] * 2),
+                                                 ("attention_fwd_d64.mlir", [32 + 64 + 2 * 32] * 3),
+                                                 ("attention_fwd_d256.mlir", [128 + 32 + 2 * 16] * 2),
+                                                 ("attention_fwd_d256_n80.mlir", [128 + 40 + 2 * 20] * 2)])
 def test_attention_loops_are_planned(name, registers):
     found = [p for p in plans(name) if p is not None]
     # every kernel of the file: the kernel and its causal twin (d64: and its 128-row twin)
     assert len(found) == (EXAMPLES / name).read_text().count("func.func @")
-    for plan in found:
+    for plan, want in zip(found, registers, strict=True):
         assert plan.head.rhs_transposed is not None  # Q·Kᵀ first ...
         assert plan.tail is plan.stage_b[1]  # ... P·V last, between its get and its release
         assert [v.name_hint for v in plan.carried] == ["p_bf16", "acc_scaled"]
-        assert plan.registers_in_flight() == registers  # accumulator, S, P twice
+        assert plan.registers_in_flight() == want  # accumulator, S, P twice
 
 
 @pytest.mark.parametrize("name", ["gemm.mlir", "gemm_chain.mlir", "gemm_softmax.mlir"])
@@ -60,8 +65,14 @@ def test_the_register_bound(capsys):
     OverlapDotsPass(max_regs=160, remarks=True).apply(tawa.context(), module)
     assert str(module) == before
     assert capsys.readouterr().err.count("would keep 192 registers per thread in flight, more than 160") == 2
-    OverlapDotsPass(max_regs=192).apply(tawa.context(), module)  # the default bound takes it
-    assert str(module) != before
+    OverlapDotsPass(max_regs=MAX_OVERLAP_REGS).apply(tawa.context(), module)  # the default bound takes it
+    assert str(module) != before and not [p for p in plans_of(module) if p is not None]
+    # 80-key blocks keep 208, the default bound (MAX_OVERLAP_REGS): overlapped too.
+    n80 = specialized("attention_fwd_d256_n80.mlir")
+    OverlapDotsPass(max_regs=MAX_OVERLAP_REGS - 8, remarks=True).apply(tawa.context(), n80)
+    assert capsys.readouterr().err.count("would keep 208 registers per thread in flight, more than 200") == 2
+    OverlapDotsPass(max_regs=MAX_OVERLAP_REGS).apply(tawa.context(), n80)
+    assert not [p for p in plans_of(n80) if p is not None]
 
 
 def test_after_stage_assignment_is_a_located_error():
@@ -98,7 +109,8 @@ def test_hopper_pipeline_early_release(name, early_release, expected):
     hp.specialize_pass().apply(tawa.context(), module)
     for p in hp.steps(2)[:2]:  # tawa-pipeline, tawa-overlap-dots
         p.apply(tawa.context(), module)
-    assert _q_released_in_the_loops_guard(module) == [expected, expected]
+    kernels = (EXAMPLES / name).read_text().count("func.func @")
+    assert _q_released_in_the_loops_guard(module) == [expected] * kernels
 
 
 def test_hopper_pipeline_refuses_an_unknown_early_release():

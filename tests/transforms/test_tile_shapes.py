@@ -20,9 +20,6 @@ against the launch pool (`register_budgets`).
 
 from __future__ import annotations
 
-import re
-import shutil
-import subprocess
 from functools import cache
 from pathlib import Path
 
@@ -30,6 +27,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from gemm_shapes import SHAPES, Shape, gemm
+from ptxas_check import assemble, assert_assembles_without_spills, needs_ptxas
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
@@ -45,8 +43,6 @@ from tawa.transforms.hopper_pipeline import HopperPipelinePass
 from tawa.transforms.prepare_ptx import PreparePtxPass
 from tawa.transforms.warp_specialize import register_budgets
 
-PTXAS = shutil.which("ptxas")
-needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas (CUDA toolkit) is not on PATH")
 STAGES = 2
 DTYPES = {"bf16": ml_dtypes.bfloat16, "f8E4M3FN": ml_dtypes.float8_e4m3fn}
 DERIVED = {1: (40, 256), 2: (40, 232), 3: (24, 160), 4: (24, 112)}
@@ -107,14 +103,6 @@ def test_simulator_matches_the_tile_program(shape: Shape):
     assert err <= 1e-2, f"relative error {err:.2e}"
 
 
-def assemble(ptx: str, tmp_path: Path) -> subprocess.CompletedProcess:
-    src = tmp_path / "k.ptx"
-    src.write_text(ptx)
-    assert PTXAS is not None
-    return subprocess.run([PTXAS, "-arch=sm_90a", "-v", str(src), "-o", str(tmp_path / "k.cubin")],
-                          capture_output=True, text=True)
-
-
 @needs_ptxas
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.id)
 def test_assembles_without_spills(shape: Shape, tmp_path: Path):
@@ -124,10 +112,7 @@ def test_assembles_without_spills(shape: Shape, tmp_path: Path):
     groups = shape.bm // 64
     assert f".reqntid {128 * (1 + groups)}, 1, 1" in ptx
     assert f"setmaxnreg.inc.sync.aligned.u32 {DERIVED[groups][1]};" in ptx
-    res = assemble(ptx, tmp_path)
-    assert res.returncode == 0, res.stderr
-    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", res.stderr)
-    assert spills and all(s == ("0", "0") for s in spills), res.stderr
+    assert_assembles_without_spills(ptx, tmp_path)
 
 
 @needs_ptxas

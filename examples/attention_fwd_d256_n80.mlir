@@ -1,0 +1,172 @@
+// attention_fwd_d256.mlir's kernels with 80-key blocks (FlashAttention-3's block at head
+// dim 256): O = softmax(Q·Kᵀ·sm_scale)·V, sm_scale > 0, Q, K, V, O [batch·heads, seq_len,
+// 256] bf16; one program computes 128 query rows of one (batch, head).  A block of 80 keys
+// keeps 208 registers per thread in flight when the loop is overlapped (MAX_OVERLAP_REGS;
+// unoverlapped it spills) and needs 2 x 2 x 40 KiB of K and V ring beside the 64 KiB Q
+// tile, so it is a file of its own: the kernels of a module share its ring depth and
+// epilogue.  On the H100 it ran 1.03-1.10x the 64-key kernels on sequences of 16384 keys
+// and more, 0.84-0.97x on 2048 and less (docs/perf.md, sessions 15 and 16); tawa.torch
+// takes it from seq_len 16384 on.  Launch grid: (⌈seq_len/128⌉, batch·heads).
+//
+// @attention_fwd_d256_n80_causal masks key j for query i < j and stops at the diagonal
+// block (whose last 80-key block may reach past it: the mask covers that).
+
+func.func @attention_fwd_d256_n80(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>, %V: memref<?x?x?xbf16>,
+                %O: memref<?x?x?xbf16>, %seq_len: index, %sm_scale: f32) {
+  %c0 = arith.constant 0 : index
+  %c128 = arith.constant 128 : index
+  %c80 = arith.constant 80 : index
+  %log2e = arith.constant 1.44269504 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %one = arith.constant 1.0 : f32
+  %pid_m = tile.program_id 0
+  %bh = tile.program_id 1
+  %m0 = arith.muli %pid_m, %c128 : index
+  // Softmax in base 2: exp(x * scale) = exp2(x * scale * log2(e)).
+  %qk_scale = arith.mulf %sm_scale, %log2e : f32
+  %qk_scale_t = tile.splat %qk_scale : f32 -> tensor<128x80xf32>
+  %qk_scale_r = tile.splat %qk_scale : f32 -> tensor<128xf32>
+  %ninf_t = tile.splat %ninf : f32 -> tensor<128x80xf32>
+  %seq_len_i32 = arith.index_cast %seq_len : index to i32
+  %seq_len_t = tile.splat %seq_len_i32 : i32 -> tensor<128x80xi32>
+  %m0_i32 = arith.index_cast %m0 : index to i32
+  %iota = tile.iota : tensor<128xi32>
+  %key_iota = tile.iota : tensor<80xi32>
+  %rows = tile.splat %m0_i32 : i32 -> tensor<128xi32>
+  %query_1d = arith.addi %rows, %iota : tensor<128xi32>
+  %query_col = tile.expand_dims %query_1d, 1 : tensor<128xi32> -> tensor<128x1xi32>
+  %query_idx = tile.broadcast %query_col : tensor<128x1xi32> -> tensor<128x80xi32>
+  %q = tile.load %Q[%bh, %m0, %c0] : memref<?x?x?xbf16> -> tensor<128x256xbf16>
+  %m_init = tile.splat %ninf : f32 -> tensor<128xf32>
+  %l_init = tile.zeros : tensor<128xf32>
+  %acc_init = tile.zeros : tensor<128x256xf32>
+    %m_i, %l_i, %acc = scf.for %n0 = %c0 to %seq_len step %c80
+      iter_args(%m_prev = %m_init, %l_prev = %l_init, %acc_prev = %acc_init)
+      -> (tensor<128xf32>, tensor<128xf32>, tensor<128x256xf32>) {
+    %k = tile.load %K[%bh, %n0, %c0] : memref<?x?x?xbf16> -> tensor<80x256xbf16>
+    %v = tile.load %V[%bh, %n0, %c0] : memref<?x?x?xbf16> -> tensor<80x256xbf16>
+    %s_zero = tile.zeros : tensor<128x80xf32>
+    %s = tile.dot %q, %k, %s_zero {rhs_transposed} : tensor<128x256xbf16>, tensor<80x256xbf16> -> tensor<128x80xf32>
+    // Keys past the end of the sequence (zero-filled by the load) are masked out.
+    %n0_i32 = arith.index_cast %n0 : index to i32
+    %cols = tile.splat %n0_i32 : i32 -> tensor<80xi32>
+    %key_1d = arith.addi %cols, %key_iota : tensor<80xi32>
+    %key_row = tile.expand_dims %key_1d, 0 : tensor<80xi32> -> tensor<1x80xi32>
+    %key_idx = tile.broadcast %key_row : tensor<1x80xi32> -> tensor<128x80xi32>
+    %in_range = tile.cmpi slt, %key_idx, %seq_len_t : tensor<128x80xi32>
+    %s_masked = tile.select %in_range, %s, %ninf_t : tensor<128x80xi1>, tensor<128x80xf32>
+    // Online softmax: new running max, rescale what was accumulated so far.
+    // The row max of the unscaled scores, scaled: qk_scale > 0 (sm_scale > 0), so
+    // max(s)·qk_scale = max(s·qk_scale), and s·qk_scale - m below is one fma per score.
+    %m_raw = tile.reduce max %s_masked, 1 : tensor<128x80xf32> -> tensor<128xf32>
+    %m_blk = arith.mulf %m_raw, %qk_scale_r : tensor<128xf32>
+    %m_new = arith.maximumf %m_prev, %m_blk : tensor<128xf32>
+    %m_new_col = tile.expand_dims %m_new, 1 : tensor<128xf32> -> tensor<128x1xf32>
+    %m_new_b = tile.broadcast %m_new_col : tensor<128x1xf32> -> tensor<128x80xf32>
+    %s_scaled = arith.mulf %s_masked, %qk_scale_t : tensor<128x80xf32>
+    %s_shifted = arith.subf %s_scaled, %m_new_b : tensor<128x80xf32>
+    %p = math.exp2 %s_shifted : tensor<128x80xf32>
+    %m_diff = arith.subf %m_prev, %m_new : tensor<128xf32>
+    %alpha = math.exp2 %m_diff : tensor<128xf32>
+    %p_sum = tile.reduce sum %p, 1 : tensor<128x80xf32> -> tensor<128xf32>
+    %l_scaled = arith.mulf %l_prev, %alpha : tensor<128xf32>
+    %l_new = arith.addf %l_scaled, %p_sum : tensor<128xf32>
+    %alpha_col = tile.expand_dims %alpha, 1 : tensor<128xf32> -> tensor<128x1xf32>
+    %alpha_b = tile.broadcast %alpha_col : tensor<128x1xf32> -> tensor<128x256xf32>
+    %acc_scaled = arith.mulf %acc_prev, %alpha_b : tensor<128x256xf32>
+    %p_bf16 = arith.truncf %p : tensor<128x80xf32> to tensor<128x80xbf16>
+    %acc_new = tile.dot %p_bf16, %v, %acc_scaled : tensor<128x80xbf16>, tensor<80x256xbf16> -> tensor<128x256xf32>
+    scf.yield %m_new, %l_new, %acc_new : tensor<128xf32>, tensor<128xf32>, tensor<128x256xf32>
+  }
+  // One division per row, then a product per element.
+  %one_r = tile.splat %one : f32 -> tensor<128xf32>
+  %l_inv = arith.divf %one_r, %l_i : tensor<128xf32>
+  %l_col = tile.expand_dims %l_inv, 1 : tensor<128xf32> -> tensor<128x1xf32>
+  %l_b = tile.broadcast %l_col : tensor<128x1xf32> -> tensor<128x256xf32>
+  %o = arith.mulf %acc, %l_b : tensor<128x256xf32>
+  %o_bf16 = arith.truncf %o : tensor<128x256xf32> to tensor<128x256xbf16>
+  tile.store %o_bf16, %O[%bh, %m0, %c0] : tensor<128x256xbf16>, memref<?x?x?xbf16>
+  func.return
+}
+
+func.func @attention_fwd_d256_n80_causal(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>, %V: memref<?x?x?xbf16>,
+                %O: memref<?x?x?xbf16>, %seq_len: index, %sm_scale: f32) {
+  %c0 = arith.constant 0 : index
+  %c128 = arith.constant 128 : index
+  %c80 = arith.constant 80 : index
+  %log2e = arith.constant 1.44269504 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %one = arith.constant 1.0 : f32
+  %pid_m = tile.program_id 0
+  %bh = tile.program_id 1
+  %m0 = arith.muli %pid_m, %c128 : index
+  // Softmax in base 2: exp(x * scale) = exp2(x * scale * log2(e)).
+  %qk_scale = arith.mulf %sm_scale, %log2e : f32
+  %qk_scale_t = tile.splat %qk_scale : f32 -> tensor<128x80xf32>
+  %qk_scale_r = tile.splat %qk_scale : f32 -> tensor<128xf32>
+  %ninf_t = tile.splat %ninf : f32 -> tensor<128x80xf32>
+  %seq_len_i32 = arith.index_cast %seq_len : index to i32
+  %seq_len_t = tile.splat %seq_len_i32 : i32 -> tensor<128x80xi32>
+  %m0_i32 = arith.index_cast %m0 : index to i32
+  %iota = tile.iota : tensor<128xi32>
+  %key_iota = tile.iota : tensor<80xi32>
+  %rows = tile.splat %m0_i32 : i32 -> tensor<128xi32>
+  %query_1d = arith.addi %rows, %iota : tensor<128xi32>
+  %query_col = tile.expand_dims %query_1d, 1 : tensor<128xi32> -> tensor<128x1xi32>
+  %query_idx = tile.broadcast %query_col : tensor<128x1xi32> -> tensor<128x80xi32>
+  %q = tile.load %Q[%bh, %m0, %c0] : memref<?x?x?xbf16> -> tensor<128x256xbf16>
+  %m_init = tile.splat %ninf : f32 -> tensor<128xf32>
+  %l_init = tile.zeros : tensor<128xf32>
+  %acc_init = tile.zeros : tensor<128x256xf32>
+  %diag = arith.addi %m0, %c128 : index
+  %hi = arith.minui %diag, %seq_len : index
+  %m_i, %l_i, %acc = scf.for %n0 = %c0 to %hi step %c80
+      iter_args(%m_prev = %m_init, %l_prev = %l_init, %acc_prev = %acc_init)
+      -> (tensor<128xf32>, tensor<128xf32>, tensor<128x256xf32>) {
+    %k = tile.load %K[%bh, %n0, %c0] : memref<?x?x?xbf16> -> tensor<80x256xbf16>
+    %v = tile.load %V[%bh, %n0, %c0] : memref<?x?x?xbf16> -> tensor<80x256xbf16>
+    %s_zero = tile.zeros : tensor<128x80xf32>
+    %s = tile.dot %q, %k, %s_zero {rhs_transposed} : tensor<128x256xbf16>, tensor<80x256xbf16> -> tensor<128x80xf32>
+    // Keys past the end of the sequence (zero-filled by the load) are masked out.
+    %n0_i32 = arith.index_cast %n0 : index to i32
+    %cols = tile.splat %n0_i32 : i32 -> tensor<80xi32>
+    %key_1d = arith.addi %cols, %key_iota : tensor<80xi32>
+    %key_row = tile.expand_dims %key_1d, 0 : tensor<80xi32> -> tensor<1x80xi32>
+    %key_idx = tile.broadcast %key_row : tensor<1x80xi32> -> tensor<128x80xi32>
+    %in_range = tile.cmpi slt, %key_idx, %seq_len_t : tensor<128x80xi32>
+    %allowed = tile.cmpi sle, %key_idx, %query_idx : tensor<128x80xi32>
+    %valid = arith.andi %in_range, %allowed : tensor<128x80xi1>
+    %s_masked = tile.select %valid, %s, %ninf_t : tensor<128x80xi1>, tensor<128x80xf32>
+    // Online softmax: new running max, rescale what was accumulated so far.
+    // The row max of the unscaled scores, scaled: qk_scale > 0 (sm_scale > 0), so
+    // max(s)·qk_scale = max(s·qk_scale), and s·qk_scale - m below is one fma per score.
+    %m_raw = tile.reduce max %s_masked, 1 : tensor<128x80xf32> -> tensor<128xf32>
+    %m_blk = arith.mulf %m_raw, %qk_scale_r : tensor<128xf32>
+    %m_new = arith.maximumf %m_prev, %m_blk : tensor<128xf32>
+    %m_new_col = tile.expand_dims %m_new, 1 : tensor<128xf32> -> tensor<128x1xf32>
+    %m_new_b = tile.broadcast %m_new_col : tensor<128x1xf32> -> tensor<128x80xf32>
+    %s_scaled = arith.mulf %s_masked, %qk_scale_t : tensor<128x80xf32>
+    %s_shifted = arith.subf %s_scaled, %m_new_b : tensor<128x80xf32>
+    %p = math.exp2 %s_shifted : tensor<128x80xf32>
+    %m_diff = arith.subf %m_prev, %m_new : tensor<128xf32>
+    %alpha = math.exp2 %m_diff : tensor<128xf32>
+    %p_sum = tile.reduce sum %p, 1 : tensor<128x80xf32> -> tensor<128xf32>
+    %l_scaled = arith.mulf %l_prev, %alpha : tensor<128xf32>
+    %l_new = arith.addf %l_scaled, %p_sum : tensor<128xf32>
+    %alpha_col = tile.expand_dims %alpha, 1 : tensor<128xf32> -> tensor<128x1xf32>
+    %alpha_b = tile.broadcast %alpha_col : tensor<128x1xf32> -> tensor<128x256xf32>
+    %acc_scaled = arith.mulf %acc_prev, %alpha_b : tensor<128x256xf32>
+    %p_bf16 = arith.truncf %p : tensor<128x80xf32> to tensor<128x80xbf16>
+    %acc_new = tile.dot %p_bf16, %v, %acc_scaled : tensor<128x80xbf16>, tensor<80x256xbf16> -> tensor<128x256xf32>
+    scf.yield %m_new, %l_new, %acc_new : tensor<128xf32>, tensor<128xf32>, tensor<128x256xf32>
+  }
+  // One division per row, then a product per element.
+  %one_r = tile.splat %one : f32 -> tensor<128xf32>
+  %l_inv = arith.divf %one_r, %l_i : tensor<128xf32>
+  %l_col = tile.expand_dims %l_inv, 1 : tensor<128xf32> -> tensor<128x1xf32>
+  %l_b = tile.broadcast %l_col : tensor<128x1xf32> -> tensor<128x256xf32>
+  %o = arith.mulf %acc, %l_b : tensor<128x256xf32>
+  %o_bf16 = arith.truncf %o : tensor<128x256xf32> to tensor<128x256xbf16>
+  tile.store %o_bf16, %O[%bh, %m0, %c0] : tensor<128x256xbf16>, memref<?x?x?xbf16>
+  func.return
+}
