@@ -4,11 +4,15 @@
     c = tawa.torch.matmul(a, b)                      # a [..., M, K] · b [K, N]
     c = tawa.torch.matmul(x, w, transpose_b=True)    # x · wᵀ, w [N, K] (nn.Linear)
     o = tawa.torch.attention(q, k, v, causal=True)   # q, k, v [B, H, S, D]
+    o = tawa.torch.attention_fp8(q8, k8, v8, v_scale=s)  # e4m3 [B, H, S, 128] → bf16
+
+`attention_fp8` takes per-tensor scales (q_scale, k_scale, v_scale: the
+tensors are q_scale·q8, ...) and transposes v into a padded buffer each call.
 
 They are `torch.library` custom operators (`torch.ops.tawa.matmul`,
-`torch.ops.tawa.attention`) with fake implementations, so they work inside
-`torch.compile`d models (as opaque calls) and in CUDA graphs.  Forward only:
-no backward is registered.
+`torch.ops.tawa.attention`, `torch.ops.tawa.attention_fp8`) with fake
+implementations, so they work inside `torch.compile`d models (as opaque
+calls) and in CUDA graphs.  Forward only: no backward is registered.
 
 `import tawa` never imports torch; `import tawa.torch` does, and registers
 the operators, when torch ≥ 2.4 is installed.  Without it the import still
@@ -46,7 +50,7 @@ UNAVAILABLE = _torch_problem()
 """Why the operators are unavailable, or None when they are registered."""
 
 if UNAVAILABLE is None:
-    from tawa.torch import ops as _ops  # registers tawa::matmul and tawa::attention
+    from tawa.torch import ops as _ops  # registers tawa::matmul, tawa::attention, tawa::attention_fp8
 
 
 def _require() -> None:
@@ -73,4 +77,30 @@ def attention(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None 
     return _ops.attention(q, k, v, causal, scale)
 
 
-__all__ = ["UNAVAILABLE", "attention", "checks", "kernels", "matmul"]
+def attention_fp8(
+    q: Any,
+    k: Any,
+    v: Any,
+    causal: bool = False,
+    scale: float | None = None,
+    q_scale: float = 1.0,
+    k_scale: float = 1.0,
+    v_scale: float = 1.0,
+    v_transposed: bool = False,
+) -> Any:
+    """v_scale·softmax((q_scale·q)·(k_scale·k)ᵀ·scale)·v, masked causally
+    with `causal`, for float8_e4m3fn q, k, v of one shape [B, H, S, 128]
+    (per-tensor scales: q_scale·q is the tensor q quantizes); `scale`
+    defaults to 1/√128.  Every scale must be a positive finite float.  A new
+    dense bf16 [B, H, S, 128] tensor.  The kernel takes Vᵀ: v is transposed
+    into a fresh zero-padded [B·H, 128, S rounded up to 16] buffer each call,
+    unless `v_transposed` says v is given as Vᵀ [B, H, 128, S], which is read
+    in place when dense, 16-byte aligned and S a multiple of 16 (the fast
+    path: the transpose costs more than the kernel on short sequences);
+    non-dense or misaligned q, k are copied first."""
+    _require()
+    scale, q_scale, k_scale, v_scale = checks.fp8_scales(scale, q_scale, k_scale, v_scale)
+    return _ops.attention_fp8(q, k, v, causal, scale, q_scale, k_scale, v_scale, v_transposed)
+
+
+__all__ = ["UNAVAILABLE", "attention", "attention_fp8", "checks", "kernels", "matmul"]

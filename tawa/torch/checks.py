@@ -13,6 +13,7 @@ chooses between the two GEMM kernels by the layout B already has.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
@@ -22,9 +23,20 @@ from tawa.runtime.arrays import is_dense_row_major
 from tawa.runtime.launch import TMA_ALIGN
 from tawa.target.hopper import SM_COUNT
 
-ELEMENT_BYTES = {"bfloat16": 2, "float16": 2}
+ELEMENT_BYTES = {"bfloat16": 2, "float16": 2, "float8_e4m3fn": 1}
 MATMUL_DTYPES = ("bfloat16", "float16")
 ATTENTION_DTYPES = ("bfloat16",)
+FP8_DTYPES = ("float8_e4m3fn",)
+"""q, k, v dtypes of `attention_fp8` (its output is bf16)."""
+FP8_HEAD_DIMS = (128,)
+"""Head dims with an fp8 attention kernel (examples/attention_fwd_fp8.mlir)."""
+FP8_KERNELS = {False: "attention_fwd_fp8", True: "attention_fwd_fp8_causal"}
+"""causal → the fp8 attention kernel (128 query rows a program: `attention_grid`'s default)."""
+FP8_KEY_ALIGN = 16
+"""Vᵀ's rows (one per channel, of S keys in e4m3) are padded with zeros to a
+multiple of this many keys: TMA needs 16-byte row strides."""
+FLOAT32_NORMAL = (2.0**-126, (2.0 - 2.0**-23) * 2.0**127)
+"""The least and greatest normal float32: the fp8 kernel takes its scales as f32."""
 HEAD_DIMS = (64, 128, 256)
 """Head dims with an attention kernel (examples/attention_fwd_d64.mlir, attention_fwd.mlir,
 attention_fwd_d256.mlir)."""
@@ -146,25 +158,43 @@ def check_matmul(a: TensorInfo, b: TensorInfo, transpose_b: bool, fake: bool = F
 
 def check_attention(q: TensorInfo, k: TensorInfo, v: TensorInfo, fake: bool = False) -> AttentionProblem:
     """q, k, v [B, H, S, D], one shape, bf16, D a head dim with a kernel."""
+    return _check_attention("attention", ATTENTION_DTYPES, HEAD_DIMS, q, k, v, fake)
+
+
+def check_attention_fp8(q: TensorInfo, k: TensorInfo, v: TensorInfo, fake: bool = False,
+                        v_transposed: bool = False) -> AttentionProblem:
+    """q, k, v [B, H, S, 128], one shape, float8_e4m3fn; with `v_transposed`,
+    v is given as Vᵀ [B, H, 128, S]."""
+    if v_transposed and len(v.shape) == 4:  # checked as the V it holds
+        v = TensorInfo((*v.shape[:2], v.shape[3], v.shape[2]), v.dtype, v.device)
+    return _check_attention("attention_fp8", FP8_DTYPES, FP8_HEAD_DIMS, q, k, v, fake)
+
+
+def vt_in_place(vt: TensorInfo) -> bool:
+    """Whether the fp8 kernel reads a given Vᵀ [B, H, 128, S] as it is: dense,
+    16-byte aligned, S a multiple of `FP8_KEY_ALIGN` (whole TMA rows)."""
+    return not needs_copy(vt) and vt.shape[3] % FP8_KEY_ALIGN == 0
+
+
+def _check_attention(op: str, dtypes: Sequence[str], head_dims: Sequence[int], q: TensorInfo, k: TensorInfo,
+                     v: TensorInfo, fake: bool) -> AttentionProblem:
     named = [("q", q), ("k", k), ("v", v)]
     for name, t in named:
-        if t.dtype not in ATTENTION_DTYPES:
-            raise TypeError(
-                f"tawa.torch.attention: {name} is {t.dtype}; supported: {', '.join(ATTENTION_DTYPES)}"
-            )
-    _check_devices("attention", named, fake)
+        if t.dtype not in dtypes:
+            raise TypeError(f"tawa.torch.{op}: {name} is {t.dtype}; supported: {', '.join(dtypes)}")
+    _check_devices(op, named, fake)
     for name, t in named:
         if len(t.shape) != 4:
-            raise ValueError(f"tawa.torch.attention: {name} must be [B, H, S, D], got shape {_shape(t)}")
+            raise ValueError(f"tawa.torch.{op}: {name} must be [B, H, S, D], got shape {_shape(t)}")
     if k.shape != q.shape or v.shape != q.shape:
         raise ValueError(
-            f"tawa.torch.attention: q, k and v must have one shape [B, H, S, D] (self-attention, "
+            f"tawa.torch.{op}: q, k and v must have one shape [B, H, S, D] (self-attention, "
             f"equal lengths and heads); got q {_shape(q)}, k {_shape(k)}, v {_shape(v)}"
         )
     B, H, S, D = q.shape
-    if D not in HEAD_DIMS:
+    if D not in head_dims:
         raise ValueError(
-            f"tawa.torch.attention: head dim D = {D} has no kernel; supported: {', '.join(map(str, HEAD_DIMS))}"
+            f"tawa.torch.{op}: head dim D = {D} has no kernel; supported: {', '.join(map(str, head_dims))}"
         )
     return AttentionProblem(B, H, S, D)
 
@@ -175,10 +205,45 @@ def attention_scale(head_dim: int, scale: float | None) -> float:
     the max after it for a positive scale)."""
     if scale is None:
         return 1.0 / math.sqrt(head_dim)
-    value = float(scale)
+    return _positive("attention", "scale", float(scale))
+
+
+def _positive(op: str, name: str, value: float) -> float:
     if not (value > 0 and math.isfinite(value)):
-        raise ValueError(f"tawa.torch.attention: scale must be positive and finite, got {scale}")
+        raise ValueError(f"tawa.torch.{op}: {name} must be positive and finite, got {value}")
     return value
+
+
+def _real(op: str, name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"tawa.torch.{op}: {name} must be a float, got {type(value).__name__}")
+    return float(value)
+
+
+def fp8_scales(scale: Any, q_scale: Any, k_scale: Any, v_scale: Any) -> tuple[float, float, float, float]:
+    """`attention_fp8`'s scales as floats, `scale` 1/√128 when None: each
+    must be a real number (`TypeError` for a tensor, a bool or a string:
+    pass Python floats), positive and finite (`ValueError`)."""
+    named = {"scale": scale, "q_scale": q_scale, "k_scale": k_scale, "v_scale": v_scale}
+    if scale is None:
+        named["scale"] = 1.0 / math.sqrt(FP8_HEAD_DIMS[0])
+    s, q, k, v = (_positive("attention_fp8", n, _real("attention_fp8", n, x)) for n, x in named.items())
+    return s, q, k, v
+
+
+def attention_fp8_scales(scale: Any, q_scale: Any, k_scale: Any, v_scale: Any) -> tuple[float, float]:
+    """The fp8 kernel's (sm_scale, v_scale): sm_scale = scale·q_scale·k_scale
+    (q = q_scale·q8 and k = k_scale·k8 give q·kᵀ·scale = q8·k8ᵀ·sm_scale).
+    Both are f32 arguments: each must come out a normal float32."""
+    scale, q_scale, k_scale, v_scale = fp8_scales(scale, q_scale, k_scale, v_scale)
+    sm_scale = scale * q_scale * k_scale
+    low, high = FLOAT32_NORMAL
+    for name, value in (("scale·q_scale·k_scale", sm_scale), ("v_scale", v_scale)):
+        if not low <= value <= high:
+            raise ValueError(
+                f"tawa.torch.attention_fp8: {name} = {value:g} is not a normal float32 (the kernel takes it as f32)"
+            )
+    return sm_scale, v_scale
 
 
 def attention_kernel(head_dim: int, causal: bool, S: int | None = None, batch_heads: int | None = None,
@@ -205,6 +270,17 @@ def attention_time(kernel: str, S: int, batch_heads: int, sms: int = SM_COUNT) -
     rows = ATTENTION_TILE_M.get(kernel, 128)
     programs = -(-S // rows) * batch_heads
     return -(-programs // sms) * rows / 128 / ATTENTION_ROW_SPEED.get(kernel, 1.0)
+
+
+def attention_fp8_kernel(causal: bool) -> str:
+    """The fp8 attention kernel (examples/attention_fwd_fp8.mlir)."""
+    return FP8_KERNELS[bool(causal)]
+
+
+def fp8_padded_keys(S: int) -> int:
+    """Keys of each Vᵀ row the fp8 kernel reads: S rounded up to a multiple
+    of `FP8_KEY_ALIGN` (the padding is zeros; seq_len masks it)."""
+    return -(-S // FP8_KEY_ALIGN) * FP8_KEY_ALIGN
 
 
 def needs_copy(t: TensorInfo) -> bool:

@@ -3,9 +3,11 @@
 Each operator runs one of the shipped examples.  `compiled(name, dtype,
 **options)` compiles the example's function alone (the other functions of its
 file, e.g. the causal variant, are dropped first: compiling lowers the whole
-module) with the element type substituted, and caches the `tawa.Kernel` per
-(kernel, dtype, options).  `OPTIONS` holds the options the operators use per
-kernel (none: `tawa-hopper-pipeline`'s defaults, the deepest ring that fits).
+module) with the element type substituted (except in the kernels of
+`AS_WRITTEN`, fp8 attention, compiled as written in their one dtype), and
+caches the `tawa.Kernel` per (kernel, dtype, options).  `OPTIONS` holds the
+options the operators use per kernel (none: `tawa-hopper-pipeline`'s
+defaults, the deepest ring that fits).
 
 The matmul kernels ("matmul": B K×N, "gemm": B N×K) are generated per
 problem instead (`tawa.kernels.gemm`): `matmul_choice` picks the tile
@@ -40,10 +42,16 @@ FILES = {
     "attention_fwd_d64_causal": "attention_fwd_d64.mlir",
     "attention_fwd_d256": "attention_fwd_d256.mlir",
     "attention_fwd_d256_causal": "attention_fwd_d256.mlir",
+    "attention_fwd_fp8": "attention_fwd_fp8.mlir",
+    "attention_fwd_fp8_causal": "attention_fwd_fp8.mlir",
 }
 ELEMENT_TYPES = {"bfloat16": "bf16", "float16": "f16"}
 """torch dtype name → the IR element type the examples are instantiated with
 (the examples are written in bf16; f16 is the same program)."""
+AS_WRITTEN = {"attention_fwd_fp8": "float8_e4m3fn", "attention_fwd_fp8_causal": "float8_e4m3fn"}
+"""Kernels compiled exactly as their example is written, with the dtype of
+their inputs: no element type is substituted (the `bf16` of
+attention_fwd_fp8.mlir is its output's), and no other dtype is taken."""
 OPTIONS: dict[str, dict[str, Any]] = {}
 """Compile options per kernel name for the operators (`tawa.compile` keywords)."""
 
@@ -57,16 +65,26 @@ _CHOICES: dict[tuple[Any, ...], Any] = {}
 _MATMULS: dict[tuple[Any, ...], tuple[Any, Any, tuple[int, ...]]] = {}
 
 
-def source(name: str, dtype: str = "bfloat16") -> str:
-    """The text of a module holding only example function `name`, in `dtype`."""
+def default_dtype(name: str) -> str:
+    """The dtype kernel `name` is written in: bf16, or its `AS_WRITTEN` one."""
+    return AS_WRITTEN.get(name, "bfloat16")
+
+
+def source(name: str, dtype: str | None = None) -> str:
+    """The text of a module holding only example function `name`, in `dtype`
+    (default: the one it is written in, `default_dtype`)."""
     from xdsl.dialects import func
 
     import tawa
 
     if name not in FILES:
         raise KeyError(f"tawa.torch has no kernel {name!r}; known: {', '.join(FILES)}")
+    dtype = dtype or default_dtype(name)
     text = (EXAMPLES / FILES[name]).read_text()
-    if dtype != "bfloat16":
+    if name in AS_WRITTEN:
+        if dtype != AS_WRITTEN[name]:
+            raise ValueError(f"tawa.torch kernel {name!r} takes {AS_WRITTEN[name]} only, not {dtype}")
+    elif dtype != "bfloat16":
         text = text.replace("bf16", ELEMENT_TYPES[dtype])
     module = tawa.parse(text)
     for op in list(module.body.block.ops):
@@ -75,10 +93,12 @@ def source(name: str, dtype: str = "bfloat16") -> str:
     return str(module)
 
 
-def compiled(name: str, dtype: str = "bfloat16", config: Any = None, **options: Any) -> Any:
-    """The `tawa.Kernel` of example kernel `name` in `dtype`, or of the
-    generated GEMM `config` (a `tawa.kernels.GemmConfig`) named `name`
-    (compiled once per kernel, dtype, config and options in this process)."""
+def compiled(name: str, dtype: str | None = None, config: Any = None, **options: Any) -> Any:
+    """The `tawa.Kernel` of example kernel `name` in `dtype` (default: the
+    one it is written in), or of the generated GEMM `config` (a
+    `tawa.kernels.GemmConfig`) named `name` (compiled once per kernel, dtype,
+    config and options in this process)."""
+    dtype = dtype or default_dtype(name)
     key = (name, dtype, config, tuple(sorted((k, repr(v)) for k, v in options.items())))
     kernel = _COMPILED.get(key)
     if kernel is None:

@@ -1,5 +1,5 @@
-"""The `torch.library` custom operators `tawa::matmul` and `tawa::attention`
-(imported by `tawa.torch` when torch ≥ 2.4 is there; it imports torch).
+"""The `torch.library` custom operators `tawa::matmul`, `tawa::attention` and
+`tawa::attention_fp8` (imported by `tawa.torch` when torch ≥ 2.4 is there; it imports torch).
 
 Each operator has a real implementation, which checks its arguments
 (`tawa.torch.checks`), allocates its output, copies operands the kernels
@@ -97,7 +97,72 @@ def _attention_fake(
     return q.new_empty((p.B, p.H, p.S, p.D))
 
 
+@torch.library.custom_op("tawa::attention_fp8", mutates_args=())
+def attention_fp8_op(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    causal: bool,
+    scale: Optional[float],
+    q_scale: float,
+    k_scale: float,
+    v_scale: float,
+    v_transposed: bool,
+) -> torch.Tensor:
+    """v_scale·softmax(q·kᵀ·scale·q_scale·k_scale [causally masked])·v over
+    e4m3 q, k, v [B, H, S, 128] (v as Vᵀ [B, H, 128, S] with v_transposed) → bf16."""
+    p = checks.check_attention_fp8(checks.describe(q), checks.describe(k), checks.describe(v),
+                                   v_transposed=v_transposed)
+    sm_scale, v_scale = checks.attention_fp8_scales(scale, q_scale, k_scale, v_scale)
+    out = torch.empty((p.B, p.H, p.S, p.D), dtype=torch.bfloat16, device=q.device)
+    if out.numel() == 0:
+        return out
+    bh = p.B * p.H
+    q3, k3 = (_dense(t).view(bh, p.S, p.D) for t in (q, k))
+    # wgmma takes fp8 B operands K-major only: V goes in transposed, Vt [B·H, D, S_pad],
+    # each row of S keys padded with zeros to 16 bytes for the TMA (seq_len masks the
+    # padding; zeros keep 0·v finite).  A fresh buffer each call: a strided copy of v (about
+    # 0.3 TB/s for one-byte elements on an H100, docs/runtime.md) and a fill of the padding.
+    # A given Vᵀ that is dense, aligned and of whole 16-byte rows is read as it is.
+    if v_transposed and checks.vt_in_place(checks.describe(v)):
+        vt = v.view(bh, p.D, p.S)
+    else:
+        padded = checks.fp8_padded_keys(p.S)
+        vt = torch.empty((bh, p.D, padded), dtype=v.dtype, device=v.device)
+        vt4 = vt.view(p.B, p.H, p.D, padded)
+        vt4[..., : p.S].copy_(v if v_transposed else v.transpose(-1, -2))
+        if padded > p.S:
+            vt4[..., p.S :].zero_()
+    name = checks.attention_fp8_kernel(causal)
+    kernel = kernels.compiled(name, kernels.default_dtype(name), **kernels.OPTIONS.get(name, {}))
+    grid = checks.attention_grid(p.S, bh, name)
+    kernel(q3, k3, vt, out.view(bh, p.S, p.D), p.S, sm_scale, v_scale, grid=grid)
+    return out
+
+
+@attention_fp8_op.register_fake
+def _attention_fp8_fake(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    causal: bool,
+    scale: Optional[float],
+    q_scale: float,
+    k_scale: float,
+    v_scale: float,
+    v_transposed: bool,
+) -> torch.Tensor:
+    p = checks.check_attention_fp8(*(checks.describe(t, fake=True) for t in (q, k, v)), fake=True,
+                                   v_transposed=v_transposed)
+    scales = (scale, q_scale, k_scale, v_scale)
+    if all(s is None or isinstance(s, (int, float)) for s in scales):  # not SymFloats: checked when traced
+        checks.attention_fp8_scales(*scales)
+    return q.new_empty((p.B, p.H, p.S, p.D), dtype=torch.bfloat16)
+
+
 matmul = torch.ops.tawa.matmul.default
 """The operator's overload, what `tawa.torch.matmul` calls (torch.compile traces it as one call)."""
 attention = torch.ops.tawa.attention.default
 """The operator's overload, what `tawa.torch.attention` calls."""
+attention_fp8 = torch.ops.tawa.attention_fp8.default
+"""The operator's overload, what `tawa.torch.attention_fp8` calls."""

@@ -8,7 +8,8 @@
   tensors (shapes, errors, tracing by make_fx and torch.compile), and the
   real implementations on CPU tensors with a stand-in kernel that computes in
   float32 what the compiled kernel computes (which kernel is chosen, which
-  operands are copied, the output, the grid).
+  operands are copied, the output, the grid; for attention_fp8 also the
+  transposed, zero-padded V and the scales the kernel gets).
 """
 
 from __future__ import annotations
@@ -120,6 +121,85 @@ def test_attention_scale_must_be_positive(scale):
         checks.attention_scale(64, scale)
 
 
+def test_attention_fp8_problem_kernels_and_grid():
+    q = info([2, 3, 200, 128], "float8_e4m3fn")
+    p = checks.check_attention_fp8(q, q, q)
+    assert (p.B, p.H, p.S, p.D) == (2, 3, 200, 128)
+    assert [checks.attention_fp8_kernel(c) for c in (False, True)] == ["attention_fwd_fp8", "attention_fwd_fp8_causal"]
+    for name in checks.FP8_KERNELS.values():  # functions of their example file, 128 query rows a program
+        assert f"func.func @{name}(" in (kernels.EXAMPLES / kernels.FILES[name]).read_text()
+        assert checks.attention_grid(200, 6, name) == (2, 6)
+        assert checks.attention_grid(1, 2, name) == (1, 2)
+    assert [checks.fp8_padded_keys(S) for S in (1, 16, 65, 200, 1024)] == [16, 16, 80, 208, 1024]
+    assert not checks.needs_copy(q)
+    assert checks.needs_copy(info([1, 1, 8, 128], "float8_e4m3fn", ptr=(1 << 20) + 8))  # 8 bytes off
+    assert checks.needs_copy(info([1, 1, 8, 128], "float8_e4m3fn", strides=(3072, 128, 384, 1)))  # a qkv slice
+
+
+FP8 = "float8_e4m3fn"
+
+
+@pytest.mark.parametrize(
+    "q, k, v, error, message",
+    [
+        (info([1, 1, 8, 128]), None, None, TypeError, "q is bfloat16; supported: float8_e4m3fn"),
+        (info([1, 1, 8, 128], FP8), None, info([1, 1, 8, 128], "float8_e5m2"), TypeError,
+         "v is float8_e5m2; supported: float8_e4m3fn"),
+        (info([1, 1, 8, 128], FP8, device="cpu"), None, None, ValueError, "q is on cpu"),
+        (info([1, 1, 8, 128], FP8), info([1, 1, 8, 128], FP8, device="cuda:1"), None, ValueError,
+         "q is on cuda:0 but k on cuda:1"),
+        (info([8, 8, 128], FP8), None, None, ValueError, "q must be [B, H, S, D], got shape [8, 8, 128]"),
+        (info([1, 1, 8, 128], FP8), info([1, 1, 16, 128], FP8), None, ValueError,
+         "must have one shape [B, H, S, D] (self-attention, equal lengths and heads); "
+         "got q [1, 1, 8, 128], k [1, 1, 16, 128], v [1, 1, 8, 128]"),
+        (info([1, 1, 8, 64], FP8), None, None, ValueError, "head dim D = 64 has no kernel; supported: 128"),
+        (info([1, 1, 8, 256], FP8), None, None, ValueError, "head dim D = 256 has no kernel; supported: 128"),
+    ],
+)
+def test_attention_fp8_errors(q, k, v, error, message):
+    with pytest.raises(error) as err:
+        checks.check_attention_fp8(q, k or q, v or q)
+    text = str(err.value)
+    assert message in text and text.startswith("tawa.torch.attention_fp8: ") and "\n" not in text
+
+
+def test_attention_fp8_scales():
+    assert checks.fp8_scales(None, 1, 1.0, 1) == (1 / math.sqrt(128), 1.0, 1.0, 1.0)
+    assert checks.attention_fp8_scales(None, 1.0, 1.0, 1.0) == (1 / math.sqrt(128), 1.0)
+    sm_scale, v_scale = checks.attention_fp8_scales(0.25, 0.5, 2.0, 0.75)
+    assert (sm_scale, v_scale) == (0.25, 0.75)  # scale·q_scale·k_scale
+    assert checks.attention_fp8_scales(None, 0.5, 3.0, 1.0)[0] == pytest.approx(1.5 / math.sqrt(128))
+
+
+@pytest.mark.parametrize("name", ["scale", "q_scale", "k_scale", "v_scale"])
+@pytest.mark.parametrize(
+    "value, error, message",
+    [
+        (0.0, ValueError, "must be positive and finite, got 0.0"),
+        (-0.5, ValueError, "must be positive and finite, got -0.5"),
+        (float("inf"), ValueError, "must be positive and finite, got inf"),
+        (float("nan"), ValueError, "must be positive and finite, got nan"),
+        ("0.5", TypeError, "must be a float, got str"),
+        (True, TypeError, "must be a float, got bool"),
+    ],
+)
+def test_attention_fp8_bad_scales(name, value, error, message):
+    scales = {"scale": None, "q_scale": 1.0, "k_scale": 1.0, "v_scale": 1.0, name: value}
+    with pytest.raises(error) as err:
+        checks.attention_fp8_scales(**scales)
+    assert str(err.value) == f"tawa.torch.attention_fp8: {name} {message}"
+
+
+def test_attention_fp8_scales_must_be_float32():
+    with pytest.raises(ValueError) as err:
+        checks.attention_fp8_scales(1e-20, 1e-20, 1.0, 1.0)
+    assert str(err.value) == (
+        "tawa.torch.attention_fp8: scale·q_scale·k_scale = 1e-40 is not a normal float32 (the kernel takes it as f32)"
+    )
+    with pytest.raises(ValueError, match=r"^tawa.torch.attention_fp8: v_scale = 1e\+39 is not a normal float32"):
+        checks.attention_fp8_scales(None, 1.0, 1.0, 1e39)
+
+
 def test_needs_copy():
     assert not checks.needs_copy(info([64, 128]))
     assert not checks.needs_copy(info([1, 128], strides=(999, 1)))  # a size-1 dimension's stride is free
@@ -164,6 +244,13 @@ def test_attention_rows_are_the_examples(head_dim):
             assert query_rows(kernels.source(name), name) == checks.ATTENTION_TILE_M.get(name, 128)
 
 
+@pytest.mark.parametrize("name", sorted(checks.FP8_KERNELS.values()))
+def test_attention_fp8_rows_are_the_example(name):
+    from tawa.bench.attention import query_rows
+
+    assert query_rows(kernels.source(name), name) == checks.ATTENTION_TILE_M.get(name, 128) == 128
+
+
 @pytest.mark.parametrize(("S", "batch_heads", "kernel"), [
     (2048, 16, "attention_fwd_d64_m128"),  # 176 programs of 192 rows on 132 SMs: two rounds of 1.5
     (256, 1024, "attention_fwd_d64_m128"),  # two 192-row programs a head, the second a third full
@@ -192,6 +279,20 @@ def test_kernel_sources():
         kernels.source("conv")
 
 
+@pytest.mark.parametrize("name", ["attention_fwd_fp8", "attention_fwd_fp8_causal"])
+def test_fp8_kernel_sources_are_as_written(name):
+    """The fp8 example is compiled as written: its e4m3 inputs and bf16 output
+    stay (no element type is substituted), and it takes no other dtype."""
+    text = kernels.source(name)
+    assert re.findall(r"func\.func @(\w+)", text) == [name]
+    assert kernels.default_dtype(name) == "float8_e4m3fn" and kernels.source(name, "float8_e4m3fn") == text
+    assert "memref<?x?x?xf8E4M3FN>" in text and "memref<?x?x?xbf16>" in text and "xf16" not in text
+    for dtype in ("bfloat16", "float16"):
+        with pytest.raises(ValueError, match=f"kernel '{name}' takes float8_e4m3fn only, not {dtype}"):
+            kernels.source(name, dtype)
+    assert kernels.default_dtype("attention_fwd") == "bfloat16"
+
+
 def test_import_tawa_does_not_import_torch():
     code = "import sys, tawa, tawa.runtime; assert 'torch' not in sys.modules, 'torch was imported'"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -205,6 +306,8 @@ def test_without_torch_the_operators_say_why():
         tt.matmul(None, None)
     with pytest.raises(ImportError, match=r"tawa.torch needs torch >= 2\.4"):
         tt.attention(None, None, None)
+    with pytest.raises(ImportError, match=r"tawa.torch needs torch >= 2\.4"):
+        tt.attention_fp8(None, None, None)
 
 
 # --------------------------------------------------------------------------- with torch
@@ -226,6 +329,10 @@ def test_operators_are_registered(torch):
     assert str(torch.ops.tawa.attention.default._schema) == (
         "tawa::attention(Tensor q, Tensor k, Tensor v, bool causal, float? scale) -> Tensor"
     )
+    assert str(torch.ops.tawa.attention_fp8.default._schema) == (
+        "tawa::attention_fp8(Tensor q, Tensor k, Tensor v, bool causal, float? scale, float q_scale, "
+        "float k_scale, float v_scale, bool v_transposed) -> Tensor"
+    )
 
 
 def test_meta_shapes(torch):
@@ -237,6 +344,9 @@ def test_meta_shapes(torch):
     q = torch.empty(2, 12, 256, 64, dtype=bf16, device="meta").transpose(1, 2).transpose(1, 2)
     o = tt.attention(q, q, q, causal=True)
     assert (o.shape, o.dtype) == ((2, 12, 256, 64), bf16)
+    q8 = torch.empty(2, 3, 200, 128, dtype=torch.float8_e4m3fn, device="meta")
+    o = tt.attention_fp8(q8, q8, q8.transpose(2, 3).transpose(2, 3), causal=True, q_scale=0.5, v_scale=2)
+    assert (o.shape, o.dtype, o.is_contiguous()) == ((2, 3, 200, 128), bf16, True)
 
 
 def test_meta_errors(torch):
@@ -248,6 +358,18 @@ def test_meta_errors(torch):
     q = torch.empty(1, 2, 8, 32, dtype=torch.bfloat16, device="meta")
     with pytest.raises(ValueError, match="head dim D = 32"):
         tt.attention(q, q, q)
+    with pytest.raises(TypeError, match="attention_fp8: q is bfloat16; supported: float8_e4m3fn"):
+        tt.attention_fp8(q, q, q)
+    q8 = torch.empty(1, 2, 8, 64, dtype=torch.float8_e4m3fn, device="meta")
+    with pytest.raises(ValueError, match="attention_fp8: head dim D = 64 has no kernel; supported: 128"):
+        tt.attention_fp8(q8, q8, q8)
+    q8 = torch.empty(1, 2, 8, 128, dtype=torch.float8_e4m3fn, device="meta")
+    with pytest.raises(ValueError, match="attention_fp8: k_scale must be positive and finite, got -1"):
+        tt.attention_fp8(q8, q8, q8, k_scale=-1.0)
+    with pytest.raises(ValueError, match="attention_fp8: v_scale must be positive and finite"):  # the operator itself
+        torch.ops.tawa.attention_fp8(q8, q8, q8, False, None, 1.0, 1.0, 0.0, False)
+    with pytest.raises(TypeError, match="attention_fp8: q_scale must be a float, got Tensor"):
+        tt.attention_fp8(q8, q8, q8, q_scale=torch.tensor(0.5))
 
 
 def test_cpu_tensors_are_refused(torch):
@@ -257,6 +379,9 @@ def test_cpu_tensors_are_refused(torch):
     q = torch.ones(1, 1, 8, 64, dtype=torch.bfloat16)
     with pytest.raises(ValueError, match="q is on cpu"):
         tt.attention(q, q, q)
+    q8 = torch.ones(1, 1, 8, 128).to(torch.float8_e4m3fn)
+    with pytest.raises(ValueError, match="attention_fp8: q is on cpu"):
+        tt.attention_fp8(q8, q8, q8)
 
 
 def test_traced_as_one_operator(torch):
@@ -264,18 +389,21 @@ def test_traced_as_one_operator(torch):
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    def block(x, w, q):
-        return tt.matmul(x, w, transpose_b=True).relu(), tt.attention(q, q, q, causal=True)
+    def block(x, w, q, q8):
+        o8 = tt.attention_fp8(q8, q8, q8, q_scale=0.5, v_scale=2.0)
+        return tt.matmul(x, w, transpose_b=True).relu(), tt.attention(q, q, q, causal=True), o8
 
     with FakeTensorMode():
         args = (
             torch.empty(4, 64, dtype=torch.bfloat16, device="cuda"),
             torch.empty(8, 64, dtype=torch.bfloat16, device="cuda"),
             torch.empty(1, 2, 16, 64, dtype=torch.bfloat16, device="cuda"),
+            torch.empty(1, 2, 16, 128, dtype=torch.float8_e4m3fn, device="cuda"),
         )
     graph = make_fx(block, tracing_mode="fake")(*args)
     targets = [str(n.target) for n in graph.graph.nodes if n.op == "call_function"]
     assert targets.count("tawa.matmul.default") == 1 and targets.count("tawa.attention.default") == 1
+    assert targets.count("tawa.attention_fp8.default") == 1
 
 
 def test_torch_compile_fullgraph_on_meta_tensors(torch):
@@ -286,6 +414,16 @@ def test_torch_compile_fullgraph_on_meta_tensors(torch):
     x = torch.empty(4, 64, dtype=torch.bfloat16, device="meta")
     w = torch.empty(8, 64, dtype=torch.bfloat16, device="meta")
     assert compiled(x, w).shape == (4, 8)
+
+
+def test_attention_fp8_torch_compile_fullgraph_on_meta_tensors(torch):
+    def block(q, k, v):
+        return tt.attention_fp8(q, k, v, causal=True, q_scale=0.5, k_scale=2.0, v_scale=0.75) * 2
+
+    compiled = torch.compile(block, backend="aot_eager", fullgraph=True)
+    q = torch.empty(1, 2, 40, 128, dtype=torch.float8_e4m3fn, device="meta")
+    o = compiled(q, q, q)
+    assert (o.shape, o.dtype) == ((1, 2, 40, 128), torch.bfloat16)
 
 
 class StandIn:
@@ -304,11 +442,16 @@ class StandIn:
             C_ref = args[2]
             C_ref.copy_(A @ (B if self.name == "matmul" else B.T))
             return
-        q, k, v, o, S, scale = args
+        if self.name.startswith("attention_fwd_fp8"):  # Vᵀ [B·H, D, S padded], then v_scale
+            q, k, vt, o, S, scale, v_scale = args
+            v, out_scale = vt[:, :, :S].transpose(1, 2), v_scale
+        else:
+            q, k, v, o, S, scale = args
+            out_scale = 1.0
         s = (q.float() @ k.float().transpose(1, 2)) * scale
         if self.name.endswith("_causal"):
             s = s.masked_fill(torch.ones(S, S, dtype=torch.bool).triu(1), float("-inf"))
-        o.copy_(s.softmax(-1) @ v.float())
+        o.copy_(out_scale * (s.softmax(-1) @ v.float()))
 
 
 @pytest.fixture
@@ -387,6 +530,59 @@ def test_attention_real_implementation(torch, stand_in, causal):
     assert stand_in[-1][2][5] == 0.5
 
 
+def fp8_reference(torch, q, k, v, scale, q_scale, k_scale, v_scale, causal):
+    """float32 attention of the dequantized e4m3 inputs."""
+    S = q.shape[-2]
+    s = (q_scale * q.float()) @ (k_scale * k.float()).transpose(-1, -2) * scale
+    if causal:
+        s = s.masked_fill(torch.ones(S, S, dtype=torch.bool).triu(1), float("-inf"))
+    return s.softmax(-1) @ (v_scale * v.float())
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("layout", ["dense", "qkv"])
+def test_attention_fp8_real_implementation(torch, stand_in, causal, layout):
+    g = torch.Generator().manual_seed(3)
+    B, H, S, D = 2, 3, 20, 128
+    if layout == "qkv":  # [B, H, S, D] views of one [B, S, 3, H, D]: q, k copied
+        q, k, v = torch.randn(B, S, 3, H, D, generator=g).to(torch.float8_e4m3fn).permute(2, 0, 3, 1, 4)
+    else:
+        q, k, v = (torch.randn(B, H, S, D, generator=g).to(torch.float8_e4m3fn) for _ in range(3))
+    o = tt.attention_fp8(q, k, v, causal=causal, q_scale=0.5, k_scale=2.0, v_scale=0.75)
+    ((name, dtype, args, grid),) = stand_in
+    assert (name, dtype, grid) == (checks.attention_fp8_kernel(causal), "float8_e4m3fn", (1, B * H))
+    assert name == ("attention_fwd_fp8_causal" if causal else "attention_fwd_fp8")
+    assert args[4:] == (S, 0.5 * 2.0 / math.sqrt(D), 0.75)  # seq_len, scale·q_scale·k_scale, v_scale
+    q3, k3, vt, o3 = args[:4]
+    assert all(t.shape == (B * H, S, D) and t.is_contiguous() for t in (q3, k3, o3))
+    assert (q3.data_ptr() == q.data_ptr()) == (layout == "dense") and o3.data_ptr() == o.data_ptr()
+    # Vᵀ: a fresh dense [B·H, D, 32] e4m3 buffer, keys padded to 16 bytes with zeros
+    assert vt.shape == (B * H, D, 32) and vt.is_contiguous() and vt.dtype == torch.float8_e4m3fn
+    assert torch.equal(vt[:, :, :S].float(), v.reshape(B * H, S, D).transpose(1, 2).float())
+    assert bool((vt[:, :, S:].float() == 0).all())
+    ref = fp8_reference(torch, q, k, v, 1 / math.sqrt(D), 0.5, 2.0, 0.75, causal)
+    assert o.shape == (B, H, S, D) and o.dtype == torch.bfloat16 and o.is_contiguous()
+    assert torch.allclose(o.float(), ref, atol=2e-2)
+    tt.attention_fp8(q, k, v, scale=0.5)
+    assert stand_in[-1][2][5:] == (0.5, 1.0)
+
+
+def test_attention_fp8_unpadded_keys(torch, stand_in):
+    """S a multiple of 16: Vᵀ has no padding columns."""
+    q = torch.randn(1, 1, 32, 128).to(torch.float8_e4m3fn)
+    tt.attention_fp8(q, q, q)
+    vt = stand_in[0][2][2]
+    assert vt.shape == (1, 128, 32) and torch.equal(vt[0].float(), q[0, 0].t().float())
+
+
+def test_attention_fp8_degenerate_sizes_launch_nothing(torch, stand_in):
+    f8 = torch.float8_e4m3fn
+    o = tt.attention_fp8(*(torch.ones(2, 3, 0, 128).to(f8) for _ in range(3)))
+    assert (o.shape, o.dtype) == ((2, 3, 0, 128), torch.bfloat16)
+    assert tt.attention_fp8(*(torch.ones(0, 3, 8, 128).to(f8) for _ in range(3))).shape == (0, 3, 8, 128)
+    assert stand_in == []
+
+
 def test_opcheck(torch, stand_in):
     """torch.library.opcheck: schema, fake implementation against the real one
     (stand-in kernels on the CPU), AOT dispatch with dynamic shapes."""
@@ -397,3 +593,22 @@ def test_opcheck(torch, stand_in):
     torch.library.opcheck(torch.ops.tawa.matmul.default, (a, w.t(), False))
     q = torch.randn(1, 2, 20, 64, generator=g).to(torch.bfloat16)
     torch.library.opcheck(torch.ops.tawa.attention.default, (q, q, q, True, None))
+    # fp8: without test_schema, whose mutation check compares inputs by allclose (no e4m3 arithmetic in torch)
+    q8 = torch.randn(1, 2, 20, 128, generator=g).to(torch.float8_e4m3fn)
+    utils = ("test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
+    torch.library.opcheck(torch.ops.tawa.attention_fp8.default, (q8, q8, q8, True, None, 0.5, 2.0, 0.75, False),
+                          test_utils=utils)
+
+
+def test_a_given_vt_is_checked_as_the_v_it_holds_and_read_in_place_when_it_can():
+    """`attention_fp8(..., v_transposed=True)`: v is Vᵀ [B, H, 128, S]; the
+    kernel reads it as it is when dense, 16-byte aligned and of whole 16-key rows."""
+    q = checks.TensorInfo((1, 2, 32, 128), "float8_e4m3fn", "cuda:0", (8192, 4096, 128, 1), 0)
+    vt = checks.TensorInfo((1, 2, 128, 32), "float8_e4m3fn", "cuda:0", (8192, 4096, 32, 1), 0)
+    assert checks.check_attention_fp8(q, q, vt, v_transposed=True) == checks.AttentionProblem(1, 2, 32, 128)
+    with pytest.raises(ValueError, match="q, k and v must have one shape"):
+        checks.check_attention_fp8(q, q, q, v_transposed=True)
+    assert checks.vt_in_place(vt)
+    ragged = checks.TensorInfo((1, 2, 128, 24), "float8_e4m3fn", "cuda:0", (6144, 3072, 24, 1), 0)
+    assert not checks.vt_in_place(ragged)  # 24-byte rows: copied into 32-key rows
+    assert not checks.vt_in_place(checks.TensorInfo(vt.shape, vt.dtype, vt.device, vt.strides, 8))

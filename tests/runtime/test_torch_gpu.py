@@ -8,6 +8,10 @@ torch.compile, and in CUDA graphs.
   own allocation: the block the caching allocator hands it is filled with
   NaN first (the test checks it got that block), and every element must
   come out finite.
+- attention_fp8 (e4m3 q, k, v, head dim 128, causal or not, non-unit
+  scales, S = 1 and S not a multiple of 16) against the float32 attention
+  of the dequantized inputs, relative Frobenius error ≤ 5e-2 (P is rounded
+  to e4m3 inside), and captured in a CUDA graph, eager and compiled.
 - torch.library.opcheck on real CUDA tensors.
 - A GPT-2-small block (d_model 768, 12 heads of 64, causal, seq 256,
   batch 2; every linear layer through tawa.torch.matmul, attention through
@@ -31,6 +35,9 @@ import tawa.torch as tt
 pytestmark = pytest.mark.gpu
 TOL = 1e-2
 BLOCK_TOL = 2e-2
+FP8_TOL = 5e-2
+"""attention_fp8 against float32 attention of its dequantized inputs: P is
+rounded to e4m3 (3 mantissa bits) for P·V (tawa.bench.attention.FP8_TOLERANCE)."""
 
 
 @pytest.fixture
@@ -171,6 +178,103 @@ def test_attention(torch, seed, B, H, S, D, causal, layout, scale):
     assert err <= TOL, f"relative error {err:.3g} > {TOL} (B={B} H={H} S={S} D={D} causal={causal})"
 
 
+FP8_SCALES = {"q_scale": 0.5, "k_scale": 2.0, "v_scale": 0.75}
+
+
+def fp8_inputs(torch, g, B, H, S, layout="dense"):
+    """e4m3 q, k, v [B, H, S, 128]: dense, or views of one [B, S, 3, H, 128] (copied by the operator)."""
+    f8 = torch.float8_e4m3fn
+    if layout == "qkv":
+        return tuple(torch.randn(B, S, 3, H, 128, device="cuda", generator=g).to(f8).permute(2, 0, 3, 1, 4))
+    return tuple(torch.randn(B, H, S, 128, device="cuda", generator=g).to(f8) for _ in range(3))
+
+
+def fp8_reference(q, k, v, scale, causal, q_scale, k_scale, v_scale):
+    """float32 attention of the dequantized inputs."""
+    return attention_reference(q_scale * q.float(), k_scale * k.float(), v_scale * v.float(), scale, causal)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize(
+    "B, H, S, layout, scale",
+    [
+        (2, 3, 200, "dense", None),
+        (1, 2, 1, "dense", None),
+        (1, 1, 65, "dense", 0.05),
+        (2, 4, 1024, "dense", None),
+        (2, 2, 136, "qkv", None),  # non-dense views: q, k copied, v transposed from the view
+    ],
+)
+def test_attention_fp8(torch, seed, B, H, S, layout, scale, causal):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    q, k, v = fp8_inputs(torch, g, B, H, S, layout)
+    ptr = poison_next(torch, (B, H, S, 128), torch.bfloat16)
+    o = tt.attention_fp8(q, k, v, causal=causal, scale=scale, **FP8_SCALES)
+    assert o.shape == (B, H, S, 128) and o.dtype == torch.bfloat16 and o.is_contiguous()
+    check_output(torch, o, ptr)
+    ref = fp8_reference(q, k, v, 1 / math.sqrt(128) if scale is None else scale, causal, **FP8_SCALES)
+    err = rel_err(o, ref)
+    assert err <= FP8_TOL, f"relative error {err:.3g} > {FP8_TOL} (B={B} H={H} S={S} causal={causal} {layout})"
+
+
+@pytest.mark.parametrize("S", [200, 1024])  # copied into 208-key rows; read in place
+def test_attention_fp8_with_v_given_transposed(torch, seed, S):
+    """v_transposed=True: v as Vᵀ [B, H, 128, S] gives what v gives."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    q, k, v = fp8_inputs(torch, g, 2, 3, S, "dense")
+    vt = v.transpose(2, 3).contiguous()
+    o = tt.attention_fp8(q, k, vt, causal=True, v_transposed=True, **FP8_SCALES)
+    assert torch.equal(o, tt.attention_fp8(q, k, v, causal=True, **FP8_SCALES))
+    err = rel_err(o, fp8_reference(q, k, v, 1 / math.sqrt(128), True, **FP8_SCALES))
+    assert err <= FP8_TOL, f"relative error {err:.3g} > {FP8_TOL} (S={S})"
+
+
+def test_attention_fp8_degenerate_sizes_and_errors(torch):
+    f8 = torch.float8_e4m3fn
+    o = tt.attention_fp8(*(torch.zeros(2, 3, 0, 128, device="cuda", dtype=f8) for _ in range(3)))
+    assert (o.shape, o.dtype) == ((2, 3, 0, 128), torch.bfloat16)
+    q = torch.zeros(1, 2, 8, 64, device="cuda", dtype=f8)
+    with pytest.raises(ValueError, match="attention_fp8: head dim D = 64 has no kernel; supported: 128"):
+        tt.attention_fp8(q, q, q)
+    q = torch.zeros(1, 2, 8, 128, device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(TypeError, match="attention_fp8: q is bfloat16; supported: float8_e4m3fn"):
+        tt.attention_fp8(q, q, q)
+    with pytest.raises(ValueError, match="attention_fp8: v_scale must be positive and finite"):
+        tt.attention_fp8(*(t.to(f8) for t in (q, q, q)), v_scale=0.0)
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+def test_attention_fp8_cuda_graph_replay(torch, seed, compiled):
+    """attention_fp8 (its transposed, padded V included) captured in a CUDA
+    graph: replays on new inputs equal eager runs bitwise."""
+
+    def attend(q, k, v):
+        return tt.attention_fp8(q, k, v, causal=True, **FP8_SCALES)
+
+    fn = torch.compile(attend, fullgraph=True) if compiled else attend
+    g = torch.Generator("cuda").manual_seed(seed)
+    inputs = [fp8_inputs(torch, g, 2, 3, 200) for _ in range(3)]
+    static = [t.clone() for t in inputs[0]]
+    # Warm-up on a side stream (as torch.cuda.graphs asks): compiles and loads the kernel.
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):
+            fn(*static)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_o = fn(*static)
+    for qkv in inputs[1:]:
+        for dst, src in zip(static, qkv):
+            dst.copy_(src)
+        graph.replay()
+        expected = fn(*qkv)
+        torch.cuda.synchronize()
+        assert bool(torch.isfinite(static_o).all())
+        assert torch.equal(static_o, expected), "the replayed graph differs from an eager run"
+
+
 def test_opcheck(torch):
     bf16 = torch.bfloat16
     a = torch.randn(130, 64, device="cuda").to(bf16)
@@ -179,6 +283,11 @@ def test_opcheck(torch):
     torch.library.opcheck(torch.ops.tawa.matmul.default, (a, w.t(), False))
     q = torch.randn(1, 2, 100, 64, device="cuda").to(bf16)
     torch.library.opcheck(torch.ops.tawa.attention.default, (q, q, q, True, None))
+    # fp8: without test_schema, whose mutation check compares inputs by allclose (no e4m3 arithmetic in torch)
+    q8 = torch.randn(1, 2, 100, 128, device="cuda").to(torch.float8_e4m3fn)
+    utils = ("test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
+    torch.library.opcheck(torch.ops.tawa.attention_fp8.default, (q8, q8, q8, True, None, 0.5, 2.0, 0.75, False),
+                          test_utils=utils)
 
 
 # --------------------------------------------------------------------------- a GPT-2-small block
