@@ -33,6 +33,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from tawa.torch.checks import FP8_KERNELS
+
 SHAPES = [(1, 16384), (4, 4096), (16, 1024), (32, 512)]  # (batch, seq_len) with 16 heads
 HEADS = 16
 HEAD_DIMS = {
@@ -40,8 +42,6 @@ HEAD_DIMS = {
     64: ("attention_fwd_d64.mlir", "attention_fwd_d64"),
     256: ("attention_fwd_d256.mlir", "attention_fwd_d256"),
 }
-FP8_KERNELS = {False: "attention_fwd_fp8", True: "attention_fwd_fp8_causal"}
-"""The fp8 kernels of examples/attention_fwd_fp8.mlir (head dim 128)."""
 FP8_TOLERANCE = 5e-2
 """Relative error allowed for fp8 attention: P in e4m3 (3 mantissa bits)
 gave 1.8-2.3e-2 on random inputs in the CPU simulator."""
@@ -144,6 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     import tawa
     from tawa.torch.checks import attention_kernel
+    from tawa.torch.kernels import FILES
 
     examples = Path(__file__).resolve().parents[2] / "examples"
     meta = {
@@ -161,11 +162,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs = [(d, causal) for d in ([128] if fp8 else sorted(args.head_dim or HEAD_DIMS)) for causal in (False, True)]
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for head_dim, causal in runs:
-        file = "attention_fwd_fp8.mlir" if fp8 else HEAD_DIMS[head_dim][0]
-        source = (examples / file).read_text()
         for B, S in SHAPES:
             # The kernel tawa.torch runs for this problem (of several, the one expected to finish first).
             kernel_name = FP8_KERNELS[causal] if fp8 else attention_kernel(head_dim, causal, S, B * HEADS, sms)
+            source = (examples / FILES[kernel_name]).read_text()
             kernel = tawa.compile(source, kernel_name, stages=args.stages)
             block_rows = query_rows(source, kernel_name)
             q, k, v = (torch.randn(B, HEADS, S, head_dim, device="cuda").to(torch.bfloat16) for _ in range(3))

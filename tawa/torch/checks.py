@@ -46,15 +46,27 @@ ATTENTION_TILE_M = {"attention_fwd_d64": 192}
 """Query rows per program of the attention examples' kernels that do not
 take 128: d64 non-causal runs three consumer warp groups (a CPU test holds
 the table to the examples)."""
-ATTENTION_KERNELS = {(64, False): ("attention_fwd_d64", "attention_fwd_d64_m128")}
+ATTENTION_KERNELS = {
+    (64, False): ("attention_fwd_d64", "attention_fwd_d64_m128"),
+    (256, False): ("attention_fwd_d256", "attention_fwd_d256_n80"),
+    (256, True): ("attention_fwd_d256_causal", "attention_fwd_d256_n80_causal"),
+}
 """(head dim, causal) → kernels that compute the same attention with other
-rows per program, preferred first; `attention_kernel` picks one per problem.
-Elsewhere one kernel (`attention_kernel`'s name)."""
-ATTENTION_ROW_SPEED = {"attention_fwd_d64": 1.13}
+rows per program or key blocks, preferred first; `attention_kernel` picks
+one per problem.  Elsewhere one kernel (`attention_kernel`'s name)."""
+ATTENTION_MIN_SEQ = {"attention_fwd_d256_n80": 16384, "attention_fwd_d256_n80_causal": 16384}
+"""The shortest sequence a kernel is a candidate for, where it is only
+faster on long ones: head dim 256 with 80-key blocks ran 1.03-1.10x the
+64-key kernels from 16384 keys on, in all three A/B runs on the H100, but
+went both ways at 4096-8192 and lost 3-16% at 2048 and less (docs/perf.md,
+sessions 15 and 16)."""
+ATTENTION_ROW_SPEED = {"attention_fwd_d64": 1.13, "attention_fwd_d256_n80": 1.03,
+                       "attention_fwd_d256_n80_causal": 1.03}
 """Query rows a kernel computes per unit of time relative to the 128-row
 program of its head dim, where not 1.  The 192-row d64 program (three warp
 groups taking turns) ran 1.147x and 1.119x the 128-row one on the long rows
-of the H100 table (docs/perf.md, session 11)."""
+of the H100 table (docs/perf.md, session 11); head dim 256 with 80-key
+blocks at least 1.03x on sequences of 16384 keys and more (`ATTENTION_MIN_SEQ`)."""
 
 
 @dataclass(frozen=True)
@@ -249,13 +261,15 @@ def attention_fp8_scales(scale: Any, q_scale: Any, k_scale: Any, v_scale: Any) -
 def attention_kernel(head_dim: int, causal: bool, S: int | None = None, batch_heads: int | None = None,
                      sms: int = SM_COUNT) -> str:
     """The attention example kernel for a head dim; with the problem's
-    sequence length and batch·heads, of `ATTENTION_KERNELS` the one
-    `attention_time` expects to finish first (the preferred one on a tie)."""
+    sequence length and batch·heads, of `ATTENTION_KERNELS` (those whose
+    `ATTENTION_MIN_SEQ` it reaches) the one `attention_time` expects to
+    finish first (the preferred one on a tie)."""
     base = "attention_fwd" if head_dim == 128 else f"attention_fwd_d{head_dim}"
     name = f"{base}_causal" if causal else base
     candidates = ATTENTION_KERNELS.get((head_dim, causal), (name,))
     if S is None or batch_heads is None:
         return candidates[0]
+    candidates = tuple(k for k in candidates if S >= ATTENTION_MIN_SEQ.get(k, 0))
     return min(candidates, key=lambda k: attention_time(k, S, batch_heads, sms))
 
 

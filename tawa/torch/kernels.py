@@ -42,6 +42,8 @@ FILES = {
     "attention_fwd_d64_causal": "attention_fwd_d64.mlir",
     "attention_fwd_d256": "attention_fwd_d256.mlir",
     "attention_fwd_d256_causal": "attention_fwd_d256.mlir",
+    "attention_fwd_d256_n80": "attention_fwd_d256_n80.mlir",
+    "attention_fwd_d256_n80_causal": "attention_fwd_d256_n80.mlir",
     "attention_fwd_fp8": "attention_fwd_fp8.mlir",
     "attention_fwd_fp8_causal": "attention_fwd_fp8.mlir",
 }

@@ -270,6 +270,17 @@ def test_attention_kernel_per_problem(S, batch_heads, kernel):
     assert min(times) == checks.attention_time(kernel, S, batch_heads, 132)
 
 
+@pytest.mark.parametrize(("S", "batch_heads", "causal", "kernel"), [
+    (16384, 16, False, "attention_fwd_d256_n80"),  # long sequences: 80-key blocks
+    (32768, 16, True, "attention_fwd_d256_n80_causal"),
+    (8192, 32, False, "attention_fwd_d256"),  # below ATTENTION_MIN_SEQ: 64-key blocks
+    (512, 512, True, "attention_fwd_d256_causal"),
+])
+def test_head_dim_256_takes_80_key_blocks_on_long_sequences(S, batch_heads, causal, kernel):
+    assert checks.attention_kernel(256, causal, S, batch_heads, sms=132) == kernel
+    assert checks.attention_kernel(256, causal) == ("attention_fwd_d256_causal" if causal else "attention_fwd_d256")
+
+
 def test_kernel_sources():
     causal = kernels.source("attention_fwd_d64_causal")
     assert re.findall(r"func\.func @(\w+)", causal) == ["attention_fwd_d64_causal"]
