@@ -209,10 +209,12 @@ class RetypeLoopCarried(RewritePattern):
 @dataclass
 class LowerDot(RewritePattern):
     """A dot on an aref slot (rhs) becomes one whole-tile wgmma.  Its lhs is
-    another slot (this warp group's 64 rows of it), or `arith.truncf` of an
+    another slot (this warp group's rows of it), or `arith.truncf` of an
     accumulator, which then stays in registers as the wgmma's A operand
     (`nvgpu.frag_convert`, no trip through shared memory), or such a
-    conversion carried by a loop (a 16-bit fragment)."""
+    conversion carried by a loop (a 16-bit fragment).  An 8-bit lhs computed
+    in registers goes through the warp group's shared buffer instead
+    (`tawa.transforms.operand_staging`)."""
 
     info: ConsumerInfo
 
@@ -229,39 +231,7 @@ class LowerDot(RewritePattern):
             raise fail(op, f"{NAME}: {op.name} lhs must come from an aref slot or be a converted accumulator, for now")
         if not _is_frag(op.acc) or carried or (isinstance(lhs, arith.TruncFOp) and not _is_frag(lhs.input)):
             return  # not ready: `diagnose` reports it if it never becomes so
-        staging = self.info.operands.get(op)
-        if staging is not None:  # an 8-bit A operand: through shared memory
-            value = lhs.input if isinstance(lhs, arith.TruncFOp) else op.lhs
-            a = emit_operand_store(value, staging, self.info.group_index(), self.info.partition_groups,
-                                   InsertPoint.before(op))
-            a_value, a = a.result, None
-        elif _is_frag(op.lhs) or isinstance(lhs, arith.TruncFOp):
-            lt = op.lhs.type
-            et = lt.element_type if isinstance(lt, nvgpu.FragmentType) else lt.get_element_type()
-            if not isinstance(et, BFloat16Type | Float16Type):
-                raise fail(op, f"{NAME}: {op.name} lhs in registers must be bf16 or f16, got {lt}: the wgmma "
-                           "register A layout is that of 16-bit types (fp8 and tf32 A operands come from shared memory)")
-            if self.info.rows != WGMMA_M:
-                raise fail(op, f"{NAME}: {op.name} lhs in registers needs warp groups of {WGMMA_M} rows, but each "
-                           f"owns {self.info.rows} here: a register A operand is one wgmma's {WGMMA_M} rows (give "
-                           "the consumer one warp group per 64 rows: leave consumer-warps out)")
-        if staging is not None:
-            pass
-        elif _is_frag(op.lhs):  # converted already (carried by a loop: tawa-overlap-dots)
-            a = None
-            a_value = op.lhs
-        elif isinstance(lhs, arith.TruncFOp):
-            src = lhs.input.type
-            assert isinstance(src, nvgpu.FragmentType)
-            a = nvgpu.FragmentConvertOp.build(operands=[lhs.input], result_types=[src.with_element_type(et)])
-            a_value = a.results[0]
-        else:
-            assert isinstance(lhs, nvgpu.SmemTileOp)
-            st = lhs.source.type
-            assert isinstance(st, nvgpu.SmemType)
-            a_t = nvgpu.WgmmaDescriptorType([self.info.rows, st.get_shape()[2]], st.element_type, st.swizzle.data)
-            a = nvgpu.WgmmaDescriptorOp.build(operands=[lhs.source, lhs.stage, self.info.row0], result_types=[a_t])
-            a_value = a.results[0]
+        a, a_value = self._lhs(op)
         rt = rhs.source.type
         assert isinstance(rt, nvgpu.SmemType)
         b = nvgpu.WgmmaDescriptorOp.build(
@@ -297,6 +267,40 @@ class LowerDot(RewritePattern):
             rewriter.erase(lhs)
         if zeros and not zeros.result.uses:
             rewriter.erase(zeros)
+
+    def _lhs(self, op: tile.DotOp | tile.DotAsyncOp) -> tuple[Operation | None, SSAValue]:
+        """The wgmma's A operand, and the op that makes it (None: inserted
+        already, or the lhs itself): the staged buffer's descriptor, a
+        register fragment, or this warp group's rows of a slot."""
+        lhs = op.lhs.owner
+        staging = self.info.operands.get(op)
+        if staging is not None:  # an 8-bit A operand: through shared memory
+            value = lhs.input if isinstance(lhs, arith.TruncFOp) else op.lhs
+            desc = emit_operand_store(value, staging, self.info.group_index(), self.info.partition_groups,
+                                      InsertPoint.before(op))
+            return None, desc.result
+        if isinstance(lhs, nvgpu.SmemTileOp):
+            st = lhs.source.type
+            assert isinstance(st, nvgpu.SmemType)
+            a_t = nvgpu.WgmmaDescriptorType([self.info.rows, st.get_shape()[2]], st.element_type, st.swizzle.data)
+            a = nvgpu.WgmmaDescriptorOp.build(operands=[lhs.source, lhs.stage, self.info.row0], result_types=[a_t])
+            return a, a.results[0]
+        lt = op.lhs.type
+        et = lt.element_type if isinstance(lt, nvgpu.FragmentType) else lt.get_element_type()
+        if not isinstance(et, BFloat16Type | Float16Type):
+            raise fail(op, f"{NAME}: {op.name} lhs in registers must be bf16 or f16, got {lt}: the wgmma "
+                       "register A layout is that of 16-bit types (fp8 and tf32 A operands come from shared memory)")
+        if self.info.rows != WGMMA_M:
+            raise fail(op, f"{NAME}: {op.name} lhs in registers needs warp groups of {WGMMA_M} rows, but each "
+                       f"owns {self.info.rows} here: a register A operand is one wgmma's {WGMMA_M} rows (give "
+                       "the consumer one warp group per 64 rows: leave consumer-warps out)")
+        if _is_frag(op.lhs):  # converted already (carried by a loop: tawa-overlap-dots)
+            return None, op.lhs
+        assert isinstance(lhs, arith.TruncFOp)
+        src = lhs.input.type
+        assert isinstance(src, nvgpu.FragmentType)
+        conv = nvgpu.FragmentConvertOp.build(operands=[lhs.input], result_types=[src.with_element_type(et)])
+        return conv, conv.results[0]
 
 
 class LowerDotWait(RewritePattern):

@@ -44,6 +44,7 @@ from tawa.dialects import aref, nvgpu, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.target.hopper import MAX_SMEM_BYTES, THREADS_PER_GROUP, WARPS_PER_GROUP
 from tawa.transforms.smem_plan import extend_plan, slot_swizzle
+from tawa.transforms.tma_epilogue import group_barrier
 from tawa.transforms.utils import fail, group_tests, per_group
 from tawa.transforms.warp_specialize import group_rows
 
@@ -120,8 +121,6 @@ def emit_operand_store(value: SSAValue, buffer: SSAValue, group: SSAValue, group
     warp group's other threads, and returns the descriptor to read it by
     (module docstring).  `group` is the warp group's index among the
     partition's `groups`."""
-    from tawa.transforms.tma_epilogue import group_barrier
-
     ft, bt = value.type, buffer.type
     assert isinstance(ft, nvgpu.FragmentType) and isinstance(bt, nvgpu.SmemType)
     if ft.element_type != bt.element_type:
