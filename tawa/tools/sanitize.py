@@ -323,6 +323,8 @@ CASES = {
              _per_key_block("causal", 256)),
         Case("attention_fwd_d64_causal", "attention_fwd_d64.mlir", "attention_fwd_d64_causal", 2,
              _per_key_block("causal", 64)),
+        Case("attention_fwd_d64_causal_m192", "attention_fwd_d64.mlir", "attention_fwd_d64_causal_m192", 2,
+             _per_key_block("causal", 64, 192)),
         Case("attention_fwd_fp8", "attention_fwd_fp8.mlir", "attention_fwd_fp8", 2, _fp8_attention(False),
              tolerance=FP8_TOLERANCE),
         Case("attention_fwd_fp8_causal", "attention_fwd_fp8.mlir", "attention_fwd_fp8_causal", 2,

@@ -42,26 +42,30 @@ HEAD_DIMS = (64, 128, 256)
 attention_fwd_d256.mlir)."""
 MATMUL_TILE = (128, 256)
 """Rows and columns of C per program of examples/matmul.mlir and gemm.mlir."""
-ATTENTION_TILE_M = {"attention_fwd_d64": 192}
+ATTENTION_TILE_M = {"attention_fwd_d64": 192, "attention_fwd_d64_causal_m192": 192}
 """Query rows per program of the attention examples' kernels that do not
 take 128: d64 non-causal runs three consumer warp groups (a CPU test holds
 the table to the examples)."""
 ATTENTION_KERNELS = {
     (64, False): ("attention_fwd_d64", "attention_fwd_d64_m128"),
+    (64, True): ("attention_fwd_d64_causal", "attention_fwd_d64_causal_m192"),
     (256, False): ("attention_fwd_d256", "attention_fwd_d256_n80"),
     (256, True): ("attention_fwd_d256_causal", "attention_fwd_d256_n80_causal"),
 }
 """(head dim, causal) → kernels that compute the same attention with other
 rows per program or key blocks, preferred first; `attention_kernel` picks
 one per problem.  Elsewhere one kernel (`attention_kernel`'s name)."""
-ATTENTION_MIN_SEQ = {"attention_fwd_d256_n80": 16384, "attention_fwd_d256_n80_causal": 16384}
+ATTENTION_MIN_SEQ = {"attention_fwd_d256_n80": 16384, "attention_fwd_d256_n80_causal": 16384,
+                     "attention_fwd_d64_causal_m192": 16384}
 """The shortest sequence a kernel is a candidate for, where it is only
 faster on long ones: head dim 256 with 80-key blocks ran 1.03-1.10x the
 64-key kernels from 16384 keys on, in all three A/B runs on the H100, but
 went both ways at 4096-8192 and lost 3-16% at 2048 and less (docs/perf.md,
-sessions 15 and 16)."""
-ATTENTION_ROW_SPEED = {"attention_fwd_d64": 1.13, "attention_fwd_d256_n80": 1.03,
-                       "attention_fwd_d256_n80_causal": 1.03}
+sessions 15 and 16); causal head dim 64 with 192 query rows ran 1.038x and
+1.048x the 128-row kernel at 1·16·16384, 0.71-1.01x on shorter sequences
+(sessions 11 and 12)."""
+ATTENTION_ROW_SPEED = {"attention_fwd_d64": 1.13, "attention_fwd_d64_causal_m192": 1.13,
+                       "attention_fwd_d256_n80": 1.03, "attention_fwd_d256_n80_causal": 1.03}
 """Query rows a kernel computes per unit of time relative to the 128-row
 program of its head dim, where not 1.  The 192-row d64 program (three warp
 groups taking turns) ran 1.147x and 1.119x the 128-row one on the long rows

@@ -40,6 +40,7 @@ FILES = {
     "attention_fwd_d64": "attention_fwd_d64.mlir",
     "attention_fwd_d64_m128": "attention_fwd_d64.mlir",
     "attention_fwd_d64_causal": "attention_fwd_d64.mlir",
+    "attention_fwd_d64_causal_m192": "attention_fwd_d64.mlir",
     "attention_fwd_d256": "attention_fwd_d256.mlir",
     "attention_fwd_d256_causal": "attention_fwd_d256.mlir",
     "attention_fwd_d256_n80": "attention_fwd_d256_n80.mlir",

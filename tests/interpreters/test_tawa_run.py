@@ -48,6 +48,7 @@ CASES = {
     "attention_fwd_d64": ("attention_fwd_d64.mlir", ATT64, WS),
     "attention_fwd_d64_m128": ("attention_fwd_d64.mlir", ATT64, WS),
     "attention_fwd_d64_causal": ("attention_fwd_d64.mlir", ATT64, WS),
+    "attention_fwd_d64_causal_m192": ("attention_fwd_d64.mlir", ATT64, WS),
     "attention_fwd_d256": ("attention_fwd_d256.mlir", ATT256, WS),
     "attention_fwd_d256_causal": ("attention_fwd_d256.mlir", ATT256, WS),
     "attention_fwd_d256_n80": ("attention_fwd_d256_n80.mlir", ATT256, WS),
@@ -67,7 +68,7 @@ SHAPES = {
     "matmul": "B bfloat16[80x72] in",
 }
 GRIDS = {"gemm_softmax": "2", "batched_gemm": "2x1x2",
-         "attention_fwd_d64": "1x2"}  # 192 query rows a program
+         "attention_fwd_d64": "1x2", "attention_fwd_d64_causal_m192": "1x2"}  # 192 query rows a program
 ROW = re.compile(r"^  (\w+) +(bit-exact|relative Frobenius error (\S+) \(bound 1e-02\)): ok$", re.M)
 
 

@@ -265,7 +265,8 @@ def test_attention_kernel_per_problem(S, batch_heads, kernel):
     the 128-row one where 192-row programs leave a round mostly idle."""
     assert checks.attention_kernel(64, False, S, batch_heads, sms=132) == kernel
     assert checks.attention_kernel(64, False) == "attention_fwd_d64"  # no problem given: the preferred one
-    assert checks.attention_kernel(64, True, S, batch_heads) == "attention_fwd_d64_causal"  # one kernel
+    causal = "attention_fwd_d64_causal_m192" if S >= 16384 else "attention_fwd_d64_causal"  # ATTENTION_MIN_SEQ
+    assert checks.attention_kernel(64, True, S, batch_heads) == causal
     times = [checks.attention_time(k, S, batch_heads, 132) for k in checks.ATTENTION_KERNELS[(64, False)]]
     assert min(times) == checks.attention_time(kernel, S, batch_heads, 132)
 
@@ -460,7 +461,7 @@ class StandIn:
             q, k, v, o, S, scale = args
             out_scale = 1.0
         s = (q.float() @ k.float().transpose(1, 2)) * scale
-        if self.name.endswith("_causal"):
+        if "_causal" in self.name:
             s = s.masked_fill(torch.ones(S, S, dtype=torch.bool).triu(1), float("-inf"))
         o.copy_(out_scale * (s.softmax(-1) @ v.float()))
 
@@ -623,3 +624,13 @@ def test_a_given_vt_is_checked_as_the_v_it_holds_and_read_in_place_when_it_can()
     ragged = checks.TensorInfo((1, 2, 128, 24), "float8_e4m3fn", "cuda:0", (6144, 3072, 24, 1), 0)
     assert not checks.vt_in_place(ragged)  # 24-byte rows: copied into 32-key rows
     assert not checks.vt_in_place(checks.TensorInfo(vt.shape, vt.dtype, vt.device, vt.strides, 8))
+
+
+@pytest.mark.parametrize(("S", "batch_heads", "kernel"), [
+    (16384, 16, "attention_fwd_d64_causal_m192"),  # long: 192 query rows
+    (8192, 32, "attention_fwd_d64_causal"),  # below ATTENTION_MIN_SEQ: 128
+    (512, 512, "attention_fwd_d64_causal"),
+])
+def test_causal_head_dim_64_takes_192_rows_on_long_sequences(S, batch_heads, kernel):
+    assert checks.attention_kernel(64, True, S, batch_heads, sms=132) == kernel
+    assert checks.attention_grid(S, batch_heads, kernel)[0] == -(-S // checks.ATTENTION_TILE_M.get(kernel, 128))
