@@ -191,8 +191,10 @@ class Choice:
                 "persistent": self.persistent, **({"cluster": self.cluster} if self.cluster > 1 else {}),
                 **({"defer_stores": True} if self.defer_stores else {}),
                 # Teams need a deep ring (one team's main loop eats its stages alone); one staging
-                # buffer per warp group makes room for it (docs/perf.md, "Session 15").
-                **({"teams": self.teams, "staging": "single"} if self.teams > 1 else {}),
+                # buffer per warp group makes room for it (docs/perf.md, "Session 15").  So does the
+                # 256x128 tile of 128-row warp groups: 4 stages, not 3 ("Session 16").
+                **({"teams": self.teams} if self.teams > 1 else {}),
+                **({"staging": "single"} if self.teams > 1 or self.consumer_warps else {}),
                 **({"consumer_warps": self.consumer_warps} if self.consumer_warps else {})}
 
     @property

@@ -224,6 +224,7 @@ def test_warp_groups_of_128_rows_are_a_choice_of_the_wide_space():
     what it offers and rejects a 128x256 warp group."""
     coop = Choice(GemmConfig(256, 128, 64), group_rows=128)
     assert coop.options["consumer_warps"] == 8 and "consumer_warps" not in Choice(GemmConfig(256, 128, 64)).options
+    assert coop.options["staging"] == "single"  # 4 stages, not 3 (docs/perf.md, "Session 16")
     assert coop.id.endswith(" group-rows=128") and Choice.from_dict(coop.as_dict()) == coop
     pingpong = Choice(GemmConfig(128, 128, 64), teams=2, group_rows=128)
     assert pingpong.options["consumer_warps"] == 8 and pingpong.options["teams"] == 2
