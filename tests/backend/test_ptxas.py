@@ -242,3 +242,27 @@ def test_two_accumulators_in_flight_assemble_without_spills(teams, tmp_path):
     assert "wgmma.wait_group.sync.aligned 2;" in ptx
     info = assemble(ptx, tmp_path)
     assert "0 bytes spill stores, 0 bytes spill loads" in info, info
+
+
+@needs_ptxas
+@pytest.mark.parametrize(("file", "kernels", "instruction"), [
+    ("attention_fwd_fp8.mlir", ("attention_fwd_fp8", "attention_fwd_fp8_causal"),
+     "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"),
+    ("attention_fwd_d256_n80.mlir", ("attention_fwd_d256_n80", "attention_fwd_d256_n80_causal"),
+     "wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16"),
+    ("attention_fwd_d64.mlir", ("attention_fwd_d64_causal_m192",), "wgmma.mma_async.sync.aligned.m64n128k16"),
+])
+def test_per_problem_attention_kernels_assemble_without_spills(file, kernels, instruction, tmp_path):
+    """The kernels tawa.torch picks per problem (fp8; head dim 256 with 80-key
+    blocks; causal head dim 64 with 192 rows), at the default pipeline: every
+    entry assembles, no spills, no wgmma serialized (the 80-key loop keeps
+    208 registers in flight, MAX_OVERLAP_REGS)."""
+    module = tawa.parse((EXAMPLES / file).read_text())
+    PassPipeline((HopperPipelinePass(),)).apply(tawa.context(), module)
+    ptx = print_ptx(module)
+    for kernel in kernels:
+        assert f".visible .entry {kernel}(" in ptx
+    assert instruction in ptx
+    info = assemble(ptx, tmp_path)
+    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", info)
+    assert spills and all(s == ("0", "0") for s in spills), info
