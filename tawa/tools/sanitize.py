@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from tawa.bench.attention import FP8_TOLERANCE
 from tawa.kernels.gemm import GemmConfig, gemm_source
 from tawa.runtime.autotune import Choice
 
@@ -205,11 +206,6 @@ def _softmax(rng: np.random.Generator):
     e = np.exp(x - x.max(axis=1, keepdims=True))
     ref = e / e.sum(axis=1, keepdims=True)
     return [a, b, _nan((M, 256)), M, K, s * math.log2(math.e)], (math.ceil(M / 128),), lambda out: _rel(out[2], ref)
-
-
-FP8_TOLERANCE = 5e-2
-"""fp8 attention against the float32 reference of its e4m3 inputs (P is
-rounded to e4m3 for P·V; `tawa.bench.attention.FP8_TOLERANCE`)."""
 
 
 def _fp8_attention(causal: bool):

@@ -39,12 +39,13 @@ from xdsl.rewriter import InsertPoint
 from tawa.dialects import nvgpu
 from tawa.target.hopper import WGMMA_M
 from tawa.transforms.utils import fail
-from tawa.transforms.wgmma_layout import tile_layout
+from tawa.transforms.wgmma_layout import TileLayout, tile_layout
 
 NAME = "tawa-expand-wgmma"
 
 
-def k_offsets(desc: SSAValue, steps: int, k_step: int, k_major: bool, at: Operation) -> list[int]:
+def layout_of(desc: SSAValue, at: Operation) -> TileLayout:
+    """The shared-memory layout a descriptor operand reads (its source tile's)."""
     owner = desc.owner
     if not isinstance(owner, nvgpu.WgmmaDescriptorOp):
         raise fail(at, f"{NAME}: wgmma operands must be nvgpu.wgmma_descriptor results (run it before "
@@ -52,18 +53,9 @@ def k_offsets(desc: SSAValue, steps: int, k_step: int, k_major: bool, at: Operat
     t = owner.source.type
     assert isinstance(t, nvgpu.SmemType)
     try:
-        return tile_layout(t).k_offsets(steps, k_step, k_major)
+        return tile_layout(t)
     except ValueError as err:
         raise fail(owner, f"{NAME}: {err}") from None
-
-
-def row_offset(desc: SSAValue, at: Operation) -> int:
-    """Bytes from one 64-row block of a K-major descriptor's tile to the next."""
-    owner = desc.owner
-    assert isinstance(owner, nvgpu.WgmmaDescriptorOp)  # k_offsets checked it
-    t = owner.source.type
-    assert isinstance(t, nvgpu.SmemType)
-    return tile_layout(t).row_offset(WGMMA_M)
 
 
 @dataclass
@@ -91,13 +83,14 @@ class ExpandWgmma(RewritePattern):
         k_step = op.k_step()
         steps = lt.get_shape()[1] // k_step
         rhs_k_major = op.rhs_transposed is not None
-        b_offsets = k_offsets(op.rhs, steps, k_step, rhs_k_major, op)
+        b_offsets = layout_of(op.rhs, op).k_offsets(steps, k_step, rhs_k_major)
+        blocks, row_bytes = lt.get_shape()[0] // WGMMA_M, 0
         if isinstance(lt, nvgpu.FragmentType):
             slice_type = nvgpu.FragmentType([lt.get_shape()[0], k_step], lt.element_type, lt.tiled_layout)
         else:
-            a_offsets = k_offsets(op.lhs, steps, k_step, True, op)
-        blocks = lt.get_shape()[0] // WGMMA_M
-        row_bytes = 0 if blocks == 1 else row_offset(op.lhs, op)
+            a_layout = layout_of(op.lhs, op)
+            a_offsets = a_layout.k_offsets(steps, k_step, True)
+            row_bytes = a_layout.row_offset(WGMMA_M)
         new: list[Operation] = []
         acc = op.acc
         for j in range(steps):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import tawa
-from tawa.bench.attention import query_rows
+from tawa.bench.attention import FP8_TOLERANCE, query_rows
 
 pytestmark = pytest.mark.gpu
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -81,9 +81,9 @@ def test_attention_bias(cuda, seed, BH, S):
     assert err <= TOL, f"relative error {err:.3g} > {TOL} (BH={BH}, S={S})"
 
 
-FP8_TOL = 5e-2
+FP8_TOL = FP8_TOLERANCE
 """fp8 attention against the float32 reference of its e4m3 inputs: P is
-rounded to e4m3 for P·V (tawa.bench.attention.FP8_TOLERANCE)."""
+rounded to e4m3 for P·V."""
 
 
 @pytest.mark.parametrize("causal", [False, True])

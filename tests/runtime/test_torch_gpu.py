@@ -31,13 +31,14 @@ import math
 import pytest
 
 import tawa.torch as tt
+from tawa.bench.attention import FP8_TOLERANCE
 
 pytestmark = pytest.mark.gpu
 TOL = 1e-2
 BLOCK_TOL = 2e-2
-FP8_TOL = 5e-2
+FP8_TOL = FP8_TOLERANCE
 """attention_fp8 against float32 attention of its dequantized inputs: P is
-rounded to e4m3 (3 mantissa bits) for P·V (tawa.bench.attention.FP8_TOLERANCE)."""
+rounded to e4m3 (3 mantissa bits) for P·V."""
 
 
 @pytest.fixture
