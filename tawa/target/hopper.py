@@ -114,6 +114,12 @@ MAX_CLUSTER_SIZE = 8
 """CTAs in a thread-block cluster without the non-portable opt-in (a
 multicast mask holds one bit per rank)."""
 
+# --------------------------------------------------------------------------- L2
+
+L2_BYTES = 50 * 1024 * 1024
+"""The H100 SXM's L2 cache, 50 MB, built as two partitions (NVIDIA's Hopper
+architecture whitepaper)."""
+
 # --------------------------------------------------------------------------- TMA
 
 L2_PRIORITIES = ("evict_first", "evict_last")

@@ -86,9 +86,10 @@ class HopperPipelinePass(ModulePass):
     group_m: int = 8
     order: ProgramOrder = "auto"
     """Program order (tawa.transforms.program_order): grouped, column,
-    longest-first, paired (persistent kernels), or auto (paired for
-    persistent kernels whose work grows with program id 0, column for kernels
-    whose streamed tiles do not depend on it, grouped otherwise)."""
+    longest-first, paired or paired-short-first (persistent kernels), or
+    auto (a paired order for persistent kernels whose work grows with
+    program id 0, column for kernels whose streamed tiles do not depend on
+    it, grouped otherwise)."""
     persistent: bool = True
     """One CTA per SM looping over the programs (tawa-persistent)."""
     prepare: bool = True

@@ -18,8 +18,8 @@ op itself and the program ids; this pass removes both:
   column band on consecutive CTAs, so they share B tiles in L2) when the
   kernel uses axes 0 and 1, plain CTA ids otherwise; `column` (plain CTA
   ids: the launch order already runs program id 0 fastest); `longest-first`
-  (descending program id 0); `paired` is an error (it needs a persistent
-  kernel).  (`tawa-persistent` already turned them into ids of its program
+  (descending program id 0); the paired orders are an error (they need a
+  persistent kernel).  (`tawa-persistent` already turned them into ids of its program
   loop.)
 
 Afterwards no `tile` or `aref` op and no tensor value may remain: anything
@@ -144,8 +144,8 @@ class MaterializePartitionsPass(ModulePass):
     order: ProgramOrder = "auto"
     """Program order: `grouped` (with `group_m`), `column`, `longest-first`,
     or `auto` (column when the streamed tiles do not depend on program id 0,
-    else grouped: the hardware hands CTAs out as SMs free up; `paired` is for
-    persistent kernels, tawa.transforms.program_order)."""
+    else grouped: the hardware hands CTAs out as SMs free up; the paired orders
+    are for persistent kernels, tawa.transforms.program_order)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for ws in [o for o in op.walk() if isinstance(o, aref.WarpSpecializeOp)]:

@@ -18,13 +18,14 @@ program ids become the ids of `%t` in the kernel's program order (option
 * `longest-first`: pid_0 = gx - 1 - t / (gy · gz), the other axes from
   t mod (gy · gz), so each CTA runs its heaviest programs first when the work
   grows with program id 0 (causal attention);
-* `paired`: the loop runs over pairs instead, two programs per pair, one
-  after the other:
+* `paired` and `paired-short-first`: the loop runs over pairs instead, two
+  programs per pair, one after the other (the long one first, or the short
+  one):
 
       scf.for %q = %cta to %pairs step %ctas {      // pairs = ⌈gx/2⌉ · gy [· gz]
         p = q mod ⌈gx/2⌉, r = q / ⌈gx/2⌉             // r: pid_1 = r mod gy [, pid_2 = r / gy]
         scf.for %m = 0 to (gx - 1 - p == p ? 1 : 2) {
-          <partition body with pid_0 = (m == 0 ? gx - 1 - p : p)>
+          <partition body with pid_0 = (m == 0 ? gx - 1 - p : p)>     // short first: (m == 0 ? p : gx - 1 - p)
         }
       }
 
@@ -47,7 +48,7 @@ the program ids are the order's ids of t in the grid ceil(gx / N) × gy [× gz]
 pid_0 becomes min(N · pid_0 + rank, gx - 1): the N CTAs of a cluster run
 neighbouring programs that share everything but program id 0, and past the
 grid's edge a CTA runs the last program again (same stores, and its loads
-still feed its peers).  `paired` is refused: its two members differ in length.
+still feed its peers).  The paired orders are refused: their two members differ in length.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.dialects import aref, nvgpu, tile
-from tawa.transforms.program_order import ProgramOrder, record_order, resolve_order
+from tawa.transforms.program_order import PAIRED_ORDERS, ProgramOrder, record_order, resolve_order
 from tawa.transforms.teams import divide_programs
 from tawa.transforms.utils import column_ids, const, fail, grouped_ids, longest_first_ids, pair_members, paired_ids
 
@@ -76,9 +77,10 @@ class PersistentPass(ModulePass):
     group_m: int = 8
     """Grouped program order (see tawa-materialize-partitions); 1 is plain row-major order."""
     order: ProgramOrder = "auto"
-    """Program order: `grouped`, `column`, `longest-first`, `paired`, or `auto`
-    (paired when the work grows with program id 0, column when the streamed
-    tiles do not depend on it; tawa.transforms.program_order)."""
+    """Program order: `grouped`, `column`, `longest-first`, `paired`,
+    `paired-short-first`, or `auto` (a paired order when the work grows with
+    program id 0, column when the streamed tiles do not depend on it;
+    tawa.transforms.program_order)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.group_m < 1:
@@ -93,13 +95,13 @@ class PersistentPass(ModulePass):
         order = resolve_order(kernel, self.order, persistent=True)
         cluster = nvgpu.kernel_info(kernel).cluster
         teams = max(ws.partition_teams())
-        if teams > 1 and order == "paired" and self.order == "auto":
+        if teams > 1 and order in PAIRED_ORDERS and self.order == "auto":
             order = "longest-first"  # the balanced order of one program per iteration
-        if teams > 1 and order == "paired":
-            raise fail(kernel, f"{self.name}: order 'paired' nests two programs in one iteration, which teams "
+        if teams > 1 and order in PAIRED_ORDERS:
+            raise fail(kernel, f"{self.name}: order '{order}' nests two programs in one iteration, which teams "
                                "of consumers cannot take turns over; take grouped, column or longest-first")
-        if cluster > 1 and order == "paired":
-            raise fail(kernel, f"{self.name}: order 'paired' runs programs of different lengths, which the "
+        if cluster > 1 and order in PAIRED_ORDERS:
+            raise fail(kernel, f"{self.name}: order '{order}' runs programs of different lengths, which the "
                                "CTAs of a cluster cannot share; clustered kernels take grouped, column or "
                                "longest-first")
         axes = {p.axis.value.data for p in ws.walk() if isinstance(p, tile.ProgramIdOp | tile.NumProgramsOp)}
@@ -120,11 +122,12 @@ class PersistentPass(ModulePass):
             ops.append(programs)
         Rewriter.insert_op(ops, at)
         programs.result.name_hint = "programs"
-        if order == "paired":
+        if order in PAIRED_ORDERS:
             half, pairs = self._pair_count(grid, at)
         for (_, _, _, region), team in zip(ws.partition_specs(), ws.partition_teams(), strict=True):
-            if order == "paired":
-                self._loop_over_pairs(region, cta.result, pairs, ctas.result, [g.result for g in grid], half)
+            if order in PAIRED_ORDERS:
+                self._loop_over_pairs(region, cta.result, pairs, ctas.result, [g.result for g in grid], half,
+                                      short_first=order == "paired-short-first")
             else:
                 self._loop_over_programs(region, first, programs.result, step, ordered, plane.result, order,
                                          None if rank is None else (cluster, rank, grid[0].result))
@@ -185,8 +188,9 @@ class PersistentPass(ModulePass):
         half.result.name_hint, pairs.result.name_hint = "half", "pairs"
         return half.result, pairs.result
 
-    def _loop_over_pairs(self, region: Region, lb, ub, step, grid: list[SSAValue], half: SSAValue) -> None:
-        """The `paired` loop of the module docstring around `region`'s body."""
+    def _loop_over_pairs(self, region: Region, lb, ub, step, grid: list[SSAValue], half: SSAValue,
+                         short_first: bool) -> None:
+        """The paired loop of the module docstring around `region`'s body."""
         block = region.block
         program = Block(arg_types=[lb.type])
         program.args[0].name_hint = "member"
@@ -198,7 +202,7 @@ class PersistentPass(ModulePass):
         members = pair_members(pair.args[0], half, grid[0], InsertPoint.at_end(pair))
         pair.add_ops([scf.ForOp(const(0, InsertPoint.at_end(pair)), members, const(1, InsertPoint.at_end(pair)), [],
                                 program), scf.YieldOp()])
-        ids = paired_ids(pair.args[0], program.args[0], half, grid, InsertPoint.at_start(program))
+        ids = paired_ids(pair.args[0], program.args[0], half, grid, InsertPoint.at_start(program), short_first)
         for o in [o for o in program.walk() if isinstance(o, tile.ProgramIdOp)]:
             o.result.replace_all_uses_with(ids[o.axis.value.data])
             Rewriter.erase_op(o)

@@ -20,6 +20,10 @@ of both passes and of `tawa-hopper-pipeline`):
   round-robin over pairs is balanced to within one pair per CTA; the pairs of
   one column (one attention head) are consecutive, so they run on adjacent
   CTAs at the same time and share their key/value tiles in L2;
+* `paired-short-first`: the same pairs, the short member (p) first.  The
+  short program re-reads the first key blocks of its head right after the
+  long one read them all, instead of a whole long program later
+  (`pair_reuse_bytes`);
 * `column`: program id 0 varies fastest (pid_0 = t mod gx, then pid_1,
   then pid_2), so the programs of one column run together: for kernels
   whose streamed tiles do not depend on program id 0 (`streams_shared_along_pid0`:
@@ -27,8 +31,10 @@ of both passes and of `tawa-hopper-pipeline`):
   once read one head's key/value tiles, which stay in L2 (with grouped
   order they were spread over the 8 query blocks of many heads: at
   1·16·16384, d128, 16 heads of 8 MB of K and V each);
-* `auto` (the default): `paired` for persistent kernels whose work grows
-  with program id 0 (`work_grows_with_pid0`: causal attention), `column`
+* `auto` (the default): for persistent kernels whose work grows with
+  program id 0 (`work_grows_with_pid0`: causal attention) `paired`, or
+  `paired-short-first` where the bytes streamed between a block's two reads
+  in `paired` order exceed half the L2 (`SHORT_FIRST_REUSE_BYTES`), `column`
   for kernels whose streamed tiles are shared along program id 0
   (non-causal attention; H100, session 11: 1.019x over 9 long non-causal
   rows at head dims 64, 128 and 256, docs/perf.md), `grouped` otherwise.  Measured on causal attention (H100, docs/perf.md): the
@@ -50,19 +56,34 @@ what it was before the option existed).
 
 from __future__ import annotations
 
+import math
 from enum import Enum
 from typing import Literal
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IntegerAttr, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, StringAttr, TensorType
 from xdsl.ir import Block, BlockArgument, OpResult, SSAValue
 
 from tawa.dialects import nvgpu, tile
+from tawa.dialects.nvgpu.types import element_bytes
+from tawa.target.hopper import L2_BYTES, SM_COUNT
 from tawa.transforms.utils import fail
 
-ProgramOrder = Literal["auto", "grouped", "longest-first", "paired", "column"]
-ResolvedOrder = Literal["grouped", "longest-first", "paired", "column"]
+ProgramOrder = Literal["auto", "grouped", "longest-first", "paired", "paired-short-first", "column"]
+ResolvedOrder = Literal["grouped", "longest-first", "paired", "paired-short-first", "column"]
 """The values of the `order` option."""
+PAIRED_ORDERS = ("paired", "paired-short-first")
+"""The orders that run two programs per iteration (persistent kernels only)."""
+
+SHORT_FIRST_REUSE_BYTES = L2_BYTES // 2
+"""`auto` runs the short member of a pair first when `pair_reuse_bytes`
+exceeds this.  Measured on the H100 (docs/perf.md, sessions 12 and 17):
+causal attention at head dim 256 (33 MiB between the two reads) read 504 MB
+from DRAM long-first against 424 MB short-first at 32·16·512 (the
+compulsory 403 MB), and short-first ran 1.051x and 1.033x at 32·16·512 and
+16·16·1024, 0.98-1.01x on the long rows; at head dim 128 (16.5 MiB) both
+orders read the compulsory bytes and short-first ran 0.89-1.00x.  Half the
+L2 lies between the two; the threshold is not measured more finely."""
 
 ORDER_ATTR = "tawa.program_order"
 """The attribute that records a kernel's order when it is not `grouped`."""
@@ -215,13 +236,76 @@ def resolve_order(kernel: func.FuncOp, order: ProgramOrder, persistent: bool) ->
     """The order `kernel`'s programs run in under option `order` (see the
     module docstring), as a persistent kernel or one CTA per program."""
     if order == "auto":
-        if persistent and work_grows_with_pid0(kernel) is not None:
-            return "paired"
+        growing = work_grows_with_pid0(kernel) if persistent else None
+        if growing is not None:
+            reuse = pair_reuse_bytes(growing)
+            return "paired-short-first" if reuse is not None and reuse > SHORT_FIRST_REUSE_BYTES else "paired"
         return "column" if streams_shared_along_pid0(kernel) else "grouped"
-    if order == "paired" and not persistent:
-        raise fail(kernel, "order 'paired' needs a persistent kernel (one CTA runs both programs of a "
+    if order in PAIRED_ORDERS and not persistent:
+        raise fail(kernel, f"order '{order}' needs a persistent kernel (one CTA runs both programs of a "
                            "pair); a grid of one CTA per program takes grouped or longest-first")
     return order
+
+
+def pair_reuse_bytes(loop: scf.ForOp) -> int | None:
+    """The bytes the CTAs stream, in `paired` order, between a long
+    program's read of a tile of `loop` (whose trip count grows with program
+    id 0) and the read of the same tile by the short program of its pair,
+    which runs next: None where the loop's bounds are not affine in program
+    id 0 with constant steps.
+
+    Each of the `SM_COUNT` CTAs runs a pair at a time and the ⌈gx/2⌉ pairs of
+    one column (attention head) run on adjacent CTAs, so 2·SM_COUNT/gx
+    columns are read at once, each a whole long program of gx·g iterations
+    (g: the iterations one more program id 0 adds), b bytes each (the
+    `tile.load`s of the loop's body): 2·SM_COUNT·g·b, whatever gx is.  E.g.
+    causal attention at head dim 256, 128 query rows and 64-key blocks:
+    g = 2, b = 64 KiB (K and V), 2·132·2·64 KiB = 33 MiB; at head dim 128
+    with 128-key blocks, 16.5 MiB."""
+    step = _affine_value(loop.step, 0)
+    low, high = _affine_value(loop.ub, 1), _affine_value(loop.ub, 2)
+    if step is None or low is None or high is None or step <= 0 or high <= low:
+        return None
+    loads = [o for o in loop.body.block.ops if isinstance(o, tile.LoadOp)]
+    per_iteration = sum(_tile_bytes(o.result.type) for o in loads)
+    return 2 * SM_COUNT * (high - low) * per_iteration // step
+
+
+_PARAMETER = 1 << 40
+"""The value `_affine_value` gives kernel parameters: larger than any bound
+a program id makes, so `min(pid_0 · 128 + 128, seq_len)` takes the first."""
+_EVALUATED = {arith.AddiOp: lambda a, b: a + b, arith.SubiOp: lambda a, b: a - b,
+              arith.MuliOp: lambda a, b: a * b, arith.DivUIOp: lambda a, b: a // b,
+              arith.DivSIOp: lambda a, b: a // b, arith.CeilDivUIOp: lambda a, b: -(-a // b),
+              arith.CeilDivSIOp: lambda a, b: -(-a // b), arith.FloorDivSIOp: lambda a, b: a // b,
+              arith.MinUIOp: min, arith.MinSIOp: min, arith.MaxUIOp: max, arith.MaxSIOp: max}
+
+
+def _affine_value(v: SSAValue, pid0: int) -> int | None:
+    """`v` with program id 0 = `pid0`, the other program ids 0 and kernel
+    parameters `_PARAMETER`; None where `v` reads anything else."""
+    if isinstance(v, BlockArgument):
+        parent = v.owner.parent_op() if isinstance(v.owner, Block) else None
+        return _PARAMETER if isinstance(parent, func.FuncOp) else None
+    op = v.owner
+    if isinstance(op, tile.ProgramIdOp):
+        return pid0 if op.axis.value.data == 0 else 0
+    if isinstance(op, arith.ConstantOp):
+        return op.value.value.data if isinstance(op.value, IntegerAttr) else None
+    if isinstance(op, _CASTS):
+        return _affine_value(op.operands[0], pid0)
+    if type(op) in _EVALUATED:
+        a, b = (_affine_value(o, pid0) for o in op.operands)
+        if a is None or b is None or (isinstance(op, _DIVISIONS) and b <= 0):
+            return None
+        return _EVALUATED[type(op)](a, b)
+    return None
+
+
+def _tile_bytes(t) -> int:
+    if not isinstance(t, TensorType):
+        return 0
+    return math.prod(t.get_shape()) * element_bytes(t.element_type)
 
 
 def record_order(kernel: func.FuncOp, order: ResolvedOrder) -> None:

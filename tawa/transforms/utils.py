@@ -96,11 +96,13 @@ def pair_members(pair: SSAValue, half: SSAValue, gx: SSAValue, at: InsertPoint) 
 
 
 def paired_ids(
-    pair: SSAValue, member: SSAValue, half: SSAValue, grid: list[SSAValue], at: InsertPoint
+    pair: SSAValue, member: SSAValue, half: SSAValue, grid: list[SSAValue], at: InsertPoint,
+    short_first: bool = False,
 ) -> dict[int, SSAValue]:
     """Program ids of member `member` (0 or 1) of pair `pair` of a gx × gy
     (× gz) `grid` in paired order: with p = pair mod half and r = pair / half
-    (half = ⌈gx/2⌉), pid_0 = gx - 1 - p for member 0 and p for member 1,
+    (half = ⌈gx/2⌉), pid_0 = gx - 1 - p for member 0 and p for member 1
+    (with `short_first`, p for member 0 and gx - 1 - p for member 1),
     pid_1 = r mod gy, pid_2 = r / gy.  Over pair < half · gy (· gz) and
     member < `pair_members`, a bijection of the grid whose pairs' pid_0 sum to
     gx - 1; the pairs of one (pid_1, pid_2) are consecutive.  32-bit
@@ -115,7 +117,7 @@ def paired_ids(
     p, r = emit(arith.RemUIOp(q, h)), emit(arith.DivUIOp(q, h))
     heavy = emit(arith.SubiOp(emit(arith.SubiOp(dims[0], emit(arith.ConstantOp(IntegerAttr(1, i32))))), p))
     first = emit(arith.CmpiOp(m, emit(arith.ConstantOp(IntegerAttr(0, i32))), "eq"))
-    ids = [emit(arith.SelectOp(first, heavy, p))]
+    ids = [emit(arith.SelectOp(first, p, heavy) if short_first else arith.SelectOp(first, heavy, p))]
     ids += _split_rest(emit, r, dims)
     ids = [emit(arith.IndexCastOp(v, IndexType())) for v in ids]
     Rewriter.insert_op(ops, at)

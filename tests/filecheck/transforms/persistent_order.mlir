@@ -1,5 +1,6 @@
 // RUN: tawa-opt %S/../../../examples/attention_fwd.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-persistent{order=longest-first}' | filecheck %s
 // RUN: tawa-opt %S/../../../examples/attention_fwd.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-persistent' | filecheck %s --check-prefix=AUTO
+// RUN: tawa-opt %S/../../../examples/attention_fwd_d256.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-persistent' | filecheck %s --check-prefix=SHORT
 
 // order=longest-first: program t of the gx x gy grid is query block
 // pid_0 = gx - 1 - t / gy and head pid_1 = t mod gy, in every partition; the
@@ -75,3 +76,19 @@
 
 // A GEMM's K loop does not depend on pid_0: auto leaves it grouped, with no
 // tawa.program_order attribute (persistent_gemm.mlir checks both).
+
+// At head dim 256 a pair's long program streams 33 MiB through the L2 (over
+// half of it) before its short one re-reads the first key blocks, so auto
+// runs the short member first: the select takes p for member 0.
+// SHORT-LABEL: func.func @attention_fwd_d256(
+// SHORT-SAME:    tawa.program_order = "column"
+// SHORT-LABEL: func.func @attention_fwd_d256_causal(
+// SHORT-SAME:    tawa.program_order = "paired-short-first"
+// SHORT:         aref.warp_specialize partition producer
+// SHORT:             scf.for %member = %{{.*}} to %members step %{{.*}} {
+// SHORT:               %[[P:.*]] = arith.remui
+// SHORT:               %[[LAST:.*]] = arith.subi
+// SHORT-NEXT:          %[[HEAVY:.*]] = arith.subi %[[LAST]], %[[P]] : i32
+// SHORT:               %[[FIRST:.*]] = arith.cmpi eq
+// SHORT-NEXT:          %[[PID0:.*]] = arith.select %[[FIRST]], %[[P]], %[[HEAVY]] : i32
+// SHORT-NEXT:          %pid_x = arith.index_cast %[[PID0]] : i32 to index
