@@ -143,6 +143,12 @@ class HopperPipelinePass(ModulePass):
     cache_hints: bool = True
     """`tawa-cache-hints`: the TMA loads of tiles that only one program reads
     (attention's Q) are `evict_first` in L2."""
+    stmatrix: bool = False
+    """`tawa-expand-fragment-stores{stmatrix}`: staging writes of 16-bit 8x8
+    matrices (the TMA-store epilogue's bf16 and f16 tiles) use `stmatrix.x4`.
+    Off: on the H100 it measured the same as `st.shared` (attention 0.98-1.005x
+    over three runs, GEMM inside the run-to-run spread; docs/perf.md, session
+    17) and ptxas needs more registers for it in gemm_softmax."""
     cluster: int = 1
     """CTAs per thread-block cluster along program id 0 (`tawa-cluster`): the
     CTAs of a cluster load each tile they share (a GEMM's B) once, each a
@@ -262,7 +268,7 @@ class HopperPipelinePass(ModulePass):
                           staging=self.staging if staging is None else staging, store_group=self.store_group,
                           pingpong=self.pingpong, pin_waits=self.pin_waits),
             MaterializePartitionsPass(group_m=self.group_m, order=self.order),
-            ExpandFragmentStoresPass(),
+            ExpandFragmentStoresPass(stmatrix=self.stmatrix),
             CheckResourcesPass(),
             VerifyProtocolPass(),
             *((PreparePtxPass(),) if self.prepare else ()),

@@ -109,3 +109,28 @@ def test_attention_fp8(cuda, seed, causal, BH, S):
     ref = v_scale * reference(q, k, v, scale, causal)
     err = ((o.float() - ref).norm() / ref.norm()).item()
     assert err <= FP8_TOL, f"relative error {err:.3g} > {FP8_TOL} ({name}, BH={BH}, S={S})"
+
+
+@pytest.mark.parametrize("kernel_name", ["attention_fwd", "attention_fwd_causal", "attention_fwd_d64",
+                                         "attention_fwd_d256_causal"])
+@pytest.mark.parametrize("BH, S", [(2, 1024), (3, 200), (1, 65)])
+def test_attention_stmatrix_matches_st_shared(cuda, seed, kernel_name, BH, S):
+    """`stmatrix=True` stages O by stmatrix.x4: the same bits as the default
+    st.shared staging, poisoned O fully written."""
+    import torch
+
+    file, D = VARIANTS[kernel_name]
+    source = (EXAMPLES / file).read_text()
+    kernels = [tawa.compile(source, kernel_name, stmatrix=m) for m in (False, True)]
+    assert "stmatrix.sync.aligned" in kernels[1].ptx and "stmatrix" not in kernels[0].ptx
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    q, k, v = (torch.randn(BH, S, D, device="cuda", generator=g).to(torch.bfloat16) for _ in range(3))
+    rows = query_rows(source, kernel_name)
+    outs = []
+    for kernel in kernels:
+        o = torch.full((BH, S, D), float("nan"), device="cuda", dtype=torch.bfloat16)
+        kernel(q, k, v, o, S, 1 / math.sqrt(D), grid=(math.ceil(S / rows), BH))
+        torch.cuda.synchronize()
+        outs.append(o)
+    assert not torch.isnan(outs[1].float()).any(), "some of O was not written (or is NaN)"
+    assert torch.equal(outs[0], outs[1]), f"stmatrix staging differs ({kernel_name}, BH={BH}, S={S})"

@@ -63,6 +63,7 @@ from tawa.dialects.nvgpu.fragments import (
     FragUnaryKind,
     FragUnaryKindAttr,
     MemrefBaseOp,
+    stores_as_matrices,
 )
 from tawa.dialects.nvgpu.kernel_info import (
     KERNEL_ATTR,
@@ -229,6 +230,7 @@ __all__ = [
     "FragmentStoreSharedOp",
     "FragmentType",
     "FragmentUnaryOp",
+    "stores_as_matrices",
     "FragmentUndefOp",
     "FragmentZerosOp",
     "GridDimOp",
