@@ -55,8 +55,21 @@ AS_WRITTEN = {"attention_fwd_fp8": "float8_e4m3fn", "attention_fwd_fp8_causal": 
 """Kernels compiled exactly as their example is written, with the dtype of
 their inputs: no element type is substituted (the `bf16` of
 attention_fwd_fp8.mlir is its output's), and no other dtype is taken."""
-OPTIONS: dict[str, dict[str, Any]] = {}
-"""Compile options per kernel name for the operators (`tawa.compile` keywords)."""
+OPTIONS: dict[str, dict[str, Any]] = {
+    "attention_fwd_d256": {"early_release": "all"},
+    "attention_fwd_d256_causal": {"early_release": "all"},
+}
+"""Compile options per kernel name for the operators (`tawa.compile` keywords),
+on top of `tawa-hopper-pipeline`'s defaults.  Head dim 256 with 64-key blocks
+(the kernels of S < 16384) releases its 64 KiB Q slot right after the key
+loop, as `early-release=auto` does for Q slots up to 32 KiB: ncu sampling
+put 4.4% of the samples of 32·16·512 on the waits for Q and the first K
+block at each program's start, which the early release lets the producer
+load under the last P·V and the store.  On the H100 it ran 1.012x and 1.009x
+(geomeans of 8 rows, session 17), with 16·16·1024 and 32·16·512 gaining
+1.1-3.1% in both runs (and in sessions 11 and 12), 4·16·4096 causal losing
+1.6-2.0%; the 80-key kernels (S >= 16384) went both ways (0.973 and 1.026)
+and keep the default (docs/perf.md, session 17)."""
 
 MATMUL_LAYOUTS = {"matmul": "kn", "gemm": "nk"}
 """B's layout of each matmul kernel (`GemmConfig.b_layout`)."""

@@ -291,6 +291,19 @@ def test_kernel_sources():
         kernels.source("conv")
 
 
+@pytest.mark.parametrize("name", sorted(kernels.OPTIONS))
+def test_kernel_options_compile(name):
+    """Each shipped OPTIONS entry names an operator kernel and compiles it
+    (PTX on the CPU) to something other than the defaults give: head dim
+    256's early release of Q moves its release before the last P·V."""
+    import tawa
+
+    assert name in kernels.FILES
+    source = kernels.source(name)
+    tuned = tawa.compile(source, name, **kernels.OPTIONS[name]).ptx
+    assert tuned != tawa.compile(source, name).ptx
+
+
 @pytest.mark.parametrize("name", ["attention_fwd_fp8", "attention_fwd_fp8_causal"])
 def test_fp8_kernel_sources_are_as_written(name):
     """The fp8 example is compiled as written: its e4m3 inputs and bf16 output
