@@ -5,11 +5,14 @@ behind a compiler decision (docs/perf.md).
     python -m tawa.bench attention-ab --head-dim 256 --old epilogue=threads
     python -m tawa.bench attention-ab --head-dim 128 --new stages=3
     python -m tawa.bench attention-ab --head-dim 256 --new-source my_d256.mlir --new overlap=all
+    python -m tawa.bench attention-ab --head-dim 256 --new-source examples/attention_fwd_d256_n80.mlir \
+        --new-kernel attention_fwd_d256_n80
 
 "new" and "old" are the example of the head dim (`tawa.bench.attention.HEAD_DIMS`)
 or `--new-source` / `--old-source`, compiled with `tawa-hopper-pipeline`
 options `--new` / `--old` KEY=VALUE (ints, true/false, else strings), both
-kernels (`@<name>` and `@<name>_causal`).  Each is checked against a float32
+kernels (`@<name>` and `@<name>_causal`, name the example's or
+`--new-kernel` / `--old-kernel`).  Each is checked against a float32
 reference first (outputs poisoned with NaN), also on ragged lengths (S = 65,
 200) that are not timed; then `tawa.bench.attention`'s rows are timed R
 rounds (medians, `triton.testing.do_bench`) and the ratios printed with their
@@ -57,6 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for side in ("new", "old"):
         parser.add_argument(f"--{side}-source", type=Path, default=None,
                             help=f"the tile program of {side} (default: the head dim's example)")
+        parser.add_argument(f"--{side}-kernel", default=None, metavar="NAME",
+                            help=f"the kernels of {side}: @NAME and @NAME_causal (default: the example's)")
         parser.add_argument(f"--{side}", nargs="*", default=[], metavar="KEY=VALUE",
                             help=f"tawa-hopper-pipeline options of {side}")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
@@ -69,13 +74,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     example, name = HEAD_DIMS[args.head_dim]
     examples = Path(__file__).resolve().parents[2] / "examples"
     sources = {side: getattr(args, f"{side}_source") or examples / example for side in ("new", "old")}
+    names = {side: getattr(args, f"{side}_kernel") or name for side in ("new", "old")}
     for side, path in sources.items():
         if not path.is_file():
             parser.error(f"--{side}-source {path}: no such file")
-    return run(args.head_dim, name, sources, options, args.rounds, args.json)
+        text = path.read_text()
+        for kernel in (names[side], f"{names[side]}_causal"):
+            if f"func.func @{kernel}(" not in text:
+                parser.error(f"{path}: no kernel @{kernel} (--{side}-kernel names @NAME and @NAME_causal)")
+    return run(args.head_dim, names, sources, options, args.rounds, args.json)
 
 
-def run(d: int, name: str, sources: dict[str, Path], options: dict[str, dict[str, Any]], rounds: int,
+def run(d: int, names: dict[str, str], sources: dict[str, Path], options: dict[str, dict[str, Any]], rounds: int,
         json_path: Path | None) -> int:
     import torch
     import torch.nn.functional as F
@@ -85,16 +95,17 @@ def run(d: int, name: str, sources: dict[str, Path], options: dict[str, dict[str
 
     meta = {"workload": f"attention-ab d{d}", "gpu": torch.cuda.get_device_name(),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "rounds": rounds, "new": [str(sources["new"]), options["new"]], "old": [str(sources["old"]), options["old"]]}
+            "rounds": rounds, "new": [str(sources["new"]), names["new"], options["new"]],
+            "old": [str(sources["old"]), names["old"], options["old"]]}
     print(f"attention-ab d={d} on {meta['gpu']}, {meta['date']}, {rounds} rounds; new: {sources['new'].name} "
-          f"{options['new']}; old: {sources['old'].name} {options['old']}", flush=True)
+          f"@{names['new']} {options['new']}; old: {sources['old'].name} @{names['old']} {options['old']}", flush=True)
     print(f"{'B':>3} {'S':>6} {'causal':>6} {'new':>7} {'old':>7} {'cuDNN':>7} {'new/old':>8} {'new/cuDNN':>9} "
           f"{'old/cuDNN':>9}   (TFLOP/s)")
     rows: list[dict[str, Any]] = []
     for causal in (False, True):
-        kernel = f"{name}_causal" if causal else name
-        kernels = {side: tawa.compile(sources[side].read_text(), kernel, **options[side]) for side in ("new", "old")}
-        block_rows = {side: query_rows(sources[side].read_text(), kernel) for side in ("new", "old")}
+        kernel = {side: f"{names[side]}_causal" if causal else names[side] for side in ("new", "old")}
+        kernels = {side: tawa.compile(sources[side].read_text(), kernel[side], **options[side]) for side in ("new", "old")}
+        block_rows = {side: query_rows(sources[side].read_text(), kernel[side]) for side in ("new", "old")}
         for B, S in SHAPES + RAGGED:
             q, k, v = (torch.randn(B, HEADS, S, d, device="cuda").to(torch.bfloat16) for _ in range(3))
             scale = 1 / math.sqrt(d)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tawa.bench import __main__ as bench_main
 from tawa.bench import attention_ab
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def test_parse_options():
@@ -22,6 +26,10 @@ def test_bad_arguments_exit_2_with_one_line(capsys, tmp_path):
         (["attention-ab", "--head-dim", "128", "--new", "stages"], "expected KEY=VALUE, got 'stages'"),
         (["attention-ab", "--head-dim", "96"], "invalid choice: 96"),
         (["attention-ab", "--head-dim", "64", "--old-source", str(tmp_path / "none.mlir")], "none.mlir: no such file"),
+        (["attention-ab", "--head-dim", "256", "--new-source", str(EXAMPLES / "attention_fwd_d256_n80.mlir")],
+         "attention_fwd_d256_n80.mlir: no kernel @attention_fwd_d256 (--new-kernel names @NAME and @NAME_causal)"),
+        (["attention-ab", "--head-dim", "128", "--old-kernel", "attention_fwd_d64"],
+         "attention_fwd.mlir: no kernel @attention_fwd_d64 (--old-kernel names @NAME and @NAME_causal)"),
     ):
         with pytest.raises(SystemExit) as exit_info:
             bench_main.main(argv)
