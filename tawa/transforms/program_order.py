@@ -251,8 +251,9 @@ def pair_reuse_bytes(loop: scf.ForOp) -> int | None:
     """The bytes the CTAs stream, in `paired` order, between a long
     program's read of a tile of `loop` (whose trip count grows with program
     id 0) and the read of the same tile by the short program of its pair,
-    which runs next: None where the loop's bounds are not affine in program
-    id 0 with constant steps.
+    which runs next: None where the loop's bounds do not evaluate
+    (`_affine_value`: integer math on program ids, constants and kernel
+    parameters) or its trip count does not grow.
 
     Each of the `SM_COUNT` CTAs runs a pair at a time and the ⌈gx/2⌉ pairs of
     one column (attention head) run on adjacent CTAs, so 2·SM_COUNT/gx
