@@ -1,5 +1,5 @@
 """`TiledLayout.matrix_plan` and the `stmatrix.x4` stores the PTX printer forms
-from it (`frag_store_shared {matrices}`, tawa/backend/ptx/emit_fragments.py).
+from it (`frag_store_shared {matrices}`, tawa/backend/ptx/emit_shared.py).
 
 For every thread of the warp group and every instruction: the row lane 8·j + i
 addresses, formed as the printer forms it (`tb0 + ((16·k) ^ x) + imm` of
@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
 
-from tawa.backend.ptx.emit_fragments import unit_plan
+from tawa.backend.ptx.emit_shared import unit_plan
 from tawa.dialects import nvgpu
 from tawa.dialects.nvgpu.layouts import WGMMA, WGMMA_ROW
 from tawa.interpreters.nvgpu import tile_addresses

@@ -1,4 +1,4 @@
-"""`swizzle_plan` (tawa/backend/ptx/emit_fragments.py): the shared-memory
+"""`swizzle_plan` (tawa/backend/ptx/emit_shared.py): the shared-memory
 address of every vector a thread reads or writes (`frag_load_shared`,
 `frag_store_shared`), formed as `tb0 + ((16·k) ^ x) + imm`, equals the
 address the simulator's storage model gives its element
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
 
-from tawa.backend.ptx.emit_fragments import swizzle_plan
+from tawa.backend.ptx.emit_shared import swizzle_plan
 from tawa.dialects import nvgpu
 from tawa.interpreters.fragments import fragment_map
 from tawa.interpreters.nvgpu import tile_addresses

@@ -18,7 +18,7 @@ func.func @epilogue(%C: memref<?x?xbf16>, %D: memref<?x?xf32>, %i: index) attrib
   // element: tb = base + row * 128 + col * 2; the 128B swizzle XORs 16-byte unit u of a
   // row with row % 8 (bits 7-9 of tb), the same for all of the thread's rows (0, 8: a
   // swizzle period apart), so one register per unit and the row (1024 bytes per 8 rows)
-  // and column chunk (8192 bytes) are immediates (tawa/backend/ptx/emit_fragments.py,
+  // and column chunk (8192 bytes) are immediates (tawa/backend/ptx/emit_shared.py,
   // swizzle_plan; tests/backend/test_swizzle_plan.py checks every address).
   // CHECK:      mad.lo.u32 %r[[TB:[0-9]+]], %r{{[0-9]+}}, 128, %r{{[0-9]+}};
   // CHECK-NEXT: mad.lo.u32 %r[[TB]], %r{{[0-9]+}}, 2, %r[[TB]];
