@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, math, scf
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerAttr, TensorType, UnitAttr, i1, i32
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -351,6 +351,23 @@ def _unsupported_math(root: Operation) -> TawaError:
     return fail(root, f"{NAME}: '{root.name}' is not supported by the Hopper lowering yet{hint}")
 
 
+def _pending(value: SSAValue) -> bool:
+    """Whether the tile `value` may still become a fragment: a value that
+    control flow carries (an `scf.for` iteration argument, an `scf.if` or
+    `scf.for` result: retyped once what reaches it is), or a broadcast or
+    elementwise math of one.  Math on it waits instead of failing."""
+    if not isinstance(value.type, TensorType):
+        return False
+    if isinstance(value, BlockArgument):
+        return isinstance(value.block.parent_op(), scf.ForOp)
+    op = value.owner
+    if isinstance(op, scf.IfOp | scf.ForOp):
+        return True
+    if isinstance(op, tile.BroadcastOp | tile.ExpandDimsOp) or type(op) in (*_FRAG_BINARY, *_FRAG_UNARY):
+        return any(_pending(v) for v in op.operands)
+    return False
+
+
 def _carried(value: SSAValue) -> bool:
     """Whether a loop or an if carries `value` (an `scf.yield` or `scf.for`
     operand), so that it must be a fragment of its own rather than be read
@@ -384,6 +401,8 @@ class LowerElementwise(RewritePattern):
         else:
             lhs, rhs = op.operands
             kind = _FRAG_BINARY[type(op)]
+            if _pending(lhs) or _pending(rhs):
+                return  # the other operand is carried in: it becomes a fragment later
             if not _is_frag(lhs) and kind in (nvgpu.FragBinaryKind.SUBF, nvgpu.FragBinaryKind.DIVF):
                 # Not commutative: the splat becomes a fragment of the other's layout.
                 splat = nvgpu.FragmentSplatOp.build(operands=[_scalar_or_frag(lhs, op)], result_types=[rhs.type])

@@ -2,7 +2,7 @@
 
     tawa-warp-specialize{...} , tawa-pipeline{stages} , [tawa-overlap-dots] ,
     [tawa-cache-hints] , [tawa-cluster{size}] , [tawa-persistent{group-m order}] ,
-    [tawa-defer-stores] , tawa-assign-stage-phase , tawa-lower-aref , [tawa-bound-waits{timeout_ms}] ,
+    [tawa-overlap-programs] , [tawa-defer-stores] , tawa-assign-stage-phase , tawa-lower-aref , [tawa-bound-waits{timeout_ms}] ,
     tawa-lower-tile , tawa-materialize-partitions{group-m order}
 
 `tawa-opt f.mlir -p tawa-hopper-pipeline -t ptx` is the main job.  With
@@ -37,6 +37,7 @@ from tawa.transforms.lower_tile import LowerTilePass
 from tawa.transforms.materialize_partitions import MaterializePartitionsPass
 from tawa.transforms.operand_staging import operand_types
 from tawa.transforms.overlap_dots import MAX_EARLY_RELEASE_BYTES, MAX_OVERLAP_REGS, OverlapDotsPass
+from tawa.transforms.overlap_programs import OverlapProgramsPass
 from tawa.transforms.persistent import PersistentPass
 from tawa.transforms.pipeline import PipelinePass, pipelined_arefs
 from tawa.transforms.prepare_ptx import PreparePtxPass
@@ -127,6 +128,10 @@ class HopperPipelinePass(ModulePass):
     (FA3's intra-warp-group overlap): `auto` those that keep at most
     `MAX_OVERLAP_REGS` registers per thread in flight (attention at head
     dims 64, 128 and 256), `all` every loop that qualifies."""
+    overlap_programs: bool = False
+    """`tawa-overlap-programs`: a persistent consumer issues the next
+    program's first dot before its last one and runs the next program's
+    first softmax under it (needs `persistent` and an overlapped loop)."""
     early_release: str = "auto"
     """`auto`, `all` or `none` (`OVERLAPS`): which slots taken before an
     overlapped loop (attention's Q) `tawa-overlap-dots` releases right after
@@ -260,6 +265,7 @@ class HopperPipelinePass(ModulePass):
             *((CacheHintsPass(),) if self.cache_hints else ()),
             *((ClusterPass(size=self.cluster),) if self.cluster > 1 else ()),
             *((PersistentPass(group_m=self.group_m, order=self.order),) if self.persistent else ()),
+            *((OverlapProgramsPass(),) if self.overlap_programs and self.persistent else ()),
             *((DeferStoresPass(),) if self.defer_stores else ()),
             AssignStagePhasePass(),
             LowerArefPass(),

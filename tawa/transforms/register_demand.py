@@ -248,12 +248,28 @@ def _tied(op: Operation, iter_args_in_place: bool) -> Iterable[tuple[SSAValue, l
         return [(r, [v]) for r, v in zip(op.results, op.iter_args)]
     if isinstance(op, scf.IfOp):  # a result may live in the registers of a value a branch yields
         yields = [r.block.last_op for r in op.regions if r.blocks]
-        return [(r, [y.operands[i] for y in yields if isinstance(y, scf.YieldOp)]) for i, r in enumerate(op.results)]
+        return [(r, [t for y in yields if isinstance(y, scf.YieldOp) for t in _taken_over(y.operands[i], op)])
+                for i, r in enumerate(op.results)]
     if isinstance(op, _ELEMENTWISE):
         fragments = [v for v in op.operands if isinstance(v.type, nvgpu.FragmentType)
                      and (iter_args_in_place or not _iter_arg(storage(v)))]
         return [(op.results[0], fragments)]
     return []
+
+
+def _taken_over(v: SSAValue, op: Operation) -> list[SSAValue]:
+    """`v`, and the values whose registers it took over inside `op`: a
+    branch that yields a wgmma's accumulated result (through its wait) holds
+    it in the registers of the accumulator it came in as (the last dot of a
+    program, issued in the next program's prologue: `tawa-overlap-programs`)."""
+    chain = [v]
+    while isinstance(v, OpResult) and v.op is not op and op.is_ancestor(v.op):
+        tied = [c for r, cs in _tied(v.op, False) if r is v for c in cs[:1]]
+        if not tied or not isinstance(v.op, (*_WGMMAS, nvgpu.WgmmaWaitGroupOp)):
+            break
+        v = tied[0]
+        chain.append(v)
+    return chain
 
 
 def _iter_arg(v: SSAValue) -> bool:
