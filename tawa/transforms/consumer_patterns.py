@@ -354,18 +354,16 @@ def _unsupported_math(root: Operation) -> TawaError:
 def _pending(value: SSAValue) -> bool:
     """Whether the tile `value` may still become a fragment: a value that
     control flow carries (an `scf.for` iteration argument, an `scf.if` or
-    `scf.for` result: retyped once what reaches it is), or a broadcast or
-    elementwise math of one.  Math on it waits instead of failing."""
+    `scf.for` result: retyped once what reaches it is), a dot's result, or
+    math on one of those.  Math on it waits instead of failing."""
     if not isinstance(value.type, TensorType):
         return False
     if isinstance(value, BlockArgument):
         return isinstance(value.block.parent_op(), scf.ForOp)
     op = value.owner
-    if isinstance(op, scf.IfOp | scf.ForOp):
+    if isinstance(op, scf.IfOp | scf.ForOp | tile.DotOp | tile.DotAsyncOp | tile.DotWaitOp):
         return True
-    if isinstance(op, tile.BroadcastOp | tile.ExpandDimsOp) or type(op) in (*_FRAG_BINARY, *_FRAG_UNARY):
-        return any(_pending(v) for v in op.operands)
-    return False
+    return any(_pending(v) for v in op.operands)
 
 
 def _carried(value: SSAValue) -> bool:

@@ -49,6 +49,8 @@ from tawa.transforms.verify_protocol import VerifyProtocolPass
 from tawa.transforms.warp_specialize import WarpSpecializePass
 
 OVERLAPS = ("auto", "all", "none")
+PROGRAM_OVERLAPS = ("none", "softmax", "dots")
+"""`overlap-programs=` values (`HopperPipelinePass.overlap_programs`)."""
 """`overlap=` values (`HopperPipelinePass.overlap`)."""
 MAX_STAGES = 4
 """`max-stages`' default: the deepest ring `stages=0` tries.  Deeper rings
@@ -128,10 +130,13 @@ class HopperPipelinePass(ModulePass):
     (FA3's intra-warp-group overlap): `auto` those that keep at most
     `MAX_OVERLAP_REGS` registers per thread in flight (attention at head
     dims 64, 128 and 256), `all` every loop that qualifies."""
-    overlap_programs: bool = False
-    """`tawa-overlap-programs`: a persistent consumer issues the next
-    program's first dot before its last one and runs the next program's
-    first softmax under it (needs `persistent` and an overlapped loop)."""
+    overlap_programs: str = "none"
+    """`none`, `softmax` or `dots` (`PROGRAM_OVERLAPS`): `tawa-overlap-programs`
+    makes a persistent consumer start the next program in this one's tail —
+    `softmax`: the next program's first dot issued before this program's
+    last, and the next first softmax run under it; `dots`: the two dots
+    issued back to back and waited for together (needs `persistent` and
+    an overlapped loop)."""
     early_release: str = "auto"
     """`auto`, `all` or `none` (`OVERLAPS`): which slots taken before an
     overlapped loop (attention's Q) `tawa-overlap-dots` releases right after
@@ -191,6 +196,9 @@ class HopperPipelinePass(ModulePass):
         if self.once_depth < 0:
             raise TawaError(f"once-depth must be 0 (decided per kernel) or at least 1, got {self.once_depth}",
                             self.name)
+        if self.overlap_programs not in PROGRAM_OVERLAPS:
+            raise TawaError(f"overlap-programs must be one of {', '.join(PROGRAM_OVERLAPS)}, "
+                            f"got {self.overlap_programs!r}", self.name)
         for option in ("overlap", "early_release"):
             value = getattr(self, option)
             if value not in OVERLAPS:
@@ -265,7 +273,8 @@ class HopperPipelinePass(ModulePass):
             *((CacheHintsPass(),) if self.cache_hints else ()),
             *((ClusterPass(size=self.cluster),) if self.cluster > 1 else ()),
             *((PersistentPass(group_m=self.group_m, order=self.order),) if self.persistent else ()),
-            *((OverlapProgramsPass(),) if self.overlap_programs and self.persistent else ()),
+            *((OverlapProgramsPass(tail_first=self.overlap_programs == "dots"),)
+              if self.overlap_programs != "none" and self.persistent else ()),
             *((DeferStoresPass(),) if self.defer_stores else ()),
             AssignStagePhasePass(),
             LowerArefPass(),

@@ -298,8 +298,9 @@ def _async(dot: tile.DotOp, vm: dict[SSAValue, SSAValue]) -> tile.DotAsyncOp:
 class _Rotation:
     """Builds the rotated loop of one `ProgramPlan` (module docstring)."""
 
-    def __init__(self, plan: ProgramPlan):
+    def __init__(self, plan: ProgramPlan, tail_first: bool = False):
         self.plan = plan
+        self.tail_first = tail_first
         self.iv = plan.loop.body.block.args[0]
         self.types = [v.type for v in (*plan.slot_values, *plan.carried)]
 
@@ -323,17 +324,25 @@ class _Rotation:
             _clone(block, o, vm)
         then, other = Block(), Block()
         tail_result: SSAValue | None = None
+        if tail is not None and self.tail_first:
+            last = _async(tail[0], tail[1])
+            then.add_op(last)
         for o in p.prologue:
             if o is not p.head or tail is None:
                 _clone(then, o, vm)
                 continue
             head = _async(p.head, vm)
-            last = _async(tail[0], tail[1])
-            wait1 = tile.DotWaitOp(1, [head.result])
-            wait1.results_[0].name_hint = p.head.result.name_hint
-            then.add_ops([head, last, wait1])
-            vm[p.head.result] = wait1.results_[0]
-            tail_result = last.result
+            if self.tail_first:  # both in flight; both waited for before the softmax
+                wait = tile.DotWaitOp(0, [head.result, last.result])
+                then.add_ops([head, wait])
+                tail_result = wait.results_[1]
+            else:  # the head first: its wait leaves the last dot in flight under the softmax
+                last = _async(tail[0], tail[1])
+                wait = tile.DotWaitOp(1, [head.result])
+                then.add_ops([head, last, wait])
+                tail_result = last.result
+            wait.results_[0].name_hint = p.head.result.name_hint
+            vm[p.head.result] = wait.results_[0]
         carried = [vm[v] for v in p.carried]
         carried_types = [v.type for v in p.carried]
         if tail is None:
@@ -342,8 +351,11 @@ class _Rotation:
             result_types = carried_types
         else:
             assert tail_result is not None
-            wait0 = tile.DotWaitOp(0, [tail_result])
-            then.add_ops([wait0, scf.YieldOp(wait0.results_[0], *carried)])
+            if not self.tail_first:
+                wait0 = tile.DotWaitOp(0, [tail_result])
+                then.add_op(wait0)
+                tail_result = wait0.results_[0]
+            then.add_op(scf.YieldOp(tail_result, *carried))
             sync = self.sync_tail(other, tail)
             other.add_op(scf.YieldOp(sync, *self.placeholders(other, carried_types)))
             result_types = [tail[0].result.type, *carried_types]
@@ -473,6 +485,12 @@ class OverlapProgramsPass(ModulePass):
 
     name = NAME
 
+    tail_first: bool = False
+    """Issue this program's last dot before the next program's first and
+    wait for both before the next program's first softmax (the two dots run
+    back to back; the softmax does not run under either).  False: the next
+    program's first dot first, its softmax under the last dot."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for loop in program_loops(op):
             if any(isinstance(o, aref.GetOp | aref.ConsumedOp) and o.has_slot() for o in loop.walk()):
@@ -480,7 +498,7 @@ class OverlapProgramsPass(ModulePass):
                            "tawa-overlap-programs before tawa-assign-stage-phase")
             plan = program_plan(loop)
             if plan is not None:
-                _Rotation(plan).build()
+                _Rotation(plan, self.tail_first).build()
 
 
 __all__ = ["OverlapProgramsPass", "ProgramPlan", "program_loops", "program_plan"]

@@ -37,11 +37,11 @@ right after the key loop, so the next program can take it in the tail."""
 
 
 @cache
-def lowered(kernel: str, rotate: bool) -> ModuleOp:
+def lowered(kernel: str, mode: str) -> ModuleOp:
     """The kernel's file through `tawa-hopper-pipeline{overlap-programs}`
     to the last structured IR (what the simulator runs)."""
     file = CASES[kernel][0]
-    pipeline = HopperPipelinePass(prepare=False, overlap_programs=rotate, **OPTIONS.get(kernel, {}))
+    pipeline = HopperPipelinePass(prepare=False, overlap_programs=mode, **OPTIONS.get(kernel, {}))
     module = tawa.parse((EXAMPLES / file).read_text(), f"examples/{file}")
     ctx = tawa.context()
     pipeline.specialize_pass().apply(ctx, module)
@@ -59,12 +59,13 @@ def run(kernel: str, module: ModuleOp, trips: int, schedule: Schedule, seed: int
 
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("trips", [1, 3])
-def test_rotated_kernels_match_the_plain_ones_bit_for_bit(kernel: str, trips: int):
-    assert str(lowered(kernel, True)) != str(lowered(kernel, False))  # the pass applies
+@pytest.mark.parametrize("mode", ["softmax", "dots"])
+def test_rotated_kernels_match_the_plain_ones_bit_for_bit(kernel: str, trips: int, mode: str):
+    assert str(lowered(kernel, mode)) != str(lowered(kernel, "none"))  # the pass applies
     schedule = SCHEDULES[(KERNELS.index(kernel) + trips) % len(SCHEDULES)]
     seed = 10 * trips + KERNELS.index(kernel)
-    got = run(kernel, lowered(kernel, True), trips, schedule, seed)
-    plain = run(kernel, lowered(kernel, False), trips, schedule, seed)
+    got = run(kernel, lowered(kernel, mode), trips, schedule, seed)
+    plain = run(kernel, lowered(kernel, "none"), trips, schedule, seed)
     c = case(kernel, trips, np.random.default_rng(seed))
     want = fresh_outputs(c)
     tawa.interpret(tawa.parse((EXAMPLES / CASES[kernel][0]).read_text()), kernel, c.grid, *want)
@@ -76,7 +77,7 @@ def test_rotated_kernels_match_the_plain_ones_bit_for_bit(kernel: str, trips: in
 
 
 def test_the_rotated_loop_carries_q_as_a_stage_and_recomputes_the_rescale():
-    module = lowered("attention_fwd", True)
+    module = lowered("attention_fwd", "softmax")
     loops = [o for o in module.walk() if isinstance(o, scf.ForOp) and o.body.block.args[0].name_hint == "program"]
     consumer = loops[-1]
     carried = [a.type for a in consumer.body.block.args[1:]]
@@ -139,7 +140,7 @@ def test_ptx_assembles_without_spills(tmp_path):
                          ("attention_fwd_d256.mlir", "attention_fwd_d256")):
         source = (EXAMPLES / file).read_text()
         options = OPTIONS.get(kernel, {})
-        rotated = tawa.compile(source, kernel, overlap_programs=True, **options).ptx
+        rotated = tawa.compile(source, kernel, overlap_programs="softmax", **options).ptx
         plain = tawa.compile(source, kernel, **options).ptx
         assert rotated.count(wait1) > plain.count(wait1)  # the tail's wait for the next program's first dot
         assert_assembles_without_spills(rotated, tmp_path)
