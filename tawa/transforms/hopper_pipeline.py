@@ -191,6 +191,9 @@ class HopperPipelinePass(ModulePass):
             raise TawaError(f"teams={self.teams} needs a persistent kernel (persistent=true)", self.name)
         if self.defer_stores and not self.persistent:
             raise TawaError("defer-stores needs a persistent kernel (persistent=true)", self.name)
+        if self.overlap_programs != "none" and not self.persistent:
+            raise TawaError(f"overlap-programs={self.overlap_programs} needs a persistent kernel (persistent=true)",
+                            self.name)
         if self.max_stages < 1:
             raise TawaError(f"max-stages must be at least 1, got {self.max_stages}", self.name)
         if self.once_depth < 0:
@@ -274,7 +277,7 @@ class HopperPipelinePass(ModulePass):
             *((ClusterPass(size=self.cluster),) if self.cluster > 1 else ()),
             *((PersistentPass(group_m=self.group_m, order=self.order),) if self.persistent else ()),
             *((OverlapProgramsPass(tail_first=self.overlap_programs == "dots"),)
-              if self.overlap_programs != "none" and self.persistent else ()),
+              if self.overlap_programs != "none" else ()),
             *((DeferStoresPass(),) if self.defer_stores else ()),
             AssignStagePhasePass(),
             LowerArefPass(),

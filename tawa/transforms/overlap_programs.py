@@ -56,7 +56,16 @@ only releases slots. A slot taken before the guard and released after it
 program takes it before this one gives its own back. The carried values
 must be tiles of floats or scalars (what the placeholders can be made of).
 Anything else is left as it is.  Runs after `tawa-persistent`, before
-`tawa-assign-stage-phase`; `tawa-hopper-pipeline{overlap-programs}`.
+`tawa-assign-stage-phase`; `tawa-hopper-pipeline{overlap-programs=softmax}`
+(`=dots`: `tail_first`, this program's last dot issued first and both
+waited for before the next program's first softmax).
+
+**Off by default**: on the H100 the rotated kernels ran 0.94-0.98x the
+default's speed over each head dim's 8 rows, the short rows included
+(docs/perf.md, "Session 18"): ptxas moves the `dot_wait 0` above the
+softmax placed before it (as in the overlapped loop: `pin_waits`), and the
+next program's first K block, requested before this program's epilogue,
+is not loaded yet at the 2-deep rings of head dims 128 and 256.
 """
 
 from __future__ import annotations

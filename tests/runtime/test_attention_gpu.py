@@ -134,3 +134,35 @@ def test_attention_stmatrix_matches_st_shared(cuda, seed, kernel_name, BH, S):
         outs.append(o)
     assert not torch.isnan(outs[1].float()).any(), "some of O was not written (or is NaN)"
     assert torch.equal(outs[0], outs[1]), f"stmatrix staging differs ({kernel_name}, BH={BH}, S={S})"
+
+
+@pytest.mark.parametrize("kernel_name", ["attention_fwd", "attention_fwd_causal", "attention_fwd_d64",
+                                         "attention_fwd_d64_causal", "attention_fwd_d256_causal"])
+@pytest.mark.parametrize("mode", ["softmax", "dots"])
+@pytest.mark.parametrize("BH, S", [(64, 1024), (150, 200), (300, 65)])
+def test_overlapped_programs_match_the_default(cuda, seed, kernel_name, mode, BH, S):
+    """`overlap-programs` (the next program's first dot issued in this
+    program's tail, tawa-overlap-programs): the same bits as the default
+    kernel, with more programs than SMs so that CTAs carry a program's Q
+    and first softmax into the next; head dim 256 as tawa.torch compiles it
+    (Q released right after the key loop, which the pass needs there)."""
+    import torch
+
+    file, D = VARIANTS[kernel_name]
+    source = (EXAMPLES / file).read_text()
+    options = {"early_release": "all"} if D == 256 else {}
+    kernels = [tawa.compile(source, kernel_name, overlap_programs=m, **options) for m in ("none", mode)]
+    assert kernels[1].ptx.count("wgmma.wait_group") > kernels[0].ptx.count("wgmma.wait_group")
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    q, k, v = (torch.randn(BH, S, D, device="cuda", generator=g).to(torch.bfloat16) for _ in range(3))
+    rows = query_rows(source, kernel_name)
+    grid = (math.ceil(S / rows), BH)
+    assert grid[0] * grid[1] > 2 * torch.cuda.get_device_properties(0).multi_processor_count
+    outs = []
+    for kernel in kernels:
+        o = torch.full((BH, S, D), float("nan"), device="cuda", dtype=torch.bfloat16)
+        kernel(q, k, v, o, S, 1 / math.sqrt(D), grid=grid)
+        torch.cuda.synchronize()
+        outs.append(o)
+    assert not torch.isnan(outs[1].float()).any(), "some of O was not written (or is NaN)"
+    assert torch.equal(outs[0], outs[1]), f"overlap-programs={mode} differs ({kernel_name}, BH={BH}, S={S})"

@@ -18,7 +18,7 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 
 import tawa
-from tawa.dialects import nvgpu, tile
+from tawa.dialects import nvgpu
 from tawa.interpreters.schedule import Schedule
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
 from tawa.transforms.overlap_dots import OverlapDotsPass
@@ -144,3 +144,18 @@ def test_ptx_assembles_without_spills(tmp_path):
         plain = tawa.compile(source, kernel, **options).ptx
         assert rotated.count(wait1) > plain.count(wait1)  # the tail's wait for the next program's first dot
         assert_assembles_without_spills(rotated, tmp_path)
+
+
+def test_register_demand_sees_the_last_dot_accumulate_in_place_across_the_branches():
+    """The tail's result leaves the next program's prologue (an `scf.if`)
+    in the registers of the accumulator it came in as: head dim 256's
+    64x256 f32 accumulator is counted once, not as two live tiles."""
+    from tawa.transforms.register_demand import RegisterDemand
+
+    module = lowered("attention_fwd_d256", "softmax")
+    setmaxnreg = [o for o in module.walk() if o.name == "nvgpu.setmaxnreg"]
+    peaks = [RegisterDemand(iter_args_in_place=True).of_block(o.parent_block()) for o in setmaxnreg]
+    consumer = max(peaks, key=lambda p: p.fragment_registers)
+    accumulators = [v for v in consumer.live if tuple(v.type.get_shape()) == (64, 256)]
+    assert len(accumulators) == 1, consumer.describe()
+    assert consumer.registers <= 232
