@@ -400,7 +400,7 @@ class LowerElementwise(RewritePattern):
             lhs, rhs = op.operands
             kind = _FRAG_BINARY[type(op)]
             if _pending(lhs) or _pending(rhs):
-                return  # the other operand is carried in: it becomes a fragment later
+                return  # an operand may still become a fragment (carried in, or a dot not lowered yet)
             if not _is_frag(lhs) and kind in (nvgpu.FragBinaryKind.SUBF, nvgpu.FragBinaryKind.DIVF):
                 # Not commutative: the splat becomes a fragment of the other's layout.
                 splat = nvgpu.FragmentSplatOp.build(operands=[_scalar_or_frag(lhs, op)], result_types=[rhs.type])
