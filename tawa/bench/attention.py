@@ -9,7 +9,7 @@ against a float32 reference on fresh random data (output poisoned with NaN).
 Shapes B·H·S with H = 16: 1·16·16384, 4·16·4096, 16·16·1024, 32·16·512
 (16k tokens each), causal and not; each row runs the kernel `tawa.torch`
 picks for it (`tawa.torch.checks.attention_kernel`), compiled with the
-options the operator uses (`tawa.torch.kernels.OPTIONS`).
+options the operator uses (`tawa.torch.kernels.options_for`).
 
 `--dtype fp8` times tawa's fp8 kernel (examples/attention_fwd_fp8.mlir,
 head dim 128: e4m3 Q, K and V, V given transposed, bf16 O) on e4m3 copies of
@@ -145,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     import tawa
     from tawa.torch.checks import attention_kernel
-    from tawa.torch.kernels import FILES, OPTIONS
+    from tawa.torch.kernels import FILES, options_for
 
     examples = Path(__file__).resolve().parents[2] / "examples"
     meta = {
@@ -167,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # The kernel tawa.torch runs for this problem (of several, the one expected to finish first).
             kernel_name = FP8_KERNELS[causal] if fp8 else attention_kernel(head_dim, causal, S, B * HEADS, sms)
             source = (examples / FILES[kernel_name]).read_text()
-            kernel = tawa.compile(source, kernel_name, **{**OPTIONS.get(kernel_name, {}), "stages": args.stages})
+            kernel = tawa.compile(source, kernel_name, **{**options_for(kernel_name, S), "stages": args.stages})
             block_rows = query_rows(source, kernel_name)
             q, k, v = (torch.randn(B, HEADS, S, head_dim, device="cuda").to(torch.bfloat16) for _ in range(3))
             o = torch.full_like(q, float("nan"))

@@ -328,6 +328,9 @@ CASES = {
              _per_key_block("causal", 256)),
         Case("attention_fwd_d64_causal", "attention_fwd_d64.mlir", "attention_fwd_d64_causal", 2,
              _per_key_block("causal", 64)),
+        # As tawa.torch compiles it from 2048 keys on (tawa.torch.kernels.SEQ_OPTIONS).
+        Case("attention_fwd_d64_causal_pinned", "attention_fwd_d64.mlir", "attention_fwd_d64_causal", 2,
+             _per_key_block("causal", 64), pipeline=(("pin_waits", True), ("pingpong", False))),
         Case("attention_fwd_d64_causal_m192", "attention_fwd_d64.mlir", "attention_fwd_d64_causal_m192", 2,
              _per_key_block("causal", 64, 192)),
         Case("attention_fwd_fp8", "attention_fwd_fp8.mlir", "attention_fwd_fp8", 2, _fp8_attention(False),

@@ -7,7 +7,8 @@ module) with the element type substituted (except in the kernels of
 `AS_WRITTEN`, fp8 attention, compiled as written in their one dtype), and
 caches the `tawa.Kernel` per (kernel, dtype, options).  `OPTIONS` holds the
 options the operators use per kernel (none: `tawa-hopper-pipeline`'s
-defaults, the deepest ring that fits).
+defaults, the deepest ring that fits), `SEQ_OPTIONS` those a kernel takes
+from a sequence length on; `options_for(name, seq_len)` merges them.
 
 The matmul kernels ("matmul": B K×N, "gemm": B N×K) are generated per
 problem instead (`tawa.kernels.gemm`): `matmul_choice` picks the tile
@@ -70,6 +71,32 @@ load under the last P·V and the store.  On the H100 it ran 1.012x and 1.009x
 1.1-3.1% in both runs (and in sessions 11 and 12), 4·16·4096 causal losing
 1.6-2.0%; the 80-key kernels (S >= 16384) went both ways (0.973 and 1.026)
 and keep the default (docs/perf.md, session 17)."""
+
+SEQ_OPTIONS: dict[str, tuple[int, dict[str, Any]]] = {
+    "attention_fwd_d64_causal": (2048, {"pin_waits": True, "pingpong": False}),
+}
+"""Compile options a kernel takes from a sequence length on: name → (the
+shortest sequence, the options), on top of `OPTIONS` (`options_for`).  Causal
+head dim 64's 128-row kernel keeps its softmax before the P·V's wait
+(`pin-waits`) and lets its two warp groups issue their dots without turns
+(`pingpong=false`) from 2048 keys on: on the H100 that ran 1.017-1.062x the
+default at 2048-8192 keys and 1.02-1.06x at 16384 (where the operator mostly
+runs the 192-row kernel instead), but 0.97-0.99x at 512 and 1024 (three A/B
+runs, docs/perf.md, session 18).  Why the long causal rows gain is not
+profiled.  The other kernels keep their defaults: d64's non-causal 192-row
+kernel lost 2-11% with these options, head dim 128 moved both ways (1.001
+over its 8 rows)."""
+
+
+def options_for(name: str, seq_len: int | None = None) -> dict[str, Any]:
+    """The compile options the operators use for kernel `name` on sequences
+    of `seq_len` keys: `OPTIONS[name]`, and `SEQ_OPTIONS[name]`'s from its
+    length on (None: `OPTIONS` only)."""
+    options = dict(OPTIONS.get(name, {}))
+    if seq_len is not None and name in SEQ_OPTIONS and seq_len >= SEQ_OPTIONS[name][0]:
+        options.update(SEQ_OPTIONS[name][1])
+    return options
+
 
 MATMUL_LAYOUTS = {"matmul": "kn", "gemm": "nk"}
 """B's layout of each matmul kernel (`GemmConfig.b_layout`)."""

@@ -84,7 +84,7 @@ def attention_op(
     bh = p.B * p.H
     q3, k3, v3 = (_dense(t).view(bh, p.S, p.D) for t in (q, k, v))
     name = checks.attention_kernel(p.D, causal, p.S, bh, _sm_count(q.device))
-    kernel = kernels.compiled(name, "bfloat16", **kernels.OPTIONS.get(name, {}))
+    kernel = kernels.compiled(name, "bfloat16", **kernels.options_for(name, p.S))
     kernel(q3, k3, v3, out.view(bh, p.S, p.D), p.S, sm_scale, grid=checks.attention_grid(p.S, bh, name))
     return out
 
@@ -134,7 +134,7 @@ def attention_fp8_op(
         if padded > p.S:
             vt4[..., p.S :].zero_()
     name = checks.attention_fp8_kernel(causal)
-    kernel = kernels.compiled(name, kernels.default_dtype(name), **kernels.OPTIONS.get(name, {}))
+    kernel = kernels.compiled(name, kernels.default_dtype(name), **kernels.options_for(name))
     grid = checks.attention_grid(p.S, bh, name)
     kernel(q3, k3, vt, out.view(bh, p.S, p.D), p.S, sm_scale, v_scale, grid=grid)
     return out

@@ -291,17 +291,28 @@ def test_kernel_sources():
         kernels.source("conv")
 
 
-@pytest.mark.parametrize("name", sorted(kernels.OPTIONS))
-def test_kernel_options_compile(name):
-    """Each shipped OPTIONS entry names an operator kernel and compiles it
-    (PTX on the CPU) to something other than the defaults give: head dim
-    256's early release of Q moves its release before the last P·V."""
+@pytest.mark.parametrize("name, seq_len", [*((n, None) for n in sorted(kernels.OPTIONS)),
+                                           *((n, lo) for n, (lo, _) in sorted(kernels.SEQ_OPTIONS.items()))])
+def test_kernel_options_compile(name, seq_len):
+    """Each shipped OPTIONS and SEQ_OPTIONS entry names an operator kernel and
+    compiles it (PTX on the CPU) to something other than the defaults give:
+    head dim 256's early release of Q moves its release before the last P·V;
+    causal head dim 64's pinned waits add fences, and without turns its
+    named barriers go."""
     import tawa
 
     assert name in kernels.FILES
     source = kernels.source(name)
-    tuned = tawa.compile(source, name, **kernels.OPTIONS[name]).ptx
+    tuned = tawa.compile(source, name, **kernels.options_for(name, seq_len)).ptx
     assert tuned != tawa.compile(source, name).ptx
+
+
+def test_sequence_options_start_at_their_length():
+    name, (shortest, options) = next(iter(kernels.SEQ_OPTIONS.items()))
+    assert kernels.options_for(name, shortest - 1) == kernels.OPTIONS.get(name, {})
+    assert kernels.options_for(name, None) == kernels.OPTIONS.get(name, {})
+    assert kernels.options_for(name, shortest) == {**kernels.OPTIONS.get(name, {}), **options}
+    assert kernels.options_for("attention_fwd_d256", 1 << 20) == kernels.OPTIONS["attention_fwd_d256"]
 
 
 @pytest.mark.parametrize("name", ["attention_fwd_fp8", "attention_fwd_fp8_causal"])
