@@ -33,24 +33,24 @@ The first program's prologue runs before the loop (both under `lb < ub`).
 Where no program follows (or it has no key block) the carried values are
 placeholders that nothing reads: the Q slot view carried in, zeros for the
 rest.  The slot views of the carried Q cross the loop's back edge:
-`tawa-lower-aref` carries their stage instead (`carry_slot_views`).
+`tawa-lower-aref` carries their stage instead (`tawa.transforms.slot_views`).
 
 **What is carried**: the aref slots taken before the guarded loop (Q) and
 the prologue's values that the loop and the last dot use, except those that
 are cheaper to compute again at the start of the next program than to keep
 in registers (`_rematerialized`): a value whose op is pure and whose
 operands, recursively, take fewer bytes than it does. The first block's
-rescaled accumulator (zeros times exp2(m₀ - m)) is recomputed from the
-running max, not kept: a tile of f32 per program would otherwise be live
-beside the last P·V's accumulator.
+rescaled accumulator (zeros times alpha = exp2(m₀ - m), broadcast) is
+recomputed from alpha, a carried row vector, not kept: a tile of f32 per
+program would otherwise be live beside the last P·V's accumulator.
 
 **When** (`program_plan`): the loop over programs (or over a pair's members)
 of a consumer partition carries no values; its body is pure ops and
 `aref.get`s, then the `scf.if` that `tawa-overlap-dots` made of its key loop
 (the prologue: pure ops, slot ops, loads of memory the loop does not store
-to and exactly one `tile.dot`; the
-`tawa.overlapped` loop; the tail: slot ops, pure ops and exactly one
-`tile.dot`), then pure ops, slot releases and `tile.store`s; its else branch
+to and exactly one `tile.dot`; the `tawa.overlapped` loop; the tail: slot
+ops, pure ops and exactly one `tile.dot`), then pure ops, slot releases and
+`tile.store`s; its else branch
 only releases slots. A slot taken before the guard and released after it
 (not right after the loop) needs a second slot in its ring: the next
 program takes it before this one gives its own back. The carried values
