@@ -48,7 +48,6 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
-    Float32Type,
     IndexType,
     IntegerAttr,
     ModuleOp,
@@ -63,7 +62,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tawa.dialects import aref, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.transforms.tma_epilogue import SHARED_STAGING
-from tawa.transforms.utils import guarded, kernel_of
+from tawa.transforms.utils import guarded, kernel_of, zeros_of
 
 NAME = "tawa-defer-stores"
 HALF_FLOATS = BFloat16Type | Float16Type
@@ -123,13 +122,12 @@ def defer(d: Deferrable) -> None:
     at = InsertPoint.before(programs)
     # The carried tile starts as zeros (never stored): f32 zeros converted to
     # the stored 16-bit type, as the consumer converts its accumulator.
-    zeros = tile.ZerosOp(TensorType(Float32Type(), value_type.get_shape()))
-    start = arith.TruncFOp(zeros.result, value_type)
+    zeros, start = zeros_of(value_type)
     c0 = arith.ConstantOp(IntegerAttr(0, IndexType()))
     no = arith.ConstantOp(IntegerAttr(0, i1))
     yes = arith.ConstantOp(IntegerAttr(1, i1))
-    Rewriter.insert_op([zeros, start, c0, no, yes], at)
-    inits = [start.result, *[c0.result] * len(store.offsets), no.result]
+    Rewriter.insert_op([*zeros, c0, no, yes], at)
+    inits = [start, *[c0.result] * len(store.offsets), no.result]
 
     # The loop-carried tile, its offsets and whether there is one.
     block = programs.body.block

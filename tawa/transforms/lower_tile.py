@@ -50,7 +50,7 @@ from tawa.transforms.tma_epilogue import (
     stage_stores,
     stores_by_group,
 )
-from tawa.transforms.utils import fail, kernel_of
+from tawa.transforms.utils import erase_unused, fail, kernel_of
 from tawa.transforms.warp_specialize import group_rows
 
 
@@ -92,14 +92,7 @@ def lower_consumer(region: Region, first_group: int, groups: int,
 
 def _erase_dead_tile_math(region: Region) -> None:
     """Drops index and mask tiles whose uses were all lowered."""
-    changed = True
-    while changed:
-        changed = False
-        for op in list(region.walk()):
-            on_tiles = any(isinstance(r.type, TensorType) for r in op.results)
-            if on_tiles and not any(r.uses for r in op.results) and is_side_effect_free(op):
-                Rewriter.erase_op(op)
-                changed = True
+    erase_unused(region, lambda op: any(isinstance(r.type, TensorType) for r in op.results) and is_side_effect_free(op))
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,6 @@ registers in flight (`OverlapPlan.registers_in_flight`).
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -78,10 +77,10 @@ from xdsl.traits import is_side_effect_free
 from tawa.diagnostics import TawaError, location_of
 from tawa.dialects import aref, tile
 from tawa.dialects.aref import PartitionRole
-from tawa.dialects.nvgpu.types import element_bytes
+from tawa.dialects.nvgpu.types import element_bytes, tensor_bytes
 from tawa.target.hopper import THREADS_PER_GROUP, WARPS_PER_GROUP, WGMMA_M
 from tawa.transforms.pingpong import OVERLAPPED
-from tawa.transforms.utils import fail
+from tawa.transforms.utils import async_dot, fail, top_op
 from tawa.transforms.warp_specialize import group_rows
 
 NAME = "tawa-overlap-dots"
@@ -140,14 +139,6 @@ def _registers(value: SSAValue, group_rows: int) -> int:
     return min(rows, group_rows) * cols * element_bytes(t.get_element_type()) // 4 // THREADS_PER_GROUP
 
 
-def _top_op(op: Operation, block: Block) -> Operation | None:
-    """The op of `block` that is or contains `op`."""
-    node: Operation | None = op
-    while node is not None and node.parent_block() is not block:
-        node = node.parent_op()
-    return node
-
-
 def overlap_plan(loop: scf.ForOp) -> OverlapPlan | None:
     """The stages of `loop` if it can be overlapped (module docstring, "When")."""
     body = loop.body.block
@@ -193,7 +184,7 @@ def overlap_plan(loop: scf.ForOp) -> OverlapPlan | None:
             if any(v in b_results for v in o.operands):
                 return None
     acc_prev = body.args[index + 1]
-    if not acc_prev.uses or any(_top_op(u.operation, body) not in stage_a for u in acc_prev.uses):
+    if not acc_prev.uses or any(top_op(u.operation, body) not in stage_a for u in acc_prev.uses):
         return None
     if any(r in b_results for r in yield_op.operands if r is not tail.result):
         return None
@@ -235,13 +226,6 @@ def _lookup(vmap: dict[SSAValue, SSAValue], v: SSAValue) -> SSAValue:
 def _clone_into(block: Block, ops: Sequence[Operation], vmap: dict[SSAValue, SSAValue]) -> None:
     for op in ops:
         block.add_op(op.clone(value_mapper=vmap))
-
-
-def _async(dot: tile.DotOp, vmap: dict[SSAValue, SSAValue]) -> tile.DotAsyncOp:
-    new = tile.DotAsyncOp(_lookup(vmap, dot.lhs), _lookup(vmap, dot.rhs), _lookup(vmap, dot.acc),
-                          dot.rhs_transposed is not None)
-    new.result.name_hint = dot.result.name_hint
-    return new
 
 
 def overlap(plan: OverlapPlan, early_release_bytes: int = 0) -> scf.IfOp:
@@ -287,11 +271,11 @@ def overlap(plan: OverlapPlan, early_release_bytes: int = 0) -> scf.IfOp:
         if op is not plan.head:
             new_body.add_op(op.clone(value_mapper=vmap))
             continue
-        head_async = _async(plan.head, vmap)
+        head_async = async_dot(plan.head, vmap)
         new_body.add_op(head_async)
         for b in plan.stage_b:
             if b is plan.tail:
-                tail_async = _async(plan.tail, prev)
+                tail_async = async_dot(plan.tail, prev)
                 new_body.add_op(tail_async)
             elif b is not plan.release:
                 new_body.add_op(b.clone(value_mapper=prev))
@@ -337,11 +321,7 @@ def _slot_bytes(ref: SSAValue) -> int:
     """Bytes of one slot of the aref `ref` (its payload tensors)."""
     t = ref.type
     assert isinstance(t, aref.ArefType)
-    total = 0
-    for p in t.types:
-        assert isinstance(p, TensorType)
-        total += math.prod(p.get_shape()) * element_bytes(p.get_element_type())
-    return total
+    return sum(tensor_bytes(p) for p in t.types)
 
 
 def _release_before_epilogue(guarded: scf.IfOp, new_loop: scf.ForOp, max_bytes: int = 0) -> None:

@@ -70,7 +70,6 @@ is not loaded yet at the 2-deep rings of head dims 128 and 256.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -78,7 +77,6 @@ from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
-    Float32Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -93,9 +91,9 @@ from xdsl.traits import is_side_effect_free
 
 from tawa.dialects import aref, tile
 from tawa.dialects.aref import PartitionRole
-from tawa.dialects.nvgpu.types import element_bytes
+from tawa.dialects.nvgpu.types import tensor_bytes
 from tawa.transforms.pingpong import OVERLAPPED
-from tawa.transforms.utils import fail
+from tawa.transforms.utils import async_dot, erase_unused, fail, top_op, zeros_of
 
 NAME = "tawa-overlap-programs"
 
@@ -147,12 +145,6 @@ def _read_only_load(op: Operation, stored: set[SSAValue]) -> bool:
     return isinstance(op, tile.LoadOp) and op.source not in stored
 
 
-def _bytes(t: Attribute) -> int:
-    if isinstance(t, TensorType):
-        return math.prod(t.get_shape()) * element_bytes(t.get_element_type())
-    return 4
-
-
 def _placeholder_type(t: Attribute) -> bool:
     """Whether `_placeholder` can make a value of type `t`."""
     if isinstance(t, TensorType):
@@ -161,19 +153,10 @@ def _placeholder_type(t: Attribute) -> bool:
 
 
 def _placeholder(t: Attribute) -> tuple[list[Operation], SSAValue]:
-    """Ops making a value of type `t` that nothing reads (zeros; a 16-bit
-    float tile as the truncation of f32 zeros, as the values it stands for
-    are made)."""
+    """Ops making a value of type `t` that nothing reads: zeros."""
     if isinstance(t, TensorType):
-        zeros = tile.ZerosOp(TensorType(Float32Type(), t.get_shape()))
-        if isinstance(t.get_element_type(), Float32Type):
-            return [zeros], zeros.result
-        trunc = arith.TruncFOp(zeros.result, t)
-        return [zeros, trunc], trunc.result
-    if isinstance(t, AnyFloat):
-        c = arith.ConstantOp(FloatAttr(0.0, t))
-    else:
-        c = arith.ConstantOp(IntegerAttr(0, t))
+        return zeros_of(t)
+    c = arith.ConstantOp(FloatAttr(0.0, t) if isinstance(t, AnyFloat) else IntegerAttr(0, t))
     return [c], c.result
 
 
@@ -182,13 +165,6 @@ def _overlapped_loop(op: Operation) -> scf.ForOp | None:
         return None
     loops = [o for o in op.true_region.block.ops if isinstance(o, scf.ForOp) and OVERLAPPED in o.attributes]
     return loops[0] if len(loops) == 1 else None
-
-
-def _top(op: Operation, block: Block) -> Operation | None:
-    node: Operation | None = op
-    while node is not None and node.parent_block() is not block:
-        node = node.parent_op()
-    return node
 
 
 def _slot_depth(ref: SSAValue) -> int:
@@ -238,7 +214,7 @@ def program_plan(loop: scf.ForOp) -> ProgramPlan | None:
             return None  # the next program's get would wait for this program's release
     in_prologue = set(prologue)
     outs = [r for o in prologue for r in o.results
-            if any(_top(u.operation, guard.true_region.block) not in in_prologue for u in r.uses)]
+            if any(top_op(u.operation, guard.true_region.block) not in in_prologue for u in r.uses)]
     carried, remat = _rematerialized(outs, in_prologue)
     if not all(_placeholder_type(v.type) for v in carried):
         return None
@@ -281,6 +257,10 @@ def _rematerialized(outs: Sequence[SSAValue], prologue: set[Operation]) -> tuple
     return sorted(carried, key=lambda v: order[v]), remat
 
 
+def _bytes(t: Attribute) -> int:
+    return tensor_bytes(t) if isinstance(t, TensorType) else 4  # a scalar: one register
+
+
 def _rank(t: Attribute) -> int:
     return len(t.get_shape()) if isinstance(t, TensorType) else 0
 
@@ -294,13 +274,6 @@ def _position(op: Operation) -> int:
 def _clone(block: Block, op: Operation, vm: dict[SSAValue, SSAValue]) -> Operation:
     new = op.clone(value_mapper=vm)
     block.add_op(new)
-    return new
-
-
-def _async(dot: tile.DotOp, vm: dict[SSAValue, SSAValue]) -> tile.DotAsyncOp:
-    new = tile.DotAsyncOp(vm.get(dot.lhs, dot.lhs), vm.get(dot.rhs, dot.rhs), vm.get(dot.acc, dot.acc),
-                          dot.rhs_transposed is not None)
-    new.result.name_hint = dot.result.name_hint
     return new
 
 
@@ -334,19 +307,19 @@ class _Rotation:
         then, other = Block(), Block()
         tail_result: SSAValue | None = None
         if tail is not None and self.tail_first:
-            last = _async(tail[0], tail[1])
+            last = async_dot(tail[0], tail[1])
             then.add_op(last)
         for o in p.prologue:
             if o is not p.head or tail is None:
                 _clone(then, o, vm)
                 continue
-            head = _async(p.head, vm)
+            head = async_dot(p.head, vm)
             if self.tail_first:  # both in flight; both waited for before the softmax
                 wait = tile.DotWaitOp(0, [head.result, last.result])
                 then.add_ops([head, wait])
                 tail_result = wait.results_[1]
             else:  # the head first: its wait leaves the last dot in flight under the softmax
-                last = _async(tail[0], tail[1])
+                last = async_dot(tail[0], tail[1])
                 wait = tile.DotWaitOp(1, [head.result])
                 then.add_ops([head, last, wait])
                 tail_result = last.result
@@ -418,7 +391,6 @@ class _Rotation:
         for o in p.pre:
             if not isinstance(o, aref.GetOp):
                 _clone(body, o, vm)
-        n = len(p.carried) + len(p.slot_values)
         then, other = Block(), Block()
         for o in p.rematerialized:
             _clone(then, o, vm)
@@ -449,7 +421,6 @@ class _Rotation:
         for o in p.post:
             _clone(body, o, vm)
         body.add_op(scf.YieldOp(*guard.results[len(p.guard.results):]))
-        assert len(guard.results) - len(p.guard.results) == n
         rotated = scf.ForOp(loop.lb, loop.ub, loop.step, inits, Region(body))
         outer.add_ops([rotated, scf.YieldOp()])
         has_first = arith.CmpiOp(loop.lb, loop.ub, "slt")
@@ -457,22 +428,10 @@ class _Rotation:
         whole = scf.IfOp(has_first.result, [], Region(outer), Region(Block([scf.YieldOp()])))
         Rewriter.insert_op([has_first, whole], InsertPoint.before(loop))
         Rewriter.erase_op(loop)
-        _erase_dead_math(whole)
+        # The copies of a program's pure ops and prologue that a copy does not
+        # need (the next program's zeros for its accumulator, computed again where it runs).
+        erase_unused(whole, _pure)
         return whole
-
-
-def _erase_dead_math(root: Operation) -> None:
-    """Erases the pure ops under `root` whose results nothing uses: the
-    copies of a program's pure ops and prologue that a copy does not need
-    (the next program's zeros for its accumulator, which it computes again
-    where it runs)."""
-    changed = True
-    while changed:
-        changed = False
-        for op in list(root.walk()):
-            if op is not root and op.results and _pure(op) and not any(r.uses for r in op.results):
-                Rewriter.erase_op(op)
-                changed = True
 
 
 def program_loops(module: ModuleOp) -> list[scf.ForOp]:

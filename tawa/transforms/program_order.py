@@ -56,16 +56,15 @@ what it was before the option existed).
 
 from __future__ import annotations
 
-import math
 from enum import Enum
 from typing import Literal
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IntegerAttr, StringAttr, TensorType
+from xdsl.dialects.builtin import IntegerAttr, StringAttr
 from xdsl.ir import Block, BlockArgument, OpResult, SSAValue
 
 from tawa.dialects import nvgpu, tile
-from tawa.dialects.nvgpu.types import element_bytes
+from tawa.dialects.nvgpu.types import tensor_bytes
 from tawa.target.hopper import L2_BYTES, SM_COUNT
 from tawa.transforms.utils import fail
 
@@ -268,7 +267,7 @@ def pair_reuse_bytes(loop: scf.ForOp) -> int | None:
     if step is None or low is None or high is None or step <= 0 or high <= low:
         return None
     loads = [o for o in loop.body.block.ops if isinstance(o, tile.LoadOp)]
-    per_iteration = sum(_tile_bytes(o.result.type) for o in loads)
+    per_iteration = sum(tensor_bytes(o.result.type) for o in loads)
     return 2 * SM_COUNT * (high - low) * per_iteration // step
 
 
@@ -301,12 +300,6 @@ def _affine_value(v: SSAValue, pid0: int) -> int | None:
             return None
         return _EVALUATED[type(op)](a, b)
     return None
-
-
-def _tile_bytes(t) -> int:
-    if not isinstance(t, TensorType):
-        return 0
-    return math.prod(t.get_shape()) * element_bytes(t.element_type)
 
 
 def record_order(kernel: func.FuncOp, order: ResolvedOrder) -> None:

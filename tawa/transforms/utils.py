@@ -12,18 +12,26 @@ pass and the analyses and patterns only it needs.  What lives here:
 * `pair_members`, `paired_ids`: the programs of a pair in `paired` order
   (`tawa-persistent`);
 * `kernel_of`: the kernel function of an `aref.warp_specialize`, or an error;
-* `guarded`: ops under an `scf.if` without results.
+* `guarded`: ops under an `scf.if` without results;
+* `top_op`: the op of a block that is or holds a nested op;
+* `async_dot`: a `tile.dot`'s `tile.dot_async`, its operands mapped
+  (`tawa-overlap-dots`, `tawa-overlap-programs`);
+* `zeros_of`: a tile of zeros of any float type, made as the consumer makes
+  its 16-bit tiles (f32 zeros, converted);
+* `erase_unused`: erases the ops a predicate allows whose results nothing uses.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, i32
+from xdsl.dialects.builtin import Float32Type, IndexType, IntegerAttr, TensorType, i32
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.diagnostics import TawaError, location_of
-from tawa.dialects import aref
+from tawa.dialects import aref, tile
 
 
 def fail(op: Operation | None, message: str) -> TawaError:
@@ -218,3 +226,42 @@ def longest_first_ids(lin: SSAValue, grid: list[SSAValue], at: InsertPoint) -> d
         return [emit(arith.SubiOp(last, emit(arith.DivUIOp(lin, rest)))), *_split_rest(emit, within, dims)]
 
     return _ids_in_i32(lin, grid, at, compute)
+
+
+def top_op(op: Operation, block: Block) -> Operation | None:
+    """The op of `block` that is or contains `op` (None: `op` is not in it)."""
+    node: Operation | None = op
+    while node is not None and node.parent_block() is not block:
+        node = node.parent_op()
+    return node
+
+
+def async_dot(dot: tile.DotOp, vmap: dict[SSAValue, SSAValue]) -> tile.DotAsyncOp:
+    """`dot` as a `tile.dot_async` of its operands mapped by `vmap` (not inserted)."""
+    new = tile.DotAsyncOp(vmap.get(dot.lhs, dot.lhs), vmap.get(dot.rhs, dot.rhs), vmap.get(dot.acc, dot.acc),
+                          dot.rhs_transposed is not None)
+    new.result.name_hint = dot.result.name_hint
+    return new
+
+
+def zeros_of(t: TensorType) -> tuple[list[Operation], SSAValue]:
+    """Ops making a `t` tile of zeros (floats): f32 zeros, converted by
+    `arith.truncf` where `t` is narrower, as the consumers make their 16-bit
+    tiles from accumulators; and the tile."""
+    zeros = tile.ZerosOp(TensorType(Float32Type(), t.get_shape()))
+    if isinstance(t.get_element_type(), Float32Type):
+        return [zeros], zeros.result
+    trunc = arith.TruncFOp(zeros.result, t)
+    return [zeros, trunc], trunc.result
+
+
+def erase_unused(root: Operation | Region, removable: Callable[[Operation], bool]) -> None:
+    """Erases the ops under `root` that `removable` allows and whose results
+    nothing uses, until none is left (an op whose only users went goes too)."""
+    changed = True
+    while changed:
+        changed = False
+        for op in list(root.walk()):
+            if op is not root and op.results and removable(op) and not any(r.uses for r in op.results):
+                Rewriter.erase_op(op)
+                changed = True

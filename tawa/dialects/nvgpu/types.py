@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
@@ -13,6 +14,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     IntAttr,
     IntegerType,
+    TensorType,
     i1,
 )
 from xdsl.dialects.utils import EnumAttribute
@@ -46,6 +48,13 @@ def element_bytes(t: Attribute) -> int:
     if isinstance(t, IntegerType):
         return max(1, t.width.data // 8)
     raise VerifyException(f"unsupported element type {t}")
+
+
+def tensor_bytes(t: Attribute) -> int:
+    """Size in bytes of a tensor type's elements (0 for anything else)."""
+    if not isinstance(t, TensorType):
+        return 0
+    return math.prod(t.get_shape()) * element_bytes(t.get_element_type())
 
 
 class _ShapedSwizzled(ParametrizedAttribute, TypeAttribute):
