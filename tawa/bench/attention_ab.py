@@ -37,8 +37,9 @@ RAGGED = [(2, 65), (1, 200)]
 
 
 def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
-    """`KEY=VALUE` strings as `tawa.compile` options: ints, booleans
-    (true/false), else strings.  Raises ValueError on a pair without `=`."""
+    """`KEY=VALUE` strings as `tawa.compile` options: ints, comma-separated
+    ints as tuples (`ring_depths=3,2`), booleans (true/false), else strings.
+    Raises ValueError on a pair without `=`."""
     options: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -46,6 +47,8 @@ def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
             raise ValueError(f"expected KEY=VALUE, got {pair!r}")
         if value.lstrip("-").isdigit():
             options[key] = int(value)
+        elif "," in value and all(v.strip().lstrip("-").isdigit() for v in value.split(",")):
+            options[key] = tuple(int(v) for v in value.split(","))
         elif value in ("true", "false"):
             options[key] = value == "true"
         else:

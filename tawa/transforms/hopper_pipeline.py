@@ -16,7 +16,9 @@ deepen, at each depth: an analysis, no trial lowering.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -39,7 +41,7 @@ from tawa.transforms.operand_staging import operand_types
 from tawa.transforms.overlap_dots import MAX_EARLY_RELEASE_BYTES, MAX_OVERLAP_REGS, OverlapDotsPass
 from tawa.transforms.overlap_programs import OverlapProgramsPass
 from tawa.transforms.persistent import PersistentPass
-from tawa.transforms.pipeline import PipelinePass, pipelined_arefs
+from tawa.transforms.pipeline import PipelinePass, ring_depths_of
 from tawa.transforms.prepare_ptx import PreparePtxPass
 from tawa.transforms.program_order import ProgramOrder
 from tawa.transforms.smem_plan import plan_shared_memory
@@ -63,6 +65,18 @@ counted modulo 2D: its division by a depth that is no power of two had
 cost the issue-bound consumer about 5% more instructions)."""
 
 
+class Decision(NamedTuple):
+    """What `HopperPipelinePass.decide` settled for a module."""
+
+    stages: int
+    """The rings' depth (with `ring_depths`: the shallowest)."""
+    epilogue: str
+    staging: str
+    once_depth: int
+    ring_depths: tuple[int, ...] = ()
+    """Each ring's depth in creation order; empty: `stages` each."""
+
+
 @dataclass(frozen=True)
 class HopperPipelinePass(ModulePass):
     """Warp-specializes, pipelines and lowers tile kernels to Hopper (nvgpu) ops."""
@@ -73,6 +87,10 @@ class HopperPipelinePass(ModulePass):
     """Ring depth D; 0 picks the deepest of `max_stages`..1 that fits in shared memory."""
     max_stages: int = MAX_STAGES
     """The deepest ring `stages=0` tries (`MAX_STAGES`)."""
+    ring_depths: tuple[int, ...] = ()
+    """Each ring's depth, in the order of the kernel's `aref.create`s
+    (`tawa-pipeline{ring-depths}`; attention: K, then V), instead of one
+    `stages` for all; then `stages` must be 0.  Empty: decided by `stages`."""
     producer_regs: int | None = None
     """The producer's register budget; derived when left out (tawa-warp-specialize)."""
     consumer_warps: int | None = None
@@ -194,6 +212,12 @@ class HopperPipelinePass(ModulePass):
         if self.overlap_programs != "none" and not self.persistent:
             raise TawaError(f"overlap-programs={self.overlap_programs} needs a persistent kernel (persistent=true)",
                             self.name)
+        if self.ring_depths and self.stages:
+            raise TawaError(f"give stages={self.stages} or ring-depths="
+                            f"{','.join(map(str, self.ring_depths))}, not both", self.name)
+        if any(d < 1 for d in self.ring_depths):
+            raise TawaError(f"ring-depths must be at least 1 each, got {','.join(map(str, self.ring_depths))}",
+                            self.name)
         if self.max_stages < 1:
             raise TawaError(f"max-stages must be at least 1, got {self.max_stages}", self.name)
         if self.once_depth < 0:
@@ -215,22 +239,29 @@ class HopperPipelinePass(ModulePass):
         """The passes after `specialize_pass()` for a warp-specialized
         `module`: its ring depth, epilogue and staging decided as `apply`
         decides them."""
-        stages, epilogue, staging, once_depth = self.decide(module)
-        return self.steps(stages, epilogue, staging, once_depth=once_depth)
+        d = self.decide(module)
+        return self.steps(d.stages, d.epilogue, d.staging, once_depth=d.once_depth, ring_depths=d.ring_depths)
 
-    def decide(self, module: ModuleOp) -> tuple[int, str, str, int]:
-        """(ring depth, epilogue, staging, once-depth) for a warp-specialized
-        `module`: the options, with `stages=0` and `once-depth=0` decided."""
-        if not self.stages:
+    def decide(self, module: ModuleOp) -> Decision:
+        """The ring depths, epilogue, staging and once-depth for a
+        warp-specialized `module`: the options, with `stages=0` (and no
+        `ring-depths`) and `once-depth=0` decided."""
+        if self.ring_depths:
+            depths: int | tuple[int, ...] = tuple(self.ring_depths)
+            stages, epilogue, staging = min(self.ring_depths), self.epilogue, self.staging
+        elif not self.stages:
             stages, epilogue, staging = self.depth_and_epilogue(module)
+            depths = stages
         else:
             stages, epilogue, staging = self.stages, self.epilogue, self.staging
-        return stages, epilogue, staging, self.once_depth_for(module, stages, epilogue, staging)
+            depths = stages
+        return Decision(stages, epilogue, staging, self.once_depth_for(module, depths, epilogue, staging),
+                        tuple(self.ring_depths))
 
-    def once_depth_for(self, module: ModuleOp, stages: int, epilogue: str, staging: str) -> int:
-        """`once_depth`, or with 0 the one decided for `module` at ring depth
-        `stages` with that epilogue (see the option): 2 when persistent and
-        the second slots fit, else 1."""
+    def once_depth_for(self, module: ModuleOp, stages: int | Sequence[int], epilogue: str, staging: str) -> int:
+        """`once_depth`, or with 0 the one decided for `module` with rings
+        `stages` deep (one depth, or one per ring) and that epilogue (see
+        the option): 2 when persistent and the second slots fit, else 1."""
         if self.once_depth:
             return self.once_depth
         if not self.persistent:
@@ -262,13 +293,14 @@ class HopperPipelinePass(ModulePass):
         )
 
     def steps(self, stages: int, epilogue: str | None = None, staging: str | None = None,
-              once_depth: int = 1) -> tuple[ModulePass, ...]:
+              once_depth: int = 1, ring_depths: tuple[int, ...] = ()) -> tuple[ModulePass, ...]:
         """The passes that follow `specialize_pass()`, for ring depth
         `stages` (the differential tests run them one at a time); `epilogue`
-        and `staging` override the options, `once_depth` is
-        `tawa-pipeline`'s (slots of arefs filled once per program)."""
+        and `staging` override the options, `once_depth` and `ring_depths`
+        are `tawa-pipeline`'s (slots of arefs filled once per program; each
+        ring's depth instead of `stages`)."""
         return (
-            PipelinePass(stages=stages, once_depth=once_depth),
+            PipelinePass(stages=stages, once_depth=once_depth, ring_depths=ring_depths),
             *((OverlapDotsPass(max_regs=MAX_OVERLAP_REGS if self.overlap == "auto" else 0,
                                early_release_bytes={"auto": MAX_EARLY_RELEASE_BYTES, "all": 0, "none": -1}[
                                    self.early_release]),)
@@ -304,19 +336,20 @@ def deepest_fitting(module: ModuleOp, staging: str | None = None, max_stages: in
     return 1
 
 
-def fits_all(module: ModuleOp, stages: int, staging: str | None = None, once_depth: int = 1) -> bool:
+def fits_all(module: ModuleOp, stages: int | Sequence[int], staging: str | None = None, once_depth: int = 1) -> bool:
     """Whether every kernel's shared-memory plan fits with `stages`-deep
-    rings for the arefs filled in loops, `once_depth` slots for those filled
-    once per program, and the staging buffers of `staging` (None: none)."""
+    rings for the arefs filled in loops (one depth for all, or one per ring
+    in creation order), `once_depth` slots for those filled once per
+    program, and the staging buffers of `staging` (None: none)."""
     for ws in [o for o in module.walk() if isinstance(o, aref.WarpSpecializeOp)]:
         kernel = kernel_of(ws, HopperPipelinePass.name)
         creates = [o for o in kernel.body.block.ops if isinstance(o, aref.CreateOp)]
-        deep = pipelined_arefs(ws)
+        deep = (ring_depths_of(ws, stages) if isinstance(stages, int) else ring_depths_of(ws, 0, stages))
 
-        def depth_of(c: aref.CreateOp, deep: set[SSAValue] = deep) -> int:
+        def depth_of(c: aref.CreateOp, deep: dict[SSAValue, int] = deep) -> int:
             t = c.result.type
             assert isinstance(t, aref.ArefType)
-            return stages if c.result in deep else max(once_depth, t.depth.data)
+            return deep[c.result] if c.result in deep else max(once_depth, t.depth.data)
 
         tiles = (staging_types(ws, staging) if staging else []) + operand_types(ws, HopperPipelinePass.name)
         if not plan_shared_memory(creates, depth_of, staging=tiles).fits:

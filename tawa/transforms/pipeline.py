@@ -3,11 +3,15 @@
 Runs after `tawa-warp-specialize`.  Two rewrites:
 
 1. Every aref that is filled inside a loop becomes a ring of D slots, so the
-   producer can run up to D iterations ahead of the consumer.  Arefs filled
-   once per program (attention's Q tile) get `once_depth` slots (1 unless
-   asked: 2 lets a persistent kernel load the next program's Q early;
-   `tawa-hopper-pipeline` asks for 2 where it fits).
-2. With D >= 2, a consumer loop that accumulates with a `tile.dot` whose
+   producer can run up to D iterations ahead of the consumer.  Rings may
+   have depths of their own: `ring-depths=d1,d2,...` gives the i-th ring, in
+   the order of the kernel's `aref.create`s, d_i slots (attention's K and V:
+   `ring-depths=3,2` keeps three key blocks and two value blocks; the one
+   place a ring's depth is chosen, everything after reads it from the
+   aref's type).  Arefs filled once per program (attention's Q tile) get
+   `once_depth` slots (1 unless asked: 2 lets a persistent kernel load the
+   next program's Q early; `tawa-hopper-pipeline` asks for 2 where it fits).
+2. With D >= 2 (every ring its operands come from), a consumer loop that accumulates with a `tile.dot` whose
    operands come straight from arefs (the GEMM main loop) keeps that dot in
    flight across iterations, the discipline `wgmma.wait_group 1` implements
    (a loop with n such dots, one per accumulator, waits with n: the dots of
@@ -42,6 +46,7 @@ Built from one analysis and three patterns:
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -61,7 +66,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from tawa.diagnostics import location_of
 from tawa.dialects import aref, tile
-from tawa.transforms.utils import guarded
+from tawa.transforms.utils import fail, guarded
 
 # ---------------------------------------------------------------------- analysis
 
@@ -75,12 +80,33 @@ def _in_loop(op: Operation, stop: Operation) -> bool:
     return False
 
 
-def pipelined_arefs(ws: aref.WarpSpecializeOp) -> set[SSAValue]:
-    """The arefs this pass deepens to `stages` slots: those put inside a loop
-    (the others are filled once and keep one slot).  Public so that
-    `tawa-hopper-pipeline` can plan shared memory for a depth before
-    choosing it."""
-    return {op.aref for op in ws.walk() if isinstance(op, aref.PutOp) and _in_loop(op, ws)}
+def pipelined_arefs(ws: aref.WarpSpecializeOp) -> list[SSAValue]:
+    """The arefs this pass turns into rings (`stages` slots, or their entry
+    of `ring-depths`): those put inside a loop (the others are filled once
+    and keep one slot), in the order of their `aref.create`s.  Public so
+    that `tawa-hopper-pipeline` can plan shared memory for depths before
+    choosing them."""
+    looped = {op.aref for op in ws.walk() if isinstance(op, aref.PutOp) and _in_loop(op, ws)}
+    return sorted(looped, key=_creation_order)
+
+
+def ring_depths_of(ws: aref.WarpSpecializeOp, stages: int, ring_depths: Sequence[int] = ()) -> dict[SSAValue, int]:
+    """Each ring of `ws` (`pipelined_arefs`) with its depth: its entry of
+    `ring_depths` (one per ring, in creation order), or `stages` when that
+    is empty.  A one-line error when the counts differ."""
+    looped = pipelined_arefs(ws)
+    if ring_depths and len(ring_depths) != len(looped):
+        names = ", ".join(f"%{r.name_hint}" if r.name_hint else "?" for r in looped)
+        given = f"{len(ring_depths)} depth" + ("s" if len(ring_depths) > 1 else "")
+        raise fail(ws, f"{PipelinePass.name}: ring-depths gives {given} for {len(looped)} rings ({names or 'none'})")
+    return dict(zip(looped, ring_depths or [stages] * len(looped), strict=True))
+
+
+def _creation_order(ref: SSAValue) -> tuple[int, int]:
+    owner = ref.owner
+    if isinstance(owner, Operation) and (block := owner.parent_block()) is not None:
+        return 0, block.get_operation_index(owner)
+    return 1, 0  # not made by an op of a block (a block argument): after the others
 
 
 @dataclass(eq=False)
@@ -165,28 +191,37 @@ class PipelinePlan:
 
     stages: int
     once_depth: int = 1
+    ring_depths: tuple[int, ...] = ()
+    """Depths of a kernel's rings in creation order; empty: `stages` each."""
     deepen: dict[SSAValue, int] = field(default_factory=dict)
-    """Arefs that become rings, with their depth: `stages` slots for those
-    put inside a loop, `once_depth` for those put once per program."""
+    """Arefs that become rings, with their depth: `stages` slots (or their
+    `ring_depths` entry) for those put inside a loop, `once_depth` for those
+    put once per program."""
     dots: dict[tile.DotOp, InFlightDot] = field(default_factory=dict)
     """Dots that stay in flight (with D >= 2)."""
     releases: dict[aref.ConsumedOp, InFlightDot] = field(default_factory=dict)
     """Releases that move one iteration later, with their dot."""
 
     def add(self, ws: aref.WarpSpecializeOp) -> None:
-        looped = pipelined_arefs(ws)
-        self.deepen.update((r, self.stages) for r in looped)
+        looped = ring_depths_of(ws, self.stages, self.ring_depths)
+        self.deepen.update(looped)
         if self.once_depth > 1:
             self.deepen.update((op.aref, self.once_depth) for op in ws.walk()
                                if isinstance(op, aref.PutOp) and op.aref not in looped)
-        if self.stages < 2:
-            return  # the lag needs two slots
         for loop in [o for o in ws.walk() if isinstance(o, scf.ForOp)]:
             plan = _in_flight(loop)
             if plan is None or any(r in self.releases for r in plan.releases):
                 continue  # a release belongs to one group of dots
+            if any(self.depth(r.aref) < 2 for r in plan.releases):
+                continue  # the lag needs two slots in each ring the dots read
             self.dots.update((d, plan) for d in plan.dots)
             self.releases.update((r, plan) for r in plan.releases)
+
+    def depth(self, ref: SSAValue) -> int:
+        """The depth `ref` will have."""
+        t = ref.type
+        assert isinstance(t, aref.ArefType)
+        return self.deepen.get(ref, t.depth.data)
 
 
 # ---------------------------------------------------------------------- patterns
@@ -194,7 +229,7 @@ class PipelinePlan:
 
 @dataclass
 class DeepenAref(RewritePattern):
-    """`aref.create` of an aref the plan deepens → the same aref with `stages` slots."""
+    """`aref.create` of an aref the plan deepens → the same aref with its planned slots."""
 
     plan: PipelinePlan
 
@@ -287,6 +322,10 @@ class PipelinePass(ModulePass):
 
     stages: int = 3
     """Slots of every aref filled inside a loop (D)."""
+    ring_depths: tuple[int, ...] = ()
+    """Slots of each aref filled inside a loop, in the order of the kernel's
+    `aref.create`s (e.g. attention's K and V rings: `ring-depths=3,2`); one
+    entry per ring.  Empty: `stages` for every ring."""
     once_depth: int = 1
     """Slots of every aref filled once per program (attention's Q tile): 2
     lets a persistent kernel's producer fill the next program's tile while
@@ -297,7 +336,10 @@ class PipelinePass(ModulePass):
             raise PassFailedException(f"{self.name}: stages must be at least 1, got {self.stages}")
         if self.once_depth < 1:
             raise PassFailedException(f"{self.name}: once-depth must be at least 1, got {self.once_depth}")
-        plan = PipelinePlan(self.stages, self.once_depth)
+        if any(d < 1 for d in self.ring_depths):
+            raise PassFailedException(f"{self.name}: ring-depths must be at least 1 each, "
+                                      f"got {','.join(map(str, self.ring_depths))}")
+        plan = PipelinePlan(self.stages, self.once_depth, tuple(self.ring_depths))
         for kernel in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
             specialized = [o for o in kernel.walk() if isinstance(o, aref.WarpSpecializeOp)]
             if not specialized and not kernel.is_declaration:

@@ -16,6 +16,7 @@ def test_parse_options():
     got = attention_ab.parse_options(["stages=3", "epilogue=threads", "pingpong=false", "persistent=true", "x=-1"])
     assert got == {"stages": 3, "epilogue": "threads", "pingpong": False, "persistent": True, "x": -1}
     assert attention_ab.parse_options([]) == {}
+    assert attention_ab.parse_options(["ring_depths=3,2", "order=a,b"]) == {"ring_depths": (3, 2), "order": "a,b"}
     for bad in ("stages", "=3"):
         with pytest.raises(ValueError, match="expected KEY=VALUE"):
             attention_ab.parse_options([bad])

@@ -111,29 +111,44 @@ def test_attention_fp8(cuda, seed, causal, BH, S):
     assert err <= FP8_TOL, f"relative error {err:.3g} > {FP8_TOL} ({name}, BH={BH}, S={S})"
 
 
+def outputs_of(kernels, kernel_name, BH, S, seed, min_programs=0):
+    """O of each kernel on the same fresh inputs (each O poisoned with NaN
+    first); with `min_programs`, asserts the grid has at least that many."""
+    import torch
+
+    file, D = VARIANTS[kernel_name]
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    q, k, v = (torch.randn(BH, S, D, device="cuda", generator=g).to(torch.bfloat16) for _ in range(3))
+    rows = query_rows((EXAMPLES / file).read_text(), kernel_name)
+    grid = (math.ceil(S / rows), BH)
+    assert grid[0] * grid[1] >= min_programs
+    outs = []
+    for kernel in kernels:
+        o = torch.full((BH, S, D), float("nan"), device="cuda", dtype=torch.bfloat16)
+        kernel(q, k, v, o, S, 1 / math.sqrt(D), grid=grid)
+        torch.cuda.synchronize()
+        outs.append(o)
+    return outs
+
+
+def assert_same_bits(outs, what):
+    import torch
+
+    assert not torch.isnan(outs[-1].float()).any(), "some of O was not written (or is NaN)"
+    for o in outs[1:]:
+        assert torch.equal(outs[0], o), f"{what} differs"
+
+
 @pytest.mark.parametrize("kernel_name", ["attention_fwd", "attention_fwd_causal", "attention_fwd_d64",
                                          "attention_fwd_d256_causal"])
 @pytest.mark.parametrize("BH, S", [(2, 1024), (3, 200), (1, 65)])
 def test_attention_stmatrix_matches_st_shared(cuda, seed, kernel_name, BH, S):
     """`stmatrix=True` stages O by stmatrix.x4: the same bits as the default
     st.shared staging, poisoned O fully written."""
-    import torch
-
-    file, D = VARIANTS[kernel_name]
-    source = (EXAMPLES / file).read_text()
+    source = (EXAMPLES / VARIANTS[kernel_name][0]).read_text()
     kernels = [tawa.compile(source, kernel_name, stmatrix=m) for m in (False, True)]
     assert "stmatrix.sync.aligned" in kernels[1].ptx and "stmatrix" not in kernels[0].ptx
-    g = torch.Generator(device="cuda").manual_seed(seed)
-    q, k, v = (torch.randn(BH, S, D, device="cuda", generator=g).to(torch.bfloat16) for _ in range(3))
-    rows = query_rows(source, kernel_name)
-    outs = []
-    for kernel in kernels:
-        o = torch.full((BH, S, D), float("nan"), device="cuda", dtype=torch.bfloat16)
-        kernel(q, k, v, o, S, 1 / math.sqrt(D), grid=(math.ceil(S / rows), BH))
-        torch.cuda.synchronize()
-        outs.append(o)
-    assert not torch.isnan(outs[1].float()).any(), "some of O was not written (or is NaN)"
-    assert torch.equal(outs[0], outs[1]), f"stmatrix staging differs ({kernel_name}, BH={BH}, S={S})"
+    assert_same_bits(outputs_of(kernels, kernel_name, BH, S, seed), f"stmatrix staging ({kernel_name}, BH={BH}, S={S})")
 
 
 @pytest.mark.parametrize("kernel_name", ["attention_fwd", "attention_fwd_causal", "attention_fwd_d64",
@@ -153,16 +168,23 @@ def test_overlapped_programs_match_the_default(cuda, seed, kernel_name, mode, BH
     options = {"early_release": "all"} if D == 256 else {}
     kernels = [tawa.compile(source, kernel_name, overlap_programs=m, **options) for m in ("none", mode)]
     assert kernels[1].ptx.count("wgmma.wait_group") > kernels[0].ptx.count("wgmma.wait_group")
-    g = torch.Generator(device="cuda").manual_seed(seed)
-    q, k, v = (torch.randn(BH, S, D, device="cuda", generator=g).to(torch.bfloat16) for _ in range(3))
-    rows = query_rows(source, kernel_name)
-    grid = (math.ceil(S / rows), BH)
-    assert grid[0] * grid[1] > 2 * torch.cuda.get_device_properties(0).multi_processor_count
-    outs = []
-    for kernel in kernels:
-        o = torch.full((BH, S, D), float("nan"), device="cuda", dtype=torch.bfloat16)
-        kernel(q, k, v, o, S, 1 / math.sqrt(D), grid=grid)
-        torch.cuda.synchronize()
-        outs.append(o)
-    assert not torch.isnan(outs[1].float()).any(), "some of O was not written (or is NaN)"
-    assert torch.equal(outs[0], outs[1]), f"overlap-programs={mode} differs ({kernel_name}, BH={BH}, S={S})"
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    outs = outputs_of(kernels, kernel_name, BH, S, seed, min_programs=2 * sms + 1)
+    assert_same_bits(outs, f"overlap-programs={mode} ({kernel_name}, BH={BH}, S={S})")
+
+
+@pytest.mark.parametrize(("kernel_name", "depths"), [
+    ("attention_fwd", (3, 2)), ("attention_fwd_causal", (3, 2)), ("attention_fwd", (2, 3)),
+    ("attention_fwd_d64", (5, 4)), ("attention_fwd_d64_causal", (4, 5)), ("attention_fwd_d64_m128", (3, 4)),
+])
+@pytest.mark.parametrize("BH, S", [(64, 1024), (150, 200), (300, 65), (40, 385), (1, 1)])
+def test_ring_depths_match_the_default(cuda, seed, kernel_name, depths, BH, S):
+    """K and V rings of their own depths (`ring_depths`, tawa-pipeline): the
+    same bits as the default kernel, with more programs than SMs (the rings
+    turn across programs, each by its own depth) and key-block counts
+    around the depths."""
+    source = (EXAMPLES / VARIANTS[kernel_name][0]).read_text()
+    kernels = [tawa.compile(source, kernel_name), tawa.compile(source, kernel_name, ring_depths=depths)]
+    assert kernels[0].ptx != kernels[1].ptx
+    outs = outputs_of(kernels, kernel_name, BH, S, seed)
+    assert_same_bits(outs, f"ring-depths={depths} ({kernel_name}, BH={BH}, S={S})")

@@ -1,0 +1,123 @@
+"""Rings of their own depths (`tawa-pipeline{ring-depths}`, and through
+`tawa-hopper-pipeline`): attention with K and V rings of different depths,
+lowered to the last structured IR and run on the CTA simulator (two CTAs
+that each run several programs, so the rings turn across programs with
+their own stage and phase arithmetic), bit for bit against the kernels with
+even rings and against the tile program; the planner's decisions with
+explicit depths; ptxas on the result; and that one depth per ring equals
+`stages` where they agree."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+import pytest
+from example_cases import CASES, EXAMPLES, case, fresh_outputs
+from ptxas_check import assert_assembles_without_spills, needs_ptxas
+from xdsl.dialects.builtin import ModuleOp
+
+import tawa
+from tawa.diagnostics import TawaError
+from tawa.dialects import aref, nvgpu
+from tawa.interpreters.schedule import Schedule
+from tawa.transforms.hopper_pipeline import HopperPipelinePass
+from tawa.transforms.prepare_ptx import PreparePtxPass
+
+SCHEDULES = [Schedule("producer-first"), Schedule("consumer-first"), Schedule("random", seed=5)]
+VARIANTS = [
+    ("attention_fwd", (3, 2)),  # head dim 128: a third K slot in place of Q's second
+    ("attention_fwd_causal", (2, 3)),
+    ("attention_fwd_d64_m128", (5, 4)),  # head dim 64, 128 rows: the slot that is left
+    ("attention_fwd_d64_causal", (3, 4)),
+]
+
+
+def _module(kernel: str) -> ModuleOp:
+    file = CASES[kernel][0]
+    return tawa.parse((EXAMPLES / file).read_text(), f"examples/{file}")
+
+
+@cache
+def lowered(kernel: str, depths: tuple[int, ...] = ()) -> ModuleOp:
+    """The kernel's file through `tawa-hopper-pipeline{ring-depths}` to the
+    last structured IR (what the simulator runs)."""
+    pipeline = HopperPipelinePass(prepare=False, ring_depths=depths)
+    module = _module(kernel)
+    ctx = tawa.context()
+    pipeline.specialize_pass().apply(ctx, module)
+    for p in [*pipeline.planned_steps(module), *PreparePtxPass.steps()[:-1]]:
+        p.apply(ctx, module)
+    return module
+
+
+def _ring_buffers(module: ModuleOp, kernel: str) -> list[int]:
+    func = next(o for o in module.walk() if getattr(o, "sym_name", None) and o.sym_name.data == kernel)
+    return [o.result.type.get_shape()[0] for o in func.walk()
+            if isinstance(o, nvgpu.SmemAllocOp) and isinstance(o.result.type, nvgpu.SmemType)]
+
+
+def run(kernel: str, module: ModuleOp, trips: int, schedule: Schedule, seed: int) -> list[np.ndarray]:
+    c = case(kernel, trips, np.random.default_rng(seed))
+    args = fresh_outputs(c)
+    tawa.interpret(module, kernel, c.grid, *args, schedule=schedule)
+    return [args[i] for i in c.outputs]
+
+
+@pytest.mark.parametrize(("kernel", "depths"), VARIANTS)
+@pytest.mark.parametrize("trips", [1, 4])
+def test_uneven_rings_match_even_ones_bit_for_bit(kernel: str, depths: tuple[int, ...], trips: int):
+    k, v = depths
+    assert _ring_buffers(lowered(kernel, depths), kernel)[1:3] == [k, v]  # Q, then K and V
+    i = [x for x, _ in VARIANTS].index(kernel)
+    schedule, seed = SCHEDULES[(i + trips) % len(SCHEDULES)], 10 * trips + i
+    got = run(kernel, lowered(kernel, depths), trips, schedule, seed)
+    even = run(kernel, lowered(kernel), trips, schedule, seed)
+    c = case(kernel, trips, np.random.default_rng(seed))
+    want = fresh_outputs(c)
+    tawa.interpret(_module(kernel), kernel, c.grid, *want)
+    for g, e, w in zip(got, even, (want[i] for i in c.outputs), strict=True):
+        assert not np.isnan(g.astype(np.float32)).any(), f"{kernel}: output elements never written"
+        np.testing.assert_array_equal(g.view(np.uint16), e.view(np.uint16))
+        w64, g64 = w.astype(np.float64), g.astype(np.float64)
+        assert np.linalg.norm(g64 - w64) / np.linalg.norm(w64) < 1e-2
+
+
+def test_decide_keeps_the_depths_and_gives_q_one_slot_where_two_do_not_fit():
+    module = _module("attention_fwd")
+    pipeline = HopperPipelinePass(ring_depths=(3, 2))
+    pipeline.specialize_pass().apply(tawa.context(), module)
+    d = pipeline.decide(module)
+    assert (d.ring_depths, d.stages, d.once_depth) == ((3, 2), 2, 1)
+    even = HopperPipelinePass().decide(module)
+    assert (even.ring_depths, even.stages, even.once_depth) == ((), 2, 2)  # the default: Q's second slot
+
+
+def test_one_depth_per_ring_is_stages_where_they_agree():
+    for file, kernel, depths, stages in (("gemm.mlir", "gemm", (3,), 3), ("attention_fwd.mlir", "attention_fwd", (2, 2), 2)):
+        text = (EXAMPLES / file).read_text()
+        by_ring = tawa.compile(text, kernel, ring_depths=depths).ptx
+        assert by_ring == tawa.compile(text, kernel, stages=stages).ptx, file
+
+
+def test_the_wrong_number_of_depths_is_one_line_at_the_kernel():
+    with pytest.raises(TawaError, match=r"attention_fwd.mlir:\d+:\d+: error: tawa-pipeline: ring-depths gives "
+                                        r"3 depths for 2 rings \(%ref_k, %ref_v\)"):
+        HopperPipelinePass(ring_depths=(3, 2, 2)).apply(tawa.context(), _module("attention_fwd"))
+
+
+def test_rings_keep_their_depths_through_the_aref_types():
+    module = _module("attention_fwd")
+    pipeline = HopperPipelinePass(ring_depths=(3, 2))
+    ctx = tawa.context()
+    pipeline.specialize_pass().apply(ctx, module)
+    pipeline.planned_steps(module)[0].apply(ctx, module)  # tawa-pipeline
+    depths = [o.result.type.depth.data for o in module.walk() if isinstance(o, aref.CreateOp)]
+    assert depths == [1, 3, 2] * 2  # Q, K, V of @attention_fwd and @attention_fwd_causal
+
+
+@needs_ptxas
+@pytest.mark.parametrize(("kernel", "depths"), [VARIANTS[0], VARIANTS[2]])
+def test_ptx_assembles_without_spills(kernel: str, depths: tuple[int, ...], tmp_path):
+    ptx = tawa.compile((EXAMPLES / CASES[kernel][0]).read_text(), kernel, ring_depths=depths).ptx
+    assert_assembles_without_spills(ptx, tmp_path)
