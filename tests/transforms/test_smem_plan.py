@@ -111,8 +111,8 @@ def test_once_depth_takes_what_the_rings_leave():
     def decided(file: str, **options) -> tuple[int, int]:
         module, pipeline = tawa.parse((EXAMPLES / file).read_text()), HopperPipelinePass(prepare=False, **options)
         PassPipeline((pipeline.specialize_pass(),)).apply(tawa.context(), module)
-        stages, _, _, once_depth = pipeline.decide(module)
-        return stages, once_depth
+        d = pipeline.decide(module)
+        return d.stages, d.once_depth
 
     assert decided("attention_fwd.mlir") == (2, 2)
     assert decided("attention_fwd_d64.mlir") == (4, 2)
