@@ -331,6 +331,9 @@ CASES = {
         # As tawa.torch compiles it from 2048 keys on (tawa.torch.kernels.SEQ_OPTIONS).
         Case("attention_fwd_d64_causal_pinned", "attention_fwd_d64.mlir", "attention_fwd_d64_causal", 2,
              _per_key_block("causal", 64), pipeline=(("pin_waits", True), ("pingpong", False))),
+        # K and V rings of their own depths (tawa-hopper-pipeline{ring-depths}): 3 key slots, 2 value slots.
+        Case("attention_fwd_causal_ring_depths", "attention_fwd.mlir", "attention_fwd_causal", 0,
+             _per_key_block("causal"), pipeline=(("ring_depths", (3, 2)),)),
         Case("attention_fwd_d64_causal_m192", "attention_fwd_d64.mlir", "attention_fwd_d64_causal_m192", 2,
              _per_key_block("causal", 64, 192)),
         Case("attention_fwd_fp8", "attention_fwd_fp8.mlir", "attention_fwd_fp8", 2, _fp8_attention(False),
@@ -342,7 +345,8 @@ CASES = {
 """Every example kernel (examples/*.mlir), with the stages its GPU test uses,
 two GEMM configurations at their deep rings (stages 0: the deepest that fits),
 the GEMM in 2-CTA clusters, the GEMM with deferred stores, the GEMM with
-two teams of consumers, and GEMMs whose warp groups own 128 rows."""
+two teams of consumers, GEMMs whose warp groups own 128 rows, and attention
+with K and V rings of different depths."""
 
 
 # --------------------------------------------------------------------------- the child: run under the sanitizer
