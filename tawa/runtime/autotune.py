@@ -26,9 +26,17 @@ persistent, cluster); `choice.compile()` is a `tawa.Kernel`, or a
 2. builds each (`build`, default `Choice.compile`: the whole compiler, its
    checks and protocol proof); a candidate the compiler rejects is skipped;
 3. times each (`measure(choice, kernel) -> ms`, default `GpuTimer`: checks
-   the result against a float32 reference first, then CUDA events); one
-   that raises is skipped;
-4. keeps the fastest in the on-disk cache, `<cache>/autotune/gemm.json`
+   the result against a float32 reference first, then CUDA events) in
+   `rounds` interleaved rounds, each candidate's time the median of its
+   rounds (a GPU at its power cap slows down as it heats: timed one after
+   another, the first candidates would be timed on a cooler chip); one that
+   raises is skipped;
+4. keeps the fastest, but the first candidate (the heuristic's) unless the
+   fastest beats it by more than `margin` (2%: differences that small are
+   the ranking's noise; on the H100 an autotuned sweep without the margin
+   took 192x128 tiles at 8192³, which then ran 0.961x cuBLAS where the
+   heuristic's 128x256 ran 1.005x — docs/perf.md, "Session 19"), in the
+   on-disk cache, `<cache>/autotune/gemm.json`
    (`tawa.runtime.ptxas.cache_dir()`: `$TAWA_CACHE_DIR` or `~/.cache/tawa`),
    keyed by (GPU name, element types, layout, batched, M, N, K and batch each
    rounded up to a power of two, tawa version, the candidate list); a cache
@@ -633,13 +641,19 @@ def autotune(
     sms: int | None = None,
     cache: bool = True,
     log: Callable[[str], None] | None = None,
+    rounds: int = 3,
+    margin: float = 0.02,
 ) -> Choice:
     """The fastest configuration for `problem` (module docstring): from the
     cache, else by building and timing `choices` on `problem` (default: the
     candidates of its bucket, `candidates(problem.bucketed(), space)`, so
     that every problem of a bucket has one list and one cache entry).  `build(choice) -> kernel` defaults to `Choice.compile`,
-    `measure(choice, kernel) -> ms` to a `GpuTimer`; `device` (the cache's
-    GPU name) and `sms` default to the current device's."""
+    `measure(choice, kernel) -> ms` to a `GpuTimer`, called `rounds` times
+    per candidate, interleaved; the first of `choices` is kept unless one is
+    faster by more than `margin` (a fraction); `device` (the cache's GPU
+    name) and `sms` default to the current device's."""
+    if rounds < 1 or margin < 0:
+        raise AutotuneError(f"rounds must be at least 1 and margin at least 0, got {rounds} and {margin}")
     if device is None or sms is None:
         name, count = device_info()
         device, sms = device or name, sms or count
@@ -658,26 +672,37 @@ def autotune(
                 warnings.warn(f"{path}: ignoring a bad entry for {key} ({err})", AutotuneCacheWarning, stacklevel=2)
     build = build or Choice.compile
     measure = measure or GpuTimer(problem)
-    timed: dict[str, float] = {}
     skipped: dict[str, str] = {}
-    best: Choice | None = None
-    for choice in choices:
+
+    def attempt(choice: Choice, step: Callable[[], Any]) -> Any:
         try:
-            kernel = build(choice)
-            ms = float(measure(choice, kernel))
+            return step()
         except Exception as err:  # a rejected, failing or wrong candidate: skip it, say why
             skipped[choice.id] = str(err).splitlines()[0] if str(err) else type(err).__name__
             if log:
                 log(f"autotune: skipped {choice.id}: {skipped[choice.id]}")
-            continue
-        timed[choice.id] = ms
-        if log:
-            log(f"autotune: {choice.id}: {ms:.4f} ms")
-        if best is None or ms < timed[best.id]:
-            best = choice
-    if best is None:
+            return None
+
+    built = {c: k for c in choices if (k := attempt(c, lambda c=c: build(c))) is not None}
+    samples: dict[Choice, list[float]] = {c: [] for c in built}
+    for _ in range(rounds):
+        for choice, kernel in built.items():
+            if choice.id in skipped:
+                continue
+            ms = attempt(choice, lambda choice=choice, kernel=kernel: float(measure(choice, kernel)))
+            if ms is not None:
+                samples[choice].append(ms)
+    timed = {c.id: statistics.median(t) for c, t in samples.items() if c.id not in skipped}
+    if not timed:
         first = next(iter(skipped.items()))
         raise AutotuneError(f"none of the {len(choices)} candidates built and ran; {first[0]}: {first[1]}")
+    if log:
+        for name, ms in timed.items():
+            log(f"autotune: {name}: {ms:.4f} ms")
+    ranked = [c for c in choices if c.id in timed]
+    best = min(ranked, key=lambda c: timed[c.id])
+    if ranked[0] is choices[0] and timed[best.id] * (1 + margin) >= timed[choices[0].id]:
+        best = choices[0]  # not faster than the heuristic's by more than the ranking's noise
     if cache:
         write_cache(path, key, {"choice": best.as_dict(), "ms": timed[best.id], "timed": timed, "skipped": skipped,
                                 "problem": asdict(problem)})

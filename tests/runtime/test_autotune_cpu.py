@@ -88,7 +88,8 @@ SPACE = Space(tiles=tuple(COSTS))
 def test_fastest_wins_and_is_cached(cache_dir):
     problem, calls = GemmProblem(8192, 8192, 4000), []
     best = autotune(problem, space=SPACE, build=fake_build, measure=fake_measure(calls), device=DEVICE, sms=132)
-    assert best.config.tile == (128, 128, 64) and sorted(calls) == sorted(COSTS)
+    assert best.config.tile == (128, 128, 64)
+    assert sorted(calls[:3]) == sorted(COSTS) and sorted(calls) == sorted(list(COSTS) * 3)  # 3 rounds, interleaved
     entries = json.loads((cache_dir / "autotune" / "gemm.json").read_text())["entries"]
     ((key, entry),) = entries.items()
     assert key.startswith(f"{DEVICE} | bf16xbf16->bf16 nk | 8192x8192x4096 | tawa {tawa.__version__} | ")
@@ -105,8 +106,48 @@ def test_fastest_wins_and_is_cached(cache_dir):
     assert other == best and len(json.loads((cache_dir / "autotune" / "gemm.json").read_text())["entries"]) == 2
     # cache=False neither reads nor writes.
     calls.clear()
-    autotune(problem, space=SPACE, build=fake_build, measure=fake_measure(calls), device=DEVICE, sms=132, cache=False)
+    autotune(problem, space=SPACE, build=fake_build, measure=fake_measure(calls), device=DEVICE, sms=132, cache=False,
+             rounds=1)
     assert len(calls) == 3
+
+
+def test_the_heuristic_stays_unless_beaten_by_more_than_the_margin():
+    """Each candidate's time is the median of its rounds; the first (the
+    heuristic's) is kept unless another is faster by more than `margin`."""
+    choices = [Choice(GemmConfig(128, 256, 64)), Choice(GemmConfig(128, 128, 64)), Choice(GemmConfig(64, 128, 64))]
+    rounds = {c.id: iter(t) for c, t in zip(choices, ([1.0, 1.0, 5.0], [0.99, 0.5, 0.99], [0.985, 2.0, 0.975]))}
+
+    def measure(choice, kernel):
+        return next(rounds[choice.id])
+
+    def tune(**kw):
+        return autotune(GemmProblem(4096, 4096, 4096), choices=choices, build=fake_build, measure=measure,
+                        device=DEVICE, sms=132, cache=False, **kw)
+
+    assert tune() == choices[0]  # medians 1.0, 0.99, 0.985: within 2% of the heuristic's
+    for c, t in zip(choices, ([1.0] * 3, [0.99] * 3, [0.97] * 3)):
+        rounds[c.id] = iter(t)
+    assert tune() == choices[2]  # 3% faster
+    for c, t in zip(choices, ([1.0] * 3, [0.99] * 3, [0.985] * 3)):
+        rounds[c.id] = iter(t)
+    assert tune(margin=0.0) == choices[2]
+    with pytest.raises(AutotuneError, match="rounds must be at least 1"):
+        tune(rounds=0)
+
+
+def test_a_candidate_that_fails_in_a_later_round_is_skipped():
+    failures = {"128x128x64 stages=auto group_m=8": 2}
+
+    def measure(choice, kernel):
+        if choice.id in failures:
+            failures[choice.id] -= 1
+            if failures[choice.id] == 0:
+                raise RuntimeError("CUDA_ERROR_LAUNCH_TIMEOUT")
+        return COSTS[choice.config.tile[:2]]
+
+    best = autotune(GemmProblem(4096, 4096, 4096), space=SPACE, build=fake_build, measure=measure, device=DEVICE,
+                    sms=132, cache=False)
+    assert best.config.tile == (64, 128, 64)
 
 
 def test_one_entry_per_bucket():
