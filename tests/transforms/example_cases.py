@@ -148,6 +148,31 @@ def fresh_outputs(c: Case) -> list[Any]:
     return args
 
 
+def simulated(kernel: str, module: Any, trips: int, seed: int, schedule: Any = None) -> list[np.ndarray]:
+    """The outputs of `kernel` (poisoned first) after the CTA simulator runs
+    it from `module` (a lowered module; or the tile program, with no
+    `schedule`) on the kernel's case for `trips` and `seed`."""
+    import tawa
+
+    c = case(kernel, trips, np.random.default_rng(seed))
+    args = fresh_outputs(c)
+    tawa.interpret(module, kernel, c.grid, *args, **({} if schedule is None else {"schedule": schedule}))
+    return [args[i] for i in c.outputs]
+
+
+def assert_same_bits_as(kernel: str, got: list[np.ndarray], plain: list[np.ndarray], trips: int, seed: int) -> None:
+    """`got` is fully written, equal bit for bit to `plain`, and within 1e-2
+    (relative) of what the tile program computes on the same case."""
+    import tawa
+
+    want = simulated(kernel, tawa.parse((EXAMPLES / CASES[kernel][0]).read_text()), trips, seed)
+    for g, p, w in zip(got, plain, want, strict=True):
+        assert not np.isnan(g.astype(np.float32)).any(), f"{kernel}: output elements never written"
+        np.testing.assert_array_equal(g.view(np.uint16), p.view(np.uint16))
+        w64, g64 = w.astype(np.float64), g.astype(np.float64)
+        assert np.linalg.norm(g64 - w64) / np.linalg.norm(w64) < 1e-2
+
+
 def lowered_gemm(source: str | None = None, **options: Any) -> Any:
     """examples/gemm.mlir (or the tile program `source`) through
     `tawa-hopper-pipeline{options}` (persistent) to the last structured IR,

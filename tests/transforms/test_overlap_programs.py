@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from functools import cache
 
-import numpy as np
 import pytest
-from example_cases import CASES, EXAMPLES, case, fresh_outputs
+from example_cases import CASES, EXAMPLES, assert_same_bits_as, simulated
 from ptxas_check import assert_assembles_without_spills, needs_ptxas
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
@@ -50,13 +49,6 @@ def lowered(kernel: str, mode: str) -> ModuleOp:
     return module
 
 
-def run(kernel: str, module: ModuleOp, trips: int, schedule: Schedule, seed: int) -> list[np.ndarray]:
-    c = case(kernel, trips, np.random.default_rng(seed))
-    args = fresh_outputs(c)
-    tawa.interpret(module, kernel, c.grid, *args, schedule=schedule)
-    return [args[i] for i in c.outputs]
-
-
 @pytest.mark.parametrize(("kernel", "mode"), [(k, "softmax") for k in KERNELS]
                          + [(k, "dots") for k in ("attention_fwd_causal", "attention_fwd_d256")])
 @pytest.mark.parametrize("trips", [1, 3])
@@ -64,16 +56,9 @@ def test_rotated_kernels_match_the_plain_ones_bit_for_bit(kernel: str, trips: in
     assert str(lowered(kernel, mode)) != str(lowered(kernel, "none"))  # the pass applies
     schedule = SCHEDULES[(KERNELS.index(kernel) + trips) % len(SCHEDULES)]
     seed = 10 * trips + KERNELS.index(kernel)
-    got = run(kernel, lowered(kernel, mode), trips, schedule, seed)
-    plain = run(kernel, lowered(kernel, "none"), trips, schedule, seed)
-    c = case(kernel, trips, np.random.default_rng(seed))
-    want = fresh_outputs(c)
-    tawa.interpret(tawa.parse((EXAMPLES / CASES[kernel][0]).read_text()), kernel, c.grid, *want)
-    for g, p, w in zip(got, plain, (want[i] for i in c.outputs), strict=True):
-        assert not np.isnan(g.astype(np.float32)).any(), f"{kernel}: output elements never written"
-        np.testing.assert_array_equal(g.view(np.uint16), p.view(np.uint16))
-        w64, g64 = w.astype(np.float64), g.astype(np.float64)
-        assert np.linalg.norm(g64 - w64) / np.linalg.norm(w64) < 1e-2
+    got = simulated(kernel, lowered(kernel, mode), trips, seed, schedule)
+    plain = simulated(kernel, lowered(kernel, "none"), trips, seed, schedule)
+    assert_same_bits_as(kernel, got, plain, trips, seed)
 
 
 def test_the_rotated_loop_carries_q_as_a_stage_and_recomputes_the_rescale():
