@@ -247,14 +247,12 @@ class HopperPipelinePass(ModulePass):
         warp-specialized `module`: the options, with `stages=0` (and no
         `ring-depths`) and `once-depth=0` decided."""
         if self.ring_depths:
-            depths: int | tuple[int, ...] = tuple(self.ring_depths)
             stages, epilogue, staging = min(self.ring_depths), self.epilogue, self.staging
         elif not self.stages:
             stages, epilogue, staging = self.depth_and_epilogue(module)
-            depths = stages
         else:
             stages, epilogue, staging = self.stages, self.epilogue, self.staging
-            depths = stages
+        depths = tuple(self.ring_depths) or stages
         return Decision(stages, epilogue, staging, self.once_depth_for(module, depths, epilogue, staging),
                         tuple(self.ring_depths))
 
@@ -344,7 +342,7 @@ def fits_all(module: ModuleOp, stages: int | Sequence[int], staging: str | None 
     for ws in [o for o in module.walk() if isinstance(o, aref.WarpSpecializeOp)]:
         kernel = kernel_of(ws, HopperPipelinePass.name)
         creates = [o for o in kernel.body.block.ops if isinstance(o, aref.CreateOp)]
-        deep = (ring_depths_of(ws, stages) if isinstance(stages, int) else ring_depths_of(ws, 0, stages))
+        deep = ring_depths_of(ws, stages)
 
         def depth_of(c: aref.CreateOp, deep: dict[SSAValue, int] = deep) -> int:
             t = c.result.type

@@ -90,23 +90,25 @@ def pipelined_arefs(ws: aref.WarpSpecializeOp) -> list[SSAValue]:
     return sorted(looped, key=_creation_order)
 
 
-def ring_depths_of(ws: aref.WarpSpecializeOp, stages: int, ring_depths: Sequence[int] = ()) -> dict[SSAValue, int]:
-    """Each ring of `ws` (`pipelined_arefs`) with its depth: its entry of
-    `ring_depths` (one per ring, in creation order), or `stages` when that
-    is empty.  A one-line error when the counts differ."""
-    looped = pipelined_arefs(ws)
-    if ring_depths and len(ring_depths) != len(looped):
-        names = ", ".join(f"%{r.name_hint}" if r.name_hint else "?" for r in looped)
-        given = f"{len(ring_depths)} depth" + ("s" if len(ring_depths) > 1 else "")
-        raise fail(ws, f"{PipelinePass.name}: ring-depths gives {given} for {len(looped)} rings ({names or 'none'})")
-    return dict(zip(looped, ring_depths or [stages] * len(looped), strict=True))
-
-
 def _creation_order(ref: SSAValue) -> tuple[int, int]:
     owner = ref.owner
     if isinstance(owner, Operation) and (block := owner.parent_block()) is not None:
         return 0, block.get_operation_index(owner)
     return 1, 0  # not made by an op of a block (a block argument): after the others
+
+
+def ring_depths_of(ws: aref.WarpSpecializeOp, depths: int | Sequence[int]) -> dict[SSAValue, int]:
+    """Each ring of `ws` (`pipelined_arefs`) with its depth: `depths` for
+    all, or one per ring in creation order.  A one-line error when the
+    counts differ."""
+    looped = pipelined_arefs(ws)
+    if isinstance(depths, int):
+        return dict.fromkeys(looped, depths)
+    if len(depths) != len(looped):
+        names = ", ".join(f"%{r.name_hint}" if r.name_hint else "?" for r in looped)
+        given = f"{len(depths)} depth" + ("s" if len(depths) > 1 else "")
+        raise fail(ws, f"{PipelinePass.name}: ring-depths gives {given} for {len(looped)} rings ({names or 'none'})")
+    return dict(zip(looped, depths, strict=True))
 
 
 @dataclass(eq=False)
@@ -203,7 +205,7 @@ class PipelinePlan:
     """Releases that move one iteration later, with their dot."""
 
     def add(self, ws: aref.WarpSpecializeOp) -> None:
-        looped = ring_depths_of(ws, self.stages, self.ring_depths)
+        looped = ring_depths_of(ws, self.ring_depths or self.stages)
         self.deepen.update(looped)
         if self.once_depth > 1:
             self.deepen.update((op.aref, self.once_depth) for op in ws.walk()
