@@ -42,7 +42,7 @@ import sys
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import func, scf
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -83,11 +83,20 @@ def _is_tensor(v: SSAValue) -> bool:
     return isinstance(v.type, TensorType)
 
 
+_INTEGER_DIVISIONS = (arith.DivUIOp, arith.DivSIOp, arith.RemUIOp, arith.RemSIOp,
+                      arith.CeilDivUIOp, arith.CeilDivSIOp, arith.FloorDivSIOp)
+"""Integer divisions and remainders, pure although xDSL does not mark them
+all so (`arith.remui` declares no memory effects, hence unknown ones): a
+division by zero is undefined behaviour wherever the op runs, so
+recomputing one in the producer (a folded program id split into batch and
+tile) adds no hazard the kernel did not have."""
+
+
 def _replicable(op: Operation) -> bool:
     """Scalar side-effect-free ops: cheap to recompute in every partition."""
     return (
         not op.regions
-        and is_side_effect_free(op)
+        and (isinstance(op, _INTEGER_DIVISIONS) or is_side_effect_free(op))
         and not any(_is_tensor(v) for v in (*op.operands, *op.results))
     )
 
