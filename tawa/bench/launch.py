@@ -16,6 +16,9 @@ Rows, each the median over R interleaved rounds:
   call checks its arguments, packs them and launches (encoded tensor maps
   stay cached): what a call with new tensors costs;
 - `torch.matmul`: `torch.matmul(A, B.T)` (cuBLAS), the baseline;
+- `tawa.torch (fresh)` and `torch.matmul (fresh)`: operator calls as a model
+  makes them, each on other tensors than the call before, over rotating
+  shapes, each with a new output (`fresh_operator_calls`);
 - `tawa (CUDA graph)` and `torch (CUDA graph)`: one graph of 100 calls
   replayed, per call: the floor that a graph gives both;
 - with `--steps`, the parts of a repeated call: `key` (reading the launch
@@ -168,6 +171,7 @@ def run(
 
     graphs = {"tawa (CUDA graph)": graph_of(repeated), "torch (CUDA graph)": graph_of(matmul)}
     cases = {"tawa (repeated)": repeated, "tawa (checked)": checked, "torch.matmul": matmul}
+    cases.update(fresh_operator_calls(torch, M, N, K))
     if steps:  # the parts of a repeated call
         args = (A, B, C, M, N, K)
         kernel(*args, grid=g)
@@ -196,6 +200,46 @@ def run(
         "tawa": tawa.__version__,
     }
     return rows, meta
+
+
+FRESH_SHAPES = 4
+FRESH_TENSORS = 8
+"""Fresh-tensor rows: this many layer shapes, each with this many activations
+in rotation (every call gets other tensors than the call before)."""
+
+
+def fresh_operator_calls(torch: Any, M: int, N: int, K: int) -> dict[str, Callable[[], None]]:
+    """Operator calls as a model makes them: `x · wᵀ` through `tawa.torch.matmul`
+    and through `torch.matmul`, each call on the next activation of a rotation
+    over `FRESH_SHAPES` shapes (M, 2M, ..., with N and K alternating) and a new
+    output.  Each shape's kernel is compiled and checked against torch first."""
+    import tawa.torch as tt
+
+    shapes = [(M * (i + 1), N if i % 2 == 0 else K, K if i % 2 == 0 else N) for i in range(FRESH_SHAPES)]
+    pairs = []
+    for m, n, k in shapes:
+        w = torch.randn(n, k, device="cuda").to(torch.bfloat16)
+        for _ in range(FRESH_TENSORS):
+            pairs.append((torch.randn(m, k, device="cuda").to(torch.bfloat16), w))
+    pairs = [pairs[(j % FRESH_SHAPES) * FRESH_TENSORS + j // FRESH_SHAPES] for j in range(len(pairs))]
+    for x, w in pairs[:FRESH_SHAPES]:
+        ref = torch.matmul(x, w.T).float()
+        err = ((tt.matmul(x, w, transpose_b=True).float() - ref).norm() / ref.norm()).item()
+        if not err < 1e-2:
+            raise BenchError(f"tawa.torch.matmul differs from torch.matmul on {tuple(x.shape)}·{tuple(w.T.shape)}: "
+                             f"relative error {err:.2e}")
+    rotation = iter(range(1 << 62))
+    count = len(pairs)
+
+    def tawa_fresh() -> None:
+        x, w = pairs[next(rotation) % count]
+        tt.matmul(x, w, transpose_b=True)
+
+    def torch_fresh() -> None:
+        x, w = pairs[next(rotation) % count]
+        torch.matmul(x, w.T)
+
+    return {"tawa.torch (fresh)": tawa_fresh, "torch.matmul (fresh)": torch_fresh}
 
 
 # --------------------------------------------------------------------------- host only

@@ -12,7 +12,9 @@
   buffers for tensor maps over empty tensors and the watchdog buffer of
   watchdog kernels (`tawa.runtime.watchdog`), packs the parameters
   (`tawa.runtime.params`) and launches; the `PreparedLaunch` it returns
-  launches the same plan again with one driver call.
+  launches the same plan again with one driver call;
+- `bind(loaded, plan, ...)`: a `BoundLaunch`, the plan relaunched with other
+  array addresses (`tawa.runtime.template`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from tawa.runtime.launch import (
     tensormap_by_value,
 )
 from tawa.runtime.params import PackedParams
+from tawa.runtime.template import LaunchTemplate, address_word
 from tawa.target.hopper import ARCH
 
 DEFAULT_SMEM = 48 * 1024
@@ -400,3 +403,43 @@ def _watchdog(loaded: LoadedKernel, params: Any) -> Any:
 
         loaded.watchdog = Watchdog.allocate(WatchdogSpec(abi.name, abi.waits), loaded.device)
     return loaded.watchdog
+
+
+# --------------------------------------------------------------------------- templates
+
+
+class BoundLaunch:
+    """A `LaunchTemplate` and the `PreparedLaunch` over its parameters:
+    `launch(ptrs)` writes the addresses and launches on the current stream
+    (`PreparedLaunch.again`); False, with nothing launched, when it cannot
+    (a misaligned address, another current device, the driver refusing)."""
+
+    def __init__(self, template: LaunchTemplate, prepared: PreparedLaunch):
+        self.template = template
+        self.prepared = prepared
+        self._write = template.write
+        self._again = prepared.again
+
+    def launch(self, ptrs: Any) -> bool:
+        return self._write(ptrs) and self._again()
+
+
+def _address_word(spec: TensorMapSpec) -> int | None:
+    return address_word(spec, encode_tensor_map)
+
+
+def bind(loaded: LoadedKernel, plan: LaunchPlan, program: Any, array_args: Any, alignments: Any) -> BoundLaunch:
+    """The template of `plan` (checked; no scratch buffers, no watchdog) on
+    `loaded`, ready to launch with other addresses (`tawa.runtime.template`)."""
+    template = LaunchTemplate(plan, program, array_args, alignments, TENSOR_MAPS, _address_word)
+    shape = plan.shape
+    prepared = PreparedLaunch(
+        loaded.handle,
+        shape.launch_grid(num_sms(loaded.device)) if shape.persistent else shape.grid,
+        shape.block,
+        shape.smem_bytes,
+        template.params,
+        loaded.device,
+        plan.uses_torch,
+    )
+    return BoundLaunch(template, prepared)

@@ -178,6 +178,27 @@ class Kernel:
         if key is not None and prepared is not None:
             self._remember(key, prepared)
 
+    def template(self, *args: Any, grid: Any) -> Any:
+        """Checks `args` like a launch and returns a `tawa.runtime.cuda.BoundLaunch`
+        that launches the same plan with other arrays of the same shapes,
+        strides, dtypes and device: `bound.launch(ptrs)`, one address per
+        array argument in argument order (`tawa.runtime.template`).  None
+        where a launch needs more than its parameters: no programs, a tensor
+        over an empty array (scratch memory), a watchdog.  Nothing is
+        launched; the kernel is loaded."""
+        plan = self.plan(*args, grid=grid)
+        if plan.empty or any(
+            kind == "watchdog" or (kind == "tensormap" and value.address is None) for kind, value in plan.params
+        ):
+            return None
+        from tawa.runtime import cuda
+        from tawa.runtime.template import array_alignments
+
+        assert self._signature is not None
+        arrays = [a for a in self._signature.args if a.kind == "array"]
+        return cuda.bind(self.load(plan.device), plan, self._signature.program, [a.index for a in arrays],
+                         array_alignments(arrays))
+
     def _remember(self, key: tuple[Any, ...], prepared: Any) -> None:
         if len(self._prepared) >= PREPARED_LAUNCHES:
             self._prepared.pop(next(iter(self._prepared)))

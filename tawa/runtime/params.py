@@ -50,12 +50,14 @@ class PackedParams:
         offsets, end = _layout(sizes)
         # Over-allocate so the base can be rounded up to 128 bytes.  (bytearray
         # and array.array rather than NumPy: this runs on every checked launch.)
-        self._storage = bytearray(end + 128)
-        raw = ctypes.addressof(ctypes.c_char.from_buffer(self._storage))
-        shift = -raw % 128
+        self.storage = bytearray(end + 128)
+        """The memory (never resized: its address is fixed); parameter i's bytes
+        start at `storage[shift + offsets[i]]`."""
+        raw = ctypes.addressof(ctypes.c_char.from_buffer(self.storage))
+        self.shift = -raw % 128
         for off, blob in zip(offsets, blobs):
-            self._storage[shift + off : shift + off + len(blob)] = blob
-        self.base = raw + shift
+            self.storage[self.shift + off : self.shift + off + len(blob)] = blob
+        self.base = raw + self.shift
         self._pointers = array.array("Q", [self.base + off for off in offsets])
         self.address = self._pointers.buffer_info()[0] if blobs else 0
         """The `kernelParams` argument (0 for a kernel without parameters)."""

@@ -9,10 +9,13 @@
 `attention_fp8` takes per-tensor scales (q_scale, k_scale, v_scale: the
 tensors are q_scale·q8, ...) and transposes v into a padded buffer each call.
 
-They are `torch.library` custom operators (`torch.ops.tawa.matmul`,
+Each is a `torch.library` custom operator (`torch.ops.tawa.matmul`,
 `torch.ops.tawa.attention`, `torch.ops.tawa.attention_fp8`) with fake
 implementations, so they work inside `torch.compile`d models (as opaque
-calls) and in CUDA graphs.  Forward only: no backward is registered.
+calls) and in CUDA graphs.  Forward only: no backward is registered.  An
+eager call on plain tensors runs the operator's implementation without the
+dispatcher, and a call on tensors laid out like an earlier call's reuses
+its checked launch (`tawa.torch.calls`).
 
 `import tawa` never imports torch; `import tawa.torch` does, and registers
 the operators, when torch ≥ 2.4 is installed.  Without it the import still
@@ -50,6 +53,7 @@ UNAVAILABLE = _torch_problem()
 """Why the operators are unavailable, or None when they are registered."""
 
 if UNAVAILABLE is None:
+    from tawa.torch import calls as _calls
     from tawa.torch import ops as _ops  # registers tawa::matmul, tawa::attention, tawa::attention_fp8
 
 
@@ -65,6 +69,8 @@ def matmul(a: Any, b: Any, *, transpose_b: bool = False) -> Any:
     layout of b is read (in place when row-major [K, N] or [N, K], else
     copied), and a is copied unless dense and 16-byte aligned."""
     _require()
+    if _calls.eager(a, b):  # the operator's implementation, without the dispatcher (tawa.torch.calls)
+        return _calls.matmul(a, b, transpose_b)
     return _ops.matmul(a, b, transpose_b)
 
 

@@ -16,12 +16,11 @@ operators' schemas from the annotations, as objects.
 """
 
 import functools
-import os
 from typing import Optional
 
 import torch
 
-from tawa.torch import checks, kernels
+from tawa.torch import calls, checks, kernels
 
 
 def _dense(x: torch.Tensor) -> torch.Tensor:
@@ -35,26 +34,7 @@ def _dense(x: torch.Tensor) -> torch.Tensor:
 @torch.library.custom_op("tawa::matmul", mutates_args=())
 def matmul_op(a: torch.Tensor, b: torch.Tensor, transpose_b: bool) -> torch.Tensor:
     """a [..., M, K] · b [K, N] (b [N, K] with transpose_b) → [..., M, N]."""
-    p = checks.check_matmul(checks.describe(a), checks.describe(b), transpose_b)
-    # The output first: nothing else is allocated before it (the GPU tests
-    # poison the block the caching allocator hands out next).
-    out = torch.empty(p.out_shape, dtype=a.dtype, device=a.device)
-    if out.numel() == 0:
-        return out
-    if p.K == 0:
-        # Launching would need scratch tensor maps (a device allocation, which
-        # CUDA graph capture forbids); C = 0 is the whole answer.
-        return out.zero_()
-    a2 = _dense(a.reshape(p.M, p.K))
-    b_kn = b.t() if transpose_b else b
-    name, copy = checks.matmul_b_operand(checks.describe(b_kn))
-    operand = b_kn if name == "matmul" else b_kn.t()
-    if copy:
-        operand = torch.empty(operand.shape, dtype=b.dtype, device=b.device).copy_(operand)
-    tune = os.environ.get(kernels.AUTOTUNE_ENV) == "1" and not torch.cuda.is_current_stream_capturing()
-    kernel, grid = kernels.matmul_kernel(name, p.dtype, p.M, p.N, p.K, _sm_count(a.device), tune)
-    kernel(a2, operand, out.view(p.M, p.N), p.M, p.N, p.K, grid=grid)
-    return out
+    return calls.matmul(a, b, transpose_b)
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,0 +1,165 @@
+"""The host path of `tawa.torch`'s operators: what one call costs on new tensors.
+
+In a model every call of an operator gets new tensors (new activations,
+pointers the caching allocator hands out) of shapes seen before.  The
+operators therefore remember, per layout of their arguments, everything
+that does not depend on the addresses — the checks' verdict, the output's
+shape, which operands are copied, the kernel, its grid — as a *call*
+(`MatmulCall`), and launch the kernel through a launch template
+(`tawa.runtime.template`) that writes the new addresses into parameters
+packed once.  A call on new tensors is then: one key read (shapes, strides,
+dtypes, device, address alignment), one dictionary look-up, the output's
+allocation, the address writes and `cuLaunchKernel`.
+
+`eager(*tensors)` says when a call may also skip torch's dispatcher (whose
+Python custom-op path costs tens of µs): outside `torch.compile` tracing,
+with no Python dispatch or torch-function mode active (fake tensors,
+`make_fx`, `torch.export`), plain CUDA tensors or parameters (meta
+tensors take the fake implementation), and no autograd needed.  Everything else goes through the registered `torch.library`
+operator, which runs the same implementation.
+
+The key of a layout includes each address modulo 16: an operand the kernels
+cannot read in place because of its alignment is copied, so alignment
+changes the call.  The key does not see the contents or the storage
+identity of a tensor, only what the checks read.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from tawa.torch import checks, kernels
+
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+CALLS_KEPT = 1024
+"""Calls remembered per operator (a model has a few dozen layouts)."""
+
+
+def eager(*tensors: Any) -> bool:
+    """Whether an operator call on `tensors` may run its implementation
+    directly instead of through torch's dispatcher (see the module
+    docstring)."""
+    if torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack() or \
+            torch._C._is_torch_function_mode_enabled():
+        return False
+    grad = torch.is_grad_enabled()
+    for t in tensors:
+        if type(t) not in _PLAIN or not t.is_cuda or (grad and t.requires_grad):
+            return False
+    return True
+
+
+def dense_copy(x: torch.Tensor) -> torch.Tensor:
+    """A dense, aligned copy of `x` (`contiguous()` would return a contiguous
+    but misaligned `x` itself)."""
+    return torch.empty(x.shape, dtype=x.dtype, device=x.device).copy_(x)
+
+
+def _remember(cache: dict[Any, Any], key: Any, call: Any) -> None:
+    if len(cache) >= CALLS_KEPT:
+        cache.pop(next(iter(cache)))
+    cache[key] = call
+
+
+# --------------------------------------------------------------------------- matmul
+
+
+@dataclass(eq=False)
+class MatmulCall:
+    """Everything a matmul call on operands of one layout decides."""
+
+    out_shape: tuple[int, ...]
+    M: int
+    N: int
+    K: int
+    copy_a: bool
+    b_name: str
+    """"matmul" (B read as [K, N]) or "gemm" (B read as [N, K])."""
+    copy_b: bool
+    kernel: Any
+    """A `tawa.Kernel`, or a split-K GEMM (`tawa.runtime.splitk.SplitKGemm`)."""
+    grid: Any
+    bound: Any = field(default=None)
+    """The `BoundLaunch` of `kernel` (made at the second call: the first
+    launches through the checked path)."""
+    launches: int = 0
+
+    def operands(self, a: torch.Tensor, b: torch.Tensor, transpose_b: bool) -> tuple[torch.Tensor, torch.Tensor]:
+        a2 = dense_copy(a).view(self.M, self.K) if self.copy_a else a.reshape(self.M, self.K)
+        b_kn = b.t() if transpose_b else b
+        operand = b_kn if self.b_name == "matmul" else b_kn.t()
+        return a2, dense_copy(operand) if self.copy_b else operand
+
+
+_MATMUL: dict[Any, MatmulCall] = {}
+
+
+def _matmul_call(a: torch.Tensor, b: torch.Tensor, transpose_b: bool) -> MatmulCall:
+    p = checks.check_matmul(checks.describe(a), checks.describe(b), transpose_b)
+    M, N, K = p.M, p.N, p.K
+    a_info = checks.describe(a)
+    b_kn = b.t() if transpose_b else b
+    name, copy_b = checks.matmul_b_operand(checks.describe(b_kn))
+    kernel = grid = None
+    if M * N and K:
+        tune = os.environ.get(kernels.AUTOTUNE_ENV) == "1" and not torch.cuda.is_current_stream_capturing()
+        kernel, grid = kernels.matmul_kernel(name, p.dtype, M, N, K, sm_count(a.device), tune)
+    flat = _flat_strides(a, M, K)
+    copy_a = flat is None or checks.needs_copy(checks.TensorInfo((M, K), a_info.dtype, a_info.device, flat,
+                                                                 a_info.data_ptr))
+    return MatmulCall(tuple(p.out_shape), M, N, K, copy_a, name, copy_b, kernel, grid)
+
+
+def _flat_strides(a: torch.Tensor, M: int, K: int) -> tuple[int, int] | None:
+    """a's strides seen as [M, K], or None if a cannot be seen so without a copy."""
+    try:
+        return tuple(a.view(M, K).stride())  # type: ignore[return-value]
+    except RuntimeError:
+        return None
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor, transpose_b: bool) -> torch.Tensor:
+    """The matmul operator's implementation (`tawa::matmul`)."""
+    key = (a.shape, a.stride(), a.dtype, a.device, a.data_ptr() & 15,
+           b.shape, b.stride(), b.dtype, b.device, b.data_ptr() & 15, transpose_b)
+    call = _MATMUL.get(key)
+    if call is None:
+        call = _matmul_call(a, b, transpose_b)
+        _remember(_MATMUL, key, call)
+    # The output first: nothing else is allocated before it (the GPU tests
+    # poison the block the caching allocator hands out next).
+    out = torch.empty(call.out_shape, dtype=a.dtype, device=a.device)
+    if call.kernel is None:
+        # An empty output, or K = 0: launching would need scratch tensor maps
+        # (a device allocation, which CUDA graph capture forbids); C = 0 is the answer.
+        return out if out.numel() == 0 else out.zero_()
+    bound = call.bound
+    if bound is not None and not (call.copy_a or call.copy_b):
+        if bound.launch((a.data_ptr(), b.data_ptr(), out.data_ptr())):
+            return out
+    a2, operand = call.operands(a, b, transpose_b)
+    c = out.view(call.M, call.N)
+    args = (a2, operand, c, call.M, call.N, call.K)
+    if bound is not None and bound.launch((a2.data_ptr(), operand.data_ptr(), c.data_ptr())):
+        return out
+    call.kernel(*args, grid=call.grid)
+    call.launches += 1
+    if call.launches == 1 and hasattr(call.kernel, "template"):
+        call.bound = call.kernel.template(*args, grid=call.grid)
+    return out
+
+
+_SM_COUNTS: dict[Any, int] = {}
+
+
+def sm_count(device: torch.device) -> int:
+    """The device's SMs (the heuristic sizes tiles to keep them busy)."""
+    n = _SM_COUNTS.get(device)
+    if n is None:
+        n = kernels.SM_COUNT if device.type != "cuda" else torch.cuda.get_device_properties(device).multi_processor_count
+        _SM_COUNTS[device] = n
+    return n
