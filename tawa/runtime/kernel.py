@@ -160,13 +160,10 @@ class Kernel:
         try:
             plan = self.plan(*args, grid=grid)
         except TensorMapError:
-            if self.fallback is None:
+            twin = self._fallback_twin()
+            if twin is None:
                 raise
-            if self._twin is None:
-                self._twin = self.fallback()
-            if self._twin.abi == self.abi:
-                raise  # the same kernel: its inputs are the problem, reported as they are
-            self._twin(*args, grid=grid, stream=stream)
+            twin(*args, grid=grid, stream=stream)
             if key is not None:
                 self._remember(key, _TWIN)
             return
@@ -178,6 +175,16 @@ class Kernel:
         if key is not None and prepared is not None:
             self._remember(key, prepared)
 
+    def _fallback_twin(self) -> Kernel | None:
+        """The `fallback` twin (compiled on first use), or None when there is
+        none or it is this same kernel (its inputs are then the problem,
+        reported as they are)."""
+        if self.fallback is None:
+            return None
+        if self._twin is None:
+            self._twin = self.fallback()
+        return None if self._twin.abi == self.abi else self._twin
+
     def template(self, *args: Any, grid: Any) -> Any:
         """Checks `args` like a launch and returns a `tawa.runtime.cuda.BoundLaunch`
         that launches the same plan with other arrays of the same shapes,
@@ -185,8 +192,15 @@ class Kernel:
         array argument in argument order (`tawa.runtime.template`).  None
         where a launch needs more than its parameters: no programs, a tensor
         over an empty array (scratch memory), a watchdog.  Nothing is
-        launched; the kernel is loaded."""
-        plan = self.plan(*args, grid=grid)
+        launched; the kernel is loaded.  Arguments that only the kernel's
+        `fallback` twin takes get the twin's template, as a launch would."""
+        try:
+            plan = self.plan(*args, grid=grid)
+        except TensorMapError:
+            twin = self._fallback_twin()
+            if twin is None:
+                raise
+            return twin.template(*args, grid=grid)
         if plan.empty or any(
             kind == "watchdog" or (kind == "tensormap" and value.address is None) for kind, value in plan.params
         ):
