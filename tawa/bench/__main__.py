@@ -7,7 +7,9 @@ SDPA's cuDNN and FA2 backends); `attention-ab` (two compilations of one
 attention kernel against each other and cuDNN: the A/B behind a compiler
 decision); `watchdog` (the GEMM with and without
 the hang watchdog's bounded waits); `launch` (host time per call against
-torch.matmul's); `plot` (draws a saved result's JSON as a PNG); `python -m tawa.bench gemm -h`
+torch.matmul's); `model` (transformer forward passes, GPT-2 and
+Llama style, with tawa's operators against torch's, eager, compiled and in
+CUDA graphs); `plot` (draws a saved result's JSON as a PNG); `python -m tawa.bench gemm -h`
 lists its options.
 """
 
@@ -27,6 +29,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "attention-ab": "tawa.bench.attention_ab",
         "watchdog": "tawa.bench.watchdog",
         "launch": "tawa.bench.launch",
+        "model": "tawa.bench.model",
         "plot": "tawa.bench.plot",
     }
     if not args or args[0] in ("-h", "--help"):

@@ -1,0 +1,292 @@
+"""`python -m tawa.bench model`: transformer forward passes with tawa's
+operators against the same model with torch's, timed in the same run.
+
+    python -m tawa.bench model [--models gpt2-1024,gpt2-2048,llama-4096]
+        [--shapes 1x128,8x1024,4x4096] [--modes eager,compile,graph]
+        [--rounds R] [--layers N] [--json PATH] [--plot PNG]
+
+Each model (`tawa.bench.model_nets.MODELS`) is written once over an ops
+table; the "torch" variant runs `model_ops.torch_ops()` (F.linear,
+F.scaled_dot_product_attention, torch's norms and activations), the "tawa"
+variant `model_ops.tawa_ops()` (tawa's operators where `tawa.torch` has
+them, torch for the rest), with the same weights (bf16, std 0.02, drawn
+from a fixed seed) on the same input.  Every row is one model, one batch ×
+sequence and one mode:
+
+- `eager`: the forward pass as Python runs it; wall clock from the call to
+  a `torch.cuda.synchronize()` after it (host time included: what a user waits);
+- `compile`: each block `torch.compile(dynamic=False)`d (regional
+  compilation: one compiled block serves every layer; `torch._dynamo.reset()`
+  before each row), timed as eager;
+- `graph`: the eager forward captured in a CUDA graph; CUDA events around
+  one replay (GPU time only).
+
+Every forward allocates its own activations, as a model does.  Both
+variants are warmed up first (tawa's kernels and torch.compile compile
+there), then checked: the relative Frobenius error of tawa's final hidden
+states against torch's, and on the smallest shape of each model both
+against a float32 reference (the torch variant on the bf16 weights in
+float32); a row above `TOLERANCE` fails loudly (its line says why, it is not
+timed, and the command exits 1).  Then the two are timed in R interleaved
+rounds, forward by forward (tawa, torch, torch, tawa, ...), about
+`model_run.ROUND_MS` of forwards per variant a round; the table gives each median and
+tawa/torch = torch ms / tawa ms (above 1: tawa is faster), and the geomean
+per mode.  `--json` writes the rows after each one (a cut-off run keeps
+what it measured) with the tawa table's notes (which tawa operators ran,
+which stand-ins); `--plot` draws tawa's speed relative to torch per row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tawa.bench.gemm import BenchError, geomean
+
+MODES = ("eager", "compile", "graph")
+DEFAULT_SHAPES = ((1, 128), (8, 1024), (4, 4096))
+DEFAULT_MODELS = ("gpt2-1024", "gpt2-2048", "llama-4096")
+"""The names of `model_nets.MODELS` (kept here so the CLI parses without torch)."""
+TOLERANCE = 5e-2
+"""Relative error of final hidden states allowed (tawa against torch, and
+each against float32).  bf16 models of these depths differ from float32 by
+1-2e-2 (rounding at every step, growing with the layers); dropping a bias
+or the causal mask moves the output by 5e-2 to 0.6."""
+PROG = "tawa.bench model"
+
+
+# --------------------------------------------------------------------------- arguments (CPU-tested)
+
+
+def parse_models(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in DEFAULT_MODELS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown model {unknown[0]!r}; known: {', '.join(DEFAULT_MODELS)}" if unknown else "no models given")
+    return list(dict.fromkeys(names))
+
+
+def parse_shapes(text: str) -> list[tuple[int, int]]:
+    """`BxS` items, comma-separated: batch × sequence length."""
+    shapes = []
+    for part in (p.strip() for p in text.split(",")):
+        dims = part.lower().replace("×", "x").split("x")
+        try:
+            values = [int(d) for d in dims]
+        except ValueError:
+            values = []
+        if len(values) != 2 or any(v <= 0 for v in values):
+            raise argparse.ArgumentTypeError(f"bad shape {part!r}: expected BxS (batch x sequence), e.g. 8x1024")
+        shapes.append((values[0], values[1]))
+    return list(dict.fromkeys(shapes))
+
+
+def parse_modes(text: str) -> list[str]:
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown or not modes:
+        raise argparse.ArgumentTypeError(
+            f"unknown mode {unknown[0]!r}; known: {', '.join(MODES)}" if unknown else "no modes given")
+    return [m for m in MODES if m in modes]
+
+
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+# --------------------------------------------------------------------------- rows, table, JSON (CPU-tested)
+
+
+@dataclass
+class Row:
+    """One model, batch × sequence and mode: both variants' times and errors."""
+
+    model: str
+    batch: int
+    seq: int
+    mode: str
+    tawa_ms: list[float] = field(default_factory=list)
+    torch_ms: list[float] = field(default_factory=list)
+    err_vs_torch: float = math.nan
+    """tawa's final hidden states against torch's (relative Frobenius)."""
+    tawa_err_vs_f32: float | None = None
+    torch_err_vs_f32: float | None = None
+    """Each against the float32 reference (the smallest shape of each model only)."""
+    failure: str = ""
+    """Why the row failed (an error, or an error above `TOLERANCE`); empty when it did not."""
+
+    @property
+    def shape(self) -> str:
+        return f"{self.batch}x{self.seq}"
+
+    def check(self, tolerance: float = TOLERANCE) -> None:
+        """Sets `failure` when an error exceeds `tolerance` (NaN does)."""
+        errors = {"tawa vs torch": self.err_vs_torch, "tawa vs float32": self.tawa_err_vs_f32,
+                  "torch vs float32": self.torch_err_vs_f32}
+        bad = [f"{name} {err:.2e}" for name, err in errors.items() if err is not None and not err <= tolerance]
+        if bad:
+            self.failure = f"relative error above {tolerance:g}: {', '.join(bad)}"
+
+    @property
+    def correct(self) -> bool:
+        return not self.failure
+
+    @property
+    def tawa_median(self) -> float:
+        return statistics.median(self.tawa_ms) if self.tawa_ms else math.nan
+
+    @property
+    def torch_median(self) -> float:
+        return statistics.median(self.torch_ms) if self.torch_ms else math.nan
+
+    @property
+    def ratio(self) -> float:
+        """torch ms / tawa ms: tawa's speed relative to torch's."""
+        return self.torch_median / self.tawa_median
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model, "batch": self.batch, "seq": self.seq, "mode": self.mode,
+            "tawa_ms": self.tawa_median, "torch_ms": self.torch_median, "ratio": self.ratio,
+            "err_vs_torch": self.err_vs_torch, "tawa_err_vs_f32": self.tawa_err_vs_f32,
+            "torch_err_vs_f32": self.torch_err_vs_f32, "correct": self.correct, "failure": self.failure,
+            "tawa_ms_per_forward": self.tawa_ms, "torch_ms_per_forward": self.torch_ms,
+        }
+
+
+def geomeans(rows: Sequence[Row]) -> dict[str, dict[str, Any]]:
+    """Per mode: the geomean and minimum of tawa/torch over the rows that
+    were timed and correct, and how many there were of how many."""
+    out: dict[str, dict[str, Any]] = {}
+    for mode in dict.fromkeys(r.mode for r in rows):
+        of_mode = [r for r in rows if r.mode == mode]
+        timed = [r for r in of_mode if r.correct and r.ratio > 0]
+        worst = min(timed, key=lambda r: r.ratio) if timed else None
+        out[mode] = {"geomean": geomean([r.ratio for r in timed]), "rows": len(timed), "of": len(of_mode),
+                     "min": worst.ratio if worst else math.nan,
+                     "min_row": f"{worst.model} {worst.shape}" if worst else ""}
+    return out
+
+
+def _err(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2e}"
+
+
+def format_table(rows: Sequence[Row], meta: dict[str, Any]) -> str:
+    lines = [
+        f"tawa's operators in transformer forward passes vs torch's, on {meta['gpu']}, {meta['date']}",
+        f"torch {meta.get('torch', '?')}, tawa {meta.get('tawa', '?')}; {meta['rounds']} interleaved rounds, "
+        "median per forward; eager/compile: wall clock to a synchronize, graph: CUDA events around a replay",
+        "tawa/torch = torch ms / tawa ms (above 1: tawa is faster); errors: relative, final hidden states",
+        "",
+        f"{'model':<11} {'BxS':>7} {'mode':<7} {'tawa ms':>9} {'torch ms':>9} {'tawa/torch':>10} "
+        f"{'vs torch':>9} {'tawa vs f32':>11} {'torch vs f32':>12}",
+    ]
+    for r in rows:
+        lines.append(
+            f"{r.model:<11} {r.shape:>7} {r.mode:<7} {r.tawa_median:>9.3f} {r.torch_median:>9.3f} {r.ratio:>10.3f} "
+            f"{_err(r.err_vs_torch):>9} {_err(r.tawa_err_vs_f32):>11} {_err(r.torch_err_vs_f32):>12}"
+            + ("" if r.correct else f"  FAILED: {r.failure}")
+        )
+    for mode, g in geomeans(rows).items():
+        left = f" ({g['of'] - g['rows']} failed, left out)" if g["rows"] < g["of"] else ""
+        lines.append(f"{mode}: geomean tawa/torch {g['geomean']:.3f} over {g['rows']} rows{left}; "
+                     f"min {g['min']:.3f}" + (f" ({g['min_row']})" if g["min_row"] else ""))
+    return "\n".join(lines)
+
+
+def plot_spec(rows: Sequence[Row], meta: dict[str, Any]) -> dict[str, Any]:
+    """What `--plot` draws (`tawa.bench.plot`): each row's speed relative to
+    torch's (torch = 1; rows of 1 and 60 ms share one axis)."""
+    return {
+        "title": f"transformer forward, tawa's operators vs torch's (torch ms / ms), {meta['gpu']}, {meta['date']}",
+        "ylabel": "speed relative to torch (torch ms / ms)",
+        "labels": [f"{r.model} {r.shape} {r.mode}" for r in rows],
+        "series": {"tawa": [r.ratio if r.correct else math.nan for r in rows], "torch": [1.0 for _ in rows]},
+        "ratio": ["tawa", "torch"],
+    }
+
+
+def report(rows: Sequence[Row], meta: dict[str, Any]) -> dict[str, Any]:
+    return {**meta, "geomean": geomeans(rows), "results": [r.as_dict() for r in rows],
+            "plot": plot_spec(rows, meta)}
+
+
+def write_json(path: Path, rows: Sequence[Row], meta: dict[str, Any]) -> None:
+    """JSON of the rows so far (NaN as null: a failed row has no times)."""
+    data = _nan_to_none(report(rows, meta))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def _nan_to_none(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _nan_to_none(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_nan_to_none(v) for v in value]
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tawa.bench model",
+                                     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", type=parse_models, default=list(DEFAULT_MODELS),
+                        help=f"comma-separated (default {','.join(DEFAULT_MODELS)})")
+    parser.add_argument("--shapes", type=parse_shapes, default=list(DEFAULT_SHAPES), metavar="BxS,...",
+                        help="batch x sequence, comma-separated (default 1x128,8x1024,4x4096)")
+    parser.add_argument("--modes", type=parse_modes, default=list(MODES),
+                        help=f"comma-separated of {', '.join(MODES)} (default all)")
+    parser.add_argument("--rounds", type=positive, default=3, help="interleaved rounds (default 3)")
+    parser.add_argument("--layers", type=positive, default=None,
+                        help="layers of every model (default: each model's, model_nets.MODELS)")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON (after each row)")
+    parser.add_argument("--plot", type=Path, metavar="PNG", help="also draw tawa's speed relative to torch per row")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+
+    def log(line: str) -> None:
+        print(f"[{time.perf_counter() - started:6.1f} s] {line}", file=sys.stderr, flush=True)
+
+    def on_row(rows: list[Row], meta: dict[str, Any]) -> None:
+        if args.json:
+            write_json(args.json, rows, meta)
+
+    from tawa.bench.model_run import run
+
+    try:
+        rows, meta = run(args.models, args.shapes, args.modes, args.rounds, args.layers, log, on_row)
+    except BenchError as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return 1
+    print(format_table(rows, meta))
+    if args.plot:
+        from tawa.bench.plot import save
+
+        if not save(plot_spec(rows, meta), args.plot, PROG):
+            return 1
+    failed = [r for r in rows if not r.correct]
+    if failed:
+        print(f"{PROG}: error: {len(failed)} of {len(rows)} rows failed (above)", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
