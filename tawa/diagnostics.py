@@ -16,9 +16,11 @@ that is not positive (a loop that never ends on the GPU).
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import math
 import re
+from array import array
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
@@ -76,6 +78,28 @@ def location_of(op: Operation) -> str | None:
     return None
 
 
+class LineIndex:
+    """Line and column of a position in a text, by binary search in the
+    offsets where its lines start (found once: one pass over the text, 8
+    bytes a line).  xdsl's `Span.get_location` counts the newlines from the
+    start of the text at every call, which made parsing quadratic in the
+    size of the file."""
+
+    def __init__(self, text: str | bytes):
+        newline = "\n" if isinstance(text, str) else b"\n"
+        starts = array("q", [0])
+        pos = text.find(newline)  # type: ignore[arg-type]
+        while pos >= 0:
+            starts.append(pos + 1)
+            pos = text.find(newline, pos + 1)  # type: ignore[arg-type]
+        self.starts = starts
+
+    def line_col(self, pos: int) -> tuple[int, int]:
+        """1-based line and column of offset `pos`."""
+        line = bisect.bisect_right(self.starts, pos)
+        return line, pos - self.starts[line - 1] + 1
+
+
 class _Lexer(MLIRLexer):
     """xdsl's lexer with a string-literal pattern that cannot backtrack.
     xdsl 0.74's `"(?:[^"\\...]+|\\...)*"` nests quantifiers: on a string
@@ -93,6 +117,7 @@ class LocatedParser(Parser):
 
     line_offset: int = 0
     _depth: int = 0
+    _lines: LineIndex | None = None
     _bad_utf8: tuple[int, int, int] | None = None
     """(line, column, byte) of the first byte that is not UTF-8."""
 
@@ -104,7 +129,7 @@ class LocatedParser(Parser):
                 start = input.rfind(b"\n", 0, err.start) + 1
                 column = len(input[start : err.start].decode("utf-8", "replace")) + 1
                 self._bad_utf8 = (input.count(b"\n", 0, err.start) + 1, column, input[err.start])
-                input = input.decode("utf-8", "replace")
+                input = ""  # not lexed: the lexer reads a first token now, parse_module raises first
         super().__init__(ctx, "", name)
         self._parser_state = ParserState(_Lexer(Input(input, name)))
 
@@ -118,9 +143,15 @@ class LocatedParser(Parser):
         except RecursionError:  # deeply nested attributes or types
             raise ParseError(self._current_token.span, "input nested too deeply") from None
 
+    def location(self, pos: int) -> tuple[int, int]:
+        """Line (in the file: `line_offset` added) and column of offset `pos`."""
+        if self._lines is None:
+            self._lines = LineIndex(self.lexer.input.content)
+        line, col = self._lines.line_col(pos)
+        return line + self.line_offset, col
+
     def parse_operation(self) -> Operation:
         span = self._current_token.span
-        start = span.get_location()
         # An explicit top-level module does not count: it is the implicit one made visible.
         top_module = self._depth == 0 and self._current_token.text.strip('"') in ("builtin.module", "module")
         if self._depth >= MAX_NESTING:
@@ -135,9 +166,8 @@ class LocatedParser(Parser):
         finally:
             self._depth -= not top_module
         if not isinstance(op.location, FileLineColLoc):
-            op.location = FileLineColLoc(
-                StringAttr(start.file), IntAttr(start.line + self.line_offset), IntAttr(start.col)
-            )
+            line, col = self.location(span.start)
+            op.location = FileLineColLoc(StringAttr(span.input.name), IntAttr(line), IntAttr(col))
         return op
 
     def resolve_operand(self, operand: UnresolvedOperand, type: AttributeInvT) -> SSAValue[AttributeInvT]:

@@ -168,8 +168,7 @@ class TawaOptMain(xDSLOptMain):
             raise TawaError(f"invalid pass pipeline '{self.args.passes}': {msg}", "tawa-opt") from None
 
     def apply_passes(self, prog: ModuleOp) -> None:
-        if not self.pipeline.passes and not self.args.disable_verify:
-            verify(prog)
+        # An empty pipeline verifies too: it calls `between(None, prog, None)`.
         try:
             super().apply_passes(prog)
         finally:
