@@ -32,21 +32,36 @@ steps, f32 accumulation, grid (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉[, batch]).
   but the runtime sums W with torch, which measured as fast or faster for
   two partials (`tawa.runtime.splitk`, docs/runtime.md "Split-K").
 
+* `epilogue` (an `Epilogue`): what the consumer warp groups do to the f32
+  accumulator before the store, C = activation(acc + bias) + residual, or
+  with `gated` C = activation(acc) · acc₂ + residual, acc₂ the product of A
+  and a second B operand (two dots per K step sharing the A tile: SwiGLU's
+  silu(x·Wgᵀ) · (x·Wuᵀ)).  The kernel's arguments are then
+  (A, B[, B2][, Bias][, R], C, M, N, K): B2 the second B (same type and
+  layout as B), Bias a vector of N elements of C's type added to every row,
+  R an M×N residual of C's type (batch×M×N when batched).  The activation
+  is computed in f32 on the accumulator with ops the lowering has
+  (`ACTIVATIONS`: GELU's tanh form, SiLU as x·(½ + ½·tanh(x/2)), the
+  identity σ(x) = ½(1 + tanh(x/2)), and ReLU).  The default (no epilogue)
+  writes the program above, unchanged.
+
 `unsupported(config)` says why a configuration is outside the space that
 `tawa-hopper-pipeline` accepts (docs/passes.md, "Tile shapes"), or None.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tawa.diagnostics import TawaError
 from tawa.target.hopper import (
     MAX_TMA_BOX_DIM,
+    REGISTER_ESTIMATE_ERROR,
     SCALAR_REGS_OVERHEAD,
     SWIZZLES,
     THREADS_PER_GROUP,
+    WARPS_PER_GROUP,
     WGMMA_K_BYTES,
     WGMMA_M,
     WGMMA_MAX_N,
@@ -74,6 +89,54 @@ rows, one 128B span, two 128B column chunks (32-byte rows, 32B swizzle, are
 valid but read K in small steps)."""
 
 
+ACTIVATIONS = ("gelu_tanh", "silu", "relu")
+"""Activations an `Epilogue` applies (None: none)."""
+GELU_TANH = (0.7978845608, 0.044715)
+"""gelu(x) = x · (½ + ½·tanh(k0 · (x + k1·x³))): k0 = √(2/π), k1."""
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """What the consumers compute from the f32 accumulator before the store:
+    activation(acc + bias) + residual, or with `gated`
+    activation(acc) · acc₂ + residual (module docstring)."""
+
+    bias: bool = False
+    """A bias vector of N elements (C's type) added to every row."""
+    activation: str | None = None
+    """One of `ACTIVATIONS`, or None."""
+    residual: bool = False
+    """An M×N tile of C's type added last."""
+    gated: bool = False
+    """A second B operand: the activation's output times its product."""
+
+    def __post_init__(self) -> None:
+        for name in ("bias", "residual", "gated"):
+            if not isinstance(getattr(self, name), bool):
+                raise TawaError(f"{name}={getattr(self, name)!r}: expected a bool", "tawa.kernels.Epilogue")
+        if self.activation is not None and self.activation not in ACTIVATIONS:
+            raise TawaError(f"activation={self.activation!r}: expected None or one of {', '.join(ACTIVATIONS)}",
+                            "tawa.kernels.Epilogue")
+        if self.gated and self.bias:
+            raise TawaError("a gated epilogue takes no bias (it would be one per product)", "tawa.kernels.Epilogue")
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """What it does, in order: gated, bias, the activation, residual."""
+        return tuple(p for p, on in (("gated", self.gated), ("bias", self.bias),
+                                     (self.activation or "", self.activation is not None),
+                                     ("residual", self.residual)) if on)
+
+    @property
+    def extra_tiles(self) -> int:
+        """Tiles of the accumulator's shape the consumers hold besides it:
+        the second accumulator (gated) and the residual."""
+        return int(self.gated) + int(self.residual)
+
+
+NO_EPILOGUE = Epilogue()
+
+
 @dataclass(frozen=True)
 class GemmConfig:
     """One GEMM tile program: tile sizes, element types and layout."""
@@ -91,8 +154,15 @@ class GemmConfig:
     split_k: int = 1
     """Slices of K computed by separate programs (1: no split; > 1: the
     split program and its reduction, module docstring)."""
+    epilogue: Epilogue = field(default=NO_EPILOGUE)
+    """Bias, activation, residual, a second B operand (module docstring)."""
 
     def __post_init__(self) -> None:
+        if isinstance(self.epilogue, dict):  # from as_dict (a cache entry, `replace`)
+            object.__setattr__(self, "epilogue", Epilogue(**self.epilogue))
+        if not isinstance(self.epilogue, Epilogue):
+            raise TawaError(f"epilogue={self.epilogue!r}: expected a tawa.kernels.gemm.Epilogue",
+                            "tawa.kernels.GemmConfig")
         for name in ("a_dtype", "b_dtype"):
             if getattr(self, name) not in WGMMA_OPERAND_TYPES:
                 raise TawaError(f"{name}={getattr(self, name)!r}: expected one of {', '.join(WGMMA_OPERAND_TYPES)}",
@@ -115,7 +185,8 @@ class GemmConfig:
         """The kernel's function name in `gemm_source(self)`."""
         if self.split_k > 1:
             return "gemm_splitk"
-        return "batched_gemm" if self.batched else "gemm"
+        base = "batched_gemm" if self.batched else "gemm"
+        return "_".join((base, *self.epilogue.parts))
 
     @property
     def reduce_kernel(self) -> str:
@@ -140,6 +211,7 @@ class GemmConfig:
             parts.append("batched")
         if self.split_k != 1:
             parts.append(f"split{self.split_k}")
+        parts.extend(self.epilogue.parts)
         return "-".join(parts)
 
     def as_dict(self) -> dict[str, Any]:
@@ -164,12 +236,40 @@ def accumulator_registers(block_n: int) -> int:
     return WGMMA_M * block_n // THREADS_PER_GROUP
 
 
+def consumer_registers(config: GemmConfig) -> int:
+    """Registers per consumer thread that `tawa-check-resources` estimates
+    for `config` where most are live (the epilogue, or the K loop): its
+    accumulators (two when gated), the residual tile and the bias vector in
+    C's type (16-bit values packed in pairs; a bias of BLOCK_N columns is
+    BLOCK_N/4 values a thread), plus `SCALAR_REGS_OVERHEAD`.  The
+    activation's intermediates cost nothing more: ptxas computes the
+    elementwise chain element by element (tawa/transforms/register_demand.py)."""
+    ep, acc = config.epilogue, accumulator_registers(config.block_n)
+    narrow = 2 if config.c_dtype == "f32" else 1  # 32-bit registers per pair of C's values
+    residual = acc // 2 * narrow if ep.residual else 0
+    bias = config.block_n // 8 * narrow if ep.bias else 0
+    return acc * (1 + ep.gated) + residual + bias + SCALAR_REGS_OVERHEAD
+
+
+def consumer_budget(block_m: int) -> int:
+    """The `setmaxnreg` budget of a consumer warp group of a BLOCK_M-row
+    tile (one producer warp group; `tawa-warp-specialize`'s derived budgets:
+    256, 232, 160, 112 for 64 to 256 rows)."""
+    from tawa.transforms.warp_specialize import register_budgets
+
+    groups = block_m // WGMMA_M
+    return register_budgets(None, WARPS_PER_GROUP, groups * WARPS_PER_GROUP, None, None)[1]  # type: ignore[arg-type]
+
+
 def unsupported(config: GemmConfig) -> str | None:
     """Why `tawa-hopper-pipeline` rejects `config`, or None when it compiles
     (docs/passes.md, "Tile shapes"; `tawa-check-resources` is the compiler's
     own word, this is its rule written down, for pruning without compiling)."""
     if config.split_k < 1:
         return f"split_k = {config.split_k}: expected 1 (no split) or more slices of K"
+    if config.split_k > 1 and config.epilogue != NO_EPILOGUE:
+        return (f"split_k = {config.split_k} with an epilogue ({'-'.join(config.epilogue.parts)}): the epilogue "
+                "needs the whole sum over K, which split programs do not have")
     if config.split_k > 1 and config.batched:
         return (f"split_k = {config.split_k} with batched: split-K is for unbatched GEMMs only for now "
                 "(the third grid axis is the batch)")
@@ -195,6 +295,14 @@ def unsupported(config: GemmConfig) -> str | None:
     if need > cap:
         return (f"{config.block_m}x{config.block_n}: a 64x{config.block_n}xf32 wgmma needs ~{need} registers "
                 f"but a CTA of {threads} threads starts with {cap} (tawa-check-resources)")
+    need, budget = consumer_registers(config), consumer_budget(config.block_m)
+    if need - REGISTER_ESTIMATE_ERROR > budget:
+        what = "two accumulators" if config.epilogue.gated else "the accumulator"
+        extra = [n for n, on in (("a residual tile", config.epilogue.residual), ("a bias", config.epilogue.bias)) if on]
+        return (f"{config.block_m}x{config.block_n} ({'-'.join(config.epilogue.parts) or 'no epilogue'}): "
+                f"{' and '.join([', '.join([what, *extra[:-1]]), *extra[-1:]])} need ~{need} registers a "
+                f"consumer thread but setmaxnreg "
+                f"gives {budget} (tawa-check-resources); use a smaller BLOCK_N")
     return None
 
 
@@ -208,19 +316,105 @@ def _operand(rows: str, cols: str, dtype: str, batched: bool) -> tuple[str, str]
 def _check_generable(config: GemmConfig, where: str) -> None:
     """Configurations the generator cannot write at all (the rest are the
     compiler's to judge)."""
-    if config.split_k < 1 or (config.split_k > 1 and config.batched):
+    if (config.split_k < 1 or (config.split_k > 1 and config.batched)
+            or (config.split_k > 1 and config.epilogue != NO_EPILOGUE)):
         raise TawaError(str(unsupported(config)), where)
 
 
+def _activation(kind: str, x: str, t: str) -> tuple[list[str], str]:
+    """(lines, result) of activation `kind` of the f32 tile `x` of type `t`,
+    with ops `tawa-lower-tile` lowers (arith on f32, `math.tanh`)."""
+    if kind == "relu":
+        return ["  %relu_zero = arith.constant 0.0 : f32\n",
+                f"  %relu_zeros = tile.splat %relu_zero : f32 -> {t}\n",
+                f"  %act = arith.maximumf {x}, %relu_zeros : {t}\n"], "%act"
+    half = ["  %act_half = arith.constant 0.5 : f32\n",
+            f"  %act_half_t = tile.splat %act_half : f32 -> {t}\n"]
+    if kind == "silu":  # x·σ(x), σ(x) = ½ + ½·tanh(x/2): no exp, no division
+        arg = [f"  %act_arg = arith.mulf {x}, %act_half_t : {t}\n"]
+    else:  # gelu_tanh: x·(½ + ½·tanh(k0·(x + k1·x³)))
+        k0, k1 = GELU_TANH
+        arg = [f"  %gelu_k0 = arith.constant {k0} : f32\n",
+               f"  %gelu_k1 = arith.constant {k1} : f32\n",
+               f"  %gelu_k0_t = tile.splat %gelu_k0 : f32 -> {t}\n",
+               f"  %gelu_k1_t = tile.splat %gelu_k1 : f32 -> {t}\n",
+               f"  %gelu_x2 = arith.mulf {x}, {x} : {t}\n",
+               f"  %gelu_x3 = arith.mulf %gelu_x2, {x} : {t}\n",
+               f"  %gelu_cubic = arith.mulf %gelu_x3, %gelu_k1_t : {t}\n",
+               f"  %gelu_inner = arith.addf {x}, %gelu_cubic : {t}\n",
+               f"  %act_arg = arith.mulf %gelu_inner, %gelu_k0_t : {t}\n"]
+    return [*half, *arg,
+            f"  %act_tanh = math.tanh %act_arg : {t}\n",
+            f"  %act_htanh = arith.mulf %act_tanh, %act_half_t : {t}\n",
+            f"  %act_gate = arith.addf %act_htanh, %act_half_t : {t}\n",
+            f"  %act = arith.mulf {x}, %act_gate : {t}\n"], "%act"
+
+
+def _epilogue(config: GemmConfig, acc: str, acc2: str, c_type: str, c_index: str) -> str:
+    """The ops after the K loop: `config.epilogue` on the f32 accumulator
+    `acc` (and `acc2`, the second product, when gated), then the store."""
+    bm, bn, c, ep = config.block_m, config.block_n, config.c_dtype, config.epilogue
+    t = f"tensor<{bm}x{bn}xf32>"
+    lines, x = [], acc
+
+    def widened(value: str, shape: str, name: str) -> str:
+        """`value` (a tensor<{shape}x{c}>) in f32."""
+        if c == "f32":
+            return value
+        lines.append(f"  %{name}_f = arith.extf {value} : tensor<{shape}x{c}> to tensor<{shape}xf32>\n")
+        return f"%{name}_f"
+
+    if ep.bias:
+        lines.append(f"  %bias = tile.load %Bias[%n0] : memref<?x{c}> -> tensor<{bn}x{c}>\n")
+        bias = widened("%bias", f"{bn}", "bias")
+        lines += [f"  %bias_row = tile.expand_dims {bias}, 0 : tensor<{bn}xf32> -> tensor<1x{bn}xf32>\n",
+                  f"  %bias_t = tile.broadcast %bias_row : tensor<1x{bn}xf32> -> {t}\n",
+                  f"  %biased = arith.addf {x}, %bias_t : {t}\n"]
+        x = "%biased"
+    if ep.activation is not None:
+        act, x = _activation(ep.activation, x, t)
+        lines += act
+    if ep.gated:
+        lines.append(f"  %gated = arith.mulf {x}, {acc2} : {t}\n")
+        x = "%gated"
+    if ep.residual:
+        lines.append(f"  %res = tile.load %R[{c_index}] : {c_type} -> tensor<{bm}x{bn}x{c}>\n")
+        res = widened("%res", f"{bm}x{bn}", "res")
+        lines.append(f"  %with_res = arith.addf {x}, {res} : {t}\n")
+        x = "%with_res"
+    if c == "f32":
+        lines.append(f"  tile.store {x}, %C[{c_index}] : {t}, {c_type}\n")
+    else:
+        lines += [f"  %c = arith.truncf {x} : {t} to tensor<{bm}x{bn}x{c}>\n",
+                  f"  tile.store %c, %C[{c_index}] : tensor<{bm}x{bn}x{c}>, {c_type}\n"]
+    return "".join(lines)
+
+
+def _epilogue_doc(config: GemmConfig) -> str:
+    """The program's comment line on its epilogue ('' without one)."""
+    ep = config.epilogue
+    if ep == NO_EPILOGUE:
+        return ""
+    x = "acc + Bias" if ep.bias else "acc"
+    y = f"{ep.activation}({x})" if ep.activation else x
+    if ep.gated:
+        y = f"{y} · acc2 (acc2 = A · B2{'' if config.b_layout == 'kn' else 'ᵀ'}, B2 shaped as B)"
+    operands = [f"Bias a vector of N {config.c_dtype}"] * ep.bias + ["R shaped as C"] * ep.residual
+    return f"  // Epilogue: C = {y}{' + R' if ep.residual else ''}{'; ' if operands else ''}{', '.join(operands)}.\n"
+
+
 def gemm_source(config: GemmConfig, name: str | None = None) -> str:
-    """The tile program of `config`: kernel `@gemm` (`@batched_gemm` when
-    batched, `@gemm_splitk` when split; `name` renames it) with arguments
-    (A, B, C, M, N, K), or (A, B, W, M, N, K) for the split program (module
-    docstring)."""
+    """The tile program of `config`: kernel `config.kernel` (`@gemm`,
+    `@batched_gemm` when batched, `@gemm_splitk` when split, a suffix per
+    epilogue part: `@gemm_bias_gelu_tanh_residual`; `name` renames it) with
+    arguments (A, B[, B2][, Bias][, R], C, M, N, K), or (A, B, W, M, N, K)
+    for the split program (module docstring)."""
     _check_generable(config, "tawa.kernels.gemm_source")
     bm, bn, bk = config.tile
     a, b, c = config.a_dtype, config.b_dtype, config.c_dtype
     batched, kn, split = config.batched, config.b_layout == "kn", config.split_k
+    ep = config.epilogue
+    gated = ep.gated
     name = name or config.kernel
     a_type, a_index = _operand("%m0", "%k", a, batched)
     b_type, b_index = _operand("%k" if kn else "%n0", "%n0" if kn else "%k", b, batched)
@@ -253,22 +447,32 @@ def gemm_source(config: GemmConfig, name: str | None = None) -> str:
         lo, hi = "%k_lo", "%k_hi"
     else:
         out = f"%C: {c_type}"
-        if c == "f32":
-            epilogue = f"  tile.store %acc, %C[{c_index}] : {acc}, {c_type}\n"
-        else:
-            epilogue = (f"  %c = arith.truncf %acc : {acc} to tensor<{bm}x{bn}x{c}>\n"
-                        f"  tile.store %c, %C[{c_index}] : tensor<{bm}x{bn}x{c}>, {c_type}\n")
+        epilogue = _epilogue(config, "%acc#0" if gated else "%acc", "%acc#1", c_type, c_index)
         c_doc = f"C is {'batch×' * batched}M×N of {c}"
         grid = f"(⌈M/{bm}⌉, ⌈N/{bn}⌉{', batch' if batched else ''})"
         k_range = "  %b = tile.program_id 2\n" if batched else ""
         lo, hi = "%c0", "%K"
+    operands = "".join((f", %B2: {b_type}" * gated, f", %Bias: memref<?x{c}>" * ep.bias, f", %R: {c_type}" * ep.residual))
+    # One product per B operand (gated: two), all of the same A tile, each its own accumulator.
+    products = [("B", "bt", "acc_i", "d")] + [("B2", "b2t", "acc2_i", "d2")] * gated
+    types = ", ".join([acc] * len(products))
+    loop = (
+        f"  %acc{':2' * gated} = scf.for %k = {lo} to {hi} step %block_k "
+        f"iter_args({', '.join(f'%{i} = %zero' for _, _, i, _ in products)}) -> ({types}) {{\n"
+        f"    %a = tile.load %A[{a_index}] : {a_type} -> {a_tile}\n"
+        + "".join(f"    %{t} = tile.load %{B}[{b_index}] : {b_type} -> {b_tile}\n" for B, t, _, _ in products)
+        + "".join(f"    %{d} = tile.dot %a, %{t}, %{i}{transposed} : {a_tile}, {b_tile} -> {acc}\n"
+                  for _, t, i, d in products)
+        + f"    scf.yield {', '.join(f'%{d}' for *_, d in products)} : {types}\n"
+    )
     # The function starts on line 1 (errors located at the kernel say 1:1).
     return (
-        f"func.func @{name}(%A: {a_type}, %B: {b_type}, {out},\n"
+        f"func.func @{name}(%A: {a_type}, %B: {b_type}{operands}, {out},\n"
         f"    %M: index, %N: index, %K: index) {{\n"
         f"  // C = A · B{'' if kn else 'ᵀ'} ({config.id}): A is {'batch×' * batched}M×K of {a}, "
         f"B is {'batch×' * batched}{b_form} of {b},\n"
         f"  // {c_doc}; tawa.kernels.gemm_source, launch grid {grid}.\n"
+        f"{_epilogue_doc(config)}"
         f"  %c0 = arith.constant 0 : index\n"
         f"  %block_k = arith.constant {bk} : index\n"
         f"  %block_m = arith.constant {bm} : index\n"
@@ -279,11 +483,7 @@ def gemm_source(config: GemmConfig, name: str | None = None) -> str:
         f"  %m0 = arith.muli %pid_m, %block_m : index\n"
         f"  %n0 = arith.muli %pid_n, %block_n : index\n"
         f"  %zero = tile.zeros : {acc}\n"
-        f"  %acc = scf.for %k = {lo} to {hi} step %block_k iter_args(%acc_i = %zero) -> ({acc}) {{\n"
-        f"    %a = tile.load %A[{a_index}] : {a_type} -> {a_tile}\n"
-        f"    %bt = tile.load %B[{b_index}] : {b_type} -> {b_tile}\n"
-        f"    %d = tile.dot %a, %bt, %acc_i{transposed} : {a_tile}, {b_tile} -> {acc}\n"
-        f"    scf.yield %d : {acc}\n"
+        f"{loop}"
         f"  }}\n"
         f"{epilogue}"
         f"  func.return\n"

@@ -110,3 +110,41 @@ def attention_fp8(
 
 
 __all__ = ["UNAVAILABLE", "attention", "attention_fp8", "checks", "kernels", "matmul"]
+
+
+# --------------------------------------------------------------------------- fused linear operators
+
+from tawa.torch import linear_checks  # noqa: E402  (no torch needed)
+
+if UNAVAILABLE is None:
+    from tawa.torch import linear_ops as _linear_ops  # registers tawa::linear, tawa::gated_mlp
+
+
+def linear(x: Any, w: Any, bias: Any = None, activation: str | None = None, residual: Any = None) -> Any:
+    """activation(x · wᵀ + bias) + residual in one kernel: x [..., K], w [N, K]
+    (an nn.Linear weight), bias [N], residual [..., N], all bf16 or all f16;
+    `activation` None, "gelu_tanh", "silu" or "relu", applied in f32.  A new
+    [..., N] tensor of x's dtype.  K must be a multiple of 8; operands a
+    tensor map cannot read (x, w) or that are not dense (bias, residual) are
+    copied (docs/runtime.md, "Fused linear operators")."""
+    _require()
+    linear_checks.check_activation("linear", activation)
+    tensors = [t for t in (x, w, bias, residual) if t is not None]
+    if _calls.eager(*tensors):  # the implementation, without the dispatcher (tawa.torch.calls)
+        return _linear_ops.linear_impl(x, w, bias, activation, residual)
+    return _linear_ops.linear(x, w, bias, activation, residual)
+
+
+def gated_mlp(x: Any, w_gate: Any, w_up: Any, activation: str = "silu") -> Any:
+    """activation(x · w_gateᵀ) · (x · w_upᵀ) in one kernel (SwiGLU with the
+    default "silu"; GeGLU with "gelu_tanh"): x [..., K], w_gate and w_up
+    [N, K], all bf16 or all f16; both products accumulate in f32 side by
+    side and are never stored.  A new [..., N] tensor of x's dtype."""
+    _require()
+    linear_checks.check_activation("gated_mlp", activation, allow_none=False)
+    if _calls.eager(x, w_gate, w_up):
+        return _linear_ops.gated_mlp_impl(x, w_gate, w_up, activation)
+    return _linear_ops.gated_mlp(x, w_gate, w_up, activation)
+
+
+__all__ += ["gated_mlp", "linear", "linear_checks"]

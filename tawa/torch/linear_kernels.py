@@ -1,0 +1,77 @@
+"""The generated kernels behind `tawa.torch.linear` and `tawa.torch.gated_mlp`
+(no torch needed).
+
+Each is `tawa.kernels.gemm_source` of a `GemmConfig` with an `Epilogue`:
+one GEMM kernel whose consumer warp groups add the bias, apply the
+activation on the f32 accumulator, multiply by the second product (gated),
+add the residual tile and store.  `epilogue_choice` picks the tile: the
+heuristic's of `tawa.torch.matmul` for the same problem
+(`tawa.runtime.autotune.heuristic`), or, where the epilogue's live tiles
+(a second accumulator, a residual tile, the bias) do not fit the
+consumers' registers at that tile (`tawa.kernels.gemm.unsupported`), the
+next smaller tile of the same chooser (`HEURISTIC_TILES`, each cut to the
+heuristic's).  `linear_kernel` compiles it (`build`) and remembers the
+kernel and grid per problem: a warm call is one dictionary look-up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from tawa.diagnostics import TawaError
+from tawa.kernels.gemm import Epilogue, unsupported
+from tawa.target.hopper import SM_COUNT
+
+ELEMENT_TYPES = {"bfloat16": "bf16", "float16": "f16"}
+"""torch dtype name → the generator's element type."""
+SMALLEST_TILE = (64, 64)
+"""The last tile `epilogue_choice` tries (after `HEURISTIC_TILES`)."""
+
+_KERNELS: dict[tuple[Any, ...], tuple[Any, tuple[int, ...]]] = {}
+
+
+def epilogue_choice(layout: str, dtype: str, M: int, N: int, K: int, epilogue: Epilogue,
+                    sms: int = SM_COUNT) -> Any:
+    """The `tawa.runtime.autotune.Choice` for an M×N×K GEMM in `dtype` with
+    `epilogue`, B [N, K] (`layout` "nk") or [K, N] ("kn"): the heuristic's
+    tile when the epilogue fits it, else the first of `HEURISTIC_TILES`
+    (then `SMALLEST_TILE`), each cut to the heuristic's, that it fits."""
+    from tawa.runtime.autotune import HEURISTIC_TILES, GemmProblem, heuristic
+
+    t = ELEMENT_TYPES[dtype]
+    base = heuristic(GemmProblem(M, N, K, t, t, t, layout), sms)
+    bm, bn = base.config.block_m, base.config.block_n
+    tried = []
+    for tm, tn in ((bm, bn), *HEURISTIC_TILES, SMALLEST_TILE):
+        config = base.config.replace(block_m=min(tm, bm), block_n=min(tn, bn), epilogue=epilogue)
+        why = unsupported(config)
+        if why is None:
+            return replace(base, config=config)
+        tried.append(why)
+    raise TawaError(f"no tile fits the epilogue {'-'.join(epilogue.parts)}: {tried[-1]}", "tawa.torch.linear")
+
+
+def build(choice: Any) -> Any:
+    """The compiled kernel of `choice` (`Choice.compile`; the CPU tests
+    substitute a stand-in)."""
+    return choice.compile()
+
+
+def linear_kernel(layout: str, dtype: str, M: int, N: int, K: int, bias: bool, activation: str | None,
+                  residual: bool, gated: bool, sms: int = SM_COUNT) -> tuple[Any, tuple[int, ...]]:
+    """The kernel and launch grid for a problem (`epilogue_choice`),
+    compiled once and remembered per (layout, dtype, M, N, K, epilogue)."""
+    key = (layout, dtype, M, N, K, bias, activation, residual, gated)
+    hit = _KERNELS.get(key)
+    if hit is not None:
+        return hit
+    epilogue = Epilogue(bias=bias, activation=activation, residual=residual, gated=gated)
+    choice = epilogue_choice(layout, dtype, M, N, K, epilogue, sms)
+    hit = _KERNELS[key] = (build(choice), choice.grid(M, N))
+    return hit
+
+
+def clear_cache() -> None:
+    """Forgets the kernels (`tawa.runtime.clear_cache()` forgets tawa.compile's)."""
+    _KERNELS.clear()

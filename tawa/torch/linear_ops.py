@@ -1,0 +1,227 @@
+"""The fused linear operators: `torch.library` custom operators `tawa::linear`
+and `tawa::gated_mlp` (imported by `tawa.torch` when torch ≥ 2.4 is there;
+it imports torch).
+
+Each runs one generated GEMM kernel with its epilogue fused
+(`tawa.torch.linear_kernels`); nothing else is launched but copies of
+operands the kernel cannot read in place (`tawa.torch.linear_checks`).  The
+host path is matmul's (`tawa.torch.calls`): what a call decides from its
+arguments' layout — checks, output shape, copies, kernel, grid — is kept as
+a `FusedCall` per layout, and from the second call on the kernel is launched
+through a launch template with the new addresses.  The implementation
+allocates and launches only (no synchronization, no host reads of device
+memory), so CUDA graphs capture it once a first call has loaded the kernel;
+the fake implementation runs the same checks on metadata and returns an
+empty tensor of the output's shape.
+
+This module has no `from __future__ import annotations`: torch infers the
+operators' schemas from the annotations, as objects.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import torch
+
+from tawa.torch import linear_checks as lc
+from tawa.torch import linear_kernels
+from tawa.torch.calls import CALLS_KEPT, dense_copy, sm_count
+from tawa.torch.checks import TensorInfo, describe
+
+_ACTIVATIONS = {
+    None: lambda y: y,
+    "gelu_tanh": lambda y: torch.nn.functional.gelu(y, approximate="tanh"),
+    "silu": torch.nn.functional.silu,
+    "relu": torch.relu,
+}
+"""The activations in torch, for K = 0 only (no product: nothing to launch a GEMM for)."""
+
+
+@dataclass(eq=False)
+class FusedCall:
+    """Everything a `linear` or `gated_mlp` call on operands of one layout decides."""
+
+    out_shape: tuple
+    M: int
+    N: int
+    K: int
+    layout: str
+    """B's layout: "nk" (weights read as [N, K]) or "kn" (read as wᵀ, [K, N])."""
+    copies: tuple
+    """Per kernel operand (x, the weights, bias, residual, those given): whether it is copied."""
+    kernel: Any
+    """A `tawa.Kernel`; None where nothing is launched (an empty output, K = 0)."""
+    grid: Any
+    bound: Any = field(default=None)
+    """The kernel's launch template (`BoundLaunch`), made at the second call."""
+    launches: int = 0
+
+    def operands(self, x: torch.Tensor, weights: tuple, bias: Optional[torch.Tensor],
+                 residual: Optional[torch.Tensor]) -> list:
+        """The kernel's array operands before C: x as [M, K], the weights in
+        `layout`, the bias, the residual as [M, N]; copies where decided."""
+        kn = self.layout == "kn"
+        given = [(x, (self.M, self.K))] + [(w.t() if kn else w, None) for w in weights]
+        given += [(t, shape) for t, shape in ((bias, None), (residual, (self.M, self.N))) if t is not None]
+        ops = []
+        for (t, shape), copy in zip(given, self.copies, strict=True):
+            t = dense_copy(t) if copy else t
+            ops.append(t if shape is None else t.view(shape))
+        return ops
+
+
+_CALLS: dict = {}
+
+
+def _layout_key(t: Optional[torch.Tensor]) -> Any:
+    if t is None:
+        return None
+    return (t.shape, t.stride(), t.dtype, t.device, t.data_ptr() & 15)
+
+
+def _flat(t: torch.Tensor, shape: tuple) -> Optional[TensorInfo]:
+    """`t` described as viewed in `shape`, or None where no view exists."""
+    try:
+        return describe(t.view(shape))
+    except RuntimeError:
+        return None
+
+
+def _call(p: lc.LinearProblem, x: torch.Tensor, weights: tuple, bias: Optional[torch.Tensor],
+          activation: Optional[str], residual: Optional[torch.Tensor]) -> FusedCall:
+    """The call of a checked problem: copies, the weights' layout, the kernel."""
+    M, N, K = p.M, p.N, p.K
+    flat_x = _flat(x, (M, K))
+    copies = [flat_x is None or not lc.tma_rows(flat_x)]
+    layouts = [lc.b_operand(describe(w)) for w in weights]
+    if all(b == ("kn", False) for b in layouts):
+        layout = "kn"
+        copies += [False] * len(weights)
+    else:  # one layout for all B operands: [N, K], copied where a tensor map cannot read w so
+        layout = "nk"
+        copies += [b != ("nk", False) for b in layouts]
+    if bias is not None:
+        copies.append(not lc.dense(describe(bias)))
+    if residual is not None:
+        flat_r = _flat(residual, (M, N))
+        copies.append(flat_r is None or not lc.dense(flat_r))
+    kernel = grid = None
+    if M * N and K:
+        kernel, grid = linear_kernels.linear_kernel(layout, p.dtype, M, N, K, bias is not None, activation,
+                                                    residual is not None, len(weights) == 2, sm_count(x.device))
+    return FusedCall(tuple(p.out_shape), M, N, K, layout, tuple(copies), kernel, grid)
+
+
+def _degenerate(out: torch.Tensor, call: FusedCall, bias, activation, residual, gated: bool) -> torch.Tensor:
+    """`out` where no kernel is launched: empty, or for K = 0 computed by
+    torch (the products are zeros; a launch would need scratch tensor maps,
+    a device allocation, which CUDA graph capture forbids)."""
+    if out.numel() == 0:
+        return out
+    y = torch.zeros(out.shape, dtype=torch.float32, device=out.device)
+    if bias is not None:
+        y += bias.float()
+    y = torch.zeros_like(y) if gated else _ACTIVATIONS[activation](y)  # act(0) · 0 = 0
+    if residual is not None:
+        y += residual.float()
+    return out.copy_(y)
+
+
+def _run(call: FusedCall, x: torch.Tensor, weights: tuple, bias, activation, residual) -> torch.Tensor:
+    # The output first: nothing else is allocated before it (the GPU tests
+    # poison the block the caching allocator hands out next).
+    out = torch.empty(call.out_shape, dtype=x.dtype, device=x.device)
+    if call.kernel is None:
+        return _degenerate(out, call, bias, activation, residual, len(weights) == 2)
+    bound = call.bound
+    if bound is not None and not any(call.copies):
+        ptrs = (x.data_ptr(), *(w.data_ptr() for w in weights), *(t.data_ptr() for t in (bias, residual) if t is not None),
+                out.data_ptr())
+        if bound.launch(ptrs):
+            return out
+    args = (*call.operands(x, weights, bias, residual), out.view(call.M, call.N), call.M, call.N, call.K)
+    if bound is not None and bound.launch(tuple(a.data_ptr() for a in args[:-3])):
+        return out
+    call.kernel(*args, grid=call.grid)
+    call.launches += 1
+    if call.launches == 1 and hasattr(call.kernel, "template"):
+        call.bound = call.kernel.template(*args, grid=call.grid)
+    return out
+
+
+def _remember(key: Any, call: FusedCall) -> None:
+    if len(_CALLS) >= CALLS_KEPT:
+        _CALLS.pop(next(iter(_CALLS)))
+    _CALLS[key] = call
+
+
+def linear_impl(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor], activation: Optional[str],
+                residual: Optional[torch.Tensor]) -> torch.Tensor:
+    """The linear operator's implementation (`tawa::linear`)."""
+    key = ("linear", _layout_key(x), _layout_key(w), _layout_key(bias), activation, _layout_key(residual))
+    call = _CALLS.get(key)
+    if call is None:
+        p = lc.check_linear(describe(x), describe(w), None if bias is None else describe(bias), activation,
+                            None if residual is None else describe(residual))
+        call = _call(p, x, (w,), bias, activation, residual)
+        _remember(key, call)
+    return _run(call, x, (w,), bias, activation, residual)
+
+
+def gated_mlp_impl(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor, activation: str) -> torch.Tensor:
+    """The gated MLP operator's implementation (`tawa::gated_mlp`)."""
+    key = ("gated_mlp", _layout_key(x), _layout_key(w_gate), _layout_key(w_up), activation)
+    call = _CALLS.get(key)
+    if call is None:
+        p = lc.check_gated_mlp(describe(x), describe(w_gate), describe(w_up), activation)
+        call = _call(p, x, (w_gate, w_up), None, activation, None)
+        _remember(key, call)
+    return _run(call, x, (w_gate, w_up), None, activation, None)
+
+
+def clear_calls() -> None:
+    """Forgets the calls (and so their kernels' launch templates)."""
+    _CALLS.clear()
+
+
+@torch.library.custom_op("tawa::linear", mutates_args=())
+def linear_op(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    bias: Optional[torch.Tensor],
+    activation: Optional[str],
+    residual: Optional[torch.Tensor],
+) -> torch.Tensor:
+    """activation(x [..., K] · w [N, K]ᵀ + bias [N]) + residual [..., N] → [..., N]."""
+    return linear_impl(x, w, bias, activation, residual)
+
+
+@linear_op.register_fake
+def _linear_fake(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    bias: Optional[torch.Tensor],
+    activation: Optional[str],
+    residual: Optional[torch.Tensor],
+) -> torch.Tensor:
+    x_, w_, bias_, residual_ = (None if t is None else describe(t, fake=True) for t in (x, w, bias, residual))
+    p = lc.check_linear(x_, w_, bias_, activation, residual_, fake=True)
+    return x.new_empty(p.out_shape)
+
+
+@torch.library.custom_op("tawa::gated_mlp", mutates_args=())
+def gated_mlp_op(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor, activation: str) -> torch.Tensor:
+    """activation(x [..., K] · w_gate [N, K]ᵀ) · (x · w_upᵀ) → [..., N]."""
+    return gated_mlp_impl(x, w_gate, w_up, activation)
+
+
+@gated_mlp_op.register_fake
+def _gated_mlp_fake(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor, activation: str) -> torch.Tensor:
+    p = lc.check_gated_mlp(*(describe(t, fake=True) for t in (x, w_gate, w_up)), activation, fake=True)
+    return x.new_empty(p.out_shape)
+
+
+linear = torch.ops.tawa.linear.default
+"""The operator's overload, what `tawa.torch.linear` calls outside eager calls (torch.compile traces it as one call)."""
+gated_mlp = torch.ops.tawa.gated_mlp.default
+"""The operator's overload, what `tawa.torch.gated_mlp` calls outside eager calls."""

@@ -1,0 +1,373 @@
+"""GEMM tile programs with fused epilogues (`tawa.kernels.gemm.Epilogue`):
+what `tawa.torch.linear` and `tawa.torch.gated_mlp` run.
+
+* the generated text: the kernel's arguments and ops for each epilogue part
+  (FileCheck-style: each expected line, in order), configurations without
+  an epilogue written as before;
+* the tile program in the CPU interpreter against NumPy float32 on ragged
+  M, N, K (not multiples of the tile), C poisoned with NaN: every
+  activation × bias × residual, gated with each activation, f32 and f16 C,
+  B K×N, batched; the bias + GELU program computes the bits of
+  examples/gemm_bias_gelu.mlir;
+* the program lowered by `tawa-hopper-pipeline` and run by the CTA simulator
+  on 2 persistent CTAs computes what the tile program computes;
+* the register rule (`unsupported`) agrees with tawa-check-resources on
+  both sides of it; the tile chooser (`epilogue_choice`) falls back to a
+  smaller tile of the heuristic's list where the epilogue does not fit;
+* ptxas assembles each combination at its default tile (and the thread-
+  epilogue twin) without spills.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shutil
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tawa
+from tawa.diagnostics import TawaError
+from tawa.kernels.gemm import (
+    ACTIVATIONS,
+    Epilogue,
+    GemmConfig,
+    consumer_registers,
+    gemm_grid,
+    gemm_source,
+    unsupported,
+)
+from tawa.runtime.autotune import Choice, compiler_rejects
+from tawa.torch.linear_kernels import epilogue_choice
+from tawa.transforms.hopper_pipeline import HopperPipelinePass
+from tawa.transforms.prepare_ptx import PreparePtxPass
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+NUMPY_TYPES = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32}
+ACTS = [None, *ACTIVATIONS]
+needs_ptxas = pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas (CUDA toolkit) is not on PATH")
+
+
+def reference_activation(kind: str | None, y: np.ndarray) -> np.ndarray:
+    """The activations' definitions in float32 (not the kernels' formulas)."""
+    if kind == "gelu_tanh":
+        return 0.5 * y * (1 + np.tanh(np.sqrt(2 / np.pi) * (y + 0.044715 * y**3)))
+    if kind == "silu":
+        return y / (1 + np.exp(-y))
+    if kind == "relu":
+        return np.maximum(y, 0)
+    return y
+
+
+def operands(config: GemmConfig, M: int, N: int, K: int, seed: int = 0, batch: int | None = None):
+    """The kernel's arguments (C poisoned) and NumPy's float32 reference."""
+    rng = np.random.default_rng(seed)
+    ep, t = config.epilogue, NUMPY_TYPES[config.c_dtype]
+    lead = () if batch is None else (batch,)
+    kn = config.b_layout == "kn"
+
+    def randn(*shape, dtype=ml_dtypes.bfloat16):
+        return rng.standard_normal(shape).astype(dtype)
+
+    f = lambda x: x.astype(np.float32)  # noqa: E731
+    A = randn(*lead, M, K, dtype=NUMPY_TYPES[config.a_dtype])
+    Bs = [randn(*lead, *((K, N) if kn else (N, K)), dtype=NUMPY_TYPES[config.b_dtype]) for _ in range(1 + ep.gated)]
+    products = [f(A) @ (f(B) if kn else np.swapaxes(f(B), -1, -2)) for B in Bs]
+    y = products[0]
+    args = [A, *Bs]
+    if ep.bias:
+        bias = randn(N, dtype=t)
+        args.append(bias)
+        y = y + f(bias)
+    y = reference_activation(ep.activation, y)
+    if ep.gated:
+        y = y * products[1]
+    if ep.residual:
+        R = randn(*lead, M, N, dtype=t)
+        args.append(R)
+        y = y + f(R)
+    C = np.full((*lead, M, N), np.nan, t)
+    return [*args, C, M, N, K], y
+
+
+def assert_close(got: np.ndarray, want: np.ndarray, c_dtype: str) -> None:
+    got = got.astype(np.float32)
+    assert not np.isnan(got).any(), f"{int(np.isnan(got).sum())} elements of C never written"
+    tol = 1e-4 if c_dtype == "f32" else 1.5e-2  # bf16's rounding is 2⁻⁸ of the value
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * max(1.0, float(np.abs(want).max()) / 8))
+
+
+def run(module, config: GemmConfig, M: int, N: int, K: int, seed: int = 0, batch: int | None = None, **kw):
+    args, want = operands(config, M, N, K, seed, batch)
+    tawa.interpret(module, config.kernel, gemm_grid(config, M, N, batch), *args, **kw)
+    return args[-4], want
+
+
+def check_lines(text: str, expected: list[str]) -> None:
+    """Each of `expected` occurs in `text`, in this order (FileCheck's CHECK)."""
+    at = 0
+    for line in expected:
+        found = text.find(line, at)
+        assert found >= 0, f"expected after offset {at}: {line!r}\n{text}"
+        at = found + len(line)
+
+
+# --------------------------------------------------------------------------- the text
+
+
+def test_no_epilogue_is_the_plain_program():
+    """The default epilogue writes the program as before (the examples, op
+    for op: test_autotune_kernels.py), and names it so."""
+    config = GemmConfig(128, 128, 64)
+    assert config.epilogue == Epilogue() and config.kernel == "gemm" and config.id == "128x128x64"
+    text = gemm_source(config)
+    assert "Epilogue" not in text and "%Bias" not in text and "%R" not in text and "%B2" not in text
+
+
+def test_bias_activation_residual_text():
+    config = GemmConfig(128, 256, 64, epilogue=Epilogue(bias=True, activation="gelu_tanh", residual=True))
+    assert config.kernel == "gemm_bias_gelu_tanh_residual" and config.id == "128x256x64-bias-gelu_tanh-residual"
+    check_lines(gemm_source(config), [
+        "func.func @gemm_bias_gelu_tanh_residual(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, "
+        "%Bias: memref<?xbf16>, %R: memref<?x?xbf16>, %C: memref<?x?xbf16>,",
+        "%M: index, %N: index, %K: index) {",
+        "// Epilogue: C = gelu_tanh(acc + Bias) + R; Bias a vector of N bf16, R shaped as C.",
+        "%acc = scf.for %k = %c0 to %K step %block_k iter_args(%acc_i = %zero)",
+        "tile.dot %a, %bt, %acc_i {rhs_transposed}",
+        "%bias = tile.load %Bias[%n0] : memref<?xbf16> -> tensor<256xbf16>",
+        "%bias_f = arith.extf %bias : tensor<256xbf16> to tensor<256xf32>",
+        "tile.expand_dims %bias_f, 0 : tensor<256xf32> -> tensor<1x256xf32>",
+        "%bias_t = tile.broadcast %bias_row : tensor<1x256xf32> -> tensor<128x256xf32>",
+        "%biased = arith.addf %acc, %bias_t",
+        "%gelu_x3 = arith.mulf %gelu_x2, %biased",
+        "%act_tanh = math.tanh %act_arg : tensor<128x256xf32>",
+        "%act = arith.mulf %biased, %act_gate",
+        "%res = tile.load %R[%m0, %n0] : memref<?x?xbf16> -> tensor<128x256xbf16>",
+        "%with_res = arith.addf %act, %res_f",
+        "%c = arith.truncf %with_res : tensor<128x256xf32> to tensor<128x256xbf16>",
+        "tile.store %c, %C[%m0, %n0]",
+    ])
+
+
+@pytest.mark.parametrize("activation, ops", [
+    ("relu", ["%relu_zeros = tile.splat %relu_zero", "%act = arith.maximumf %acc, %relu_zeros"]),
+    ("silu", ["%act_arg = arith.mulf %acc, %act_half_t", "%act_tanh = math.tanh %act_arg",
+              "%act_gate = arith.addf %act_htanh, %act_half_t", "%act = arith.mulf %acc, %act_gate"]),
+])
+def test_activation_ops(activation, ops):
+    """Only ops the lowering has: SiLU is x·(½ + ½·tanh(x/2)), no exp, no division."""
+    text = gemm_source(GemmConfig(64, 128, 64, epilogue=Epilogue(activation=activation)))
+    check_lines(text, ops)
+    assert "math.exp" not in text and "arith.divf" not in text
+
+
+def test_gated_text():
+    config = GemmConfig(128, 128, 64, b_layout="kn", epilogue=Epilogue(activation="silu", gated=True, residual=True))
+    assert config.kernel == "gemm_gated_silu_residual"
+    check_lines(gemm_source(config), [
+        "func.func @gemm_gated_silu_residual(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %B2: memref<?x?xbf16>, "
+        "%R: memref<?x?xbf16>, %C: memref<?x?xbf16>,",
+        "%acc:2 = scf.for %k = %c0 to %K step %block_k iter_args(%acc_i = %zero, %acc2_i = %zero) "
+        "-> (tensor<128x128xf32>, tensor<128x128xf32>) {",
+        "%a = tile.load %A[%m0, %k]",
+        "%bt = tile.load %B[%k, %n0] : memref<?x?xbf16> -> tensor<64x128xbf16>",
+        "%b2t = tile.load %B2[%k, %n0] : memref<?x?xbf16> -> tensor<64x128xbf16>",
+        "%d = tile.dot %a, %bt, %acc_i : ",  # B K×N: no rhs_transposed
+        "%d2 = tile.dot %a, %b2t, %acc2_i : ",
+        "scf.yield %d, %d2 : tensor<128x128xf32>, tensor<128x128xf32>",
+        "%act_arg = arith.mulf %acc#0, %act_half_t",
+        "%gated = arith.mulf %act, %acc#1",
+        "%with_res = arith.addf %gated, %res_f",
+    ])
+
+
+def test_f32_output_reads_f32_operands():
+    config = GemmConfig(64, 64, 64, "f16", "f16", "f32", epilogue=Epilogue(bias=True, residual=True))
+    text = gemm_source(config)
+    check_lines(text, ["%Bias: memref<?xf32>, %R: memref<?x?xf32>, %C: memref<?x?xf32>",
+                       "%bias_row = tile.expand_dims %bias, 0", "%with_res = arith.addf %biased, %res",
+                       "tile.store %with_res, %C[%m0, %n0] : tensor<64x64xf32>"])
+    assert "arith.extf" not in text and "arith.truncf" not in text
+
+
+def test_batched_epilogue_indices():
+    text = gemm_source(GemmConfig(64, 64, 64, batched=True, epilogue=Epilogue(bias=True, residual=True)))
+    check_lines(text, ["func.func @batched_gemm_bias_residual(", "%b = tile.program_id 2",
+                       "tile.load %Bias[%n0] : memref<?xbf16>", "tile.load %R[%b, %m0, %n0] : memref<?x?x?xbf16>"])
+
+
+def test_epilogue_rules():
+    with pytest.raises(TawaError, match=r"activation='gelu': expected None or one of gelu_tanh, silu, relu"):
+        Epilogue(activation="gelu")
+    with pytest.raises(TawaError, match="a gated epilogue takes no bias"):
+        Epilogue(bias=True, gated=True)
+    with pytest.raises(TawaError, match="bias=1: expected a bool"):
+        Epilogue(bias=1)
+    with pytest.raises(TawaError, match="epilogue='relu': expected a tawa.kernels.gemm.Epilogue"):
+        GemmConfig(epilogue="relu")
+    config = GemmConfig(64, 256, 64, split_k=2, epilogue=Epilogue(activation="relu"))
+    assert "split_k = 2 with an epilogue (relu)" in unsupported(config)
+    with pytest.raises(TawaError, match="split_k = 2 with an epilogue"):
+        gemm_source(config)
+    # A configuration and its choice go through as_dict and back (the autotune cache's form).
+    choice = Choice(GemmConfig(128, 128, 64, epilogue=Epilogue(bias=True, activation="silu")))
+    assert Choice.from_dict(choice.as_dict()) == choice
+    assert choice.config.replace(block_n=64).epilogue == choice.config.epilogue
+
+
+# --------------------------------------------------------------------------- the interpreter
+
+RAGGED = (100, 72, 136)
+"""M, N, K of 64-tiles: two ragged rows and columns of tiles, three K steps, the last ragged."""
+
+
+@pytest.mark.parametrize("activation", ACTS, ids=str)
+@pytest.mark.parametrize("bias, residual", [(False, False), (True, False), (False, True), (True, True)],
+                         ids=["plain", "bias", "residual", "bias-residual"])
+def test_epilogue_in_the_interpreter(activation, bias, residual, seed):
+    config = GemmConfig(64, 64, 64, epilogue=Epilogue(bias=bias, activation=activation, residual=residual))
+    C, want = run(gemm_source(config), config, *RAGGED, seed=seed)
+    assert_close(C, want, "bf16")
+
+
+@pytest.mark.parametrize("activation", ACTS, ids=str)
+@pytest.mark.parametrize("residual", [False, True], ids=["", "residual"])
+def test_gated_in_the_interpreter(activation, residual, seed):
+    config = GemmConfig(64, 64, 64, epilogue=Epilogue(activation=activation, residual=residual, gated=True))
+    C, want = run(gemm_source(config), config, *RAGGED, seed=seed)
+    assert_close(C, want, "bf16")
+
+
+@pytest.mark.parametrize("config, batch", [
+    (GemmConfig(64, 64, 64, "f16", "f16", "f32", epilogue=Epilogue(bias=True, activation="silu", residual=True)), None),
+    (GemmConfig(64, 64, 64, "f16", "f16", "f16", epilogue=Epilogue(activation="gelu_tanh", gated=True)), None),
+    (GemmConfig(64, 64, 64, b_layout="kn", epilogue=Epilogue(activation="silu", gated=True, residual=True)), None),
+    (GemmConfig(64, 64, 64, batched=True, epilogue=Epilogue(bias=True, activation="relu", residual=True)), 2),
+], ids=lambda v: v.id if isinstance(v, GemmConfig) else str(v))
+def test_types_layouts_and_batches_in_the_interpreter(config, batch, seed):
+    C, want = run(gemm_source(config), config, *RAGGED, seed=seed, batch=batch)
+    assert_close(C, want, config.c_dtype)
+
+
+def test_bias_gelu_is_the_example():
+    """The generated bias + GELU program computes examples/gemm_bias_gelu.mlir's bits."""
+    config = GemmConfig(128, 256, 64, epilogue=Epilogue(bias=True, activation="gelu_tanh"))
+    M, N, K = 150, 300, 72
+    got, _ = run(gemm_source(config), config, M, N, K, seed=5)
+    args, _ = operands(config, M, N, K, seed=5)
+    tawa.interpret((EXAMPLES / "gemm_bias_gelu.mlir").read_text(), "gemm_bias_gelu", gemm_grid(config, M, N), *args)
+    np.testing.assert_array_equal(got.view(np.uint16), args[-4].view(np.uint16))
+
+
+# --------------------------------------------------------------------------- lowered, in the CTA simulator
+
+
+def lowered(config: GemmConfig, epilogue: str = "auto"):
+    """`config`'s program after tawa-hopper-pipeline (the heuristic's
+    options), less the final scf-to-cf conversion (the form the CTA
+    simulator runs)."""
+    module = tawa.parse(gemm_source(config))
+    ctx = tawa.context()
+    HopperPipelinePass(prepare=False, epilogue=epilogue, **Choice(config).options).apply(ctx, module)
+    for p in PreparePtxPass.steps()[:-1]:
+        p.apply(ctx, module)
+    return module
+
+
+SIMULATED = [
+    (GemmConfig(128, 128, 64, epilogue=Epilogue(activation="silu", gated=True)), "auto"),
+    pytest.param(GemmConfig(128, 128, 64, epilogue=Epilogue(bias=True, activation="gelu_tanh", residual=True)), "auto",
+                 marks=pytest.mark.slow),
+    pytest.param(GemmConfig(64, 128, 64, epilogue=Epilogue(bias=True, activation="relu", residual=True)), "threads",
+                 marks=pytest.mark.slow),
+    pytest.param(GemmConfig(128, 256, 64, epilogue=Epilogue(activation="silu", residual=True)), "auto",
+                 marks=pytest.mark.slow),
+    pytest.param(GemmConfig(128, 128, 64, b_layout="kn", epilogue=Epilogue(activation="gelu_tanh", gated=True,
+                                                                          residual=True)), "auto",
+                 marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize("config, epilogue", SIMULATED,
+                         ids=lambda v: v.id if isinstance(v, GemmConfig) else v)
+def test_lowered_program_computes_the_tile_program(config, epilogue, seed):
+    """Ragged M, N and K (the TMA-store epilogue clips, the consumers' loads
+    of R and the bias are masked at the edges), 3 programs per CTA."""
+    M, N, K = config.block_m * 2 + 17, config.block_n + 40, 3 * 64 - 24
+    want, _ = run(gemm_source(config), config, M, N, K, seed=seed)
+    got, _ = run(lowered(config, epilogue), config, M, N, K, seed=seed, ctas=2)
+    assert not np.isnan(got.astype(np.float32)).any(), "elements of C never written"
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    assert np.linalg.norm(g - w) / np.linalg.norm(w) < 1e-2
+
+
+# --------------------------------------------------------------------------- registers and tiles
+
+
+@pytest.mark.parametrize("config", [
+    GemmConfig(128, 256, 64, epilogue=Epilogue(residual=True)),  # 128 + 64 + 26 = 218 ≤ 232
+    GemmConfig(128, 256, 64, epilogue=Epilogue(bias=True, residual=True)),  # + 32 for the bias: 250
+    GemmConfig(128, 256, 64, epilogue=Epilogue(activation="silu", gated=True)),  # 2 x 128 + 26
+    GemmConfig(128, 128, 64, epilogue=Epilogue(activation="silu", gated=True, residual=True)),  # 186
+    GemmConfig(64, 256, 64, epilogue=Epilogue(bias=True, activation="gelu_tanh", residual=True)),  # 250 ≤ 256
+    GemmConfig(192, 192, 64, epilogue=Epilogue(residual=True)),  # 170 > 160 + 8
+    GemmConfig(192, 128, 64, epilogue=Epilogue(activation="silu", gated=True)),  # 154 ≤ 160
+], ids=lambda c: c.id)
+def test_register_rule_agrees_with_the_compiler(config):
+    rule, compiler = unsupported(config), compiler_rejects(config, {})
+    assert (rule is None) == (compiler is None), (rule, compiler)
+    if rule is not None:
+        assert f"~{consumer_registers(config)} registers" in rule and "tawa-check-resources" in compiler
+
+
+@pytest.mark.parametrize("M, N, K, epilogue, tile", [
+    (8192, 8192, 4096, Epilogue(activation="gelu_tanh", residual=True), (128, 256)),  # the heuristic's tile fits
+    (8192, 8192, 4096, Epilogue(bias=True, residual=True), (128, 128)),  # 128x256 does not: the next one
+    (8192, 8192, 4096, Epilogue(activation="silu", gated=True), (128, 128)),  # two 128x128 accumulators
+    (1, 4096, 1024, Epilogue(activation="silu", gated=True), (64, 128)),  # 64x256 (shrunk to M) → 64x128
+    (1000, 1000, 1000, Epilogue(bias=True, activation="relu", residual=True), (64, 128)),  # the heuristic's own
+    (1, 24, 64, Epilogue(activation="silu", gated=True), (64, 64)),  # BLOCK_N shrunk to N
+])
+def test_epilogue_choice(M, N, K, epilogue, tile):
+    choice = epilogue_choice("nk", "bfloat16", M, N, K, epilogue, sms=132)
+    assert choice.config.tile[:2] == tile and choice.config.epilogue == epilogue
+    assert unsupported(choice.config) is None and choice.config.block_k == 64
+    assert choice.grid(M, N) == (-(-M // tile[0]), -(-N // tile[1]))
+
+
+# --------------------------------------------------------------------------- ptxas
+
+
+def default_tile_config(bias: bool, activation: str | None, residual: bool, gated: bool) -> GemmConfig:
+    """The configuration `tawa.torch` runs for a large problem (8192³) with this epilogue."""
+    epilogue = Epilogue(bias=bias, activation=activation, residual=residual, gated=gated)
+    return epilogue_choice("nk", "bfloat16", 8192, 8192, 8192, epilogue).config
+
+
+COMBINATIONS = [(b, a, r, False) for a, b, r in itertools.product(ACTS, (False, True), (False, True))]
+COMBINATIONS += [(False, a, r, True) for a, r in itertools.product(ACTIVATIONS, (False, True))]
+FAST_PTXAS = (True, "gelu_tanh", True, False)
+"""The combination the default tier assembles (the most live tiles); the sweep is slow."""
+
+
+def _ids(c):
+    return "-".join(Epilogue(bias=c[0], activation=c[1], residual=c[2], gated=c[3]).parts) or "plain"
+
+
+@needs_ptxas
+@pytest.mark.parametrize("combination", [
+    pytest.param(c, marks=[] if c == FAST_PTXAS else [pytest.mark.slow]) for c in COMBINATIONS], ids=_ids)
+def test_default_tile_assembles_without_spills(combination, tmp_path, monkeypatch):
+    monkeypatch.setenv("TAWA_CACHE_DIR", str(tmp_path))
+    config = default_tile_config(*combination)
+    kernel = Choice(config).compile()
+    assert kernel.name == config.kernel and "wgmma.mma_async" in kernel.ptx
+    if combination[1] in ("gelu_tanh", "silu"):
+        assert "tanh.approx.f32" in kernel.ptx
+    # ... and its thread-epilogue twin (launched for C rows a tensor map cannot hold: N·2 bytes not a multiple of 16).
+    for log in (kernel.assemble().log, kernel.fallback().assemble().log):
+        spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
+        assert spills and all(s == ("0", "0") for s in spills), log
