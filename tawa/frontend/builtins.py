@@ -113,7 +113,8 @@ def _num_programs(e: Emitter, axis: Any) -> Scalar:
 
 
 def _grid_op(e: Emitter, cls: Any, axis: Any, what: str) -> Operation:
-    if axis not in (0, 1, 2) or isinstance(axis, bool) or is_runtime(axis):
+    # `1.0 in (0, 1, 2)` holds: the type is checked first.
+    if is_runtime(axis) or not isinstance(axis, int) or isinstance(axis, bool) or axis not in (0, 1, 2):
         raise e.error(f"{what}: axis must be 0, 1 or 2, got {describe(axis)}")
     return cls.build(properties={"axis": IntegerAttr(axis, 64)}, result_types=[IndexType()])
 

@@ -15,18 +15,21 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import inspect
 import operator
 import textwrap
 import types
+from collections.abc import Iterator
 from typing import Any
 
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region
+from xdsl.utils.exceptions import VerifyException
 
 import tawa.language as tl
-from tawa.diagnostics import TawaError, verify
+from tawa.diagnostics import TawaError, first_line, verify
 from tawa.frontend import builtins as tl_builtins
 from tawa.frontend.builtins import expand
 from tawa.frontend.emitter import Emitter
@@ -41,6 +44,11 @@ from tawa.frontend.values import (
     is_runtime,
     memref_type,
 )
+
+MAX_EXPR_DEPTH = 64
+"""Deepest nesting of expressions in a kernel.  Building and describing one
+(`ast.unparse` in messages) recurses in Python, a few frames per level: this
+keeps both well inside Python's default recursion limit of 1000."""
 
 _PURE_BUILTINS = {name: getattr(builtins, name) for name in
                   ("abs", "min", "max", "int", "float", "bool", "len", "round", "isinstance", "tuple")}
@@ -98,6 +106,8 @@ class KernelBuilder(Emitter):
         self.loop_locals: dict[str, int] = {}
         """Names assigned only inside a loop body that ended: their lines."""
         self.live_after: set[str] = set()
+        self.depth = 0
+        """How deep in nested expressions the walk is."""
 
     # ------------------------------------------------------------------ the function
 
@@ -162,7 +172,8 @@ class KernelBuilder(Emitter):
         for i, stmt in enumerate(body):
             self.live_after = _loads(body[i + 1 :]) | live_after
             self.node = stmt
-            self.statement(stmt)
+            with self.located():
+                self.statement(stmt)
 
     def statement(self, s: ast.stmt) -> None:
         if isinstance(s, ast.Expr):
@@ -304,10 +315,31 @@ class KernelBuilder(Emitter):
     def expr(self, node: ast.expr) -> Any:
         saved = self.node
         self.node = node
+        self.depth += 1
         try:
-            return self._expr(node)
+            if self.depth > MAX_EXPR_DEPTH:
+                raise self.error(f"expression nested more than {MAX_EXPR_DEPTH} deep (split it with assignments)")
+            with self.located():
+                return self._expr(node)
         finally:
             self.node = saved
+            self.depth -= 1
+
+    @contextlib.contextmanager
+    def located(self) -> Iterator[None]:
+        """Any error but a TawaError becomes one at the innermost node being
+        built: an xdsl verifier's (a value its attribute cannot hold) as
+        itself, anything else as an internal error, still one located line."""
+        try:
+            yield
+        except TawaError:
+            raise
+        except VerifyException as err:
+            raise self.error(first_line(err).removeprefix("Operation does not verify: ")) from None
+        except RecursionError:
+            raise self.error("expression nested too deeply to build") from None
+        except Exception as err:  # noqa: BLE001 - a bug of the front end, reported where it happened
+            raise self.error(f"internal error: {type(err).__name__}: {first_line(err)}") from None
 
     def _expr(self, node: ast.expr) -> Any:
         if isinstance(node, ast.Constant):

@@ -61,9 +61,30 @@ class KernelFunction:
                 return ann
         return ann
 
-    def _where(self) -> str:
-        code = self.fn.__code__
-        return f"{code.co_filename}:{code.co_firstlineno}"
+    def source(self) -> Any:
+        """The parsed source (`codegen.Source`), read once."""
+        from tawa.frontend.codegen import Source
+
+        if self._source is None:
+            self._source = Source(self.fn)
+        return self._source
+
+    def _where(self, parameter: str | None = None) -> str:
+        """`file:line:col` of the `def`, or of one of its parameters."""
+        try:
+            source = self.source()
+        except TawaError:  # no source to read (reported when the kernel is built)
+            code = self.fn.__code__
+            return f"{code.co_filename}:{code.co_firstlineno}:1"
+        node = source.tree
+        if parameter is not None:
+            args = node.args
+            node = next((a for a in [*args.posonlyargs, *args.args, *args.kwonlyargs] if a.arg == parameter), node)
+        return f"{source.filename}:{node.lineno + source.line_offset}:{node.col_offset + source.col_offset + 1}"
+
+    def where_parameter(self, name: str) -> str:
+        """`file:line:col` of parameter `name` (of the `def` if there is none)."""
+        return self._where(name)
 
     def constexprs(self, given: dict[str, Any]) -> dict[str, Any]:
         """The constexpr values of a specialization: `given`, then defaults."""
@@ -82,22 +103,20 @@ class KernelFunction:
                 default = self._signature().parameters[name].default
                 if default is inspect.Parameter.empty:
                     raise TawaError(f"{self.name}: constexpr '{name}' has no value: give it as {name}=... "
-                                    "(or a default in the signature)", self._where())
+                                    "(or a default in the signature)", self._where(name))
                 values[name] = default
         return values
 
     def specialize(self, **constexprs: Any) -> func.FuncOp:
         """The `func.func` of this kernel for these constexpr values (built
         once per tuple of values; do not modify it)."""
-        from tawa.frontend.codegen import KernelBuilder, Source
+        from tawa.frontend.codegen import KernelBuilder
 
         values = self.constexprs(constexprs)
         key = self._key(values)
         fn = self._built.get(key)
         if fn is None:
-            if self._source is None:
-                self._source = Source(self.fn)
-            fn = KernelBuilder(self._source, values).build()
+            fn = KernelBuilder(self.source(), values).build()
             self._built[key] = fn
         return fn
 

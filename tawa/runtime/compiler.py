@@ -112,6 +112,18 @@ def build_pipeline(options: Mapping[str, Any], callback: Any = None) -> PassPipe
         raise CompileError(f"bad options for {PIPELINE} ('{spec}'): {msg}") from None
 
 
+def check_options(options: Mapping[str, Any]) -> None:
+    """CompileError for an unknown option or a value no kernel can take,
+    raised where the options are given (before the module is parsed)."""
+    for p in build_pipeline(options).passes:
+        check = getattr(p, "check_options", None)
+        if check is not None:
+            try:
+                check()
+            except TawaError as err:
+                raise CompileError(err.message) from None
+
+
 def _find_function(module: ModuleOp, name: str) -> func.FuncOp | None:
     for op in module.walk():
         if isinstance(op, func.FuncOp) and op.sym_name.data == name and op.body.blocks:
@@ -171,8 +183,16 @@ def compile(module_or_text: ModuleOp | str | bytes, kernel: str, **options: Any)
     e.g. `stages=4`; `watchdog=True` (and `watchdog_ms=...`) bounds every
     mbarrier wait, so that a hang raises `tawa.runtime.watchdog.KernelHangError`
     (docs/runtime.md)."""
+    if not isinstance(kernel, str):
+        raise CompileError(f"the kernel is named by a str (e.g. \"gemm\"), got {type(kernel).__name__}")
     if isinstance(module_or_text, bytes):
-        module_or_text = module_or_text.decode()
+        try:
+            module_or_text = module_or_text.decode()
+        except UnicodeDecodeError:  # the parser's error locates the byte
+            from tawa.ir import parse
+
+            parse(module_or_text)
+            raise
     if isinstance(module_or_text, str):
         text = module_or_text
         module = None
@@ -188,6 +208,7 @@ def compile(module_or_text: ModuleOp | str | bytes, kernel: str, **options: Any)
     if hit is not None:
         _CACHE.move_to_end(key)
         return hit
+    check_options(options)
     if module is None:
         from tawa.ir import parse
 

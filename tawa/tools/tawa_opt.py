@@ -10,7 +10,8 @@ Beyond xdsl-opt: before each of tawa's passes the IR's level is checked
 (`tawa.transforms.levels`), so a pass given IR that an earlier pass must
 prepare names that pass; `--time-passes` prints a wall-time report to stderr;
 `--dump-dir DIR` writes the IR before the first and after every pass; `--help`
-lists tawa's passes and targets and `--help-all` xDSL's as well.
+lists tawa's passes and targets and `--help-all` xDSL's passes as well;
+`-t` offers mlir (the IR) and ptx only.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from tawa.transforms import get_all_passes
 from tawa.transforms.levels import LEVELS, PASS_LEVELS, check_level
 
 DESCRIPTION = "tawa: tile programs to warp-specialized Hopper kernels"
+XDSL_TARGETS = ("mlir",)
+"""xDSL's targets that `-t` offers besides tawa's: the IR itself."""
 
 
 class TawaOptMain(xDSLOptMain):
@@ -69,7 +72,10 @@ class TawaOptMain(xDSLOptMain):
             self.register_pass(name, factory)
 
     def register_all_targets(self) -> None:
+        # xDSL's other targets print dialects that tawa's IR does not use
+        # (x86, riscv, llvm, wasm, ...): given tawa's IR they fail or print nothing.
         super().register_all_targets()
+        self.available_targets = {name: self.available_targets[name] for name in XDSL_TARGETS}
         self.available_targets.update(get_all_targets())
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
@@ -85,10 +91,10 @@ class TawaOptMain(xDSLOptMain):
             return format_help()
 
         arg_parser.format_help = format_help_with_passes
-        arg_parser.epilog = "xDSL's own passes and targets (also accepted): tawa-opt --help-all"
+        arg_parser.epilog = "xDSL's own passes (also accepted): tawa-opt --help-all"
         helps = {
             "passes": "pass pipeline, e.g. 'tawa-warp-specialize,tawa-pipeline{stages=4}' (passes above)",
-            "target": "output: mlir (default), ptx, or one of xDSL's (--help-all)",
+            "target": "output: mlir (the IR, default) or ptx",
             "time_passes": "print each pass's wall time, parsing and output included, to stderr",
         }
         for action in arg_parser._actions:
@@ -102,7 +108,7 @@ class TawaOptMain(xDSLOptMain):
             "--help-all",
             action=_HelpAllAction,
             tawa_opt=self,
-            help="show this help and xDSL's passes and targets, and exit",
+            help="show this help and xDSL's passes, and exit",
         )
 
         def error(message: str) -> NoReturn:
@@ -253,7 +259,7 @@ class _Measure:
 
 
 class _HelpAllAction(argparse.Action):
-    """--help-all: the help, then the names of xDSL's passes and targets."""
+    """--help-all: the help, then the names of xDSL's passes."""
 
     def __init__(self, *args: Any, tawa_opt: TawaOptMain, **kwargs: Any):
         super().__init__(*args, nargs=0, **kwargs)
@@ -262,11 +268,9 @@ class _HelpAllAction(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> NoReturn:
         tool = self.tawa_opt
         passes = sorted(set(tool.available_passes) - set(get_all_passes()))
-        targets = sorted(set(tool.available_targets) - set(get_all_targets()))
         print(parser.format_help())
-        for title, names in (("xDSL passes", passes), ("xDSL targets", targets)):
-            print(f"{title} ({len(names)}):")
-            print(textwrap.fill(", ".join(names), 100, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False))
+        print(f"xDSL passes ({len(passes)}):")
+        print(textwrap.fill(", ".join(passes), 100, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False))
         parser.exit()
 
 
@@ -303,6 +307,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(err, file=sys.stderr)  # its line and details, never xDSL's IR dump
     except ParseError as err:
         print(str(parse_error(err)), file=sys.stderr)
+    except ArgSpecParseError as err:  # a BaseException: a malformed -t spec
+        print(f"tawa-opt: error: invalid target: {' '.join(str(err).split())}", file=sys.stderr)
     except DiagnosticException as err:
         print(f"tawa-opt: error: {first_line(err)}", file=sys.stderr)
     except KeyboardInterrupt:

@@ -64,6 +64,11 @@ DEFAULT_PIPELINE = "tawa-hopper-pipeline{prepare=false}"
 DEFAULT_TOL = 1e-2
 SCALAR_RANGE = (0.5, 1.5)
 """Random float scalars: away from 0 and from sign changes (α, scales)."""
+MAX_ARRAY_BYTES = 4 << 30
+"""The most memory the arrays of one run may take (each is made twice, for
+the reference and the result, in float64 on the way): a mistyped --shape
+is an error, not a MemoryError (the CPU interpreter could not get through
+arrays this large anyway)."""
 
 
 def _error(message: str, where: str = PROG) -> NoReturn:
@@ -213,6 +218,7 @@ def prepare(kernel: func.FuncOp, shape: dict[str, int], given: dict[str, str],
     if grid is None:
         grid, grid_source = derive_grid(analysis, shapes), "derived"
 
+    _check_size(shapes, params)
     args: list[Any] = []
     scalars: dict[str, Any] = {}
     for i, n, t in params:
@@ -300,6 +306,21 @@ def _scalar(t: Any, text: str | None, rng: np.random.Generator, name: str) -> An
         except ValueError:
             _error(f"--arg {name}={text}: expected a number for {t} argument {name}")
     _error(f"argument {name}: tawa-run cannot make values of type {t}")
+
+
+def _check_size(shapes: Mapping[int, tuple[int, ...]], params: list[tuple[int, str, Any]]) -> None:
+    """An error when the memrefs' arrays would take more than MAX_ARRAY_BYTES."""
+    total = 0
+    for i, _, t in params:
+        if isinstance(t, MemRefType):
+            elements = 1
+            for d in shapes[i]:
+                elements *= d
+            total += elements * np.dtype(dtype_of(t)).itemsize
+    if total > MAX_ARRAY_BYTES:
+        arrays = ", ".join(f"{n}[{'x'.join(map(str, shapes[i]))}]" for i, n, t in params if isinstance(t, MemRefType))
+        _error(f"--shape: the arrays ({arrays}) would take {total / 2**30:.3g} GiB, more than the "
+               f"{MAX_ARRAY_BYTES >> 30} GiB tawa-run makes")
 
 
 def _random(rng: np.random.Generator, shape: tuple[int, ...], dt: np.dtype) -> np.ndarray:
@@ -509,6 +530,23 @@ def _summary(options: argparse.Namespace, setup: Setup, seed: int, tile_level: b
     return lines
 
 
+def _at_least(low: float, kind: type = int) -> Any:
+    """An argparse type: a finite `kind` ≥ `low`."""
+
+    def convert(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or value != value or value in (float("inf"), float("-inf")) or value < low:
+            what = "an integer" if kind is int else "a finite number"
+            raise argparse.ArgumentTypeError(f"expected {what} ≥ {low:g}, got '{text}'")
+        return value
+
+    convert.__name__ = kind.__name__  # argparse names the type in its messages
+    return convert
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `tawa-run` script; returns the exit status."""
     parser = _Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -524,11 +562,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help=f"passes for the result (default: {DEFAULT_PIPELINE} on a tile program)")
     parser.add_argument("--reference", default=None, metavar="TILE_FILE",
                         help="the tile program to compute the reference with (default: FILE)")
-    parser.add_argument("--seed", type=int, default=None, help="random seed (default: fresh)")
-    parser.add_argument("--tol", type=float, default=DEFAULT_TOL, help="relative error bound (default 1e-2)")
+    parser.add_argument("--seed", type=_at_least(0), default=None, help="random seed (default: fresh)")
+    parser.add_argument("--tol", type=_at_least(0, float), default=DEFAULT_TOL,
+                        help="relative error bound (default 1e-2)")
     parser.add_argument("--schedule", default="random", choices=POLICIES,
                         help="how the simulator interleaves warp groups (random: seeded by --seed)")
-    parser.add_argument("--ctas", type=int, default=None, help="CTAs of a persistent kernel in the simulator (clusters of a clustered one)")
+    parser.add_argument("--ctas", type=_at_least(1), default=None, help="CTAs of a persistent kernel in the simulator (clusters of a clustered one)")
     parser.add_argument("--gpu", action="store_true", help="run the compiled kernel on the GPU instead")
     try:
         return 0 if run(parser.parse_args(argv)) else 1

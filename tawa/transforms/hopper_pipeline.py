@@ -27,6 +27,7 @@ from xdsl.passes import ModulePass
 
 from tawa.diagnostics import TawaError
 from tawa.dialects import aref
+from tawa.target.hopper import MAX_REGS, MIN_REGS, REGS_GRANULE
 from tawa.transforms.assign_stage_phase import AssignStagePhasePass
 from tawa.transforms.bound_waits import BoundWaitsPass
 from tawa.transforms.cache_hints import CacheHintsPass
@@ -192,6 +193,14 @@ class HopperPipelinePass(ModulePass):
     warp group where they ping-pong."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.check_options()
+        self.specialize_pass().apply(ctx, op)
+        for p in self.planned_steps(op):
+            p.apply(ctx, op)
+
+    def check_options(self) -> None:
+        """Raises TawaError for an option value no kernel can take (also
+        called by `tawa.compile` before it parses the module)."""
         if self.epilogue not in EPILOGUES:
             raise TawaError(f"epilogue must be one of {', '.join(EPILOGUES)}, got {self.epilogue!r}", self.name)
         if self.staging not in STAGINGS:
@@ -218,8 +227,15 @@ class HopperPipelinePass(ModulePass):
         if any(d < 1 for d in self.ring_depths):
             raise TawaError(f"ring-depths must be at least 1 each, got {','.join(map(str, self.ring_depths))}",
                             self.name)
+        if self.stages < 0:
+            raise TawaError(f"stages must be 0 (decided per kernel) or at least 1, got {self.stages}", self.name)
         if self.max_stages < 1:
             raise TawaError(f"max-stages must be at least 1, got {self.max_stages}", self.name)
+        for option in ("producer_regs", "consumer_regs"):
+            regs = getattr(self, option)
+            if regs is not None and (not MIN_REGS <= regs <= MAX_REGS or regs % REGS_GRANULE):
+                raise TawaError(f"{option.replace('_', '-')} must be a multiple of {REGS_GRANULE} in "
+                                f"[{MIN_REGS}, {MAX_REGS}], got {regs}", self.name)
         if self.once_depth < 0:
             raise TawaError(f"once-depth must be 0 (decided per kernel) or at least 1, got {self.once_depth}",
                             self.name)
@@ -231,9 +247,6 @@ class HopperPipelinePass(ModulePass):
             if value not in OVERLAPS:
                 raise TawaError(f"{option.replace('_', '-')} must be one of {', '.join(OVERLAPS)}, got {value!r}",
                                 self.name)
-        self.specialize_pass().apply(ctx, op)
-        for p in self.planned_steps(op):
-            p.apply(ctx, op)
 
     def planned_steps(self, module: ModuleOp) -> tuple[ModulePass, ...]:
         """The passes after `specialize_pass()` for a warp-specialized

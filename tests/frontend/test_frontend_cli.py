@@ -61,3 +61,81 @@ def test_module_entry_point():
                          capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stderr
     assert "tile.dot" in run.stdout and run.stderr == ""
+
+
+KERNEL = (
+    "import tawa\n"
+    "import tawa.language as tl\n"
+    "@tawa.kernel\n"
+    "def k(C: tl.tensor_ref(tl.f32, 1), BLOCK: tl.constexpr = 64):\n"
+    "    tl.store(C, (0,), tl.zeros((BLOCK,), tl.f32))\n"
+)
+
+
+def _one_line(capsys, argv) -> str:
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+    assert "Traceback" not in captured.err and "internal error" not in captured.err
+    return captured.err.rstrip("\n")
+
+
+def test_nul_byte_is_located(tmp_path, capsys):
+    f = tmp_path / "nul.py"
+    f.write_bytes(KERNEL.encode().replace(b"(0,)", b"(0\0,)"))
+    assert _one_line(capsys, [str(f)]) == f"{f}:5:19: error: the file contains a NUL byte"
+
+
+def test_import_error_has_line_and_column(tmp_path, capsys):
+    f = tmp_path / "name.py"
+    f.write_text(KERNEL.replace("= 64", "= undefined_name"))
+    col = KERNEL.splitlines()[3].index("64") + 1
+    assert _one_line(capsys, [str(f)]) == (f"{f}:4:{col}: error: importing the file raised NameError: "
+                                           "name 'undefined_name' is not defined")
+    f.write_text("import sys\nsys.exit(3)\n")
+    assert _one_line(capsys, [str(f)]) == f"{f}:2:1: error: importing the file raised SystemExit: 3"
+    f.write_text("import tawa\n\n@tawa.kernel\nclass K:\n    pass\n")
+    assert _one_line(capsys, [str(f)]) == (f"{f}:3:2: error: importing the file raised TypeError: "
+                                           "@tawa.kernel decorates a function, got type")
+
+
+def test_too_deep_for_python_to_compile(tmp_path, capsys):
+    """A statement Python's compiler cannot take (RecursionError, no frame
+    of the file) is located at that statement."""
+    f = tmp_path / "deep.py"
+    f.write_text("import tawa\nx = 1\ny = " + " + ".join(["x"] * 3000) + "\n")
+    line = _one_line(capsys, [str(f)])
+    assert line.startswith(f"{f}:3:1: error: importing the file raised RecursionError: ")
+
+
+def test_deep_expression_in_a_kernel(tmp_path, capsys):
+    f = tmp_path / "deep.py"
+    f.write_text(KERNEL.replace("tl.zeros((BLOCK,), tl.f32)", " + ".join(["tl.zeros((BLOCK,), tl.f32)"] * 1000)))
+    assert _one_line(capsys, [str(f)]) == (f"{f}:5:23: error: expression nested more than 64 deep "
+                                           "(split it with assignments)")
+
+
+def test_command_line_values_are_located_where_they_apply(tmp_path, capsys):
+    f = tmp_path / "k.py"
+    f.write_text(KERNEL)
+    assert _one_line(capsys, [str(f), "--constexpr", "BLOCK=foo"]) == (
+        f"{f}:4:36: error: --constexpr BLOCK=foo: not a Python literal or a dtype")
+    assert _one_line(capsys, [str(f), "--constexpr", "BLOCK=" + "[" * 500]) == (
+        f"{f}:4:36: error: --constexpr BLOCK={'[' * 37}...: not a Python literal or a dtype")
+    assert _one_line(capsys, [str(f), "--constexpr", "NOPE=1"]) == (
+        f"{f}:4:1: error: --constexpr NOPE: no kernel has a constexpr named NOPE (constexprs: BLOCK)")
+    assert _one_line(capsys, [str(f), "--kernel", "nope"]) == f"{f}:4:1: error: no kernel named nope (kernels: k)"
+    assert _one_line(capsys, [str(f), "--constexpr", "BLOCK=-5"]) == (
+        f"{f}:5:23: error: tl.zeros: tile sizes must be positive ints, got -5")
+
+
+def test_usage_errors_are_one_line_and_exit_1(tmp_path, capsys):
+    """As tawa-opt and tawa-run: no argparse usage text, no exit status 2."""
+    f = tmp_path / "k.py"
+    f.write_text(KERNEL)
+    prog = "python -m tawa.frontend"
+    assert _one_line(capsys, [str(f), "--nope"]) == f"{prog}: error: unrecognized arguments: --nope"
+    assert _one_line(capsys, []) == f"{prog}: error: the following arguments are required: file"
+    assert _one_line(capsys, [str(f), "-D", "X"]) == f"{prog}: error: --constexpr expects NAME=VALUE, got 'X'"
+    assert _one_line(capsys, [str(tmp_path / "missing.py")]) == (
+        f"{tmp_path / 'missing.py'}: error: cannot open input: No such file or directory")

@@ -243,3 +243,57 @@ def test_hardware_limits_are_located():
         tl.dot(a, a, trans_b=True)  # error at: tl.dot
 
     expect(small_dot, "tile.dot shape 32x32x64 (MxNxK) is not supported by the hardware")
+
+
+@tawa.kernel
+def float_axis(A: Ref2):
+    pid = tl.program_id(1.0)  # error at: tl.program_id
+    tl.store(A, (pid, 0), tl.zeros((64, 64), tl.bf16))
+
+
+def test_program_id_of_a_float():
+    """1.0 == 1, but an axis is an int (xDSL's IntegerAttr raised a TypeError)."""
+    expect(float_axis, "tl.program_id: axis must be 0, 1 or 2, got 1.0")
+
+
+@tawa.kernel
+def too_large_for_i32(A: tl.tensor_ref(tl.i32, 1)):
+    x = tl.zeros((64,), tl.i32) + 2**40  # error at: tl.zeros
+    tl.store(A, (0,), x)
+
+
+def test_constant_out_of_range_is_located():
+    """A value an attribute cannot hold (xDSL's verifier, while the op is
+    built) is the error at the expression."""
+    err = expect(too_large_for_i32, "")
+    assert "internal error" not in err.message
+
+
+@tawa.kernel
+def deep_chain(A: tl.tensor_ref(tl.f32, 1)):
+    x = tl.zeros((64,), tl.f32)
+    y = x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x + x  # error at: x + x
+    tl.store(A, (0,), y)
+
+
+def test_deeply_nested_expression_is_one_line():
+    """A left-nested sum of 67 terms is 66 deep: past MAX_EXPR_DEPTH (64), an
+    error at the innermost expression it reaches, not a RecursionError."""
+    expect(deep_chain, "expression nested more than 64 deep (split it with assignments)")
+
+
+def test_a_front_end_bug_is_a_located_internal_error(monkeypatch):
+    """An exception other than a TawaError, from a rule of the front end,
+    is still one line at the expression being built."""
+    from tawa.frontend import builtins as rules
+
+    def broken(e, **args):
+        raise KeyError("oops")
+
+    monkeypatch.setitem(rules.RULES, "zeros", broken)
+    expect(uses_zeros, "internal error: KeyError: 'oops'")
+
+
+@tawa.kernel
+def uses_zeros(A: tl.tensor_ref(tl.f32, 1)):
+    tl.store(A, (0,), tl.zeros((64,), tl.f32))  # error at: tl.zeros

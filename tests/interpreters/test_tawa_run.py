@@ -224,6 +224,21 @@ def _err(kernel_line: int, text: str) -> str:
          "(indexed by tile.program_id 1; shared with K, V, O): give its shape with --arg Q=?,seq_len,128 "
          "(each ? an integer or a --shape name)"),
         ([GEMM], "tawa-run: error: the following arguments are required: kernel"),
+        ([GEMM, "gemm", "--shape", "M=8,N=8,K=8", "--tol", "-1"],
+         "tawa-run: error: argument --tol: expected a finite number ≥ 0, got '-1'"),
+        ([GEMM, "gemm", "--shape", "M=8,N=8,K=8", "--tol", "nan"],
+         "tawa-run: error: argument --tol: expected a finite number ≥ 0, got 'nan'"),
+        ([GEMM, "gemm", "--shape", "M=8,N=8,K=8", "--ctas", "0"],
+         "tawa-run: error: argument --ctas: expected an integer ≥ 1, got '0'"),
+        ([GEMM, "gemm", "--shape", "M=8,N=8,K=8", "--seed", "-1"],
+         "tawa-run: error: argument --seed: expected an integer ≥ 0, got '-1'"),
+        ([GEMM, "gemm", "--shape", "M=100000000,N=100000,K=64"],
+         "tawa-run: error: --shape: the arrays (A[100000000x64], B[100000x64], C[100000000x100000]) would take "
+         "1.86e+04 GiB, more than the 4 GiB tawa-run makes"),
+        ([GEMM, "gemm", "--shape", f"M={10**30},N=8,K=8"],
+         f"tawa-run: error: --shape: the arrays (A[{10**30}x8], B[8x8], C[{10**30}x8]) would take "
+         "2.98e+22 GiB, more than the 4 GiB tawa-run makes"),
+        ([GEMM, "gemm", "--nope"], "tawa-run: error: unrecognized arguments: --nope"),
         (["missing.mlir", "gemm"], "missing.mlir: error: cannot open input: No such file or directory"),
     ],
 )

@@ -1,0 +1,58 @@
+"""Misuses of `tawa.compile` raise `TawaError` subclasses with one line:
+never a Python exception from deep inside, and options are checked where
+they are given, before the module is parsed (docs/runtime.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import tawa
+from tawa.diagnostics import TawaError
+from tawa.runtime.compiler import CompileError
+
+GEMM = (Path(__file__).resolve().parents[2] / "examples" / "gemm.mlir").read_text()
+
+
+def _one_line(err: BaseException) -> str:
+    text = str(err)
+    assert "\n" not in text, text
+    return text
+
+
+def test_bytes_that_are_not_utf8():
+    with pytest.raises(TawaError) as info:
+        tawa.compile(b"\xff\xfe func.func", "gemm")
+    assert _one_line(info.value) == "<input>:1:1: error: input is not valid UTF-8 (byte 0xff)"
+    with pytest.raises(TawaError) as info:
+        tawa.compile(GEMM.encode() + b"\n\xe9", "gemm")
+    assert _one_line(info.value) == f"<input>:{GEMM.count(chr(10)) + 2}:1: error: input is not valid UTF-8 (byte 0xe9)"
+
+
+@pytest.mark.parametrize("kernel", [None, 3, b"gemm"])
+def test_kernel_name_is_a_str(kernel):
+    with pytest.raises(CompileError) as info:
+        tawa.compile(GEMM, kernel)  # type: ignore[arg-type]
+    assert _one_line(info.value) == ("tawa.compile: error: the kernel is named by a str (e.g. \"gemm\"), "
+                                     f"got {type(kernel).__name__}")
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"stages": -1}, "stages must be 0 (decided per kernel) or at least 1, got -1"),
+        ({"producer_regs": 7}, "producer-regs must be a multiple of 8 in [24, 256], got 7"),
+        ({"consumer_regs": 100000}, "consumer-regs must be a multiple of 8 in [24, 256], got 100000"),
+        ({"epilogue": "tmaa"}, "epilogue must be one of"),
+        ({"teams": 0}, "teams must be at least 1, got 0"),
+    ],
+)
+def test_options_are_checked_before_the_module_is_parsed(options, message):
+    """The text does not even parse: the option's error comes first, naming
+    the option (stages=-1 used to fail deep in the pipeline, unlocated:
+    `nvgpu.smem needs positive static dims, got [-1, 128, 64]`)."""
+    with pytest.raises(CompileError) as info:
+        tawa.compile("not a module {", "gemm", **options)
+    line = _one_line(info.value)
+    assert line.startswith("tawa.compile: error: ") and message in line
