@@ -127,12 +127,6 @@ class Epilogue:
                                      (self.activation or "", self.activation is not None),
                                      ("residual", self.residual)) if on)
 
-    @property
-    def extra_tiles(self) -> int:
-        """Tiles of the accumulator's shape the consumers hold besides it:
-        the second accumulator (gated) and the residual."""
-        return int(self.gated) + int(self.residual)
-
 
 NO_EPILOGUE = Epilogue()
 
@@ -236,35 +230,41 @@ def accumulator_registers(block_n: int) -> int:
     return WGMMA_M * block_n // THREADS_PER_GROUP
 
 
-def consumer_registers(config: GemmConfig) -> int:
+def consumer_registers(config: GemmConfig, group_rows: int = WGMMA_M) -> int:
     """Registers per consumer thread that `tawa-check-resources` estimates
-    for `config` where most are live (the epilogue, or the K loop): its
+    for `config` where most are live (the epilogue, or the K loop), each
+    consumer warp group owning `group_rows` rows of the tile: its
     accumulators (two when gated), the residual tile and the bias vector in
     C's type (16-bit values packed in pairs; a bias of BLOCK_N columns is
-    BLOCK_N/4 values a thread), plus `SCALAR_REGS_OVERHEAD`.  The
-    activation's intermediates cost nothing more: ptxas computes the
-    elementwise chain element by element (tawa/transforms/register_demand.py)."""
-    ep, acc = config.epilogue, accumulator_registers(config.block_n)
+    BLOCK_N/4 values a thread, whatever its rows), plus
+    `SCALAR_REGS_OVERHEAD`.  The activation's intermediates cost nothing
+    more: ptxas computes the elementwise chain element by element
+    (tawa/transforms/register_demand.py)."""
+    ep = config.epilogue
+    acc = accumulator_registers(config.block_n) * (group_rows // WGMMA_M)
     narrow = 2 if config.c_dtype == "f32" else 1  # 32-bit registers per pair of C's values
     residual = acc // 2 * narrow if ep.residual else 0
     bias = config.block_n // 8 * narrow if ep.bias else 0
     return acc * (1 + ep.gated) + residual + bias + SCALAR_REGS_OVERHEAD
 
 
-def consumer_budget(block_m: int) -> int:
+def consumer_budget(block_m: int, group_rows: int = WGMMA_M, teams: int = 1) -> int:
     """The `setmaxnreg` budget of a consumer warp group of a BLOCK_M-row
-    tile (one producer warp group; `tawa-warp-specialize`'s derived budgets:
-    256, 232, 160, 112 for 64 to 256 rows)."""
+    tile, each owning `group_rows` rows, in `teams` teams (one producer warp
+    group; `tawa-warp-specialize`'s derived budgets: 256, 232, 160, 112 for
+    one to four consumer warp groups)."""
     from tawa.transforms.warp_specialize import register_budgets
 
-    groups = block_m // WGMMA_M
-    return register_budgets(None, WARPS_PER_GROUP, groups * WARPS_PER_GROUP, None, None)[1]  # type: ignore[arg-type]
+    warps = block_m // group_rows * WARPS_PER_GROUP * teams
+    return register_budgets(None, WARPS_PER_GROUP, warps, None, None)[1]  # type: ignore[arg-type]
 
 
-def unsupported(config: GemmConfig) -> str | None:
+def unsupported(config: GemmConfig, group_rows: int = WGMMA_M, teams: int = 1) -> str | None:
     """Why `tawa-hopper-pipeline` rejects `config`, or None when it compiles
     (docs/passes.md, "Tile shapes"; `tawa-check-resources` is the compiler's
-    own word, this is its rule written down, for pruning without compiling)."""
+    own word, this is its rule written down, for pruning without compiling);
+    `group_rows` and `teams` are the consumer warp groups' rows and teams it
+    compiles with (`tawa.runtime.autotune.Choice`)."""
     if config.split_k < 1:
         return f"split_k = {config.split_k}: expected 1 (no split) or more slices of K"
     if config.split_k > 1 and config.epilogue != NO_EPILOGUE:
@@ -288,21 +288,22 @@ def unsupported(config: GemmConfig) -> str | None:
                 f"{WGMMA_K_BYTES} bytes (one wgmma), at most {MAX_TMA_BOX_DIM} elements (a TMA box)")
     if config.b_layout == "kn" and not any(s and config.block_n * b.bytes % s == 0 for s in SWIZZLES):
         return f"a K×N B tile's rows of BLOCK_N = {config.block_n} {config.b_dtype} are no multiple of 32 bytes"
-    groups = config.block_m // WGMMA_M
+    if config.block_m % group_rows:
+        return f"BLOCK_M = {config.block_m}: not a whole number of warp groups of {group_rows} rows"
+    groups = config.block_m // group_rows * teams
     threads = THREADS_PER_GROUP * (1 + groups)
-    need = accumulator_registers(config.block_n) + SCALAR_REGS_OVERHEAD
+    need = accumulator_registers(config.block_n) * (group_rows // WGMMA_M) + SCALAR_REGS_OVERHEAD
     cap = launch_register_cap(threads)
     if need > cap:
-        return (f"{config.block_m}x{config.block_n}: a 64x{config.block_n}xf32 wgmma needs ~{need} registers "
-                f"but a CTA of {threads} threads starts with {cap} (tawa-check-resources)")
-    need, budget = consumer_registers(config), consumer_budget(config.block_m)
+        return (f"{config.block_m}x{config.block_n}: a {group_rows}x{config.block_n}xf32 wgmma needs ~{need} "
+                f"registers but a CTA of {threads} threads starts with {cap} (tawa-check-resources)")
+    need, budget = consumer_registers(config, group_rows), consumer_budget(config.block_m, group_rows, teams)
     if need - REGISTER_ESTIMATE_ERROR > budget:
         what = "two accumulators" if config.epilogue.gated else "the accumulator"
         extra = [n for n, on in (("a residual tile", config.epilogue.residual), ("a bias", config.epilogue.bias)) if on]
         return (f"{config.block_m}x{config.block_n} ({'-'.join(config.epilogue.parts) or 'no epilogue'}): "
                 f"{' and '.join([', '.join([what, *extra[:-1]]), *extra[-1:]])} need ~{need} registers a "
-                f"consumer thread but setmaxnreg "
-                f"gives {budget} (tawa-check-resources); use a smaller BLOCK_N")
+                f"consumer thread but setmaxnreg gives {budget} (tawa-check-resources); use a smaller BLOCK_N")
     return None
 
 

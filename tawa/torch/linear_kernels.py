@@ -5,13 +5,13 @@ Each is `tawa.kernels.gemm_source` of a `GemmConfig` with an `Epilogue`:
 one GEMM kernel whose consumer warp groups add the bias, apply the
 activation on the f32 accumulator, multiply by the second product (gated),
 add the residual tile and store.  `epilogue_choice` picks the tile: the
-heuristic's of `tawa.torch.matmul` for the same problem
-(`tawa.runtime.autotune.heuristic`), or, where the epilogue's live tiles
-(a second accumulator, a residual tile, the bias) do not fit the
-consumers' registers at that tile (`tawa.kernels.gemm.unsupported`), the
-next smaller tile of the same chooser (`HEURISTIC_TILES`, each cut to the
-heuristic's).  `linear_kernel` compiles it (`build`) and remembers the
-kernel and grid per problem: a warm call is one dictionary look-up.
+heuristic's choice for the same problem as `tawa.torch.matmul`'s
+(`tawa.runtime.autotune.heuristic`), unsplit, where the epilogue's live
+tiles (a second accumulator, a residual tile, the bias) fit the consumers'
+registers (`tawa.kernels.gemm.unsupported`); else the next smaller tile
+that does (`HEURISTIC_TILES`, each cut to the heuristic's).
+`linear_kernel` compiles it (`build`) and remembers the kernel and grid
+per problem: a warm call is one dictionary look-up.
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ from typing import Any
 
 from tawa.diagnostics import TawaError
 from tawa.kernels.gemm import Epilogue, unsupported
-from tawa.target.hopper import SM_COUNT
+from tawa.target.hopper import SM_COUNT, WGMMA_M
+from tawa.torch.kernels import ELEMENT_TYPES
 
-ELEMENT_TYPES = {"bfloat16": "bf16", "float16": "f16"}
-"""torch dtype name → the generator's element type."""
 SMALLEST_TILE = (64, 64)
 """The last tile `epilogue_choice` tries (after `HEURISTIC_TILES`)."""
 
@@ -35,21 +34,29 @@ def epilogue_choice(layout: str, dtype: str, M: int, N: int, K: int, epilogue: E
                     sms: int = SM_COUNT) -> Any:
     """The `tawa.runtime.autotune.Choice` for an M×N×K GEMM in `dtype` with
     `epilogue`, B [N, K] (`layout` "nk") or [K, N] ("kn"): the heuristic's
-    tile when the epilogue fits it, else the first of `HEURISTIC_TILES`
-    (then `SMALLEST_TILE`), each cut to the heuristic's, that it fits."""
+    choice, unsplit (the epilogue needs the whole sum over K), where the
+    epilogue fits its registers (`unsupported` with its warp groups' rows
+    and teams); else the first of its tile (then `HEURISTIC_TILES`, then
+    `SMALLEST_TILE`), each cut to the heuristic's, that it fits on warp
+    groups of 64 rows, one team.  A gated epilogue streams a second B
+    operand, so its ring depth is the deepest that fits (stages 0)."""
     from tawa.runtime.autotune import HEURISTIC_TILES, GemmProblem, heuristic
 
     t = ELEMENT_TYPES[dtype]
     base = heuristic(GemmProblem(M, N, K, t, t, t, layout), sms)
+    stages = 0 if epilogue.gated else base.stages
+    first = replace(base, config=base.config.replace(split_k=1, epilogue=epilogue), stages=stages)
+    why = unsupported(first.config, first.group_rows, first.teams)
+    if why is None:
+        return first
     bm, bn = base.config.block_m, base.config.block_n
-    tried = []
+    cooperative = replace(first, stages=0, teams=1, group_rows=WGMMA_M)
     for tm, tn in ((bm, bn), *HEURISTIC_TILES, SMALLEST_TILE):
-        config = base.config.replace(block_m=min(tm, bm), block_n=min(tn, bn), epilogue=epilogue)
+        config = first.config.replace(block_m=min(tm, bm), block_n=min(tn, bn))
         why = unsupported(config)
         if why is None:
-            return replace(base, config=config)
-        tried.append(why)
-    raise TawaError(f"no tile fits the epilogue {'-'.join(epilogue.parts)}: {tried[-1]}", "tawa.torch.linear")
+            return replace(cooperative, config=config)
+    raise TawaError(f"no tile fits the epilogue {'-'.join(epilogue.parts)}: {why}", "tawa.torch.linear")
 
 
 def build(choice: Any) -> Any:

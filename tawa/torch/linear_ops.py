@@ -112,7 +112,7 @@ def _call(p: lc.LinearProblem, x: torch.Tensor, weights: tuple, bias: Optional[t
     return FusedCall(tuple(p.out_shape), M, N, K, layout, tuple(copies), kernel, grid)
 
 
-def _degenerate(out: torch.Tensor, call: FusedCall, bias, activation, residual, gated: bool) -> torch.Tensor:
+def _degenerate(out: torch.Tensor, bias, activation, residual, gated: bool) -> torch.Tensor:
     """`out` where no kernel is launched: empty, or for K = 0 computed by
     torch (the products are zeros; a launch would need scratch tensor maps,
     a device allocation, which CUDA graph capture forbids)."""
@@ -132,7 +132,7 @@ def _run(call: FusedCall, x: torch.Tensor, weights: tuple, bias, activation, res
     # poison the block the caching allocator hands out next).
     out = torch.empty(call.out_shape, dtype=x.dtype, device=x.device)
     if call.kernel is None:
-        return _degenerate(out, call, bias, activation, residual, len(weights) == 2)
+        return _degenerate(out, bias, activation, residual, len(weights) == 2)
     bound = call.bound
     if bound is not None and not any(call.copies):
         ptrs = (x.data_ptr(), *(w.data_ptr() for w in weights), *(t.data_ptr() for t in (bias, residual) if t is not None),

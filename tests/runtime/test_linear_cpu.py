@@ -301,9 +301,10 @@ def test_linear_real_implementation(torch, stand_in, activation, bias, residual)
     assert y.shape == (2, 70, 136) and y.dtype == bf and y.is_contiguous()
     torch.testing.assert_close(y.float(), reference(torch, x, w, b, activation, r), rtol=2e-2, atol=2e-2)
     ((config, args, grid),) = stand_in
+    choice = linear_kernels.epilogue_choice("nk", "bfloat16", 140, 136, 64, config.epilogue)
     assert config.epilogue == Epilogue(bias=bias, activation=activation, residual=residual)
-    assert config.b_layout == "nk" and config.tile == (64, 128, 64)  # the heuristic's for 140x136x64
-    assert grid == (3, 2) and args[-3:] == (140, 136, 64)
+    assert config == choice.config and config.b_layout == "nk"
+    assert grid == choice.grid(140, 136) and args[-3:] == (140, 136, 64)
     # Read in place: x as [M, K], w, the bias, the residual as [M, N]; C is the output.
     assert args[0].shape == (140, 64) and args[0].data_ptr() == x.data_ptr()
     assert args[1].data_ptr() == w.data_ptr()
@@ -322,8 +323,9 @@ def test_gated_mlp_real_implementation(torch, stand_in):
     assert y.shape == (3, 17, 200) and y.dtype == f16
     torch.testing.assert_close(y.float(), want, rtol=2e-2, atol=2e-2)
     ((config, args, grid),) = stand_in
-    assert config.epilogue == Epilogue(activation="silu", gated=True) and config.tile == (64, 128, 64)
-    assert (config.a_dtype, config.c_dtype) == ("f16", "f16") and grid == (1, 2)
+    choice = linear_kernels.epilogue_choice("nk", "float16", 51, 200, 64, config.epilogue)
+    assert config.epilogue == Epilogue(activation="silu", gated=True) and config == choice.config
+    assert (config.a_dtype, config.c_dtype) == ("f16", "f16") and grid == choice.grid(51, 200)
     assert args[1].data_ptr() == wg.data_ptr() and args[2].data_ptr() == wu.data_ptr()  # slices read in place
     y = tt.gated_mlp(x, wg, wu, activation="gelu_tanh")
     want = torch.nn.functional.gelu(x.float() @ wg.float().T, approximate="tanh") * (x.float() @ wu.float().T)

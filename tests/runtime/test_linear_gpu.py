@@ -3,8 +3,8 @@
 - Each activation × bias × residual, and gated with each activation,
   against a float32 reference on ragged shapes: M = 1, 17, 200 (x 3-D,
   [2, 100, K]) and 1000, N and K multiples of 8 but not of the tile, on the
-  small problems' tile (64×128) and on a large problem's (128×256, or
-  128×128 where the epilogue's live tiles need it); f16; x 1-D.  The output
+  small problems' tile and on a large problem's (the heuristic's largest,
+  smaller where the epilogue's live tiles need it); f16; x 1-D.  The output
   is the operator's own allocation: the block the caching allocator hands it
   is filled with NaN first (the test checks it got that block), and every
   element must come out finite; relative Frobenius error ≤ 1e-2 and each
@@ -36,7 +36,7 @@ LEADS = [(1,), (17,), (2, 100), (1000,)]
 N, K = 264, 200
 """Multiples of 8, not of any tile."""
 LARGE = ((1000,), 4104, 520)
-"""Enough tiles of 128×256 to fill the SMs: the heuristic's largest tile (128×128 where the epilogue needs it)."""
+"""Enough tiles of the largest sizes to fill the SMs (128×256 or 256×128 by the heuristic)."""
 
 
 @pytest.fixture
