@@ -365,6 +365,8 @@ def ptxas_rejects(ptx: str, workdir: Path, ptxas: str = "ptxas") -> str | None:
 class Campaign:
     counts: Counter = field(default_factory=Counter)
     bad: list[tuple[Mutant, Outcome]] = field(default_factory=list)
+    assembled: int = 0
+    """Exit-0 PTX outputs given to ptxas."""
 
     def add(self, mutant: Mutant, outcome: Outcome) -> None:
         self.counts[outcome.pipeline, outcome.kind] += 1
@@ -382,8 +384,10 @@ class Campaign:
 
 def fuzz(seed: int, count: int, pipelines: Sequence[str], first: int = 0, timeout: float = 20.0,
          ptxas: str | None = None, save: Path | None = None,
-         log: Callable[[str], None] | None = None) -> Campaign:
-    """Runs mutants `first .. first+count-1` of `seed`; returns their outcomes."""
+         log: Callable[[str], None] | None = None, ptxas_limit: int | None = None) -> Campaign:
+    """Runs mutants `first .. first+count-1` of `seed`; returns their outcomes.
+    With `ptxas`, the PTX of hopper's exit-0 outcomes is assembled (the
+    first `ptxas_limit` of them, or all)."""
     sources = examples()
     campaign = Campaign()
     with tempfile.TemporaryDirectory(prefix="tawa-fuzz-") as tmp:
@@ -391,7 +395,9 @@ def fuzz(seed: int, count: int, pipelines: Sequence[str], first: int = 0, timeou
         for index in range(first, first + count):
             mutant = make_mutant(seed, index, sources)
             for outcome in run_mutant(mutant, pipelines, workdir, timeout):
-                if ptxas and outcome.pipeline == "hopper" and outcome.kind == "ok":
+                if (ptxas and outcome.pipeline == "hopper" and outcome.kind == "ok"
+                        and (ptxas_limit is None or campaign.assembled < ptxas_limit)):
+                    campaign.assembled += 1
                     why = ptxas_rejects(outcome.stdout, workdir, ptxas)
                     if why:
                         outcome = Outcome("hopper", "rejected", why)

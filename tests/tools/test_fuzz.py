@@ -8,6 +8,7 @@ no internal error, no unlocated error, no hang.
 
 from __future__ import annotations
 
+import shutil
 import time
 
 import pytest
@@ -18,12 +19,19 @@ SEED = 0
 COUNT = 200
 
 
+PTXAS = shutil.which("ptxas")
+ASSEMBLED = 6
+"""Exit-0 PTX outputs of the main test that ptxas assembles (each takes a
+second or two; the slow campaign assembles them all)."""
+
+
 def test_mutants_fail_only_with_located_errors():
     start = time.perf_counter()
     # 60 s, not the tool's 20: a first compile of a two-ring kernel at depth 4
     # spends ~10 s in tawa-verify-protocol, twice that on CI's 2 busy cores;
     # a real hang never finishes.
-    campaign = fuzz.fuzz(SEED, COUNT, ["hopper", "ws", "interp"], timeout=60.0)
+    campaign = fuzz.fuzz(SEED, COUNT, ["hopper", "ws", "interp"], timeout=60.0, ptxas=PTXAS,
+                         ptxas_limit=ASSEMBLED)
     seconds = time.perf_counter() - start
     report = "\n".join(
         f"{o.kind}: {o.pipeline} {m.describe()}: {o.message}" for m, o in campaign.bad
@@ -36,6 +44,8 @@ def test_mutants_fail_only_with_located_errors():
         assert sum(campaign.counts[pipeline, k] for k in ("ok", "located", "slow")) == COUNT
         assert campaign.counts[pipeline, "ok"] >= COUNT // 10
         assert campaign.counts[pipeline, "located"] >= COUNT // 2
+    # Every exit-0 PTX assembles ("rejected" is a bad outcome): a sample here.
+    assert campaign.assembled == (ASSEMBLED if PTXAS else 0)
     print(f"{COUNT} mutants in {seconds:.1f} s\n{campaign.summary()}")
 
 

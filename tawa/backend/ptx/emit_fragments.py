@@ -219,17 +219,21 @@ def _addresses(p: KernelPrinter, t: nvgpu.FragmentType, element, address_value, 
 
 
 def emit_store_global(p: KernelPrinter, op: nvgpu.FragmentStoreGlobalOp) -> None:
-    """Value i goes to [address + row(i)·pitch + col(i)·bytes]."""
+    """Value i goes to [address + row(i)·pitch + col(i)·bytes].  A packed
+    pair is one store of its register: 32 bits for 16-bit values, 16 for
+    fp8; masked, each value alone (an fp8 value is a byte of the register:
+    `st.b8` stores the low byte, so the upper one is shifted down first)."""
     t = _type(op.values)
     rows = t.tiled_layout.value_offsets(t.get_shape(), 0)
     at = _addresses(p, t, t.element_type, op.address, op.row_pitch)
     regs = p.frag(op.values)
     vector = t.vector_length()
+    pair_bits = 16 * nvgpu.element_bytes(t.element_type)
     if op.mask is None:
         for k in range(len(rows) // vector):
             first = k * vector
             if t.packed() and vector == 2:
-                p.emit(f"st.global.b32 {at(first)}, {regs[k]};")
+                p.emit(f"st.global.b{pair_bits} {at(first)}, {regs[k]};")
             elif isinstance(t.element_type, Float32Type) and vector in (2, 4):
                 vals = ", ".join(regs[first:first + vector])
                 p.emit(f"st.global.v{vector}.f32 {at(first)}, {{{vals}}};")
@@ -237,7 +241,13 @@ def emit_store_global(p: KernelPrinter, op: nvgpu.FragmentStoreGlobalOp) -> None
                 raise p.unsupported(op, f"vectors of {vector} x {t.element_type}")
         return
     mask = p.frag(op.mask)
-    if t.packed():
+    if t.packed() and pair_bits == 16:
+        hi = p.regs.new("h")
+        for k, reg in enumerate(regs):
+            p.emit(f"shr.b16 {hi}, {reg}, 8;")
+            p.emit(f"@{mask[2 * k]} st.global.b8 {at(2 * k)}, {reg};")
+            p.emit(f"@{mask[2 * k + 1]} st.global.b8 {at(2 * k + 1)}, {hi};")
+    elif t.packed():
         lo, hi = p.regs.new("h"), p.regs.new("h")
         for k, reg in enumerate(regs):
             p.emit(f"mov.b32 {{{lo}, {hi}}}, {reg};")
