@@ -1,8 +1,9 @@
 """GEMM, tawa against cuBLAS in the same process.
 
-    python -m tawa.bench gemm [--sweep | --shapes MxNxK ...] [--dtype bf16|fp8]
-        [--config heuristic|autotune|example] [--stages D] [--cluster N] [--rounds R]
+    python -m tawa.bench gemm [--sweep | --shapes MxNxK ... | --random N [--seed S]] [--dtype bf16|fp8]
+        [--config heuristic|split-k|autotune|example] [--stages D] [--cluster N] [--rounds R]
         [--json PATH] [--plot PNG]
+    python -m tawa.bench gemm --explain MxNxK ... [--dtype bf16|fp8] [--sms N]   # no GPU needed
 
 C = A·Bᵀ with A M×K, B N×K, C M×N row-major, f32 accumulation, bf16 C.
 bf16 inputs are timed against cuBLAS through `torch.matmul(A, B.T)`; e4m3
@@ -33,6 +34,17 @@ heuristic's tile cut to 64 rows (one warp group per team).  `--group-rows
 128` gives each consumer warp group 128 rows and half the columns (the same
 accumulator): the heuristic's 128x256 becomes 256x128 on two warp groups
 (cuBLAS's cooperative tile), and with `--teams 2` each team a 128x128 tile.
+
+`--random N --seed S` times N shapes nobody tuned for (`random_shapes`: M
+log-uniform over 16–16384, N and K over 256–28672, multiples of 8, of 16
+for fp8, whose 1-byte rows need 16-byte strides for TMA and
+`torch._scaled_mm`), and with them the cost model's prediction
+(`tawa.analysis.gemm_cost.estimate` of the row's configuration on this
+GPU's SMs): per row the predicted time and its error against the measured
+one, and their geomean.  `--explain MxNxK` prints, without a GPU, every
+candidate the heuristic weighs for the shape with the model's estimate in
+parts (prologue, main loops, epilogues, the DRAM floor, split-K's
+reduction; the rounds; what bounds a k-step), and its choice.
 """
 
 from __future__ import annotations
@@ -41,6 +53,7 @@ import argparse
 import datetime
 import json
 import math
+import random
 import statistics
 import sys
 import time
@@ -65,6 +78,8 @@ SWEEP_SHAPES: tuple[tuple[int, int, int], ...] = tuple(dict.fromkeys(
 Llama-style layers); skinny M (4096³ is both a square and a projection)."""
 CONFIGS = ("heuristic", "split-k", "autotune", "example")
 DTYPES = {"bf16": ("examples/gemm.mlir", "gemm"), "fp8": ("examples/gemm_fp8.mlir", "gemm_fp8")}
+OPERANDS = {"bf16": "bf16", "fp8": "f8E4M3FN"}
+"""The element type of A and B per `--dtype`."""
 TILE_M, TILE_N = 128, 256
 """The program tile of examples/gemm.mlir: logical grid (⌈M/128⌉, ⌈N/256⌉)."""
 WARMUP_MS, REP_MS = 50, 300
@@ -100,6 +115,45 @@ def parse_shapes(items: Sequence[str]) -> list[tuple[int, int, int]]:
     return shapes
 
 
+RANDOM_M = (16, 16384)
+RANDOM_NK = (256, 28672)
+"""The ranges `random_shapes` draws M and N, K from (log-uniform)."""
+
+
+def random_shapes(count: int, seed: int, multiple: int = 8) -> list[tuple[int, int, int]]:
+    """`count` shapes M×N×K drawn with `random.Random(seed)`: M log-uniform
+    over `RANDOM_M`, N and K over `RANDOM_NK`, each rounded to a multiple
+    of `multiple` inside its range."""
+    rng = random.Random(seed)
+
+    def draw(lo: int, hi: int) -> int:
+        value = math.exp(rng.uniform(math.log(lo), math.log(hi)))
+        return min(hi // multiple * multiple, max(-(-lo // multiple) * multiple, round(value / multiple) * multiple))
+
+    return [(draw(*RANDOM_M), draw(*RANDOM_NK), draw(*RANDOM_NK)) for _ in range(count)]
+
+
+def explain(M: int, N: int, K: int, dtype: str = "bf16", sms: int | None = None, split: bool = False) -> str:
+    """The heuristic's candidates for M×N×K with the cost model's estimate
+    of each (fastest first), and its choice (text; no GPU)."""
+    from tawa.runtime.autotune import DEFAULT_SPACE, GemmProblem, heuristic, ranked
+    from tawa.target.hopper import SM_COUNT
+
+    sms = sms or SM_COUNT
+    operand = OPERANDS[dtype]
+    problem = GemmProblem(M, N, K, operand, operand, "bf16")
+    choice = heuristic(problem, sms, split=split)
+    lines = [f"GEMM {M}x{N}x{K}, {dtype} in, bf16 out, on {sms} SMs: the cost model's estimates "
+             "(tawa.analysis.gemm_cost), fastest first"]
+    for rank, (candidate, e) in enumerate(ranked(problem, DEFAULT_SPACE, sms), 1):
+        mark = "  <- choice" if candidate == choice else ""
+        lines.append(f"{rank:3}. {candidate.id}{mark}")
+        lines.append(f"       {e.describe()}")
+    lines.append(f"choice: {choice.id}" + ("" if split else " (split-K candidates not taken by default: "
+                                                             "--split to let the model split)"))
+    return "\n".join(lines)
+
+
 def logical_grid(M: int, N: int) -> tuple[int, int]:
     return (math.ceil(M / TILE_M), math.ceil(N / TILE_N))
 
@@ -118,6 +172,8 @@ class Row:
     """tawa's configuration for this shape (tile, stages, ...)."""
     tawa_ms: list[float] = field(default_factory=list)
     cublas_ms: list[float] = field(default_factory=list)
+    predicted_ms: float = math.nan
+    """The cost model's estimate of tawa's time (NaN: not asked)."""
 
     @property
     def correct(self) -> bool:
@@ -135,6 +191,11 @@ class Row:
     def ratio(self) -> float:
         return self.tawa_tflops / self.cublas_tflops
 
+    @property
+    def prediction_error(self) -> float:
+        """predicted / measured − 1 (NaN without a prediction)."""
+        return self.predicted_ms / statistics.median(self.tawa_ms) - 1 if self.tawa_ms else math.nan
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "M": self.M,
@@ -148,6 +209,8 @@ class Row:
             "correct": self.correct,
             "tawa_ms_per_round": self.tawa_ms,
             "cublas_ms_per_round": self.cublas_ms,
+            **({} if math.isnan(self.predicted_ms) else
+               {"predicted_ms": self.predicted_ms, "prediction_error": self.prediction_error}),
         }
 
 
@@ -158,27 +221,41 @@ def geomean(values: Sequence[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
+def prediction_error(rows: Sequence[Row]) -> float:
+    """The typical error of the cost model's predictions: exp(mean |log
+    predicted/measured|) − 1 over the rows that have one (NaN: none)."""
+    logs = [math.log(r.prediction_error + 1) for r in rows if r.prediction_error + 1 > 0]
+    return math.exp(sum(abs(x) for x in logs) / len(logs)) - 1 if logs else math.nan
+
+
 def format_table(rows: Sequence[Row], meta: dict[str, Any]) -> str:
     dtype = meta.get("dtype", "bf16")
+    predicted = any(not math.isnan(r.predicted_ms) for r in rows)
     lines = [
         f"tawa GEMM vs cuBLAS on {meta['gpu']}, {meta['date']}",
         f"C = A·Bᵀ, {dtype} in, bf16 out, f32 accumulation; tawa config: {meta.get('config', 'example')}"
         + (f", stages={meta['stages']}" if meta.get("config", "example") == "example" else " (per row)")
         + f"; {meta['rounds']} interleaved rounds, median; timer: {meta['timer']}",
-        f"torch {meta.get('torch', '?')}, tawa {meta.get('tawa', '?')}",
+        f"torch {meta.get('torch', '?')}, tawa {meta.get('tawa', '?')}"
+        + (f"; shapes: --random {meta['random']} --seed {meta['seed']}" if "seed" in meta else ""),
         "",
         f"{'M':>6} {'N':>6} {'K':>6}  {'tawa TFLOP/s':>12}  {'cuBLAS TFLOP/s':>14}  "
-        f"{'tawa/cuBLAS':>11}  {'rel err vs cuBLAS':>17}  config",
+        f"{'tawa/cuBLAS':>11}  {'rel err vs cuBLAS':>17}  "
+        + (f"{'tawa µs':>9}  {'model µs':>9}  {'model err':>9}  " if predicted else "") + "config",
     ]
     for r in rows:
         flag = "" if r.correct else "  WRONG"
+        model = (f"{statistics.median(r.tawa_ms) * 1e3 if r.tawa_ms else math.nan:>9.1f}  "
+                 f"{r.predicted_ms * 1e3:>9.1f}  {r.prediction_error:>+9.1%}  " if predicted else "")
         lines.append(
             f"{r.M:>6} {r.N:>6} {r.K:>6}  {r.tawa_tflops:>12.1f}  {r.cublas_tflops:>14.1f}  "
-            f"{r.ratio:>11.3f}  {r.rel_err:>17.2e}  {r.config}{flag}"
+            f"{r.ratio:>11.3f}  {r.rel_err:>17.2e}  {model}{r.config}{flag}"
         )
     if len(rows) > 1:
         ratios = [r.ratio for r in rows]
         lines.append(f"geomean tawa/cuBLAS {geomean(ratios):.3f}; min {min(ratios):.3f}, max {max(ratios):.3f}")
+    if predicted:
+        lines.append(f"cost model: typical error {prediction_error(rows):.1%} (geomean of |predicted/measured|)")
     return "\n".join(lines)
 
 
@@ -196,8 +273,10 @@ def plot_spec(rows: Sequence[Row], meta: dict[str, Any]) -> dict[str, Any]:
 
 def report(rows: Sequence[Row], meta: dict[str, Any]) -> dict[str, Any]:
     ratios = [r.ratio for r in rows]
-    return {**meta, "geomean_ratio": geomean(ratios), "results": [r.as_dict() for r in rows],
-            "plot": plot_spec(rows, meta)}
+    predicted = any(not math.isnan(r.predicted_ms) for r in rows)
+    return {**meta, "geomean_ratio": geomean(ratios), "min_ratio": min(ratios) if ratios else math.nan,
+            **({"prediction_error": prediction_error(rows)} if predicted else {}),
+            "results": [r.as_dict() for r in rows], "plot": plot_spec(rows, meta)}
 
 
 # --------------------------------------------------------------------------- timing (GPU)
@@ -264,6 +343,8 @@ class Kernels:
                                         **({"group_rows": group_rows} if group_rows != WGMMA_M else {})}
         """Pipeline options beyond the configuration's (`Choice` fields of the same names)."""
         self.example = None
+        self.choice: Any = None
+        """The configuration of the last problem asked for (None for the example)."""
         if self.options and config == "autotune":
             raise BenchError("--cluster, --defer-stores, --teams and --group-rows apply to --config heuristic, split-k and example "
                              "(autotune decides)")
@@ -287,7 +368,7 @@ class Kernels:
 
         from tawa.runtime.autotune import GemmProblem, autotune, device_info, heuristic
 
-        operand = "f8E4M3FN" if self.dtype == "fp8" else "bf16"
+        operand = OPERANDS[self.dtype]
         problem = GemmProblem(M, N, K, operand, operand, "bf16")
         if self.config == "autotune":
             choice = autotune(problem, log=self.log)
@@ -299,7 +380,18 @@ class Kernels:
         kernel = choice.compile()
         kernel.load()
         self.log(f"{M}x{N}x{K}: {choice.id} (compiled in {time.perf_counter() - t0:.2f} s)")
+        self.choice = choice
         return kernel, tuple(choice.grid(M, N)), choice.id
+
+    def predicted_ms(self, M: int, N: int, K: int, sms: int) -> float:
+        """The cost model's estimate of the last problem's configuration (ms; NaN for the example)."""
+        if self.choice is None:
+            return math.nan
+        from tawa.analysis.gemm_cost import estimate
+        from tawa.runtime.autotune import GemmProblem
+
+        operand = OPERANDS[self.dtype]
+        return estimate(GemmProblem(M, N, K, operand, operand, "bf16"), self.choice, sms).total * 1e3
 
 
 def run(
@@ -314,6 +406,7 @@ def run(
     defer_stores: bool = False,
     teams: int = 1,
     group_rows: int = WGMMA_M,
+    extra_meta: dict[str, Any] | None = None,
 ) -> tuple[list[Row], dict[str, Any]]:
     try:
         import torch
@@ -340,7 +433,9 @@ def run(
         "timer": timer_name,
         "torch": torch.__version__,
         "tawa": tawa.__version__,
+        **(extra_meta or {}),
     }
+    sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
     one = torch.ones((), device="cuda")
     operand = torch.float8_e4m3fn if dtype == "fp8" else torch.bfloat16
 
@@ -359,7 +454,7 @@ def run(
                 return torch.matmul(A, B.T)
         ref = run_cublas()
         torch.cuda.synchronize()
-        row = Row(M, N, K, config=described)
+        row = Row(M, N, K, config=described, predicted_ms=kernels.predicted_ms(M, N, K, sms))
         row.rel_err = ((C.float() - ref.float()).norm() / ref.float().norm()).item()
         log(f"{M}x{N}x{K}: rel err vs cuBLAS {row.rel_err:.2e}{'' if row.correct else ' (WRONG)'}")
         del ref
@@ -397,6 +492,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="shapes (default: 8192x8192xK for K in 1024..16384, and 4096x4096x4096)",
     )
     which.add_argument("--sweep", action="store_true", help=f"the {len(SWEEP_SHAPES)} shapes of SWEEP_SHAPES")
+    which.add_argument("--random", type=int, metavar="N",
+                       help="N shapes drawn at random (M 16-16384, N and K 256-28672, log-uniform), with the "
+                       "cost model's predicted time per row")
+    which.add_argument("--explain", nargs="+", metavar="MxNxK",
+                       help="print the candidates the heuristic weighs for each shape, the cost model's estimate "
+                       "of each, and the choice (no GPU)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of --random (default 0)")
+    parser.add_argument("--sms", type=int, default=None, help="SMs --explain estimates for (default: the H100's 132)")
+    parser.add_argument("--split", action="store_true",
+                        help="--explain: let the heuristic split K where the model says it pays (as --config split-k)")
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="bf16", help="input type (default bf16)")
     parser.add_argument("--config", choices=CONFIGS, default=None,
                         help="tawa's kernel per shape (default: heuristic; example when --source is given; "
@@ -419,7 +524,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = args.config or ("example" if args.source else "heuristic")
     source = args.source or ROOT / DTYPES[args.dtype][0]
     try:
-        shapes = parse_shapes(args.shapes) if args.shapes else list(SWEEP_SHAPES if args.sweep else DEFAULT_SHAPES)
+        if args.explain:
+            for M, N, K in parse_shapes(args.explain):
+                print(explain(M, N, K, args.dtype, args.sms, args.split))
+            return 0
+        extra: dict[str, Any] = {}
+        if args.random is not None:
+            if args.random < 1:
+                raise BenchError(f"--random must be at least 1, got {args.random}")
+            shapes = random_shapes(args.random, args.seed, 16 if args.dtype == "fp8" else 8)
+            extra = {"random": args.random, "seed": args.seed}
+        else:
+            shapes = parse_shapes(args.shapes) if args.shapes else list(SWEEP_SHAPES if args.sweep else DEFAULT_SHAPES)
         if args.rounds < 1:
             raise BenchError("--rounds must be at least 1")
         from tawa.transforms.cluster import size_problem
@@ -430,7 +546,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise BenchError(f"--teams must be at least 1, got {args.teams}")
         rows, meta = run(shapes, args.stages, args.rounds, source, dtype=args.dtype, config=config,
                          cluster=args.cluster, defer_stores=args.defer_stores, teams=args.teams,
-                         group_rows=args.group_rows)
+                         group_rows=args.group_rows, extra_meta=extra)
     except BenchError as err:
         print(f"tawa.bench gemm: error: {err}", file=sys.stderr)
         return 1

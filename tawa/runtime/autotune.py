@@ -1,28 +1,34 @@
-"""Choosing a GEMM's configuration: a heuristic, and autotuning on the GPU.
+"""Choosing a GEMM's configuration: a cost model's choice, and autotuning on the GPU.
 
     import tawa
     from tawa.runtime.autotune import GemmProblem, heuristic
 
     problem = GemmProblem(M, N, K)              # bf16 C = A·Bᵀ, B N×K
-    choice = tawa.autotune(problem)             # timed once per (GPU, types, layout, shape bucket)
+    choice = tawa.autotune(problem)             # timed once per (GPU, types, layout, shape)
     kernel = choice.compile()                   # tawa.compile(gemm_source(choice.config), ...)
     kernel(A, B, C, M, N, K, grid=choice.grid(M, N))
-    heuristic(problem)                          # a Choice without timing
+    heuristic(problem)                          # a Choice without timing: the cost model's fastest
 
 A `Choice` is a tile program (`tawa.kernels.GemmConfig`, split-K
 included) and the options of `tawa-hopper-pipeline` (stages, group_m,
 persistent, cluster); `choice.compile()` is a `tawa.Kernel`, or a
 `tawa.runtime.splitk.SplitKGemm` for a split configuration, both called as
-`kernel(A, B, C, M, N, K, grid=choice.grid(M, N))`.  `autotune`:
+`kernel(A, B, C, M, N, K, grid=choice.grid(M, N))`.
 
-1. lists the candidates of the problem's shape bucket,
-   `candidates(problem.bucketed(), space)`: the space's tile
-   shapes × BLOCK_K × split-K × stages × group-m × persistent × cluster, less what
-   the compiler rejects by rule (`tawa.kernels.gemm.unsupported`), tiles
-   larger than the problem (a smaller tile of the space covers it), splits
-   of K into slices shorter than `MIN_SPLIT_K_STEPS` steps, and group-m
-   values that cannot differ (the grid has no more rows of tiles); the
-   heuristic's choice is always one of them;
+The candidates of a problem (`ranked`, `candidates`) are a `Space`'s tile
+shapes × BLOCK_K × split-K × stages × group-m × persistent × cluster × ...,
+less what the compiler rejects by rule (`tawa.kernels.gemm.unsupported`)
+or by its shared-memory plan, tiles larger than the problem (a smaller
+tile of the space covers it), splits of K into slices shorter than
+`MIN_SPLIT_K_STEPS` steps, and group-m values that cannot differ (the grid
+has no more rows of tiles).  `heuristic` estimates each candidate of
+`DEFAULT_SPACE` with the cost model (`tawa.analysis.gemm_cost`: rounds of
+the persistent schedule, the k-step's tensor, shared-memory, L2 and
+latency terms, epilogue, prologue, DRAM, split-K's reduction) and takes the
+fastest.  `autotune`:
+
+1. takes the first `keep` (4) of `candidates(problem, space)`: the
+   heuristic's choice, then the others as the model ranks them;
 2. builds each (`build`, default `Choice.compile`: the whole compiler, its
    checks and protocol proof); a candidate the compiler rejects is skipped;
 3. times each (`measure(choice, kernel) -> ms`, default `GpuTimer`: checks
@@ -38,10 +44,11 @@ persistent, cluster); `choice.compile()` is a `tawa.Kernel`, or a
    heuristic's 128x256 ran 1.005x — docs/perf.md, "Session 19"), in the
    on-disk cache, `<cache>/autotune/gemm.json`
    (`tawa.runtime.ptxas.cache_dir()`: `$TAWA_CACHE_DIR` or `~/.cache/tawa`),
-   keyed by (GPU name, element types, layout, batched, M, N, K and batch each
-   rounded up to a power of two, tawa version, the candidate list); a cache
-   file that cannot be read is ignored with an `AutotuneCacheWarning` and
-   rewritten.
+   keyed by (GPU name, element types, layout, batched, M, N, K and batch,
+   tawa version, the candidate list): the model's choices depend on the
+   exact shape (how the last round fills), so each shape is tuned once; a
+   cache file that cannot be read is ignored with an
+   `AutotuneCacheWarning` and rewritten.
 
 `build` and `measure` are parameters so that the CPU tests drive the search
 with known costs.
@@ -84,8 +91,12 @@ cuBLAS with 4 stages, 0.999× with 8; 128×128 at 256×8192×8192 0.938× with
 4, 0.999× with 6 (all that fit); 64×128 at 1024³ 0.871× with 4, 0.980×
 with 8; 64×64 ran no faster with 12 than with 8 (0.980× against 1.002×).
 cuBLAS's own kernels there keep 8 stages of 128×64 and 13 of 64×64."""
-CACHE_FORMAT = 2
-"""2: `stages=auto` means up to `GEMM_MAX_STAGES` (1: up to 4); entries of 1 are not read."""
+CACHE_FORMAT = 3
+"""3: entries per shape (2: per shape bucket; 1: `stages=auto` up to 4);
+entries of older formats are not read."""
+KEEP = 4
+"""Candidates `autotune` times by default: the heuristic's and the next
+ones the cost model ranks (each is a compile, about a second)."""
 WHERE = "tawa.autotune"
 
 
@@ -244,9 +255,14 @@ class Space:
     """What `candidates` combines: tiles (BLOCK_M, BLOCK_N), bytes of K per
     step (BLOCK_K = bytes / element size), K splits, and pipeline options."""
 
-    tiles: tuple[tuple[int, int], ...] = (
-        (128, 256), (256, 128), (128, 192), (192, 128), (128, 128), (64, 256), (64, 128), (128, 64), (64, 64),
+    tiles: tuple[tuple[int, ...], ...] = (
+        (128, 256), (256, 128, 2 * WGMMA_M), (128, 192), (192, 128), (128, 128), (64, 256), (64, 128), (128, 64),
+        (64, 64),
     )
+    """(BLOCK_M, BLOCK_N), or (BLOCK_M, BLOCK_N, rows per consumer warp
+    group) for a tile that takes only those (`group_rows`): 256x128 on two
+    warp groups of 128 rows, cuBLAS's cooperative tile, whose ring is 4
+    deep where four warp groups of 64 rows leave room for 3."""
     k_bytes: tuple[int, ...] = (128,)
     split_k: tuple[int, ...] = (1, 0)
     """Slices of K: 1 unsplit, S > 1 that many (where each keeps
@@ -277,22 +293,17 @@ group each (ping-pong), and warp groups that own 128 rows."""
 
 # --------------------------------------------------------------------------- the heuristic
 
-HEURISTIC_TILES = ((128, 256), (128, 128), (64, 128))
-"""Largest first: 128×256 (two consumer warp groups, m64n256 wgmma: the
-shipped GEMM's tile), then tiles with more programs for smaller grids."""
-BUSY_FRACTION = 0.75
-"""A tile is big enough for a problem when its grid keeps this share of the SMs busy."""
-SPLIT_TILES = ((128, 256), (128, 128))
-"""Tiles the heuristic splits K for, largest first (shrunk to the problem
-like `HEURISTIC_TILES`): split-K is for keeping a good tile size."""
 MIN_SPLIT_K_STEPS = 8
 """K-steps each slice of a split keeps at least: a slice is one pass of the
-producer's ring (up to 4 deep) filled and drained, and its partial sum one
-more round trip of an f32 tile through memory; shorter slices pay those
-more than they gain."""
+producer's ring filled and drained, and its partial sum one more round trip
+of an f32 tile through memory; the model is not asked about shorter ones."""
 MAX_SPLIT_K = 16
-"""Most slices of K the heuristic makes: the workspace holds split_k f32
+"""Most slices of K a split makes: the workspace holds split_k f32
 partials of C, written and read once each."""
+HEURISTIC_TILES = ((128, 256), (128, 128), (64, 128))
+"""Tiles largest first, for callers that walk down to a smaller tile when
+the chosen one cannot take their kernel (an epilogue whose live tiles do
+not fit its registers); the heuristic itself ranks `DEFAULT_SPACE`."""
 
 
 def _fit(size: int, choices: Iterable[int]) -> int:
@@ -311,93 +322,37 @@ def _check_problem(problem: GemmProblem) -> None:
 
 
 def split_for(problem: GemmProblem, config: GemmConfig, sms: int = SM_COUNT) -> int:
-    """Slices of K for `config` (unsplit) on `problem`: 1 — no split — when
-    its grid of P programs keeps `BUSY_FRACTION` of the `sms` SMs busy, the
-    problem is batched, or K has fewer than 2 × `MIN_SPLIT_K_STEPS` steps;
-    else the least S (2 ≤ S ≤ `MAX_SPLIT_K`, each slice ≥ `MIN_SPLIT_K_STEPS`
-    steps) whose P·S programs fill their last wave of `sms` to at least
-    `BUSY_FRACTION` (close to, not above, a whole number of waves); where
-    none does, the most slices allowed if they all run in one wave (a tiny
-    grid: each slice more is a shorter wave), else 1."""
+    """Slices of K for `config` (unsplit) on `problem`: the S (2 ≤ S ≤
+    `MAX_SPLIT_K`, each slice at least `MIN_SPLIT_K_STEPS` K-steps) whose
+    split the cost model (`tawa.analysis.gemm_cost`) estimates fastest, if
+    that beats the unsplit tile; else 1 (also for a batched problem, a
+    configuration already split, or one that cannot be split)."""
+    from tawa.analysis.gemm_cost import estimate, ring_stages
+
     if problem.batch is not None or config.split_k != 1:
         return 1
-    programs = problem.programs(config)
-    if programs == 0 or programs >= BUSY_FRACTION * sms:
-        return 1
     most = min(MAX_SPLIT_K, problem.k_steps(config) // MIN_SPLIT_K_STEPS)
+    if most < 2 or unsupported(config.replace(split_k=2)) is not None:
+        return 1
+    try:
+        stages = ring_stages(Choice(config.replace(split_k=2)))  # one shared-memory plan for every S
+        best, best_time = 1, estimate(problem, Choice(config), sms).total
+    except TawaError:
+        return 1
     for split in range(2, most + 1):
-        total = programs * split
-        if total >= BUSY_FRACTION * sms * -(-total // sms):
-            return split
-    return most if most >= 2 and programs * most <= sms else 1
+        time = estimate(problem, Choice(config.replace(split_k=split)), sms, stages=stages).total
+        if time < best_time:
+            best, best_time = split, time
+    return best
 
 
-def heuristic(problem: GemmProblem, sms: int = SM_COUNT, split: bool = False) -> Choice:
-    """A configuration without timing; K in 128-byte steps (one 128B
-    swizzle span), the deepest ring that fits, group-m 8, persistent.
-    The tile (each shrunk to the problem: BLOCK_M, BLOCK_N no larger than
-    the smallest choice covering M, N):
-
-    1. the first of `HEURISTIC_TILES` whose grid keeps `BUSY_FRACTION` of
-       the `sms` SMs busy, unsplit;
-    2. else (no tile size fills the GPU: few rows or columns of tiles), the
-       first of `SPLIT_TILES` whose split (`split_for`: unbatched problems
-       with K long enough) keeps `BUSY_FRACTION` of the SMs busy;
-    3. else, of those tiles and splits, the one with the most programs
-       (unsplit on a tie: a tiny grid split as far as K allows).
-
-    Steps 2 and 3's splits are taken only with `split=True`.  By default
-    the heuristic does not split K: on the H100 (2026-11-23) the split
-    kernel plus its reduction ran slower than the unsplit tile on every
-    skinny shape tried (bf16 64×8192×8192: 0.864× cuBLAS split in 4 against
-    0.925× unsplit; fp8: 0.784× against 0.918×; 256×8192×8192, 128×256 in 2:
-    0.857× against 128×128's 0.931×): the f32 partials' round trip through
-    memory and the second launch cost more than the idle SMs.  Splits stay
-    candidates of `autotune`, which keeps one only where it measures faster.
-
-    On the H100 (132 SMs, bf16, 64-element K steps):
-
-    * 64×8192×8192: 64×256 (128×256 shrunk) has 32 programs, 64×128 has 64:
-      neither keeps 99 SMs busy: 64×128, unsplit (step 3).  With
-      `split=True`, K has 128 steps, so 64×256 splits in 4
-      (128 programs, 0.97 of a wave; S = 2 and 3 fill 0.48 and 0.73), each
-      slice 32 steps; the workspace is 4×64×8192 f32 (8 MiB).
-    * 256×8192×8192: 128×256 has 64 programs, 128×128 has 128 (0.97 of the
-      SMs): 128×128, unsplit.  Splitting 128×256 in 2 would also give 128
-      programs, at the price of a 16 MiB workspace written and read; that is
-      a candidate of autotune's default space (`Space.split_k` 0), not the
-      heuristic's choice.
-    * 1024³: 32 and 64 programs for 128×256 and 128×128, 128 for 64×128:
-      64×128, unsplit (128×128 split in 2 would keep only 8 K-steps per
-      slice and add a workspace as large as the problem's C in f32, twice).
-    """
-    _check_problem(problem)
-    block_k = block_k_for(problem.a_dtype)
+def _configs(problem: GemmProblem, space: Space, sms: int) -> list[tuple[GemmConfig, int | None]]:
+    """The space's tile programs that suit `problem` (module docstring),
+    each with the warp-group rows its tile entry fixes (None: the space's)."""
     fit_m, fit_n = _fit(problem.M, BLOCK_M_CHOICES), _fit(problem.N, BLOCK_N_CHOICES)
-
-    def shrunk(tiles: Iterable[tuple[int, int]]) -> list[GemmConfig]:
-        configs = [problem.config(min(bm, fit_m), min(bn, fit_n), block_k) for bm, bn in tiles]
-        return [c for c in configs if unsupported(c) is None]
-
-    configs = shrunk(HEURISTIC_TILES)
-    busy = next((c for c in configs if problem.programs(c) >= BUSY_FRACTION * sms), None)
-    if busy is not None:
-        return Choice(busy)
-    splits = [c.replace(split_k=s) for c in shrunk(SPLIT_TILES) if split and (s := split_for(problem, c, sms)) > 1]
-    filled = next((c for c in splits if problem.programs(c) >= BUSY_FRACTION * sms), None)
-    return Choice(filled or max(configs + splits, key=problem.programs))
-
-
-# --------------------------------------------------------------------------- candidates
-
-
-def candidates(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM_COUNT) -> list[Choice]:
-    """The space's configurations that suit `problem`, the heuristic's first
-    (see the module docstring for what is pruned)."""
-    _check_problem(problem)
-    fit_m, fit_n = _fit(problem.M, BLOCK_M_CHOICES), _fit(problem.N, BLOCK_N_CHOICES)
-    configs = []
-    for (bm, bn), k_bytes in itertools.product(space.tiles, space.k_bytes):
+    configs: list[tuple[GemmConfig, int | None]] = []
+    for tile, k_bytes in itertools.product(space.tiles, space.k_bytes):
+        bm, bn, rows = tile[0], tile[1], (tile[2] if len(tile) > 2 else None)
         if bm > fit_m or bn > fit_n:  # a smaller tile of the space covers the problem
             continue
         config = problem.config(bm, bn, block_k_for(problem.a_dtype, k_bytes))
@@ -408,11 +363,17 @@ def candidates(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM
                                 or problem.k_steps(config) < split * MIN_SPLIT_K_STEPS):
                 continue  # slices too short to pay for their partial sums
             split_config = config.replace(split_k=split)
-            if unsupported(split_config) is None and split_config not in configs:
-                configs.append(split_config)
-    first = heuristic(problem, sms)
-    result = [first]
-    for config in configs:
+            if unsupported(split_config) is None and (split_config, rows) not in configs:
+                configs.append((split_config, rows))
+    return configs
+
+
+def space_choices(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM_COUNT) -> list[Choice]:
+    """The space's configurations for `problem` (module docstring: what is
+    pruned), in the space's order, without estimates."""
+    _check_problem(problem)
+    result: dict[Choice, None] = {}  # ordered, without repeats
+    for config, fixed_rows in _configs(problem, space, sms):
         rows = -(-problem.M // config.block_m)
         # group-m values at or above the grid's rows order the tiles alike: keep the least of them.
         group_ms = sorted(set(space.group_m))
@@ -420,7 +381,7 @@ def candidates(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM
         group_ms = [g for g in group_ms if g < rows] + covering[:1]
         for stages, group_m, persistent, cluster, defer, teams, group_rows in itertools.product(
                 space.stages, group_ms, space.persistent, space.cluster, space.defer_stores, space.teams,
-                space.group_rows):
+                space.group_rows if fixed_rows is None else (fixed_rows,)):
             if config.block_m % group_rows or group_rows * config.block_n > WGMMA_M * WGMMA_MAX_N:
                 continue  # whole warp groups, each at most the widest accumulator (128 registers)
             if cluster > 1 and (not persistent or rows < cluster):
@@ -431,10 +392,53 @@ def candidates(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM
                 # Teams take turns over the programs; here one warp group each.
                 # With clusters: 0.80x cuBLAS against 0.89x without (docs/perf.md, "Session 15").
                 continue
-            choice = Choice(config, stages, group_m, persistent, cluster, defer, teams, group_rows)
-            if choice not in result:
-                result.append(choice)
-    return result
+            result[Choice(config, stages, group_m, persistent, cluster, defer, teams, group_rows)] = None
+    return list(result)
+
+
+def ranked(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM_COUNT) -> list[tuple[Choice, Any]]:
+    """The space's configurations for `problem`, each with the cost model's
+    `Estimate` (`tawa.analysis.gemm_cost`), fastest first (the space's
+    order on a tie); configurations the compiler rejects (its shared-memory
+    plan) are left out."""
+    from tawa.analysis.gemm_cost import estimate
+
+    scored = []
+    for choice in space_choices(problem, space, sms):
+        try:
+            scored.append((choice, estimate(problem, choice, sms)))
+        except TawaError:
+            continue
+    return sorted(scored, key=lambda pair: pair[1].total)
+
+
+def heuristic(problem: GemmProblem, sms: int = SM_COUNT, split: bool = False) -> Choice:
+    """The configuration the cost model (`tawa.analysis.gemm_cost`)
+    estimates fastest for `problem` on `sms` SMs, of `DEFAULT_SPACE`'s
+    candidates (`ranked`), without timing: the tile shapes, K in 128-byte
+    steps, the deepest ring that fits, group-m 8, persistent.  With `split`
+    the candidates include each tile split in K where the model says a
+    split pays (`split_for`); by default none is split (the fused-epilogue
+    kernels built on this choice cannot split K, and on the H100 split-K
+    measured slower than the unsplit tile on the skinny shapes tried,
+    docs/perf.md).  `python -m tawa.bench gemm --explain MxNxK` prints the
+    candidates, their estimates and the choice."""
+    space = DEFAULT_SPACE if split else replace(DEFAULT_SPACE, split_k=(1,))
+    best = ranked(problem, space, sms)
+    if not best:
+        raise AutotuneError(f"no GEMM configuration for {problem}: the compiler rejects every candidate")
+    return best[0][0]
+
+
+# --------------------------------------------------------------------------- candidates
+
+
+def candidates(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM_COUNT) -> list[Choice]:
+    """The space's configurations that suit `problem` (see the module
+    docstring for what is pruned), the heuristic's first, then the others
+    as the cost model ranks them."""
+    first = heuristic(problem, sms)
+    return [first] + [c for c, _ in ranked(problem, space, sms) if c != first]
 
 
 def compiler_rejects(config: GemmConfig, options: dict[str, Any]) -> str | None:
@@ -472,8 +476,9 @@ def cache_key(problem: GemmProblem, device: str, choices: Sequence[Choice]) -> s
     a, b, c = problem.types
     batched = "" if problem.batch is None else " batched"
     listed = hashlib.sha256("\n".join(ch.id for ch in choices).encode()).hexdigest()[:12]
-    bucket = "x".join(map(str, problem.bucket()))
-    return f"{device} | {a}x{b}->{c} {problem.b_layout}{batched} | {bucket} | tawa {tawa.__version__} | {listed}"
+    sizes = (problem.M, problem.N, problem.K) + (() if problem.batch is None else (problem.batch,))
+    shape = "x".join(map(str, sizes))
+    return f"{device} | {a}x{b}->{c} {problem.b_layout}{batched} | {shape} | tawa {tawa.__version__} | {listed}"
 
 
 def read_cache(path: Path) -> dict[str, Any]:
@@ -643,22 +648,25 @@ def autotune(
     log: Callable[[str], None] | None = None,
     rounds: int = 3,
     margin: float = 0.02,
+    keep: int | None = KEEP,
 ) -> Choice:
     """The fastest configuration for `problem` (module docstring): from the
     cache, else by building and timing `choices` on `problem` (default: the
-    candidates of its bucket, `candidates(problem.bucketed(), space)`, so
-    that every problem of a bucket has one list and one cache entry).  `build(choice) -> kernel` defaults to `Choice.compile`,
-    `measure(choice, kernel) -> ms` to a `GpuTimer`, called `rounds` times
-    per candidate, interleaved; the first of `choices` is kept unless one is
-    faster by more than `margin` (a fraction); `device` (the cache's GPU
-    name) and `sms` default to the current device's."""
-    if rounds < 1 or margin < 0:
-        raise AutotuneError(f"rounds must be at least 1 and margin at least 0, got {rounds} and {margin}")
+    first `keep` of `candidates(problem, space)`, the heuristic's and those
+    the cost model ranks next; None: all of them).  `build(choice) ->
+    kernel` defaults to `Choice.compile`, `measure(choice, kernel) -> ms` to
+    a `GpuTimer`, called `rounds` times per candidate, interleaved; the
+    first of `choices` is kept unless one is faster by more than `margin`
+    (a fraction); `device` (the cache's GPU name) and `sms` default to the
+    current device's."""
+    if rounds < 1 or margin < 0 or (keep is not None and keep < 1):
+        raise AutotuneError(f"rounds and keep must be at least 1 and margin at least 0, got {rounds}, {keep} "
+                            f"and {margin}")
     if device is None or sms is None:
         name, count = device_info()
         device, sms = device or name, sms or count
     if choices is None:
-        choices = candidates(problem.bucketed(), space, sms)
+        choices = candidates(problem, space, sms)[:keep]
     if not choices:
         raise AutotuneError("no candidates to time")
     key = cache_key(problem, device, choices)
@@ -724,5 +732,7 @@ __all__ = [
     "candidates",
     "compiler_rejects",
     "heuristic",
+    "ranked",
+    "space_choices",
     "split_for",
 ]

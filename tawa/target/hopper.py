@@ -30,6 +30,29 @@ on; the PCIe H100 has 114): one persistent CTA each.  The GEMM heuristic
 (tawa.runtime.autotune) sizes tiles so that a grid keeps them busy; it asks
 the device for its own count when one is there."""
 
+# --------------------------------------------------------------------------- rates (the GEMM cost model's facts)
+
+TENSOR_FLOPS_PER_CLOCK = {"bf16": 4096, "f16": 4096, "fp8": 8192, "tf32": 2048}
+"""Dense tensor-core flops per SM per clock, by operand family
+(`WgmmaOperandType.family`): Hopper's tensor cores do twice the A100's
+per SM per clock (NVIDIA's Hopper architecture whitepaper; the A100's is
+1024 f16 FMAs, A100 whitepaper), fp8 twice the 16-bit rate and tf32 half;
+the H100 SXM5 datasheet's 989.4 dense bf16 TFLOPS are 132 SMs × 4096 at
+1.83 GHz."""
+MAX_SM_CLOCK_HZ = 1.98e9
+"""The H100 SXM5's highest SM clock (nvidia-smi)."""
+LOADED_SM_CLOCK_HZ = 1.41e9
+"""The SM clock under a long GEMM: the board sits at its 700 W cap and the
+clock falls to 1275–1545 MHz (measured here, shared/reference/hopper-verified.md);
+the middle of that range.  The cost model (`tawa.analysis.gemm_cost`)
+counts cycles at this clock."""
+SMEM_BYTES_PER_CLOCK = 128
+"""Shared-memory bandwidth of an SM: 32 banks of 4 bytes each per clock
+(CUDA programming guide, compute capability 9.0, "Shared Memory")."""
+DRAM_BYTES_PER_S = 3.35e12
+"""HBM3 bandwidth of the H100 SXM5 80 GB (NVIDIA H100 datasheet); what a
+kernel streams is less, the cost model fits it."""
+
 # --------------------------------------------------------------------------- registers
 
 REGISTER_FILE_SIZE = 65536

@@ -107,3 +107,70 @@ def test_a_bad_cluster_size_is_a_one_line_error(size: str, capsys):
     assert gemm.main(["--shapes", "256x256x64", "--cluster", size]) == 1
     err = capsys.readouterr().err.strip()
     assert err == f"tawa.bench gemm: error: --cluster must be a power of two from 1 to 8, got {size}"
+
+
+def test_random_shapes():
+    """M log-uniform over 16-16384, N and K over 256-28672, multiples of 8
+    (16 for fp8); the same seed draws the same shapes, another seed others."""
+    shapes = gemm.random_shapes(400, seed=7)
+    assert len(shapes) == 400 and shapes == gemm.random_shapes(400, seed=7)
+    assert shapes != gemm.random_shapes(400, seed=8)
+    assert gemm.random_shapes(5, seed=7) == shapes[:5]
+    for M, N, K in shapes:
+        assert 16 <= M <= 16384 and 256 <= N <= 28672 and 256 <= K <= 28672
+        assert M % 8 == N % 8 == K % 8 == 0
+    ms = sorted(M for M, _, _ in shapes)
+    assert ms[len(ms) // 2] < 2048 < ms[-1]  # log-uniform: the median near √(16·16384) = 512, not 8192
+    assert min(ms) < 64 and max(ms) > 8192
+    assert all(d % 16 == 0 for s in gemm.random_shapes(100, seed=1, multiple=16) for d in s)
+
+
+def test_random_without_a_count_is_a_one_line_error(capsys):
+    assert gemm.main(["--random", "0"]) == 1
+    assert capsys.readouterr().err.strip() == "tawa.bench gemm: error: --random must be at least 1, got 0"
+    with pytest.raises(SystemExit):  # one source of shapes at a time
+        gemm.main(["--random", "4", "--sweep"])
+
+
+def test_explain_prints_the_candidates_their_estimates_and_the_choice(capsys):
+    from tawa.runtime.autotune import GemmProblem, heuristic, ranked
+
+    assert gemm.main(["--explain", "3072x3072x3072", "64x8192x8192", "--dtype", "fp8"]) == 0
+    out = capsys.readouterr().out
+    for M, N, K in ((3072, 3072, 3072), (64, 8192, 8192)):
+        problem = GemmProblem(M, N, K, "f8E4M3FN", "f8E4M3FN", "bf16")
+        block = out[out.index(f"GEMM {M}x{N}x{K}, fp8 in"):]
+        choice = heuristic(problem)
+        assert f"choice: {choice.id}" in block
+        for rank, (candidate, estimate) in enumerate(ranked(problem), 1):
+            line = f"{rank:3}. {candidate.id}"
+            assert line in block
+            assert f"{estimate.total * 1e6:.1f} µs = prologue {estimate.prologue * 1e6:.1f}" in block
+        assert f"{choice.id}  <- choice" in block
+    assert "rounds of" in out and "k-steps of" in out and "-bound" in out
+    assert gemm.main(["--explain", "4096", "--split"]) == 0
+    assert "split-K candidates not taken" not in capsys.readouterr().out
+    assert gemm.main(["--explain", "0x1x1"]) == 1
+    assert capsys.readouterr().err.strip().startswith("tawa.bench gemm: error: bad shape '0x1x1'")
+
+
+def test_predictions_in_the_table_and_json():
+    row = gemm.Row(1024, 1024, 1024, rel_err=0.0, tawa_ms=[0.010, 0.011, 0.012], cublas_ms=[0.01] * 3,
+                   predicted_ms=0.0121, config="64x128x64 stages=auto group_m=8")
+    other = gemm.Row(2048, 2048, 2048, rel_err=0.0, tawa_ms=[0.03], cublas_ms=[0.03], predicted_ms=0.027)
+    assert row.prediction_error == pytest.approx(0.1)
+    assert gemm.prediction_error([row, other]) == pytest.approx(math.exp((math.log(1.1) + -math.log(0.9)) / 2) - 1)
+    meta = {"gpu": "H100", "date": "d", "stages": 4, "rounds": 3, "timer": "t", "config": "heuristic", "random": 2,
+            "seed": 5}
+    table = gemm.format_table([row, other], meta)
+    assert "--random 2 --seed 5" in table and "model µs" in table
+    line = next(ln for ln in table.splitlines() if ln.lstrip().startswith("1024"))
+    assert line.split()[7:10] == ["11.0", "12.1", "+10.0%"] and line.endswith("64x128x64 stages=auto group_m=8")
+    assert table.splitlines()[-1].startswith("cost model: typical error")
+    data = json.loads(json.dumps(gemm.report([row, other], meta)))
+    assert data["results"][0]["predicted_ms"] == pytest.approx(0.0121)
+    assert data["results"][0]["prediction_error"] == pytest.approx(0.1)
+    assert data["min_ratio"] == pytest.approx(min(row.ratio, other.ratio)) and data["seed"] == 5
+    assert data["prediction_error"] == pytest.approx(gemm.prediction_error([row, other]))
+    plain = gemm.report([gemm.Row(1, 1, 1, tawa_ms=[1.0], cublas_ms=[1.0])], meta)
+    assert "prediction_error" not in plain and "predicted_ms" not in plain["results"][0]

@@ -1,19 +1,24 @@
-"""`tawa.runtime.autotune` without a GPU: the heuristic, the candidates, and
-the search driven by a fake timer with known costs (the winner, the cache
-written and re-read, a corrupt cache, failing and compiler-rejected
-candidates skipped)."""
+"""`tawa.runtime.autotune` without a GPU: the heuristic (the cost model's
+choice), the candidates and their order, and the search driven by a fake
+timer with known costs (the winner, the model's first candidates timed, the
+cache written and re-read per shape, a corrupt cache, failing and
+compiler-rejected candidates skipped)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 import tawa
+from tawa.analysis.gemm_cost import estimate
 from tawa.kernels.gemm import GemmConfig, unsupported
 from tawa.runtime import autotune as at
 from tawa.runtime.autotune import (
+    DEFAULT_SPACE,
     GEMM_MAX_STAGES,
+    KEEP,
     WIDE_SPACE,
     AutotuneCacheWarning,
     AutotuneError,
@@ -24,6 +29,8 @@ from tawa.runtime.autotune import (
     candidates,
     compiler_rejects,
     heuristic,
+    ranked,
+    space_choices,
 )
 
 DEVICE = "Fake H100"
@@ -36,15 +43,23 @@ def cache_dir(tmp_path, monkeypatch):
 
 
 def test_heuristic():
-    big = heuristic(GemmProblem(8192, 8192, 8192))
-    assert big == Choice(GemmConfig(128, 256, 64))
+    """The heuristic is the cost model's fastest candidate (tawa.analysis.gemm_cost;
+    tests/analysis/test_gemm_cost.py tests its choices on edge shapes): these
+    are its reasons, not a table's picks."""
+    big_problem = GemmProblem(8192, 8192, 8192)
+    big = heuristic(big_problem)
+    assert big == ranked(big_problem, replace(DEFAULT_SPACE, split_k=(1,)))[0][0]
     assert big.options == {"stages": 0, "max_stages": GEMM_MAX_STAGES, "group_m": 8, "persistent": True}
-    assert heuristic(GemmProblem(4096, 4096, 4096, "f8E4M3FN")).config.tile == (128, 256, 128)  # 128-byte K steps
-    # 1024³: 128x256 tiles would leave 100 of 132 SMs idle; the chosen tile has more programs.
+    assert big.config.block_m * big.config.block_n >= 128 * 192  # a large tile: the fewest operand bytes per flop
+    assert estimate(big_problem, big).step.bound in ("tensor", "smem")  # ... so the k-step is compute-bound
+    assert heuristic(GemmProblem(4096, 4096, 4096, "f8E4M3FN")).config.block_k == 128  # 128-byte K steps
+    # 1024³: 128x256 tiles would be 32 programs, one round on a quarter of the SMs; the choice has more.
     p = GemmProblem(1024, 1024, 1024)
     small = heuristic(p).config
-    assert p.programs(small) >= 0.75 * 132 > p.programs(GemmConfig(128, 256, 64))
-    assert heuristic(p, sms=16).config.tile == (128, 256, 64)  # ... unless the GPU has few SMs
+    assert p.programs(small) > p.programs(GemmConfig(128, 256, 64))
+    assert estimate(p, Choice(small)).total < estimate(p, Choice(GemmConfig(128, 256, 64))).total
+    big_sms = heuristic(p, sms=8).config  # ... unless the GPU has few SMs: larger tiles
+    assert big_sms.block_m * big_sms.block_n > small.block_m * small.block_n
     assert heuristic(GemmProblem(64, 8192, 8192)).config.block_m == 64  # no rows of padding
     assert heuristic(GemmProblem(8, 8, 8)).config.tile == (64, 64, 64)
     batched = heuristic(GemmProblem(512, 512, 64, batch=64))
@@ -53,17 +68,26 @@ def test_heuristic():
         heuristic(GemmProblem(256, 256, 256, "f8E4M3FN", b_layout="kn"))
 
 
-def test_candidates_are_pruned():
+def test_candidates_are_pruned_and_ranked():
     wide = Space(tiles=((192, 256), (128, 256), (128, 128), (64, 128)), group_m=(4, 8, 16))
-    every = candidates(GemmProblem(8192, 8192, 8192), wide)
-    assert every[0] == heuristic(GemmProblem(8192, 8192, 8192))
-    assert all(unsupported(c.config) is None for c in every)  # 192x256 is out (launch registers)
-    assert {c.config.tile for c in every} == {(128, 256, 64), (128, 128, 64), (64, 128, 64)}
-    assert len(every) == 3 * 3  # × group-m
+    problem = GemmProblem(8192, 8192, 8192)
+    listed = space_choices(problem, wide)
+    assert all(unsupported(c.config) is None for c in listed)  # 192x256 is out (launch registers)
+    assert {c.config.tile for c in listed} == {(128, 256, 64), (128, 128, 64), (64, 128, 64)}
+    assert len(listed) == 3 * 3  # × group-m
+    every = candidates(problem, wide)
+    assert every[0] == heuristic(problem)  # first, whether or not the space holds it
+    assert set(every[1:]) == set(listed) - {every[0]}
+    times = [estimate(problem, c).total for c in every[1:]]
+    assert times == sorted(times)  # then as the model ranks them
     # Tiles larger than the problem go; group-m values ≥ the grid's rows order alike: one is kept.
-    skinny = candidates(GemmProblem(64, 8192, 512), wide)
-    assert {c.config.tile for c in skinny} == {(64, 128, 64)} and [c.group_m for c in skinny] == [8, 4]
-    assert len(candidates(GemmProblem(4096, 4096, 4096), WIDE_SPACE)) > len(candidates(GemmProblem(4096, 4096, 4096)))
+    skinny = space_choices(GemmProblem(64, 8192, 512), wide)
+    assert {c.config.tile for c in skinny} == {(64, 128, 64)} and [c.group_m for c in skinny] == [4]
+    assert len(space_choices(GemmProblem(4096, 4096, 4096), WIDE_SPACE)) > len(candidates(GemmProblem(4096, 4096, 4096)))
+    # The default space: 256x128 only as two warp groups of 128 rows (4 ring slots, not 3).
+    default = candidates(GemmProblem(4096, 4096, 4096))
+    assert {c.group_rows for c in default if c.config.tile[:2] == (256, 128)} == {128}
+    assert all(c.group_rows == 64 for c in default if c.config.tile[:2] != (256, 128))
 
 
 COSTS = {(128, 256): 1.0, (128, 128): 0.5, (64, 128): 0.7}
@@ -73,7 +97,7 @@ def fake_measure(calls):
     def measure(choice, kernel):
         calls.append(choice.config.tile[:2])
         assert kernel == ("built", choice)
-        return COSTS[choice.config.tile[:2]]
+        return COSTS.get(choice.config.tile[:2], 2.0)
 
     return measure
 
@@ -83,32 +107,56 @@ def fake_build(choice):
 
 
 SPACE = Space(tiles=tuple(COSTS))
+CHOICES = [Choice(GemmConfig(*tile, 64)) for tile in COSTS]
+"""The three tiles of `COSTS`, 128x256 first (as if the heuristic's)."""
 
 
 def test_fastest_wins_and_is_cached(cache_dir):
     problem, calls = GemmProblem(8192, 8192, 4000), []
-    best = autotune(problem, space=SPACE, build=fake_build, measure=fake_measure(calls), device=DEVICE, sms=132)
+    choices = CHOICES
+    best = autotune(problem, choices=choices, build=fake_build, measure=fake_measure(calls), device=DEVICE, sms=132)
     assert best.config.tile == (128, 128, 64)
     assert sorted(calls[:3]) == sorted(COSTS) and sorted(calls) == sorted(list(COSTS) * 3)  # 3 rounds, interleaved
     entries = json.loads((cache_dir / "autotune" / "gemm.json").read_text())["entries"]
     ((key, entry),) = entries.items()
-    assert key.startswith(f"{DEVICE} | bf16xbf16->bf16 nk | 8192x8192x4096 | tawa {tawa.__version__} | ")
+    assert key.startswith(f"{DEVICE} | bf16xbf16->bf16 nk | 8192x8192x4000 | tawa {tawa.__version__} | ")
     assert entry["ms"] == 0.5 and len(entry["timed"]) == 3 and Choice.from_dict(entry["choice"]) == best
 
     def never(choice, kernel):
         raise AssertionError("timed although cached")
 
-    # The same bucket (K 4000 and 3000 round up to 4096) is read back, not timed.
-    again = GemmProblem(8192, 8192, 3000)
-    assert autotune(again, space=SPACE, build=fake_build, measure=never, device=DEVICE, sms=132) == best
+    # The same shape is read back, not timed; another shape is timed (the model's choices are per shape).
+    assert autotune(problem, choices=choices, build=fake_build, measure=never, device=DEVICE, sms=132) == best
+    other_shape = GemmProblem(8192, 8192, 3000)
+    autotune(other_shape, choices=choices, build=fake_build, measure=fake_measure([]), device=DEVICE, sms=132)
     # Another GPU is another entry.
-    other = autotune(again, space=SPACE, build=fake_build, measure=fake_measure([]), device="Other", sms=132)
-    assert other == best and len(json.loads((cache_dir / "autotune" / "gemm.json").read_text())["entries"]) == 2
+    other = autotune(problem, choices=choices, build=fake_build, measure=fake_measure([]), device="Other", sms=132)
+    assert other == best and len(json.loads((cache_dir / "autotune" / "gemm.json").read_text())["entries"]) == 3
     # cache=False neither reads nor writes.
     calls.clear()
-    autotune(problem, space=SPACE, build=fake_build, measure=fake_measure(calls), device=DEVICE, sms=132, cache=False,
-             rounds=1)
+    autotune(problem, choices=choices, build=fake_build, measure=fake_measure(calls), device=DEVICE, sms=132,
+             cache=False, rounds=1)
     assert len(calls) == 3
+
+
+def test_autotune_times_the_models_first_candidates():
+    """By default `autotune` times the first `KEEP` of `candidates`: the
+    heuristic's choice and those the cost model ranks next; `keep=None`
+    times them all."""
+    problem = GemmProblem(4096, 4096, 4096)
+    timed = []
+
+    def measure(choice, kernel):
+        timed.append(choice)
+        return 1.0
+
+    best = autotune(problem, build=fake_build, measure=measure, device=DEVICE, sms=132, cache=False, rounds=1)
+    assert timed == candidates(problem)[:KEEP] and best == heuristic(problem)
+    timed.clear()
+    autotune(problem, build=fake_build, measure=measure, device=DEVICE, sms=132, cache=False, rounds=1, keep=None)
+    assert timed == candidates(problem) and len(timed) > KEEP
+    with pytest.raises(AutotuneError, match="keep must be at least 1"):
+        autotune(problem, build=fake_build, measure=measure, device=DEVICE, sms=132, cache=False, keep=0)
 
 
 def test_the_heuristic_stays_unless_beaten_by_more_than_the_margin():
@@ -131,7 +179,7 @@ def test_the_heuristic_stays_unless_beaten_by_more_than_the_margin():
     for c, t in zip(choices, ([1.0] * 3, [0.99] * 3, [0.985] * 3)):
         rounds[c.id] = iter(t)
     assert tune(margin=0.0) == choices[2]
-    with pytest.raises(AutotuneError, match="rounds must be at least 1"):
+    with pytest.raises(AutotuneError, match="rounds and keep must be at least 1"):
         tune(rounds=0)
 
 
@@ -145,28 +193,29 @@ def test_a_candidate_that_fails_in_a_later_round_is_skipped():
                 raise RuntimeError("CUDA_ERROR_LAUNCH_TIMEOUT")
         return COSTS[choice.config.tile[:2]]
 
-    best = autotune(GemmProblem(4096, 4096, 4096), space=SPACE, build=fake_build, measure=measure, device=DEVICE,
+    best = autotune(GemmProblem(4096, 4096, 4096), choices=CHOICES, build=fake_build, measure=measure, device=DEVICE,
                     sms=132, cache=False)
     assert best.config.tile == (64, 128, 64)
 
 
-def test_one_entry_per_bucket():
-    """M = 129 alone would drop 256-row tiles (192 covers it); its bucket, 256, keeps them."""
+def test_one_entry_per_shape():
+    """Each shape has its own entry: M = 129 and M = 256, one bucket apart
+    before, are tuned each on their own candidates (M = 129 drops 256-row
+    tiles, which 192 covers)."""
     costs = {**COSTS, (256, 128): 0.1}
 
     def measure(choice, kernel):
-        return costs[choice.config.tile[:2]]
+        return costs.get(choice.config.tile[:2], 2.0)
 
     space = Space(tiles=tuple(costs))
     assert (256, 128, 64) not in {c.config.tile for c in candidates(GemmProblem(129, 4096, 512), space)}
-    best = autotune(GemmProblem(129, 4096, 512), space=space, build=fake_build, measure=measure, device=DEVICE, sms=132)
-    assert best.config.tile == (256, 128, 64)
-
-    def never(choice, kernel):
-        raise AssertionError("timed although cached")
-
-    assert autotune(GemmProblem(256, 4096, 512), space=space, build=fake_build, measure=never, device=DEVICE,
-                    sms=132) == best
+    best = autotune(GemmProblem(129, 4096, 512), space=space, build=fake_build, measure=measure, device=DEVICE,
+                    sms=132, keep=None)
+    assert best.config.tile[:2] != (256, 128)
+    wide = autotune(GemmProblem(256, 4096, 512), space=space, build=fake_build, measure=measure, device=DEVICE,
+                    sms=132, keep=None)
+    assert wide.config.tile == (256, 128, 64)
+    assert len(json.loads((at.cache_path()).read_text())["entries"]) == 2
 
 
 @pytest.mark.parametrize("content", ["{not json", '{"format": 99, "entries": {}}', "\udcff"])
@@ -175,7 +224,7 @@ def test_a_corrupt_cache_is_ignored_with_a_warning(cache_dir, content):
     path.parent.mkdir(parents=True)
     path.write_bytes(content.encode("utf-8", "surrogateescape"))
     with pytest.warns(AutotuneCacheWarning, match="ignoring the autotune cache"):
-        best = autotune(GemmProblem(4096, 4096, 4096), space=SPACE, build=fake_build, measure=fake_measure([]),
+        best = autotune(GemmProblem(4096, 4096, 4096), choices=CHOICES, build=fake_build, measure=fake_measure([]),
                         device=DEVICE, sms=132)
     assert best.config.tile == (128, 128, 64)
     assert len(json.loads(path.read_text())["entries"]) == 1  # rewritten
@@ -188,7 +237,7 @@ def test_failing_candidates_are_skipped(cache_dir):
         return COSTS[choice.config.tile[:2]]
 
     logged = []
-    best = autotune(GemmProblem(4096, 4096, 4096), space=SPACE, build=fake_build, measure=measure, device=DEVICE,
+    best = autotune(GemmProblem(4096, 4096, 4096), choices=CHOICES, build=fake_build, measure=measure, device=DEVICE,
                     sms=132, log=logged.append)
     assert best.config.tile == (64, 128, 64)
     (entry,) = json.loads((cache_dir / "autotune" / "gemm.json").read_text())["entries"].values()
@@ -199,7 +248,7 @@ def test_failing_candidates_are_skipped(cache_dir):
         raise RuntimeError("no GPU")
 
     with pytest.raises(AutotuneError, match=r"none of the 3 candidates built and ran; .*: no GPU"):
-        autotune(GemmProblem(2048, 2048, 2048), space=SPACE, build=fake_build, measure=broken, device=DEVICE, sms=132)
+        autotune(GemmProblem(2048, 2048, 2048), choices=CHOICES, build=fake_build, measure=broken, device=DEVICE, sms=132)
 
 
 def test_candidates_the_compiler_rejects_are_dropped():
@@ -232,7 +281,7 @@ def test_deferred_stores_are_a_choice_of_the_wide_space():
     assert "defer_stores" not in plain.options and deferred.options["defer_stores"] is True
     assert deferred.id.endswith(" defer-stores") and Choice.from_dict(deferred.as_dict()) == deferred
     assert Choice.from_dict(plain.as_dict()) == plain
-    wide = candidates(GemmProblem(4096, 4096, 4096), WIDE_SPACE)
+    wide = space_choices(GemmProblem(4096, 4096, 4096), WIDE_SPACE)
     assert any(c.defer_stores for c in wide)
     assert all(c.persistent for c in wide if c.defer_stores)
     assert not any(c.defer_stores for c in candidates(GemmProblem(4096, 4096, 4096)))
@@ -248,7 +297,7 @@ def test_teams_are_a_choice_of_the_wide_space_on_64_row_tiles():
     assert "teams" not in plain.options and teams.options["teams"] == 2
     assert teams.options["staging"] == "single" and "staging" not in plain.options  # room for 5 stages
     assert teams.id.endswith(" teams=2") and Choice.from_dict(teams.as_dict()) == teams
-    wide = candidates(GemmProblem(4096, 4096, 4096), WIDE_SPACE)
+    wide = space_choices(GemmProblem(4096, 4096, 4096), WIDE_SPACE)
     paired = [c for c in wide if c.teams > 1]
     assert paired and all(c.persistent and c.config.block_m == c.group_rows and c.cluster == 1 for c in paired)
     assert not any(c.teams > 1 for c in candidates(GemmProblem(4096, 4096, 4096)))
@@ -270,12 +319,12 @@ def test_warp_groups_of_128_rows_are_a_choice_of_the_wide_space():
     pingpong = Choice(GemmConfig(128, 128, 64), teams=2, group_rows=128)
     assert pingpong.options["consumer_warps"] == 8 and pingpong.options["teams"] == 2
     assert Choice.from_dict(pingpong.as_dict()) == pingpong
-    wide = candidates(GemmProblem(4096, 4096, 4096), WIDE_SPACE)
+    wide = space_choices(GemmProblem(4096, 4096, 4096), WIDE_SPACE)
     wide_rows = [c for c in wide if c.group_rows == 128]
     assert {(c.config.block_m, c.config.block_n) for c in wide_rows} >= {(256, 128), (128, 128)}
     assert all(c.config.block_m % 128 == 0 and c.config.block_n <= 128 for c in wide_rows)
     assert any(c.teams == 2 and c.config.block_m == 128 for c in wide_rows)
-    assert not any(c.group_rows != 64 for c in candidates(GemmProblem(4096, 4096, 4096)))
+    assert {c.config.tile[:2] for c in candidates(GemmProblem(4096, 4096, 4096)) if c.group_rows != 64} == {(256, 128)}
     for choice in (coop, pingpong):
         assert compiler_rejects(choice.config, choice.options) is None, choice.id
     assert "128x256xf32 accumulator" in compiler_rejects(GemmConfig(128, 256, 64), {"consumer_warps": 4})

@@ -30,6 +30,7 @@ import numpy as np
 import pytest
 
 import tawa
+from tawa.analysis.gemm_cost import estimate
 from tawa.diagnostics import TawaError
 from tawa.kernels.gemm import (
     GemmConfig,
@@ -43,6 +44,7 @@ from tawa.kernels.gemm import (
 )
 from tawa.runtime.autotune import (
     DEFAULT_SPACE,
+    MAX_SPLIT_K,
     MIN_SPLIT_K_STEPS,
     WIDE_SPACE,
     Choice,
@@ -51,6 +53,7 @@ from tawa.runtime.autotune import (
     autotune,
     candidates,
     heuristic,
+    ranked,
     split_for,
 )
 from tawa.runtime.splitk import SplitKGemm, clear_workspaces, workspace_rows
@@ -195,7 +198,7 @@ def test_the_reduce_program_compiles_and_computes_the_tile_program(config, M, N)
 def test_every_split_tile_of_the_space_has_a_reduce_program(tile):
     """The reduce program's tile is the GEMM's cut to 128x128 (`reduce_tile`): with the GEMM's own,
     64x256 needed ~282 registers a thread and did not compile."""
-    config = GemmConfig(*tile, 64, split_k=2)
+    config = GemmConfig(tile[0], tile[1], 64, split_k=2)
     assert reduce_tile(config) == (min(tile[0], 128), min(tile[1], 128))
     kernel = tawa.compile(gemm_reduce_source(config), config.reduce_kernel)
     assert kernel.abi.threads == 128 * (1 + reduce_tile(config)[0] // 64)
@@ -224,55 +227,61 @@ def test_configuration_rules():
     assert workspace_rows(GemmConfig(c_dtype="f32", split_k=3)) == 3
 
 
-def test_heuristic_splits_grids_that_leave_sms_idle_when_asked():
-    # 64x8192x8192: 64x256 tiles have 32 programs; 4 slices of 32 K-steps make 128 (0.97 of 132 SMs).
-    skinny = heuristic(GemmProblem(64, 8192, 8192), split=True)
-    assert skinny.config == GemmConfig(64, 256, 64, split_k=4)
-    assert skinny.grid(64, 8192) == (1, 32, 4)
-    assert heuristic(GemmProblem(64, 8192, 8192)).config == GemmConfig(64, 128, 64)  # the default: no split (measured slower)
-    fp8 = heuristic(GemmProblem(64, 8192, 8192, "f8E4M3FN", "f8E4M3FN", "bf16"), split=True)
-    assert fp8.config.tile == (64, 256, 128) and fp8.config.split_k == 4
-    # An unsplit tile keeps 3/4 of the SMs busy: no split (256x8192x8192: 128x128, 128 programs; 1024³: 64x128).
-    assert heuristic(GemmProblem(256, 8192, 8192), split=True).config == GemmConfig(128, 128, 64)
-    assert heuristic(GemmProblem(1024, 1024, 1024), split=True).config == GemmConfig(64, 128, 64)
-    assert heuristic(GemmProblem(8192, 8192, 8192), split=True).config == GemmConfig(128, 256, 64)
-    # K too short for slices of 8 steps: the tile with the most programs, unsplit.
-    assert heuristic(GemmProblem(64, 8192, 15 * 64), split=True).config == GemmConfig(64, 128, 64)
-    # 16 steps: 2 slices at most; 64x256 in 2 makes 64 programs, 64x128 in 2 makes 128: the one that fills.
-    assert heuristic(GemmProblem(64, 8192, 16 * 64), split=True).config == GemmConfig(64, 128, 64, split_k=2)
-    # A tiny grid with a long K: as many slices as allowed, all in one wave.
-    assert heuristic(GemmProblem(64, 64, 65536), split=True).config == GemmConfig(64, 64, 64, split_k=16)
-    # Batched problems are never split; nor are problems on a GPU the grid fills.
+def test_heuristic_splits_where_the_cost_model_says_it_pays_when_asked():
+    """With `split`, the heuristic weighs each tile's split (`split_for`)
+    beside the unsplit tiles and takes the cost model's fastest; by default
+    it splits nothing (tawa.analysis.gemm_cost; the model's choices on edge
+    shapes are tested in tests/analysis/test_gemm_cost.py)."""
+    for p in (GemmProblem(64, 8192, 8192), GemmProblem(256, 8192, 8192), GemmProblem(1024, 1024, 1024),
+              GemmProblem(64, 64, 65536), GemmProblem(64, 8192, 8192, "f8E4M3FN", "f8E4M3FN", "bf16")):
+        assert heuristic(p).config.split_k == 1
+        split = heuristic(p, split=True)
+        assert split == ranked(p)[0][0]  # the model's fastest of the whole space, splits included
+        assert estimate(p, split).total <= estimate(p, heuristic(p)).total
+    # A tiny grid with a long K: one program unsplit; the split fills SMs and is estimated far faster.
+    tiny = GemmProblem(64, 64, 65536)
+    split = heuristic(tiny, split=True)
+    assert split.config.split_k > 1 and split.grid(64, 64) == (1, 1, split.config.split_k)
+    assert estimate(tiny, split).total < estimate(tiny, heuristic(tiny)).total / 4
+    # A grid that fills the GPU, K too short for two slices of MIN_SPLIT_K_STEPS, a batch: never split.
+    assert heuristic(GemmProblem(8192, 8192, 8192), split=True).config.split_k == 1
+    assert heuristic(GemmProblem(64, 8192, 15 * 64), split=True).config.split_k == 1
     assert heuristic(GemmProblem(64, 2048, 8192, batch=2), split=True).config.split_k == 1
-    assert heuristic(GemmProblem(64, 8192, 8192), sms=32, split=True).config.split_k == 1
 
 
-def test_split_for_fills_whole_waves():
+def test_split_for_takes_the_models_fastest_split():
+    """`split_for` is the S of 2..MAX_SPLIT_K (slices of at least
+    MIN_SPLIT_K_STEPS K-steps) that the cost model estimates fastest, where
+    it beats the unsplit tile; else 1."""
+    for p, tile in ((GemmProblem(64, 64, 65536), (64, 64)), (GemmProblem(256, 256, 16384), (128, 128)),
+                    (GemmProblem(64, 8192, 8192), (64, 256)), (GemmProblem(48 * 64, 64, 8192), (64, 64))):
+        config = p.config(*tile, 64)
+        most = min(MAX_SPLIT_K, p.k_steps(config) // MIN_SPLIT_K_STEPS)
+        times = {s: estimate(p, Choice(config.replace(split_k=s))).total for s in range(1, most + 1)}
+        assert split_for(p, config) == min(times, key=lambda s: (times[s], s)), (p, tile)
+    assert split_for(GemmProblem(64, 64, 65536), GemmConfig(64, 64, 64)) > 1
     p = GemmProblem(64, 8192, 8192)
-    assert split_for(p, p.config(64, 256, 64)) == 4  # 2: 64 programs, 3: 96 (< 0.75·132), 4: 128
-    assert split_for(p, p.config(64, 128, 64)) == 2  # 128
-    assert split_for(p, p.config(64, 256, 64), sms=100) == 3  # 96 programs of 100 SMs
-    # 48 programs: 2 and 4 slices fill 0.73, 3 fills 0.55 of two waves; 5 makes 240 of 264 (0.91).
-    q = GemmProblem(48 * 64, 64, 8192)
-    assert q.programs(q.config(64, 64, 64)) == 48 and split_for(q, q.config(64, 64, 64)) == 5
     assert split_for(p, p.config(64, 256, 64, split_k=2)) == 1  # already split
     assert split_for(GemmProblem(64, 8192, 0), p.config(64, 256, 64)) == 1
+    assert split_for(GemmProblem(64, 64, 65536, batch=2), GemmConfig(64, 64, 64, batched=True)) == 1
     assert all(
         (p.K // 64) // s >= MIN_SPLIT_K_STEPS
         for p in (GemmProblem(64, n, k) for n in (256, 1024, 8192) for k in (1024, 4096, 65536))
-        if (s := heuristic(p).config.split_k) > 1
+        if (s := heuristic(p, split=True).config.split_k) > 1
     )
 
 
 def test_candidates_have_a_split_axis():
-    p = GemmProblem(256, 8192, 8192)
-    ids = [c.config.id for c in candidates(p)]
-    assert ids[0] == "128x128x64"  # the heuristic's
-    assert "128x256x64-split2" in ids and "128x256x64" in ids  # split_for's split of a tile that leaves SMs idle
-    assert not any("split" in i for i in (c.config.id for c in candidates(GemmProblem(8192, 8192, 8192))))
-    skinny = candidates(GemmProblem(64, 8192, 8192))
-    assert skinny[0].config == GemmConfig(64, 128, 64)  # the heuristic's: unsplit ...
-    assert GemmConfig(64, 256, 64, split_k=4) in [c.config for c in skinny]  # ... its split a candidate
+    """The default space's split axis (`split_k` 0) adds each tile split as
+    `split_for` splits it, where that is a split at all."""
+    for p in (GemmProblem(256, 8192, 8192), GemmProblem(64, 64, 65536), GemmProblem(8192, 8192, 8192)):
+        listed = candidates(p)
+        assert listed[0] == heuristic(p) and listed[0].config.split_k == 1  # the heuristic's: unsplit
+        for c in listed:
+            if c.config.split_k > 1:
+                assert split_for(p, c.config.replace(split_k=1)) == c.config.split_k
+    assert any(c.config.split_k > 1 for c in candidates(GemmProblem(64, 64, 65536)))
+    assert not any(c.config.split_k > 1 for c in candidates(GemmProblem(8192, 8192, 8192)))
     # Explicit splits where each slice keeps MIN_SPLIT_K_STEPS steps; none for batched problems.
     wide = [c.config for c in candidates(GemmProblem(2048, 2048, 256), WIDE_SPACE)]
     assert {c.split_k for c in wide} == {1}  # 4 K-steps of 64: no split keeps 8
@@ -282,15 +291,15 @@ def test_candidates_have_a_split_axis():
 
 def test_autotune_keeps_a_split_choice(tmp_path, monkeypatch):
     monkeypatch.setenv("TAWA_CACHE_DIR", str(tmp_path))
-    problem = GemmProblem(64, 8192, 8192)
+    problem = GemmProblem(64, 64, 65536)
     timed = []
 
     def measure(choice, kernel):
         timed.append(choice.id)
-        return 0.5 if choice.config.split_k > 1 and choice.config.block_n == 128 else 1.0
+        return 0.5 if choice.config.split_k > 1 else 1.0
 
     best = autotune(problem, build=lambda c: c, measure=measure, device="Fake H100", sms=132)
-    assert best.config == GemmConfig(64, 128, 64, split_k=2)
+    assert best.config.split_k > 1 and best in candidates(problem)
     again = autotune(problem, build=lambda c: c, measure=lambda c, k: pytest.fail("timed again"),
                      device="Fake H100", sms=132)
     assert again == best

@@ -527,10 +527,11 @@ def test_matmul_real_implementation(torch, stand_in, case, kernel, b_in_place):
     assert torch.allclose(c.float(), ref, rtol=1e-2, atol=1e-2)
     ((name, dtype, args, grid),) = stand_in
     N = ref.shape[-1]
-    # The heuristic's tile (tawa.runtime.autotune): 64x128 keeps more of a small problem's SMs busy.
+    # The heuristic's tile (tawa.runtime.autotune, the cost model's choice): a small problem takes
+    # 64-row tiles, more programs on more SMs.
     elem = "bf16" if dt == torch.bfloat16 else "f16"
     tiled = heuristic(GemmProblem(140, N, 64, elem, elem, elem, "kn" if kernel == "matmul" else "nk"))
-    assert tiled.config.tile == (64, 128, 64)
+    assert tiled.config.block_m == 64
     assert (name, dtype, args[3:], grid) == (kernel, str(dt).removeprefix("torch."), (140, N, 64), tiled.grid(140, N))
     assert args[0].shape == (140, 64) and args[0].data_ptr() == a.data_ptr()  # a read in place
     assert args[1].is_contiguous() and (args[1].data_ptr() == b.data_ptr()) == b_in_place

@@ -1,0 +1,355 @@
+"""The time of a GEMM configuration on the H100: a cost model.
+
+    from tawa.analysis.gemm_cost import estimate
+    e = estimate(problem, choice)     # problem: a GemmProblem, choice: a Choice (tawa.runtime.autotune)
+    e.total                           # seconds; e.prologue + e.kernel + e.reduction
+    e.describe()                      # one line: the parts, the rounds, what bounds a k-step
+
+`tawa.runtime.autotune.heuristic` takes the candidate with the least
+estimate, and `autotune` times only the few it ranks first.  The model
+counts what the hardware facts of `tawa.target.hopper` and the kernel's
+schedule (a persistent, warp-specialized kernel: one CTA per SM looping
+over the programs, a producer filling a ring of operand slots, consumer
+warp groups issuing wgmma and storing C) say a configuration costs:
+
+* **rounds**: P programs on S = min(P, SMs) CTAs run in ⌈P/S⌉ rounds, the
+  last one holding what is left (its fill is the tail's share of the
+  SMs); with teams, each CTA runs that many programs at once.
+* **a k-step** (one BLOCK_K slice of a tile) takes the longest of (the
+  others overlap it)
+  - *tensor*: 2·BM·BN·BK flops at `TENSOR_FLOPS_PER_CLOCK` of the operand
+    family × the clock under load, plus a few cycles per wgmma
+    instruction (narrow tiles issue many small ones);
+  - *shared memory*: the bytes the wgmmas read (each warp group's 64-row A
+    block and the whole B tile, per instruction) and the bytes TMA writes,
+    at `SMEM_BYTES_PER_CLOCK` × the clock × a fitted share: operand bytes
+    per flop fall as tiles grow, which is what makes small tiles slow;
+  - *L2*: this CTA's share of the L2's bandwidth among the CTAs of the
+    round, for (BM + BN / cluster)·BK elements of A and B;
+  - *latency*: a ring of D slots has D − `HELD_SLOTS` loads in flight
+    (the consumers hold the slot they read and the one their dot in flight
+    reads), each taking the load latency: shallow rings of large stages
+    (256x128 in 3 slots) wait for their data.
+* **epilogue**: per program a fixed cost (the last dot's drain, barriers)
+  plus C's tile at a per-SM store rate; the tensor cores idle meanwhile
+  (the producer fills the ring for the next program, so the next main loop
+  starts on loaded slots).
+* **prologue**: the launch and the first load's latency.
+* **DRAM**: the bytes read from DRAM (A and B once when they fit in half
+  the L2, else each round's footprint under the grouped program order:
+  the distinct rows of A and columns of B its programs touch) and C's
+  writes, at a fitted bandwidth: a floor under the kernel's time (skinny
+  problems are bound by it).
+* **split-K**: the split kernel stores f32 partials (its epilogue and DRAM
+  bytes), then torch sums them (`tawa.runtime.splitk`): one or two more
+  launches and the partials' bytes.
+
+The free parameters (the cycles per instruction, the shared-memory share,
+the bandwidths, the latency, the epilogue's costs, the launch, the fp8
+rate's share; the clock is the measured `LOADED_SM_CLOCK_HZ`) are fitted by `python -m tawa.bench.fit_cost` to the H100 measurements in
+docs/perf/ and recorded in `FITTED` (docs/perf.md, "Cost model").
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tawa.target.hopper import (
+    L2_BYTES,
+    LOADED_SM_CLOCK_HZ,
+    SM_COUNT,
+    SMEM_BYTES_PER_CLOCK,
+    TENSOR_FLOPS_PER_CLOCK,
+    WGMMA_K_BYTES,
+    WGMMA_M,
+    WGMMA_OPERAND_TYPES,
+)
+
+if TYPE_CHECKING:
+    from tawa.runtime.autotune import Choice, GemmProblem
+
+HELD_SLOTS = 2
+"""Ring slots the consumers hold while the producer refills the others:
+the one the dot being issued reads and the one the dot still in flight
+reads (`tawa-overlap-dots` keeps one dot in flight)."""
+L2_RESIDENT_SHARE = 0.5
+"""A and B are read from DRAM once when together they fill at most this
+share of the L2 (C's lines and the other programs' tiles take the rest)."""
+C_BYTES = {"bf16": 2, "f16": 2, "f32": 4}
+
+
+@dataclass(frozen=True)
+class CostParameters:
+    """The model's free parameters (units: seconds, bytes, hertz)."""
+
+    clock_hz: float
+    """The SM clock under load (the board at its power cap): not fitted,
+    `LOADED_SM_CLOCK_HZ`."""
+    instruction_cycles: float
+    """Cycles each wgmma instruction costs the tensor cores besides its
+    flops (issue, the A operand's fetch): what makes narrow tiles' many
+    small instructions slow."""
+    smem_share: float
+    """The share of `SMEM_BYTES_PER_CLOCK` that the wgmma operand reads
+    and TMA writes get together."""
+    l2_bytes_per_s: float
+    """L2 → SM bandwidth, all SMs together."""
+    dram_bytes_per_s: float
+    """DRAM bandwidth a GEMM's loads and stores reach."""
+    load_latency_s: float
+    """From a slot's release to its refill's arrival."""
+    epilogue_s: float
+    """Per program: the drain of the last dots and the epilogue's barriers."""
+    store_bytes_per_s: float
+    """Per SM: C's tile from the accumulators to global memory."""
+    launch_s: float
+    """A kernel launch as timed back to back (the GPU's own gap)."""
+    fp8_rate_share: float
+    """The share of the fp8 tensor rate reached (twice the 16-bit one on
+    paper; at the power cap, fp8 products draw more power per clock)."""
+
+    def as_dict(self) -> dict[str, float]:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+FITTED = CostParameters(
+    clock_hz=LOADED_SM_CLOCK_HZ,
+    instruction_cycles=7.266,
+    smem_share=1.007,
+    l2_bytes_per_s=1.178e13,
+    dram_bytes_per_s=2.57e12,
+    load_latency_s=8.333e-07,
+    epilogue_s=1.525e-07,
+    store_bytes_per_s=1.217e11,
+    launch_s=3.792e-06,
+    fp8_rate_share=0.9615,
+)
+"""Fitted by `python -m tawa.bench.fit_cost` (docs/perf.md, "Cost model")."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """The terms of one k-step of one program (seconds)."""
+
+    tensor: float
+    smem: float
+    l2: float
+    latency: float
+    time: float
+    """The longest of them: the others overlap it."""
+
+    @property
+    def bound(self) -> str:
+        """The largest term's name."""
+        terms = {"tensor": self.tensor, "smem": self.smem, "l2": self.l2, "latency": self.latency}
+        return max(terms, key=lambda k: terms[k])
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The estimated time of a configuration on a problem, in parts (seconds)."""
+
+    total: float
+    """prologue + kernel + reduction."""
+    prologue: float
+    """The launch and the first load."""
+    main: float
+    """The main loops: k-steps × their time, summed over the rounds."""
+    epilogue: float
+    """The epilogues: one per program of a CTA."""
+    dram: float
+    """The DRAM floor: bytes from and to DRAM at its bandwidth."""
+    kernel: float
+    """The longer of main + epilogue and the DRAM floor."""
+    reduction: float
+    """Split-K's reduction (launches and the partials' bytes); 0 unsplit."""
+    programs: int
+    ctas: int
+    per_round: int
+    """Programs a full round runs: the SMs × the teams of a CTA."""
+    rounds: int
+    """Rounds of the persistent schedule: ⌈programs / per_round⌉."""
+    tail: int
+    """Programs of the last round."""
+    k_steps: int
+    """K-steps of one program (of its K-slice when split)."""
+    stages: int
+    step: Step = field(repr=False)
+    """A k-step's terms in a full round."""
+
+    @property
+    def fill(self) -> float:
+        """The last round's share of a full one (of the SMs' program slots)."""
+        return self.tail / self.per_round if self.per_round else 0.0
+
+    def parts(self) -> dict[str, Any]:
+        """What `--explain` prints, by name (times in µs)."""
+        us = 1e6
+        return {"total": self.total * us, "prologue": self.prologue * us, "main": self.main * us,
+                "epilogue": self.epilogue * us, "dram": self.dram * us, "reduction": self.reduction * us,
+                "programs": self.programs, "rounds": self.rounds, "tail": self.tail, "ctas": self.ctas,
+                "k_steps": self.k_steps, "stages": self.stages, "bound": self.step.bound,
+                "step": {"tensor": self.step.tensor * us, "smem": self.step.smem * us, "l2": self.step.l2 * us,
+                         "latency": self.step.latency * us, "time": self.step.time * us}}
+
+    def describe(self) -> str:
+        """One line: the total, its parts, the rounds and the k-step."""
+        us = 1e6
+        s = self.step
+        split = f" + reduction {self.reduction * us:.1f}" if self.reduction else ""
+        return (f"{self.total * us:.1f} µs = prologue {self.prologue * us:.1f} + max(main {self.main * us:.1f} "
+                f"+ epilogue {self.epilogue * us:.1f}, dram {self.dram * us:.1f}){split}; "
+                f"{self.programs} programs in {self.rounds} round{'s' * (self.rounds != 1)} of {self.per_round} "
+                f"(last {self.tail}); "
+                f"{self.k_steps} k-steps of {s.time * us:.3f} µs, {s.bound}-bound (tensor {s.tensor * us:.3f}, "
+                f"smem {s.smem * us:.3f}, l2 {s.l2 * us:.3f}, latency {s.latency * us:.3f}), {self.stages} stages")
+
+
+@functools.lru_cache(maxsize=None)
+def _decided_stages(config: Any, options: tuple[tuple[str, Any], ...]) -> int:
+    """The ring depth `tawa-hopper-pipeline` decides for `config` with
+    `options` (its shared-memory plan: the deepest ring that fits beside
+    the staging buffers)."""
+    from tawa.ir import context, parse
+    from tawa.kernels.gemm import gemm_source
+    from tawa.transforms.hopper_pipeline import HopperPipelinePass
+
+    pipeline = HopperPipelinePass(**{k.replace("-", "_"): v for k, v in options}, prepare=False)
+    module = parse(gemm_source(config), f"{config.id}.mlir")
+    pipeline.specialize_pass().apply(context(), module)
+    return pipeline.decide(module).stages
+
+
+PLAN_OPTIONS = ("max_stages", "staging", "epilogue", "consumer_warps", "consumer_regs", "producer_regs", "teams")
+"""The options of `tawa-hopper-pipeline` its ring depth depends on (those
+`decide` and the warp specialization before it read)."""
+
+
+def ring_stages(choice: Choice) -> int:
+    """The ring depth `choice` compiles with: its `stages`, or (0) what the
+    compiler's shared-memory plan decides (once per configuration and
+    `PLAN_OPTIONS`; raises the compiler's `TawaError` for one it rejects)."""
+    if choice.stages:
+        return choice.stages
+    options = tuple(sorted((k, v) for k, v in choice.options.items() if k in PLAN_OPTIONS))
+    config = choice.config
+    return _decided_stages(config.replace(split_k=2) if config.split_k > 2 else config, options)  # one split program
+
+
+def _window(start: int, count: int, rows: int, cols: int, group: int) -> tuple[int, int]:
+    """(distinct tile rows, distinct tile columns) of `count` programs from
+    linear index `start` of a rows × cols grid in grouped order (groups of
+    `group` rows sweep the columns; `tawa.transforms.utils.grouped_ids`)."""
+    per_group = group * cols
+    end = min(start + count, rows * cols)
+    distinct_rows, spans = 0, []
+    for g in range(start // per_group, -(-end // per_group)):
+        size = min(group, rows - g * group)
+        lo, hi = max(start, g * per_group) - g * per_group, min(end, (g + 1) * per_group) - g * per_group
+        distinct_rows += min(size, hi - lo)
+        spans.append((lo // size, (hi - 1) // size + 1))
+    if len(spans) > 2:  # a whole group in between sweeps every column
+        return distinct_rows, cols
+    columns = spans[0][1] - spans[0][0]
+    if len(spans) == 2:  # the first group's last columns, the second's first ones
+        columns += max(0, min(spans[1][1], spans[0][0]) - spans[1][0])
+    return distinct_rows, min(cols, columns)
+
+
+def estimate(problem: GemmProblem, choice: Choice, sms: int = SM_COUNT, params: CostParameters = FITTED,
+             warm: bool = False, stages: int | None = None) -> Estimate:
+    """The estimated time of `choice` on `problem` on a GPU of `sms` SMs
+    (module docstring).  `warm`: as timed back to back from a CUDA graph
+    (autotuning's timer): operands that fit in L2 stay there, no launch gap.
+    `stages`: the ring depth, when the caller knows it (default
+    `ring_stages(choice)`)."""
+    c = choice.config
+    a_type, b_type, c_type = problem.types
+    ea, eb = WGMMA_OPERAND_TYPES[a_type].bytes, WGMMA_OPERAND_TYPES[b_type].bytes
+    family = WGMMA_OPERAND_TYPES[a_type].family
+    bm, bn, bk, split = c.block_m, c.block_n, c.block_k, c.split_k
+    batch = problem.batch or 1
+    depth = stages if stages is not None else ring_stages(choice)
+    rows, cols = -(-problem.M // bm), -(-problem.N // bn)
+    programs = rows * cols * batch * split
+    k_steps = -(-(-(-problem.K // bk)) // split)
+    teams = max(1, choice.teams)
+    ctas = max(1, min(-(-programs // teams), sms))
+    per_round = sms * teams
+    rounds = -(-programs // per_round) if programs else 0
+    tail = programs - (rounds - 1) * per_round if rounds else 0
+    clock = params.clock_hz
+
+    # A k-step: its terms but L2's do not depend on how many CTAs run.
+    groups = bm // WGMMA_M
+    instructions = groups * bk * ea // WGMMA_K_BYTES  # wgmmas a k-step issues, each 64 x BN x (32 bytes of K)
+    rate = TENSOR_FLOPS_PER_CLOCK[family] * (params.fp8_rate_share if family == "fp8" else 1.0)
+    tensor = (2 * bm * bn * bk / rate + instructions * params.instruction_cycles) / clock
+    smem_bytes = groups * (WGMMA_M * ea + bn * eb) * bk + (bm * ea + bn * eb) * bk
+    smem = smem_bytes / (SMEM_BYTES_PER_CLOCK * clock * params.smem_share)
+    latency = params.load_latency_s / max(1, depth - HELD_SLOTS)
+    l2_bytes = (bm * ea + bn * eb / choice.cluster) * bk
+
+    def step(active: int) -> Step:
+        l2 = active * l2_bytes / params.l2_bytes_per_s
+        return Step(tensor, smem, l2, latency, max(tensor, smem, l2, latency))
+
+    full = step(ctas)
+    tile_c_bytes = bm * bn * (4 if split > 1 else C_BYTES[c_type])
+    store = tile_c_bytes / params.store_bytes_per_s
+    epilogue_one = params.epilogue_s + (max(0.0, store - full.time) if choice.defer_stores else store)
+
+    def round_time(active_ctas: int, in_round: int, k_step: Step) -> tuple[float, float]:
+        """(main loops, epilogues) of a round of `in_round` programs on `active_ctas` CTAs."""
+        at_once = -(-in_round // active_ctas)  # programs a CTA runs together (teams)
+        loop = at_once * k_steps * k_step.time
+        epi = max(epilogue_one - (at_once - 1) * k_steps * k_step.time, 0.0) if at_once > 1 else epilogue_one
+        if not choice.persistent:
+            epi += params.load_latency_s  # a fresh CTA fills its ring: nothing overlaps it
+        return loop, epi
+
+    main = epilogue = 0.0
+    if rounds:
+        loop, epi = round_time(ctas, ctas * teams, full)
+        main, epilogue = (rounds - 1) * loop, (rounds - 1) * epi
+        tail_ctas = min(ctas, -(-tail // teams))
+        loop, epi = round_time(tail_ctas, tail, full if tail_ctas == ctas else step(tail_ctas))
+        main, epilogue = main + loop, epilogue + epi
+
+    # DRAM: A and B (once, or per round's footprint), C or the partials.
+    k_len = min(problem.K, k_steps * bk)
+    a_all, b_all = problem.M * problem.K * ea * batch, problem.N * problem.K * eb * batch
+    c_all = problem.M * problem.N * batch * (4 * split if split > 1 else C_BYTES[c_type])
+    if a_all + b_all <= L2_RESIDENT_SHARE * L2_BYTES:
+        operands = 0.0 if warm else a_all + b_all
+        c_all = 0.0 if warm else c_all
+    else:
+        group = max(1, min(choice.group_m, rows))
+
+        def footprint(start: int, count: int) -> float:
+            r, n = _window(start % (rows * cols), min(count, rows * cols), rows, cols, group)
+            return (min(r * bm, problem.M) * ea + min(n * bn, problem.N) * eb) * k_len
+
+        operands = (rounds - 1) * footprint(0, per_round) + footprint((rounds - 1) * per_round, tail) if rounds else 0
+        operands = max(operands, a_all + b_all)
+    dram = (operands + c_all) / params.dram_bytes_per_s
+
+    launch = 0.0 if warm else params.launch_s
+    prologue = launch + params.load_latency_s if programs else launch
+    kernel = max(main + epilogue, dram)
+    reduction = 0.0
+    if split > 1:
+        mn = problem.M * problem.N
+        out = C_BYTES[c_type]
+        if split == 2 or c_type == "f32":
+            launches, moved = 1, split * mn * 4 + mn * out
+        else:  # a sum into an f32 slab, then a copy into C
+            launches, moved = 2, split * mn * 4 + 2 * mn * 4 + mn * out
+        reduction = launches * params.launch_s + moved / params.dram_bytes_per_s
+    return Estimate(prologue + kernel + reduction, prologue, main, epilogue, dram, kernel, reduction, programs, ctas,
+                    per_round, rounds, tail, k_steps, depth, full)
+
+
+__all__ = ["FITTED", "CostParameters", "Estimate", "Step", "estimate", "ring_stages"]

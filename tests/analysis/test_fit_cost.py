@@ -1,0 +1,77 @@
+"""The cost model's fit (`tawa.bench.fit_cost`): reading the measurements
+in docs/perf/, configuration ids read back, the minimiser, a fit that
+recovers synthetic times, and `FITTED`'s error on the real ones (what
+docs/perf.md's "Cost model" reports)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+
+from tawa.analysis.gemm_cost import FITTED, estimate
+from tawa.bench import fit_cost
+from tawa.bench.fit_cost import Measurement, choice_from_id, fit, log_errors, nelder_mead
+from tawa.kernels.gemm import GemmConfig
+from tawa.runtime.autotune import Choice, GemmProblem
+
+
+def test_configuration_ids_read_back():
+    for choice in (Choice(GemmConfig(128, 256, 64)),
+                   Choice(GemmConfig(64, 128, 128, "f8E4M3FN", "f8E4M3FN", "bf16", split_k=2), stages=3, group_m=16),
+                   Choice(GemmConfig(256, 128, 64), group_rows=128, defer_stores=True, cluster=2),
+                   Choice(GemmConfig(128, 128, 64, "f8E4M3FN", "f8E5M2", "f32", batched=True)),
+                   Choice(GemmConfig(64, 256, 64, "f16", "f16", "f16", "kn"), teams=2, persistent=False)):
+        assert choice_from_id(choice.id) == choice, choice.id
+    with pytest.raises(ValueError, match="not a configuration id"):
+        choice_from_id("cuBLAS")
+
+
+def test_nelder_mead_finds_a_minimum():
+    def bowl(x):
+        return (x[0] - 1.0) ** 2 + 10 * (x[1] + 2.0) ** 2 + (x[0] * x[1] + 2.0) ** 2
+
+    x = nelder_mead(bowl, [0.0, 0.0], iterations=2000)
+    assert x == pytest.approx([1.0, -2.0], abs=1e-3)
+
+
+def test_the_fit_recovers_synthetic_times():
+    """Times made by the model with known parameters, fitted from other
+    parameters: the fit brings the error near zero."""
+    truth = replace(FITTED, launch_s=2.5e-6, load_latency_s=1.2e-6, store_bytes_per_s=8e10)
+    shapes = [(1024, 1024, 1024), (4096, 4096, 512), (8192, 8192, 4096), (64, 8192, 8192), (256, 4096, 2048),
+              (2048, 2048, 128)]
+    tiles = [(128, 256), (128, 128), (64, 128), (64, 64)]
+    data = [Measurement(p, c, estimate(p, c, params=truth, stages=8 if c.config.block_m == 64 else 4).total,
+                        False, "synthetic")
+            for p in (GemmProblem(*s) for s in shapes) for c in (Choice(p.config(bm, bn, 64)) for bm, bn in tiles)]
+    stages = {m.choice: 8 if m.choice.config.block_m == 64 else 4 for m in data}
+
+    def rms(params):
+        errors = log_errors(data, params, stages)
+        return math.sqrt(sum(e * e for e in errors) / len(errors))
+
+    assert rms(FITTED) > 0.02
+    fitted = fit(data, FITTED, iterations=900, stages=stages)
+    assert rms(fitted) < 0.01
+    assert fitted.clock_hz == FITTED.clock_hz  # measured, not fitted
+
+
+@pytest.mark.slow
+def test_fitted_parameters_on_the_recorded_measurements():
+    """`FITTED` estimates the 1231 recorded times of today's kernels with a
+    typical error under 10% (docs/perf.md, "Cost model": 8.1%), and the
+    bf16 sweeps (L2 flushed) within 4%."""
+    data = fit_cost.measurements()
+    assert len(data) >= 1200
+    assert {m.source for m in data} >= {"gemm-sweep-bf16-h100-2026-11-26-session19.json",
+                                        "gemm-sweep-autotune-fp8-h100-2026-11-26-session19.txt",
+                                        "gemm-group-rows-ab1-h100-2026-11-26-session16.txt"}
+    stages = fit_cost.stage_table(data)
+    errors = log_errors(data, FITTED, stages)
+    assert fit_cost.geomean_abs_error(errors) < 0.10
+    sweep = [e for m, e in zip(data, errors) if m.source == "gemm-sweep-bf16-h100-2026-11-26-session19.json"]
+    assert len(sweep) == 21 and fit_cost.geomean_abs_error(sweep) < 0.04
+    regret = [r for _, r in fit_cost.regrets(data, FITTED, stages)]
+    assert sum(regret) / len(regret) < 0.02

@@ -1,0 +1,184 @@
+"""The GEMM cost model (`tawa.analysis.gemm_cost`) and the choices it makes
+through `tawa.runtime.autotune.heuristic`, without a GPU: the schedule's
+arithmetic (rounds, the last round, k-steps), monotonic sanity, the
+choices on edge shapes with the model's reasons, and that the chooser only
+returns configurations the compiler takes."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from tawa.analysis.gemm_cost import FITTED, HELD_SLOTS, Estimate, estimate, ring_stages
+from tawa.kernels.gemm import GemmConfig, unsupported
+from tawa.runtime.autotune import DEFAULT_SPACE, Choice, GemmProblem, candidates, heuristic, ranked
+from tawa.target.hopper import SM_COUNT
+
+FP8 = "f8E4M3FN"
+
+
+def best(problem: GemmProblem, split: bool = False) -> tuple[Choice, Estimate]:
+    """The heuristic's choice and its estimate."""
+    choice = heuristic(problem, split=split)
+    return choice, estimate(problem, choice)
+
+
+def test_the_ring_depth_is_the_compilers():
+    """`ring_stages` asks the compiler's shared-memory plan: 128x256 keeps 4
+    slots of 48 KiB beside subtiled staging, 256x128 on four 64-row warp
+    groups only 3 (its staging takes the fourth), on two 128-row ones 4."""
+    depths = {(bm, bn, rows): ring_stages(Choice(GemmConfig(bm, bn, 64), group_rows=rows))
+              for bm, bn, rows in ((128, 256, 64), (256, 128, 64), (256, 128, 128), (128, 128, 64), (64, 128, 64))}
+    assert depths == {(128, 256, 64): 4, (256, 128, 64): 3, (256, 128, 128): 4, (128, 128, 64): 6, (64, 128, 64): 8}
+    assert ring_stages(Choice(GemmConfig(128, 256, 64), stages=3)) == 3  # asked for
+
+
+def test_rounds_and_the_last_round():
+    p = GemmProblem(8192, 8192, 8192)
+    e = estimate(p, Choice(GemmConfig(128, 256, 64)))
+    assert (e.programs, e.ctas, e.rounds, e.tail, e.k_steps) == (2048, 132, 16, 2048 - 15 * 132, 128)
+    assert e.fill == pytest.approx(68 / 132)
+    assert e.total == pytest.approx(e.prologue + e.kernel + e.reduction)
+    assert e.kernel == max(e.main + e.epilogue, e.dram)
+    one = estimate(GemmProblem(100, 200, 64), Choice(GemmConfig(128, 256, 64)))
+    assert (one.programs, one.ctas, one.rounds, one.tail, one.k_steps) == (1, 1, 1, 1, 1)
+    split = estimate(p, Choice(GemmConfig(128, 256, 64, split_k=4)))
+    assert split.programs == 4 * 2048 and split.k_steps == 32 and split.reduction > 0
+    teams = estimate(p, Choice(GemmConfig(64, 256, 64), teams=2))
+    assert teams.per_round == 2 * SM_COUNT and teams.rounds == -(-4096 // 264)
+    assert estimate(GemmProblem(0, 256, 256), Choice(GemmConfig(64, 64, 64))).programs == 0
+
+
+def test_a_k_step_is_bound_by_its_longest_term():
+    e = estimate(GemmProblem(8192, 8192, 8192), Choice(GemmConfig(128, 256, 64)))
+    s = e.step
+    assert s.time == max(s.tensor, s.smem, s.l2, s.latency) and s.bound in ("tensor", "smem")
+    # 256x128 on four 64-row warp groups: a 3-deep ring keeps one load in flight.
+    shallow = estimate(GemmProblem(8192, 8192, 8192), Choice(GemmConfig(256, 128, 64)))
+    assert shallow.stages == 3 and shallow.step.latency == pytest.approx(FITTED.load_latency_s / (3 - HELD_SLOTS))
+    assert shallow.step.bound == "latency"
+    # Small tiles read more operand bytes per flop.
+    small = estimate(GemmProblem(8192, 8192, 8192), Choice(GemmConfig(64, 64, 64)))
+    flops = {e: 2 * c[0] * c[1] * 64 for e, c in ((e.step, (128, 256)), (small.step, (64, 64)))}
+    assert small.step.smem / flops[small.step] > e.step.smem / flops[e.step]
+
+
+@pytest.mark.parametrize("a", ["bf16", FP8])
+def test_more_work_takes_more_time(a):
+    """For a fixed configuration, and for the heuristic's best, the estimate
+    never falls as M, N or K grow."""
+    choice = Choice(GemmProblem(1, 1, 1, a, a).config(128, 128, 128 if a == FP8 else 64))
+    sizes = (64, 200, 1000, 3000, 8192, 20000)
+    for base in ((1000, 1000, 1000), (64, 8192, 8192)):
+        for axis in range(3):
+            times, best_times = [], []
+            for size in sizes:
+                dims = list(base)
+                dims[axis] = size
+                p = GemmProblem(*dims, a, a)
+                times.append(estimate(p, choice).total)
+                best_times.append(best(p)[1].total)
+            assert times == sorted(times), (axis, base, times)
+            assert best_times == sorted(best_times), (axis, base, best_times)
+
+
+def test_one_tile():
+    """A problem inside the smallest tile runs one program.  One that a
+    64x128 tile covers runs as two 64x64 programs on two SMs in one round,
+    each with half the main loop: the model's estimate says so."""
+    for a in ("bf16", FP8):
+        choice, e = best(GemmProblem(64, 64, 256, a, a))
+        assert e.programs == 1 and choice.config.tile[:2] == (64, 64)
+        p = GemmProblem(50, 120, 512, a, a)
+        choice, e = best(p)
+        one = estimate(p, Choice(p.config(64, 128, choice.config.block_k)))
+        assert one.programs == 1 and e.rounds == 1
+        assert e.programs == 2 and e.total < one.total and e.main < one.main
+
+
+def test_one_round_and_one_tile_more():
+    """128x256 tiles of 896x4864 make 133 programs: a second round for one
+    of them.  The model's choice does not pay a whole round for one tile: it
+    is estimated faster than 128x256, and its last round is fuller."""
+    p = GemmProblem(7 * 128, 19 * 256, 4096)
+    coarse = estimate(p, Choice(p.config(128, 256, 64)))
+    assert (coarse.programs, coarse.rounds, coarse.tail) == (133, 2, 1)
+    choice, e = best(p)
+    assert choice.config.tile[:2] != (128, 256)
+    assert e.total < coarse.total and e.fill > coarse.fill
+
+
+def test_k_shorter_than_the_ring():
+    """K of one or two steps: the ring never fills; the prologue and the
+    epilogues cost more than the main loops, and the choice has the most
+    programs the tiles that cover the problem give (each program is short)."""
+    for K in (32, 64, 128):
+        p = GemmProblem(4096, 4096, K)
+        choice, e = best(p)
+        assert e.k_steps < e.stages
+        assert unsupported(choice.config) is None
+        assert e.prologue + e.epilogue > 0 and e.k_steps <= 2
+
+
+def test_skinny_m_takes_64_rows():
+    """M ≤ 64: every row of a 128-row tile past M is wasted work; the
+    choice is a 64-row tile."""
+    for M, a in itertools.product((1, 16, 33, 64), ("bf16", FP8)):
+        for N, K in ((4096, 4096), (14336, 8192), (256, 28672)):
+            assert heuristic(GemmProblem(M, N, K, a, a)).config.block_m == 64, (M, N, K, a)
+
+
+def test_huge_k_splits_when_asked():
+    """K = 262144 on a 256x256 C: unsplit, 128x128 tiles are 4 programs on
+    132 SMs.  With `split`, the model's choice splits K and is estimated
+    several times faster; by default the heuristic does not split."""
+    p = GemmProblem(256, 256, 262144)
+    unsplit, e1 = best(p)
+    split, e2 = best(p, split=True)
+    assert unsplit.config.split_k == 1
+    assert split.config.split_k > 1 and e2.total < e1.total / 3
+    assert e2.programs > e1.programs
+
+
+@pytest.mark.parametrize("a", ["bf16", FP8])
+def test_the_chooser_returns_supported_configurations(a):
+    """On shapes drawn as the random benchmark draws them (and a few
+    degenerate ones), the choice is one `unsupported` takes, one of the
+    candidates, and the first of them."""
+    from tawa.bench.gemm import random_shapes
+
+    shapes = random_shapes(24, seed=5, multiple=16) + [(1, 1, 1), (8, 8, 8), (16384, 28672, 28672), (16, 256, 256)]
+    for M, N, K in shapes:
+        p = GemmProblem(M, N, K, a, a)
+        for split in (False, True):
+            choice = heuristic(p, split=split)
+            assert unsupported(choice.config) is None, (M, N, K, choice.id)
+            assert split or choice.config.split_k == 1
+        assert candidates(p)[0] == heuristic(p)
+
+
+def test_ranked_orders_by_the_estimate():
+    p = GemmProblem(3072, 3072, 3072)
+    order = ranked(p)
+    assert [e.total for _, e in order] == sorted(e.total for _, e in order)
+    assert order[0][0] == heuristic(p, split=True)
+    tiles = {c.config.tile[:2] for c, _ in order}
+    assert tiles == {t[:2] for t in DEFAULT_SPACE.tiles}  # every tile of the space covers 3072
+    assert {c.group_rows for c, _ in order if c.config.tile[:2] == (256, 128)} == {128}
+
+
+def test_fewer_sms_take_larger_tiles():
+    """Each SM does more of the work when there are few: rounds cost the
+    same whatever the tile, so the tile with the least time per flop wins."""
+    p = GemmProblem(1024, 1024, 1024)
+    area = {sms: heuristic(p, sms).config.block_m * heuristic(p, sms).config.block_n for sms in (8, SM_COUNT)}
+    assert area[8] > area[SM_COUNT]
+
+
+def test_warm_estimates_skip_the_launch_and_dram():
+    p = GemmProblem(1024, 1024, 1024)
+    cold, warm = (estimate(p, Choice(p.config(64, 128, 64)), warm=w) for w in (False, True))
+    assert warm.total < cold.total and warm.dram == 0 and cold.dram > 0
+    big = GemmProblem(16384, 16384, 16384)  # A and B do not fit in L2: read from DRAM either way
+    assert estimate(big, Choice(big.config(128, 256, 64)), warm=True).dram > 0
