@@ -26,9 +26,9 @@ THREADS_PER_GROUP = THREADS_PER_WARP * WARPS_PER_GROUP
 MAX_THREADS_PER_CTA = 1024
 SM_COUNT = 132
 """Streaming multiprocessors of the H100 SXM5 (the board tawa is measured
-on; the PCIe H100 has 114): one persistent CTA each.  The GEMM heuristic
-(tawa.runtime.autotune) sizes tiles so that a grid keeps them busy; it asks
-the device for its own count when one is there."""
+on; the PCIe H100 has 114): one persistent CTA each.  The GEMM cost model
+(tawa.analysis.gemm_cost) counts rounds of this many programs; the runtime
+asks the device for its own count when one is there."""
 
 # --------------------------------------------------------------------------- rates (the GEMM cost model's facts)
 
