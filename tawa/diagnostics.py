@@ -223,6 +223,11 @@ def parse_error(err: ParseError) -> TawaError:
 
 def parse_module(ctx: Context, text: str | bytes, name: str = "<input>") -> ModuleOp:
     """Parses and verifies a module; raises TawaError with a location on failure."""
+    if not isinstance(text, str | bytes):
+        raise TawaError(f"expected the text of a module (str or bytes), got {type(text).__name__}", "tawa.parse")
+    if not isinstance(name, str):
+        raise TawaError(f"the input's name is a str (e.g. \"kernel.mlir\"), got {type(name).__name__}",
+                        "tawa.parse")
     try:
         module = LocatedParser(ctx, text, name).parse_module()
     except ParseError as err:

@@ -28,7 +28,7 @@ from typing import Any, NoReturn
 from xdsl.dialects.builtin import ModuleOp
 
 import tawa.language as tl
-from tawa.diagnostics import LineIndex, TawaError, first_line
+from tawa.diagnostics import TawaError, first_line
 from tawa.frontend.kernel import KernelFunction
 
 PROG = "python -m tawa.frontend"
@@ -52,10 +52,7 @@ def load_kernels(path: str) -> list[KernelFunction]:
             data = f.read()
     except OSError as err:
         raise TawaError(f"cannot open input: {err.strerror}", path) from None
-    nul = data.find(b"\0")
-    if nul >= 0:  # Python's own error has no line
-        line, col = LineIndex(data).line_col(nul)
-        raise TawaError("the file contains a NUL byte", f"{path}:{line}:{col}")
+    _check_bytes(path, data)
     spec = importlib.util.spec_from_file_location("__tawa_frontend_input__", path)
     if spec is None or spec.loader is None:
         raise TawaError("not a Python file", f"{path}:1:1")
@@ -71,6 +68,29 @@ def load_kernels(path: str) -> list[KernelFunction]:
                         _import_error_location(path, data, err)) from None
     kernels = [v for v in vars(module).values() if isinstance(v, KernelFunction)]
     return sorted(kernels, key=lambda k: k.fn.__code__.co_firstlineno)
+
+
+def _check_bytes(path: str, data: bytes) -> None:
+    """A NUL byte, or a byte its encoding (UTF-8 unless declared) does not
+    decode, is an error at that byte: Python's own errors have no line."""
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise TawaError("the file contains a NUL byte", _byte_location(path, data, nul))
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        data.decode(encoding)
+    except SyntaxError as err:  # an unknown or contradictory coding declaration
+        raise TawaError(err.msg, f"{path}:1:1") from None
+    except UnicodeDecodeError as err:
+        raise TawaError(f"the file is not valid {encoding} (byte 0x{data[err.start]:02x})",
+                        _byte_location(path, data, err.start)) from None
+
+
+def _byte_location(path: str, data: bytes, pos: int) -> str:
+    """`path:line:col` of byte `pos`, the column counted in characters."""
+    start = data.rfind(b"\n", 0, pos) + 1
+    line = data.count(b"\n", 0, pos) + 1
+    return f"{path}:{line}:{len(data[start:pos].decode('utf-8', 'replace')) + 1}"
 
 
 def _import_error_location(path: str, data: bytes, err: BaseException) -> str:
@@ -98,7 +118,7 @@ def _uncompilable_statement(data: bytes) -> str:
     own for a RecursionError (too deeply nested), else `1:1`."""
     try:
         tokens = list(tokenize.tokenize(io.BytesIO(data).readline))
-    except (tokenize.TokenError, SyntaxError):
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
         return "1:1"
     start = None
     for tok in tokens:

@@ -264,6 +264,10 @@ def _where(e: Emitter, mask: Any, x: Any, y: Any) -> Tile:
 
 
 def _minmax(e: Emitter, x: Any, y: Any, what: str, ops: tuple[Any, Any, Any]) -> Any:
+    if not is_runtime(x) and not is_runtime(y):  # compile-time numbers: Python computes it
+        numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (x, y))
+        if numbers:
+            return max(x, y) if what == "tl.maximum" else min(x, y)
     (xv, yv), dtype, shape = e.unify([x, y], what)
     float_op, signed_op, index_op = ops
     cls = float_op if dtype.is_float else index_op if dtype is tl.index else signed_op

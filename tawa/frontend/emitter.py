@@ -15,6 +15,7 @@ Rules (docs/frontend.md, "Types"):
 from __future__ import annotations
 
 import ast
+import math
 from typing import Any
 
 from xdsl.dialects import arith
@@ -105,7 +106,12 @@ class Emitter:
         if dtype.is_float:
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise self.error(f"{value!r} is not a {dtype.name} number")
-            attr: Any = FloatAttr(float(value), ir_type(dtype))
+            try:
+                attr: Any = FloatAttr(float(value), ir_type(dtype))
+            except OverflowError:  # f16 and f32 values are packed; the narrower types round to inf or NaN
+                attr = None
+            if attr is None or (math.isfinite(value) and not math.isfinite(attr.value.data)):
+                raise self.error(f"the float {value!r} is out of range of {dtype.name}")
         else:
             if isinstance(value, float) and not value.is_integer():
                 raise self.error(f"the float {value!r} meets an integer value ({dtype.name}): "
@@ -196,6 +202,9 @@ class Emitter:
         """The operands of an elementwise op as SSA values of one dtype and
         shape (None: all scalars)."""
         runtime = [v for v in values if is_runtime(v)]
+        if not runtime:
+            raise self.error(f"{what}: expected a tile or a runtime scalar, got "
+                             f"{' and '.join(describe(v) for v in values)}")
         for v in runtime:
             if not isinstance(v, Scalar | Tile):
                 raise self.error(f"{what}: {describe(v)} is not a number or tile")

@@ -155,6 +155,9 @@ def kernels_of(module: ModuleOp) -> list[func.FuncOp]:
 
 def find_kernel(module: ModuleOp, kernel: str) -> func.FuncOp:
     """The function named `kernel` (with or without its leading '@')."""
+    if not isinstance(kernel, str):
+        raise InterpreterError(f"the kernel is named by a str (e.g. \"gemm\"), got {type(kernel).__name__}",
+                               "tawa.interpret")
     name = kernel.removeprefix("@")
     funcs = kernels_of(module)
     for f in funcs:

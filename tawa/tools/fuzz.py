@@ -1,15 +1,27 @@
 """A seeded mutation fuzzer of tawa's input handling (docs/testing.md, "Fuzzing").
 
-    python -m tawa.tools.fuzz --seed 0 --count 3000 [--pipeline hopper,ws,interp] [--ptxas]
+    python -m tawa.tools.fuzz --seed 0 --count 3000 [--inputs mlir,python,api]
+        [--pipeline hopper,ws,interp] [--ptxas]
 
-Each mutant is an example of `examples/` with one to three random edits
-(delete, duplicate or swap lines; replace an SSA name by another; set an
-integer or float literal to a boundary value; change an element type, a shape
-dimension or a tile size throughout; truncate; insert a random byte; swap an
-op for another of its dialect).  Mutant `i` of seed `s` depends on `(s, i)`
-only, so a finding is reproduced by `--seed s --first i --count 1 --save DIR`.
+Three kinds of input (`--inputs`; `--count` mutants of each):
 
-Each mutant runs in this process through the selected pipelines:
+    mlir     an example of `examples/` with one to three random edits (delete,
+             duplicate or swap lines; replace an SSA name by another; set an
+             integer or float literal to a boundary value; change an element
+             type, a shape dimension or a tile size throughout; truncate;
+             insert a random byte; swap an op for another of its dialect)
+    python   a kernel file of `examples/python`, edited alike, and with
+             `python -m tawa.frontend` options (tawa.tools.fuzz_python)
+    api      a call of tawa.compile, tawa.parse, tawa.interpret, a Python
+             kernel's methods, tawa-run or tawa-opt with bad arguments
+             (tawa.tools.fuzz_api)
+
+Mutant `i` of seed `s` depends on `(s, i)` only, so a finding is reproduced
+by `--seed s --first i --count 1 --inputs KIND --save DIR`.
+
+Each mutant runs in this process.  A .mlir mutant, and the IR a Python
+mutant's front end prints (`frontend`, then `py-hopper`, ...), go through
+the selected pipelines:
 
     parse    tawa-opt FILE                                  (parse and verify)
     ws       tawa-opt FILE -p tawa-warp-specialize
@@ -18,16 +30,19 @@ Each mutant runs in this process through the selected pipelines:
     interp   tawa.interpret of the first kernel on a 2x1 grid, on small
              arrays made from its signature (the CPU interpreter)
 
-and each outcome is classified:
+An API call runs once (`api`).  Each outcome is classified:
 
-    ok         exit 0
+    ok         exit 0 (a call that returned)
     located    exit 1 with a line `file:line:col: error: ...`
+    refused    api only: one line `where: error: ...` about an argument
     unlocated  exit 1 without a located error line
-    internal   "internal error", or an exception escaping the tool
+    internal   "internal error", a traceback, or an exception escaping the
+               tool (api: any exception but a TawaError, any exit status
+               but 0 and 1)
     hang       still running after --timeout seconds (SIGALRM)
-    slow       interp only: still running after --timeout seconds; not a bug
-               by itself (a mutated loop bound can ask for 2**56 iterations,
-               which the GPU would run as long), reported but not failing
+    slow       interp and api only: still running after --timeout seconds;
+               not a bug by itself (a mutated loop bound can ask for 2**56
+               iterations, which the GPU would run as long), reported but not failing
     rejected   with --ptxas: hopper exit 0 but `ptxas -arch=sm_90a` rejects the PTX
 
 Prints a summary (and each bad outcome); exits 1 when any outcome is
@@ -47,9 +62,10 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tawa.target.hopper import ARCH
 
@@ -57,6 +73,13 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 BAD = ("unlocated", "internal", "hang", "rejected")
 """Outcomes that are bugs of tawa (the fuzzer exits 1 on any)."""
+
+INPUTS = ("mlir", "python", "api")
+"""What the mutants are: `.mlir` modules, Python kernel files
+(`tawa.tools.fuzz_python`), calls of the API and tools (`tawa.tools.fuzz_api`)."""
+
+ERROR_LINE = re.compile(r"^[^\n]*?\S: error: ", re.MULTILINE)
+"""A one-line error `where: error: ...` (an API call's `tawa.compile: error:`)."""
 
 LOCATED = re.compile(r"^\S+:\d+:\d+: error: ", re.MULTILINE)
 
@@ -66,6 +89,7 @@ PIPELINES: dict[str, list[str]] = {
     "hopper": ["-p", "tawa-hopper-pipeline", "-t", "ptx"],
     "interp": [],  # tawa-run, see _run_interp
 }
+"""What a .mlir mutant, or the IR of a Python mutant, runs through."""
 
 # --- mutations -------------------------------------------------------------
 # Mutants are latin-1 text, so that any byte is one character (a random byte
@@ -208,10 +232,24 @@ class Mutant:
     mutations: list[str]
     data: bytes
     hopper_options: str = ""
+    kind: str = "mlir"
+    """Which input it is (`INPUTS`): a .mlir module, a Python kernel file, an API call."""
+    argv: list[str] = field(default_factory=list)
+    """Python kernels: options of `python -m tawa.frontend`."""
+    call: Any = None
+    """API calls: the `tawa.tools.fuzz_api.Call`."""
 
     def describe(self) -> str:
+        if self.kind == "api":
+            return f"api #{self.index} {self.data.decode()}"
         options = f" {{{self.hopper_options}}}" if self.hopper_options else ""
-        return f"#{self.index} {self.example} [{', '.join(self.mutations)}]{options}"
+        argv = f" {' '.join(self.argv)}" if self.argv else ""
+        kind = "" if self.kind == "mlir" else f"{self.kind} "
+        return f"{kind}#{self.index} {self.example} [{', '.join(self.mutations)}]{options}{argv}"
+
+    @property
+    def suffix(self) -> str:
+        return {"mlir": ".mlir", "python": ".py", "api": ".txt"}[self.kind]
 
 
 def examples(directory: Path = EXAMPLES) -> dict[str, str]:
@@ -285,18 +323,26 @@ def _call(tool: Callable[[list[str]], int], argv: list[str], timeout: float) -> 
 
 
 def classify(pipeline: str, status: int | str, stdout: str, stderr: str) -> Outcome:
+    """The outcome of a run.  `api` runs may also end `refused`: one line
+    `where: error: ...` without a file location (a bad argument); any exit
+    status but 0 and 1 (argparse's 2) is internal there."""
     lines = [line for line in stderr.splitlines() if "error" in line]
     first = lines[0] if lines else (stderr.strip().splitlines() or [""])[-1]
     if status == "hang":
-        kind = "slow" if pipeline == "interp" else "hang"
+        kind = "slow" if pipeline.endswith("interp") or pipeline == "api" else "hang"
         return Outcome(pipeline, kind, "no result within the time limit")
-    if status == "internal" or "internal error" in stderr:
+    if status == "internal" or "internal error" in stderr or "Traceback" in stderr:
         return Outcome(pipeline, "internal", first)
     if status == 0:
         return Outcome(pipeline, "ok", stdout=stdout)
     located = [line for line in stderr.splitlines() if LOCATED.match(line)]
     if located:
         return Outcome(pipeline, "located", located[0])
+    if pipeline == "api":
+        if status != 1:
+            return Outcome(pipeline, "internal", f"exit status {status}: {first}")
+        if ERROR_LINE.match(stderr):
+            return Outcome(pipeline, "refused", first)
     return Outcome(pipeline, "unlocated", first)
 
 
@@ -336,18 +382,41 @@ def _interpret(argv: list[str]) -> int:
 
 
 def run_mutant(mutant: Mutant, pipelines: Sequence[str], workdir: Path, timeout: float) -> list[Outcome]:
+    """The outcomes of `mutant`.  A .mlir mutant runs through `pipelines`; a
+    Python one through the front end (`frontend`), then its IR, when it
+    printed some, through `pipelines` (`py-hopper`, ...); an API call once
+    (`api`)."""
+    if mutant.kind == "api":
+        from tawa.tools.fuzz_api import runner
+
+        return [classify("api", *_call(runner(mutant.call, workdir), [], timeout))]
+    path = workdir / f"mutant{mutant.index}{mutant.suffix}"
+    path.write_bytes(mutant.data)
+    prefix = ""
+    outcomes = []
+    if mutant.kind == "python":
+        from tawa.frontend.__main__ import main as frontend
+
+        front = classify("frontend", *_call(frontend, [str(path), *mutant.argv], timeout))
+        outcomes.append(front)
+        if front.kind != "ok" or not front.stdout.strip():
+            return outcomes
+        path = workdir / f"mutant{mutant.index}.mlir"
+        path.write_text(front.stdout)
+        prefix = "py-"
+    outcomes += [classify(prefix + p, *_call(*_pipeline(p, path, mutant.hopper_options), timeout))
+                 for p in pipelines if p != "frontend"]
+    return outcomes
+
+
+def _pipeline(pipeline: str, path: Path, hopper_options: str) -> tuple[Callable[[list[str]], int], list[str]]:
+    """The tool and arguments that run `pipeline` on the module at `path`."""
     from tawa.tools import tawa_opt
 
-    path = workdir / f"mutant{mutant.index}.mlir"
-    path.write_bytes(mutant.data)
-    outcomes = []
-    for pipeline in pipelines:
-        tool = _interpret if pipeline == "interp" else tawa_opt.main
-        argv = [str(path), *PIPELINES[pipeline]]
-        if pipeline == "hopper" and mutant.hopper_options:
-            argv[2] = f"tawa-hopper-pipeline{{{mutant.hopper_options}}}"
-        outcomes.append(classify(pipeline, *_call(tool, argv, timeout)))
-    return outcomes
+    argv = [str(path), *PIPELINES[pipeline]]
+    if pipeline == "hopper" and hopper_options:
+        argv[2] = f"tawa-hopper-pipeline{{{hopper_options}}}"
+    return (_interpret if pipeline == "interp" else tawa_opt.main), argv
 
 
 def ptxas_rejects(ptx: str, workdir: Path, ptxas: str = "ptxas") -> str | None:
@@ -375,39 +444,53 @@ class Campaign:
 
     def summary(self) -> str:
         pipelines = sorted({p for p, _ in self.counts})
-        kinds = ("ok", "located", "slow", *BAD)
+        kinds = ("ok", "located", "refused", "slow", *BAD)
         rows = [f"{'pipeline':10}" + "".join(f"{k:>11}" for k in kinds)]
         for p in pipelines:
             rows.append(f"{p:10}" + "".join(f"{self.counts[p, k]:>11}" for k in kinds))
         return "\n".join(rows)
 
 
+def mutants(inputs: Sequence[str], seed: int, first: int, count: int) -> Iterator[Mutant]:
+    """Mutants `first .. first+count-1` of `seed` of each of `inputs`."""
+    from tawa.tools import fuzz_api, fuzz_python
+
+    sources = {"mlir": examples(), "python": fuzz_python.examples()}
+    for index in range(first, first + count):
+        for kind in inputs:
+            if kind == "mlir":
+                yield make_mutant(seed, index, sources["mlir"])
+            elif kind == "python":
+                yield fuzz_python.make_mutant(seed, index, sources["python"])
+            else:
+                yield fuzz_api.make_mutant(seed, index)
+
+
 def fuzz(seed: int, count: int, pipelines: Sequence[str], first: int = 0, timeout: float = 20.0,
          ptxas: str | None = None, save: Path | None = None,
-         log: Callable[[str], None] | None = None, ptxas_limit: int | None = None) -> Campaign:
-    """Runs mutants `first .. first+count-1` of `seed`; returns their outcomes.
-    With `ptxas`, the PTX of hopper's exit-0 outcomes is assembled (the
-    first `ptxas_limit` of them, or all)."""
-    sources = examples()
+         log: Callable[[str], None] | None = None, ptxas_limit: int | None = None,
+         inputs: Sequence[str] = ("mlir",)) -> Campaign:
+    """Runs mutants `first .. first+count-1` of `seed` of each of `inputs`;
+    returns their outcomes.  With `ptxas`, the PTX of the exit-0 outcomes of
+    hopper (and py-hopper) is assembled (the first `ptxas_limit`, or all)."""
     campaign = Campaign()
     with tempfile.TemporaryDirectory(prefix="tawa-fuzz-") as tmp:
         workdir = Path(tmp)
-        for index in range(first, first + count):
-            mutant = make_mutant(seed, index, sources)
+        for mutant in mutants(inputs, seed, first, count):
             for outcome in run_mutant(mutant, pipelines, workdir, timeout):
-                if (ptxas and outcome.pipeline == "hopper" and outcome.kind == "ok"
+                if (ptxas and outcome.pipeline.endswith("hopper") and outcome.kind == "ok"
                         and (ptxas_limit is None or campaign.assembled < ptxas_limit)):
                     campaign.assembled += 1
                     why = ptxas_rejects(outcome.stdout, workdir, ptxas)
                     if why:
-                        outcome = Outcome("hopper", "rejected", why)
+                        outcome = Outcome(outcome.pipeline, "rejected", why)
                 campaign.add(mutant, outcome)
                 if outcome.kind in BAD:
                     if log:
                         log(f"{outcome.kind}: {outcome.pipeline} {mutant.describe()}: {outcome.message}")
                     if save:
                         save.mkdir(parents=True, exist_ok=True)
-                        (save / f"s{seed}_{mutant.index}.mlir").write_bytes(mutant.data)
+                        (save / f"s{seed}_{mutant.index}{mutant.suffix}").write_bytes(mutant.data)
     return campaign
 
 
@@ -418,7 +501,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=200)
     parser.add_argument("--first", type=int, default=0, help="index of the first mutant")
     parser.add_argument("--pipeline", default="hopper,ws,interp",
-                        help=f"comma-separated, of {', '.join(PIPELINES)}")
+                        help=f"comma-separated, of {', '.join(PIPELINES)} (for .mlir mutants and the IR "
+                             "of Python ones)")
+    parser.add_argument("--inputs", default=",".join(INPUTS),
+                        help=f"comma-separated, of {', '.join(INPUTS)}: --count mutants of each")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per mutant and pipeline")
     parser.add_argument("--ptxas", nargs="?", const="ptxas", default=None,
                         help="assemble the PTX of hopper's exit-0 mutants (optionally: the ptxas to use)")
@@ -428,10 +514,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     for p in pipelines:
         if p not in PIPELINES:
             parser.error(f"unknown pipeline '{p}' (choose from {', '.join(PIPELINES)})")
+    inputs = [i for i in args.inputs.split(",") if i]
+    for i in inputs:
+        if i not in INPUTS:
+            parser.error(f"unknown input '{i}' (choose from {', '.join(INPUTS)})")
     start = time.perf_counter()
     campaign = fuzz(args.seed, args.count, pipelines, args.first, args.timeout, args.ptxas, args.save,
-                    log=lambda line: print(line, flush=True))
-    print(f"{args.count} mutants of seed {args.seed} in {time.perf_counter() - start:.1f} s")
+                    log=lambda line: print(line, flush=True), inputs=inputs)
+    print(f"{args.count} mutants of seed {args.seed} of {', '.join(inputs)} "
+          f"in {time.perf_counter() - start:.1f} s")
     print(campaign.summary())
     return 1 if campaign.bad else 0
 

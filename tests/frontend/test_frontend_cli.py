@@ -86,6 +86,13 @@ def test_nul_byte_is_located(tmp_path, capsys):
     assert _one_line(capsys, [str(f)]) == f"{f}:5:19: error: the file contains a NUL byte"
 
 
+def test_undecodable_byte_is_located(tmp_path, capsys):
+    f = tmp_path / "bytes.py"
+    f.write_bytes(KERNEL.encode().replace(b"(0,)", b"(0,) \xa4"))
+    col = KERNEL.splitlines()[4].index("(0,)") + len("(0,) ") + 1
+    assert _one_line(capsys, [str(f)]) == f"{f}:5:{col}: error: the file is not valid utf-8 (byte 0xa4)"
+
+
 def test_import_error_has_line_and_column(tmp_path, capsys):
     f = tmp_path / "name.py"
     f.write_text(KERNEL.replace("= 64", "= undefined_name"))

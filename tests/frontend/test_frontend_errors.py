@@ -297,3 +297,33 @@ def test_a_front_end_bug_is_a_located_internal_error(monkeypatch):
 @tawa.kernel
 def uses_zeros(A: tl.tensor_ref(tl.f32, 1)):
     tl.store(A, (0,), tl.zeros((64,), tl.f32))  # error at: tl.zeros
+
+
+@tawa.kernel
+def float_out_of_range(A: tl.tensor_ref(tl.f32, 1)):
+    x = tl.zeros((64,), tl.f32) * 1e39  # error at: tl.zeros
+    tl.store(A, (0,), x)
+
+
+@tawa.kernel
+def fp8_out_of_range(A: tl.tensor_ref(tl.f32, 1)):
+    x = tl.zeros((64,), tl.f8e4m3fn) + 1000.0  # error at: tl.zeros
+    tl.store(A, (0,), x.to(tl.f32))
+
+
+def test_float_constants_out_of_range():
+    """f32 raised an OverflowError in xDSL; bf16 and fp8 rounded to inf or NaN."""
+    expect(float_out_of_range, "the float 1e+39 is out of range of f32")
+    expect(fp8_out_of_range, "the float 1000.0 is out of range of f8e4m3fn")
+
+
+@tawa.kernel
+def minimum_of_numbers(A: tl.tensor_ref(tl.f32, 1), BLOCK: tl.constexpr = 64):
+    n = tl.minimum(BLOCK, 32)
+    tl.store(A, (0,), tl.zeros((n,), tl.f32) + tl.exp(1.0))  # error at: tl.exp
+
+
+def test_elementwise_functions_of_numbers():
+    """tl.minimum of two compile-time numbers is Python's min; other
+    elementwise functions need a runtime operand (an IndexError before)."""
+    expect(minimum_of_numbers, "tl.exp: expected a tile or scalar, got 1.0 (use Python's math module on constexprs)")

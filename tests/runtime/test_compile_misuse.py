@@ -56,3 +56,23 @@ def test_options_are_checked_before_the_module_is_parsed(options, message):
         tawa.compile("not a module {", "gemm", **options)
     line = _one_line(info.value)
     assert line.startswith("tawa.compile: error: ") and message in line
+
+
+@pytest.mark.parametrize("text, name, message", [
+    (3, "x.mlir", "expected the text of a module (str or bytes), got int"),
+    (None, "x.mlir", "expected the text of a module (str or bytes), got NoneType"),
+    (GEMM, None, "the input's name is a str (e.g. \"kernel.mlir\"), got NoneType"),
+])
+def test_parse_arguments(text, name, message):
+    with pytest.raises(TawaError) as info:
+        tawa.parse(text, name)
+    assert _one_line(info.value) == f"tawa.parse: error: {message}"
+    with pytest.raises(TawaError):
+        tawa.parse(tawa.parse(GEMM))  # a module is not its text
+
+
+def test_interpret_kernel_name_is_a_str():
+    with pytest.raises(TawaError) as info:
+        tawa.interpret(GEMM, None, (1, 1))
+    assert _one_line(info.value) == ("tawa.interpret: error: the kernel is named by a str (e.g. \"gemm\"), "
+                                     "got NoneType")

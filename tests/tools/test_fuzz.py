@@ -49,6 +49,44 @@ def test_mutants_fail_only_with_located_errors():
     print(f"{COUNT} mutants in {seconds:.1f} s\n{campaign.summary()}")
 
 
+PYTHON_COUNT = 300
+API_COUNT = 200
+
+
+def test_python_kernel_mutants_fail_only_with_located_errors():
+    """Mutated Python kernels through `python -m tawa.frontend` (their IR
+    through the pipelines is the slow campaign's)."""
+    campaign = fuzz.fuzz(SEED, PYTHON_COUNT, [], inputs=["python"], timeout=60.0)
+    report = "\n".join(f"{o.kind}: {o.pipeline} {m.describe()}: {o.message}" for m, o in campaign.bad)
+    assert not campaign.bad, f"{len(campaign.bad)} bad outcomes:\n{report}\n{campaign.summary()}"
+    assert campaign.counts["frontend", "ok"] >= PYTHON_COUNT // 10
+    assert campaign.counts["frontend", "located"] >= PYTHON_COUNT // 2
+    assert campaign.counts["frontend", "ok"] + campaign.counts["frontend", "located"] == PYTHON_COUNT
+
+
+def test_api_misuse_is_one_line_tawa_errors():
+    """Mutated calls of tawa.compile, tawa.parse, tawa.interpret, a Python
+    kernel's methods, tawa-run and tawa-opt: each returns or raises one
+    TawaError line (no other exception, no argparse exit status 2)."""
+    campaign = fuzz.fuzz(SEED, API_COUNT, [], inputs=["api"], timeout=60.0)
+    report = "\n".join(f"{o.kind}: {o.pipeline} {m.describe()}: {o.message}" for m, o in campaign.bad)
+    assert not campaign.bad, f"{len(campaign.bad)} bad outcomes:\n{report}\n{campaign.summary()}"
+    counts = {k: campaign.counts["api", k] for k in ("ok", "located", "refused")}
+    assert sum(counts.values()) == API_COUNT and counts["ok"] >= API_COUNT // 20, counts
+    assert counts["refused"] >= API_COUNT // 4 and counts["located"] >= API_COUNT // 10, counts
+
+
+@pytest.mark.slow
+def test_long_campaign():
+    """docs/testing.md's campaign: 700 mutants of each input, the .mlir ones
+    and the IR of the Python ones through hopper, ws and interp, every exit-0
+    PTX assembled."""
+    campaign = fuzz.fuzz(9, 700, ["hopper", "ws", "interp"], inputs=fuzz.INPUTS, timeout=60.0, ptxas=PTXAS)
+    report = "\n".join(f"{o.kind}: {o.pipeline} {m.describe()}: {o.message}" for m, o in campaign.bad)
+    assert not campaign.bad, f"{len(campaign.bad)} bad outcomes:\n{report}\n{campaign.summary()}"
+    print(campaign.summary())
+
+
 def test_mutants_are_deterministic():
     sources = fuzz.examples()
     first = [fuzz.make_mutant(5, i, sources) for i in range(80)]
@@ -59,6 +97,25 @@ def test_mutants_are_deterministic():
     assert len({m.data for m in first}) > 60  # and they differ from each other
     # 80 draws see every kind of mutation (which ones 40 draws see depends on the examples)
     assert {name for m in first for name in m.mutations} >= {"delete_line", "insert_byte", "swap_op", "truncate"}
+    for kind in ("python", "api"):
+        again = [m.describe() for m in fuzz.mutants([kind], 5, 0, 80)]
+        assert [m.describe() for m in fuzz.mutants([kind], 5, 0, 80)] == again
+        assert len(set(again)) > 60
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "status", "stderr", "kind"),
+    [
+        ("api", 1, "tawa.compile: error: unknown option 'x'\n", "refused"),
+        ("api", 1, "<input>:3:5: error: expected ':'\n", "located"),
+        ("api", 2, "usage: tawa-run ...\ntawa-run: error: unrecognized arguments: --x\n", "internal"),
+        ("api", 1, "something went wrong\n", "unlocated"),
+        ("frontend", 1, "tawa.frontend: error: --constexpr expects NAME=VALUE\n", "unlocated"),
+        ("frontend", 1, "Traceback (most recent call last):\n  ...\nKeyError: 1\n", "internal"),
+    ],
+)
+def test_classify_api_and_frontend(pipeline, status, stderr, kind):
+    assert fuzz.classify(pipeline, status, "", stderr).kind == kind
 
 
 @pytest.mark.parametrize(
