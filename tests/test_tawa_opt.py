@@ -278,3 +278,15 @@ def test_a_module_is_at_the_level_of_its_most_advanced_kernel(capsys):
     check_level("tawa-assign-stage-phase", mixed)
     with pytest.raises(TawaError, match="tawa-lower-tile needs IR after tawa-lower-aref .* but @gemm is at level aref;"):
         check_level("tawa-lower-tile", mixed)
+
+
+def test_no_kernel_to_print_is_located(tmp_path, capsys):
+    """A module without kernels (a Python file whose front end printed an
+    empty module) through the pipeline to PTX: the error is at the module."""
+    src = tmp_path / "empty.mlir"
+    src.write_text("builtin.module {\n}\n")
+    assert main([str(src), "-p", "tawa-hopper-pipeline", "-t", "ptx"]) == 1
+    assert capsys.readouterr().err == (f"{src}:1:1: error: the module has no lowered kernel to print as PTX "
+                                       "(run -p tawa-hopper-pipeline first)\n")
+    assert main([str(EXAMPLES / "gemm.mlir"), "-t", "ptx"]) == 1
+    assert capsys.readouterr().err.startswith(f"{EXAMPLES / 'gemm.mlir'}:7:1: error: the module has no lowered")

@@ -34,4 +34,4 @@
 // CHECK:        st.global.b32
 // CHECK:        ret;
 
-// UNLOWERED: tawa-opt -t ptx: error: the module has no lowered kernel to print as PTX (run -p tawa-hopper-pipeline first)
+// UNLOWERED: {{.*}}gemm.mlir:7:1: error: the module has no lowered kernel to print as PTX (run -p tawa-hopper-pipeline first)
