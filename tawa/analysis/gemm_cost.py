@@ -107,8 +107,9 @@ class CostParameters:
     launch_s: float
     """A kernel launch as timed back to back (the GPU's own gap)."""
     fp8_rate_share: float
-    """The share of the fp8 tensor rate reached (twice the 16-bit one on
-    paper; at the power cap, fp8 products draw more power per clock)."""
+    """The share of the fp8 tensor rate reached, twice the 16-bit one on
+    paper (fitted; why fp8 falls short, a lower clock at the power cap or
+    the instructions, is not measured)."""
 
     def as_dict(self) -> dict[str, float]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
