@@ -1,18 +1,23 @@
 // attention_fwd_d256.mlir's kernels with 80-key blocks (FlashAttention-3's block at head
-// dim 256): O = softmax(Q·Kᵀ·sm_scale)·V, sm_scale > 0, Q, K, V, O [batch·heads, seq_len,
-// 256] bf16; one program computes 128 query rows of one (batch, head).  A block of 80 keys
-// keeps 208 registers per thread in flight when the loop is overlapped (MAX_OVERLAP_REGS;
-// unoverlapped it spills) and needs 2 x 2 x 40 KiB of K and V ring beside the 64 KiB Q
-// tile, so it is a file of its own: the kernels of a module share its ring depth and
-// epilogue.  On the H100 it ran 1.03-1.10x the 64-key kernels on sequences of 16384 keys
-// and more, 0.84-0.97x on 2048 and less (docs/perf.md, sessions 15 and 16); tawa.torch
-// takes it from seq_len 16384 on.  Launch grid: (⌈seq_len/128⌉, batch·heads).
+// dim 256): O = softmax(Q·Kᵀ·sm_scale)·V, sm_scale > 0, Q, O [batch, heads, q_len, 256]
+// and K, V [batch, heads / group, kv_len, 256] bf16 (query head h reads key/value head
+// h / group); one program computes 128 query rows of one (batch, head).  A block of 80
+// keys keeps 208 registers per thread in flight when the loop is overlapped
+// (MAX_OVERLAP_REGS; unoverlapped it spills) and needs 2 x 2 x 40 KiB of K and V ring
+// beside the 64 KiB Q tile, so it is a file of its own: the kernels of a module share
+// its ring depth and epilogue (O is stored by the threads: no room for a TMA staging
+// tile, so O must be dense).  On the H100 it ran 1.03-1.10x the 64-key kernels on
+// sequences of 16384 keys and more, 0.84-0.97x on 2048 and less (docs/perf.md,
+// sessions 15 and 16); tawa.torch takes it from 16384 keys on.  Launch grid:
+// (⌈q_len/128⌉, heads, batch).
 //
-// @attention_fwd_d256_n80_causal masks key j for query i < j and stops at the diagonal
-// block (whose last 80-key block may reach past it: the mask covers that).
+// @attention_fwd_d256_n80_causal masks key j for query i when j > i + kv_len - q_len
+// and stops at the diagonal block (whose last 80-key block may reach past it: the
+// mask covers that).
 
-func.func @attention_fwd_d256_n80(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>, %V: memref<?x?x?xbf16>,
-                %O: memref<?x?x?xbf16>, %seq_len: index, %sm_scale: f32) {
+func.func @attention_fwd_d256_n80(%Q: memref<?x?x?x?xbf16>, %K: memref<?x?x?x?xbf16>, %V: memref<?x?x?x?xbf16>,
+                %O: memref<?x?x?x?xbf16>, %q_len: index, %kv_len: index, %sm_scale: f32,
+                %group: index) {
   %c0 = arith.constant 0 : index
   %c128 = arith.constant 128 : index
   %c80 = arith.constant 80 : index
@@ -20,15 +25,18 @@ func.func @attention_fwd_d256_n80(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>
   %ninf = arith.constant 0xFF800000 : f32
   %one = arith.constant 1.0 : f32
   %pid_m = tile.program_id 0
-  %bh = tile.program_id 1
+  %h = tile.program_id 1
+  %b = tile.program_id 2
+  // Query head h reads key/value head h / group (grouped-query attention).
+  %hk = arith.divui %h, %group : index
   %m0 = arith.muli %pid_m, %c128 : index
   // Softmax in base 2: exp(x * scale) = exp2(x * scale * log2(e)).
   %qk_scale = arith.mulf %sm_scale, %log2e : f32
   %qk_scale_t = tile.splat %qk_scale : f32 -> tensor<128x80xf32>
   %qk_scale_r = tile.splat %qk_scale : f32 -> tensor<128xf32>
   %ninf_t = tile.splat %ninf : f32 -> tensor<128x80xf32>
-  %seq_len_i32 = arith.index_cast %seq_len : index to i32
-  %seq_len_t = tile.splat %seq_len_i32 : i32 -> tensor<128x80xi32>
+  %kv_len_i32 = arith.index_cast %kv_len : index to i32
+  %kv_len_t = tile.splat %kv_len_i32 : i32 -> tensor<128x80xi32>
   %m0_i32 = arith.index_cast %m0 : index to i32
   %iota = tile.iota : tensor<128xi32>
   %key_iota = tile.iota : tensor<80xi32>
@@ -36,15 +44,15 @@ func.func @attention_fwd_d256_n80(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>
   %query_1d = arith.addi %rows, %iota : tensor<128xi32>
   %query_col = tile.expand_dims %query_1d, 1 : tensor<128xi32> -> tensor<128x1xi32>
   %query_idx = tile.broadcast %query_col : tensor<128x1xi32> -> tensor<128x80xi32>
-  %q = tile.load %Q[%bh, %m0, %c0] : memref<?x?x?xbf16> -> tensor<128x256xbf16>
+  %q = tile.load %Q[%b, %h, %m0, %c0] : memref<?x?x?x?xbf16> -> tensor<128x256xbf16>
   %m_init = tile.splat %ninf : f32 -> tensor<128xf32>
   %l_init = tile.zeros : tensor<128xf32>
   %acc_init = tile.zeros : tensor<128x256xf32>
-    %m_i, %l_i, %acc = scf.for %n0 = %c0 to %seq_len step %c80
+    %m_i, %l_i, %acc = scf.for %n0 = %c0 to %kv_len step %c80
       iter_args(%m_prev = %m_init, %l_prev = %l_init, %acc_prev = %acc_init)
       -> (tensor<128xf32>, tensor<128xf32>, tensor<128x256xf32>) {
-    %k = tile.load %K[%bh, %n0, %c0] : memref<?x?x?xbf16> -> tensor<80x256xbf16>
-    %v = tile.load %V[%bh, %n0, %c0] : memref<?x?x?xbf16> -> tensor<80x256xbf16>
+    %k = tile.load %K[%b, %hk, %n0, %c0] : memref<?x?x?x?xbf16> -> tensor<80x256xbf16>
+    %v = tile.load %V[%b, %hk, %n0, %c0] : memref<?x?x?x?xbf16> -> tensor<80x256xbf16>
     %s_zero = tile.zeros : tensor<128x80xf32>
     %s = tile.dot %q, %k, %s_zero {rhs_transposed} : tensor<128x256xbf16>, tensor<80x256xbf16> -> tensor<128x80xf32>
     // Keys past the end of the sequence (zero-filled by the load) are masked out.
@@ -53,7 +61,7 @@ func.func @attention_fwd_d256_n80(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>
     %key_1d = arith.addi %cols, %key_iota : tensor<80xi32>
     %key_row = tile.expand_dims %key_1d, 0 : tensor<80xi32> -> tensor<1x80xi32>
     %key_idx = tile.broadcast %key_row : tensor<1x80xi32> -> tensor<128x80xi32>
-    %in_range = tile.cmpi slt, %key_idx, %seq_len_t : tensor<128x80xi32>
+    %in_range = tile.cmpi slt, %key_idx, %kv_len_t : tensor<128x80xi32>
     %s_masked = tile.select %in_range, %s, %ninf_t : tensor<128x80xi1>, tensor<128x80xf32>
     // Online softmax: new running max, rescale what was accumulated so far.
     // The row max of the unscaled scores, scaled: qk_scale > 0 (sm_scale > 0), so
@@ -85,12 +93,13 @@ func.func @attention_fwd_d256_n80(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>
   %l_b = tile.broadcast %l_col : tensor<128x1xf32> -> tensor<128x256xf32>
   %o = arith.mulf %acc, %l_b : tensor<128x256xf32>
   %o_bf16 = arith.truncf %o : tensor<128x256xf32> to tensor<128x256xbf16>
-  tile.store %o_bf16, %O[%bh, %m0, %c0] : tensor<128x256xbf16>, memref<?x?x?xbf16>
+  tile.store %o_bf16, %O[%b, %h, %m0, %c0] : tensor<128x256xbf16>, memref<?x?x?x?xbf16>
   func.return
 }
 
-func.func @attention_fwd_d256_n80_causal(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>, %V: memref<?x?x?xbf16>,
-                %O: memref<?x?x?xbf16>, %seq_len: index, %sm_scale: f32) {
+func.func @attention_fwd_d256_n80_causal(%Q: memref<?x?x?x?xbf16>, %K: memref<?x?x?x?xbf16>, %V: memref<?x?x?x?xbf16>,
+                %O: memref<?x?x?x?xbf16>, %q_len: index, %kv_len: index, %sm_scale: f32,
+                %group: index) {
   %c0 = arith.constant 0 : index
   %c128 = arith.constant 128 : index
   %c80 = arith.constant 80 : index
@@ -98,33 +107,40 @@ func.func @attention_fwd_d256_n80_causal(%Q: memref<?x?x?xbf16>, %K: memref<?x?x
   %ninf = arith.constant 0xFF800000 : f32
   %one = arith.constant 1.0 : f32
   %pid_m = tile.program_id 0
-  %bh = tile.program_id 1
+  %h = tile.program_id 1
+  %b = tile.program_id 2
+  // Query head h reads key/value head h / group (grouped-query attention).
+  %hk = arith.divui %h, %group : index
   %m0 = arith.muli %pid_m, %c128 : index
   // Softmax in base 2: exp(x * scale) = exp2(x * scale * log2(e)).
   %qk_scale = arith.mulf %sm_scale, %log2e : f32
   %qk_scale_t = tile.splat %qk_scale : f32 -> tensor<128x80xf32>
   %qk_scale_r = tile.splat %qk_scale : f32 -> tensor<128xf32>
   %ninf_t = tile.splat %ninf : f32 -> tensor<128x80xf32>
-  %seq_len_i32 = arith.index_cast %seq_len : index to i32
-  %seq_len_t = tile.splat %seq_len_i32 : i32 -> tensor<128x80xi32>
-  %m0_i32 = arith.index_cast %m0 : index to i32
+  %kv_len_i32 = arith.index_cast %kv_len : index to i32
+  %kv_len_t = tile.splat %kv_len_i32 : i32 -> tensor<128x80xi32>
+  // Causal, aligned bottom-right: query i sees the keys j <= i + kv_len - q_len
+  // (kv_len >= q_len: the queries are the last q_len of the keys' positions).
+  %shift = arith.subi %kv_len, %q_len : index
+  %m0_key = arith.addi %m0, %shift : index
+  %m0_i32 = arith.index_cast %m0_key : index to i32
   %iota = tile.iota : tensor<128xi32>
   %key_iota = tile.iota : tensor<80xi32>
   %rows = tile.splat %m0_i32 : i32 -> tensor<128xi32>
   %query_1d = arith.addi %rows, %iota : tensor<128xi32>
   %query_col = tile.expand_dims %query_1d, 1 : tensor<128xi32> -> tensor<128x1xi32>
   %query_idx = tile.broadcast %query_col : tensor<128x1xi32> -> tensor<128x80xi32>
-  %q = tile.load %Q[%bh, %m0, %c0] : memref<?x?x?xbf16> -> tensor<128x256xbf16>
+  %q = tile.load %Q[%b, %h, %m0, %c0] : memref<?x?x?x?xbf16> -> tensor<128x256xbf16>
   %m_init = tile.splat %ninf : f32 -> tensor<128xf32>
   %l_init = tile.zeros : tensor<128xf32>
   %acc_init = tile.zeros : tensor<128x256xf32>
-  %diag = arith.addi %m0, %c128 : index
-  %hi = arith.minui %diag, %seq_len : index
+  %diag = arith.addi %m0_key, %c128 : index
+  %hi = arith.minui %diag, %kv_len : index
   %m_i, %l_i, %acc = scf.for %n0 = %c0 to %hi step %c80
       iter_args(%m_prev = %m_init, %l_prev = %l_init, %acc_prev = %acc_init)
       -> (tensor<128xf32>, tensor<128xf32>, tensor<128x256xf32>) {
-    %k = tile.load %K[%bh, %n0, %c0] : memref<?x?x?xbf16> -> tensor<80x256xbf16>
-    %v = tile.load %V[%bh, %n0, %c0] : memref<?x?x?xbf16> -> tensor<80x256xbf16>
+    %k = tile.load %K[%b, %hk, %n0, %c0] : memref<?x?x?x?xbf16> -> tensor<80x256xbf16>
+    %v = tile.load %V[%b, %hk, %n0, %c0] : memref<?x?x?x?xbf16> -> tensor<80x256xbf16>
     %s_zero = tile.zeros : tensor<128x80xf32>
     %s = tile.dot %q, %k, %s_zero {rhs_transposed} : tensor<128x256xbf16>, tensor<80x256xbf16> -> tensor<128x80xf32>
     // Keys past the end of the sequence (zero-filled by the load) are masked out.
@@ -133,7 +149,7 @@ func.func @attention_fwd_d256_n80_causal(%Q: memref<?x?x?xbf16>, %K: memref<?x?x
     %key_1d = arith.addi %cols, %key_iota : tensor<80xi32>
     %key_row = tile.expand_dims %key_1d, 0 : tensor<80xi32> -> tensor<1x80xi32>
     %key_idx = tile.broadcast %key_row : tensor<1x80xi32> -> tensor<128x80xi32>
-    %in_range = tile.cmpi slt, %key_idx, %seq_len_t : tensor<128x80xi32>
+    %in_range = tile.cmpi slt, %key_idx, %kv_len_t : tensor<128x80xi32>
     %allowed = tile.cmpi sle, %key_idx, %query_idx : tensor<128x80xi32>
     %valid = arith.andi %in_range, %allowed : tensor<128x80xi1>
     %s_masked = tile.select %valid, %s, %ninf_t : tensor<128x80xi1>, tensor<128x80xf32>
@@ -167,6 +183,6 @@ func.func @attention_fwd_d256_n80_causal(%Q: memref<?x?x?xbf16>, %K: memref<?x?x
   %l_b = tile.broadcast %l_col : tensor<128x1xf32> -> tensor<128x256xf32>
   %o = arith.mulf %acc, %l_b : tensor<128x256xf32>
   %o_bf16 = arith.truncf %o : tensor<128x256xf32> to tensor<128x256xbf16>
-  tile.store %o_bf16, %O[%bh, %m0, %c0] : tensor<128x256xbf16>, memref<?x?x?xbf16>
+  tile.store %o_bf16, %O[%b, %h, %m0, %c0] : tensor<128x256xbf16>, memref<?x?x?x?xbf16>
   func.return
 }

@@ -1,10 +1,11 @@
 // FlashAttention-2-style forward pass, head dim 64: O = softmax(Q·Kᵀ·sm_scale)·V,
 // sm_scale > 0 (the row max is taken before the scaling).
-// Q, K, V, O are [batch·heads, seq_len, 64] bf16, row-major.  A program of
-// @attention_fwd_d64 computes 192 query rows of one (batch, head): it streams
-// 128-key blocks of K and V, keeps a running row max m and row sum l (online
-// softmax) and rescales the f32 accumulator as the max grows.  Launch grid:
-// (⌈seq_len/192⌉, batch·heads).
+// Q, O are [batch, heads, q_len, 64] and K, V [batch, heads / group, kv_len, 64]
+// bf16, rows contiguous, any other strides: query head h reads key/value head
+// h / group.  A program of @attention_fwd_d64 computes 192 query rows of one
+// (batch, head): it streams 128-key blocks of K and V, keeps a running row max
+// m and row sum l (online softmax) and rescales the f32 accumulator as the max
+// grows.  Launch grid: (⌈q_len/192⌉, heads, batch).
 //
 // 192 rows make three consumer warp groups of 64 rows, which take turns on the
 // tensor cores (the ping-pong ring): at head dim 64 a warp group's softmax
@@ -16,20 +17,21 @@
 // heads, short sequences) it finishes first; `tawa.torch` picks between the
 // two per problem (`tawa.torch.checks.attention_kernel`).
 //
-// @attention_fwd_d64_causal masks key j for query i < j and stops at the
-// diagonal block.  Its programs keep 128 rows, grid (⌈seq_len/128⌉,
-// batch·heads): 192-row programs straddle the 128-key blocks at the diagonal
-// and split short sequences into fewer, more uneven programs (0.71-1.04x).
-// @attention_fwd_d64_causal_m192 is the causal program with 192 rows, grid
-// (⌈seq_len/192⌉, batch·heads): it ran 1.038x and 1.048x the 128-row one at
-// 1·16·16384 (sessions 11 and 12), so `tawa.torch` takes it from seq_len
-// 16384 on (`ATTENTION_MIN_SEQ`).
-// Key columns past seq_len (zero-filled by the load) are masked to -inf;
-// query rows past seq_len are computed from zero-filled Q rows and dropped by
+// @attention_fwd_d64_causal masks key j for query i when j > i + kv_len - q_len
+// (aligned bottom-right) and stops at the diagonal block.  Its programs keep
+// 128 rows, grid (⌈q_len/128⌉, heads, batch): 192-row programs straddle the
+// 128-key blocks at the diagonal and split short sequences into fewer, more
+// uneven programs (0.71-1.04x).  @attention_fwd_d64_causal_m192 is the causal
+// program with 192 rows, grid (⌈q_len/192⌉, heads, batch): it ran 1.038x and
+// 1.048x the 128-row one at 1·16·16384 (sessions 11 and 12), so `tawa.torch`
+// takes it from 16384 keys on (`ATTENTION_MIN_SEQ`).
+// Key columns past kv_len (zero-filled by the load) are masked to -inf;
+// query rows past q_len are computed from zero-filled Q rows and dropped by
 // the store.
 
-func.func @attention_fwd_d64(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>, %V: memref<?x?x?xbf16>,
-                %O: memref<?x?x?xbf16>, %seq_len: index, %sm_scale: f32) {
+func.func @attention_fwd_d64(%Q: memref<?x?x?x?xbf16>, %K: memref<?x?x?x?xbf16>, %V: memref<?x?x?x?xbf16>,
+                %O: memref<?x?x?x?xbf16>, %q_len: index, %kv_len: index, %sm_scale: f32,
+                %group: index) {
   %c0 = arith.constant 0 : index
   %c128 = arith.constant 128 : index
   %c192 = arith.constant 192 : index
@@ -37,15 +39,18 @@ func.func @attention_fwd_d64(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>, %V:
   %ninf = arith.constant 0xFF800000 : f32
   %one = arith.constant 1.0 : f32
   %pid_m = tile.program_id 0
-  %bh = tile.program_id 1
+  %h = tile.program_id 1
+  %b = tile.program_id 2
+  // Query head h reads key/value head h / group (grouped-query attention).
+  %hk = arith.divui %h, %group : index
   %m0 = arith.muli %pid_m, %c192 : index
   // Softmax in base 2: exp(x * scale) = exp2(x * scale * log2(e)).
   %qk_scale = arith.mulf %sm_scale, %log2e : f32
   %qk_scale_t = tile.splat %qk_scale : f32 -> tensor<192x128xf32>
   %qk_scale_r = tile.splat %qk_scale : f32 -> tensor<192xf32>
   %ninf_t = tile.splat %ninf : f32 -> tensor<192x128xf32>
-  %seq_len_i32 = arith.index_cast %seq_len : index to i32
-  %seq_len_t = tile.splat %seq_len_i32 : i32 -> tensor<192x128xi32>
+  %kv_len_i32 = arith.index_cast %kv_len : index to i32
+  %kv_len_t = tile.splat %kv_len_i32 : i32 -> tensor<192x128xi32>
   %m0_i32 = arith.index_cast %m0 : index to i32
   %iota_q = tile.iota : tensor<192xi32>
   %iota = tile.iota : tensor<128xi32>
@@ -53,15 +58,15 @@ func.func @attention_fwd_d64(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>, %V:
   %query_1d = arith.addi %rows, %iota_q : tensor<192xi32>
   %query_col = tile.expand_dims %query_1d, 1 : tensor<192xi32> -> tensor<192x1xi32>
   %query_idx = tile.broadcast %query_col : tensor<192x1xi32> -> tensor<192x128xi32>
-  %q = tile.load %Q[%bh, %m0, %c0] : memref<?x?x?xbf16> -> tensor<192x64xbf16>
+  %q = tile.load %Q[%b, %h, %m0, %c0] : memref<?x?x?x?xbf16> -> tensor<192x64xbf16>
   %m_init = tile.splat %ninf : f32 -> tensor<192xf32>
   %l_init = tile.zeros : tensor<192xf32>
   %acc_init = tile.zeros : tensor<192x64xf32>
-    %m_i, %l_i, %acc = scf.for %n0 = %c0 to %seq_len step %c128
+    %m_i, %l_i, %acc = scf.for %n0 = %c0 to %kv_len step %c128
       iter_args(%m_prev = %m_init, %l_prev = %l_init, %acc_prev = %acc_init)
       -> (tensor<192xf32>, tensor<192xf32>, tensor<192x64xf32>) {
-    %k = tile.load %K[%bh, %n0, %c0] : memref<?x?x?xbf16> -> tensor<128x64xbf16>
-    %v = tile.load %V[%bh, %n0, %c0] : memref<?x?x?xbf16> -> tensor<128x64xbf16>
+    %k = tile.load %K[%b, %hk, %n0, %c0] : memref<?x?x?x?xbf16> -> tensor<128x64xbf16>
+    %v = tile.load %V[%b, %hk, %n0, %c0] : memref<?x?x?x?xbf16> -> tensor<128x64xbf16>
     %s_zero = tile.zeros : tensor<192x128xf32>
     %s = tile.dot %q, %k, %s_zero {rhs_transposed} : tensor<192x64xbf16>, tensor<128x64xbf16> -> tensor<192x128xf32>
     // Keys past the end of the sequence (zero-filled by the load) are masked out.
@@ -70,7 +75,7 @@ func.func @attention_fwd_d64(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>, %V:
     %key_1d = arith.addi %cols, %iota : tensor<128xi32>
     %key_row = tile.expand_dims %key_1d, 0 : tensor<128xi32> -> tensor<1x128xi32>
     %key_idx = tile.broadcast %key_row : tensor<1x128xi32> -> tensor<192x128xi32>
-    %in_range = tile.cmpi slt, %key_idx, %seq_len_t : tensor<192x128xi32>
+    %in_range = tile.cmpi slt, %key_idx, %kv_len_t : tensor<192x128xi32>
     %s_masked = tile.select %in_range, %s, %ninf_t : tensor<192x128xi1>, tensor<192x128xf32>
     // Online softmax: new running max, rescale what was accumulated so far.
     // The row max of the unscaled scores, scaled: qk_scale > 0 (sm_scale > 0), so
@@ -102,37 +107,41 @@ func.func @attention_fwd_d64(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>, %V:
   %l_b = tile.broadcast %l_col : tensor<192x1xf32> -> tensor<192x64xf32>
   %o = arith.mulf %acc, %l_b : tensor<192x64xf32>
   %o_bf16 = arith.truncf %o : tensor<192x64xf32> to tensor<192x64xbf16>
-  tile.store %o_bf16, %O[%bh, %m0, %c0] : tensor<192x64xbf16>, memref<?x?x?xbf16>
+  tile.store %o_bf16, %O[%b, %h, %m0, %c0] : tensor<192x64xbf16>, memref<?x?x?x?xbf16>
   func.return
 }
 
-func.func @attention_fwd_d64_m128(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>, %V: memref<?x?x?xbf16>,
-                %O: memref<?x?x?xbf16>, %seq_len: index, %sm_scale: f32) {
+func.func @attention_fwd_d64_m128(%Q: memref<?x?x?x?xbf16>, %K: memref<?x?x?x?xbf16>, %V: memref<?x?x?x?xbf16>,
+                %O: memref<?x?x?x?xbf16>, %q_len: index, %kv_len: index, %sm_scale: f32,
+                %group: index) {
   %c0 = arith.constant 0 : index
   %c128 = arith.constant 128 : index
   %log2e = arith.constant 1.44269504 : f32
   %ninf = arith.constant 0xFF800000 : f32
   %one = arith.constant 1.0 : f32
   %pid_m = tile.program_id 0
-  %bh = tile.program_id 1
+  %h = tile.program_id 1
+  %b = tile.program_id 2
+  // Query head h reads key/value head h / group (grouped-query attention).
+  %hk = arith.divui %h, %group : index
   %m0 = arith.muli %pid_m, %c128 : index
   // Softmax in base 2: exp(x * scale) = exp2(x * scale * log2(e)).
   %qk_scale = arith.mulf %sm_scale, %log2e : f32
   %qk_scale_t = tile.splat %qk_scale : f32 -> tensor<128x128xf32>
   %qk_scale_r = tile.splat %qk_scale : f32 -> tensor<128xf32>
   %ninf_t = tile.splat %ninf : f32 -> tensor<128x128xf32>
-  %seq_len_i32 = arith.index_cast %seq_len : index to i32
-  %seq_len_t = tile.splat %seq_len_i32 : i32 -> tensor<128x128xi32>
+  %kv_len_i32 = arith.index_cast %kv_len : index to i32
+  %kv_len_t = tile.splat %kv_len_i32 : i32 -> tensor<128x128xi32>
   %iota = tile.iota : tensor<128xi32>
-  %q = tile.load %Q[%bh, %m0, %c0] : memref<?x?x?xbf16> -> tensor<128x64xbf16>
+  %q = tile.load %Q[%b, %h, %m0, %c0] : memref<?x?x?x?xbf16> -> tensor<128x64xbf16>
   %m_init = tile.splat %ninf : f32 -> tensor<128xf32>
   %l_init = tile.zeros : tensor<128xf32>
   %acc_init = tile.zeros : tensor<128x64xf32>
-  %m_i, %l_i, %acc = scf.for %n0 = %c0 to %seq_len step %c128
+  %m_i, %l_i, %acc = scf.for %n0 = %c0 to %kv_len step %c128
       iter_args(%m_prev = %m_init, %l_prev = %l_init, %acc_prev = %acc_init)
       -> (tensor<128xf32>, tensor<128xf32>, tensor<128x64xf32>) {
-    %k = tile.load %K[%bh, %n0, %c0] : memref<?x?x?xbf16> -> tensor<128x64xbf16>
-    %v = tile.load %V[%bh, %n0, %c0] : memref<?x?x?xbf16> -> tensor<128x64xbf16>
+    %k = tile.load %K[%b, %hk, %n0, %c0] : memref<?x?x?x?xbf16> -> tensor<128x64xbf16>
+    %v = tile.load %V[%b, %hk, %n0, %c0] : memref<?x?x?x?xbf16> -> tensor<128x64xbf16>
     %s_zero = tile.zeros : tensor<128x128xf32>
     %s = tile.dot %q, %k, %s_zero {rhs_transposed} : tensor<128x64xbf16>, tensor<128x64xbf16> -> tensor<128x128xf32>
     // Keys past the end of the sequence (zero-filled by the load) are masked out.
@@ -141,7 +150,7 @@ func.func @attention_fwd_d64_m128(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>
     %key_1d = arith.addi %cols, %iota : tensor<128xi32>
     %key_row = tile.expand_dims %key_1d, 0 : tensor<128xi32> -> tensor<1x128xi32>
     %key_idx = tile.broadcast %key_row : tensor<1x128xi32> -> tensor<128x128xi32>
-    %in_range = tile.cmpi slt, %key_idx, %seq_len_t : tensor<128x128xi32>
+    %in_range = tile.cmpi slt, %key_idx, %kv_len_t : tensor<128x128xi32>
     %s_masked = tile.select %in_range, %s, %ninf_t : tensor<128x128xi1>, tensor<128x128xf32>
     // Online softmax: new running max, rescale what was accumulated so far.
     // The row max of the unscaled scores, scaled: qk_scale > 0 (sm_scale > 0), so
@@ -173,44 +182,52 @@ func.func @attention_fwd_d64_m128(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>
   %l_b = tile.broadcast %l_col : tensor<128x1xf32> -> tensor<128x64xf32>
   %o = arith.mulf %acc, %l_b : tensor<128x64xf32>
   %o_bf16 = arith.truncf %o : tensor<128x64xf32> to tensor<128x64xbf16>
-  tile.store %o_bf16, %O[%bh, %m0, %c0] : tensor<128x64xbf16>, memref<?x?x?xbf16>
+  tile.store %o_bf16, %O[%b, %h, %m0, %c0] : tensor<128x64xbf16>, memref<?x?x?x?xbf16>
   func.return
 }
 
-func.func @attention_fwd_d64_causal(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>, %V: memref<?x?x?xbf16>,
-                %O: memref<?x?x?xbf16>, %seq_len: index, %sm_scale: f32) {
+func.func @attention_fwd_d64_causal(%Q: memref<?x?x?x?xbf16>, %K: memref<?x?x?x?xbf16>, %V: memref<?x?x?x?xbf16>,
+                %O: memref<?x?x?x?xbf16>, %q_len: index, %kv_len: index, %sm_scale: f32,
+                %group: index) {
   %c0 = arith.constant 0 : index
   %c128 = arith.constant 128 : index
   %log2e = arith.constant 1.44269504 : f32
   %ninf = arith.constant 0xFF800000 : f32
   %one = arith.constant 1.0 : f32
   %pid_m = tile.program_id 0
-  %bh = tile.program_id 1
+  %h = tile.program_id 1
+  %b = tile.program_id 2
+  // Query head h reads key/value head h / group (grouped-query attention).
+  %hk = arith.divui %h, %group : index
   %m0 = arith.muli %pid_m, %c128 : index
   // Softmax in base 2: exp(x * scale) = exp2(x * scale * log2(e)).
   %qk_scale = arith.mulf %sm_scale, %log2e : f32
   %qk_scale_t = tile.splat %qk_scale : f32 -> tensor<128x128xf32>
   %qk_scale_r = tile.splat %qk_scale : f32 -> tensor<128xf32>
   %ninf_t = tile.splat %ninf : f32 -> tensor<128x128xf32>
-  %seq_len_i32 = arith.index_cast %seq_len : index to i32
-  %seq_len_t = tile.splat %seq_len_i32 : i32 -> tensor<128x128xi32>
-  %m0_i32 = arith.index_cast %m0 : index to i32
+  %kv_len_i32 = arith.index_cast %kv_len : index to i32
+  %kv_len_t = tile.splat %kv_len_i32 : i32 -> tensor<128x128xi32>
+  // Causal, aligned bottom-right: query i sees the keys j <= i + kv_len - q_len
+  // (kv_len >= q_len: the queries are the last q_len of the keys' positions).
+  %shift = arith.subi %kv_len, %q_len : index
+  %m0_key = arith.addi %m0, %shift : index
+  %m0_i32 = arith.index_cast %m0_key : index to i32
   %iota = tile.iota : tensor<128xi32>
   %rows = tile.splat %m0_i32 : i32 -> tensor<128xi32>
   %query_1d = arith.addi %rows, %iota : tensor<128xi32>
   %query_col = tile.expand_dims %query_1d, 1 : tensor<128xi32> -> tensor<128x1xi32>
   %query_idx = tile.broadcast %query_col : tensor<128x1xi32> -> tensor<128x128xi32>
-  %q = tile.load %Q[%bh, %m0, %c0] : memref<?x?x?xbf16> -> tensor<128x64xbf16>
+  %q = tile.load %Q[%b, %h, %m0, %c0] : memref<?x?x?x?xbf16> -> tensor<128x64xbf16>
   %m_init = tile.splat %ninf : f32 -> tensor<128xf32>
   %l_init = tile.zeros : tensor<128xf32>
   %acc_init = tile.zeros : tensor<128x64xf32>
-  %diag = arith.addi %m0, %c128 : index
-  %hi = arith.minui %diag, %seq_len : index
+  %diag = arith.addi %m0_key, %c128 : index
+  %hi = arith.minui %diag, %kv_len : index
   %m_i, %l_i, %acc = scf.for %n0 = %c0 to %hi step %c128
       iter_args(%m_prev = %m_init, %l_prev = %l_init, %acc_prev = %acc_init)
       -> (tensor<128xf32>, tensor<128xf32>, tensor<128x64xf32>) {
-    %k = tile.load %K[%bh, %n0, %c0] : memref<?x?x?xbf16> -> tensor<128x64xbf16>
-    %v = tile.load %V[%bh, %n0, %c0] : memref<?x?x?xbf16> -> tensor<128x64xbf16>
+    %k = tile.load %K[%b, %hk, %n0, %c0] : memref<?x?x?x?xbf16> -> tensor<128x64xbf16>
+    %v = tile.load %V[%b, %hk, %n0, %c0] : memref<?x?x?x?xbf16> -> tensor<128x64xbf16>
     %s_zero = tile.zeros : tensor<128x128xf32>
     %s = tile.dot %q, %k, %s_zero {rhs_transposed} : tensor<128x64xbf16>, tensor<128x64xbf16> -> tensor<128x128xf32>
     // Keys past the end of the sequence (zero-filled by the load) are masked out.
@@ -219,7 +236,7 @@ func.func @attention_fwd_d64_causal(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf1
     %key_1d = arith.addi %cols, %iota : tensor<128xi32>
     %key_row = tile.expand_dims %key_1d, 0 : tensor<128xi32> -> tensor<1x128xi32>
     %key_idx = tile.broadcast %key_row : tensor<1x128xi32> -> tensor<128x128xi32>
-    %in_range = tile.cmpi slt, %key_idx, %seq_len_t : tensor<128x128xi32>
+    %in_range = tile.cmpi slt, %key_idx, %kv_len_t : tensor<128x128xi32>
     %allowed = tile.cmpi sle, %key_idx, %query_idx : tensor<128x128xi32>
     %valid = arith.andi %in_range, %allowed : tensor<128x128xi1>
     %s_masked = tile.select %valid, %s, %ninf_t : tensor<128x128xi1>, tensor<128x128xf32>
@@ -253,12 +270,13 @@ func.func @attention_fwd_d64_causal(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf1
   %l_b = tile.broadcast %l_col : tensor<128x1xf32> -> tensor<128x64xf32>
   %o = arith.mulf %acc, %l_b : tensor<128x64xf32>
   %o_bf16 = arith.truncf %o : tensor<128x64xf32> to tensor<128x64xbf16>
-  tile.store %o_bf16, %O[%bh, %m0, %c0] : tensor<128x64xbf16>, memref<?x?x?xbf16>
+  tile.store %o_bf16, %O[%b, %h, %m0, %c0] : tensor<128x64xbf16>, memref<?x?x?x?xbf16>
   func.return
 }
 
-func.func @attention_fwd_d64_causal_m192(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>, %V: memref<?x?x?xbf16>,
-                %O: memref<?x?x?xbf16>, %seq_len: index, %sm_scale: f32) {
+func.func @attention_fwd_d64_causal_m192(%Q: memref<?x?x?x?xbf16>, %K: memref<?x?x?x?xbf16>, %V: memref<?x?x?x?xbf16>,
+                %O: memref<?x?x?x?xbf16>, %q_len: index, %kv_len: index, %sm_scale: f32,
+                %group: index) {
   %c0 = arith.constant 0 : index
   %c128 = arith.constant 128 : index
   %c192 = arith.constant 192 : index
@@ -266,33 +284,40 @@ func.func @attention_fwd_d64_causal_m192(%Q: memref<?x?x?xbf16>, %K: memref<?x?x
   %ninf = arith.constant 0xFF800000 : f32
   %one = arith.constant 1.0 : f32
   %pid_m = tile.program_id 0
-  %bh = tile.program_id 1
+  %h = tile.program_id 1
+  %b = tile.program_id 2
+  // Query head h reads key/value head h / group (grouped-query attention).
+  %hk = arith.divui %h, %group : index
   %m0 = arith.muli %pid_m, %c192 : index
   // Softmax in base 2: exp(x * scale) = exp2(x * scale * log2(e)).
   %qk_scale = arith.mulf %sm_scale, %log2e : f32
   %qk_scale_t = tile.splat %qk_scale : f32 -> tensor<192x128xf32>
   %qk_scale_r = tile.splat %qk_scale : f32 -> tensor<192xf32>
   %ninf_t = tile.splat %ninf : f32 -> tensor<192x128xf32>
-  %seq_len_i32 = arith.index_cast %seq_len : index to i32
-  %seq_len_t = tile.splat %seq_len_i32 : i32 -> tensor<192x128xi32>
-  %m0_i32 = arith.index_cast %m0 : index to i32
+  %kv_len_i32 = arith.index_cast %kv_len : index to i32
+  %kv_len_t = tile.splat %kv_len_i32 : i32 -> tensor<192x128xi32>
+  // Causal, aligned bottom-right: query i sees the keys j <= i + kv_len - q_len
+  // (kv_len >= q_len: the queries are the last q_len of the keys' positions).
+  %shift = arith.subi %kv_len, %q_len : index
+  %m0_key = arith.addi %m0, %shift : index
+  %m0_i32 = arith.index_cast %m0_key : index to i32
   %iota_q = tile.iota : tensor<192xi32>
   %iota = tile.iota : tensor<128xi32>
   %rows = tile.splat %m0_i32 : i32 -> tensor<192xi32>
   %query_1d = arith.addi %rows, %iota_q : tensor<192xi32>
   %query_col = tile.expand_dims %query_1d, 1 : tensor<192xi32> -> tensor<192x1xi32>
   %query_idx = tile.broadcast %query_col : tensor<192x1xi32> -> tensor<192x128xi32>
-  %q = tile.load %Q[%bh, %m0, %c0] : memref<?x?x?xbf16> -> tensor<192x64xbf16>
+  %q = tile.load %Q[%b, %h, %m0, %c0] : memref<?x?x?x?xbf16> -> tensor<192x64xbf16>
   %m_init = tile.splat %ninf : f32 -> tensor<192xf32>
   %l_init = tile.zeros : tensor<192xf32>
   %acc_init = tile.zeros : tensor<192x64xf32>
-  %diag = arith.addi %m0, %c192 : index
-  %hi = arith.minui %diag, %seq_len : index
+  %diag = arith.addi %m0_key, %c192 : index
+  %hi = arith.minui %diag, %kv_len : index
   %m_i, %l_i, %acc = scf.for %n0 = %c0 to %hi step %c128
       iter_args(%m_prev = %m_init, %l_prev = %l_init, %acc_prev = %acc_init)
       -> (tensor<192xf32>, tensor<192xf32>, tensor<192x64xf32>) {
-    %k = tile.load %K[%bh, %n0, %c0] : memref<?x?x?xbf16> -> tensor<128x64xbf16>
-    %v = tile.load %V[%bh, %n0, %c0] : memref<?x?x?xbf16> -> tensor<128x64xbf16>
+    %k = tile.load %K[%b, %hk, %n0, %c0] : memref<?x?x?x?xbf16> -> tensor<128x64xbf16>
+    %v = tile.load %V[%b, %hk, %n0, %c0] : memref<?x?x?x?xbf16> -> tensor<128x64xbf16>
     %s_zero = tile.zeros : tensor<192x128xf32>
     %s = tile.dot %q, %k, %s_zero {rhs_transposed} : tensor<192x64xbf16>, tensor<128x64xbf16> -> tensor<192x128xf32>
     // Keys past the end of the sequence (zero-filled by the load) are masked out.
@@ -301,7 +326,7 @@ func.func @attention_fwd_d64_causal_m192(%Q: memref<?x?x?xbf16>, %K: memref<?x?x
     %key_1d = arith.addi %cols, %iota : tensor<128xi32>
     %key_row = tile.expand_dims %key_1d, 0 : tensor<128xi32> -> tensor<1x128xi32>
     %key_idx = tile.broadcast %key_row : tensor<1x128xi32> -> tensor<192x128xi32>
-    %in_range = tile.cmpi slt, %key_idx, %seq_len_t : tensor<192x128xi32>
+    %in_range = tile.cmpi slt, %key_idx, %kv_len_t : tensor<192x128xi32>
     %allowed = tile.cmpi sle, %key_idx, %query_idx : tensor<192x128xi32>
     %valid = arith.andi %in_range, %allowed : tensor<192x128xi1>
     %s_masked = tile.select %valid, %s, %ninf_t : tensor<192x128xi1>, tensor<192x128xf32>
@@ -335,6 +360,6 @@ func.func @attention_fwd_d64_causal_m192(%Q: memref<?x?x?xbf16>, %K: memref<?x?x
   %l_b = tile.broadcast %l_col : tensor<192x1xf32> -> tensor<192x64xf32>
   %o = arith.mulf %acc, %l_b : tensor<192x64xf32>
   %o_bf16 = arith.truncf %o : tensor<192x64xf32> to tensor<192x64xbf16>
-  tile.store %o_bf16, %O[%bh, %m0, %c0] : tensor<192x64xbf16>, memref<?x?x?xbf16>
+  tile.store %o_bf16, %O[%b, %h, %m0, %c0] : tensor<192x64xbf16>, memref<?x?x?x?xbf16>
   func.return
 }

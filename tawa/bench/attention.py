@@ -64,6 +64,29 @@ def query_rows(source: str, name: str) -> int:
     return rows
 
 
+def operand_rank(source: str, name: str) -> int:
+    """The rank of attention kernel `name`'s Q in `source`: 4 for the
+    examples ([B, H, S, D]), 3 for a kernel written for [B·H, S, D] (an
+    older revision of an example, timed against the current one)."""
+    import tawa
+
+    kernels = [op for op in tawa.parse(source).ops if getattr(op, "sym_name", None) and op.sym_name.data == name]
+    if not kernels:
+        raise ValueError(f"no kernel @{name} in the source")
+    return kernels[0].function_type.inputs.data[0].get_num_dims()
+
+
+def launch_args(rank: int, q: Any, k: Any, v: Any, o: Any, scale: float, rows: int) -> tuple[list[Any], tuple[int, ...]]:
+    """The arguments and grid of a bf16 attention kernel of Q's `rank` for
+    q, k, v, o [B, H, S, D] (one head per key/value head): rank 4 takes
+    them as they are, grid (⌈S/rows⌉, H, B); rank 3 [B·H, S, D] views,
+    grid (⌈S/rows⌉, B·H)."""
+    B, H, S, D = q.shape
+    if rank == 4:
+        return [q, k, v, o, S, S, scale, 1], (math.ceil(S / rows), H, B)
+    return [*(t.view(B * H, S, D) for t in (q, k, v, o)), S, scale], (math.ceil(S / rows), B * H)
+
+
 def sdpa(backend: Any, q: Any, k: Any, v: Any, causal: bool) -> Callable[[], None]:
     """A call of torch's scaled_dot_product_attention with only `backend` allowed."""
     import torch.nn.functional as F
@@ -172,17 +195,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             q, k, v = (torch.randn(B, HEADS, S, head_dim, device="cuda").to(torch.bfloat16) for _ in range(3))
             o = torch.full_like(q, float("nan"))
             scale = 1 / math.sqrt(head_dim)
-            grid = (math.ceil(S / block_rows), B * HEADS)
-            flat = [t.view(B * HEADS, S, head_dim) for t in (q, k, v, o)]
-            extra: tuple[float, ...] = ()
-            if fp8:  # e4m3 copies, V transposed (untimed); unit scales
+            operands, grid = launch_args(4, q, k, v, o, scale, block_rows)
+            if fp8:  # e4m3 copies, V transposed (untimed); unit scales; [B·H, S, D]
                 q8, k8, v8 = (t.to(torch.float8_e4m3fn) for t in (q, k, v))
                 vt8 = v8.view(B * HEADS, S, head_dim).transpose(1, 2).contiguous()
-                flat = [q8.view(B * HEADS, S, head_dim), k8.view(B * HEADS, S, head_dim), vt8, flat[3]]
-                extra = (1.0,)
+                flat = [t.view(B * HEADS, S, head_dim) for t in (q8, k8)]
+                operands = [*flat, vt8, o.view(B * HEADS, S, head_dim), S, scale, 1.0]
+                grid = (math.ceil(S / block_rows), B * HEADS)
 
-            def run_tawa(flat=flat, S=S, scale=scale, grid=grid, extra=extra):
-                kernel(*flat, S, scale, *extra, grid=grid)
+            def run_tawa(operands=operands, grid=grid):
+                kernel(*operands, grid=grid)
 
             run_tawa()
             inputs = (q8, k8, v8) if fp8 else (q, k, v)

@@ -12,7 +12,8 @@ behind a compiler decision (docs/perf.md).
 or `--new-source` / `--old-source`, compiled with `tawa-hopper-pipeline`
 options `--new` / `--old` KEY=VALUE (ints, true/false, else strings), both
 kernels (`@<name>` and `@<name>_causal`, name the example's or
-`--new-kernel` / `--old-kernel`).  Each is checked against a float32
+`--new-kernel` / `--old-kernel`; a kernel written for [B·H, S, D], an
+older revision of an example, is launched on flat views).  Each is checked against a float32
 reference first (outputs poisoned with NaN), also on ragged lengths (S = 65,
 200) that are not timed; then `tawa.bench.attention`'s rows are timed R
 rounds (medians, `triton.testing.do_bench`) and the ratios printed with their
@@ -30,7 +31,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tawa.bench.attention import HEAD_DIMS, HEADS, SHAPES, geomean, interleaved, query_rows, sdpa, tflops
+from tawa.bench.attention import (
+    HEAD_DIMS,
+    HEADS,
+    SHAPES,
+    geomean,
+    interleaved,
+    launch_args,
+    operand_rank,
+    query_rows,
+    sdpa,
+    tflops,
+)
 
 RAGGED = [(2, 65), (1, 200)]
 """(batch, seq_len) checked for correctness only."""
@@ -109,6 +121,7 @@ def run(d: int, names: dict[str, str], sources: dict[str, Path], options: dict[s
         kernel = {side: f"{names[side]}_causal" if causal else names[side] for side in ("new", "old")}
         kernels = {side: tawa.compile(sources[side].read_text(), kernel[side], **options[side]) for side in ("new", "old")}
         block_rows = {side: query_rows(sources[side].read_text(), kernel[side]) for side in ("new", "old")}
+        ranks = {side: operand_rank(sources[side].read_text(), kernel[side]) for side in ("new", "old")}
         for B, S in SHAPES + RAGGED:
             q, k, v = (torch.randn(B, HEADS, S, d, device="cuda").to(torch.bfloat16) for _ in range(3))
             scale = 1 / math.sqrt(d)
@@ -116,14 +129,13 @@ def run(d: int, names: dict[str, str], sources: dict[str, Path], options: dict[s
             fns = {}
             for side, compiled in kernels.items():
                 o = torch.full_like(q, float("nan"))
-                flat = [t.view(B * HEADS, S, d) for t in (q, k, v, o)]
-                grid = (math.ceil(S / block_rows[side]), B * HEADS)
-                compiled(*flat, S, scale, grid=grid)
+                operands, grid = launch_args(ranks[side], q, k, v, o, scale, block_rows[side])
+                compiled(*operands, grid=grid)
                 err = ((o.float() - ref).norm() / ref.norm()).item()
                 if not err < 1e-2:
                     print(f"{side}: B={B} S={S} causal={causal}: WRONG (rel err {err:.2e})")
                     return 1
-                fns[side] = lambda c=compiled, flat=flat, S=S, scale=scale, grid=grid: c(*flat, S, scale, grid=grid)
+                fns[side] = lambda c=compiled, operands=operands, grid=grid: c(*operands, grid=grid)
             if (B, S) in RAGGED:
                 continue
             fns["cuDNN"] = sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, causal)

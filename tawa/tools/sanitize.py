@@ -234,33 +234,42 @@ def _fp8_attention(causal: bool):
 def _per_key_block(kind: str, D: int = 128, rows: int = 128):
     # 2D+1 = 5 key blocks of 128 for D = 2, the last one partial (520 keys):
     # ⌈520 / rows⌉ programs of `rows` query rows along the sequence (the last
-    # one partial), one head.
+    # one partial).  gemm_chain and the bias kernel: one head ([1, S, D]); the
+    # attention kernels: two query heads on one key/value head ([1, H, S, D]).
     S = 4 * 128 + 8
+    if kind in ("chain", "bias"):
+        return _per_key_block_3d(kind, S, D, rows)
 
+    def make(rng: np.random.Generator):
+        q = _bf16(rng.standard_normal((1, 2, S, D), np.float32))
+        k, v = (_bf16(rng.standard_normal((1, 1, S, D), np.float32)) for _ in range(2))
+        scale = 1 / math.sqrt(D)
+        s = np.einsum("bhqd,bkd->bhqk", _f32(q), _f32(k)[:, 0]) * scale
+        if kind == "causal":
+            s = np.where(np.triu(np.ones((S, S), bool), 1), -np.inf, s)
+        p = np.exp(s - s.max(axis=-1, keepdims=True))
+        ref = np.einsum("bhqk,bkd->bhqd", p / p.sum(axis=-1, keepdims=True), _f32(v)[:, 0])
+        args: list[Any] = [q, k, v, _nan((1, 2, S, D)), S, S, scale, 2]
+        return args, (math.ceil(S / rows), 2, 1), lambda out: _rel(out[3], ref)
+
+    return make
+
+
+def _per_key_block_3d(kind: str, S: int, D: int, rows: int):
     def make(rng: np.random.Generator):
         q, k, v = (_bf16(rng.standard_normal((1, S, D), np.float32)) for _ in range(3))
         qf, kf, vf = _f32(q), _f32(k), _f32(v)
         s = np.einsum("bqd,bkd->bqk", qf, kf)
-        args: list[Any] = [q, k, v, _nan((1, S, D)), S]
         if kind == "chain":
             ref = np.einsum("bqk,bkd->bqd", _f32(_bf16(s)), vf)
-        elif kind == "bias":
-            bias = _bf16(rng.standard_normal((1, S, S), np.float32))
-            scale = 1 / math.sqrt(D)
-            s = s * scale + _f32(bias)
-            p = np.exp(s - s.max(axis=-1, keepdims=True))
-            ref = np.einsum("bqk,bkd->bqd", p / p.sum(axis=-1, keepdims=True), vf)
-            args = [q, k, v, bias, _nan((1, S, D)), S, scale]
-            return args, (math.ceil(S / rows), 1), lambda out: _rel(out[4], ref)
-        else:
-            scale = 1 / math.sqrt(D)
-            s = s * scale
-            if kind == "causal":
-                s = np.where(np.triu(np.ones((S, S), bool), 1), -np.inf, s)
-            p = np.exp(s - s.max(axis=-1, keepdims=True))
-            ref = np.einsum("bqk,bkd->bqd", p / p.sum(axis=-1, keepdims=True), vf)
-            args.append(scale)
-        return args, (math.ceil(S / rows), 1), lambda out: _rel(out[3], ref)
+            return [q, k, v, _nan((1, S, D)), S], (math.ceil(S / rows), 1), lambda out: _rel(out[3], ref)
+        bias = _bf16(rng.standard_normal((1, S, S), np.float32))
+        scale = 1 / math.sqrt(D)
+        s = s * scale + _f32(bias)
+        p = np.exp(s - s.max(axis=-1, keepdims=True))
+        ref = np.einsum("bqk,bkd->bqd", p / p.sum(axis=-1, keepdims=True), vf)
+        args = [q, k, v, bias, _nan((1, S, D)), S, scale]
+        return args, (math.ceil(S / rows), 1), lambda out: _rel(out[4], ref)
 
     return make
 

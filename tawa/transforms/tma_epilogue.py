@@ -52,7 +52,8 @@ The shared memory is the same bytes; twice the TMA stores and bulk groups.
 loop `tawa-overlap-dots` rotated and ping-pong on, per CTA otherwise.
 
 **When** (`staging_type`): a `tile.store` in a consumer partition of a 2-D
-tile of f32, bf16 or f16 to a 2-D or batched 3-D memref, whose rows are a
+tile of f32, bf16 or f16 to a memref of rank 2 to 5 (the leading dimensions
+batches, attention's [batch, heads]: boxes of extent 1), whose rows are a
 whole number of swizzle spans (32, 64 or 128 bytes: the staging tile is
 swizzled like a ring slot, stored as span-wide column chunks, one TMA box
 each) and whose rows and chunk fit a TMA box (at most 256).  Its staging
@@ -108,6 +109,7 @@ from tawa.dialects.nvgpu.fragments import LOADABLE
 from tawa.target.hopper import (
     MAX_SMEM_BYTES,
     MAX_TMA_BOX_DIM,
+    MAX_TMA_RANK,
     NAMED_BARRIERS,
     THREADS_PER_GROUP,
     WARPS_PER_GROUP,
@@ -168,8 +170,8 @@ def staging_type(store: tile.StoreOp, staging: str = "full", groups: int = 1,
     shape, et = tuple(t.get_shape()), t.get_element_type()
     if len(shape) != 2:
         return f"it stores a {len(shape)}-D tile (2-D tiles only)"
-    if mt.get_num_dims() not in (2, 3):
-        return f"its memref has rank {mt.get_num_dims()} (2 or 3 only)"
+    if not 2 <= mt.get_num_dims() <= MAX_TMA_RANK:
+        return f"its memref has rank {mt.get_num_dims()} (2 to {MAX_TMA_RANK} only)"
     if not isinstance(et, LOADABLE):
         return f"it stores {et} elements (f32, bf16 or f16 only)"
     row_bytes = shape[1] * nvgpu.element_bytes(et)

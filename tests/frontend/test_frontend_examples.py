@@ -60,20 +60,22 @@ def test_gemm_examples_match_twins(example, seed, name):
 def test_attention_matches_twin(example, seed, causal):
     kernel = example("attention_fwd").attention_fwd
     rng = np.random.default_rng(seed)
-    BH, S, D = 2, 130, 128
-    q, k, v = (rand(rng, BH, S, D) for _ in range(3))
-    o = np.full((BH, S, D), np.nan, dtype=BF16)
+    B, H, HKV, S, SK, D = 1, 2, 1, 130, 200, 128  # two query heads on one key/value head, a longer cache
+    q = rand(rng, B, H, S, D)
+    k, v = (rand(rng, B, HKV, SK, D) for _ in range(2))
+    o = np.full((B, H, S, D), np.nan, dtype=BF16)
     scale = 1 / math.sqrt(D)
     name = "attention_fwd_causal" if causal else "attention_fwd"
-    mine, theirs = run_both(kernel, "attention_fwd", name, (2, BH), [q, k, v], o, [S, scale], CAUSAL=causal)
+    mine, theirs = run_both(kernel, "attention_fwd", name, (2, H, B), [q, k, v], o, [S, SK, scale, H // HKV],
+                            CAUSAL=causal)
     assert not np.isnan(mine.astype(np.float32)).any()
     # The same math in another op order (splats placed at their use): the same bits.
     np.testing.assert_array_equal(mine.astype(np.float32), theirs.astype(np.float32))
-    s = np.einsum("bqd,bkd->bqk", q.astype(np.float32), k.astype(np.float32)) * scale
-    if causal:
-        s = np.where(np.triu(np.ones((S, S), bool), 1), -np.inf, s)
+    s = np.einsum("bhqd,bkd->bhqk", q.astype(np.float32), k[:, 0].astype(np.float32)) * scale
+    if causal:  # aligned bottom-right: query i sees keys j <= i + SK - S
+        s = np.where(np.triu(np.ones((S, SK), bool), SK - S + 1), -np.inf, s)
     p = np.exp(s - s.max(-1, keepdims=True))
-    ref = np.einsum("bqk,bkd->bqd", p / p.sum(-1, keepdims=True), v.astype(np.float32))
+    ref = np.einsum("bhqk,bkd->bhqd", p / p.sum(-1, keepdims=True), v[:, 0].astype(np.float32))
     err = np.linalg.norm(mine.astype(np.float32) - ref) / np.linalg.norm(ref)
     assert err < 1e-2
 

@@ -50,14 +50,14 @@ def test_attention_example(cuda, seed, example, causal, BH, S):
     kernel = example("attention_fwd").attention_fwd
     D = 128
     g = torch.Generator(device="cuda").manual_seed(seed)
-    q, k, v = (torch.randn(BH, S, D, device="cuda", generator=g).to(torch.bfloat16) for _ in range(3))
-    o = torch.full((BH, S, D), float("nan"), device="cuda", dtype=torch.bfloat16)
+    q, k, v = (torch.randn(1, BH, S, D, device="cuda", generator=g).to(torch.bfloat16) for _ in range(3))
+    o = torch.full((1, BH, S, D), float("nan"), device="cuda", dtype=torch.bfloat16)
     scale = 1 / math.sqrt(D)
-    kernel[(math.ceil(S / 128), BH)](q, k, v, o, S, scale, CAUSAL=causal)
+    kernel[(math.ceil(S / 128), BH, 1)](q, k, v, o, S, S, scale, 1, CAUSAL=causal)
     torch.cuda.synchronize()
     assert not torch.isnan(o.float()).any(), "some of O was not written (or is NaN)"
-    s = torch.einsum("bqd,bkd->bqk", q.float(), k.float()) * scale
+    s = torch.einsum("bhqd,bhkd->bhqk", q.float(), k.float()) * scale
     if causal:
         s = s.masked_fill(torch.ones(S, S, dtype=torch.bool, device="cuda").triu(1), float("-inf"))
-    ref = torch.einsum("bqk,bkd->bqd", torch.softmax(s, dim=-1), v.float())
+    ref = torch.einsum("bhqk,bhkd->bhqd", torch.softmax(s, dim=-1), v.float())
     assert rel_err(o, ref) <= TOL, f"relative error {rel_err(o, ref):.3g} (causal={causal}, BH={BH}, S={S})"

@@ -90,11 +90,11 @@ def test_numpy_integers_are_accepted_for_index(gemm):
 
 
 def test_float_scalar_argument(attention):
-    q = np.zeros((1, 4, 128), BF16)
-    err = error_of(lambda: tawa.interpret(attention, "attention_fwd", (1, 1), q, q, q, q, 4, "0.1"))
-    assert err.message == "@attention_fwd argument 5 (%sm_scale): expected a float (f32), got str"
-    tawa.interpret(attention, "attention_fwd", (1, 1), q, q, q, q, 4, 0.1)
-    tawa.interpret(attention, "attention_fwd", (1, 1), q, q, q, q, 4, np.float32(0.1))
+    q = np.zeros((1, 1, 4, 128), BF16)
+    err = error_of(lambda: tawa.interpret(attention, "attention_fwd", (1, 1), q, q, q, q, 4, 4, "0.1", 1))
+    assert err.message == "@attention_fwd argument 6 (%sm_scale): expected a float (f32), got str"
+    tawa.interpret(attention, "attention_fwd", (1, 1), q, q, q, q, 4, 4, 0.1, 1)
+    tawa.interpret(attention, "attention_fwd", (1, 1), q, q, q, q, 4, 4, np.float32(0.1), 1)
 
 
 def test_static_memref_dimension():

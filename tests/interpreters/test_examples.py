@@ -160,19 +160,29 @@ def attention() -> dict[int, ModuleOp]:
 
 
 def attention_reference(q, k, v, scale: float, causal: bool) -> np.ndarray:
+    """float64 attention of q [B, H, Sq, D] over k, v [B, Hkv, Sk, D] (query
+    head h reads key/value head h / (H / Hkv)); causal aligned bottom-right:
+    query i sees the keys j <= i + Sk - Sq."""
+    group = q.shape[1] // k.shape[1]
     q, k, v = (x.astype(np.float64) for x in (q, k, v))
-    s = q @ k.transpose(0, 2, 1) * scale
+    k, v = (np.repeat(x, group, axis=1) for x in (k, v))
+    s = q @ k.swapaxes(-1, -2) * scale
     if causal:
-        s = np.where(np.tril(np.ones(s.shape[-2:], dtype=bool)), s, -np.inf)
+        sq, sk = s.shape[-2:]
+        s = np.where(np.tril(np.ones((sq, sk), dtype=bool), sk - sq), s, -np.inf)
     p = np.exp(s - s.max(axis=-1, keepdims=True))
     return (p / p.sum(axis=-1, keepdims=True)) @ v
 
 
-def run_attention(module: ModuleOp, kernel: str, rng, bh: int, s: int, d: int, causal: bool):
-    q, k, v = (randn(rng, (bh, s, d), BF16) for _ in range(3))
-    o = np.full((bh, s, d), np.nan, dtype=BF16)
+def run_attention(module: ModuleOp, kernel: str, rng, heads: int, s: int, d: int, causal: bool,
+                  kv_heads: int = 1, kv_len: int | None = None, batch: int = 1):
+    kv_len = s if kv_len is None else kv_len
+    q = randn(rng, (batch, heads, s, d), BF16)
+    k, v = (randn(rng, (batch, kv_heads, kv_len, d), BF16) for _ in range(2))
+    o = np.full(q.shape, np.nan, dtype=BF16)
     scale = 1.0 / math.sqrt(d)
-    tawa.interpret(module, kernel, (math.ceil(s / BLOCK_M), bh), q, k, v, o, s, scale)
+    tawa.interpret(module, kernel, (math.ceil(s / BLOCK_M), heads, batch), q, k, v, o, s, kv_len, scale,
+                   heads // kv_heads)
     return o, attention_reference(q, k, v, scale, causal)
 
 
@@ -183,7 +193,20 @@ def test_attention(attention, rng: np.random.Generator, causal: bool, d: int, s:
     kernel = "attention_fwd_causal" if causal else "attention_fwd"
     if d != 128:
         kernel += f"_d{d}"
-    o, ref = run_attention(attention[d], kernel, rng, 2, s, d, causal)
+    o, ref = run_attention(attention[d], kernel, rng, 2, s, d, causal)  # two query heads share k, v
+    assert not np.isnan(o.astype(np.float32)).any()
+    assert rel_error(o, ref) <= 5e-3
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize(("s", "kv_len", "heads", "kv_heads", "batch"),
+                         [(70, 200, 4, 1, 1), (1, 130, 2, 2, 2), (130, 131, 2, 1, 1), (150, 150, 4, 2, 2)])
+def test_attention_queries_against_a_longer_cache(attention, rng: np.random.Generator, causal: bool, s: int,
+                                                 kv_len: int, heads: int, kv_heads: int, batch: int):
+    """q_len < kv_len (prefill against a cache), grouped heads and batches:
+    causal aligns the queries with the last keys (bottom-right)."""
+    kernel = "attention_fwd_causal" if causal else "attention_fwd"
+    o, ref = run_attention(attention[128], kernel, rng, heads, s, 128, causal, kv_heads, kv_len, batch)
     assert not np.isnan(o.astype(np.float32)).any()
     assert rel_error(o, ref) <= 5e-3
 

@@ -22,9 +22,17 @@ WS = "tawa-warp-specialize"
 FULL = "tawa-hopper-pipeline{prepare=false}"
 SMALL = "M=130,N=72,K=80"
 """Ragged in every dimension: two row blocks, one column block, two K steps."""
-ATT = ["--shape", "seq_len=130", "--arg", "Q=2,seq_len,128"]
-ATT64 = ["--shape", "seq_len=130", "--arg", "Q=2,seq_len,64"]
-ATT256 = ["--shape", "seq_len=130", "--arg", "Q=2,seq_len,256"]
+CHAIN = ["--shape", "seq_len=130", "--arg", "Q=2,seq_len,128"]
+ATT_BIAS = CHAIN
+
+
+def _gqa(d: int) -> list[str]:
+    """The 4-D attention kernels: two query heads on one key/value head."""
+    return ["--shape", "q_len=130,kv_len=130,group=2", "--arg", f"Q=1,2,q_len,{d}",
+            "--arg", f"K=1,1,kv_len,{d}", "--arg", f"V=1,1,kv_len,{d}"]
+
+
+ATT, ATT64, ATT256 = _gqa(128), _gqa(64), _gqa(256)
 ATT8 = ["--shape", "seq_len=144", "--arg", "Q=2,seq_len,128", "--arg", "Vt=2,128,seq_len"]
 
 # kernel → (file, options, pipeline).  The whole Hopper pipeline on the CPU
@@ -42,7 +50,7 @@ CASES = {
     "gemm_fp8_scaled": ("gemm_fp8_scaled.mlir", ["--shape", "M=130,N=72,K=160"], WS),
     "gemm_softmax": ("gemm_softmax.mlir", ["--shape", "M=130,K=80"], WS),
     "batched_gemm": ("batched_gemm.mlir", ["--shape", SMALL, "--arg", "A=2,M,K"], WS),
-    "gemm_chain": ("gemm_chain.mlir", ATT, WS),
+    "gemm_chain": ("gemm_chain.mlir", CHAIN, WS),
     "attention_fwd": ("attention_fwd.mlir", ATT, WS),
     "attention_fwd_causal": ("attention_fwd.mlir", ATT, FULL),
     "attention_fwd_d64": ("attention_fwd_d64.mlir", ATT64, WS),
@@ -53,7 +61,7 @@ CASES = {
     "attention_fwd_d256_causal": ("attention_fwd_d256.mlir", ATT256, WS),
     "attention_fwd_d256_n80": ("attention_fwd_d256_n80.mlir", ATT256, WS),
     "attention_fwd_d256_n80_causal": ("attention_fwd_d256_n80.mlir", ATT256, WS),
-    "attention_fwd_bias": ("attention_fwd_bias.mlir", ATT, WS),
+    "attention_fwd_bias": ("attention_fwd_bias.mlir", ATT_BIAS, WS),
     # fp8: Vt's rows of seq_len bytes are whole 16-byte TMA strides; P through shared memory.
     "attention_fwd_fp8": ("attention_fwd_fp8.mlir", ATT8, FULL),
     "attention_fwd_fp8_causal": ("attention_fwd_fp8.mlir", ATT8, WS),
@@ -68,7 +76,7 @@ SHAPES = {
     "matmul": "B bfloat16[80x72] in",
 }
 GRIDS = {"gemm_softmax": "2", "batched_gemm": "2x1x2",
-         "attention_fwd_d64": "1x2", "attention_fwd_d64_causal_m192": "1x2"}  # 192 query rows a program
+         "attention_fwd_d64": "1x2x1", "attention_fwd_d64_causal_m192": "1x2x1"}  # 192 query rows a program
 ROW = re.compile(r"^  (\w+) +(bit-exact|relative Frobenius error (\S+) \(bound 1e-02\)): ok$", re.M)
 
 
@@ -99,7 +107,8 @@ def test_example(capsys, kernel, seed):
     assert rc == 0 and err == "", out + err
     assert out.startswith(f"tawa-run @{kernel} ({EXAMPLES / file}), seed {seed}\n")
     assert f"  result    -p {pipeline}, CPU simulator: " in out
-    assert f"  grid      {GRIDS.get(kernel, '2x2' if 'seq_len' in options[1] else '2x1')} (derived)" in out
+    grid = "2x2x1" if options[1].startswith("q_len") else "2x2" if "seq_len" in options[1] else "2x1"
+    assert f"  grid      {GRIDS.get(kernel, grid)} (derived)" in out
     assert SHAPES.get(kernel, "") in out
     rows = ROW.findall(out)
     assert len(rows) == 1 and out.endswith("\nPASS\n"), out
@@ -219,9 +228,9 @@ def _err(kernel_line: int, text: str) -> str:
          "tawa-run: error: -p: invalid pass pipeline 'no-such-pass': Unrecognized passes: ['no-such-pass']"),
         ([str(EXAMPLES / "gemm_scale_relu.mlir"), "gemm_scale_relu", "--shape", "M=8,N=8,K=8", "--arg", "alpha=x"],
          "tawa-run: error: --arg alpha=x: expected a number for f32 argument alpha"),
-        ([str(EXAMPLES / "attention_fwd.mlir"), "attention_fwd", "--shape", "seq_len=8"],
-         f"{EXAMPLES / 'attention_fwd.mlir'}:13:1: error: @attention_fwd: cannot determine dimension 0 of Q "
-         "(indexed by tile.program_id 1; shared with K, V, O): give its shape with --arg Q=?,seq_len,128 "
+        ([str(EXAMPLES / "attention_fwd.mlir"), "attention_fwd", "--shape", "q_len=8,kv_len=8,group=1"],
+         f"{EXAMPLES / 'attention_fwd.mlir'}:17:1: error: @attention_fwd: cannot determine dimension 0 of Q "
+         "(indexed by tile.program_id 2; shared with K, V, O): give its shape with --arg Q=?,group,q_len,128 "
          "(each ? an integer or a --shape name)"),
         ([GEMM], "tawa-run: error: the following arguments are required: kernel"),
         ([GEMM, "gemm", "--shape", "M=8,N=8,K=8", "--tol", "-1"],

@@ -1,9 +1,10 @@
 """examples/attention_fwd.mlir (head dim 128), attention_fwd_d64.mlir,
-attention_fwd_d256.mlir and
-attention_fwd_bias.mlir (an additive bias the consumers load themselves)
-compiled by tawa on the GPU, against a float32 softmax(Q·Kᵀ·scale)·V on fresh
-random data with poisoned outputs (needs an sm_90 GPU with torch; skipped
-elsewhere).  Ring depths: the deepest that fits (`stages=0`)."""
+attention_fwd_d256.mlir and attention_fwd_d256_n80.mlir ([B, H, S, D] q and
+o, k and v with H / group heads), attention_fwd_bias.mlir (an additive bias
+the consumers load themselves) and attention_fwd_fp8.mlir compiled by tawa
+on the GPU, against a float32 softmax(Q·Kᵀ·scale)·V on fresh random data
+with poisoned outputs (needs an sm_90 GPU with torch; skipped elsewhere).
+Ring depths: the deepest that fits (`stages=0`)."""
 
 from __future__ import annotations
 
@@ -33,33 +34,89 @@ TOL = 1e-2
 
 
 def reference(q, k, v, scale, causal):
+    """float32 attention of [..., S, D] q over [..., Sk, D] k, v (one head
+    each); causal aligned bottom-right: query i sees keys j <= i + Sk - S."""
     import torch
 
-    s = torch.einsum("bqd,bkd->bqk", q.float(), k.float()) * scale
+    s = q.float() @ k.float().transpose(-1, -2) * scale
     if causal:
-        n = s.shape[-1]
-        s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device=s.device).triu(1), float("-inf"))
-    return torch.einsum("bqk,bkd->bqd", torch.softmax(s, dim=-1), v.float())
+        n, m = s.shape[-2:]
+        s = s.masked_fill(torch.ones(n, m, dtype=torch.bool, device=s.device).triu(m - n + 1), float("-inf"))
+    return torch.softmax(s, dim=-1) @ v.float()
+
+
+def gqa_reference(q, k, v, scale, causal):
+    """`reference` for q [B, H, S, D] over k, v [B, Hkv, Sk, D]."""
+    group = q.shape[1] // k.shape[1]
+    return reference(q, k.repeat_interleave(group, 1), v.repeat_interleave(group, 1), scale, causal)
+
+
+def launch(kernel, kernel_name, q, k, v, o, scale):
+    """Runs a 4-D attention kernel on q, o [B, H, S, D] and k, v [B, Hkv, Sk, D]."""
+    B, H, S, _ = q.shape
+    rows = query_rows((EXAMPLES / VARIANTS[kernel_name][0]).read_text(), kernel_name)
+    kernel(q, k, v, o, S, k.shape[2], scale, H // k.shape[1], grid=(math.ceil(S / rows), H, B))
+
+
+def inputs(B, H, HKV, S, D, seed, SK=None):
+    import torch
+
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    q = torch.randn(B, H, S, D, device="cuda", generator=g).to(torch.bfloat16)
+    k, v = (torch.randn(B, HKV, SK or S, D, device="cuda", generator=g).to(torch.bfloat16) for _ in range(2))
+    return q, k, v
 
 
 @pytest.mark.parametrize("kernel_name", sorted(VARIANTS))
-@pytest.mark.parametrize("BH, S", [(2, 1024), (3, 200), (1, 128), (2, 384), (2, 1), (1, 65), (1, 193), (1, 576)])
-def test_attention(cuda, seed, kernel_name, BH, S):
+@pytest.mark.parametrize("B, H, HKV, S", [(1, 2, 2, 1024), (1, 3, 3, 200), (1, 1, 1, 128), (2, 1, 1, 384),
+                                          (1, 2, 1, 1), (1, 1, 1, 65), (1, 4, 2, 193), (1, 8, 1, 576)])
+def test_attention(cuda, seed, kernel_name, B, H, HKV, S):
     import torch
 
     file, D = VARIANTS[kernel_name]
     kernel = tawa.compile((EXAMPLES / file).read_text(), kernel_name)
-    g = torch.Generator(device="cuda").manual_seed(seed)
-    q, k, v = (torch.randn(BH, S, D, device="cuda", generator=g).to(torch.bfloat16) for _ in range(3))
-    o = torch.full((BH, S, D), float("nan"), device="cuda", dtype=torch.bfloat16)
+    q, k, v = inputs(B, H, HKV, S, D, seed)
+    o = torch.full_like(q, float("nan"))
     scale = 1 / math.sqrt(D)
-    rows = query_rows((EXAMPLES / file).read_text(), kernel_name)
-    kernel(q, k, v, o, S, scale, grid=(math.ceil(S / rows), BH))
+    launch(kernel, kernel_name, q, k, v, o, scale)
     torch.cuda.synchronize()
     assert not torch.isnan(o.float()).any(), "some of O was not written (or is NaN)"
-    ref = reference(q, k, v, scale, "causal" in kernel_name)
+    ref = gqa_reference(q, k, v, scale, "causal" in kernel_name)
     err = ((o.float() - ref).norm() / ref.norm()).item()
-    assert err <= TOL, f"relative error {err:.3g} > {TOL} ({kernel_name}, BH={BH}, S={S})"
+    assert err <= TOL, f"relative error {err:.3g} > {TOL} ({kernel_name}, B={B}, H={H}, Hkv={HKV}, S={S})"
+
+
+@pytest.mark.parametrize("kernel_name", ["attention_fwd", "attention_fwd_causal", "attention_fwd_d64_m128",
+                                         "attention_fwd_d64_causal", "attention_fwd_d256_causal"])
+@pytest.mark.parametrize("B, H, S, SK", [(2, 3, 200, 200), (1, 4, 65, 1000), (2, 2, 1, 300)])
+def test_attention_on_strided_views(cuda, seed, kernel_name, B, H, S, SK):
+    """The kernels read any layout a tensor map describes: q, k, v as the
+    permuted [B, S, 3, H, D] output of a fused QKV projection (S = Sk) or
+    [B, S, H, D] tensors transposed (queries against a longer cache), and
+    write O into [B, S, H, D] storage: the same bits as dense operands."""
+    import torch
+
+    _, D = VARIANTS[kernel_name]
+    kernel = tawa.compile((EXAMPLES / VARIANTS[kernel_name][0]).read_text(), kernel_name)
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    if S == SK:
+        q, k, v = torch.randn(B, S, 3, H, D, device="cuda", generator=g).to(torch.bfloat16).permute(2, 0, 3, 1, 4)
+    else:
+        q = torch.randn(B, S, H, D, device="cuda", generator=g).to(torch.bfloat16).transpose(1, 2)
+        k, v = (torch.randn(B, SK, H, D, device="cuda", generator=g).to(torch.bfloat16).transpose(1, 2)
+                for _ in range(2))
+    assert not q.is_contiguous()
+    o = torch.full((B, S, H, D), float("nan"), device="cuda", dtype=torch.bfloat16).transpose(1, 2)
+    scale = 1 / math.sqrt(D)
+    launch(kernel, kernel_name, q, k, v, o, scale)
+    dense = torch.full((B, H, S, D), float("nan"), device="cuda", dtype=torch.bfloat16)
+    launch(kernel, kernel_name, *(t.contiguous() for t in (q, k, v)), dense, scale)
+    torch.cuda.synchronize()
+    assert not torch.isnan(o.float()).any(), "some of O was not written (or is NaN)"
+    assert torch.equal(o, dense), f"strided operands differ from dense ones ({kernel_name})"
+    ref = gqa_reference(q, k, v, scale, "causal" in kernel_name)
+    err = ((o.float() - ref).norm() / ref.norm()).item()
+    assert err <= TOL, f"relative error {err:.3g} > {TOL} ({kernel_name}, B={B}, H={H}, S={S}, Sk={SK})"
 
 
 @pytest.mark.parametrize("BH, S", [(2, 1024), (3, 200), (2, 1), (1, 65)])
@@ -112,20 +169,19 @@ def test_attention_fp8(cuda, seed, causal, BH, S):
 
 
 def outputs_of(kernels, kernel_name, BH, S, seed, min_programs=0):
-    """O of each kernel on the same fresh inputs (each O poisoned with NaN
-    first); with `min_programs`, asserts the grid has at least that many."""
+    """O of each kernel on the same fresh inputs, BH heads of one batch (each
+    O poisoned with NaN first); with `min_programs`, asserts the grid has at
+    least that many."""
     import torch
 
     file, D = VARIANTS[kernel_name]
-    g = torch.Generator(device="cuda").manual_seed(seed)
-    q, k, v = (torch.randn(BH, S, D, device="cuda", generator=g).to(torch.bfloat16) for _ in range(3))
+    q, k, v = inputs(1, BH, BH, S, D, seed)
     rows = query_rows((EXAMPLES / file).read_text(), kernel_name)
-    grid = (math.ceil(S / rows), BH)
-    assert grid[0] * grid[1] >= min_programs
+    assert math.ceil(S / rows) * BH >= min_programs
     outs = []
     for kernel in kernels:
-        o = torch.full((BH, S, D), float("nan"), device="cuda", dtype=torch.bfloat16)
-        kernel(q, k, v, o, S, 1 / math.sqrt(D), grid=grid)
+        o = torch.full_like(q, float("nan"))
+        launch(kernel, kernel_name, q, k, v, o, 1 / math.sqrt(D))
         torch.cuda.synchronize()
         outs.append(o)
     return outs

@@ -20,9 +20,16 @@ from tawa.tools.tawa_run import main
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 GEMM = ["--shape", "M=200,N=136,K=200"]
 FP8 = ["--shape", "M=200,N=136,K=208"]
-ATT = ["--shape", "seq_len=200", "--arg", "Q=3,seq_len,128"]
-ATT64 = ["--shape", "seq_len=200", "--arg", "Q=3,seq_len,64"]
-ATT256 = ["--shape", "seq_len=200", "--arg", "Q=3,seq_len,256"]
+CHAIN = ["--shape", "seq_len=200", "--arg", "Q=3,seq_len,128"]
+
+
+def _gqa(d: int) -> list[str]:
+    """The 4-D attention kernels: 2 batches of 4 query heads on 2 key/value heads, keys past the queries."""
+    return ["--shape", "q_len=200,kv_len=264,group=2", "--arg", f"Q=2,4,q_len,{d}",
+            "--arg", f"K=2,2,kv_len,{d}", "--arg", f"V=2,2,kv_len,{d}", "--arg", f"O=2,4,q_len,{d}"]
+
+
+ATT, ATT64, ATT256 = _gqa(128), _gqa(64), _gqa(256)
 ATT8 = ["--shape", "seq_len=208", "--arg", "Q=3,seq_len,128", "--arg", "Vt=3,128,seq_len"]
 """fp8 attention: Vt's rows of seq_len bytes are whole 16-byte TMA strides."""
 CASES = {
@@ -37,7 +44,7 @@ CASES = {
     "gemm_fp8_scaled": ("gemm_fp8_scaled.mlir", FP8),
     "gemm_softmax": ("gemm_softmax.mlir", ["--shape", "M=200,K=200"]),
     "batched_gemm": ("batched_gemm.mlir", [*GEMM, "--arg", "A=3,M,K"]),
-    "gemm_chain": ("gemm_chain.mlir", ATT),
+    "gemm_chain": ("gemm_chain.mlir", CHAIN),
     "attention_fwd": ("attention_fwd.mlir", ATT),
     "attention_fwd_causal": ("attention_fwd.mlir", ATT),
     "attention_fwd_d64": ("attention_fwd_d64.mlir", ATT64),
@@ -48,7 +55,7 @@ CASES = {
     "attention_fwd_d256_causal": ("attention_fwd_d256.mlir", ATT256),
     "attention_fwd_d256_n80": ("attention_fwd_d256_n80.mlir", ATT256),
     "attention_fwd_d256_n80_causal": ("attention_fwd_d256_n80.mlir", ATT256),
-    "attention_fwd_bias": ("attention_fwd_bias.mlir", ATT),
+    "attention_fwd_bias": ("attention_fwd_bias.mlir", CHAIN),
     "attention_fwd_fp8": ("attention_fwd_fp8.mlir", ATT8),
     "attention_fwd_fp8_causal": ("attention_fwd_fp8.mlir", ATT8),
 }

@@ -113,6 +113,19 @@ def _attention(extra: tuple[Any, ...], head_dim: int = 128, rows: int = 128) -> 
     return make
 
 
+def _gqa_attention(scale: float, head_dim: int = 128, rows: int = 128) -> Callable[[int, np.random.Generator], Case]:
+    # The 4-D kernels: q, o [1, 2, seq, D], k, v [1, 1, seq, D] (two query heads
+    # share one key/value head); `trips` key blocks of 128, programs of `rows` rows.
+    def make(trips: int, rng: np.random.Generator) -> Case:
+        seq = max(_ragged(trips, 128), 1)
+        q = _randn(rng, (1, 2, seq, head_dim), BF16)
+        k, v = (_randn(rng, (1, 1, seq, head_dim), BF16) for _ in range(2))
+        o = _poison(q.shape, BF16)
+        return Case([q, k, v, o, seq, seq, np.float32(scale), 2], (-(-seq // rows), 2, 1), (3,))
+
+    return make
+
+
 CASES: dict[str, tuple[str, Callable[[int, np.random.Generator], Case]]] = {
     "gemm": ("gemm.mlir", _gemm(BF16, 64)),
     "matmul": ("matmul.mlir", _gemm(BF16, 64, b_rows_k=True)),
@@ -125,13 +138,13 @@ CASES: dict[str, tuple[str, Callable[[int, np.random.Generator], Case]]] = {
     "gemm_a_prologue": ("gemm_a_prologue.mlir", _a_prologue),
     "gemm_softmax": ("gemm_softmax.mlir", _softmax),
     "gemm_chain": ("gemm_chain.mlir", _attention(())),
-    "attention_fwd": ("attention_fwd.mlir", _attention((np.float32(0.088),))),
-    "attention_fwd_causal": ("attention_fwd.mlir", _attention((np.float32(0.088),))),
-    "attention_fwd_d64": ("attention_fwd_d64.mlir", _attention((np.float32(0.125),), 64, 192)),
-    "attention_fwd_d64_m128": ("attention_fwd_d64.mlir", _attention((np.float32(0.125),), 64)),
-    "attention_fwd_d64_causal": ("attention_fwd_d64.mlir", _attention((np.float32(0.125),), 64)),
+    "attention_fwd": ("attention_fwd.mlir", _gqa_attention(0.088)),
+    "attention_fwd_causal": ("attention_fwd.mlir", _gqa_attention(0.088)),
+    "attention_fwd_d64": ("attention_fwd_d64.mlir", _gqa_attention(0.125, 64, 192)),
+    "attention_fwd_d64_m128": ("attention_fwd_d64.mlir", _gqa_attention(0.125, 64)),
+    "attention_fwd_d64_causal": ("attention_fwd_d64.mlir", _gqa_attention(0.125, 64)),
     "attention_fwd_bias": ("attention_fwd_bias.mlir", _attention_bias),
-    "attention_fwd_d256": ("attention_fwd_d256.mlir", _attention((np.float32(0.0625),), 256)),
+    "attention_fwd_d256": ("attention_fwd_d256.mlir", _gqa_attention(0.0625, 256)),
 }
 """kernel → (example file, case builder)."""
 

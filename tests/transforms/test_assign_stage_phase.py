@@ -60,12 +60,12 @@ def test_attention_slots_match_the_rings(kernel):
     text = (EXAMPLES / "attention_fwd.mlir").read_text()
     original, module = tawa.parse(text), assigned(text, 2)
     rng = np.random.default_rng(0)
-    q, k, v = (rng.standard_normal((2, 300, 64)).astype(BF16) for _ in range(3))
+    q, k, v = (rng.standard_normal((1, 2, 300, 64)).astype(BF16) for _ in range(3))
 
     def run(m, schedule=None):
         o = np.full(q.shape, np.nan, dtype=BF16)
         kwargs = {} if schedule is None else {"schedule": schedule}
-        tawa.interpret(m, kernel, (3, 2), q, k, v, o, 300, 0.125, **kwargs)
+        tawa.interpret(m, kernel, (3, 2, 1), q, k, v, o, 300, 300, 0.125, 1, **kwargs)
         return o.astype(np.float32)
 
     expected = run(original)

@@ -209,16 +209,18 @@ def test_column_order_attention_on_the_simulator(persistent: bool):
 def _order_on_the_simulator(kernel: str, expected: str, seed: int, ctas: int | None, **options) -> None:
     """`kernel` of examples/attention_fwd.mlir through the pipeline with
     `options` runs in order `expected` and computes what the tile program
-    computes, at S = 300 (3 query blocks, the last ragged) with 2 heads, on
+    computes, at S = 300 (3 query blocks, the last ragged) with 2 batches of
+    one head (which take the place of 2 heads: program id 2 counts them), on
     `ctas` CTAs (None: one per program)."""
     source = tawa.parse((EXAMPLES / "attention_fwd.mlir").read_text(), "examples/attention_fwd.mlir")
     module = ModuleOp([f.clone() for f in source.ops if f.sym_name.data == kernel])
     HopperPipelinePass(prepare=False, **options).apply(tawa.context(), module)
     assert module.body.block.first_op.attributes[ORDER_ATTR].data == expected
     rng = np.random.default_rng(seed)
-    seq, heads = 300, 2
-    q, k, v = (rng.standard_normal((heads, seq, 128)).astype(BF16) for _ in range(3))
-    c = ExampleCase([q, k, v, np.full((heads, seq, 128), np.nan, BF16), seq, np.float32(0.088)], (3, heads), (3,))
+    seq, batch = 300, 2  # two batches of one head: grid (3, 1, 2), the programs of two heads before
+    q, k, v = (rng.standard_normal((batch, 1, seq, 128)).astype(BF16) for _ in range(3))
+    o = np.full((batch, 1, seq, 128), np.nan, BF16)
+    c = ExampleCase([q, k, v, o, seq, seq, np.float32(0.088), 1], (3, 1, batch), (3,))
     want, got = fresh_outputs(c), fresh_outputs(c)
     tawa.interpret(source, kernel, c.grid, *want)
     tawa.interpret(module, kernel, c.grid, *got, schedule=Schedule("random", seed=seed), ctas=ctas)

@@ -64,10 +64,11 @@ def test_gemm_specialized_equals_original(stages):
 
 
 def _run_attention(module, kernel, q, k, v, schedule=None):
-    bh, seq, _ = q.shape
+    batch, heads, seq, _ = q.shape
     o = np.full(q.shape, np.nan, dtype=BF16)
     kwargs = {} if schedule is None else {"schedule": schedule}
-    tawa.interpret(module, kernel, ((seq + 127) // 128, bh), q, k, v, o, seq, 0.088, **kwargs)
+    group = heads // k.shape[1]
+    tawa.interpret(module, kernel, ((seq + 127) // 128, heads, batch), q, k, v, o, seq, seq, 0.088, group, **kwargs)
     return o.astype(np.float32)
 
 
@@ -81,7 +82,7 @@ def test_attention_specialized_equals_original(stages, kernel):
     # are ragged (not multiples of 128) so masking is exercised too.
     for trips in sorted({1, max(stages - 1, 1), stages, stages + 1, 2 * stages + 1}):
         seq = 128 * (trips - 1) + 77
-        q, k, v = (rng.standard_normal((1, seq, 128)).astype(BF16) for _ in range(3))
+        q, k, v = (rng.standard_normal((1, 1, seq, 128)).astype(BF16) for _ in range(3))
         expected = _run_attention(original, kernel, q, k, v)
         assert not np.isnan(expected).any()
         for schedule in SCHEDULES:

@@ -11,8 +11,8 @@
 // CHECK-NEXT:    %overwrite = arith.constant false
 // CHECK-NEXT:    nvgpu.wgmma_fence
 // CHECK-NEXT:    nvgpu.wgmma %{{.*}}, %{{.*}}, %unwritten, %overwrite {rhs_transposed} : !nvgpu.wgmma_desc<64x128xbf16, swizzle = 128>, !nvgpu.wgmma_desc<128x128xbf16, swizzle = 128>
-// Key columns past seq_len are masked: column index + n0 < seq_len.  When the
-// whole block is inside the sequence (127 + n0 - seq_len < 0) the mask is
+// Key columns past kv_len are masked: column index + n0 < kv_len.  When the
+// whole block is inside the sequence (127 + n0 - kv_len < 0) the mask is
 // skipped at run time.
 // CHECK:         %[[LAST:.*]] = arith.constant 127 : i32
 // CHECK-NEXT:    %[[HI:.*]] = arith.addi %[[LAST]], %n0_i32 : i32
@@ -22,7 +22,7 @@
 // CHECK-NEXT:    } else {
 // CHECK-NEXT:      %[[COLS:.*]] = nvgpu.frag_index col : !nvgpu.frag<64x128xi32, wgmma>
 // CHECK-NEXT:      %[[KEYS:.*]] = nvgpu.frag_binary addi %[[COLS]], %n0_i32 : !nvgpu.frag<64x128xi32, wgmma>, i32
-// CHECK-NEXT:      %[[IN:.*]] = nvgpu.frag_cmpi slt, %[[KEYS]], %seq_len_i32
+// CHECK-NEXT:      %[[IN:.*]] = nvgpu.frag_cmpi slt, %[[KEYS]], %kv_len_i32
 // CHECK-NEXT:      %[[SEL:.*]] = nvgpu.frag_select %[[IN]], %s, %ninf
 // CHECK-NEXT:      scf.yield %[[SEL]]
 // CHECK-NEXT:    }

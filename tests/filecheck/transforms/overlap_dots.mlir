@@ -15,7 +15,7 @@
 // CHECK-LABEL: func.func @attention_fwd(
 // CHECK:       partition consumer
 // The loop runs at least once inside the guard; else the initial values.
-// CHECK:       %ran = arith.cmpi slt, %c0_1, %seq_len : index
+// CHECK:       %ran = arith.cmpi slt, %c0_1, %kv_len : index
 // CHECK-NEXT:  %m_i, %l_i, %acc = scf.if %ran -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>) {
 // Prologue: iteration 0's Q·Kᵀ and softmax, with synchronous dots.
 // CHECK:         %s = tile.dot %q_1, %k_1, %s_zero {rhs_transposed}
@@ -24,7 +24,7 @@
 // CHECK-NOT:     tile.dot
 // CHECK:         %second = arith.addi %c0_1, %c128_1 : index
 // P (in bf16) and the rescaled accumulator are carried instead of the P·V result.
-// CHECK-NEXT:    scf.for %n0_1 = %second to %seq_len step %c128_1 iter_args(%m_prev = %m_new, %l_prev = %l_new, %p_bf16_prev = %p_bf16, %acc_scaled_prev = %acc_scaled)
+// CHECK-NEXT:    scf.for %n0_1 = %second to %kv_len step %c128_1 iter_args(%m_prev = %m_new, %l_prev = %l_new, %p_bf16_prev = %p_bf16, %acc_scaled_prev = %acc_scaled)
 // S_j first, then P_{j-1}·V_{j-1}; wait 1 completes S_j and leaves the P·V in flight.
 // CHECK:           %k_2 = aref.get %ref_k
 // CHECK-NEXT:      %[[S:.*]] = tile.dot_async %q_1, %k_2, %{{.*}} {rhs_transposed}
@@ -63,7 +63,7 @@
 // LOWERED-LABEL: func.func @attention_fwd(
 // LOWERED:       %m_i, %l_i, %acc, {{.*}} = scf.if %ran -> (!nvgpu.frag<64xf32, wgmma_row>, !nvgpu.frag<64xf32, wgmma_row>, !nvgpu.frag<64x128xf32, wgmma>,
 // LOWERED:         %p_bf16 = nvgpu.frag_convert %p : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x128xbf16, wgmma>
-// LOWERED:         scf.for %n0_1 = %second to %seq_len step %c128_1 iter_args(%m_prev = %m_new, %l_prev = %l_new, %p_bf16_prev = %p_bf16, %acc_scaled_prev = %acc_scaled,
+// LOWERED:         scf.for %n0_1 = %second to %kv_len step %c128_1 iter_args(%m_prev = %m_new, %l_prev = %l_new, %p_bf16_prev = %p_bf16, %acc_scaled_prev = %acc_scaled,
 // Ping-pong (tawa/transforms/pingpong.py): each warp group waits for its turn (named
 // barrier 2 for the first, 3 for the second), issues both groups, hands the turn over.
 // LOWERED:           scf.if %first_group {
@@ -113,7 +113,7 @@
 // Without the closing hand-over, a program whose loop runs no iteration (one key block) lets the
 // second warp group arrive at PING for the next program too (its Q double-buffered, no epilogue
 // barrier between programs): one generation of its arrivals alone.
-// NOCLOSE: error: tawa-verify-protocol: deadlock in @attention_fwd_d64 (seq_len = 128, 2 programs per CTA): warp group 1 waits at named barrier 2 (128 of 256 threads arrived)
+// NOCLOSE: error: tawa-verify-protocol: deadlock in @attention_fwd_d64 (kv_len = 128, 2 programs per CTA): warp group 1 waits at named barrier 2 (128 of 256 threads arrived)
 
 // REMARK: remark: tawa-overlap-dots: a loop's last tile.dot is issued in the next iteration after its first, and runs under the rest of it (2 dots in flight) in @attention_fwd
 // REMARK: remark: tawa-overlap-dots: {{.*}} in @attention_fwd_causal
@@ -126,4 +126,4 @@
 // GEMM-NOT: remark
 // GEMM-NOT: %second
 
-// STAGED: attention_fwd.mlir:13:1: error: tawa-overlap-dots: the loop's arefs already have stages and phases: run tawa-overlap-dots before tawa-assign-stage-phase
+// STAGED: attention_fwd.mlir:17:1: error: tawa-overlap-dots: the loop's arefs already have stages and phases: run tawa-overlap-dots before tawa-assign-stage-phase

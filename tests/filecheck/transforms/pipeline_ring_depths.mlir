@@ -34,7 +34,7 @@
 // SMEM-NEXT: nvgpu.smem_alloc offset({{[0-9]+}}) : !nvgpu.mbarrier<2>
 // SMEM-NEXT: nvgpu.smem_alloc offset({{[0-9]+}}) : !nvgpu.mbarrier<2>
 
-// COUNT: attention_fwd.mlir:13:1: error: tawa-pipeline: ring-depths gives 1 depth for 2 rings (%ref_k, %ref_v)
+// COUNT: attention_fwd.mlir:17:1: error: tawa-pipeline: ring-depths gives 1 depth for 2 rings (%ref_k, %ref_v)
 // ZERO: tawa-opt: error: tawa-pipeline: ring-depths must be at least 1 each, got 3,0
 // BOTH: tawa-hopper-pipeline: error: give stages=2 or ring-depths=3,2, not both
 // COUNT-NOT: Traceback

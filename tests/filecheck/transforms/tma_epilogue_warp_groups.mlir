@@ -16,7 +16,7 @@
 // as two 64-row buffers, and a tensor map with a 64-row box.
 // CHECK-LABEL: func.func @attention_fwd(
 // CHECK:      %staging = nvgpu.smem_alloc offset(197632) : !nvgpu.smem<2x64x128xbf16, swizzle = 128>
-// CHECK-NEXT: %tmap_O = nvgpu.tma_descriptor %O : memref<?x?x?xbf16> -> !nvgpu.tma_desc<1x64x128xbf16, swizzle = 128>
+// CHECK-NEXT: %tmap_O = nvgpu.tma_descriptor %O : memref<?x?x?x?xbf16> -> !nvgpu.tma_desc<1x1x64x128xbf16, swizzle = 128>
 // Each warp group's first thread stores (tid mod 128 == 0); warp group g (wg_index, its
 // index in the partition) writes buffer g from its row 0, behind barrier 15 - g of 128
 // threads, and stores the box at row m0 + wg_row0.
@@ -45,7 +45,7 @@
 // CHECK-NEXT:   nvgpu.named_barrier_sync 14, 128
 // CHECK-NEXT: }
 // CHECK-NEXT: scf.if %[[E]] {
-// CHECK-NEXT:   nvgpu.tma_store %staging[%wg_index], %tmap_O[%pid_y_1, %my_row, %c0_1] : !nvgpu.smem<2x64x128xbf16, swizzle = 128>, !nvgpu.tma_desc<1x64x128xbf16, swizzle = 128>
+// CHECK-NEXT:   nvgpu.tma_store %staging[%wg_index], %tmap_O[%pid_z_1, %pid_y_1, %my_row, %c0_1] : !nvgpu.smem<2x64x128xbf16, swizzle = 128>, !nvgpu.tma_desc<1x1x64x128xbf16, swizzle = 128>
 // CHECK-NEXT: }
 // No barrier over both warp groups at the program's end; each drains its own store.
 // CHECK-NOT:  named_barrier_sync 1, 256
@@ -60,7 +60,7 @@
 
 // store-group=cta: one 128-row store by thread 128, barrier 1 over both warp groups.
 // CTA:      %staging = nvgpu.smem_alloc offset(197632) : !nvgpu.smem<1x128x128xbf16, swizzle = 128>
-// CTA-NEXT: %tmap_O = nvgpu.tma_descriptor %O : memref<?x?x?xbf16> -> !nvgpu.tma_desc<1x128x128xbf16, swizzle = 128>
+// CTA-NEXT: %tmap_O = nvgpu.tma_descriptor %O : memref<?x?x?x?xbf16> -> !nvgpu.tma_desc<1x1x128x128xbf16, swizzle = 128>
 // CTA:      nvgpu.named_barrier_sync 1, 256
 // CTA-NEXT: nvgpu.frag_store_shared %{{.*}}, %staging[%{{.*}}, %wg_row0]
 // CTA-NOT:  named_barrier_sync 15
@@ -104,8 +104,8 @@
 
 // tawa-verify-protocol proves each warp group's reuse of its buffer: without its barrier
 // after its elected thread's wait, its other threads may write while the store reads.
-// NOBARRIER0: error: tawa-verify-protocol: staging tile written during a TMA store in @attention_fwd (seq_len = 0, 2 programs per CTA): warp group 1 writes %staging[0] while a TMA store of warp group 1 may still read it
-// NOBARRIER1: error: tawa-verify-protocol: staging tile written during a TMA store in @attention_fwd (seq_len = 0, 2 programs per CTA): warp group 2 writes %staging[1] while a TMA store of warp group 2 may still read it
+// NOBARRIER0: error: tawa-verify-protocol: staging tile written during a TMA store in @attention_fwd (kv_len = 0, 2 programs per CTA): warp group 1 writes %staging[0] while a TMA store of warp group 1 may still read it
+// NOBARRIER1: error: tawa-verify-protocol: staging tile written during a TMA store in @attention_fwd (kv_len = 0, 2 programs per CTA): warp group 2 writes %staging[1] while a TMA store of warp group 2 may still read it
 
 // BAD: tawa-hopper-pipeline: error: store-group must be one of auto, cta, warpgroup, got 'warps'
 // BAD-NOT: Traceback

@@ -8,10 +8,12 @@
 // CHECK-NEXT:    %[[RK:.*]] = aref.create : !aref.ref<[tensor<128x128xbf16>], depth = 1>
 // CHECK-NEXT:    %[[RV:.*]] = aref.create : !aref.ref<[tensor<128x128xbf16>], depth = 1>
 // CHECK-NEXT:    aref.warp_specialize partition producer warps(4) regs(40) {
+// The producer computes the key/value head of grouped-query attention itself.
+// CHECK:           %[[HK:.*]] = arith.divui %h, %group : index
 // CHECK:           %[[Q:.*]] = tile.load %Q
 // CHECK-NEXT:      aref.put %[[RQ]], %[[Q]]
-// CHECK-NEXT:      scf.for %{{.*}} = %{{.*}} to %seq_len step %{{.*}} {
-// CHECK-NEXT:        %[[K:.*]] = tile.load %K
+// CHECK-NEXT:      scf.for %{{.*}} = %{{.*}} to %kv_len step %{{.*}} {
+// CHECK-NEXT:        %[[K:.*]] = tile.load %K[%b, %[[HK]], %n0, %c0]
 // CHECK-NEXT:        aref.put %[[RK]], %[[K]]
 // CHECK-NEXT:        %[[V:.*]] = tile.load %V
 // CHECK-NEXT:        aref.put %[[RV]], %[[V]]
