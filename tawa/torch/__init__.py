@@ -3,7 +3,7 @@
     import tawa.torch
     c = tawa.torch.matmul(a, b)                      # a [..., M, K] · b [K, N]
     c = tawa.torch.matmul(x, w, transpose_b=True)    # x · wᵀ, w [N, K] (nn.Linear)
-    o = tawa.torch.attention(q, k, v, causal=True)   # q, k, v [B, H, S, D]
+    o = tawa.torch.attention(q, k, v, causal=True)   # q [B, H, S, D], k, v [B, Hkv, Sk, D]
     o = tawa.torch.attention_fp8(q8, k8, v8, v_scale=s)  # e4m3 [B, H, S, 128] → bf16
 
 `attention_fp8` takes per-tensor scales (q_scale, k_scale, v_scale: the
@@ -75,10 +75,16 @@ def matmul(a: Any, b: Any, *, transpose_b: bool = False) -> Any:
 
 
 def attention(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None = None) -> Any:
-    """softmax(q·kᵀ·scale)·v, masked causally with `causal`, for bf16 q, k, v
-    of one shape [B, H, S, D] with D in 64, 128, 256; `scale` defaults to
-    1/√D (a given one must be positive).  A new dense [B, H, S, D] tensor;
-    non-dense or misaligned inputs are copied first."""
+    """softmax(q·kᵀ·scale)·v for bf16 q [B, H, S, D] and k, v [B, Hkv, Sk, D],
+    D in 64, 128, 256: query head h attends with key/value head
+    h // (H / Hkv) (grouped-query attention; H a multiple of Hkv), and
+    `causal` masks key j for query i when j > i + Sk - S (aligned
+    bottom-right, Sk >= S: torch's `is_causal` where S = Sk).  `scale`
+    defaults to 1/√D (a given one must be positive).  Views a tensor map
+    describes (the permuted output of a fused QKV projection, [B, S, H, D]
+    transposed) are read in place, others copied; the new [B, H, S, D]
+    output is a transposed [B, S, H, D] tensor when q is one, else dense
+    (docs/runtime.md, "Attention layouts")."""
     _require()
     return _ops.attention(q, k, v, causal, scale)
 

@@ -6,8 +6,10 @@ torch tensor, or from a fake/meta tensor inside `torch.compile`).  Each
 operator's check returns the problem's sizes or raises a one-line error:
 `TypeError` for a dtype, `ValueError` for a device, rank, shape or alignment
 the kernels cannot take.  Layouts never raise: an operand that the kernels
-cannot read in place is copied (`needs_copy`), and `matmul_b_operand`
-chooses between the two GEMM kernels by the layout B already has.
+cannot read in place is copied (`needs_copy`; attention's q, k, v:
+`tma_readable`), `matmul_b_operand` chooses between the two GEMM kernels by
+the layout B already has, and attention's output takes q's order of heads
+and positions (`attention_out_strides`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from math import prod
 from typing import Any
 
 from tawa.runtime.arrays import is_dense_row_major
-from tawa.runtime.launch import TMA_ALIGN
+from tawa.runtime.launch import MAX_TMA_STRIDE, TMA_ALIGN
 from tawa.target.hopper import SM_COUNT
 
 ELEMENT_BYTES = {"bfloat16": 2, "float16": 2, "float8_e4m3fn": 1}
@@ -118,10 +120,29 @@ class MatmulProblem:
 
 @dataclass(frozen=True)
 class AttentionProblem:
+    """q [B, H, S, D] over k, v [B, kv_heads, kv_len, D] (`attention_fp8`:
+    kv_heads = H, kv_len = S)."""
+
     B: Any
     H: Any
     S: Any
+    """Queries (q_len)."""
     D: Any
+    kv_heads: Any = None
+    """Key/value heads (H when left out): query head h reads h // (H / kv_heads)."""
+    kv_len: Any = None
+    """Keys (S when left out)."""
+
+    def __post_init__(self) -> None:
+        if self.kv_heads is None:
+            object.__setattr__(self, "kv_heads", self.H)
+        if self.kv_len is None:
+            object.__setattr__(self, "kv_len", self.S)
+
+    @property
+    def group(self) -> Any:
+        """Query heads per key/value head."""
+        return self.H // self.kv_heads if self.kv_heads else 1
 
 
 def _check_devices(op: str, named: Sequence[tuple[str, TensorInfo]], fake: bool) -> None:
@@ -172,9 +193,33 @@ def check_matmul(a: TensorInfo, b: TensorInfo, transpose_b: bool, fake: bool = F
     return MatmulProblem(M, N, K, (*a.shape[:-1], N), a.dtype)
 
 
-def check_attention(q: TensorInfo, k: TensorInfo, v: TensorInfo, fake: bool = False) -> AttentionProblem:
-    """q, k, v [B, H, S, D], one shape, bf16, D a head dim with a kernel."""
-    return _check_attention("attention", ATTENTION_DTYPES, HEAD_DIMS, q, k, v, fake)
+def check_attention(q: TensorInfo, k: TensorInfo, v: TensorInfo, fake: bool = False,
+                    causal: bool = False) -> AttentionProblem:
+    """q [B, H, S, D] over k, v [B, Hkv, Sk, D], bf16, D a head dim with a
+    kernel, H a multiple of Hkv (grouped-query attention; Hkv = 1:
+    multi-query); with `causal`, Sk >= S (the queries are the last S
+    positions of the keys': causal aligned bottom-right)."""
+    op = "attention"
+    _check_operands(op, ATTENTION_DTYPES, q, k, v, fake)
+    B, H, S, D = q.shape
+    if k.shape != v.shape:
+        raise ValueError(f"tawa.torch.{op}: k and v must have one shape [B, Hkv, Sk, D]; got k {_shape(k)}, "
+                         f"v {_shape(v)}")
+    Bk, Hkv, Sk, Dk = k.shape
+    if Bk != B or Dk != D:
+        raise ValueError(f"tawa.torch.{op}: q {_shape(q)} and k, v {_shape(k)} must have one batch and head dim "
+                         "(q [B, H, S, D], k and v [B, Hkv, Sk, D])")
+    _check_head_dim(op, HEAD_DIMS, D)
+    if (Hkv == 0 and H != 0) or (Hkv != 0 and H % Hkv != 0):
+        raise ValueError(f"tawa.torch.{op}: q has {H} heads, k and v {Hkv}: the query heads must be a multiple "
+                         "of the key/value heads (grouped-query attention)")
+    if causal and Sk < S:
+        raise ValueError(f"tawa.torch.{op}: causal attention aligns the {S} queries with the last of the {Sk} "
+                         "keys (bottom-right): it needs at least as many keys as queries")
+    if Sk == 0 and S != 0 and B != 0 and H != 0:
+        raise ValueError(f"tawa.torch.{op}: k and v have no keys (shape {_shape(k)}): softmax over no keys is "
+                         "undefined")
+    return AttentionProblem(B, H, S, D, Hkv, Sk)
 
 
 def check_attention_fp8(q: TensorInfo, k: TensorInfo, v: TensorInfo, fake: bool = False,
@@ -192,8 +237,8 @@ def vt_in_place(vt: TensorInfo) -> bool:
     return not needs_copy(vt) and vt.shape[3] % FP8_KEY_ALIGN == 0
 
 
-def _check_attention(op: str, dtypes: Sequence[str], head_dims: Sequence[int], q: TensorInfo, k: TensorInfo,
-                     v: TensorInfo, fake: bool) -> AttentionProblem:
+def _check_operands(op: str, dtypes: Sequence[str], q: TensorInfo, k: TensorInfo, v: TensorInfo,
+                    fake: bool) -> None:
     named = [("q", q), ("k", k), ("v", v)]
     for name, t in named:
         if t.dtype not in dtypes:
@@ -202,17 +247,62 @@ def _check_attention(op: str, dtypes: Sequence[str], head_dims: Sequence[int], q
     for name, t in named:
         if len(t.shape) != 4:
             raise ValueError(f"tawa.torch.{op}: {name} must be [B, H, S, D], got shape {_shape(t)}")
+
+
+def _check_head_dim(op: str, head_dims: Sequence[int], D: Any) -> None:
+    if D not in head_dims:
+        raise ValueError(
+            f"tawa.torch.{op}: head dim D = {D} has no kernel; supported: {', '.join(map(str, head_dims))}"
+        )
+
+
+def _check_attention(op: str, dtypes: Sequence[str], head_dims: Sequence[int], q: TensorInfo, k: TensorInfo,
+                     v: TensorInfo, fake: bool) -> AttentionProblem:
+    _check_operands(op, dtypes, q, k, v, fake)
     if k.shape != q.shape or v.shape != q.shape:
         raise ValueError(
             f"tawa.torch.{op}: q, k and v must have one shape [B, H, S, D] (self-attention, "
             f"equal lengths and heads); got q {_shape(q)}, k {_shape(k)}, v {_shape(v)}"
         )
     B, H, S, D = q.shape
-    if D not in head_dims:
-        raise ValueError(
-            f"tawa.torch.{op}: head dim D = {D} has no kernel; supported: {', '.join(map(str, head_dims))}"
-        )
+    _check_head_dim(op, head_dims, D)
     return AttentionProblem(B, H, S, D)
+
+
+def tma_readable(t: TensorInfo) -> bool:
+    """Whether a tensor map can describe `t` as it is: its last dimension
+    contiguous, every other stride (of a dimension longer than 1) positive,
+    a multiple of 16 bytes and below 2^40 bytes, its address 16-byte aligned.
+    The permuted [B, S, 3, H, D] output of a fused QKV projection is; a
+    view whose rows are not contiguous (the transpose of the last two
+    dimensions, a slice with a step), or whose head dim is not a whole
+    number of 16-byte units apart, is not."""
+    assert t.strides is not None and t.data_ptr is not None, "a real tensor"
+    itemsize = ELEMENT_BYTES[t.dtype]
+    if t.data_ptr % TMA_ALIGN or (t.shape and t.shape[-1] > 1 and t.strides[-1] != 1):
+        return False
+    return all(0 < st * itemsize < MAX_TMA_STRIDE and (st * itemsize) % TMA_ALIGN == 0
+               for d, st in zip(t.shape[:-1], t.strides[:-1]) if d > 1)
+
+
+def seq_major(shape: Sequence[Any], strides: Sequence[Any]) -> bool:
+    """Whether a [B, H, S, D] tensor of these strides steps over its heads
+    faster than over its positions (a [B, S, H, D] tensor transposed, or
+    the permuted output of a fused QKV projection): attention's output then
+    takes the same order (`attention_out_strides`)."""
+    _, H, S, _ = shape
+    return H > 1 and S > 1 and strides[2] > strides[1]
+
+
+def attention_out_strides(q_shape: Sequence[Any], q_strides: Sequence[Any]) -> tuple[Any, ...]:
+    """The strides of attention's output O [B, H, S, D]: those of a
+    [B, S, H, D] tensor transposed when q is seq-major (`seq_major`), so
+    that `O.transpose(1, 2).reshape(B, S, H·D)`, the next projection's
+    input, is a view; else dense."""
+    B, H, S, D = q_shape
+    if seq_major(q_shape, q_strides):
+        return (S * H * D, D, H * D, 1)
+    return (H * S * D, S * D, D, 1)
 
 
 def attention_scale(head_dim: int, scale: float | None) -> float:
@@ -336,7 +426,10 @@ def matmul_grid(M: int, N: int) -> tuple[int, int]:
     return (-(-M // MATMUL_TILE[0]), -(-N // MATMUL_TILE[1]))
 
 
-def attention_grid(S: int, batch_heads: int, kernel: str) -> tuple[int, int]:
-    """(⌈S/rows⌉, B·H) for attention `kernel`: one program per 128 query rows
-    of one head (`ATTENTION_TILE_M` where not 128)."""
-    return (-(-S // ATTENTION_TILE_M.get(kernel, 128)), batch_heads)
+def attention_grid(S: int, heads: int, kernel: str, batch: int | None = None) -> tuple[int, ...]:
+    """(⌈S/rows⌉, heads, batch) for attention `kernel`: one program per 128
+    query rows (`ATTENTION_TILE_M` where not 128) of one head of one batch.
+    Without `batch` (the fp8 kernel, whose program id 1 counts B·H heads):
+    (⌈S/rows⌉, heads)."""
+    blocks = -(-S // ATTENTION_TILE_M.get(kernel, 128))
+    return (blocks, heads) if batch is None else (blocks, heads, batch)

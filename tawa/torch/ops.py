@@ -55,26 +55,42 @@ def _matmul_fake(a: torch.Tensor, b: torch.Tensor, transpose_b: bool) -> torch.T
 def attention_op(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, scale: Optional[float]
 ) -> torch.Tensor:
-    """softmax(q·kᵀ·scale [causally masked])·v over q, k, v [B, H, S, D]."""
-    p = checks.check_attention(checks.describe(q), checks.describe(k), checks.describe(v))
+    """softmax(q·kᵀ·scale [causally masked, bottom-right])·v over q [B, H, S, D]
+    and k, v [B, Hkv, Sk, D] → [B, H, S, D] (strides: `checks.attention_out_strides`)."""
+    p = checks.check_attention(checks.describe(q), checks.describe(k), checks.describe(v), causal=causal)
     sm_scale = checks.attention_scale(p.D, scale)
-    out = torch.empty((p.B, p.H, p.S, p.D), dtype=q.dtype, device=q.device)
+    # The output first: nothing else is allocated before it (the GPU tests
+    # poison the block the caching allocator hands out next).
+    out = torch.empty_strided((p.B, p.H, p.S, p.D), checks.attention_out_strides(q.shape, q.stride()),
+                              dtype=q.dtype, device=q.device)
     if out.numel() == 0:
         return out
-    bh = p.B * p.H
-    q3, k3, v3 = (_dense(t).view(bh, p.S, p.D) for t in (q, k, v))
-    name = checks.attention_kernel(p.D, causal, p.S, bh, _sm_count(q.device))
-    kernel = kernels.compiled(name, "bfloat16", **kernels.options_for(name, p.S))
-    kernel(q3, k3, v3, out.view(bh, p.S, p.D), p.S, sm_scale, grid=checks.attention_grid(p.S, bh, name))
+    # Views a tensor map describes are read in place (the kernels take 4-D
+    # operands with their strides); anything else is copied.
+    q4, k4, v4 = (t if checks.tma_readable(checks.describe(t)) else _dense(t) for t in (q, k, v))
+    name = checks.attention_kernel(p.D, causal, p.S, p.B * p.H, _sm_count(q.device))
+    kernel = kernels.compiled(name, "bfloat16", **kernels.options_for(name, p.kv_len))
+    # A kernel that stores O from its threads (no room for a TMA staging tile)
+    # addresses it as dense: a seq-major output is then written through a copy.
+    o4 = out
+    if _O in kernel.abi.addressed and not out.is_contiguous():
+        o4 = torch.empty((p.B, p.H, p.S, p.D), dtype=q.dtype, device=q.device)
+    kernel(q4, k4, v4, o4, p.S, p.kv_len, sm_scale, p.group, grid=checks.attention_grid(p.S, p.H, name, p.B))
+    if o4 is not out:
+        out.copy_(o4)
     return out
+
+
+_O = 3
+"""The attention kernels' argument O (after Q, K, V)."""
 
 
 @attention_op.register_fake
 def _attention_fake(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, scale: Optional[float]
 ) -> torch.Tensor:
-    p = checks.check_attention(*(checks.describe(t, fake=True) for t in (q, k, v)), fake=True)
-    return q.new_empty((p.B, p.H, p.S, p.D))
+    p = checks.check_attention(*(checks.describe(t, fake=True) for t in (q, k, v)), fake=True, causal=causal)
+    return q.new_empty_strided((p.B, p.H, p.S, p.D), checks.attention_out_strides(q.shape, q.stride()))
 
 
 @torch.library.custom_op("tawa::attention_fp8", mutates_args=())

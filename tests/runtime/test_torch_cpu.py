@@ -18,6 +18,7 @@ import math
 import re
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -468,6 +469,9 @@ class StandIn:
 
     def __init__(self, name, dtype, calls):
         self.name, self.dtype, self.calls = name, dtype, calls
+        # The arguments the kernel addresses itself (`tawa.Kernel.abi`): the 80-key head-dim-256
+        # attention kernels store O from their threads, as a dense array.
+        self.abi = types.SimpleNamespace(addressed=(3,) if "_n80" in name else ())
 
     def __call__(self, *args, grid):
         import torch
@@ -481,12 +485,14 @@ class StandIn:
         if self.name.startswith("attention_fwd_fp8"):  # Vᵀ [B·H, D, S padded], then v_scale
             q, k, vt, o, S, scale, v_scale = args
             v, out_scale = vt[:, :, :S].transpose(1, 2), v_scale
-        else:
-            q, k, v, o, S, scale = args
+        else:  # q, o [B, H, S, D]; k, v [B, H / group, Sk, D]
+            q, k, v, o, S, Sk, scale, group = args
+            k, v = (t.repeat_interleave(group, 1) for t in (k, v))
             out_scale = 1.0
-        s = (q.float() @ k.float().transpose(1, 2)) * scale
-        if "_causal" in self.name:
-            s = s.masked_fill(torch.ones(S, S, dtype=torch.bool).triu(1), float("-inf"))
+        s = (q.float() @ k.float().transpose(-1, -2)) * scale
+        if "_causal" in self.name:  # aligned bottom-right
+            n, m = s.shape[-2:]
+            s = s.masked_fill(torch.ones(n, m, dtype=torch.bool).triu(m - n + 1), float("-inf"))
         o.copy_(out_scale * (s.softmax(-1) @ v.float()))
 
 
@@ -551,20 +557,23 @@ def test_attention_real_implementation(torch, stand_in, causal):
     g = torch.Generator().manual_seed(1)
     B, S, H, D = 2, 20, 3, 64
     qkv = torch.randn(B, S, 3, H, D, generator=g).to(torch.bfloat16)
-    q, k, v = qkv.permute(2, 0, 3, 1, 4)  # [B, H, S, D] views, not dense: copied
+    q, k, v = qkv.permute(2, 0, 3, 1, 4)  # [B, H, S, D] views of the fused projection: read in place
     o = tt.attention(q, k, v, causal=causal)
     ((name, dtype, args, grid),) = stand_in
     # S = 20 on 6 heads: one 128-row program a head beats one of 192 rows (d64 non-causal)
-    assert name == checks.attention_kernel(D, causal, S, B * H) and grid == (1, B * H)
+    assert name == checks.attention_kernel(D, causal, S, B * H) and grid == (1, H, B)
     assert name == ("attention_fwd_d64_causal" if causal else "attention_fwd_d64_m128")
-    assert args[4:] == (S, 1 / math.sqrt(D))
-    assert all(t.shape == (B * H, S, D) and t.is_contiguous() for t in args[:4])
+    assert args[4:] == (S, S, 1 / math.sqrt(D), 1)  # q_len, kv_len, scale, query heads per key/value head
+    for given, passed in zip((q, k, v), args[:3]):
+        assert (passed.data_ptr(), passed.stride()) == (given.data_ptr(), given.stride())
     mask = torch.ones(S, S, dtype=torch.bool).triu(1) if causal else None
     ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=None if mask is None else ~mask)
-    assert o.shape == (B, H, S, D) and o.is_contiguous()
+    # O in q's order: [B, S, H, D] storage, so that the next projection reads O.transpose(1, 2) as it is.
+    assert o.shape == (B, H, S, D) and o.stride() == (S * H * D, D, H * D, 1) and args[3] is o
+    assert o.transpose(1, 2).is_contiguous()
     assert torch.allclose(o.float(), ref, atol=2e-2)
     tt.attention(q, k, v, scale=0.5)
-    assert stand_in[-1][2][5] == 0.5
+    assert stand_in[-1][2][6] == 0.5
 
 
 def fp8_reference(torch, q, k, v, scale, q_scale, k_scale, v_scale, causal):
