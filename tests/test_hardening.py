@@ -138,3 +138,19 @@ def test_unclosed_string_is_a_quick_error(tmp_path, capsys):
     line = _one_error_line([str(src)], capsys)
     assert time.perf_counter() - start < 5
     assert line.startswith(f"{src}:21:") and line.endswith("error: End of file reached before closing string literal.")
+
+
+@pytest.mark.parametrize("shape", ["4294967296x4294967296", "18446744073709551616x2"])
+def test_tile_too_large_for_the_interpreter_is_located(shape):
+    """A tile whose size overflows NumPy (a Python kernel's BLOCK = 2**64)
+    is one located error of the interpreter, not an internal one."""
+    import numpy as np
+
+    text = ("func.func @k(%C: memref<?xf32>) {\n"
+            f"  %z = tile.zeros : tensor<{shape}xf32>\n"
+            "  func.return\n}\n")
+    with pytest.raises(TawaError) as info:
+        tawa.interpret(text, "k", (1,), np.zeros(4, np.float32))
+    message = str(info.value)
+    assert message.startswith("<input>:2:3: error: tile.zeros: a value too large for the CPU interpreter's memory")
+    assert "internal error" not in message and "\n" not in message

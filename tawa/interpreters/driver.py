@@ -279,6 +279,10 @@ def check_arguments(func_op: func.FuncOp, args: Sequence[Any]) -> tuple[Any, ...
 # --------------------------------------------------------------------------- running
 
 
+_TOO_BIG = ("Maximum allowed dimension exceeded", "array is too big")
+"""NumPy's errors for an array whose size overflows (a tile of 2^64 elements)."""
+
+
 def run_program(
     interpreter: Interpreter,
     func_op: func.FuncOp,
@@ -304,6 +308,8 @@ def run_program(
         no_impl = "Could not find interpretation function" in message
         if isinstance(err, InterpretationError) and no_impl:
             message = f"'{op.name}' has no CPU semantics (yet)"
+        elif isinstance(err, MemoryError) or (isinstance(err, ValueError) and message.startswith(_TOO_BIG)):
+            message = f"a value too large for the CPU interpreter's memory ({type(err).__name__}: {message})"
         elif not isinstance(err, DiagnosticException):
             message = f"internal error: {type(err).__name__}: {message}"
         if not message.startswith((op.name, f"'{op.name}'")):

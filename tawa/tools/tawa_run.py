@@ -102,8 +102,8 @@ def _parse_grid(text: str) -> tuple[int, ...]:
         grid = tuple(int(x) for x in text.split(","))
     except ValueError:
         grid = ()
-    if not 1 <= len(grid) <= 3 or any(g < 0 for g in grid):
-        _error(f"--grid: expected 1 to 3 comma-separated non-negative integers, got '{text}'")
+    if not 1 <= len(grid) <= 3 or any(g < 1 for g in grid):  # an empty grid computes nothing to compare
+        _error(f"--grid: expected 1 to 3 comma-separated positive integers, got '{text}'")
     return grid
 
 

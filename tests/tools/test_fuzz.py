@@ -25,6 +25,7 @@ ASSEMBLED = 6
 second or two; the slow campaign assembles them all)."""
 
 
+@pytest.mark.slow
 def test_mutants_fail_only_with_located_errors():
     start = time.perf_counter()
     # 60 s, not the tool's 20: a first compile of a two-ring kernel at depth 4
@@ -164,6 +165,7 @@ def test_cli_summary_and_exit_status(capsys):
     assert "6 mutants of seed 1" in out and out.splitlines()[-1].startswith("ws")
 
 
+@pytest.mark.slow
 def test_ptxas_check_catches_a_constant_overflow(tmp_path, capsys):
     """--ptxas counts exit-0 PTX that ptxas rejects (as an index constant of
     2^70 once produced); here the overflow is put into valid PTX by hand."""
@@ -180,3 +182,11 @@ def test_ptxas_check_catches_a_constant_overflow(tmp_path, capsys):
     broken, n = re.subn(r"(mov\.u64 %rd\d+, )\d+;", rf"\g<1>{2**70};", ptx, count=1)
     assert n == 1
     assert "Constant overflow" in fuzz.ptxas_rejects(broken, tmp_path)
+
+
+def test_a_failed_tawa_run_comparison_is_a_result():
+    """tawa-run exits 1 when the result differs from the reference: a run
+    that got that far is ok for the API fuzzer, not an unlocated error."""
+    stdout = "tawa-run @gemm (gemm.mlir), seed 1\n  C         relative Frobenius error 1.00e+00: FAILED\nFAIL\n"
+    assert fuzz.classify("api", 1, stdout, "").kind == "ok"
+    assert fuzz.classify("api", 1, "", "").kind == "unlocated"
