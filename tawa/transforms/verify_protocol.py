@@ -44,7 +44,7 @@ from tawa.dialects import aref, nvgpu
 from tawa.dialects.nvgpu.kernel_info import KernelInfoAttr, persistent_ctas
 from tawa.dialects.nvgpu.types import MBarrierType
 from tawa.target.hopper import NAMED_BARRIERS, THREADS_PER_GROUP
-from tawa.transforms import protocol_model, protocol_reduction, protocol_search
+from tawa.transforms import protocol_model, protocol_reduction, protocol_search, protocol_slots
 from tawa.transforms.protocol_model import (
     CLUSTER_BARRIER,
     COMMIT,
@@ -57,6 +57,7 @@ from tawa.transforms.protocol_model import (
     SkeletonRunner,
 )
 from tawa.transforms.protocol_search import Explorer, Layout, StateLimit, Step, Violation
+from tawa.transforms.protocol_slots import check_slots
 from tawa.transforms.utils import fail
 
 NAME = "tawa-verify-protocol"
@@ -122,6 +123,7 @@ def verify_kernel(kernel: func.FuncOp, names: _Names, max_trips: int, max_states
     objects = runner.objects
     explored: set[Any] = set()
     describe = _Describe(names, runner, roles)
+    held: tuple[Violation, str] | None = None  # protocol_slots' first violation: reported after the search
     for t in range(trips + 1):
         for programs in _programs_per_cta(t, depth) if info.persistent else (1,):
             args = [t * sizes[p] if p in sizes else (t if isinstance(p.type, IndexType | IntegerType)
@@ -143,6 +145,10 @@ def verify_kernel(kernel: func.FuncOp, names: _Names, max_trips: int, max_states
             layout = Layout(tuple(c for c in range(cluster) for _ in range(roles)), tuple(objects.barrier_cta),
                             tuple(None if span is None else (cta, *span)
                                   for cta, span in zip(objects.slot_cta, objects.slot_range)))
+            if held is None:
+                violation = check_slots(traces, _overlaps(layout), describe.slot, describe.role)
+                if violation is not None:
+                    held = (violation, scenario)
             proof = (tuple(tuple(e.semantic_key() for e in tr) for tr in traces),
                      len(objects.barriers), max_states, cluster, layout.barrier_cta, _aliases(layout))
             if proof in _PROVED or proof in _STORE:
@@ -160,6 +166,8 @@ def verify_kernel(kernel: func.FuncOp, names: _Names, max_trips: int, max_states
                 _PROVED.clear()
             _PROVED.add(proof)
             _STORE.add(proof)
+    if held is not None:
+        raise _error(kernel, *held, describe)
 
 
 _PROVED: set[Any] = set()
@@ -169,8 +177,8 @@ overlap) whose exploration found no violation, in this process: a
 kernel compiled again, or another kernel with the same protocol, is not
 explored again.  Only successes are kept (a violation's trace names ops)."""
 _PROVED_LIMIT = 4096
-_STORE = ProofStore("protocol", [Path(__file__), Path(protocol_model.__file__),
-                                 Path(protocol_search.__file__), Path(protocol_reduction.__file__)])
+_STORE = ProofStore("protocol", [Path(__file__), Path(protocol_model.__file__), Path(protocol_search.__file__),
+                                 Path(protocol_reduction.__file__), Path(protocol_slots.__file__)])
 """The same proofs on disk, for the next process (`tawa.cache.ProofStore`:
 keyed by the event sequences and this checker's source)."""
 
@@ -195,6 +203,15 @@ def _launches(persistent: bool, programs: int, cluster: int) -> list[Launch]:
     grid = (programs * cluster, 1, 1) if persistent else (cluster, 1, 1)
     ctas = persistent_ctas(grid, cluster, cluster) if persistent else cluster
     return [Launch(block_id=(c, 0, 0), grid_dim=(ctas, 1, 1), launch_grid=grid, rank=c) for c in range(cluster)]
+
+
+def _overlaps(layout: Layout) -> dict[int, frozenset[int]]:
+    """Per stage that overlaps another, the stages it overlaps (itself included)."""
+    out: dict[int, set[int]] = {}
+    for s, t in _aliases(layout):
+        out.setdefault(s, {s}).add(t)
+        out.setdefault(t, {t}).add(s)
+    return {s: frozenset(ts) for s, ts in out.items()}
 
 
 def _aliases(layout: Layout) -> tuple[tuple[int, int], ...]:
@@ -270,26 +287,32 @@ def _reaching_arguments(v: SSAValue, params: set[SSAValue]) -> set[SSAValue]:
 
 
 def _error(kernel: func.FuncOp, v: Violation, scenario: str, describe: _Describe) -> TawaError:
+    """The error at the violating op; its details are the counterexample as
+    MLIR-style notes, one per event, each at the event's op."""
     err = fail(v.op, f"{NAME}: {v.problem} in @{kernel.sym_name.data} ({scenario}): {v.message}")
-    err.details.append(f"counterexample ({len(v.steps)} steps, shortest of {v.states} states explored):")
+    if v.states:
+        head = f"counterexample ({len(v.steps)} steps, shortest of {v.states} states explored)"
+    else:  # a check of one warp group's trace (protocol_slots)
+        head = f"the events of {describe.role(v.steps[0].role)} that break it ({len(v.steps)})"
+    err.details.append(f"{_loc(kernel)}: note: {head}:")
     for i, step in enumerate(v.steps, 1):
-        for j, line in enumerate(_describe_step(step, describe.barrier, describe.slot, describe.who(step.role))):
-            err.details.append(f"  {i:>3}. {line}" if j == 0 else f"       {line}")
+        for j, (op, line) in enumerate(_describe_step(step, describe.barrier, describe.slot, describe.who(step.role))):
+            err.details.append(f"{_loc(op)}: note: {f'{i}.' if j == 0 else '':>4} {line}")
     return err
 
 
-def _describe_step(step: Step, bar, slot, who: str) -> list[str]:
+def _describe_step(step: Step, bar, slot, who: str) -> list[tuple[Operation, str]]:
+    """The lines of a step: each event's op and what it does."""
     if step.kind == "tma":
         e = step.events[0]
-        return [f"{who} TMA load into {slot(e.slot)} completes ({e.tx} bytes on {bar(e.barrier)})"
-                f"  [{_loc(e.op)}]"]
+        return [(e.op, f"{who} TMA load into {slot(e.slot)} completes ({e.tx} bytes on {bar(e.barrier)})")]
     if step.kind == "arrive_named":
         e = step.events[0]
         if e.barrier == CLUSTER_BARRIER:
-            return [f"{who} cluster_sync: arrives ({e.threads} threads)  [{_loc(e.op)}]"]
-        return [f"{who} named_barrier_sync {e.barrier % NAMED_BARRIERS}, {e.count}: arrives ({e.threads} threads)"
-                f"  [{_loc(e.op)}]"]
-    lines: list[str] = []
+            return [(e.op, f"{who} cluster_sync: arrives ({e.threads} threads)")]
+        return [(e.op, f"{who} named_barrier_sync {e.barrier % NAMED_BARRIERS}, {e.count}: arrives "
+                       f"({e.threads} threads)")]
+    lines: list[tuple[Operation, str]] = []
     inits: list[Event] = []
     for e in step.events:
         if e.kind == INIT:
@@ -298,17 +321,17 @@ def _describe_step(step: Step, bar, slot, who: str) -> list[str]:
         if inits:
             lines.append(_describe_inits(who, inits, bar))
             inits = []
-        if e.kind == COMMIT:
+        if e.kind == COMMIT and len(step.events) > 1:
             continue
-        lines.append(f"{who} {_describe_event(e, bar, slot)}  [{_loc(e.op)}]")
+        lines.append((e.op, f"{who} {_describe_event(e, bar, slot)}"))
     if inits:
         lines.append(_describe_inits(who, inits, bar))
-    return lines or [f"{who} (no barrier ops)"]
+    return lines or [(step.events[0].op if step.events else None, f"{who} (no barrier ops)")]
 
 
-def _describe_inits(who: str, inits: list[Event], bar) -> str:
+def _describe_inits(who: str, inits: list[Event], bar) -> tuple[Operation, str]:
     listed = ", ".join(f"{bar(e.barrier)} count {e.count}" for e in inits)
-    return f"{who} mbarrier_init {listed}  [{_loc(inits[0].op)}]"
+    return inits[0].op, f"{who} mbarrier_init {listed}"
 
 
 def _describe_event(e: Event, bar, slot) -> str:
@@ -325,6 +348,8 @@ def _describe_event(e: Event, bar, slot) -> str:
         return f"{e.op.name.removeprefix('nvgpu.')} reads {slot(e.slot)}"
     if k == "wait_group":
         return f"wgmma_wait_group {e.count}"
+    if k == "commit":
+        return "wgmma_commit_group"
     if k == "write":
         return f"frag_store_shared writes {slot(e.slot)}"
     if k == "bulk_store":
@@ -338,5 +363,5 @@ def _describe_event(e: Event, bar, slot) -> str:
     return f"named_barrier_arrive {e.barrier % NAMED_BARRIERS}, {e.count} ({e.threads} threads)"
 
 
-def _loc(op: Operation) -> str:
-    return location_of(op) or op.name
+def _loc(op: Operation | None) -> str:
+    return (location_of(op) or op.name) if op is not None else NAME
