@@ -1,5 +1,12 @@
 """Settings of the whole test suite, and the `cuda` fixture of GPU tests.
 
+Two tiers.  Plain `pytest` runs the fast tier: tests marked `slow` are
+deselected (`-m "not slow"`) unless the command line gives its own `-m`
+expression or names a test by its node id (`file::test`).  So `pytest -m
+slow` runs the slow tier, `pytest -m "slow or not slow"` runs both, and
+`pytest tests/x.py::test_y` runs that test whatever its tier (the rule for
+marking a test slow: docs/testing.md).
+
 Tests write caches only under a temporary directory: the cubin cache of
 `tawa.runtime.ptxas` (`$TAWA_CACHE_DIR`, else `~/.cache/tawa`) goes to a
 fresh directory that is removed at the end, and so do the protocol proofs
@@ -27,12 +34,31 @@ _cache = pytest.StashKey[str]()
 _saved = pytest.StashKey["str | None"]()
 
 
+FAST_TIER = "not slow"
+"""The mark expression of plain `pytest`."""
+
+
+def tier_expression(markexpr: str, args: list[str]) -> str:
+    """The mark expression a run selects with: `-m` as given; without one,
+    the fast tier, unless a test is named by its node id."""
+    if markexpr or any("::" in arg for arg in args):
+        return markexpr
+    return FAST_TIER
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    config.option.markexpr = tier_expression(config.option.markexpr, config.args)
     if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get(SHARED_ENV):
         return  # a worker: the controller's directory (inherited) is shared, and the controller removes it
     config.stash[_saved] = os.environ.get(CACHE_ENV)
     config.stash[_cache] = tempfile.mkdtemp(prefix="tawa-test-cache-")
     os.environ[CACHE_ENV] = os.environ[SHARED_ENV] = config.stash[_cache]
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if config.option.markexpr == FAST_TIER:
+        return "tier: fast (tests marked slow are deselected; `pytest -m slow` runs them)"
+    return f"tier: -m {config.option.markexpr!r}" if config.option.markexpr else "tier: the tests named, slow or not"
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -290,8 +290,16 @@ def run_block(block: Block) -> None:
             assert_chunks_in(shown, res.stdout + res.stderr, command, durations=True)
 
 
+SLOW_COMMANDS = ("tawa-hopper-pipeline", "tawa-verify-protocol", "tawa-run ", "tawa.tools.fuzz", "tawa.bench")
+"""A block that runs one of these (a kernel through the whole pipeline, a
+protocol proof, the fuzzer, a benchmark's models) takes seconds of CPU: its
+test is in the slow tier."""
+
+
 def _param(block: Block):
-    return pytest.param(block, id=block.id, marks=[pytest.mark.gpu] if block.gpu else [])
+    runs = block.action()[0] in ("run", "output") and any(w in f"{block.body} {block.marker}" for w in SLOW_COMMANDS)
+    marks = [pytest.mark.gpu] if block.gpu else []
+    return pytest.param(block, id=block.id, marks=marks + ([pytest.mark.slow] if runs else []))
 
 
 @pytest.mark.parametrize("block", [_param(b) for b in all_blocks()])

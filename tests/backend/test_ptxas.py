@@ -45,8 +45,8 @@ def assemble(ptx: str, tmp_path: Path) -> str:
 
 
 @needs_ptxas
-@pytest.mark.parametrize("stages", [1, 2, 3, 4])
-@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+@pytest.mark.parametrize("stages", [1, 2, *(pytest.param(d, marks=pytest.mark.slow) for d in (3, 4))])
+@pytest.mark.parametrize("dtype", ["bf16", pytest.param("f16", marks=pytest.mark.slow)])
 def test_gemm_assembles_without_spills(stages, dtype, tmp_path):
     ptx = gemm_ptx(stages, dtype)
     assert ".target sm_90a" in ptx and "wgmma.mma_async" in ptx and "setmaxnreg" in ptx
@@ -101,7 +101,7 @@ def test_gemm_ptx_follows_the_recipe():
     assert "fence.mbarrier_init.release.cluster;" in ptx and "bar.sync 0, 384;" in ptx
 
 
-@pytest.mark.parametrize("stages", [3, 4])
+@pytest.mark.parametrize("stages", [3, pytest.param(4, marks=pytest.mark.slow)])
 def test_no_division_subroutines_in_the_main_loops(stages):
     # Stage and phase arithmetic divides by the ring depth: by a constant, it
     # must not become a 64-bit division by a register (a subroutine call on
@@ -134,6 +134,7 @@ def test_attention_rings_too_big_is_a_one_line_error():
     assert msg.startswith("<input>:") and "use fewer stages" in msg and "\n" not in msg
 
 
+@pytest.mark.slow
 def test_default_stages_are_the_deepest_that_fit():
     def depths(name: str) -> set[int]:
         module = tawa.parse((EXAMPLES / name).read_text())
@@ -150,6 +151,7 @@ def test_default_stages_are_the_deepest_that_fit():
 
 
 @needs_ptxas
+@pytest.mark.slow
 @pytest.mark.parametrize(("file", "kernel"), [("attention_fwd.mlir", "attention_fwd"),
                                               ("attention_fwd.mlir", "attention_fwd_causal"),
                                               ("attention_fwd_d64.mlir", "attention_fwd_d64")])
@@ -181,6 +183,7 @@ def test_cluster_ops_assemble(tmp_path):
 
 
 @needs_ptxas
+@pytest.mark.slow
 @pytest.mark.parametrize("example", ["gemm", "gemm_fp8", "batched_gemm", "gemm_bias_gelu", "gemm_softmax"])
 def test_deferred_stores_assemble_without_spills(example, tmp_path):
     """tawa-hopper-pipeline{defer-stores=true}: the converted tile carried into
@@ -199,8 +202,9 @@ def test_deferred_stores_assemble_without_spills(example, tmp_path):
 
 @needs_ptxas
 @pytest.mark.parametrize(("example", "count"), [
-    ("gemm", 16), ("gemm_fp8", 16), ("gemm_softmax", 16), ("attention_fwd", 16), ("attention_fwd_d64", 16),
-    ("attention_fwd_d256", 32), ("attention_fwd_fp8", 16), ("gemm_chain", 8)])
+    ("gemm", 16), *(pytest.param(*case, marks=pytest.mark.slow) for case in [
+        ("gemm_fp8", 16), ("gemm_softmax", 16), ("attention_fwd", 16), ("attention_fwd_d64", 16),
+        ("attention_fwd_d256", 32), ("attention_fwd_fp8", 16), ("gemm_chain", 8)])])
 def test_stmatrix_staging_assembles_without_spills(example, count, tmp_path):
     """tawa-hopper-pipeline{stmatrix=true}: every bf16 staging write is a run
     of stmatrix.x4 — a 128x256 GEMM tile in four 64x64 chunks per warp
@@ -214,6 +218,7 @@ def test_stmatrix_staging_assembles_without_spills(example, count, tmp_path):
     assert "0 bytes spill stores, 0 bytes spill loads" in info, info
 
 
+@pytest.mark.slow
 @needs_ptxas
 @pytest.mark.parametrize("example", ["gemm", "gemm_fp8", "batched_gemm"])
 def test_clustered_gemms_assemble_without_spills(example, tmp_path):
@@ -228,6 +233,7 @@ def test_clustered_gemms_assemble_without_spills(example, tmp_path):
     assert "0 bytes spill stores, 0 bytes spill loads" in info, info
 
 
+@pytest.mark.slow
 @needs_ptxas
 @pytest.mark.parametrize("config", [GemmConfig(64, 256, 64), GemmConfig(64, 256, 128, "f8E4M3FN", "f8E4M3FN", "bf16"),
                                     GemmConfig(64, 256, 64, batched=True), GemmConfig(64, 128, 64, b_layout="kn")],
@@ -247,6 +253,7 @@ def test_teams_assemble_without_spills(config, staging, tmp_path):
     assert "0 bytes spill stores, 0 bytes spill loads" in info, info
 
 
+@pytest.mark.slow
 @needs_ptxas
 @pytest.mark.parametrize("teams", [1, 2])
 def test_two_accumulators_in_flight_assemble_without_spills(teams, tmp_path):
@@ -261,6 +268,7 @@ def test_two_accumulators_in_flight_assemble_without_spills(teams, tmp_path):
     assert "0 bytes spill stores, 0 bytes spill loads" in info, info
 
 
+@pytest.mark.slow
 @needs_ptxas
 @pytest.mark.parametrize(("file", "kernels", "instruction"), [
     ("attention_fwd_fp8.mlir", ("attention_fwd_fp8", "attention_fwd_fp8_causal"),

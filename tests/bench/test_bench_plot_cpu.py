@@ -34,6 +34,7 @@ def test_bad_plot_sections_are_one_line_errors(bad, message):
         plot.check_spec(bad)
 
 
+@pytest.mark.slow
 def test_draws_a_png_from_saved_results(tmp_path, capsys):
     pytest.importorskip("matplotlib", reason="plots need the 'bench' extra (matplotlib)")
     results = tmp_path / "gemm.json"

@@ -228,6 +228,7 @@ def test_tawa_table_today_uses_matmul_and_the_stand_ins():
         assert ops.described(nets.USES[cfg.family]).keys() == set(nets.USES[cfg.family])
 
 
+@pytest.mark.slow
 def test_tawa_table_uses_the_fused_operators_when_present():
     module = StandInTawa(linear=True, gated_mlp=True, grouped_heads=True)
     ops = model_ops.tawa_ops(module)
@@ -300,7 +301,7 @@ def cpu_timers(monkeypatch):
     monkeypatch.setattr(model_run, "ROUND_MS", 0.0)
 
 
-@pytest.mark.parametrize("cfg", [GPT2, LLAMA], ids=["gpt2", "llama"])
+@pytest.mark.parametrize("cfg", [GPT2, pytest.param(LLAMA, marks=pytest.mark.slow)], ids=["gpt2", "llama"])
 def test_measure_checks_then_times_both_variants(cpu_timers, cfg):
     layers, final, x, rope = tiny_model(cfg, dtype=torch.bfloat16)
     ref = model_run.float32_reference(cfg, layers, final, x, rope)

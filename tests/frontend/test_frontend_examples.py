@@ -80,7 +80,7 @@ def test_attention_matches_twin(example, seed, causal):
     assert err < 1e-2
 
 
-@pytest.mark.parametrize("name", ["gemm", "gemm_scale_relu"])
+@pytest.mark.parametrize("name", ["gemm", pytest.param("gemm_scale_relu", marks=pytest.mark.slow)])
 def test_gemm_examples_give_the_twins_ptx(example, name):
     kernel = getattr(example(name), name)
     compiled = kernel.compile()

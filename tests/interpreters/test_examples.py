@@ -200,7 +200,8 @@ def test_attention(attention, rng: np.random.Generator, causal: bool, d: int, s:
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize(("s", "kv_len", "heads", "kv_heads", "batch"),
-                         [(70, 200, 4, 1, 1), (1, 130, 2, 2, 2), (130, 131, 2, 1, 1), (150, 150, 4, 2, 2)])
+                         [(70, 200, 4, 1, 1), (1, 130, 2, 2, 2), (130, 131, 2, 1, 1),
+                          pytest.param(150, 150, 4, 2, 2, marks=pytest.mark.slow)])
 def test_attention_queries_against_a_longer_cache(attention, rng: np.random.Generator, causal: bool, s: int,
                                                  kv_len: int, heads: int, kv_heads: int, batch: int):
     """q_len < kv_len (prefill against a cache), grouped heads and batches:

@@ -100,7 +100,7 @@ def test_every_example_kernel_is_covered():
     assert defined == set(CASES)
 
 
-@pytest.mark.parametrize("kernel", list(CASES))
+@pytest.mark.parametrize("kernel", [k if k == "gemm" else pytest.param(k, marks=pytest.mark.slow) for k in CASES])
 def test_example(capsys, kernel, seed):
     file, options, pipeline = CASES[kernel]
     rc, out, err = run(capsys, str(EXAMPLES / file), kernel, *options, "-p", pipeline, "--seed", seed)

@@ -287,6 +287,7 @@ def test_deferred_stores_are_a_choice_of_the_wide_space():
     assert not any(c.defer_stores for c in candidates(GemmProblem(4096, 4096, 4096)))
 
 
+@pytest.mark.slow
 def test_teams_are_a_choice_of_the_wide_space_on_64_row_tiles():
     """`Choice(teams=2)` compiles with two teams of consumers (ping-pong),
     round-trips through the cache's dict, and the wide space offers it for
@@ -305,6 +306,7 @@ def test_teams_are_a_choice_of_the_wide_space_on_64_row_tiles():
     assert "640 threads" in compiler_rejects(GemmConfig(128, 256, 64), teams.options)  # 4 consumer warp groups
 
 
+@pytest.mark.slow
 def test_warp_groups_of_128_rows_are_a_choice_of_the_wide_space():
     """`Choice(group_rows=128)` compiles with warp groups that own 128 rows
     (`consumer_warps`: two for a 256x128 tile, one per team of a 128x128

@@ -761,6 +761,7 @@ def test_assemble_error_names_the_first_ptxas_error(tmp_path, monkeypatch):
     assert not list(tmp_path.rglob("*.cubin"))
 
 
+@pytest.mark.slow
 @needs_ptxas
 def test_a_kernel_that_spills_says_so(tmp_path, monkeypatch):
     # gemm_chain with consumer_regs=152: estimated ~154, inside tawa-check-resources' margin of 8,
@@ -847,6 +848,7 @@ def test_persistent_gemm_gets_the_logical_grid_and_fewer_ctas():
     assert plain.plan(*gemm_args(M, N, K), grid=(8, 3)).shape.launch_grid(132) == (8, 3, 1)
 
 
+@pytest.mark.slow
 def test_clustered_gemm_launches_whole_clusters():
     """cluster=2: the ABI carries the cluster size, the PTX declares it, and
     the launch is whole clusters, one per cluster program (ceil(gx / 2) · gy

@@ -78,7 +78,8 @@ def test_deep_ring_cases_get_their_depth_and_wrap_it_twice(name, depth):
     assert -(-args[-1] // case.config.block_k) == 2 * depth + 1
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", [n if n in ("gemm", "attention_fwd") else pytest.param(n, marks=pytest.mark.slow)
+                                  for n in sorted(CASES)])
 def test_inputs_and_reference_agree_with_the_interpreter(name):
     """The tile program, interpreted on the CPU with the harness's arguments,
     matches the harness's float32 reference within half the bound the GPU

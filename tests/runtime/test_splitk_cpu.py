@@ -145,8 +145,8 @@ def lowered(config: GemmConfig, epilogue: str = "auto", source=gemm_source):
     return module
 
 
-@pytest.mark.parametrize("epilogue", ["auto", "threads"])  # threads: the twin for W rows a tensor map cannot hold
-@pytest.mark.parametrize("config, M, N, K", [CASES[0], CASES[1], CASES[5]],
+@pytest.mark.parametrize("epilogue", ["auto", pytest.param("threads", marks=pytest.mark.slow)])  # threads: the twin for W rows a tensor map cannot hold
+@pytest.mark.parametrize("config, M, N, K", [CASES[0], *(pytest.param(*c, marks=pytest.mark.slow) for c in (CASES[1], CASES[5]))],
                          ids=lambda v: v.id if isinstance(v, GemmConfig) else str(v))
 def test_lowered_split_program_computes_the_tile_program(config, M, N, K, epilogue):
     A, B, _ = operands(config, M, N, K, seed=1)
@@ -160,6 +160,7 @@ def test_lowered_split_program_computes_the_tile_program(config, M, N, K, epilog
             assert rel_err(got[s], want[s]) <= 1e-5, f"slice {s}"
 
 
+@pytest.mark.slow
 @needs_ptxas
 @pytest.mark.parametrize("config", [
     GemmConfig(64, 256, 64, split_k=4),  # the heuristic's for 64x8192x8192

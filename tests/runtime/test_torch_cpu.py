@@ -292,6 +292,7 @@ def test_kernel_sources():
         kernels.source("conv")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, seq_len", [*((n, None) for n in sorted(kernels.OPTIONS)),
                                            *((n, lo) for n, (lo, _) in sorted(kernels.SEQ_OPTIONS.items()))])
 def test_kernel_options_compile(name, seq_len):

@@ -128,6 +128,7 @@ def kernels() -> dict[str, tawa.Kernel]:
     }
 
 
+@pytest.mark.slow
 def test_off_by_default_and_nothing_changes_when_off(kernels):
     assert kernels["off"].ptx == kernels["plain"].ptx
     assert "watchdog" not in kernels["plain"].ptx and "%globaltimer" not in kernels["plain"].ptx

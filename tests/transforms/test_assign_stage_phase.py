@@ -44,7 +44,7 @@ def _gemm(module, trips: int, schedule=None):
     return c.astype(np.float32)
 
 
-@pytest.mark.parametrize("stages", [1, 2, 3])
+@pytest.mark.parametrize("stages", [pytest.param(1, marks=pytest.mark.slow), 2, pytest.param(3, marks=pytest.mark.slow)])
 def test_gemm_slots_match_the_rings(stages):
     text = (EXAMPLES / "gemm.mlir").read_text()
     original, module = tawa.parse(text), assigned(text, stages)
@@ -55,6 +55,7 @@ def test_gemm_slots_match_the_rings(stages):
             assert np.array_equal(_gemm(module, trips, schedule), expected), f"D={stages} trips={trips} {schedule}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kernel", ["attention_fwd", "attention_fwd_causal"])
 def test_attention_slots_match_the_rings(kernel):
     text = (EXAMPLES / "attention_fwd.mlir").read_text()

@@ -88,6 +88,7 @@ def check(kernel: str, B: int, H: int, Hkv: int, S: int, Sk: int, seed: int) -> 
     assert np.linalg.norm(g - w) / np.linalg.norm(w) <= 1e-2
 
 
+@pytest.mark.slow
 def test_causal_queries_against_a_longer_cache():
     """2 batches of 2 query heads on 1 key/value head, 70 queries over 200
     keys (the last 70 positions: two key blocks, the second ragged)."""

@@ -78,7 +78,8 @@ def spills(ptx: str, tmp_path: Path, maxrregcount: int | None) -> dict[str, int]
 
 
 @needs_ptxas
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", [n if n in ("gemm", "matmul", "gemm_fp8", "gemm_scale_relu")
+                                  else pytest.param(n, marks=pytest.mark.slow) for n in EXAMPLES])
 def test_estimate_brackets_ptxas(name, tmp_path):
     module = lowered(ROOT / "examples" / f"{name}.mlir")
     CheckResourcesPass().apply(tawa.context(), module)  # no false positive
@@ -92,6 +93,7 @@ def test_estimate_brackets_ptxas(name, tmp_path):
     assert all(n != 0 for n in spills(ptx, tmp_path, low).values()), f"{name}: no spills at {low}"
 
 
+@pytest.mark.slow
 @needs_ptxas
 def test_two_accumulators_rejected_and_ptxas_would_spill(tmp_path):
     module = lowered(TWO_ACCUMULATORS)

@@ -48,6 +48,7 @@ def check(c: np.ndarray, ref: np.ndarray) -> None:
     assert err < 1e-2, err  # bf16 output rounding: about 2e-3
 
 
+@pytest.mark.slow
 def test_the_cluster_gemm_uses_clusters():
     """What the simulator is asked to run: a 2-CTA cluster kernel with
     multicast loads, arrivals on the peer's barriers and cluster syncs."""
@@ -60,6 +61,7 @@ def test_the_cluster_gemm_uses_clusters():
     assert kernel_info(find_kernel(lowered(1), "gemm")).cluster == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("schedule", SCHEDULES, ids=schedule_id)
 def test_cluster_gemm_with_an_odd_number_of_m_tiles(schedule: Schedule):
     """M = 328: three M tiles (in the cluster programs of the third, rank 1
@@ -72,6 +74,7 @@ def test_cluster_gemm_with_an_odd_number_of_m_tiles(schedule: Schedule):
     np.testing.assert_array_equal(c.view(np.uint16), plain.view(np.uint16))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "m, n, k, ctas",
     [

@@ -30,6 +30,7 @@ def _lowered(name: str, **options):
     return module
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(PTXAS is None, reason="ptxas (CUDA toolkit) is not on PATH")
 @pytest.mark.parametrize("name", ASSEMBLED)
 def test_assembles_without_spills(name, tmp_path):
@@ -56,7 +57,7 @@ def _args(name: str, M: int, N: int, K: int, rng: np.random.Generator):
     return [A, B, sa, sb, C, M, N, K], 4
 
 
-@pytest.mark.parametrize("name", KERNELS)
+@pytest.mark.parametrize("name", [KERNELS[0], *(pytest.param(n, marks=pytest.mark.slow) for n in KERNELS[1:])])
 def test_final_ir_matches_the_tile_program(name):
     """130 x 300: the first column tile is whole (fast paths), the second
     and the last row tile ragged (edge paths)."""

@@ -120,7 +120,9 @@ def run(module: ModuleOp, name: str, trips: tuple[int, ...], schedule: Schedule 
 
 @pytest.mark.parametrize(
     "name, trips",
-    [pytest.param(n, t, id=f"{n}-trips{'x'.join(map(str, t))}") for n, ts in TRIPS.items() for t in ts],
+    [pytest.param(n, t, id=f"{n}-trips{'x'.join(map(str, t))}",
+                  marks=[] if n in ("two_loops_chain", "nested_loops") else [pytest.mark.slow])
+     for n, ts in TRIPS.items() for t in ts],
 )
 def test_matches_tile_program(name: str, trips: tuple[int, ...]):
     want = run(tawa.parse(source(name)), name, trips)
@@ -135,7 +137,8 @@ def test_matches_tile_program(name: str, trips: tuple[int, ...]):
 
 
 @pytest.mark.skipif(PTXAS is None, reason="ptxas (CUDA toolkit) is not on PATH")
-@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("name", [n if n in ("two_loops_chain", "nested_loops") else pytest.param(n, marks=pytest.mark.slow)
+                                  for n in CASES])
 def test_assembles_without_spills(name: str, tmp_path: Path):
     module = structured(name).clone()
     PreparePtxPass.steps()[-1].apply(tawa.context(), module)

@@ -34,6 +34,7 @@ def run(defer: bool, m: int, n: int, k: int, schedule: Schedule, ctas: int | Non
     return simulate_gemm(lowered(defer), m, n, k, schedule, ctas, seed)
 
 
+@pytest.mark.slow
 def test_the_deferred_kernel_stores_from_three_sites_through_one_buffer():
     ops = list(lowered(True).walk())
     stagings = [o for o in ops if isinstance(o, nvgpu.SmemAllocOp) and o.result.name_hint == "staging"]
@@ -42,12 +43,13 @@ def test_the_deferred_kernel_stores_from_three_sites_through_one_buffer():
         isinstance(o, nvgpu.TmaStoreOp) for o in lowered(False).walk())
 
 
-@pytest.mark.parametrize("schedule", SCHEDULES, ids=lambda s: s.policy if s.policy != "random" else "random-5")
+@pytest.mark.parametrize("schedule", [s if s.policy == "random" else pytest.param(s, marks=pytest.mark.slow) for s in SCHEDULES],
+                         ids=lambda s: s.policy if s.policy != "random" else "random-5")
 @pytest.mark.parametrize(
     "m, n, k, ctas",
     [
-        (328, 300, 456, 2),  # 6 programs on 2 CTAs: each carries a tile twice; K wraps the 4-deep ring
-        (328, 300, 72, 2),  # 2 main-loop steps
+        pytest.param(328, 300, 456, 2, marks=pytest.mark.slow),  # 6 programs on 2 CTAs: each carries a tile twice; K wraps the 4-deep ring
+        pytest.param(328, 300, 72, 2, marks=pytest.mark.slow),  # 2 main-loop steps
         (200, 136, 72, None),  # one program per CTA: only the store after the loop over programs
         (328, 300, 0, 2),  # K = 0: the main loop runs no step, zeros stored after it
     ],

@@ -143,6 +143,7 @@ def test_gemm_softmax_with_exp_is_preserved():
     assert np.abs(ulps).max() <= 1
 
 
+@pytest.mark.slow
 def test_gemm_softmax_with_exp_compiles(tmp_path, capsys):
     src = tmp_path / "gemm_softmax_exp.mlir"
     src.write_text(GEMM_SOFTMAX_EXP)

@@ -124,7 +124,8 @@ def k_steps(cfg: Config) -> int:
 # --------------------------------------------------------------------------- structure
 
 
-@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: c.id)
+@pytest.mark.parametrize("cfg", [pytest.param(c, marks=pytest.mark.slow) if c.id == "128x128-teams" else c for c in CONFIGS],
+                         ids=lambda c: c.id)
 def test_fragments_and_row_blocks(cfg: Config):
     module = lowered(cfg.id)
     info = kernel_info(kernel(module))
@@ -172,7 +173,8 @@ def simulate(module: ModuleOp, cfg: Config, trips: int, seed: int) -> tuple[np.n
     return got.astype(np.float64), want.astype(np.float64)
 
 
-@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: c.id)
+@pytest.mark.parametrize("cfg", [pytest.param(c, marks=pytest.mark.slow) if c.id == "128x128-teams" else c for c in CONFIGS],
+                         ids=lambda c: c.id)
 @pytest.mark.parametrize("trips", ["0", "1", "D", "D+1"])
 def test_simulator_matches_the_tile_program(cfg: Config, trips: str):
     count = {"0": 0, "1": 1, "D": cfg.stages, "D+1": cfg.stages + 1}[trips]
@@ -225,7 +227,8 @@ WGMMA = re.compile(r"wgmma\.mma_async\.sync\.aligned\.(m\d+n\d+k\d+)\S* \{([^}]*
 
 
 @needs_ptxas
-@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: c.id)
+@pytest.mark.parametrize("cfg", [pytest.param(c, marks=pytest.mark.slow) if c.id == "128x128-teams" else c for c in CONFIGS],
+                         ids=lambda c: c.id)
 def test_assembles_without_spills(cfg: Config, tmp_path: Path):
     module = lowered(cfg.id).clone()
     ConvertScfToCf().apply(tawa.context(), module)

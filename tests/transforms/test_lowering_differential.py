@@ -3,14 +3,15 @@ each pass, run by the CPU simulator (thread-level IR: tawa.interpreters.cta),
 computes what the tile program computes, on fresh random data with poisoned
 outputs.
 
-* `test_each_pass`: one test per pass (its name in the test id names the pass
-  that broke), every example kernel, ring depth 2, a loop of 3 trips.
+* `test_each_pass`: one test per pass and example kernel (the test id names
+  the pass that broke), ring depth 2, a loop of 3 trips; the GEMM's case of
+  each pass is in the fast tier, the other kernels' are slow.
 * `test_ring_depths`: the last structured output (tawa-prepare-ptx less its
   final scf-to-cf conversion: 64-bit wgmma descriptors, k-slices, strength-
   reduced index math) for D = 1..4 and trip counts 0 (1 for attention, whose
   grid needs a row), D+1 and 2D+1 for every example and all of 0, 1, D−1, D,
   D+1, 2D+1 for GEMM, each under a schedule (producer ahead, consumers
-  ahead, seeded random) chosen in turn.
+  ahead, seeded random) chosen in turn (slow).
 
 Up to `tawa-lower-aref` the kernels compute with the same tile ops, so the
 results are bit-identical; from `tawa-lower-tile` on, wgmma sums K in other
@@ -82,11 +83,22 @@ def check(kernel: str, module: ModuleOp, trips: int, schedule: Schedule, exact: 
             assert err <= 1e-2, f"{kernel}: relative error {err:.2e}"
 
 
-@pytest.mark.parametrize("pass_name", PASS_NAMES)
-def test_each_pass(pass_name: str):
-    for n, kernel in enumerate(CASES):
-        module = lowered(CASES[kernel][0], 2)[pass_name]
-        check(kernel, module, 3, Schedule("random", seed=n), pass_name in EXACT, seed=n)
+FAST_KERNEL = "gemm"
+"""The kernel of each pass's fast-tier case; the other kernels are slow."""
+
+
+@pytest.mark.parametrize(
+    ("pass_name", "kernel"),
+    [
+        pytest.param(pass_name, kernel, marks=[] if kernel == FAST_KERNEL else [pytest.mark.slow])
+        for pass_name in PASS_NAMES
+        for kernel in CASES
+    ],
+)
+def test_each_pass(pass_name: str, kernel: str):
+    n = list(CASES).index(kernel)
+    module = lowered(CASES[kernel][0], 2)[pass_name]
+    check(kernel, module, 3, Schedule("random", seed=n), pass_name in EXACT, seed=n)
 
 
 def _trips(kernel: str, d: int) -> list[int]:
@@ -117,6 +129,7 @@ RING_DEPTH_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kernel", "stages"), RING_DEPTH_CASES)
 def test_ring_depths(kernel: str, stages: int):
     file = CASES[kernel][0]
@@ -141,6 +154,7 @@ def test_watchdog_pipeline():
     check("gemm", module, 5, SCHEDULES[2], False, seed=5)
 
 
+@pytest.mark.slow
 def test_double_buffered_q():
     """`once-depth=2` gives the persistent d64 attention's Q two slots (the
     next program's Q loads while this one runs); the kernel, two CTAs each
@@ -158,6 +172,7 @@ def test_double_buffered_q():
         check("attention_fwd_d64_causal", module, trips, SCHEDULES[n], False, seed=7 + trips)
 
 
+@pytest.mark.slow
 def test_pinned_waits_compute_the_same_and_assemble():
     """`tawa-hopper-pipeline{pin-waits=true}` (a fence before the overlapped
     loop's P·V wait): the lowered d64 attention still computes the tile

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import random
 
+import pytest
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Block, Operation, SSAValue
@@ -59,6 +60,7 @@ def holds(e, row: int, col: int, env: dict[SSAValue, int]) -> bool:
             return holds(lhs, row, col, env) and holds(rhs, row, col, env)
 
 
+@pytest.mark.slow
 def test_attention_masks_fast_path_is_exact():
     block = Block(arg_types=[i32] * 4)
     n0, seq_len, m0, row0 = block.args

@@ -88,6 +88,7 @@ def rel(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.linalg.norm(a - b) / np.linalg.norm(b))
 
 
+@pytest.mark.slow
 def test_one_buffer_per_staged_dot_counted_in_shared_memory():
     module = lowered(prepared=False)
     kernels = [o for o in module.ops if getattr(o, "sym_name", None)]
@@ -110,8 +111,9 @@ def test_one_buffer_per_staged_dot_counted_in_shared_memory():
             assert isinstance(following[2], nvgpu.WgmmaDescriptorOp) and following[2].source is store.dest
 
 
-@pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("S", [16, 128, 200, 400])  # one partial block; 1, 2 and 4 key blocks around a ring of 2
+@pytest.mark.parametrize("causal", [False, pytest.param(True, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("S", [pytest.param(16, marks=pytest.mark.slow), 128, *(pytest.param(S, marks=pytest.mark.slow) for S in (200, 400))])
+# one partial block; 1, 2 and 4 key blocks around a ring of 2
 def test_simulator_matches_the_tile_program(causal: bool, S: int):
     name = "attention_fwd_fp8_causal" if causal else "attention_fwd_fp8"
     want = run(SOURCE, name, S)
@@ -131,6 +133,7 @@ def mutated(mutate) -> ModuleOp:
     return module
 
 
+@pytest.mark.slow
 def test_the_simulator_catches_a_dropped_store():
     def drop(module: ModuleOp) -> None:
         stores = [o for o in module.walk() if isinstance(o, nvgpu.FragmentStoreSharedOp)
@@ -144,6 +147,7 @@ def test_the_simulator_catches_a_dropped_store():
     assert np.isnan(got).any() or rel(got, want) > 0.1
 
 
+@pytest.mark.slow
 def test_the_simulator_catches_every_warp_group_reading_the_first_ones_tile():
     def first_tile(module: ModuleOp) -> None:
         descs = [o for o in module.walk() if isinstance(o, nvgpu.WgmmaDescriptorOp)
@@ -159,6 +163,7 @@ def test_the_simulator_catches_every_warp_group_reading_the_first_ones_tile():
     assert rel(got, want) > 0.1
 
 
+@pytest.mark.slow
 def test_p_in_e5m2_lowers_simulates_and_assembles(tmp_path: Path):
     module = lowered(E5M2_SOURCE)
     assert any(isinstance(o, nvgpu.FragmentConvertOp) and "f8E5M2" in str(o.result.type) for o in module.walk())

@@ -49,6 +49,7 @@ def lowered(kernel: str, mode: str) -> ModuleOp:
     return module
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kernel", "mode"), [(k, "softmax") for k in KERNELS]
                          + [(k, "dots") for k in ("attention_fwd_causal", "attention_fwd_d256")])
 @pytest.mark.parametrize("trips", [1, 3])
@@ -61,6 +62,7 @@ def test_rotated_kernels_match_the_plain_ones_bit_for_bit(kernel: str, trips: in
     assert_same_bits_as(kernel, got, plain, trips, seed)
 
 
+@pytest.mark.slow
 def test_the_rotated_loop_carries_q_as_a_stage_and_recomputes_the_rescale():
     module = lowered("attention_fwd", "softmax")
     loops = [o for o in module.walk() if isinstance(o, scf.ForOp) and o.body.block.args[0].name_hint == "program"]
@@ -118,6 +120,7 @@ def test_a_q_released_after_the_epilogue_needs_a_second_slot():
     assert all(program_plan(loop) is not None for loop in program_loops(module2))
 
 
+@pytest.mark.slow
 @needs_ptxas
 def test_ptx_assembles_without_spills(tmp_path):
     wait1 = "wgmma.wait_group.sync.aligned 1;"
@@ -130,6 +133,7 @@ def test_ptx_assembles_without_spills(tmp_path):
         assert_assembles_without_spills(rotated, tmp_path)
 
 
+@pytest.mark.slow
 def test_register_demand_sees_the_last_dot_accumulate_in_place_across_the_branches():
     """The tail's result leaves the next program's prologue (an `scf.if`)
     in the registers of the accumulator it came in as: head dim 256's

@@ -39,6 +39,7 @@ def barriers(ops, kind) -> list[int]:
     return sorted(o.barrier_id.value.data for o in ops if isinstance(o, kind))
 
 
+@pytest.mark.slow
 def test_three_warp_groups_take_turns_in_a_ring():
     module = tawa.parse(PROGRAM.read_text())
     HopperPipelinePass(prepare=False).apply(tawa.context(), module)
@@ -56,6 +57,7 @@ def test_three_warp_groups_take_turns_in_a_ring():
     assert barriers(after.walk(), nvgpu.NamedBarrierArriveOp) == [3, 4]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seq_len", [64, 200])
 def test_three_warp_groups_compute_the_tile_program(seq_len):
     """64: one key block (the loop runs no iteration), 200: four, the last ragged. One CTA runs
@@ -73,6 +75,7 @@ def test_three_warp_groups_compute_the_tile_program(seq_len):
     assert np.linalg.norm(g - w) / np.linalg.norm(w) <= 1e-2
 
 
+@pytest.mark.slow
 def test_without_the_closing_turns_the_protocol_check_finds_a_deadlock():
     """The closing turns bound how far a warp group runs ahead when a loop runs no iteration."""
     from xdsl.rewriter import Rewriter

@@ -182,8 +182,8 @@ def test_lower_bound_moving_with_pid0():
 
 
 @pytest.mark.parametrize(("order", "persistent", "ctas"), [
-    ("longest-first", True, 4), ("longest-first", False, None), ("paired", True, 3), ("auto", True, 3),
-    ("paired-short-first", True, 3)],
+    ("longest-first", False, None), *(pytest.param(*case, marks=pytest.mark.slow) for case in [
+        ("longest-first", True, 4), ("paired", True, 3), ("auto", True, 3), ("paired-short-first", True, 3)])],
     ids=["longest-first-persistent", "longest-first-one-cta-per-program", "paired", "auto", "paired-short-first"])
 def test_causal_attention_orders_on_the_simulator(order: str, persistent: bool, ctas: int | None):
     """The whole pipeline on S = 300 (3 query blocks, the last ragged) and 2
@@ -197,7 +197,7 @@ def test_causal_attention_orders_on_the_simulator(order: str, persistent: bool, 
                             persistent=persistent, order=order, ctas=ctas)
 
 
-@pytest.mark.parametrize("persistent", [True, False], ids=["persistent", "one-cta-per-program"])
+@pytest.mark.parametrize("persistent", [pytest.param(True, marks=pytest.mark.slow), False], ids=["persistent", "one-cta-per-program"])
 def test_column_order_attention_on_the_simulator(persistent: bool):
     """Non-causal attention in auto's column order, S = 300 (3 query blocks,
     the last ragged) and 2 heads, against the tile program: persistent, the 6
@@ -249,7 +249,8 @@ PAIR_REUSE = {
 }
 
 
-@pytest.mark.parametrize(("file", "kernel"), PAIR_REUSE, ids=[k for _, k in PAIR_REUSE])
+@pytest.mark.parametrize(("file", "kernel"), [pair if pair[1] == "attention_fwd_d256_causal" else pytest.param(*pair, marks=pytest.mark.slow)
+                                               for pair in PAIR_REUSE], ids=[k for _, k in PAIR_REUSE])
 def test_auto_runs_the_short_member_first_where_a_pair_outruns_the_l2(file: str, kernel: str):
     """2·SM_COUNT·(iterations per program id 0)·(bytes per iteration): head
     dim 256's 64 KiB of K and V per 64 keys, two blocks per 128 query rows,

@@ -58,6 +58,7 @@ def _ring_buffers(module: ModuleOp, kernel: str) -> list[int]:
             if isinstance(o, nvgpu.SmemAllocOp) and isinstance(o.result.type, nvgpu.SmemType)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kernel", "depths", "trips"), CASES_RUN)
 def test_uneven_rings_match_even_ones_bit_for_bit(kernel: str, depths: tuple[int, ...], trips: int):
     k, v = depths
@@ -79,6 +80,7 @@ def test_decide_keeps_the_depths_and_gives_q_one_slot_where_two_do_not_fit():
     assert (even.ring_depths, even.stages, even.once_depth) == ((), 2, 2)  # the default: Q's second slot
 
 
+@pytest.mark.slow
 def test_one_depth_per_ring_is_stages_where_they_agree():
     for file, kernel, depths, stages in (("gemm.mlir", "gemm", (3,), 3), ("attention_fwd.mlir", "attention_fwd", (2, 2), 2)):
         text = (EXAMPLES / file).read_text()
@@ -102,6 +104,7 @@ def test_rings_keep_their_depths_through_the_aref_types():
     assert depths == [1, 3, 2] * 2  # Q, K, V of @attention_fwd and @attention_fwd_causal
 
 
+@pytest.mark.slow
 @needs_ptxas
 def test_ptx_assembles_without_spills(tmp_path):
     kernel, depths = VARIANTS[0]

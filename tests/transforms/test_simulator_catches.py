@@ -37,6 +37,7 @@ def test_broken_protocol_is_an_error(name: str, message: str):
         assert "waits at nvgpu.mbarrier_wait_parity" in str(err.value)
 
 
+@pytest.mark.slow
 def test_a_missing_ping_pong_hand_over_is_a_deadlock():
     """The ping-pong of attention's consumer warp groups (tawa/transforms/
     pingpong.py) without the first warp group's hand-over: the simulator,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from xdsl.dialects.builtin import BFloat16Type
 from xdsl.passes import PassPipeline
 
@@ -104,6 +105,7 @@ def test_small_tiles_get_deep_rings():
     assert depth(GemmConfig(64, 64, 64), max_stages=2) == 2
 
 
+@pytest.mark.slow
 def test_once_depth_takes_what_the_rings_leave():
     # `once-depth=0` (the default): Q gets two slots in persistent kernels where they fit beside
     # the rings, epilogue and staging chosen without them; d256's Q (64 KiB) does not fit twice

@@ -70,7 +70,8 @@ def _ragged(trips: int) -> int:
 
 
 @pytest.mark.parametrize("name", PASSES)
-@pytest.mark.parametrize("schedule", SCHEDULES, ids=lambda s: s.policy)
+@pytest.mark.parametrize("schedule", [s if s.policy == "random" else pytest.param(s, marks=pytest.mark.slow) for s in SCHEDULES],
+                         ids=lambda s: s.policy)
 def test_each_pass_computes_the_product(name: str, schedule: Schedule):
     # 5 row tiles x 2 column tiles = 10 programs on 3 CTAs: 4, 3 and 3 programs, each team 1 or 2.
     c, ref = simulate_gemm(after_each_pass()[name], 300, 300, _ragged(3), schedule, ctas=3, seed=3, tile=TILE)
@@ -83,8 +84,9 @@ def test_each_pass_computes_the_product(name: str, schedule: Schedule):
     assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 1e-2
 
 
-@pytest.mark.parametrize("trips", [0, 1, 3, 4, 5, 9])
-@pytest.mark.parametrize("ctas", [2, 3])
+@pytest.mark.parametrize("trips", [*(pytest.param(t, marks=pytest.mark.slow) for t in (0, 1)), 3,
+                                   *(pytest.param(t, marks=pytest.mark.slow) for t in (4, 5, 9))])
+@pytest.mark.parametrize("ctas", [pytest.param(2, marks=pytest.mark.slow), 3])
 def test_trip_counts_around_the_ring_match_one_team(trips: int, ctas: int):
     schedule = SCHEDULES[trips % len(SCHEDULES)]
     m, n, k = 64 * 5 - 24, 256 + 40, _ragged(trips)  # 10 programs: 5 each on 2 CTAs, 4/3/3 on 3
@@ -110,6 +112,7 @@ def test_a_skip_one_short_deadlocks():
         simulate_gemm(module, 300, 300, _ragged(3), SCHEDULES[0], ctas=2, seed=0, tile=TILE)
 
 
+@pytest.mark.slow
 def test_the_turns_are_what_makes_the_waits_right():
     module = after_each_pass()["tawa-expand-fragment-stores"].clone()
     turns = [o for o in module.walk() if isinstance(o, nvgpu.NamedBarrierSyncOp | nvgpu.NamedBarrierArriveOp)
@@ -125,7 +128,8 @@ def test_the_turns_are_what_makes_the_waits_right():
 # --------------------------------------------------------------------------- beyond the GEMM
 
 
-@pytest.mark.parametrize("schedule", SCHEDULES, ids=lambda s: s.policy)
+@pytest.mark.parametrize("schedule", [s if s.policy == "random" else pytest.param(s, marks=pytest.mark.slow) for s in SCHEDULES],
+                         ids=lambda s: s.policy)
 def test_causal_attention_teams_take_programs_of_different_lengths(schedule: Schedule):
     """Causal attention: each program's key loop stops at its diagonal, so
     the skips of a program are its own trip count, recomputed from its
@@ -255,6 +259,7 @@ def _verdict(module: ModuleOp, reduce: bool, monkeypatch) -> str:
     return "proved"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutate", [False, True], ids=["teams", "teams-without-turns"])
 def test_the_reduced_search_agrees_with_the_full_search_on_teams(mutate, monkeypatch):
     """The verifier's reduced search (the persistent sets, which use each
@@ -268,6 +273,7 @@ def test_the_reduced_search_agrees_with_the_full_search_on_teams(mutate, monkeyp
     assert reduced == full == ("read during load" if mutate else "proved")
 
 
+@pytest.mark.slow
 def test_teams_in_clusters_are_proved(monkeypatch):
     """Two teams in 2-CTA clusters: the reduced search proves the kernel in
     about a second (3 minutes before the turns' knowledge made the team
@@ -277,6 +283,7 @@ def test_teams_in_clusters_are_proved(monkeypatch):
     assert _verdict(_before_the_proof(teams=2, cluster=2), True, monkeypatch) == "proved"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trips", [0, 1, 5, 6, 11])  # around the 5-deep ring
 def test_a_single_staging_buffer_per_warp_group_gives_the_same_bits(trips: int):
     """`staging=single` (one 64x64 chunk buffer per warp group, each chunk

@@ -83,7 +83,8 @@ def test_partition_and_slots_follow_the_shape(shape: Shape):
     assert all(d.stride_byte_offset.value.data == 8 * d.swizzle.value.data for d in descs)
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.id)
+@pytest.mark.parametrize("shape", [SHAPES[0], *(pytest.param(s, marks=pytest.mark.slow) for s in SHAPES[1:])],
+                         ids=lambda s: s.id)
 def test_simulator_matches_the_tile_program(shape: Shape):
     rng = np.random.default_rng(shape.bm * 1000 + shape.bn + shape.bk)
     # Two programs each way, every edge ragged; K: D + 1 trips, the last short.

@@ -46,7 +46,7 @@ def run(kernel: str, module: ModuleOp, trips: int, seed: int, ctas: int | None =
     return [out[i] for i in c.outputs]
 
 
-@pytest.mark.parametrize("staging", ["full", "subtiled"])
+@pytest.mark.parametrize("staging", ["full", pytest.param("subtiled", marks=pytest.mark.slow)])
 def test_tma_and_thread_epilogues_store_the_same(staging: str):
     """Bit for bit: both store the same converted accumulators, clipped to
     the ragged edges (260 x 100 C: a partial row tile and column tile),
@@ -64,6 +64,7 @@ def test_tma_and_thread_epilogues_store_the_same(staging: str):
             assert np.array_equal(g, w), f"{kernel}, {trips} K tiles: the epilogues differ"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("staging", ["full", "subtiled"])
 def test_stores_per_warp_group_store_the_same(staging: str):
     """`store-group=warpgroup`: each of the GEMM's two warp groups stages its
@@ -136,6 +137,7 @@ class _CudaArray:
 _CudaArray.__module__ = "cupy._core.core"
 
 
+@pytest.mark.slow
 def test_a_c_with_unaligned_rows_is_an_argument_error_at_launch():
     """C's tensor map needs rows of a multiple of 16 bytes: 100 f16 columns
     (200 bytes) is the runtime's one-line ArgumentError, naming C; the
@@ -151,6 +153,7 @@ def test_a_c_with_unaligned_rows_is_an_argument_error_at_launch():
     tawa.compile(text, "gemm", stages=3, epilogue="threads").plan(*args, grid=(1, 1))
 
 
+@pytest.mark.slow
 def test_auto_launches_the_thread_epilogue_twin_for_such_a_c():
     """With `epilogue="auto"` (the default) the same C is taken: the kernel's
     plan refuses it (TensorMapError), and the call goes to its twin compiled

@@ -43,7 +43,8 @@ def _verify(text: str, name: str = "cluster_gemm.mlir") -> None:
     VerifyProtocolPass().apply(tawa.context(), tawa.parse(text, name))
 
 
-@pytest.mark.parametrize("example", ["gemm", *(pytest.param(e, marks=pytest.mark.slow) for e in ("gemm_fp8", "batched_gemm"))])
+@pytest.mark.slow
+@pytest.mark.parametrize("example", ["gemm", "gemm_fp8", "batched_gemm"])
 def test_clustered_gemms_are_proved(example: str, monkeypatch):
     monkeypatch.setenv("TAWA_PROOF_CACHE", "0")
     module = tawa.parse((EXAMPLES / f"{example}.mlir").read_text(), f"{example}.mlir")

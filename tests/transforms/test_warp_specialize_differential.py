@@ -47,7 +47,7 @@ def _run_gemm(module, inputs, dims, grid, schedule=None):
     return c
 
 
-@pytest.mark.parametrize("stages", [1, 2, 3, 4])
+@pytest.mark.parametrize("stages", [1, 2, *(pytest.param(d, marks=pytest.mark.slow) for d in (3, 4))])
 def test_gemm_specialized_equals_original(stages):
     rng = np.random.default_rng()
     text = (EXAMPLES / "gemm.mlir").read_text()
@@ -72,8 +72,8 @@ def _run_attention(module, kernel, q, k, v, schedule=None):
     return o.astype(np.float32)
 
 
-@pytest.mark.parametrize("stages", [1, 2, 3, 4])
-@pytest.mark.parametrize("kernel", ["attention_fwd", "attention_fwd_causal"])
+@pytest.mark.parametrize("stages", [1, *(pytest.param(d, marks=pytest.mark.slow) for d in (2, 3, 4))])
+@pytest.mark.parametrize("kernel", ["attention_fwd", pytest.param("attention_fwd_causal", marks=pytest.mark.slow)])
 def test_attention_specialized_equals_original(stages, kernel):
     rng = np.random.default_rng()
     text = (EXAMPLES / "attention_fwd.mlir").read_text()
