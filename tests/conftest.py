@@ -1,4 +1,6 @@
-"""Settings of the whole test suite, and the `cuda` fixture of GPU tests.
+"""Settings of the whole test suite, the `cuda` fixture of GPU tests and the
+`seed` fixture of tests on random data (TAWA_TEST_SEED fixes it; a failing
+test's report says how to repeat it).
 
 Two tiers.  Plain `pytest` runs the fast tier: tests marked `slow` are
 deselected (`-m "not slow"`) unless the command line gives its own `-m`
@@ -21,6 +23,7 @@ their own `tmp_path`.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import tempfile
 
@@ -99,3 +102,20 @@ def cuda():
     import torch
 
     return torch.device("cuda")
+
+
+@pytest.fixture
+def seed(request: pytest.FixtureRequest) -> int:
+    """TAWA_TEST_SEED if set, else fresh; printed when the test fails."""
+    value = int(os.environ.get("TAWA_TEST_SEED") or secrets.randbits(31))
+    request.node.tawa_seed = value
+    return value
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    report = outcome.get_result()
+    value = getattr(item, "tawa_seed", None)
+    if value is not None and report.failed:
+        report.sections.append(("random seed", f"rerun with TAWA_TEST_SEED={value}"))

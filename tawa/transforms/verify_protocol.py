@@ -290,6 +290,8 @@ def _error(kernel: func.FuncOp, v: Violation, scenario: str, describe: _Describe
     """The error at the violating op; its details are the counterexample as
     MLIR-style notes, one per event, each at the event's op."""
     err = fail(v.op, f"{NAME}: {v.problem} in @{kernel.sym_name.data} ({scenario}): {v.message}")
+    if not v.steps:  # found by a check at the kernel's end, which names its op
+        return err
     if v.states:
         head = f"counterexample ({len(v.steps)} steps, shortest of {v.states} states explored)"
     else:  # a check of one warp group's trace (protocol_slots)

@@ -1,12 +1,10 @@
 """Shared helpers of the front-end tests: `example(name)` imports
-examples/python/<name>.py once per session; `seed` gives fresh random data
-(printed when a test fails; TAWA_TEST_SEED fixes it)."""
+examples/python/<name>.py once per session (`seed` is the suite's,
+tests/conftest.py)."""
 
 from __future__ import annotations
 
 import importlib.util
-import os
-import secrets
 from pathlib import Path
 from types import ModuleType
 
@@ -30,10 +28,3 @@ def load_example(name: str) -> ModuleType:
 @pytest.fixture(scope="session")
 def example():
     return load_example
-
-
-@pytest.fixture
-def seed(request: pytest.FixtureRequest) -> int:
-    value = int(os.environ.get("TAWA_TEST_SEED") or secrets.randbits(31))
-    print(f"seed {value} (TAWA_TEST_SEED={value} repeats it)")
-    return value

@@ -118,6 +118,20 @@ def test_unstructured_control_flow_is_a_located_error():
     assert info.value.where.startswith("gemm.mlir:")
 
 
+def test_a_store_left_in_flight_at_the_end_is_one_located_line():
+    """A check at the kernel's end reports no trace of events: the error is
+    the one line at the undrained TMA store, without a notes header."""
+    path = ROOT / "examples" / "gemm.mlir"
+    module = tawa.parse(path.read_text(), path.name)
+    HopperPipelinePass(epilogue="auto", staging="subtiled", prepare=False).apply(tawa.context(), module)
+    text = _text(module).replace("tma_store_wait 0", "tma_store_wait 1", 1)
+    broken = tawa.parse(text, "undrained.mlir")
+    with pytest.raises(TawaError, match="CTA ends during a TMA store in @gemm") as info:
+        VerifyProtocolPass().apply(tawa.context(), broken)
+    assert info.value.where.startswith("undrained.mlir:")
+    assert info.value.details == []
+
+
 # --------------------------------------------------------------------------- the model
 
 
