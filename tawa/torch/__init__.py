@@ -13,8 +13,8 @@ Each is a `torch.library` custom operator (`torch.ops.tawa.matmul`,
 `torch.ops.tawa.attention`, `torch.ops.tawa.attention_fp8`) with fake
 implementations, so they work inside `torch.compile`d models (as opaque
 calls) and in CUDA graphs.  Forward only: no backward is registered.  An
-eager call on plain tensors runs the operator's implementation without the
-dispatcher, and a call on tensors laid out like an earlier call's reuses
+eager call on plain tensors (matmul, attention, linear, gated_mlp) runs the
+operator's implementation without the dispatcher, and a call on tensors laid out like an earlier call's reuses
 its checked launch (`tawa.torch.calls`).
 
 `import tawa` never imports torch; `import tawa.torch` does, and registers
@@ -86,6 +86,9 @@ def attention(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None 
     output is a transposed [B, S, H, D] tensor when q is one, else dense
     (docs/runtime.md, "Attention layouts")."""
     _require()
+    plain = isinstance(causal, bool) and (scale is None or type(scale) in (int, float))
+    if plain and _calls.eager(q, k, v):  # the implementation, without the dispatcher (tawa.torch.calls)
+        return _calls.attention(q, k, v, causal, None if scale is None else float(scale))
     return _ops.attention(q, k, v, causal, scale)
 
 

@@ -59,7 +59,25 @@ def dense_copy(x: torch.Tensor) -> torch.Tensor:
     return torch.empty(x.shape, dtype=x.dtype, device=x.device).copy_(x)
 
 
-def _remember(cache: dict[Any, Any], key: Any, call: Any) -> None:
+_CACHES: list[dict[Any, Any]] = []
+
+
+def call_cache() -> dict[Any, Any]:
+    """A new cache of an operator's calls, emptied by `forget`."""
+    cache: dict[Any, Any] = {}
+    _CACHES.append(cache)
+    return cache
+
+
+def forget() -> None:
+    """Forgets every operator's calls (and so their kernels and launch
+    templates): the next call of each layout checks and chooses again."""
+    for cache in _CACHES:
+        cache.clear()
+
+
+def remember(cache: dict[Any, Any], key: Any, call: Any) -> None:
+    """Keeps `call` under `key`, dropping the oldest call beyond `CALLS_KEPT`."""
     if len(cache) >= CALLS_KEPT:
         cache.pop(next(iter(cache)))
     cache[key] = call
@@ -95,7 +113,7 @@ class MatmulCall:
         return a2, dense_copy(operand) if self.copy_b else operand
 
 
-_MATMUL: dict[Any, MatmulCall] = {}
+_MATMUL: dict[Any, MatmulCall] = call_cache()
 
 
 def _matmul_call(a: torch.Tensor, b: torch.Tensor, transpose_b: bool) -> MatmulCall:
@@ -129,7 +147,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor, transpose_b: bool) -> torch.Tensor:
     call = _MATMUL.get(key)
     if call is None:
         call = _matmul_call(a, b, transpose_b)
-        _remember(_MATMUL, key, call)
+        remember(_MATMUL, key, call)
     # The output first: nothing else is allocated before it (the GPU tests
     # poison the block the caching allocator hands out next).
     out = torch.empty(call.out_shape, dtype=a.dtype, device=a.device)
@@ -163,3 +181,82 @@ def sm_count(device: torch.device) -> int:
         n = kernels.SM_COUNT if device.type != "cuda" else torch.cuda.get_device_properties(device).multi_processor_count
         _SM_COUNTS[device] = n
     return n
+
+
+# --------------------------------------------------------------------------- attention
+
+
+@dataclass(eq=False)
+class AttentionCall:
+    """Everything an attention call on q, k, v of one layout decides."""
+
+    out_shape: tuple[int, int, int, int]
+    out_strides: tuple[int, ...]
+    copies: tuple[bool, bool, bool]
+    """q, k, v: copied (a tensor map cannot describe the view) or read in place."""
+    o_through_copy: bool
+    """The kernel stores O from its threads, addressing it as dense, and
+    the output is seq-major: the kernel writes a dense buffer, copied over."""
+    kernel: Any
+    grid: Any
+    scalars: tuple[int, int, float, int]
+    """q_len, kv_len, the softmax scale, the group of query heads per KV head."""
+    bound: Any = field(default=None)
+    launches: int = 0
+
+
+_ATTENTION: dict[Any, AttentionCall] = call_cache()
+O_ARGUMENT = 3
+"""The attention kernels' argument O (after Q, K, V)."""
+
+
+def _attention_call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,
+                    scale: float | None) -> AttentionCall:
+    p = checks.check_attention(checks.describe(q), checks.describe(k), checks.describe(v), causal=causal)
+    sm_scale = checks.attention_scale(p.D, scale)
+    out_shape = (p.B, p.H, p.S, p.D)
+    out_strides = checks.attention_out_strides(q.shape, q.stride())
+    # Views a tensor map describes are read in place (the kernels take 4-D
+    # operands with their strides); anything else is copied.
+    copies = tuple(not checks.tma_readable(checks.describe(t)) for t in (q, k, v))
+    kernel = grid = None
+    o_through_copy = False
+    if p.B * p.H * p.S * p.D:
+        name = checks.attention_kernel(p.D, causal, p.S, p.B * p.H, sm_count(q.device))
+        kernel = kernels.compiled(name, "bfloat16", **kernels.options_for(name, p.kv_len))
+        grid = checks.attention_grid(p.S, p.H, name, p.B)
+        dense = out_strides == (p.H * p.S * p.D, p.S * p.D, p.D, 1)
+        o_through_copy = O_ARGUMENT in kernel.abi.addressed and not dense
+    return AttentionCall(out_shape, out_strides, copies, o_through_copy, kernel, grid,  # type: ignore[arg-type]
+                         (p.S, p.kv_len, sm_scale, p.group))
+
+
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, scale: float | None) -> torch.Tensor:
+    """The attention operator's implementation (`tawa::attention`)."""
+    key = (q.shape, q.stride(), q.dtype, q.device, q.data_ptr() & 15,
+           k.shape, k.stride(), k.dtype, k.device, k.data_ptr() & 15,
+           v.shape, v.stride(), v.dtype, v.device, v.data_ptr() & 15, causal, scale)
+    call = _ATTENTION.get(key)
+    if call is None:
+        call = _attention_call(q, k, v, causal, scale)
+        remember(_ATTENTION, key, call)
+    # The output first: nothing else is allocated before it (the GPU tests
+    # poison the block the caching allocator hands out next).
+    out = torch.empty_strided(call.out_shape, call.out_strides, dtype=q.dtype, device=q.device)
+    if call.kernel is None:
+        return out
+    bound = call.bound
+    if bound is not None and not (any(call.copies) or call.o_through_copy):
+        if bound.launch((q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr())):
+            return out
+    q4, k4, v4 = (dense_copy(t) if copy else t for t, copy in zip((q, k, v), call.copies, strict=True))
+    o4 = torch.empty(call.out_shape, dtype=q.dtype, device=q.device) if call.o_through_copy else out
+    args = (q4, k4, v4, o4, *call.scalars)
+    if bound is None or not bound.launch((q4.data_ptr(), k4.data_ptr(), v4.data_ptr(), o4.data_ptr())):
+        call.kernel(*args, grid=call.grid)
+        call.launches += 1
+        if call.launches == 1 and hasattr(call.kernel, "template"):
+            call.bound = call.kernel.template(*args, grid=call.grid)
+    if o4 is not out:
+        out.copy_(o4)
+    return out

@@ -25,7 +25,7 @@ import torch
 
 from tawa.torch import linear_checks as lc
 from tawa.torch import linear_kernels
-from tawa.torch.calls import CALLS_KEPT, dense_copy, sm_count
+from tawa.torch.calls import call_cache, dense_copy, remember, sm_count
 from tawa.torch.checks import TensorInfo, describe
 
 _ACTIVATIONS = {
@@ -70,7 +70,7 @@ class FusedCall:
         return ops
 
 
-_CALLS: dict = {}
+_CALLS: dict = call_cache()
 
 
 def _layout_key(t: Optional[torch.Tensor]) -> Any:
@@ -149,12 +149,6 @@ def _run(call: FusedCall, x: torch.Tensor, weights: tuple, bias, activation, res
     return out
 
 
-def _remember(key: Any, call: FusedCall) -> None:
-    if len(_CALLS) >= CALLS_KEPT:
-        _CALLS.pop(next(iter(_CALLS)))
-    _CALLS[key] = call
-
-
 def linear_impl(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor], activation: Optional[str],
                 residual: Optional[torch.Tensor]) -> torch.Tensor:
     """The linear operator's implementation (`tawa::linear`)."""
@@ -164,7 +158,7 @@ def linear_impl(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor], 
         p = lc.check_linear(describe(x), describe(w), None if bias is None else describe(bias), activation,
                             None if residual is None else describe(residual))
         call = _call(p, x, (w,), bias, activation, residual)
-        _remember(key, call)
+        remember(_CALLS, key, call)
     return _run(call, x, (w,), bias, activation, residual)
 
 
@@ -175,13 +169,8 @@ def gated_mlp_impl(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor, ac
     if call is None:
         p = lc.check_gated_mlp(describe(x), describe(w_gate), describe(w_up), activation)
         call = _call(p, x, (w_gate, w_up), None, activation, None)
-        _remember(key, call)
+        remember(_CALLS, key, call)
     return _run(call, x, (w_gate, w_up), None, activation, None)
-
-
-def clear_calls() -> None:
-    """Forgets the calls (and so their kernels' launch templates)."""
-    _CALLS.clear()
 
 
 @torch.library.custom_op("tawa::linear", mutates_args=())

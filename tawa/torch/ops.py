@@ -15,7 +15,6 @@ This module has no `from __future__ import annotations`: torch infers the
 operators' schemas from the annotations, as objects.
 """
 
-import functools
 from typing import Optional
 
 import torch
@@ -37,14 +36,6 @@ def matmul_op(a: torch.Tensor, b: torch.Tensor, transpose_b: bool) -> torch.Tens
     return calls.matmul(a, b, transpose_b)
 
 
-@functools.lru_cache(maxsize=None)
-def _sm_count(device: torch.device) -> int:
-    """The device's SMs (the heuristic sizes tiles to keep them busy)."""
-    if device.type != "cuda":
-        return kernels.SM_COUNT
-    return torch.cuda.get_device_properties(device).multi_processor_count
-
-
 @matmul_op.register_fake
 def _matmul_fake(a: torch.Tensor, b: torch.Tensor, transpose_b: bool) -> torch.Tensor:
     p = checks.check_matmul(checks.describe(a, fake=True), checks.describe(b, fake=True), transpose_b, fake=True)
@@ -57,32 +48,7 @@ def attention_op(
 ) -> torch.Tensor:
     """softmax(q·kᵀ·scale [causally masked, bottom-right])·v over q [B, H, S, D]
     and k, v [B, Hkv, Sk, D] → [B, H, S, D] (strides: `checks.attention_out_strides`)."""
-    p = checks.check_attention(checks.describe(q), checks.describe(k), checks.describe(v), causal=causal)
-    sm_scale = checks.attention_scale(p.D, scale)
-    # The output first: nothing else is allocated before it (the GPU tests
-    # poison the block the caching allocator hands out next).
-    out = torch.empty_strided((p.B, p.H, p.S, p.D), checks.attention_out_strides(q.shape, q.stride()),
-                              dtype=q.dtype, device=q.device)
-    if out.numel() == 0:
-        return out
-    # Views a tensor map describes are read in place (the kernels take 4-D
-    # operands with their strides); anything else is copied.
-    q4, k4, v4 = (t if checks.tma_readable(checks.describe(t)) else _dense(t) for t in (q, k, v))
-    name = checks.attention_kernel(p.D, causal, p.S, p.B * p.H, _sm_count(q.device))
-    kernel = kernels.compiled(name, "bfloat16", **kernels.options_for(name, p.kv_len))
-    # A kernel that stores O from its threads (no room for a TMA staging tile)
-    # addresses it as dense: a seq-major output is then written through a copy.
-    o4 = out
-    if _O in kernel.abi.addressed and not out.is_contiguous():
-        o4 = torch.empty((p.B, p.H, p.S, p.D), dtype=q.dtype, device=q.device)
-    kernel(q4, k4, v4, o4, p.S, p.kv_len, sm_scale, p.group, grid=checks.attention_grid(p.S, p.H, name, p.B))
-    if o4 is not out:
-        out.copy_(o4)
-    return out
-
-
-_O = 3
-"""The attention kernels' argument O (after Q, K, V)."""
+    return calls.attention(q, k, v, causal, scale)
 
 
 @attention_op.register_fake

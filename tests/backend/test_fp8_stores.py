@@ -110,10 +110,16 @@ def test_fp8_output_values(cuda, seed, fp8, M, N, K):
     exact = A.double() @ B.double().T
     limit = torch.finfo(fp8_torch).max
     want = exact.clamp(-limit, limit).to(fp8_torch).double()  # satfinite, then round to nearest even
-    # The GPU rounds the f32 accumulator, not the exact sum: they may round
-    # to neighbouring fp8 values where the sum lies near a rounding boundary.
+    # The GPU rounds its accumulator, not the exact sum, and Hopper's fp8
+    # wgmma keeps about 14 bits while it accumulates (DeepSeek-V3 report,
+    # section 3.3.2): near a cancellation the accumulator is off by up to a
+    # few 2^-13 of the sum of the products' magnitudes, more than an fp8
+    # step of the small result.  Allowed: one fp8 step of the result plus
+    # 2^-10 of that sum (a wrong element is off by a product's size).
     mantissa_bits, smallest = (3, 2.0 ** -9) if fp8 == "f8E4M3FN" else (2, 2.0 ** -16)
     step = torch.clamp(want.abs() * 2.0 ** -mantissa_bits, min=smallest)  # the gap to a neighbour
-    off = (got[:M].double() - want).abs() > step
-    assert int(off.sum()) == 0, f"{int(off.sum())} of {M * N} values off by more than an fp8 step"
+    magnitude = A.double().abs() @ B.double().abs().T
+    off = (got[:M].double() - want).abs() > step + 2.0 ** -10 * magnitude
+    bad = [(i, j, float(got[i, j]), float(want[i, j]), float(exact[i, j])) for i, j in off.nonzero().tolist()[:6]]
+    assert not bad, f"{int(off.sum())} of {M * N} values off by more than the tolerance: (row, col, got, want, exact) {bad}"
     assert float((got[:M].double() == want).double().mean()) > 0.95

@@ -267,15 +267,15 @@ class StandIn:
 @pytest.fixture
 def stand_in(torch, monkeypatch):
     """Real implementations on CPU tensors, with stand-in kernels."""
-    from tawa.torch import linear_ops
+    from tawa.torch import calls as calls_module
 
     calls = []
     monkeypatch.setattr(lc, "_check_devices", lambda *args: None)
     monkeypatch.setattr(linear_kernels, "build", lambda choice: StandIn(choice, calls))
-    linear_ops.clear_calls()
+    calls_module.forget()
     linear_kernels.clear_cache()
     yield calls
-    linear_ops.clear_calls()
+    calls_module.forget()
     linear_kernels.clear_cache()
 
 

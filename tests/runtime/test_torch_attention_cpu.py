@@ -163,7 +163,11 @@ def stand_in(torch, monkeypatch):
     calls = []
     monkeypatch.setattr(checks, "_check_devices", lambda *args: None)
     monkeypatch.setattr(kernels, "compiled", lambda name, dtype, **options: StandIn(name, calls))
-    return calls
+    from tawa.torch import calls as calls_module
+
+    calls_module.forget()  # calls remembered by earlier tests hold their stand-ins
+    yield calls
+    calls_module.forget()
 
 
 @pytest.mark.parametrize("causal", [False, True])

@@ -9,6 +9,8 @@ that writes the new addresses into parameters packed once.
   this driver.
 - Misaligned views take the copying path; a stream context and a CUDA graph
   capture see the launch on the current stream.
+- Attention on new q, k, v each call (fused-QKV views, [B, S, H, D]
+  transposed, grouped heads, a longer cache, O through a dense buffer).
 
 Run: `pytest -m gpu tests/runtime/test_torch_calls_gpu.py`.
 """
@@ -105,3 +107,44 @@ def test_calls_follow_the_current_stream_and_graph_capture(torch, seed):
         static_x.copy_(torch.randn(256, 128, device="cuda", generator=g).to(bf16))
         graph.replay()
         assert rel_err(static_out, static_x.float() @ w.float().T) <= TOL
+
+
+@pytest.mark.parametrize("B, H, Hkv, S, Sk, D, causal, layout", [
+    (2, 4, 4, 200, 200, 64, True, "qkv"),    # permuted views of a fused QKV projection
+    (1, 8, 2, 65, 300, 128, True, "bshd"),   # grouped heads against a longer cache, [B, S, H, D] transposed
+    (2, 2, 2, 130, 130, 128, False, "dense"),
+    (1, 4, 4, 100, 100, 256, False, "bshd"),  # head dim 256: O through a dense buffer where stored by threads
+])  # fmt: skip
+def test_attention_on_fresh_tensors_every_call(torch, seed, B, H, Hkv, S, Sk, D, causal, layout):
+    """Eager attention calls on new q, k, v (and a new output) each time, of
+    one layout: the second call on launches through the template, every
+    output written in full and right against a float32 reference."""
+    from tawa.torch import calls
+
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    bf16 = torch.bfloat16
+
+    def operands():
+        if layout == "qkv":
+            return torch.randn(B, S, 3, H, D, device="cuda", generator=g).to(bf16).permute(2, 0, 3, 1, 4)
+        if layout == "bshd":
+            q = torch.randn(B, S, H, D, device="cuda", generator=g).to(bf16).transpose(1, 2)
+            return (q, *(torch.randn(B, Sk, Hkv, D, device="cuda", generator=g).to(bf16).transpose(1, 2)
+                         for _ in range(2)))
+        return (torch.randn(B, H, S, D, device="cuda", generator=g).to(bf16),
+                *(torch.randn(B, Hkv, Sk, D, device="cuda", generator=g).to(bf16) for _ in range(2)))
+
+    calls._ATTENTION.clear()
+    for i in range(5):
+        q, k, v = operands()
+        poison_next(torch, (B, H, S, D), bf16)
+        out = tt.attention(q, k, v, causal=causal)
+        assert not torch.isnan(out.float()).any(), f"call {i}: some of O was not written"
+        group = H // Hkv
+        kf, vf = (t.float().repeat_interleave(group, 1) for t in (k, v))
+        mask = torch.ones(S, Sk, dtype=torch.bool, device="cuda").tril(Sk - S) if causal else None
+        ref = torch.nn.functional.scaled_dot_product_attention(q.float(), kf, vf, attn_mask=mask)
+        assert rel_err(out, ref) <= TOL, (i, rel_err(out, ref))
+    (call,) = calls._ATTENTION.values()
+    assert call.bound is not None and call.launches == 1, "calls after the first took the checked path"
+    assert not call.bound.template.remap, "the driver's tensor maps were re-encoded (address word not found)"
