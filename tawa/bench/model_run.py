@@ -126,6 +126,12 @@ def measure(row: Row, cfg: Any, tables: dict[str, Any], layers: Sequence[Any], f
     from tawa.bench import model_nets as nets
 
     timers: dict[str, Any] = {}
+    if row.mode == "compile":
+        # Both variants compile the same block function, whose code object
+        # holds torch.compile's cache: without a reset the rows before fill
+        # it past its size limit, and later rows run with long guard chains
+        # or fall back to eager.  A model compiles for its own shapes.
+        torch.compiler.reset()
     for name, ops in tables.items():
         block = None
         if row.mode == "compile":
