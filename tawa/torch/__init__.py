@@ -9,7 +9,7 @@
 `attention_fp8` takes per-tensor scales (q_scale, k_scale, v_scale: the
 tensors are q_scale·q8, ...) and transposes v into a padded buffer each call.
 
-Each is a `torch.library` custom operator (`torch.ops.tawa.matmul`,
+Each is a `torch.library` operator (`torch.ops.tawa.matmul`,
 `torch.ops.tawa.attention`, `torch.ops.tawa.attention_fp8`) with fake
 implementations, so they work inside `torch.compile`d models (as opaque
 calls) and in CUDA graphs.  Forward only: no backward is registered.  An
@@ -18,7 +18,7 @@ operator's implementation without the dispatcher, and a call on tensors laid out
 its checked launch (`tawa.torch.calls`).
 
 `import tawa` never imports torch; `import tawa.torch` does, and registers
-the operators, when torch ≥ 2.4 is installed.  Without it the import still
+the operators, when torch ≥ 2.5 is installed.  Without it the import still
 succeeds (the argument checks in `tawa.torch.checks` need no torch) and the
 operators raise ImportError saying why.
 """
@@ -29,8 +29,9 @@ from typing import Any
 
 from tawa.torch import checks, kernels
 
-MIN_TORCH = (2, 4)
-"""torch.library.custom_op and register_fake arrived in torch 2.4."""
+MIN_TORCH = (2, 5)
+"""torch.library.infer_schema (with register_fake, which `tawa.torch.library`
+registers the operators with) arrived in torch 2.5."""
 
 
 def _torch_problem() -> str | None:
@@ -41,9 +42,9 @@ def _torch_problem() -> str | None:
         return f"tawa.torch needs torch >= {MIN_TORCH[0]}.{MIN_TORCH[1]} (pip install torch): {err}"
     version = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2] if p.isdigit())
     lib = torch.library
-    if version < MIN_TORCH or not (hasattr(lib, "custom_op") and hasattr(lib, "register_fake")):
+    if version < MIN_TORCH or not (hasattr(lib, "infer_schema") and hasattr(lib, "register_fake")):
         return (
-            f"tawa.torch needs torch >= {MIN_TORCH[0]}.{MIN_TORCH[1]} (torch.library.custom_op, "
+            f"tawa.torch needs torch >= {MIN_TORCH[0]}.{MIN_TORCH[1]} (torch.library.infer_schema, "
             f"register_fake); found torch {torch.__version__}"
         )
     return None

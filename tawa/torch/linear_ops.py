@@ -1,6 +1,6 @@
-"""The fused linear operators: `torch.library` custom operators `tawa::linear`
-and `tawa::gated_mlp` (imported by `tawa.torch` when torch ≥ 2.4 is there;
-it imports torch).
+"""The fused linear operators: `torch.library` operators `tawa::linear` and
+`tawa::gated_mlp` (imported by `tawa.torch` when torch ≥ 2.5 is there; it
+imports torch), registered by `tawa.torch.library.define`.
 
 Each runs one generated GEMM kernel with its epilogue fused
 (`tawa.torch.linear_kernels`); nothing else is launched but copies of
@@ -23,8 +23,8 @@ from typing import Any, Optional
 
 import torch
 
+from tawa.torch import library, linear_kernels
 from tawa.torch import linear_checks as lc
-from tawa.torch import linear_kernels
 from tawa.torch.calls import call_cache, dense_copy, remember, sm_count
 from tawa.torch.checks import TensorInfo, describe
 
@@ -173,8 +173,7 @@ def gated_mlp_impl(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor, ac
     return _run(call, x, (w_gate, w_up), None, activation, None)
 
 
-@torch.library.custom_op("tawa::linear", mutates_args=())
-def linear_op(
+def _linear_op(
     x: torch.Tensor,
     w: torch.Tensor,
     bias: Optional[torch.Tensor],
@@ -185,7 +184,6 @@ def linear_op(
     return linear_impl(x, w, bias, activation, residual)
 
 
-@linear_op.register_fake
 def _linear_fake(
     x: torch.Tensor,
     w: torch.Tensor,
@@ -198,19 +196,17 @@ def _linear_fake(
     return x.new_empty(p.out_shape)
 
 
-@torch.library.custom_op("tawa::gated_mlp", mutates_args=())
-def gated_mlp_op(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor, activation: str) -> torch.Tensor:
+def _gated_mlp_op(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor, activation: str) -> torch.Tensor:
     """activation(x [..., K] · w_gate [N, K]ᵀ) · (x · w_upᵀ) → [..., N]."""
     return gated_mlp_impl(x, w_gate, w_up, activation)
 
 
-@gated_mlp_op.register_fake
 def _gated_mlp_fake(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor, activation: str) -> torch.Tensor:
     p = lc.check_gated_mlp(*(describe(t, fake=True) for t in (x, w_gate, w_up)), activation, fake=True)
     return x.new_empty(p.out_shape)
 
 
-linear = torch.ops.tawa.linear.default
+linear = library.define("linear", _linear_op, _linear_fake)
 """The operator's overload, what `tawa.torch.linear` calls outside eager calls (torch.compile traces it as one call)."""
-gated_mlp = torch.ops.tawa.gated_mlp.default
+gated_mlp = library.define("gated_mlp", _gated_mlp_op, _gated_mlp_fake)
 """The operator's overload, what `tawa.torch.gated_mlp` calls outside eager calls."""

@@ -1,10 +1,11 @@
-"""The `torch.library` custom operators `tawa::matmul`, `tawa::attention` and
-`tawa::attention_fp8` (imported by `tawa.torch` when torch ≥ 2.4 is there; it imports torch).
+"""The `torch.library` operators `tawa::matmul`, `tawa::attention` and
+`tawa::attention_fp8` (imported by `tawa.torch` when torch ≥ 2.5 is there; it
+imports torch), registered by `tawa.torch.library.define`.
 
 Each operator has a real implementation, which checks its arguments
 (`tawa.torch.checks`), allocates its output, copies operands the kernels
 cannot read in place and launches the kernel on torch's current stream, and
-a fake implementation (`register_fake`), which runs the same checks on
+a fake implementation, which runs the same checks on
 metadata and returns an empty tensor of the output's shape: `torch.compile`
 traces through it and keeps the operator opaque.  The real implementation
 allocates and launches only (no synchronization, no host reads of device
@@ -19,7 +20,7 @@ from typing import Optional
 
 import torch
 
-from tawa.torch import calls, checks, kernels
+from tawa.torch import calls, checks, kernels, library
 
 
 def _dense(x: torch.Tensor) -> torch.Tensor:
@@ -30,20 +31,17 @@ def _dense(x: torch.Tensor) -> torch.Tensor:
     return torch.empty(x.shape, dtype=x.dtype, device=x.device).copy_(x)
 
 
-@torch.library.custom_op("tawa::matmul", mutates_args=())
-def matmul_op(a: torch.Tensor, b: torch.Tensor, transpose_b: bool) -> torch.Tensor:
+def matmul_impl(a: torch.Tensor, b: torch.Tensor, transpose_b: bool) -> torch.Tensor:
     """a [..., M, K] · b [K, N] (b [N, K] with transpose_b) → [..., M, N]."""
     return calls.matmul(a, b, transpose_b)
 
 
-@matmul_op.register_fake
 def _matmul_fake(a: torch.Tensor, b: torch.Tensor, transpose_b: bool) -> torch.Tensor:
     p = checks.check_matmul(checks.describe(a, fake=True), checks.describe(b, fake=True), transpose_b, fake=True)
     return a.new_empty(p.out_shape)
 
 
-@torch.library.custom_op("tawa::attention", mutates_args=())
-def attention_op(
+def attention_impl(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, scale: Optional[float]
 ) -> torch.Tensor:
     """softmax(q·kᵀ·scale [causally masked, bottom-right])·v over q [B, H, S, D]
@@ -51,7 +49,6 @@ def attention_op(
     return calls.attention(q, k, v, causal, scale)
 
 
-@attention_op.register_fake
 def _attention_fake(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, scale: Optional[float]
 ) -> torch.Tensor:
@@ -59,8 +56,7 @@ def _attention_fake(
     return q.new_empty_strided((p.B, p.H, p.S, p.D), checks.attention_out_strides(q.shape, q.stride()))
 
 
-@torch.library.custom_op("tawa::attention_fp8", mutates_args=())
-def attention_fp8_op(
+def attention_fp8_impl(
     q: torch.Tensor,
     k: torch.Tensor,
     v: torch.Tensor,
@@ -102,7 +98,6 @@ def attention_fp8_op(
     return out
 
 
-@attention_fp8_op.register_fake
 def _attention_fp8_fake(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -122,9 +117,9 @@ def _attention_fp8_fake(
     return q.new_empty((p.B, p.H, p.S, p.D), dtype=torch.bfloat16)
 
 
-matmul = torch.ops.tawa.matmul.default
+matmul = library.define("matmul", matmul_impl, _matmul_fake)
 """The operator's overload, what `tawa.torch.matmul` calls (torch.compile traces it as one call)."""
-attention = torch.ops.tawa.attention.default
+attention = library.define("attention", attention_impl, _attention_fake)
 """The operator's overload, what `tawa.torch.attention` calls."""
-attention_fp8 = torch.ops.tawa.attention_fp8.default
+attention_fp8 = library.define("attention_fp8", attention_fp8_impl, _attention_fp8_fake)
 """The operator's overload, what `tawa.torch.attention_fp8` calls."""

@@ -16,7 +16,7 @@
   bitwise; an MLP block under `torch.compile(fullgraph=True)`.
 
 Run: `pytest -m gpu tests/runtime/test_linear_gpu.py` (CuPy, cuda-bindings,
-torch ≥ 2.4, an sm_90 GPU); elsewhere every test skips and says why.
+torch ≥ 2.5, an sm_90 GPU); elsewhere every test skips and says why.
 """
 
 from __future__ import annotations

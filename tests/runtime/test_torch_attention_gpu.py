@@ -15,7 +15,7 @@ heads, queries against a longer cache.
 - A call captured in a CUDA graph replays on new inputs as eager runs do.
 
 Run: `pytest -m gpu tests/runtime/test_torch_attention_gpu.py` (CuPy,
-cuda-bindings, torch ≥ 2.4, an sm_90 GPU); elsewhere every test skips and
+cuda-bindings, torch ≥ 2.5, an sm_90 GPU); elsewhere every test skips and
 says why.
 """
 

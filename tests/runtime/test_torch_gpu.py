@@ -21,7 +21,7 @@ torch.compile, and in CUDA graphs.
   inputs equal eager runs bitwise.
 
 Run: `pytest -m gpu tests/runtime/test_torch_gpu.py` (CuPy, cuda-bindings,
-torch ≥ 2.4, an sm_90 GPU); elsewhere every test skips and says why.
+torch ≥ 2.5, an sm_90 GPU); elsewhere every test skips and says why.
 """
 
 from __future__ import annotations
