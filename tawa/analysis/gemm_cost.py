@@ -25,11 +25,17 @@ warp groups issuing wgmma and storing C) say a configuration costs:
     at `SMEM_BYTES_PER_CLOCK` × the clock × a fitted share: operand bytes
     per flop fall as tiles grow, which is what makes small tiles slow;
   - *L2*: this CTA's share of the L2's bandwidth among the CTAs of the
-    round, for (BM + BN / cluster)·BK elements of A and B;
+    round, for (BM + BN / cluster)·BK elements of A and B, an operand's
+    bytes counted `misaligned_l2_factor` times where its rows are not
+    whole L2 sectors apart (`L2_SECTOR_BYTES`: its box rows straddle
+    sectors, more requests per byte);
   - *latency*: a ring of D slots has D − `HELD_SLOTS` loads in flight
     (the consumers hold the slot they read and the one their dot in flight
     reads), each taking the load latency: shallow rings of large stages
     (256x128 in 3 slots) wait for their data.
+* **clusters**: a 2-CTA cluster multicasts B (half its L2 bytes per CTA)
+  at a share `cluster_overhead` of each k-step's time (a slot is free only
+  when both CTAs' consumers released it).
 * **epilogue**: per program a fixed cost (the last dot's drain, barriers)
   plus C's tile at a per-SM store rate; the tensor cores idle meanwhile
   (the producer fills the ring for the next program, so the next main loop
@@ -58,6 +64,7 @@ from typing import TYPE_CHECKING, Any
 
 from tawa.target.hopper import (
     L2_BYTES,
+    L2_SECTOR_BYTES,
     LOADED_SM_CLOCK_HZ,
     SM_COUNT,
     SMEM_BYTES_PER_CLOCK,
@@ -110,6 +117,11 @@ class CostParameters:
     """The share of the fp8 tensor rate reached, twice the 16-bit one on
     paper (fitted; why fp8 falls short, a lower clock at the power cap or
     the instructions, is not measured)."""
+    misaligned_l2_factor: float
+    """How many times an operand's L2 bytes count where its rows are not
+    whole L2 sectors apart."""
+    cluster_overhead: float
+    """The share a k-step's time grows by in a 2-CTA cluster."""
 
     def as_dict(self) -> dict[str, float]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -117,15 +129,17 @@ class CostParameters:
 
 FITTED = CostParameters(
     clock_hz=LOADED_SM_CLOCK_HZ,
-    instruction_cycles=7.266,
-    smem_share=1.007,
-    l2_bytes_per_s=1.178e13,
-    dram_bytes_per_s=2.57e12,
-    load_latency_s=8.333e-07,
-    epilogue_s=1.525e-07,
-    store_bytes_per_s=1.217e11,
-    launch_s=3.792e-06,
-    fp8_rate_share=0.9615,
+    instruction_cycles=6.441,
+    smem_share=1.015,
+    l2_bytes_per_s=1.179e+13,
+    dram_bytes_per_s=2.438e+12,
+    load_latency_s=8.381e-07,
+    epilogue_s=1.439e-07,
+    store_bytes_per_s=1.057e+11,
+    launch_s=4.431e-06,
+    fp8_rate_share=0.9673,
+    misaligned_l2_factor=2.512,
+    cluster_overhead=0.1121,
 )
 """Fitted by `python -m tawa.bench.fit_cost` (docs/perf.md, "Cost model")."""
 
@@ -139,7 +153,8 @@ class Step:
     l2: float
     latency: float
     time: float
-    """The longest of them: the others overlap it."""
+    """The longest of them (the others overlap it), in a cluster grown by
+    `cluster_overhead`."""
 
     @property
     def bound(self) -> str:
@@ -291,11 +306,15 @@ def estimate(problem: GemmProblem, choice: Choice, sms: int = SM_COUNT, params: 
     smem_bytes = groups * (WGMMA_M * ea + bn * eb) * bk + (bm * ea + bn * eb) * bk
     smem = smem_bytes / (SMEM_BYTES_PER_CLOCK * clock * params.smem_share)
     latency = params.load_latency_s / max(1, depth - HELD_SLOTS)
-    l2_bytes = (bm * ea + bn * eb / choice.cluster) * bk
+    b_row_bytes = problem.K * eb if problem.b_layout == "nk" else problem.N * eb
+    a_factor, b_factor = (params.misaligned_l2_factor if row % L2_SECTOR_BYTES else 1.0
+                          for row in (problem.K * ea, b_row_bytes))
+    l2_bytes = (bm * ea * a_factor + bn * eb * b_factor / choice.cluster) * bk
+    coupled = 1.0 + params.cluster_overhead if choice.cluster > 1 else 1.0
 
     def step(active: int) -> Step:
         l2 = active * l2_bytes / params.l2_bytes_per_s
-        return Step(tensor, smem, l2, latency, max(tensor, smem, l2, latency))
+        return Step(tensor, smem, l2, latency, max(tensor, smem, l2, latency) * coupled)
 
     full = step(ctas)
     tile_c_bytes = bm * bn * (4 if split > 1 else C_BYTES[c_type])

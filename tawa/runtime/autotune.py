@@ -271,8 +271,10 @@ class Space:
     stages: tuple[int, ...] = (0,)
     group_m: tuple[int, ...] = (8,)
     persistent: tuple[bool, ...] = (True,)
-    cluster: tuple[int, ...] = (1,)
-    """CTAs per cluster (persistent kernels with at least that many rows of tiles)."""
+    cluster: tuple[int, ...] = (1, 2)
+    """CTAs per cluster (persistent kernels with at least that many rows of
+    tiles): the cost model takes 2 where B's L2 traffic bounds the k-step
+    (rows that are not whole L2 sectors apart)."""
     defer_stores: tuple[bool, ...] = (False,)
     """Whether to defer each program's store (persistent kernels)."""
     teams: tuple[int, ...] = (1,)

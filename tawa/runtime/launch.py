@@ -64,6 +64,7 @@ from tawa.runtime.arrays import (
     is_dense_row_major,
 )
 from tawa.runtime.errors import ArgumentError, LaunchError, TensorMapError
+from tawa.target.hopper import L2_SECTOR_BYTES
 
 TMA_ALIGN = 16
 """Bytes: TMA needs the base address and every non-innermost stride aligned to this."""
@@ -98,6 +99,7 @@ class TensorMapSpec:
     swizzle: str
     interleave: str = "CU_TENSOR_MAP_INTERLEAVE_NONE"
     l2_promotion: str = "CU_TENSOR_MAP_L2_PROMOTION_L2_256B"
+    """How much a miss fills into the L2 (`l2_promotion`)."""
     oob_fill: str = "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE"
     arg: int = -1
     """The kernel argument it describes (for messages)."""
@@ -149,8 +151,22 @@ def _tensormap(p: Param, info: ArrayInfo, strides: tuple[int, ...], elem: Elemen
         box=p.box[::-1],
         element_strides=(1,) * rank,
         swizzle=f"CU_TENSOR_MAP_SWIZZLE_{_SWIZZLES[p.swizzle]}",
+        l2_promotion=l2_promotion(gstrides),
         arg=p.arg,
     )
+
+
+def l2_promotion(strides: tuple[int, ...]) -> str:
+    """The L2 fill of a tensor map with byte `strides`: 256 bytes a miss,
+    except where rows are not whole L2 sectors apart (`L2_SECTOR_BYTES`):
+    a box row then straddles lines, and 256-byte fills fetch lines no row
+    reads (128 measured 12% faster on such a GEMM, no different on aligned
+    rows; docs/perf.md, "Rows that are not whole sectors").  Decided by
+    the strides alone, so that a launch template made for one address
+    holds for every address of the layout."""
+    if any(s % L2_SECTOR_BYTES for s in strides):
+        return "CU_TENSOR_MAP_L2_PROMOTION_L2_128B"
+    return "CU_TENSOR_MAP_L2_PROMOTION_L2_256B"
 
 
 # --------------------------------------------------------------------------- the plan

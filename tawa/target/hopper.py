@@ -142,6 +142,13 @@ multicast mask holds one bit per rank)."""
 L2_BYTES = 50 * 1024 * 1024
 """The H100 SXM's L2 cache, 50 MB, built as two partitions (NVIDIA's Hopper
 architecture whitepaper)."""
+L2_SECTOR_BYTES = 32
+"""The unit the L2 serves: a 128-byte line holds four 32-byte sectors.  A
+TMA box row that starts inside a sector touches one sector more, and the
+loads of a tensor whose rows are not whole sectors apart issue more L2
+requests per byte: measured on the H100, a GEMM whose K·2 bytes per row is
+16 modulo 32 ran 0.5–0.6× cuBLAS where K rounded to 16 elements ran
+0.9–1.0× (docs/perf.md, "Rows that are not whole sectors")."""
 
 # --------------------------------------------------------------------------- TMA
 

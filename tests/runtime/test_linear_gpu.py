@@ -126,6 +126,30 @@ def test_linear_large_tile(torch, seed, activation, bias, residual):
           (*lead, n), torch.bfloat16, f"{lead}x{n}x{k}")
 
 
+CLUSTERED = ((1024,), 1536, 1000)
+"""Rows of x not whole L2 sectors apart (K·2 = 2000 bytes): the cost model
+takes a 2-CTA cluster (B multicast) for these epilogue kernels."""
+
+
+@pytest.mark.parametrize("gated", [False, True], ids=["linear", "gated_mlp"])
+def test_clustered_epilogue_kernels(torch, seed, gated):
+    from tawa.kernels.gemm import Epilogue
+    from tawa.torch.linear_kernels import epilogue_choice
+
+    lead, n, k = CLUSTERED
+    epilogue = Epilogue(activation="silu", gated=True) if gated else Epilogue(bias=True, activation="gelu_tanh",
+                                                                               residual=True)
+    assert epilogue_choice("nk", "bfloat16", lead[0], n, k, epilogue).cluster == 2
+    x, ws, b, r = inputs(torch, seed, lead, n, k, torch.bfloat16, not gated, not gated, gated=gated)
+    if gated:
+        check(torch, lambda: tt.gated_mlp(x, *ws), lambda: gated_reference(torch, x, *ws, "silu"),
+              (*lead, n), torch.bfloat16, "clustered gated_mlp")
+    else:
+        check(torch, lambda: tt.linear(x, ws[0], b, "gelu_tanh", r),
+              lambda: linear_reference(torch, x, ws[0], b, "gelu_tanh", r), (*lead, n), torch.bfloat16,
+              "clustered linear")
+
+
 def gated_reference(torch, x, wg, wu, activation):
     return act(torch, activation, x.float() @ wg.float().T) * (x.float() @ wu.float().T)
 

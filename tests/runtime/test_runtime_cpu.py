@@ -38,6 +38,7 @@ from tawa.runtime.launch import (
     TensorMapSpec,
     arg_names,
     kernel_arguments,
+    l2_promotion,
     plan_launch,
     tensormap_by_value,
 )
@@ -382,6 +383,18 @@ def test_plan_packs_parameters_in_abi_order(gemm):
     assert plan.shape.smem_bytes == gemm.abi.smem_bytes
     assert plan.device == 0 and plan.uses_torch and not plan.empty
 
+
+
+def test_rows_that_are_not_whole_l2_sectors_get_128_byte_fills():
+    """A tensor map's L2 fill follows its row strides (tawa.target.hopper,
+    L2_SECTOR_BYTES): 256 bytes a miss over rows that are whole 32-byte
+    sectors apart, 128 where a box row straddles sectors; the address
+    does not enter (a launch template holds for every address)."""
+    assert l2_promotion((2 * 4096,)) == "CU_TENSOR_MAP_L2_PROMOTION_L2_256B"
+    assert l2_promotion((2 * 4104,)) == "CU_TENSOR_MAP_L2_PROMOTION_L2_128B"  # 8208 bytes: 16 past a sector
+    assert l2_promotion((2 * 4112,)) == "CU_TENSOR_MAP_L2_PROMOTION_L2_256B"  # 8224: whole sectors, not lines
+    assert l2_promotion((256, 256 * 48)) == "CU_TENSOR_MAP_L2_PROMOTION_L2_256B"
+    assert l2_promotion((2 * 72, 2 * 72 * 100)) == "CU_TENSOR_MAP_L2_PROMOTION_L2_128B"  # any stride counts
 
 def test_plan_f16_with_cupy_arrays(backend):
     kernel = tawa.compile(GEMM.replace("bf16", "f16"), "gemm", stages=2)
