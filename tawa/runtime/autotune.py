@@ -420,10 +420,9 @@ def heuristic(problem: GemmProblem, sms: int = SM_COUNT, split: bool = False) ->
     candidates (`ranked`), without timing: the tile shapes, K in 128-byte
     steps, the deepest ring that fits, group-m 8, persistent.  With `split`
     the candidates include each tile split in K where the model says a
-    split pays (`split_for`); by default none is split (the fused-epilogue
-    kernels built on this choice cannot split K, and on the H100 split-K
-    measured slower than the unsplit tile on the skinny shapes tried,
-    docs/perf.md).  `python -m tawa.bench gemm --explain MxNxK` prints the
+    split pays (`split_for`), as `tawa.torch.matmul` asks; by default none
+    is split (the fused-epilogue kernels built on this choice need the
+    whole sum over K).  `python -m tawa.bench gemm --explain MxNxK` prints the
     candidates, their estimates and the choice."""
     space = DEFAULT_SPACE if split else replace(DEFAULT_SPACE, split_k=(1,))
     best = ranked(problem, space, sms)

@@ -12,13 +12,13 @@ from a sequence length on; `options_for(name, seq_len)` merges them.
 
 The matmul kernels ("matmul": B K×N, "gemm": B N×K) are generated per
 problem instead (`tawa.kernels.gemm`): `matmul_choice` picks the tile
-configuration, the heuristic's (`tawa.runtime.autotune.heuristic`), or the
+configuration, the heuristic's with K split where the cost model says a
+split pays (`tawa.runtime.autotune.heuristic(split=True)`), or the
 autotuned one when `$TAWA_AUTOTUNE` is 1 (timed on the first call of each
 shape bucket, kept in the on-disk cache); `compiled(name, dtype,
 config=...)` compiles it; `matmul_kernel` remembers the kernel and grid per
 problem (a warm call is one dictionary look-up; `clear_cache()` after
-changing `OPTIONS`).  A split-K choice (one that autotuning kept; the
-heuristic splits no K by default) is a
+changing `OPTIONS`).  A split-K choice is a
 `tawa.runtime.splitk.SplitKGemm`: the split kernel and the torch sum of its
 partials, called like the others; its workspace is cached per device,
 stream and shape.
@@ -159,7 +159,8 @@ def compiled(name: str, dtype: str | None = None, config: Any = None, **options:
 
 def matmul_choice(name: str, dtype: str, M: int, N: int, K: int, sms: int = SM_COUNT, tune: bool = True) -> Any:
     """The configuration (`tawa.runtime.autotune.Choice`) matmul kernel
-    `name` runs for an M×N×K problem in `dtype`: the heuristic's, or with
+    `name` runs for an M×N×K problem in `dtype`: the heuristic's (K split
+    where the model says it pays: grids under a wave with long K), or with
     `$TAWA_AUTOTUNE=1` and `tune` (false while a CUDA graph is captured:
     nothing can be timed then) the autotuned one.  Remembered per problem
     in this process, so that a captured call reuses its warm-up's kernel."""
@@ -173,7 +174,7 @@ def matmul_choice(name: str, dtype: str, M: int, N: int, K: int, sms: int = SM_C
         if tune and os.environ.get(AUTOTUNE_ENV) == "1":
             choice = autotune(problem, sms=sms)
         else:
-            choice = heuristic(problem, sms)
+            choice = heuristic(problem, sms, split=True)  # partial sums of f32: C only, no epilogue
         _CHOICES[key] = choice
     return choice
 

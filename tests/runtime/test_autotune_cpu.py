@@ -74,7 +74,7 @@ def test_candidates_are_pruned_and_ranked():
     listed = space_choices(problem, wide)
     assert all(unsupported(c.config) is None for c in listed)  # 192x256 is out (launch registers)
     assert {c.config.tile for c in listed} == {(128, 256, 64), (128, 128, 64), (64, 128, 64)}
-    assert len(listed) == 3 * 3  # × group-m
+    assert len(listed) == 3 * 3 * 2  # × group-m × cluster (1 and 2)
     every = candidates(problem, wide)
     assert every[0] == heuristic(problem)  # first, whether or not the space holds it
     assert set(every[1:]) == set(listed) - {every[0]}

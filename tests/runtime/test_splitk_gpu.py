@@ -16,8 +16,6 @@ Run: `pytest -m gpu tests/runtime/test_splitk_gpu.py` on an H100.
 
 from __future__ import annotations
 
-import functools
-
 import pytest
 
 from tawa.kernels.gemm import GemmConfig
@@ -96,17 +94,14 @@ def test_split_gemm_on_a_side_stream(cuda, seed):
     run_poisoned(torch, GemmConfig(64, 256, 64, split_k=4), 64, 2048, 4096, seed, stream=side)
 
 
-def test_split_choice_through_tawa_torch(cuda, seed, monkeypatch, request):
+def test_split_choice_through_tawa_torch(cuda, seed, request):
     import torch
 
     import tawa.torch as tt
-    from tawa.runtime import autotune
     from tawa.torch import kernels
 
-    # The heuristic splits no K by default (measured slower, docs/perf.md); asked to, its split
-    # choice runs through tawa.torch like any other.  64x1024x16384: 16 programs of 64x64 unsplit,
-    # which the cost model splits.
-    monkeypatch.setattr(autotune, "heuristic", functools.partial(heuristic, split=True))
+    # tawa.torch.matmul asks the heuristic for its split choice, which runs like any other.
+    # 64x1024x16384: 16 programs of 64x64 unsplit, which the cost model splits.
     kernels.clear_cache()
     request.addfinalizer(kernels.clear_cache)  # no split choice remembered for later tests
     g = torch.Generator(device="cuda").manual_seed(seed)
