@@ -1,4 +1,4 @@
-"""Ping-pong between the consumer warp groups of an overlapped loop (issue 12, item 2).
+"""Ping-pong between the consumer warp groups of an overlapped loop.
 
 After `tawa-overlap-dots` each consumer warp group issues two wgmma groups
 per iteration (S_j = Q·K_jᵀ, then the P·V of iteration j-1) and runs its

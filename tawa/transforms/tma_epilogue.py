@@ -132,8 +132,8 @@ AUTO_STAGINGS = ("full", "subtiled")
 tile where it fits beside the ring (explicit stages) and costs no ring stage
 (`stages=0`, `tawa-hopper-pipeline`: the deepest ring wins, the first on a
 tie), else the subtiled staging.  For the GEMM 128x256 the subtiled staging
-keeps 4 stages where the full tile leaves 3: 1.047x faster in geomean over
-issue 11's 21-shape sweep on the H100 (docs/perf.md)."""
+keeps 4 stages where the full tile leaves 3: faster in geomean over the
+21-shape sweep on the H100 (docs/perf.md)."""
 STORE_GROUPS = ("auto", "cta", "warpgroup")
 """`store-group=` values: who stores a staged tile.  `cta`: one thread the
 whole tile, after a barrier over all the consumer warp groups; `warpgroup`:

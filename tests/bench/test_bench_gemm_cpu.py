@@ -55,7 +55,7 @@ def test_rows_table_and_json():
 def test_geomean_and_the_sweep():
     assert gemm.geomean([0.5, 2.0]) == pytest.approx(1.0)
     assert math.isnan(gemm.geomean([1.0, math.nan])) and math.isnan(gemm.geomean([]))
-    # The sweep of issue 11: 5 squares, 5 K values, 10 LLM projections (one of
+    # The fixed sweep: 5 squares, 5 K values, 10 LLM projections (one of
     # them 4096³, a square too), 2 skinny.
     assert len(gemm.SWEEP_SHAPES) == 21 and len(set(gemm.SWEEP_SHAPES)) == 21
     assert (16384, 28672, 8192) in gemm.SWEEP_SHAPES and (64, 8192, 8192) in gemm.SWEEP_SHAPES
