@@ -2,8 +2,9 @@
 
     python -m tawa.bench.fit_cost [--from-fitted] [--iterations N] [--check]
 
-Reads every GEMM time recorded with today's kernels (the files whose names
-carry one of `SESSIONS`; older files measured older code):
+Reads every GEMM time recorded with today's kernels: the files that
+docs/perf/cost-model-data.txt lists (older files measured older code),
+each read by the first of `READERS` whose pattern its name matches:
 
 * `gemm-*.json`: `python -m tawa.bench gemm` rows (do_bench, L2 flushed),
   each row's configuration and its median time;
@@ -27,6 +28,7 @@ without fitting.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import math
 import re
@@ -44,8 +46,8 @@ from tawa.target.hopper import DRAM_BYTES_PER_S, LOADED_SM_CLOCK_HZ
 
 PERF = Path(__file__).resolve().parents[2] / "docs" / "perf"
 OPERANDS = {"bf16": "bf16", "fp8": "f8E4M3FN", "f16": "f16"}
-SESSIONS = ("session14", "session15", "session16", "session19", "session20")
-"""The files whose kernels are today's (matched in the file names)."""
+MANIFEST = "cost-model-data.txt"
+"""The list of measurement files in docs/perf/ (one name a line, `#` comments)."""
 PRIORS = CostParameters(clock_hz=LOADED_SM_CLOCK_HZ, instruction_cycles=8.0, smem_share=1.0, l2_bytes_per_s=8e12,
                         dram_bytes_per_s=0.8 * DRAM_BYTES_PER_S, load_latency_s=1e-6, epilogue_s=1e-6,
                         store_bytes_per_s=40e9, launch_s=3e-6, fp8_rate_share=1.0, misaligned_l2_factor=1.5,
@@ -186,16 +188,26 @@ def read_group_rows(path: Path) -> list[Measurement]:
     return out
 
 
+READERS = (("gemm-sweep-autotune-*.txt", read_autotune_log), ("gemm-tiles-groupm-*.txt", read_candidates),
+           ("gemm-2048-candidates-*.txt", read_candidates), ("gemm-group-rows-ab*.txt", read_group_rows),
+           ("gemm-*.json", read_bench_json))
+"""How a listed file is read, by the first pattern its name matches."""
+
+
+def listed_files(perf: Path = PERF) -> list[Path]:
+    """The files `MANIFEST` lists, in its order."""
+    lines = (line.strip() for line in (perf / MANIFEST).read_text().splitlines())
+    return [perf / line for line in lines if line and not line.startswith("#")]
+
+
 def measurements(perf: Path = PERF) -> list[Measurement]:
-    """Every measurement of today's kernels in `perf`."""
-    readers = (("gemm-*.json", read_bench_json), ("gemm-sweep-autotune-*.txt", read_autotune_log),
-               ("gemm-tiles-groupm-*.txt", read_candidates), ("gemm-2048-candidates-*.txt", read_candidates),
-               ("gemm-group-rows-ab*.txt", read_group_rows))
+    """Every measurement of today's kernels in `perf` (the listed files)."""
     out: list[Measurement] = []
-    for pattern, read in readers:
-        for path in sorted(perf.glob(pattern)):
-            if any(s in path.name for s in SESSIONS):
-                out += read(path)
+    for path in listed_files(perf):
+        read = next((read for pattern, read in READERS if fnmatch.fnmatch(path.name, pattern)), None)
+        if read is None:
+            raise ValueError(f"{perf / MANIFEST}: no reader for {path.name} (READERS)")
+        out += read(path)
     return out
 
 

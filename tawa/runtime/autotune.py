@@ -40,8 +40,8 @@ fastest.  `autotune`:
 4. keeps the fastest, but the first candidate (the heuristic's) unless the
    fastest beats it by more than `margin` (2%: differences that small are
    the ranking's noise; on the H100 an autotuned sweep without the margin
-   took 192x128 tiles at 8192³, which then ran 0.961x cuBLAS where the
-   heuristic's 128x256 ran 1.005x — docs/perf.md, "Session 19"), in the
+   took 192x128 tiles at 8192³, which then ran slower than the heuristic's
+   128x256 — docs/perf.md, "K and V rings of their own depths"), in the
    on-disk cache, `<cache>/autotune/gemm.json`
    (`tawa.runtime.ptxas.cache_dir()`: `$TAWA_CACHE_DIR` or `~/.cache/tawa`),
    keyed by (GPU name, element types, layout, batched, M, N, K and batch,
@@ -85,12 +85,12 @@ GEMM_MAX_STAGES = 8
 """The deepest ring a GEMM configuration's `stages=0` takes
 (`tawa-hopper-pipeline{max-stages}`; the compiler's own default is 4).
 Small tiles are memory-bound, and their producer must run far enough ahead
-to cover the epilogue.  On the H100 (2026-11-25, docs/perf.md "Session
-10"; cuBLAS in the same run): 64×128 tiles at 64×8192×8192 ran 0.922×
-cuBLAS with 4 stages, 0.999× with 8; 128×128 at 256×8192×8192 0.938× with
-4, 0.999× with 6 (all that fit); 64×128 at 1024³ 0.871× with 4, 0.980×
-with 8; 64×64 ran no faster with 12 than with 8 (0.980× against 1.002×).
-cuBLAS's own kernels there keep 8 stages of 128×64 and 13 of 64×64."""
+to cover the epilogue.  Measured on the H100 against cuBLAS in the same
+run (docs/perf.md, "Deep rings for small GEMM tiles"): 64×128 tiles at
+64×8192×8192 and 1024³, and 128×128 at 256×8192×8192, reached cuBLAS with 8
+(or all that fit) stages where 4 fell short; 64×64 ran no faster with 12
+than with 8.  cuBLAS's own kernels there keep 8 stages of 128×64 and 13 of
+64×64."""
 CACHE_FORMAT = 3
 """3: entries per shape (2: per shape bucket; 1: `stages=auto` up to 4);
 entries of older formats are not read."""
@@ -210,8 +210,8 @@ class Choice:
                 "persistent": self.persistent, **({"cluster": self.cluster} if self.cluster > 1 else {}),
                 **({"defer_stores": True} if self.defer_stores else {}),
                 # Teams need a deep ring (one team's main loop eats its stages alone); one staging
-                # buffer per warp group makes room for it (docs/perf.md, "Session 15").  So does the
-                # 256x128 tile of 128-row warp groups: 4 stages, not 3 ("Session 16").
+                # buffer per warp group makes room for it (docs/perf.md, "Ping-pong consumers (teams)").
+                # So does the 256x128 tile of 128-row warp groups: 4 stages, not 3 ("fp8 attention").
                 **({"teams": self.teams} if self.teams > 1 else {}),
                 **({"staging": "single"} if self.teams > 1 or self.consumer_warps else {}),
                 **({"consumer_warps": self.consumer_warps} if self.consumer_warps else {})}
@@ -392,7 +392,7 @@ def space_choices(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int =
                 continue  # a deferred store rides the loop over programs
             if teams > 1 and (not persistent or config.block_m != group_rows or cluster > 1):
                 # Teams take turns over the programs; here one warp group each.
-                # With clusters: 0.80x cuBLAS against 0.89x without (docs/perf.md, "Session 15").
+                # With clusters they measured slower than without (docs/perf.md, "Ping-pong consumers (teams)").
                 continue
             result[Choice(config, stages, group_m, persistent, cluster, defer, teams, group_rows)] = None
     return list(result)
@@ -555,8 +555,8 @@ class GpuTimer:
     The graph keeps the host out of the timing: launched one by one from
     Python, a kernel of ~10 µs (GEMMs up to 2048³) is timed by the host's
     launch rate, and the ranking is noise (measured on the H100: autotune
-    then chose 64x64 tiles for 1024³, 0.71x cuBLAS, where the heuristic's
-    64x128 reach 0.81x).  Where capture fails, back-to-back launches."""
+    then chose 64x64 tiles for 1024³, slower than the heuristic's 64x128).
+    Where capture fails, back-to-back launches."""
 
     problem: GemmProblem
     calls: int = 10

@@ -160,7 +160,7 @@ def l2_promotion(strides: tuple[int, ...]) -> str:
     """The L2 fill of a tensor map with byte `strides`: 256 bytes a miss,
     except where rows are not whole L2 sectors apart (`L2_SECTOR_BYTES`):
     a box row then straddles lines, and 256-byte fills fetch lines no row
-    reads (128 measured 12% faster on such a GEMM, no different on aligned
+    reads (128 measured faster on such a GEMM, no different on aligned
     rows; docs/perf.md, "Rows that are not whole sectors").  Decided by
     the strides alone, so that a launch template made for one address
     holds for every address of the layout."""

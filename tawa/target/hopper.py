@@ -147,8 +147,8 @@ L2_SECTOR_BYTES = 32
 TMA box row that starts inside a sector touches one sector more, and the
 loads of a tensor whose rows are not whole sectors apart issue more L2
 requests per byte: measured on the H100, a GEMM whose K·2 bytes per row is
-16 modulo 32 ran 0.5–0.6× cuBLAS where K rounded to 16 elements ran
-0.9–1.0× (docs/perf.md, "Rows that are not whole sectors")."""
+16 modulo 32 ran far slower than the same GEMM with K rounded to 16
+elements (docs/perf.md, "Rows that are not whole sectors")."""
 
 # --------------------------------------------------------------------------- TMA
 
