@@ -11,13 +11,13 @@ workspace W (S×M×N), and the reduce program sums them into C.
 with every op in the consumer warp groups; both are GPU-tested), but
 `SplitKGemm` launches only the compiled split kernel and then sums W with
 torch on the same stream (on the H100 as fast as the reduce program for
-two partials, docs/perf.md session 9) — one `torch.sum` into an f32 C;
-one `torch.add(W[0], W[1], out=C)` for S = 2 (f32 math, rounded once on the
-store); else `torch.sum` into an f32 scratch slab and a copy into C.  Either
-way every partial is added in f32 and C is rounded once, as the reduce
-program (`gemm_reduce_source`, run by the CPU simulator) defines; torch may
-add the S partials in another order than s = 0, 1, ... (last-bit
-differences).
+two partials: docs/perf.md, "Cheaper softmax reductions") — one
+`torch.sum` into an f32 C; one `torch.add(W[0], W[1], out=C)` for S = 2
+(f32 math, rounded once on the store); else `torch.sum` into an f32
+scratch slab and a copy into C.  Either way every partial is added in f32
+and C is rounded once, as the reduce program (`gemm_reduce_source`, run by
+the CPU simulator) defines; torch may add the S partials in another order
+than s = 0, 1, ... (last-bit differences).
 
 The workspace is allocated with `torch.empty` (never zeroed: the split
 kernel writes every element of W — a K-slice past K stores zeros — before

@@ -60,19 +60,21 @@ one per problem.  Elsewhere one kernel (`attention_kernel`'s name)."""
 ATTENTION_MIN_SEQ = {"attention_fwd_d256_n80": 16384, "attention_fwd_d256_n80_causal": 16384,
                      "attention_fwd_d64_causal_m192": 16384}
 """The shortest sequence a kernel is a candidate for, where it is only
-faster on long ones: head dim 256 with 80-key blocks ran 1.03-1.10x the
+faster on long ones: head dim 256 with 80-key blocks ran faster than the
 64-key kernels from 16384 keys on, in all three A/B runs on the H100, but
-went both ways at 4096-8192 and lost 3-16% at 2048 and less (docs/perf.md,
-sessions 15 and 16); causal head dim 64 with 192 query rows ran 1.038x and
-1.048x the 128-row kernel at 1·16·16384, 0.71-1.01x on shorter sequences
-(sessions 11 and 12)."""
+went both ways at 4096-8192 and lost at 2048 and less (docs/perf.md,
+"Ping-pong consumers (teams)" and "fp8 attention"); causal head dim 64 with
+192 query rows ran faster than the 128-row kernel at 1·16·16384, no faster
+and mostly slower on shorter sequences (docs/perf.md, "Three warp groups at
+head dim 64" and "One TMA store per warp group")."""
 ATTENTION_ROW_SPEED = {"attention_fwd_d64": 1.13, "attention_fwd_d64_causal_m192": 1.13,
                        "attention_fwd_d256_n80": 1.03, "attention_fwd_d256_n80_causal": 1.03}
 """Query rows a kernel computes per unit of time relative to the 128-row
-program of its head dim, where not 1.  The 192-row d64 program (three warp
-groups taking turns) ran 1.147x and 1.119x the 128-row one on the long rows
-of the H100 table (docs/perf.md, session 11); head dim 256 with 80-key
-blocks at least 1.03x on sequences of 16384 keys and more (`ATTENTION_MIN_SEQ`)."""
+program of its head dim, where not 1: speeds measured on the H100.  The
+192-row d64 program (three warp groups taking turns) against the 128-row one
+on the long rows of the table (docs/perf.md, "Three warp groups at head dim
+64"); head dim 256 with 80-key blocks, the least it gained on sequences of
+16384 keys and more (`ATTENTION_MIN_SEQ`)."""
 
 
 @dataclass(frozen=True)

@@ -64,13 +64,13 @@ OPTIONS: dict[str, dict[str, Any]] = {
 on top of `tawa-hopper-pipeline`'s defaults.  Head dim 256 with 64-key blocks
 (the kernels of S < 16384) releases its 64 KiB Q slot right after the key
 loop, as `early-release=auto` does for Q slots up to 32 KiB: ncu sampling
-put 4.4% of the samples of 32·16·512 on the waits for Q and the first K
+of 32·16·512 put some of its samples on the waits for Q and the first K
 block at each program's start, which the early release lets the producer
-load under the last P·V and the store.  On the H100 it ran 1.012x and 1.009x
-(geomeans of 8 rows, session 17), with 16·16·1024 and 32·16·512 gaining
-1.1-3.1% in both runs (and in sessions 11 and 12), 4·16·4096 causal losing
-1.6-2.0%; the 80-key kernels (S >= 16384) went both ways (0.973 and 1.026)
-and keep the default (docs/perf.md, session 17)."""
+load under the last P·V and the store.  On the H100 it ran slightly faster
+over the head dim's rows in two runs, with 16·16·1024 and 32·16·512 gaining
+in both (and in earlier runs), 4·16·4096 causal losing a little; the 80-key
+kernels (S >= 16384) went both ways and keep the default (docs/perf.md,
+"Short-first pairs and Q's early release at head dim 256")."""
 
 SEQ_OPTIONS: dict[str, tuple[int, dict[str, Any]]] = {
     "attention_fwd_d64_causal": (2048, {"pin_waits": True, "pingpong": False}),
@@ -79,13 +79,13 @@ SEQ_OPTIONS: dict[str, tuple[int, dict[str, Any]]] = {
 shortest sequence, the options), on top of `OPTIONS` (`options_for`).  Causal
 head dim 64's 128-row kernel keeps its softmax before the P·V's wait
 (`pin-waits`) and lets its two warp groups issue their dots without turns
-(`pingpong=false`) from 2048 keys on: on the H100 that ran 1.017-1.062x the
-default at 2048-8192 keys and 1.02-1.06x at 16384 (where the operator mostly
-runs the 192-row kernel instead), but 0.97-0.99x at 512 and 1024 (three A/B
-runs, docs/perf.md, session 18).  Why the long causal rows gain is not
-profiled.  The other kernels keep their defaults: d64's non-causal 192-row
-kernel lost 2-11% with these options, head dim 128 moved both ways (1.001
-over its 8 rows; its causal kernel 0.985-1.014 at 2048-8192 keys)."""
+(`pingpong=false`) from 2048 keys on: on the H100 that ran faster than the
+default at 2048-16384 keys (at 16384 the operator mostly runs the 192-row
+kernel instead), but slower at 512 and 1024 (three A/B runs, docs/perf.md,
+"The next program started in this one's tail").  Why the long causal rows
+gain is not profiled.  The other kernels keep their defaults: d64's
+non-causal 192-row kernel lost with these options, head dim 128 moved both
+ways (even over its rows; its causal kernel too at 2048-8192 keys)."""
 
 
 def options_for(name: str, seq_len: int | None = None) -> dict[str, Any]:

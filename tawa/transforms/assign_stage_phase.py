@@ -23,8 +23,8 @@ Both take the cheapest form for the depth (`step_counter`,
 `stage_and_phase`): for a power of two, masks and a shift; for any other
 depth, a compare and selects, where n mod D and n / D of an unbounded count
 were multiplies (about 165 more instructions in the consumer loop of
-attention at head dim 64 with D = 3 or 6 than with 4, which ran 7% slower:
-docs/perf.md, "Session 10").
+attention at head dim 64 with D = 3 or 6 than with 4, which measured slower
+on the H100: docs/perf.md, "Deep rings for small GEMM tiles").
 
 The result is still aref-level IR that the interpreter runs (it checks each
 named slot against its own count); `tawa-lower-aref` turns the slots into

@@ -21,10 +21,11 @@ tiles) or one that some program id does not reach (a bias row shared by a
 column of programs) is left as it is.
 
 Runs on warp-specialized kernels before `tawa-persistent`, which replaces
-the program ids by values of its loop over programs.  On the H100 (session
-12, docs/perf.md) against `tawa-hopper-pipeline{cache-hints=false}`:
-attention 1.004x (d64), 1.006x (d128), 1.009x (d256) in geomean over their
-8 rows, none below 0.989x: small, about one row's run-to-run spread.
+the program ids by values of its loop over programs.  On the H100, against
+`tawa-hopper-pipeline{cache-hints=false}`, attention at head dims 64, 128
+and 256 ran slightly faster in geomean and no row clearly slower: a small
+gain, about one row's run-to-run spread (docs/perf.md, "One TMA store per
+warp group").
 """
 
 from __future__ import annotations

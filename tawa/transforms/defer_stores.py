@@ -3,12 +3,12 @@
 In a persistent GEMM the consumer warp groups run, per program, the main
 loop (wgmma after wgmma on the tensor cores) and then the epilogue (convert
 the accumulator, stage it in shared memory, hand it to the TMA unit), during
-which the tensor cores idle: on the H100 at 8192²×512 that is a quarter of
-the kernel (docs/perf.md, "Session 14").  This pass moves the store of
-program i's tile into program i+1's main loop, right after the first dot of
-its first iteration is issued, so that the staging writes, barriers and TMA
-store run while that dot occupies the tensor cores.  The converted tile
-travels to the next program through the persistent loop:
+which the tensor cores idle: on the H100 that is a large part of the kernel
+when K is short (docs/perf.md, "Where the GEMM's last percent goes").  This
+pass moves the store of program i's tile into program i+1's main loop, right
+after the first dot of its first iteration is issued, so that the staging
+writes, barriers and TMA store run while that dot occupies the tensor cores.
+The converted tile travels to the next program through the persistent loop:
 
     scf.for %t = ... iter_args(%pc = 0, %pm = 0, %pn = 0, %have = false) {
       %acc = scf.for %k = %lb to %K step %s iter_args(...) {

@@ -59,11 +59,11 @@ MAX_STAGES = 4
 """`max-stages`' default: the deepest ring `stages=0` tries.  Deeper rings
 pay where the producer must run far ahead (memory-bound GEMM tiles: the
 GEMM configurations ask for up to 8, `tawa.runtime.autotune.GEMM_MAX_STAGES`)
-but not in attention: on the H100 (2026-11-25, docs/perf.md "Session 10"),
-head dim 64 with 6-deep K and V rings, all that fit, ran 0.993× its speed
-with 4, and 3-deep 0.984× (0.933× and 0.931× before `tawa-assign-stage-phase`
-counted modulo 2D: its division by a depth that is no power of two had
-cost the issue-bound consumer about 5% more instructions)."""
+but not in attention: on the H100 (docs/perf.md, "Deep rings for small GEMM
+tiles"), head dim 64 with 6-deep K and V rings, all that fit, ran slightly
+slower than with 4, and 3-deep too (clearly slower before
+`tawa-assign-stage-phase` counted modulo 2D: its division by a depth that
+is no power of two had cost the issue-bound consumer more instructions)."""
 
 
 class Decision(NamedTuple):
@@ -133,9 +133,9 @@ class HopperPipelinePass(ModulePass):
     program's tile while this one runs.  0 (the default) decides: 2 for a
     persistent kernel when the second slots fit beside the rings, epilogue
     and staging chosen without them (the ring depth keeps priority), else 1.
-    On the H100 (session 11) 2 ran attention 1.043x (d64) and 1.018x (d128)
-    over their 8 rows, up to 1.14x on short causal rows; d256's Q does not
-    fit twice beside its 2-deep rings (docs/perf.md)."""
+    On the H100 2 ran attention faster at head dims 64 and 128, most on
+    short causal rows; d256's Q does not fit twice beside its 2-deep rings
+    (docs/perf.md, "Three warp groups at head dim 64")."""
     pingpong: bool = True
     """`tawa-lower-tile{pingpong}`: the consumer warp groups of an
     overlapped loop take turns issuing their dots, in a ring."""
@@ -175,9 +175,10 @@ class HopperPipelinePass(ModulePass):
     stmatrix: bool = False
     """`tawa-expand-fragment-stores{stmatrix}`: staging writes of 16-bit 8x8
     matrices (the TMA-store epilogue's bf16 and f16 tiles) use `stmatrix.x4`.
-    Off: on the H100 it measured the same as `st.shared` (attention 0.98-1.005x
-    over three runs, GEMM inside the run-to-run spread; docs/perf.md, session
-    17) and ptxas needs more registers for it in gemm_softmax."""
+    Off: on the H100 it measured the same as `st.shared` (attention and GEMM
+    inside the run-to-run spread; docs/perf.md, "Short-first pairs and Q's
+    early release at head dim 256") and ptxas needs more registers for it in
+    gemm_softmax."""
     cluster: int = 1
     """CTAs per thread-block cluster along program id 0 (`tawa-cluster`): the
     CTAs of a cluster load each tile they share (a GEMM's B) once, each a

@@ -89,19 +89,20 @@ MAX_OVERLAP_REGS = 208
 """The most 32-bit registers per thread that `overlap=auto` lets the overlap
 keep at once (`OverlapPlan.registers_in_flight`): attention at head dims 64,
 128 and 256 (160, 192 and 192; 64-key blocks at 256) assemble with 0 spills
-in the consumers' 232 and run 1.05-1.09x faster on the H100 (docs/perf.md);
-so does head dim 256 with 80-key blocks (208: `@attention_fwd_d256_n80`,
-which spills unrotated).  Head dim 256 with 128-key blocks would keep 256."""
+in the consumers' 232 and run faster on the H100 (docs/perf.md, "Subtiled
+staging"); so does head dim 256 with 80-key blocks (208:
+`@attention_fwd_d256_n80`, which spills unrotated).  Head dim 256 with
+128-key blocks would keep 256."""
 
 MAX_EARLY_RELEASE_BYTES = 32 * 1024
 """The largest slot `tawa-hopper-pipeline` releases right after the loop
 (`OverlapDotsPass.early_release_bytes`, `_release_before_epilogue`).  On the
-H100 (2026-11-25, A/B in the same run) the early release of Q ran 1.01-1.04x
-on the short rows of head dims 64 and 128 (Q: 16 and 32 KiB), but 0.98x
-(geomean of 8 rows, 0.94-1.05) at head dim 256, whose Q slot holds 64 KiB
-(then with the thread epilogue; not measured again since the TMA-store
-epilogue fits at 256: `tawa-hopper-pipeline{early-release=all}` is the
-other side of that A/B); the cause is not analysed."""
+H100 (A/B in the same run) the early release of Q ran faster on the short
+rows of head dims 64 and 128 (Q: 16 and 32 KiB), but slower at head dim 256,
+whose Q slot holds 64 KiB (then with the thread epilogue; not measured
+again since the TMA-store epilogue fits at 256:
+`tawa-hopper-pipeline{early-release=all}` is the other side of that A/B);
+the cause is not analysed (docs/perf.md, "Balanced causal order")."""
 
 
 @dataclass(frozen=True)
@@ -208,7 +209,7 @@ def _wait_late(plan: OverlapPlan, acc_prev: SSAValue) -> list[Operation]:
     # The tail's next register operand (P) too: ptxas gives it the registers
     # of the one the tail in flight reads (they meet at the back edge), so a
     # conversion before the wait would overwrite them, and ptxas serializes
-    # every wgmma of the loop instead (C7513, measured: 0.94x).
+    # every wgmma of the loop instead (C7513; measured slower).
     carried_lhs = {plan.tail.lhs} & set(plan.carried)
     for op in plan.stage_a:
         if any(r in carried_lhs for r in op.results) or any(v in reached for o in op.walk() for v in o.operands):

@@ -4,10 +4,11 @@
 but each program still starts and ends with nothing in flight: its prologue
 waits for S₀ = Q·K₀ᵀ and runs the first block's softmax with the tensor
 cores idle, and its epilogue waits for the last P·V alone.  On the H100
-that is a third to a half of the consumers' time at 512 keys (docs/perf.md,
-"Session 17").  This pass carries the overlap across the programs of a
-persistent loop: program t issues program t+1's first dot, then its own
-last dot, and runs t+1's first softmax while that last dot is in flight:
+that is a large part of the consumers' time on short rows (docs/perf.md,
+"Short-first pairs and Q's early release at head dim 256").  This pass
+carries the overlap across the programs of a persistent loop: program t
+issues program t+1's first dot, then its own last dot, and runs t+1's first
+softmax while that last dot is in flight:
 
     before (program t)                        after (program t; Q_t, (m, l, P, ...)_t carried in)
     %q = aref.get %ref_q                      <pure ops of t>
@@ -60,12 +61,13 @@ Anything else is left as it is.  Runs after `tawa-persistent`, before
 (`=dots`: `tail_first`, this program's last dot issued first and both
 waited for before the next program's first softmax).
 
-**Off by default**: on the H100 the rotated kernels ran 0.94-0.98x the
-default's speed over each head dim's 8 rows, the short rows included
-(docs/perf.md, "Session 18"): ptxas moves the `dot_wait 0` above the
-softmax placed before it (as in the overlapped loop: `pin_waits`), and the
-next program's first K block, requested before this program's epilogue,
-is not loaded yet at the 2-deep rings of head dims 128 and 256.
+**Off by default**: on the H100 the rotated kernels measured slower than
+the default at every head dim, the short rows included (docs/perf.md, "The
+next program started in this one's tail"): ptxas moves the `dot_wait 0`
+above the softmax placed before it (as in the overlapped loop:
+`pin_waits`), and the next program's first K block, requested before this
+program's epilogue, is not loaded yet at the 2-deep rings of head dims 128
+and 256.
 """
 
 from __future__ import annotations

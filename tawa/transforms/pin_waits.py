@@ -15,15 +15,15 @@ the start of its basic block (seen in the SASS of attention at head dim 128,
 ptxas of CUDA 13: `WARPGROUP.DEPBAR.LE gsb0, 0x0` right where the mask's
 branch joins, then the whole softmax), and the softmax then waits for
 the P·V instead of running under it.  On the H100 that wait was the largest
-stall of the d128 kernel: 12% of all warp samples
-(`docs/perf.md`, ncu source counters).  A fence before the wait is an
-instruction ptxas does not move code across; `fence.acq_rel.cta`
-(`nvgpu.fence_cta`) has nothing to order in the consumer's loop but the
-release of a ring slot just before it.  With it the SASS keeps the softmax
-before the wait, but the kernels did not get faster: 0.97-1.01x on the H100
-(docs/perf.md, session 9).  The likely reason (not profiled): with
-ping-pong, the hoisted wait staggers the two warp groups' softmaxes;
-starting one earlier makes them contend for the same issue slots and MUFU.  So `tawa-lower-tile{pin-waits}` is off by default.
+stall of the d128 kernel in ncu's source counters (`docs/perf.md`).  A
+fence before the wait is an instruction ptxas does not move code across;
+`fence.acq_rel.cta` (`nvgpu.fence_cta`) has nothing to order in the
+consumer's loop but the release of a ring slot just before it.  With it the
+SASS keeps the softmax before the wait, but the kernels did not get faster
+on the H100 (docs/perf.md, "Cheaper softmax reductions").  The likely
+reason (not profiled): with ping-pong, the hoisted wait staggers the two
+warp groups' softmaxes; starting one earlier makes them contend for the same
+issue slots and MUFU.  So `tawa-lower-tile{pin-waits}` is off by default.
 
 Which waits: those with register math (an op with a fragment result)
 between them and the last wgmma issue, commit or wait or the last control

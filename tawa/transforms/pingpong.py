@@ -33,7 +33,7 @@ the loop never waits, and with the next program's Q already loaded
 (`once-depth=2`) and no epilogue barrier between the programs (the thread
 epilogue) it could arrive at PING for two programs before warp group 0
 synced once — one generation of its arrivals alone, and warp group 0
-waiting on the next forever (`tawa-verify-protocol` found it, session 10).
+waiting on the next forever (`tawa-verify-protocol` found it).
 `tawa-verify-protocol` checks the counts over all interleavings.
 
 **More warp groups** take their turns in a ring: warp group g waits at
@@ -48,8 +48,8 @@ deadlock the protocol check finds without the closing turns).
 
 Applies to the loops `tawa-overlap-dots` marks (`OVERLAPPED`) in a
 partition of 2 to `MAX_GROUPS` warp groups (`tawa-lower-tile{pingpong}`, on
-by default).  Measured on the H100 (docs/perf.md): 1.038x geomean over the
-overlapped loop without it, up to 1.14x on head dim 64 causal.  The CPU
+by default).  Measured faster on the H100 than the overlapped loop without
+it, most on head dim 64 causal (docs/perf.md, "Subtiled staging").  The CPU
 simulator runs each warp group as its own task, so the hand-over runs there
 as on the GPU (a divergent `scf.if` within one task would wait for both
 branches to end, and deadlock).

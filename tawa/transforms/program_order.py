@@ -36,17 +36,19 @@ of both passes and of `tawa-hopper-pipeline`):
   `paired-short-first` where the bytes streamed between a block's two reads
   in `paired` order exceed half the L2 (`SHORT_FIRST_REUSE_BYTES`), `column`
   for kernels whose streamed tiles are shared along program id 0
-  (non-causal attention; H100, session 11: 1.019x over 9 long non-causal
-  rows at head dims 64, 128 and 256, docs/perf.md), `grouped` otherwise.  Measured on causal attention (H100, docs/perf.md): the
-  persistent grouped order leaves SMs idle at the end (its CTAs' shares of
-  1..n-block programs differ; at 32·16·512, d128, the SMs were active 71%
-  of the kernel), and a non-persistent grid, which the hardware hands out
-  as SMs free up, ran 1.03–1.24x faster on the causal rows at head dims 128
-  and 256 but 0.86–1.01x on the non-causal ones (it loses the persistent
-  prologue/epilogue overlap).  Longest-first was 1.04–1.13x at head dim 64
-  and S <= 4096, but 0.88–0.99x at head dims 128 and 256 — it runs one query
-  block of many heads at a time, so the key/value tiles that grouped order
-  shares in L2 between the query blocks of one head are read again.
+  (non-causal attention; measured faster on the H100 over the long
+  non-causal rows at head dims 64, 128 and 256: docs/perf.md, "Three warp
+  groups at head dim 64"), `grouped` otherwise.  Measured on causal
+  attention (H100, docs/perf.md, "Subtiled staging"): the persistent grouped
+  order leaves SMs idle at the end (its CTAs' shares of 1..n-block programs
+  differ; ncu showed the SMs idle for a large part of the kernel on short
+  causal rows), and a non-persistent grid, which the hardware hands out as
+  SMs free up, ran faster on the causal rows at head dims 128 and 256 but
+  slower on the non-causal ones (it loses the persistent prologue/epilogue
+  overlap).  Longest-first was faster at head dim 64 and S <= 4096, but
+  slower at head dims 128 and 256 — it runs one query block of many heads
+  at a time, so the key/value tiles that grouped order shares in L2 between
+  the query blocks of one head are read again.
 
 A kernel that does not run in grouped order says so in the attribute
 `tawa.program_order = "longest-first"` on its `func.func`, so that
@@ -76,13 +78,15 @@ PAIRED_ORDERS = ("paired", "paired-short-first")
 
 SHORT_FIRST_REUSE_BYTES = L2_BYTES // 2
 """`auto` runs the short member of a pair first when `pair_reuse_bytes`
-exceeds this.  Measured on the H100 (docs/perf.md, sessions 12 and 17):
-causal attention at head dim 256 (33 MiB between the two reads) read 504 MB
-from DRAM long-first against 424 MB short-first at 32·16·512 (the
-compulsory 403 MB), and short-first ran 1.051x and 1.033x at 32·16·512 and
-16·16·1024, 0.98-1.01x on the long rows; at head dim 128 (16.5 MiB) both
-orders read the compulsory bytes and short-first ran 0.89-1.00x.  Half the
-L2 lies between the two; the threshold is not measured more finely."""
+exceeds this.  Measured on the H100 (docs/perf.md, "One TMA store per warp
+group" and "Short-first pairs and Q's early release at head dim 256"):
+causal attention at head dim 256 (33 MiB between the two reads) read
+clearly more from DRAM long-first than short-first on short rows
+(short-first close to the compulsory bytes), and short-first ran faster on
+the short rows and the same on the long ones; at head dim 128 (16.5 MiB)
+both orders read the compulsory bytes and short-first ran no faster, on
+some rows slower.  Half the L2 lies between the two; the threshold is not
+measured more finely."""
 
 ORDER_ATTR = "tawa.program_order"
 """The attribute that records a kernel's order when it is not `grouped`."""

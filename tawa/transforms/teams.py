@@ -38,12 +38,12 @@ the next sync (the turn goes round the ring in between).  This also orders
 the teams' dots: one team's main loop runs on the tensor cores while the
 previous team runs its epilogue.
 
-Measured on the H100 (docs/perf.md, "Session 15"): the 64x256 GEMM with two
-teams runs 0.87-0.89x cuBLAS against 0.95-0.97x for the cooperative 128x256
-kernel.  One warp group issuing its main loop keeps the tensor pipe about 87%
-busy, two warp groups issuing together 96%; the turns run one team's main
-loop at a time, so the epilogue the ping-pong hides is paid back in the main
-loop.  Teams are an option (`tawa-hopper-pipeline{teams=2}`), off by default.
+Measured slower on the H100 (docs/perf.md, "Ping-pong consumers (teams)"):
+the 64x256 GEMM with two teams runs behind the cooperative 128x256 kernel.
+One warp group issuing its main loop keeps the tensor pipe less busy than
+two warp groups issuing together; the turns run one team's main loop at a
+time, so the epilogue the ping-pong hides is paid back in the main loop.
+Teams are an option (`tawa-hopper-pipeline{teams=2}`), off by default.
 
 **The skips of a program** (`skips_of`) are built from its body: every
 `aref.get` becomes `aref.skip %r, 1`; an `scf.for` whose body gets

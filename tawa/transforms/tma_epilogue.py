@@ -82,13 +82,13 @@ The full tile is the same loop with one chunk and one buffer; `single`
 the same chunks in one buffer (P_j = 0: each chunk waits for the previous
 chunk's store to have read the buffer), the least shared memory (16 KiB for
 a 128-row bf16 tile): two teams of 64x256 GEMM consumers fit 5 stages with
-it, not with two buffers (docs/perf.md, "Session 15").  `P_j`, the
-pending count of the wait, is the number of stores this thread commits
-after the one that last read buffer b (`_pending`): 1 for every chunk of an
-even chunk count (the previous program's last two chunks for j < 2), 0 for
-the full tile.  Other stores committed in between only make more groups
-newer than that one, so the count stays safe.  `auto` considers the
-stagings of `AUTO_STAGINGS` (the full tile, then subtiled): the
+it, not with two buffers (docs/perf.md, "Ping-pong consumers (teams)").
+`P_j`, the pending count of the wait, is the number of stores this thread
+commits after the one that last read buffer b (`_pending`): 1 for every
+chunk of an even chunk count (the previous program's last two chunks for
+j < 2), 0 for the full tile.  Other stores committed in between only make
+more groups newer than that one, so the count stays safe.  `auto` considers
+the stagings of `AUTO_STAGINGS` (the full tile, then subtiled): the
 first that fits, and with `stages=0` (`tawa-hopper-pipeline`) the one that
 allows the deepest ring.
 """
@@ -133,7 +133,7 @@ tile where it fits beside the ring (explicit stages) and costs no ring stage
 (`stages=0`, `tawa-hopper-pipeline`: the deepest ring wins, the first on a
 tie), else the subtiled staging.  For the GEMM 128x256 the subtiled staging
 keeps 4 stages where the full tile leaves 3: faster in geomean over the
-21-shape sweep on the H100 (docs/perf.md)."""
+21-shape sweep on the H100 (docs/perf.md, "Subtiled staging")."""
 STORE_GROUPS = ("auto", "cta", "warpgroup")
 """`store-group=` values: who stores a staged tile.  `cta`: one thread the
 whole tile, after a barrier over all the consumer warp groups; `warpgroup`:

@@ -4,8 +4,8 @@ program, compiled by tawa and launched on torch tensors.
 
 Fresh random inputs (the seed is printed on failure), outputs poisoned with NaN, checked
 against float32/float64 references on ragged shapes; the outputs' elements outside the tiles
-stay NaN.  Written on 2026-11-25 when these kernels were first compiled; they had passed the CPU
-simulator and ptxas only, not yet a GPU run.
+stay NaN.  The CPU simulator and ptxas do not show that these kernels run correctly on a
+GPU; these tests run them on one.
 
 Run: `pytest -m gpu tests/runtime/test_dot_free_gpu.py` on an H100.
 """

@@ -14,7 +14,7 @@
 // CHECK:         nvgpu.fence_cta
 // CHECK-NEXT:    %acc_prev = nvgpu.wgmma_wait_group 0 (%acc_new)
 
-// Off by default: on the H100 it ran 0.97-1.01x (docs/perf.md).
+// Off by default: on the H100 it was no faster (docs/perf.md, "Cheaper softmax reductions").
 // DEFAULT-NOT:   nvgpu.fence_cta
 
 // A GEMM's waits follow a commit or the main loop: no fence.
