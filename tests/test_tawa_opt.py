@@ -23,7 +23,15 @@ EXAMPLES = ROOT / "examples"
 
 def test_pass_registry_keys_equal_pass_names():
     for name, factory in get_all_passes().items():
-        assert factory().name == name
+        assert factory().name == name, (f"tawa/transforms/__init__.py: get_all_passes() registers {name!r} for a pass "
+                                        f"whose name is {factory().name!r}; make the key the pass's `name`")
+
+
+def test_every_pass_is_documented():
+    passes_md = (ROOT / "docs" / "passes.md").read_text()
+    undocumented = sorted(name for name in get_all_passes() if name not in passes_md)
+    assert not undocumented, (f"docs/passes.md: add a section on {undocumented}: what each does, its options and "
+                              'how it is tested (docs/writing-a-pass.md, "7. The differential test", last paragraph)')
 
 
 def test_target_registry_keys_equal_target_names():
@@ -218,7 +226,11 @@ def test_dump_dir_that_cannot_be_written_is_one_line(tmp_path, capsys):
 
 
 def test_every_tawa_pass_declares_the_level_it_takes():
-    assert set(PASS_LEVELS) == set(get_all_passes())
+    missing = sorted(set(get_all_passes()) - set(PASS_LEVELS))
+    stale = sorted(set(PASS_LEVELS) - set(get_all_passes()))
+    assert not missing, (f"tawa/transforms/levels.py: add to PASS_LEVELS the earliest level each of {missing} takes, "
+                         'e.g. "tawa-my-pass": Takes("tile") (docs/writing-a-pass.md, "4. Registration")')
+    assert not stale, f"tawa/transforms/levels.py: PASS_LEVELS names passes that get_all_passes() lacks: {stale}"
     assert all(t.level in LEVELS and set(t.reports) <= set(LEVELS) for t in PASS_LEVELS.values())
 
 
