@@ -23,11 +23,6 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return OverlapDotsPass
 
-    def get_overlap_programs() -> type[ModulePass]:
-        from tawa.transforms.overlap_programs import OverlapProgramsPass
-
-        return OverlapProgramsPass
-
     def get_cache_hints() -> type[ModulePass]:
         from tawa.transforms.cache_hints import CacheHintsPass
 
@@ -141,7 +136,6 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "tawa-lower-tile": get_lower_tile,
         "tawa-pipeline": get_pipeline,
         "tawa-overlap-dots": get_overlap_dots,
-        "tawa-overlap-programs": get_overlap_programs,
         "tawa-cache-hints": get_cache_hints,
         "tawa-cluster": get_cluster,
         "tawa-defer-stores": get_defer_stores,

@@ -2,7 +2,7 @@
 
     tawa-warp-specialize{...} , tawa-pipeline{stages} , [tawa-overlap-dots] ,
     [tawa-cache-hints] , [tawa-cluster{size}] , [tawa-persistent{group-m order}] ,
-    [tawa-overlap-programs] , [tawa-defer-stores] , tawa-assign-stage-phase , tawa-lower-aref , [tawa-bound-waits{timeout_ms}] ,
+    [tawa-defer-stores] , tawa-assign-stage-phase , tawa-lower-aref , [tawa-bound-waits{timeout_ms}] ,
     tawa-lower-tile , tawa-materialize-partitions{group-m order}
 
 `tawa-opt f.mlir -p tawa-hopper-pipeline -t ptx` is the main job.  With
@@ -40,7 +40,6 @@ from tawa.transforms.lower_tile import LowerTilePass
 from tawa.transforms.materialize_partitions import MaterializePartitionsPass
 from tawa.transforms.operand_staging import operand_types
 from tawa.transforms.overlap_dots import MAX_EARLY_RELEASE_BYTES, MAX_OVERLAP_REGS, OverlapDotsPass
-from tawa.transforms.overlap_programs import OverlapProgramsPass
 from tawa.transforms.persistent import PersistentPass
 from tawa.transforms.pipeline import PipelinePass, ring_depths_of
 from tawa.transforms.prepare_ptx import PreparePtxPass
@@ -52,8 +51,6 @@ from tawa.transforms.verify_protocol import VerifyProtocolPass
 from tawa.transforms.warp_specialize import WarpSpecializePass
 
 OVERLAPS = ("auto", "all", "none")
-PROGRAM_OVERLAPS = ("none", "softmax", "dots")
-"""`overlap-programs=` values (`HopperPipelinePass.overlap_programs`)."""
 """`overlap=` values (`HopperPipelinePass.overlap`)."""
 MAX_STAGES = 4
 """`max-stages`' default: the deepest ring `stages=0` tries.  Deeper rings
@@ -149,13 +146,6 @@ class HopperPipelinePass(ModulePass):
     (FA3's intra-warp-group overlap): `auto` those that keep at most
     `MAX_OVERLAP_REGS` registers per thread in flight (attention at head
     dims 64, 128 and 256), `all` every loop that qualifies."""
-    overlap_programs: str = "none"
-    """`none`, `softmax` or `dots` (`PROGRAM_OVERLAPS`): `tawa-overlap-programs`
-    makes a persistent consumer start the next program in this one's tail —
-    `softmax`: the next program's first dot issued before this program's
-    last, and the next first softmax run under it; `dots`: the two dots
-    issued back to back and waited for together (needs `persistent` and
-    an overlapped loop)."""
     early_release: str = "auto"
     """`auto`, `all` or `none` (`OVERLAPS`): which slots taken before an
     overlapped loop (attention's Q) `tawa-overlap-dots` releases right after
@@ -219,9 +209,6 @@ class HopperPipelinePass(ModulePass):
             raise TawaError(f"teams={self.teams} needs a persistent kernel (persistent=true)", self.name)
         if self.defer_stores and not self.persistent:
             raise TawaError("defer-stores needs a persistent kernel (persistent=true)", self.name)
-        if self.overlap_programs != "none" and not self.persistent:
-            raise TawaError(f"overlap-programs={self.overlap_programs} needs a persistent kernel (persistent=true)",
-                            self.name)
         if self.ring_depths and self.stages:
             raise TawaError(f"give stages={self.stages} or ring-depths="
                             f"{','.join(map(str, self.ring_depths))}, not both", self.name)
@@ -240,9 +227,6 @@ class HopperPipelinePass(ModulePass):
         if self.once_depth < 0:
             raise TawaError(f"once-depth must be 0 (decided per kernel) or at least 1, got {self.once_depth}",
                             self.name)
-        if self.overlap_programs not in PROGRAM_OVERLAPS:
-            raise TawaError(f"overlap-programs must be one of {', '.join(PROGRAM_OVERLAPS)}, "
-                            f"got {self.overlap_programs!r}", self.name)
         for option in ("overlap", "early_release"):
             value = getattr(self, option)
             if value not in OVERLAPS:
@@ -320,8 +304,6 @@ class HopperPipelinePass(ModulePass):
             *((CacheHintsPass(),) if self.cache_hints else ()),
             *((ClusterPass(size=self.cluster),) if self.cluster > 1 else ()),
             *((PersistentPass(group_m=self.group_m, order=self.order),) if self.persistent else ()),
-            *((OverlapProgramsPass(tail_first=self.overlap_programs == "dots"),)
-              if self.overlap_programs != "none" else ()),
             *((DeferStoresPass(),) if self.defer_stores else ()),
             AssignStagePhasePass(),
             LowerArefPass(),

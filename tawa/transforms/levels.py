@@ -136,7 +136,6 @@ PASS_LEVELS: dict[str, Takes] = {
     "tawa-cache-hints": Takes("aref"),
     "tawa-cluster": Takes("aref"),
     "tawa-persistent": Takes("aref"),
-    "tawa-overlap-programs": Takes("aref"),
     "tawa-defer-stores": Takes("aref"),
     "tawa-assign-stage-phase": Takes("aref"),
     "tawa-lower-aref": Takes("aref-staged", reports=("aref",)),

@@ -30,9 +30,9 @@ tiles T1..Tn:
     counters of `tawa-assign-stage-phase` already count it;
 * **slot views carried by control flow** (`tawa.transforms.slot_views`): a view
   that an `scf.for` carries to its next iteration or an `scf.if` yields
-  (the next program's Q, `tawa-overlap-programs`) is carried as its stage
-  index, and the view is made again where it arrives, so that every view
-  the dots read is an `nvgpu.smem_tile` of a ring buffer.
+  is carried as its stage index, and the view is made again where it
+  arrives, so that every view the dots read is an `nvgpu.smem_tile` of a
+  ring buffer.
 
 The consumer teams of a partition (`teams(T)`) take turns over their main
 loops (`tawa.transforms.teams.take_turns`): a team's parity waits are right

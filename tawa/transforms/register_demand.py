@@ -260,8 +260,8 @@ def _tied(op: Operation, iter_args_in_place: bool) -> Iterable[tuple[SSAValue, l
 def _taken_over(v: SSAValue, op: Operation) -> list[SSAValue]:
     """`v`, and the values whose registers it took over inside `op`: a
     branch that yields a wgmma's accumulated result (through its wait) holds
-    it in the registers of the accumulator it came in as (the last dot of a
-    program, issued in the next program's prologue: `tawa-overlap-programs`)."""
+    it in the registers of the accumulator it came in as (the last P·V of an
+    overlapped loop's guard, `tawa-overlap-dots`)."""
     chain = [v]
     while isinstance(v, OpResult) and v.op is not op and op.is_ancestor(v.op):
         tied = [c for r, cs in _tied(v.op, False) if r is v for c in cs[:1]]

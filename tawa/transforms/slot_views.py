@@ -7,8 +7,8 @@ reads a dot's shared-memory operand from such a view (a wgmma descriptor of
 or that an `scf.if` yields, would reach the dot as a block argument or an
 `scf.if` result instead, whose slot nothing names.  `carry_slot_views`
 carries the stage in its place (an index) and makes the view again where it
-arrives.  Worked example (`tawa-overlap-programs`: the next program's Q is
-taken in this program's tail and used by the next iteration's loop):
+arrives.  Worked example (a loop over programs whose body takes the next
+program's Q and passes it to the next iteration, which reads it in its dot):
 
     %q0 = nvgpu.smem_tile %bq[%s0]                 %q0 = nvgpu.smem_tile %bq[%s0]      // dead: erased later
     scf.for ... iter_args(%q = %q0) {        =>    scf.for ... iter_args(%q = %s0) {   // an index now

@@ -15,7 +15,7 @@ pass and the analyses and patterns only it needs.  What lives here:
 * `guarded`: ops under an `scf.if` without results;
 * `top_op`: the op of a block that is or holds a nested op;
 * `async_dot`: a `tile.dot`'s `tile.dot_async`, its operands mapped
-  (`tawa-overlap-dots`, `tawa-overlap-programs`);
+  (`tawa-overlap-dots`);
 * `zeros_of`: a tile of zeros of any float type, made as the consumer makes
   its 16-bit tiles (f32 zeros, converted);
 * `erase_unused`: erases the ops a predicate allows whose results nothing uses.
