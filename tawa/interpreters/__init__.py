@@ -13,8 +13,6 @@ docs/interpreter.md describes the semantics and the error bounds.
 from __future__ import annotations
 
 from tawa.interpreters.driver import (
-    ArgumentError,
-    InterpreterError,
     call,
     check_arguments,
     default_functions,
@@ -23,12 +21,14 @@ from tawa.interpreters.driver import (
     make_interpreter,
     run_program,
 )
+from tawa.interpreters.errors import ArgumentError, InterpreterError, SimulationError
 from tawa.interpreters.tile import Launch, get_launch, set_launch
 
 __all__ = [
     "ArgumentError",
     "InterpreterError",
     "Launch",
+    "SimulationError",
     "call",
     "check_arguments",
     "default_functions",

@@ -48,14 +48,11 @@ from xdsl.ir import BlockArgument, Operation, Region, SSAValue
 
 from tawa.diagnostics import TawaError, first_line, location_of
 from tawa.dialects import aref, tile
-from tawa.interpreters.schedule import Schedule, Scheduler, SimulationError, _Task
+from tawa.interpreters.errors import InterpreterError, simulation_error
+from tawa.interpreters.schedule import Schedule, Scheduler, Task
 from tawa.interpreters.tile import TileFunctions, get_launch, set_launch
 
 EMPTY, FULL, BORROWED = "empty", "full", "borrowed"
-
-
-def _fail(op: Operation, message: str) -> SimulationError:
-    return SimulationError(message, location_of(op) or "tawa.interpret")
 
 
 @dataclass(eq=False)
@@ -102,7 +99,7 @@ class TaskState:
     dots in flight, and which arrays are borrowed from or were released to
     which aref slot."""
 
-    task: _Task | None = None
+    task: Task | None = None
     scheduler: Scheduler | None = None
     team: int | None = None
     """The task's team, in a partition of several teams."""
@@ -114,7 +111,7 @@ class TaskState:
         if self.task is not None and self.scheduler is not None:
             self.scheduler.sync(self.task, op, ready, why)
         elif not ready():
-            raise _fail(op, f"{op.name} cannot proceed and nothing else runs: {why()}")
+            raise simulation_error(op, f"{op.name} cannot proceed and nothing else runs: {why()}")
 
 
 def task_state(interpreter: Interpreter) -> TaskState:
@@ -137,9 +134,9 @@ class ProtocolChecker(Interpreter.Listener):
             if not isinstance(arg, np.ndarray):
                 continue
             if (gone := st.released.get(id(arg))) is not None:
-                raise _fail(op, f"{op.name} uses a value of {gone[1]} after aref.consumed released it")
+                raise simulation_error(op, f"{op.name} uses a value of {gone[1]} after aref.consumed released it")
             if id(arg) in pending and not _may_take_unfinished(op, i):
-                raise _fail(
+                raise simulation_error(
                     op,
                     f"{op.name} uses the result of a tile.dot_async that no tile.dot_wait has completed",
                 )
@@ -197,7 +194,7 @@ class ArefFunctions(InterpreterFunctions):
     def run_warp_specialize(
         self, interpreter: Interpreter, op: aref.WarpSpecializeOp, args: PythonValues
     ) -> PythonValues:
-        from tawa.interpreters.driver import InterpreterError, make_interpreter, tracker_of
+        from tawa.interpreters.driver import make_interpreter, tracker_of
 
         launch = get_launch(interpreter)
         program = ", ".join(map(str, launch.program_id))
@@ -212,7 +209,7 @@ class ArefFunctions(InterpreterFunctions):
             free = free_values(region)
             env = interpreter.get_values(free)
 
-            def body(task: _Task, role=role, region=region, free=free, env=env, team=None) -> None:
+            def body(task: Task, role=role, region=region, free=free, env=env, team=None) -> None:
                 sub = make_interpreter(interpreter.module, [self])
                 set_launch(sub, launch)
                 state = TaskState(task, scheduler, team=team)
@@ -232,7 +229,7 @@ class ArefFunctions(InterpreterFunctions):
                         f"{msg} (in '{at.name}', partition {role}, program ({program}))",
                         location_of(at) or "tawa.interpret",
                     ) from err
-                _check_finished(op, role, state)
+                check_finished(op, role, state)
 
             if teams == 1:
                 scheduler.add(role, body)
@@ -293,13 +290,13 @@ class ArefFunctions(InterpreterFunctions):
         st.sync(op, lambda: True, lambda: "")
         slot = n % ref.depth
         if n >= ref.count("get", st.team) or ref.states[slot] != BORROWED:
-            raise _fail(op, f"aref.consumed of %{ref.name} with no borrowed slot (consumed twice?)")
+            raise simulation_error(op, f"aref.consumed of %{ref.name} with no borrowed slot (consumed twice?)")
         values = ref.slots[slot]
         assert values is not None and ref.states[slot] == BORROWED
         ids = {id(v) for v in values}
         for dot in st.in_flight:
             if dot.reads & ids:
-                raise _fail(
+                raise simulation_error(
                     op,
                     f"aref.consumed releases slot {slot} of %{ref.name} while the "
                     f"{dot.op.name} reading it is in flight (complete it with tile.dot_wait first)",
@@ -317,9 +314,9 @@ class ArefFunctions(InterpreterFunctions):
         ref, n = args
         st = task_state(interpreter)
         if st.team is None:
-            raise _fail(op, "aref.skip outside a partition of several teams")
+            raise simulation_error(op, "aref.skip outside a partition of several teams")
         if n < 0:
-            raise _fail(op, f"aref.skip of a negative count ({n})")
+            raise simulation_error(op, f"aref.skip of a negative count ({n})")
         ref.advance("get", st.team, n)
         ref.advance("release", st.team, n)
         return ()
@@ -343,7 +340,7 @@ class ArefFunctions(InterpreterFunctions):
             st.in_flight.popleft()
         unfinished = {id(d.result) for d in st.in_flight}
         if any(id(a) in unfinished for a in args):
-            raise _fail(op, "tile.dot_wait returns a dot result that is still in flight")
+            raise simulation_error(op, "tile.dot_wait returns a dot result that is still in flight")
         return tuple(args)
 
 
@@ -356,17 +353,17 @@ def _check_slot(op: aref.PutOp | aref.GetOp | aref.ConsumedOp, args: PythonValue
     stage, phase = args[-2], args[-1]
     want = (n % ref.depth, (n // ref.depth) & 1)
     if (stage, phase) != want:
-        raise _fail(
+        raise simulation_error(
             op,
             f"{op.name} of %{ref.name} names stage {stage} phase {phase}, but it is use {n} "
             f"of the ring: stage {want[0]} phase {want[1]}",
         )
 
 
-def _check_finished(op: Operation, role: str, st: TaskState) -> None:
+def check_finished(op: Operation, role: str, st: TaskState) -> None:
     if st.in_flight:
-        raise _fail(op, f"partition {role} ends with {len(st.in_flight)} tile.dot_async in flight")
+        raise simulation_error(op, f"partition {role} ends with {len(st.in_flight)} tile.dot_async in flight")
     held = {(ref.name, slot) for ref, slot in st.borrowed.values()}
     if held:
         names = ", ".join(f"slot {s} of %{n}" for n, s in sorted(held))
-        raise _fail(op, f"partition {role} ends holding {names} (missing aref.consumed)")
+        raise simulation_error(op, f"partition {role} ends holding {names} (missing aref.consumed)")

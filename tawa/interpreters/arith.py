@@ -77,14 +77,14 @@ def _as(x: Any, dt: np.dtype) -> Any:
     return x if x.dtype == dt else dt.type(x)
 
 
-def _maximum(a: Any, b: Any) -> Any:
+def maximum(a: Any, b: Any) -> Any:
     """IEEE maximum: NaN if either is NaN, and +0 > -0 (arith.maximumf)."""
     out = np.maximum(a, b)
     both_zero = (a == 0) & (b == 0)
     return np.where(both_zero, a + b, out)[()] if np.any(both_zero) else out
 
 
-def _minimum(a: Any, b: Any) -> Any:
+def minimum(a: Any, b: Any) -> Any:
     """IEEE minimum: NaN if either is NaN, and -0 < +0 (arith.minimumf)."""
     out = np.minimum(a, b)
     both_zero = (a == 0) & (b == 0)
@@ -274,11 +274,11 @@ class TensorArithFunctions(ArithFunctions):
 
     @impl(arith.MaximumfOp)
     def run_maximumf(self, interpreter: Interpreter, op: arith.MaximumfOp, args: PythonValues):
-        return (float_binary(op, args, _maximum),)
+        return (float_binary(op, args, maximum),)
 
     @impl(arith.MinimumfOp)
     def run_minimumf(self, interpreter: Interpreter, op: arith.MinimumfOp, args: PythonValues):
-        return (float_binary(op, args, _minimum),)
+        return (float_binary(op, args, minimum),)
 
     @impl(arith.MaxnumfOp)
     def run_maxnumf(self, interpreter: Interpreter, op: arith.MaxnumfOp, args: PythonValues):

@@ -53,9 +53,10 @@ from tawa.diagnostics import TawaError, first_line, location_of
 from tawa.dialects import aref, nvgpu
 from tawa.dialects.aref import PartitionRole
 from tawa.dialects.nvgpu.kernel_info import kernel_info, persistent_ctas
-from tawa.interpreters.aref import ArefFunctions, TaskState, _check_finished, free_values
+from tawa.interpreters.aref import ArefFunctions, TaskState, check_finished, free_values
+from tawa.interpreters.errors import InterpreterError, SimulationError
 from tawa.interpreters.scf import TileScfFunctions
-from tawa.interpreters.schedule import Schedule, Scheduler, SimulationError, _Task
+from tawa.interpreters.schedule import Schedule, Scheduler, Task
 from tawa.interpreters.simt import LANE_AWARE, Lanes, PerThread, SimtInterpreter, can_block, merge
 from tawa.interpreters.tile import Launch, set_launch
 from tawa.target.hopper import THREADS_PER_GROUP, THREADS_PER_WARP
@@ -277,7 +278,7 @@ def describe_lanes(mask: np.ndarray) -> str:
     return where if n == THREADS_PER_GROUP * len(groups) else f"{n} thread{'s' * (n != 1)} of {where}"
 
 
-def new_interpreter(cta: CtaState, task: _Task | None, mask: np.ndarray, team: int | None = None) -> SimtInterpreter:
+def new_interpreter(cta: CtaState, task: Task | None, mask: np.ndarray, team: int | None = None) -> SimtInterpreter:
     """An interpreter for a task of `cta` running the lanes of `mask` (of
     team `team` of its partition, in a partition of several teams)."""
     from tawa.interpreters.driver import make_interpreter
@@ -306,7 +307,7 @@ def run_region_task(
         free = free_values(region)
         env = parent.get_values(free)
 
-        def body(task: _Task, k=k, mask=mask, region=region, free=free, env=env, team=team) -> None:
+        def body(task: Task, k=k, mask=mask, region=region, free=free, env=env, team=team) -> None:
             sub = new_interpreter(cta, task, mask, team)
             sub.push_scope(str(task.role))
             sub.set_values(zip(free, env))
@@ -316,7 +317,7 @@ def run_region_task(
             except TawaError:
                 raise
             except Exception as err:
-                from tawa.interpreters.driver import InterpreterError, tracker_of
+                from tawa.interpreters.driver import tracker_of
 
                 tracker = tracker_of(sub)
                 at = tracker.stack[-1] if tracker is not None and tracker.stack else op
@@ -324,7 +325,7 @@ def run_region_task(
                     f"{first_line(err)} (in '{at.name}', {task.label}, {cta_name(cta)})",
                     location_of(at) or "tawa.interpret",
                 ) from err
-            _check_finished(op, str(task.role), task_of(sub))
+            check_finished(op, str(task.role), task_of(sub))
 
         task = cta.scheduler.spawn(role, body)
         task.label = task_label(cta, f"{role} ({describe_lanes(mask)})")
@@ -453,7 +454,7 @@ def run_grid(
     whose tasks are the warp groups of all of its CTAs; clusters one after
     another.  `ctas`: CTAs of a persistent kernel (clusters of a persistent
     cluster kernel), default `DEFAULT_CTAS`."""
-    from tawa.interpreters.driver import InterpreterError, run_program
+    from tawa.interpreters.driver import run_program
 
     name = f"@{kernel.sym_name.data}"
     where = location_of(kernel) or "tawa.interpret"
@@ -496,7 +497,7 @@ def run_grid(
             # Not while the partitions are still aref.warp_specialize regions,
             # whose aref ops belong to a partition, not to a warp group.
             for g, mask in enumerate(_warp_group_masks(threads, split=not specialized)):
-                def root(task: _Task, cta=cta, mask=mask) -> None:
+                def root(task: Task, cta=cta, mask=mask) -> None:
                     run_program(new_interpreter(cta, task, mask), kernel, cta.launch, args)
                     cta.live -= 1
                     if not cta.live:

@@ -34,7 +34,9 @@ from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import DiagnosticException, InterpretationError
 
 from tawa.diagnostics import TawaError, first_line, location_of, verify
+from tawa.interpreters.aref import ArefFunctions
 from tawa.interpreters.arith import TensorArithFunctions, tensor
+from tawa.interpreters.cta import CtaFunctions, is_thread_level, run_grid
 from tawa.interpreters.dtypes import (
     INDEX_BITS,
     UnsupportedType,
@@ -46,25 +48,14 @@ from tawa.interpreters.dtypes import (
     round_float,
     wrap_int,
 )
+from tawa.interpreters.errors import ArgumentError, InterpreterError
+from tawa.interpreters.fragments import FragmentFunctions
 from tawa.interpreters.math import TensorMathFunctions
+from tawa.interpreters.nvgpu import NvgpuFunctions
 from tawa.interpreters.scf import TileScfFunctions
+from tawa.interpreters.schedule import Schedule
 from tawa.interpreters.tile import Launch, TileFunctions, set_launch
-
-
-class InterpreterError(TawaError):
-    """An error while setting up or running a kernel on the CPU."""
-
-
-class ArgumentError(InterpreterError):
-    """A kernel argument that does not match the kernel's signature."""
-
-
-from tawa.interpreters.aref import ArefFunctions  # noqa: E402
-from tawa.interpreters.cta import CtaFunctions, is_thread_level, run_grid  # noqa: E402
-from tawa.interpreters.fragments import FragmentFunctions  # noqa: E402
-from tawa.interpreters.nvgpu import NvgpuFunctions  # noqa: E402
-from tawa.interpreters.schedule import Schedule  # noqa: E402
-from tawa.interpreters.wgmma import WgmmaFunctions  # noqa: E402
+from tawa.interpreters.wgmma import WgmmaFunctions
 
 
 def default_functions() -> list[InterpreterFunctions]:

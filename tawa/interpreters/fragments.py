@@ -30,10 +30,11 @@ from tawa.dialects.nvgpu.fragments import FragBinaryKind
 from tawa.dialects.nvgpu.layouts import TiledLayout, fold_steps
 from tawa.dialects.nvgpu.types import FragmentType, element_bytes
 from tawa.interpreters import simt
-from tawa.interpreters.arith import _maximum, _minimum
+from tawa.interpreters.arith import maximum, minimum
 from tawa.interpreters.cta import cta_of, lanes_of
 from tawa.interpreters.dtypes import dtype_of, round_float
-from tawa.interpreters.nvgpu import _fail, _whole_groups, check_bulk_reads, read_rows, row_addresses, write_tile
+from tawa.interpreters.errors import simulation_error
+from tawa.interpreters.nvgpu import check_bulk_reads, read_rows, row_addresses, whole_groups, write_tile
 from tawa.interpreters.simt import Lanes, PerThread
 from tawa.target.hopper import THREADS_PER_GROUP
 
@@ -99,7 +100,7 @@ def regs(op: Operation, x: Any, lanes: Lanes) -> np.ndarray:
         raise InterpretationError(f"{op.name}: expected a fragment, got {type(x).__name__}")
     busy = x.pending & {int(t) // THREADS_PER_GROUP for t in lanes.indices()}
     if busy:
-        raise _fail(op, f"{op.name} reads a wgmma result of warp group {min(busy)} before "
+        raise simulation_error(op, f"{op.name} reads a wgmma result of warp group {min(busy)} before "
                     "nvgpu.wgmma_wait_group completed it")
     return x.regs
 
@@ -119,7 +120,7 @@ def scalar_column(x: Any, dtype: np.dtype) -> Any:
 
 _FLOAT = {
     FragBinaryKind.ADDF: np.add, FragBinaryKind.SUBF: np.subtract, FragBinaryKind.MULF: np.multiply,
-    FragBinaryKind.DIVF: np.divide, FragBinaryKind.MAXIMUMF: _maximum, FragBinaryKind.MINIMUMF: _minimum,
+    FragBinaryKind.DIVF: np.divide, FragBinaryKind.MAXIMUMF: maximum, FragBinaryKind.MINIMUMF: minimum,
 }
 _INT = {
     FragBinaryKind.ADDI: np.add, FragBinaryKind.SUBI: np.subtract, FragBinaryKind.MULI: np.multiply,
@@ -233,7 +234,7 @@ class FragmentFunctions(InterpreterFunctions):
         lanes = lanes_of(interpreter)
         frag, dest, *offsets = args
         regs(op, frag, lanes)
-        for g in _whole_groups(op, lanes.mask):
+        for g in whole_groups(op, lanes.mask):
             group = cta_of(interpreter).group_lanes(g)
             at = [group.uniform(o, lambda: f"{op.name}: offset") for o in offsets]
             tile = frag.group_tile(g).astype(dest.dtype)
@@ -254,7 +255,7 @@ class FragmentFunctions(InterpreterFunctions):
         f = new_fragment(t, cta_of(interpreter).threads)
         shape = t.get_shape()
         lead_rank = src.ndim - len(shape)
-        for g in _whole_groups(op, lanes.mask):
+        for g in whole_groups(op, lanes.mask):
             group = cta_of(interpreter).group_lanes(g)
             at = [group.uniform(o, lambda: f"{op.name}: offset") for o in offsets]
             tile = np.zeros(shape, dtype=src.dtype)
@@ -275,7 +276,7 @@ class FragmentFunctions(InterpreterFunctions):
         t = op.result.type
         cta = cta_of(interpreter)
         f = new_fragment(t, cta.threads)
-        for g in _whole_groups(op, lanes.mask):
+        for g in whole_groups(op, lanes.mask):
             group = cta.group_lanes(g)
             s = group.uniform(stage, lambda: f"{op.name}: stage")
             r = group.uniform(row, lambda: f"{op.name}: row")
@@ -291,7 +292,7 @@ class FragmentFunctions(InterpreterFunctions):
         regs(op, frag, lanes)
         t = op.fragment.type
         cta = cta_of(interpreter)
-        for g in _whole_groups(op, lanes.mask):
+        for g in whole_groups(op, lanes.mask):
             group = cta.group_lanes(g)
             s = group.uniform(stage, lambda: f"{op.name}: stage")
             r = group.uniform(row, lambda: f"{op.name}: row")
@@ -314,7 +315,7 @@ class FragmentFunctions(InterpreterFunctions):
         values, where = cta_of(interpreter).memory.gather(addrs[keep], eb)
         if values is None:
             lane, i = (int(v) for v in np.argwhere(keep)[where])
-            raise _fail(op, f"{op.name}: thread {idx[lane]} loads value {i} from "
+            raise simulation_error(op, f"{op.name}: thread {idx[lane]} loads value {i} from "
                         f"{addrs[lane, i]:#x}, outside every memref (an out-of-bounds load)")
         f = new_fragment(t, cta_of(interpreter).threads)
         mine = np.zeros(f.regs.shape, dtype=np.float64)
@@ -341,7 +342,7 @@ class FragmentFunctions(InterpreterFunctions):
         where = cta_of(interpreter).memory.scatter(addrs[stored], values[idx][stored], eb)
         if where is not None:
             lane, i = (int(v) for v in np.argwhere(stored)[where])
-            raise _fail(op, f"{op.name}: thread {idx[lane]} stores value {i} at "
+            raise simulation_error(op, f"{op.name}: thread {idx[lane]} stores value {i} at "
                         f"{addrs[lane, i]:#x}, outside every memref (an out-of-bounds store)")
         return ()
 
@@ -368,7 +369,7 @@ def _check_aligned(op: Operation, verb: str, idx: np.ndarray, addrs: np.ndarray,
     bad = np.argwhere(addrs[:, ::vec] % (vec * eb) != 0)
     if len(bad):
         lane, i = idx[bad[0][0]], bad[0][1] * vec
-        raise _fail(op, f"{op.name}: thread {lane} {verb} a {vec}-vector at address "
+        raise simulation_error(op, f"{op.name}: thread {lane} {verb} a {vec}-vector at address "
                     f"{addrs[bad[0][0], i]:#x}, not aligned to {vec * eb} bytes")
 
 

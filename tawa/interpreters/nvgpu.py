@@ -53,7 +53,6 @@ from xdsl.utils.exceptions import InterpretationError
 from tawa.dialects import nvgpu
 from tawa.dialects.nvgpu.types import element_bytes
 from tawa.interpreters import simt
-from tawa.interpreters.aref import _fail
 from tawa.interpreters.cta import (
     CtaState,
     OverArrival,
@@ -65,8 +64,9 @@ from tawa.interpreters.cta import (
     task_of,
 )
 from tawa.interpreters.dtypes import dtype_of
+from tawa.interpreters.errors import simulation_error
 from tawa.interpreters.simt import PerThread
-from tawa.interpreters.tile import _box
+from tawa.interpreters.tile import inside_box
 from tawa.target.hopper import (
     MAX_MBARRIER_COUNT,
     THREADS_PER_GROUP,
@@ -106,7 +106,7 @@ def tile_addresses(t: Any, base: int, swizzled: bool = True) -> np.ndarray:
 
 def stage_base(buf: SmemBuffer, stage: int, op: Operation) -> int:
     if not 0 <= stage < buf.stages():
-        raise _fail(op, f"{op.name}: stage {stage} out of range for {buf.type}")
+        raise simulation_error(op, f"{op.name}: stage {stage} out of range for {buf.type}")
     rows, cols = buf.type.get_shape()[-2:]
     return buf.offset + stage * rows * cols * element_bytes(buf.type.element_type)
 
@@ -127,7 +127,7 @@ def row_addresses(buf: SmemBuffer, stage: int, row: int, rows: int, op: Operatio
     t = buf.type
     total = t.get_shape()[-2]
     if not 0 <= row <= total - rows:
-        raise _fail(op, f"{op.name}: rows [{row}, {row + rows}) outside the {total} rows of {t}")
+        raise simulation_error(op, f"{op.name}: rows [{row}, {row + rows}) outside the {total} rows of {t}")
     return tile_addresses(t, stage_base(buf, stage, op))[row : row + rows]
 
 
@@ -181,16 +181,16 @@ class BarrierRef:
 
 def barrier(cta: CtaState, buf: Any, index: Any, op: Operation, init: bool = False) -> tuple[MBarrier, str]:
     if not isinstance(buf, SmemBuffer) or not isinstance(buf.type, nvgpu.MBarrierType):
-        raise _fail(op, f"{op.name}: not an mbarrier array")
+        raise simulation_error(op, f"{op.name}: not an mbarrier array")
     if not 0 <= index < buf.type.count.data:
-        raise _fail(op, f"{op.name}: barrier index {index} out of range for {buf.type}")
+        raise simulation_error(op, f"{op.name}: barrier index {index} out of range for {buf.type}")
     key = (buf.offset, index)
     name = f"{_value_name(getattr(op, 'barriers', op.operands[0]))}[{index}]"
     b = cta.barriers.get(key)
     if b is None:
         b = cta.barriers[key] = MBarrier()
     if b.count is None and not init:
-        raise _fail(op, f"{op.name}: barrier {name} used before nvgpu.mbarrier_init")
+        raise simulation_error(op, f"{op.name}: barrier {name} used before nvgpu.mbarrier_init")
     return b, name
 
 
@@ -198,7 +198,7 @@ def peer(cta: CtaState, rank: int, op: Operation) -> CtaState:
     """The CTA of rank `rank` in `cta`'s cluster."""
     size = cta.peers.size
     if not 0 <= rank < size:
-        raise _fail(op, f"{op.name} in {cta_name(cta)}: CTA rank {rank} is outside its cluster of {size} "
+        raise simulation_error(op, f"{op.name} in {cta_name(cta)}: CTA rank {rank} is outside its cluster of {size} "
                     f"CTA{'s' * (size != 1)} (ranks 0..{size - 1})")
     return cta.peers.ctas[rank]
 
@@ -209,7 +209,7 @@ def multicast_ranks(cta: CtaState, mask: int, op: Operation) -> list[CtaState]:
     ranks = [r for r in range(mask.bit_length()) if mask >> r & 1]
     bad = [r for r in ranks if r >= size]
     if bad:
-        raise _fail(op, f"{op.name} in {cta_name(cta)}: multicast mask {mask:#b} names rank {bad[0]}, outside its "
+        raise simulation_error(op, f"{op.name} in {cta_name(cta)}: multicast mask {mask:#b} names rank {bad[0]}, outside its "
                     f"cluster of {size} CTA{'s' * (size != 1)} (ranks 0..{size - 1})")
     return [cta.peers.ctas[r] for r in ranks]
 
@@ -222,11 +222,11 @@ def remote_barrier(cta: CtaState, dest: CtaState, buf: Any, index: Any, op: Oper
         return barrier(cta, buf, index, op)
     what = f"{op.name} from {cta_name(cta)} into {cta_name(dest)} (rank {dest.rank})"
     if dest.exited:
-        raise _fail(op, f"{what}, which has already exited (undefined behaviour on the GPU): "
+        raise simulation_error(op, f"{what}, which has already exited (undefined behaviour on the GPU): "
                     "end the kernel with nvgpu.cluster_sync")
     b, name = barrier(dest, buf, index, op, init=True)
     if b.count is None:
-        raise _fail(op, f"{what} lands on its barrier {name}, which it has not initialised yet "
+        raise simulation_error(op, f"{what} lands on its barrier {name}, which it has not initialised yet "
                     "(initialise the barriers, then nvgpu.cluster_sync, before peers use them)")
     return b, name
 
@@ -261,7 +261,7 @@ class TmaMap:
     def box(self, coords: tuple[int, ...]) -> np.ndarray:
         shape = self.type.get_shape()
         out = np.zeros((1,) * (self.array.ndim - len(shape)) + shape, dtype=self.array.dtype)
-        if (found := _box(self.array.shape, coords, shape)) is not None:
+        if (found := inside_box(self.array.shape, coords, shape)) is not None:
             src, dst, _ = found
             out[dst] = self.array[src]
         return out.reshape(shape)
@@ -293,7 +293,7 @@ def check_bulk_reads(cta: CtaState, addresses: np.ndarray, op: Operation) -> Non
     for thread, stores in bulk_groups(cta).items():
         for store in stores:
             if store.span[0] < hi and lo < store.span[1]:
-                raise _fail(op, f"{op.name} writes shared memory [{lo}, {hi}) that the TMA store "
+                raise simulation_error(op, f"{op.name} writes shared memory [{lo}, {hi}) that the TMA store "
                             f"issued by thread {thread} may still read (wait for it with "
                             "nvgpu.tma_store_wait first)")
 
@@ -377,7 +377,7 @@ class NvgpuFunctions(InterpreterFunctions):
         buf, index = _uniform(interpreter, op, args)
         b, name = barrier(cta_of(interpreter), buf, index, op, init=True)
         if _n_lanes(interpreter) != 1:
-            raise _fail(op, f"nvgpu.mbarrier_init of {name} by {_n_lanes(interpreter)} threads (one must do it)")
+            raise simulation_error(op, f"nvgpu.mbarrier_init of {name} by {_n_lanes(interpreter)} threads (one must do it)")
         b.count = b.pending = op.count.value.data
         b.tx = b.phase = 0
         return ()
@@ -411,7 +411,7 @@ class NvgpuFunctions(InterpreterFunctions):
         n = _n_lanes(interpreter)
         b.tx += op.bytes.value.data * n
         if b.tx > MAX_MBARRIER_COUNT:
-            raise _fail(op, f"{op.name}: {b.tx} transaction bytes pending on {name}, more than the 20-bit count holds")
+            raise simulation_error(op, f"{op.name}: {b.tx} transaction bytes pending on {name}, more than the 20-bit count holds")
         b.arrive(n)
         return ()
 
@@ -420,7 +420,7 @@ class NvgpuFunctions(InterpreterFunctions):
         buf, index, parity = _uniform(interpreter, op, args)
         b, name = barrier(cta_of(interpreter), buf, index, op)
         if parity not in (0, 1):
-            raise _fail(op, f"{op.name}: parity must be 0 or 1, got {parity}")
+            raise simulation_error(op, f"{op.name}: parity must be 0 or 1, got {parity}")
         task_of(interpreter).sync(
             op,
             lambda: b.phase % 2 != parity,
@@ -473,7 +473,7 @@ class NvgpuFunctions(InterpreterFunctions):
         try:
             generation = barrier.arrive(_n_lanes(interpreter), expected)
         except OverArrival as over:
-            raise _fail(op, f"{op.name} in {cta_name(cta)}: {over.arrived} threads arrived at the "
+            raise simulation_error(op, f"{op.name} in {cta_name(cta)}: {over.arrived} threads arrived at the "
                         f"cluster barrier, which expects the {expected} of the cluster") from None
         whom = "cluster" if cluster.size > 1 else "CTA"
         state.sync(
@@ -508,7 +508,7 @@ class NvgpuFunctions(InterpreterFunctions):
         if box.size == addresses.size:  # a box with leading 1s fills one tile
             box = box.reshape(addresses.shape)
         if box.shape != addresses.shape:
-            raise _fail(op, f"{op.name}: a {box.shape} box into {addresses.shape} tiles of {dest.type}")
+            raise simulation_error(op, f"{op.name}: a {box.shape} box into {addresses.shape} tiles of {dest.type}")
         for _ in range(_n_lanes(interpreter)):
             for c, b in zip(ctas, bars_of):
                 cta.peers.transfers.append(TmaLoad(c, box, addresses, b, box.nbytes))
@@ -527,7 +527,7 @@ class NvgpuFunctions(InterpreterFunctions):
         addresses = tile_addresses(t, stage_base(src, stage, op))
         tile = read_tile(cta.smem, addresses, dtype_of(t.element_type))
         shape = desc.type.get_shape()
-        if (found := _box(desc.array.shape, tuple(coords), shape)) is not None:
+        if (found := inside_box(desc.array.shape, tuple(coords), shape)) is not None:
             dst, part, padded = found
             desc.array[dst] = tile.reshape(padded)[part]
         groups = bulk_groups(cta)
@@ -551,14 +551,14 @@ class NvgpuFunctions(InterpreterFunctions):
     @impl(nvgpu.SetMaxNRegOp)
     def run_setmaxnreg(self, interpreter: Interpreter, op: nvgpu.SetMaxNRegOp, args: PythonValues):
         cta, lanes = cta_of(interpreter), lanes_of(interpreter)
-        groups = _whole_groups(op, lanes.mask)
+        groups = whole_groups(op, lanes.mask)
         count = op.count.value.data
         for g in groups:
             cta.regs[g] = count
         total = sum(cta.regs.get(g, 0) for g in range(cta.threads // THREADS_PER_GROUP)) * THREADS_PER_GROUP
         pool = register_pool(cta.threads)
         if len(cta.regs) == cta.threads // THREADS_PER_GROUP and total > pool:
-            raise _fail(op, f"setmaxnreg: the warp groups ask for {total} registers, the CTA holds {pool} "
+            raise simulation_error(op, f"setmaxnreg: the warp groups ask for {total} registers, the CTA holds {pool} "
                         "(setmaxnreg.inc would wait for ever)")
         state = task_of(interpreter)
         if state.task is not None:
@@ -580,11 +580,11 @@ class NvgpuFunctions(InterpreterFunctions):
         return (int(array.shape[index]),)
 
 
-def _whole_groups(op: Operation, mask: np.ndarray) -> list[int]:
+def whole_groups(op: Operation, mask: np.ndarray) -> list[int]:
     groups = mask.reshape(-1, THREADS_PER_GROUP)
     partial = [g for g, m in enumerate(groups) if m.any() and not m.all()]
     if partial:
-        raise _fail(op, f"{op.name} by part of warp group {partial[0]} ({int(groups[partial[0]].sum())} threads)")
+        raise simulation_error(op, f"{op.name} by part of warp group {partial[0]} ({int(groups[partial[0]].sum())} threads)")
     return [g for g, m in enumerate(groups) if m.all()]
 
 
@@ -597,7 +597,7 @@ def _named_arrive(interpreter: Interpreter, op: Any) -> tuple[ThreadBarrier, int
     try:
         return nb, nb.arrive(len(warps) * THREADS_PER_WARP, count)
     except OverArrival as over:
-        raise _fail(op, f"{op.name}: {over.arrived} threads arrived at named barrier "
+        raise simulation_error(op, f"{op.name}: {over.arrived} threads arrived at named barrier "
                     f"{op.barrier_id.value.data}, which expects {count}") from None
 
 

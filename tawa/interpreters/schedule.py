@@ -33,6 +33,7 @@ from xdsl.ir import Operation
 
 from tawa.diagnostics import TawaError, location_of
 from tawa.dialects.aref import PartitionRole
+from tawa.interpreters.errors import SimulationError
 
 POLICIES = ("random", "producer-first", "consumer-first")
 
@@ -51,20 +52,16 @@ class Schedule:
             raise TawaError(f"unknown schedule policy '{self.policy}' (choose from {', '.join(POLICIES)})")
 
 
-class SimulationError(TawaError):
-    """A deadlock or a misuse of the aref protocol found by the simulator."""
-
-
 class _Abort(BaseException):
     """Unwinds a task after another task failed (not an Exception: nothing
     between the scheduler and the task's entry point may swallow it)."""
 
 
 @dataclass(eq=False)
-class _Task:
+class Task:
     index: int
     role: PartitionRole
-    body: Callable[[_Task], None]
+    body: Callable[[Task], None]
     waiting: tuple[Operation, Callable[[], bool], Callable[[], str]] | None = None
     started: bool = False
     done: bool = False
@@ -82,21 +79,21 @@ class Scheduler:
     """Names the kernel instance in messages, e.g. `@gemm program (0, 1)`."""
     location: str = "tawa.interpret"
     """Source location that errors are reported at (the warp_specialize op)."""
-    tasks: list[_Task] = field(default_factory=list)
+    tasks: list[Task] = field(default_factory=list)
     failure: BaseException | None = None
     progress: Callable[[bool], bool] | None = None
     """Completes background work (`progress(force)`; with force false it may
     complete only some); returns whether anything changed."""
     _cv: threading.Condition = field(default_factory=threading.Condition)
-    _turn: _Task | None = None
+    _turn: Task | None = None
     _steps: int = 0
     _threads: list[threading.Thread] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._rng = random.Random(self.schedule.seed)
 
-    def add(self, role: PartitionRole, body: Callable[[_Task], None], label: str = "") -> None:
-        self.tasks.append(_Task(len(self.tasks), role, body, label=label))
+    def add(self, role: PartitionRole, body: Callable[[Task], None], label: str = "") -> None:
+        self.tasks.append(Task(len(self.tasks), role, body, label=label))
 
     # ------------------------------------------------------------------ driving
 
@@ -113,21 +110,21 @@ class Scheduler:
         if self.failure is not None:
             raise self.failure
 
-    def spawn(self, role: PartitionRole, body: Callable[[_Task], None]) -> _Task:
+    def spawn(self, role: PartitionRole, body: Callable[[Task], None]) -> Task:
         """Adds a task while the scheduler runs (called by the running task;
         the new one starts when the scheduler picks it)."""
-        task = _Task(len(self.tasks), role, body)
+        task = Task(len(self.tasks), role, body)
         with self._cv:
             self.tasks.append(task)
         self._start(task)
         return task
 
-    def _start(self, task: _Task) -> None:
+    def _start(self, task: Task) -> None:
         th = threading.Thread(target=self._thread_main, args=(task,), daemon=True, name=str(task.role))
         self._threads.append(th)
         th.start()
 
-    def _thread_main(self, task: _Task) -> None:
+    def _thread_main(self, task: Task) -> None:
         try:
             with self._cv:
                 self._wait_for_turn(task)
@@ -145,14 +142,14 @@ class Scheduler:
                 task.done = True
                 self._cv.notify_all()
 
-    def _wait_for_turn(self, task: _Task) -> None:
+    def _wait_for_turn(self, task: Task) -> None:
         while self._turn is not task and self.failure is None:
             self._cv.wait()
         if self.failure is not None:
             raise _Abort
 
     def sync(
-        self, task: _Task, op: Operation, ready: Callable[[], bool], why: Callable[[], str]
+        self, task: Task, op: Operation, ready: Callable[[], bool], why: Callable[[], str]
     ) -> None:
         """Called by `task` at a synchronization op: lets the scheduler choose
         who runs next; returns once `task` is chosen with `ready()` true."""
@@ -162,7 +159,7 @@ class Scheduler:
             self._wait_for_turn(task)
             task.waiting = None
 
-    def _runnable(self) -> list[_Task]:
+    def _runnable(self) -> list[Task]:
         return [
             t for t in self.tasks
             if not t.done and (not t.started or t.waiting is None or t.waiting[1]())
@@ -193,7 +190,7 @@ class Scheduler:
         self._turn = self._pick(runnable)
         self._cv.notify_all()
 
-    def _pick(self, runnable: list[_Task]) -> _Task:
+    def _pick(self, runnable: list[Task]) -> Task:
         policy = self.schedule.policy
         if policy == "producer-first":
             return min(runnable, key=lambda t: (t.role != PartitionRole.PRODUCER, t.index))

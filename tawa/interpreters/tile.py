@@ -41,7 +41,7 @@ def get_launch(interpreter: Interpreter) -> Launch:
     return launch
 
 
-def _box(
+def inside_box(
     array_shape: tuple[int, ...], offsets: PythonValues, tile_shape: tuple[int, ...]
 ) -> tuple[tuple[slice, ...], tuple[slice, ...], tuple[int, ...]] | None:
     """The part of the box at `offsets` with `tile_shape` (padded with leading
@@ -79,7 +79,7 @@ class TileFunctions(InterpreterFunctions):
         array, *offsets = args
         tile_shape = tuple(op.result.type.get_shape())
         out = np.zeros(tile_shape, dtype=dtype_of(op.result.type))
-        box = _box(array.shape, offsets, tile_shape)
+        box = inside_box(array.shape, offsets, tile_shape)
         if box is not None:
             src, dst, shape = box
             out.reshape(shape)[dst] = array[src]
@@ -91,7 +91,7 @@ class TileFunctions(InterpreterFunctions):
         value, array, *offsets = args
         if not array.flags.writeable:
             raise InterpretationError("tile.store: the destination array is read-only")
-        box = _box(array.shape, offsets, value.shape)
+        box = inside_box(array.shape, offsets, value.shape)
         if box is not None:
             src, dst, shape = box
             array[src] = value.reshape(shape)[dst]

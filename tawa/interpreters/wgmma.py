@@ -43,8 +43,9 @@ from tawa.dialects.nvgpu.types import element_bytes
 from tawa.interpreters import simt
 from tawa.interpreters.cta import CtaState, cta_of, lanes_of
 from tawa.interpreters.dtypes import dtype_of, mma_operand
+from tawa.interpreters.errors import simulation_error
 from tawa.interpreters.fragments import Fragment, new_fragment, regs
-from tawa.interpreters.nvgpu import SmemBuffer, _fail, _whole_groups, read_rows, read_tile, tile_addresses
+from tawa.interpreters.nvgpu import SmemBuffer, read_rows, read_tile, tile_addresses, whole_groups
 from tawa.interpreters.simt import PerThread
 from tawa.target.hopper import (
     SWIZZLE_ATOM_ROWS,
@@ -82,7 +83,7 @@ class Descriptor:
         MN-major: k x cols), per the module docstring."""
         s = self.swizzle
         if not s:
-            raise _fail(op, f"{op.name}: unswizzled descriptors are not modelled by the simulator")
+            raise simulation_error(op, f"{op.name}: unswizzled descriptors are not modelled by the simulator")
         r = np.arange(rows, dtype=np.int64)[:, None]
         c = np.arange(cols, dtype=np.int64)[None, :]
         if k_major:
@@ -115,10 +116,10 @@ class TileDescriptor:
         plain = tile_addresses(t, 0, swizzled=False)
         at = np.argwhere(plain - plain[0, 0] == self.offset)
         if not len(at):
-            raise _fail(op, f"{op.name}: descriptor offset {self.offset} is not an element of {t}")
+            raise simulation_error(op, f"{op.name}: descriptor offset {self.offset} is not an element of {t}")
         r, c = at[0]
         if r + shape[0] > tile.shape[0] or c + shape[1] > tile.shape[1]:
-            raise _fail(op, f"{op.name}: a {shape} operand at offset {self.offset} leaves the {tile.shape} tile")
+            raise simulation_error(op, f"{op.name}: a {shape} operand at offset {self.offset} leaves the {tile.shape} tile")
         return tile[r : r + shape[0], c : c + shape[1]]
 
 
@@ -148,7 +149,7 @@ def _operand(cta: CtaState, mma: Mma, x: Any, side: str) -> np.ndarray:
     op, g = mma.op, mma.group
     if isinstance(x, Fragment):
         if g in x.pending:
-            raise _fail(op, f"{op.name}: register operand of warp group {g} is an unfinished wgmma result")
+            raise simulation_error(op, f"{op.name}: register operand of warp group {g} is an unfinished wgmma result")
         return x.group_tile(g)
     t = op.operands[0 if side == "lhs" else 1].type
     dt = dtype_of(t.element_type)
@@ -168,7 +169,7 @@ def _operand(cta: CtaState, mma: Mma, x: Any, side: str) -> np.ndarray:
     # A 64-bit descriptor of one instruction.
     addresses = Descriptor.decode(int(x)).addresses(*shape, eb, k_major, op)
     if addresses.min() < 0 or addresses.max() + eb > len(cta.smem):
-        raise _fail(op, f"{op.name}: the {side} descriptor reads outside shared memory")
+        raise simulation_error(op, f"{op.name}: the {side} descriptor reads outside shared memory")
     return read_tile(cta.smem, addresses, dt)
 
 
@@ -178,11 +179,11 @@ def retire(cta: CtaState, mma: Mma) -> None:
     b = mma_operand(_operand(cta, mma, mma.rhs, "rhs"))
     transposed = mma.op.rhs_transposed is not None
     if a.shape[1] != (b.shape[1] if transposed else b.shape[0]):
-        raise _fail(mma.op, f"{mma.op.name}: operand shapes {a.shape} and {b.shape} do not contract")
+        raise simulation_error(mma.op, f"{mma.op.name}: operand shapes {a.shape} and {b.shape} do not contract")
     d = a @ (b.T if transposed else b)
     blocks = mma.op.row_blocks() if isinstance(mma.op, nvgpu.WgmmaMmaAsyncOp) else 1
     if (mma.accumulate or blocks > 1) and g in mma.acc.pending:
-        raise _fail(mma.op, f"{mma.op.name}: accumulator of warp group {g} is not ready")
+        raise simulation_error(mma.op, f"{mma.op.name}: accumulator of warp group {g} is not ready")
     if blocks > 1:  # one row block of the accumulator; the others carry over
         rows = slice(WGMMA_M * mma.op.block(), WGMMA_M * mma.op.block() + WGMMA_M)
         whole = mma.acc.group_tile(g).astype(np.float32)
@@ -255,7 +256,7 @@ class WgmmaFunctions(InterpreterFunctions):
     @impl(nvgpu.WgmmaCommitGroupOp)
     def run_commit(self, interpreter: Interpreter, op: Operation, args: PythonValues):
         cta, lanes = cta_of(interpreter), lanes_of(interpreter)
-        for g in _whole_groups(op, lanes.mask):
+        for g in whole_groups(op, lanes.mask):
             queue = cta.wgmma.setdefault(g, WgmmaQueue())
             queue.committed.append(queue.open)
             queue.open = []
@@ -265,7 +266,7 @@ class WgmmaFunctions(InterpreterFunctions):
     def run_wait(self, interpreter: Interpreter, op: nvgpu.WgmmaWaitGroupOp, args: PythonValues):
         cta, lanes = cta_of(interpreter), lanes_of(interpreter)
         keep = op.pending.value.data
-        groups = _whole_groups(op, lanes.mask)
+        groups = whole_groups(op, lanes.mask)
         for g in groups:
             queue = cta.wgmma.setdefault(g, WgmmaQueue())
             while len(queue.committed) > keep:
@@ -273,7 +274,7 @@ class WgmmaFunctions(InterpreterFunctions):
                     retire(cta, mma)
         for k, f in enumerate(args):
             if isinstance(f, Fragment) and f.pending & set(groups):
-                raise _fail(op, f"{op.name} {keep} returns fragment #{k} while the wgmma computing it is "
+                raise simulation_error(op, f"{op.name} {keep} returns fragment #{k} while the wgmma computing it is "
                             "still in flight (uncommitted, or in one of the groups it leaves pending)")
         return tuple(args)
 
@@ -283,9 +284,9 @@ def _issue(interpreter: Interpreter, op: Any, args: PythonValues) -> Fragment:
     cta, lanes = cta_of(interpreter), lanes_of(interpreter)
     lhs, rhs, acc, accumulate = args
     if op.result.type.get_shape()[0] % WGMMA_M:
-        raise _fail(op, f"{op.name}: a warp group computes a multiple of {WGMMA_M} rows")
+        raise simulation_error(op, f"{op.name}: a warp group computes a multiple of {WGMMA_M} rows")
     result = new_fragment(op.result.type, lanes.threads)
-    for g in _whole_groups(op, lanes.mask):
+    for g in whole_groups(op, lanes.mask):
         group = cta.group_lanes(g)
         lhs_g, rhs_g, acc_on = (
             x if isinstance(x, Fragment) else group.uniform(x, lambda k=k: f"{op.name}: operand #{k}")

@@ -26,12 +26,12 @@ import warnings
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from tawa.runtime.errors import LaunchError
+from tawa.runtime.gpu_packages import cupy_module, driver_module
 from tawa.runtime.launch import (
     SCRATCH_BYTES,
     LaunchPlan,
@@ -41,30 +41,11 @@ from tawa.runtime.launch import (
 )
 from tawa.runtime.params import PackedParams
 from tawa.runtime.template import LaunchTemplate, address_word
+from tawa.runtime.watchdog import Watchdog, WatchdogSpec
 from tawa.target.hopper import ARCH
 
 DEFAULT_SMEM = 48 * 1024
 MIN_CC = (9, 0)  # the compute capability of ARCH
-
-
-def cupy_module() -> ModuleType:
-    try:
-        import cupy
-    except ImportError as err:
-        raise LaunchError(
-            f"launching kernels needs CuPy and cuda-bindings (pip install 'tawa[gpu]'): {err}"
-        ) from None
-    return cupy
-
-
-def driver_module() -> ModuleType:
-    try:
-        from cuda.bindings import driver
-    except ImportError as err:
-        raise LaunchError(
-            f"tensor maps need cuda-bindings (pip install 'tawa[gpu]'): {err}"
-        ) from None
-    return driver
 
 
 # --------------------------------------------------------------------------- tensor maps
@@ -399,8 +380,6 @@ def _watchdog(loaded: LoadedKernel, params: Any) -> Any:
         return None
     abi = params[-1][1]
     if loaded.watchdog is None:
-        from tawa.runtime.watchdog import Watchdog, WatchdogSpec
-
         loaded.watchdog = Watchdog.allocate(WatchdogSpec(abi.name, abi.waits), loaded.device)
     return loaded.watchdog
 

@@ -36,6 +36,7 @@ from typing import Any
 
 from tawa.backend.ptx.abi import WATCHDOG_BYTES, WATCHDOG_FIELDS, WATCHDOG_VALID
 from tawa.runtime.errors import LaunchError
+from tawa.runtime.gpu_packages import cupy_module
 from tawa.target.hopper import THREADS_PER_GROUP
 
 WORDS = WATCHDOG_BYTES // 4
@@ -123,8 +124,6 @@ class Watchdog:
     @classmethod
     def allocate(cls, spec: WatchdogSpec, device: int) -> Watchdog:
         """A zeroed buffer in mapped, pinned host memory on CUDA `device`."""
-        from tawa.runtime.cuda import cupy_module
-
         rt = cupy_module().cuda.runtime
         with cupy_module().cuda.Device(device):
             host = rt.hostAlloc(WATCHDOG_BYTES, HOST_ALLOC_PORTABLE | HOST_ALLOC_MAPPED)

@@ -19,7 +19,8 @@ from tawa.diagnostics import TawaError
 from tawa.dialects.nvgpu.kernel_info import persistent_ctas
 from tawa.interpreters import InterpreterError
 from tawa.interpreters.cta import DEFAULT_CTAS
-from tawa.interpreters.schedule import Schedule, SimulationError
+from tawa.interpreters.errors import SimulationError
+from tawa.interpreters.schedule import Schedule
 
 TILE = "!nvgpu.tma_desc<8x16xf32>"
 BUF = "!nvgpu.smem<1x8x16xf32>"

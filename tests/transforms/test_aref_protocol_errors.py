@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import tawa
-from tawa.interpreters.schedule import Schedule, SimulationError
+from tawa.interpreters.errors import SimulationError
+from tawa.interpreters.schedule import Schedule
 
 T = "!aref.ref<[tensor<64x64xf32>], depth = 2>"
 

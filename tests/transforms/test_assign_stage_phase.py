@@ -15,7 +15,8 @@ from xdsl.passes import PassPipeline
 
 import tawa
 from tawa.dialects import aref
-from tawa.interpreters.schedule import Schedule, SimulationError
+from tawa.interpreters.errors import SimulationError
+from tawa.interpreters.schedule import Schedule
 from tawa.transforms.assign_stage_phase import AssignStagePhasePass
 from tawa.transforms.pipeline import PipelinePass
 from tawa.transforms.warp_specialize import WarpSpecializePass

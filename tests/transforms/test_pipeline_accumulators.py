@@ -77,7 +77,7 @@ def test_waiting_for_too_few_dots_is_caught():
     reports it."""
     from xdsl.dialects.builtin import IntegerAttr
 
-    from tawa.interpreters.schedule import SimulationError
+    from tawa.interpreters.errors import SimulationError
 
     module = pipelined().clone()
     (wait,) = [o for o in module.walk() if isinstance(o, tile.DotWaitOp) and o.pending.value.data == 2]

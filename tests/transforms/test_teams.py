@@ -30,7 +30,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 import tawa
 from tawa.diagnostics import TawaError
 from tawa.dialects import aref, nvgpu
-from tawa.interpreters.schedule import Schedule, SimulationError
+from tawa.interpreters.errors import SimulationError
+from tawa.interpreters.schedule import Schedule
 from tawa.kernels.gemm import GemmConfig, gemm_source
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
 from tawa.transforms.pingpong import TURNS
