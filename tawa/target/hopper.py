@@ -166,18 +166,6 @@ TMA_STRIDE_ALIGN = 16
 TENSORMAP_BYTES = 128
 """A `CUtensorMap`, passed by value as a 128-byte-aligned kernel parameter."""
 
-# --------------------------------------------------------------------------- stmatrix
-
-MATRIX_ROWS = 8
-"""`stmatrix.m8n8` stores 8x8 matrices of 16-bit elements: lane l holds
-row l / 4, columns 2·(l % 4) and that + 1 of each, packed in one register,
-and lane 8·j + i gives the address of row i of matrix j, 16 contiguous bytes
-(PTX ISA, "Warp-level matrix store instruction: stmatrix"; sm_90)."""
-MATRIX_ROW_BYTES = 16
-"""One row of an 8x8 matrix of 16-bit elements."""
-MATRICES_PER_STORE = 4
-"""The `.x4` form: four matrices, one register of each lane per matrix."""
-
 # --------------------------------------------------------------------------- wgmma
 
 WGMMA_M = 64

@@ -313,10 +313,6 @@ CASES = {
         Case("gemm_tf32", "gemm_tf32.mlir", "gemm_tf32", 4, _tf32),
         Case("gemm_a_prologue", "gemm_a_prologue.mlir", "gemm_a_prologue", 4, _a_prologue),
         Case("gemm_softmax", "gemm_softmax.mlir", "gemm_softmax", 4, _softmax),
-        # The staging written by stmatrix.x4 (tawa-hopper-pipeline{stmatrix=true}).
-        Case("gemm_softmax_stmatrix", "gemm_softmax.mlir", "gemm_softmax", 4, _softmax, pipeline=(("stmatrix", True),)),
-        Case("attention_fwd_stmatrix", "attention_fwd.mlir", "attention_fwd", 2, _per_key_block("plain"),
-             pipeline=(("stmatrix", True),)),
         Case("attention_fwd", "attention_fwd.mlir", "attention_fwd", 2, _per_key_block("plain")),
         Case("attention_fwd_causal", "attention_fwd.mlir", "attention_fwd_causal", 2, _per_key_block("causal")),
         Case("attention_fwd_d64", "attention_fwd_d64.mlir", "attention_fwd_d64", 2, _per_key_block("plain", 64, 192)),

@@ -31,11 +31,6 @@ unmasked vector loads (`nvgpu.frag_load_global`) when the thread's last
 element is inside on every axis and its vectors are aligned, and an edge
 path whose mask is `frag_index(axis) < dim − offset` on every axis, where
 masked-off elements read 0.
-
-A staging write (`nvgpu.frag_store_shared`) of 16-bit pairs whose layout is
-made of 8x8 matrices (`TiledLayout.matrix_plan`) is marked `matrices`: the
-PTX printer stores it with `stmatrix.x4`, four registers per instruction
-instead of one `st.shared` each (option `stmatrix`, off by default).
 """
 
 from __future__ import annotations
@@ -44,7 +39,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import Float32Type, IndexType, IntegerAttr, MemRefType, ModuleOp, UnitAttr, i1, i32
+from xdsl.dialects.builtin import Float32Type, IndexType, IntegerAttr, MemRefType, ModuleOp, i1, i32
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -233,35 +228,14 @@ class ExpandFragmentLoad(RewritePattern):
         rewriter.replace(op, branch)
 
 
-class StoreMatrices(RewritePattern):
-    """A staging write (`nvgpu.frag_store_shared`) of 16-bit pairs laid out as
-    8x8 matrices (`nvgpu.stores_as_matrices`) is marked `matrices`: one
-    `stmatrix.x4` stores four registers of each lane, where `st.shared`
-    stored one (each register holds two columns of one row, and 16-byte
-    rows of the swizzled tile are what a lane addresses)."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: nvgpu.FragmentStoreSharedOp, rewriter: PatternRewriter) -> None:
-        ft = op.fragment.type
-        if op.matrices is None and isinstance(ft, nvgpu.FragmentType) and nvgpu.stores_as_matrices(ft):
-            op.matrices = UnitAttr()
-            rewriter.handle_operation_modification(op)
-
-
 @dataclass(frozen=True)
 class ExpandFragmentStoresPass(ModulePass):
     """Writes out epilogue stores (`nvgpu.frag_store`) and consumer-side loads
-    (`nvgpu.frag_load`) as address math, a fast path and a masked edge path,
-    and marks the staging writes that `stmatrix` can store."""
+    (`nvgpu.frag_load`) as address math, a fast path and a masked edge path."""
 
     name = NAME
 
-    stmatrix: bool = False
-    """Mark staging writes of 16-bit matrices `matrices` (`StoreMatrices`);
-    off by default (`tawa-hopper-pipeline{stmatrix}` says why)."""
-
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns: list[RewritePattern] = [ExpandFragmentStore(), ExpandFragmentLoad()]
-        if self.stmatrix:
-            patterns.append(StoreMatrices())
-        PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([ExpandFragmentStore(), ExpandFragmentLoad()]), apply_recursively=False
+        ).rewrite_module(op)

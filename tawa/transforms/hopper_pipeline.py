@@ -162,13 +162,6 @@ class HopperPipelinePass(ModulePass):
     cache_hints: bool = True
     """`tawa-cache-hints`: the TMA loads of tiles that only one program reads
     (attention's Q) are `evict_first` in L2."""
-    stmatrix: bool = False
-    """`tawa-expand-fragment-stores{stmatrix}`: staging writes of 16-bit 8x8
-    matrices (the TMA-store epilogue's bf16 and f16 tiles) use `stmatrix.x4`.
-    Off: on the H100 it measured the same as `st.shared` (attention and GEMM
-    inside the run-to-run spread; docs/perf.md, "Short-first pairs and Q's
-    early release at head dim 256") and ptxas needs more registers for it in
-    gemm_softmax."""
     cluster: int = 1
     """CTAs per thread-block cluster along program id 0 (`tawa-cluster`): the
     CTAs of a cluster load each tile they share (a GEMM's B) once, each a
@@ -312,7 +305,7 @@ class HopperPipelinePass(ModulePass):
                           staging=self.staging if staging is None else staging, store_group=self.store_group,
                           pingpong=self.pingpong, pin_waits=self.pin_waits),
             MaterializePartitionsPass(group_m=self.group_m, order=self.order),
-            ExpandFragmentStoresPass(stmatrix=self.stmatrix),
+            ExpandFragmentStoresPass(),
             CheckResourcesPass(),
             VerifyProtocolPass(),
             *((PreparePtxPass(),) if self.prepare else ()),

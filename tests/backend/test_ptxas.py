@@ -200,24 +200,6 @@ def test_deferred_stores_assemble_without_spills(example, tmp_path):
     assert "0 bytes spill stores, 0 bytes spill loads" in info, info
 
 
-@needs_ptxas
-@pytest.mark.parametrize(("example", "count"), [
-    ("gemm", 16), *(pytest.param(*case, marks=pytest.mark.slow) for case in [
-        ("gemm_fp8", 16), ("gemm_softmax", 16), ("attention_fwd", 16), ("attention_fwd_d64", 16),
-        ("attention_fwd_d256", 32), ("attention_fwd_fp8", 16), ("gemm_chain", 8)])])
-def test_stmatrix_staging_assembles_without_spills(example, count, tmp_path):
-    """tawa-hopper-pipeline{stmatrix=true}: every bf16 staging write is a run
-    of stmatrix.x4 — a 128x256 GEMM tile in four 64x64 chunks per warp
-    group: 4 instructions each; attention d128 16, two kernels — and the
-    kernels assemble without spills at their register budgets."""
-    module = tawa.parse((EXAMPLES / f"{example}.mlir").read_text())
-    PassPipeline((HopperPipelinePass(stmatrix=True),)).apply(tawa.context(), module)
-    ptx = print_ptx(module)
-    assert ptx.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == count
-    info = assemble(ptx, tmp_path)
-    assert "0 bytes spill stores, 0 bytes spill loads" in info, info
-
-
 @pytest.mark.slow
 @needs_ptxas
 @pytest.mark.parametrize("example", ["gemm", "gemm_fp8", "batched_gemm"])

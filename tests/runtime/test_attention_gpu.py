@@ -192,18 +192,6 @@ def assert_same_bits(outs, what):
         assert torch.equal(outs[0], o), f"{what} differs"
 
 
-@pytest.mark.parametrize("kernel_name", ["attention_fwd", "attention_fwd_causal", "attention_fwd_d64",
-                                         "attention_fwd_d256_causal"])
-@pytest.mark.parametrize("BH, S", [(2, 1024), (3, 200), (1, 65)])
-def test_attention_stmatrix_matches_st_shared(cuda, seed, kernel_name, BH, S):
-    """`stmatrix=True` stages O by stmatrix.x4: the same bits as the default
-    st.shared staging, poisoned O fully written."""
-    source = (EXAMPLES / VARIANTS[kernel_name][0]).read_text()
-    kernels = [tawa.compile(source, kernel_name, stmatrix=m) for m in (False, True)]
-    assert "stmatrix.sync.aligned" in kernels[1].ptx and "stmatrix" not in kernels[0].ptx
-    assert_same_bits(outputs_of(kernels, kernel_name, BH, S, seed), f"stmatrix staging ({kernel_name}, BH={BH}, S={S})")
-
-
 @pytest.mark.parametrize(("kernel_name", "depths"), [
     ("attention_fwd", (3, 2)), ("attention_fwd_causal", (3, 2)), ("attention_fwd", (2, 3)),
     ("attention_fwd_d64", (5, 4)), ("attention_fwd_d64_causal", (4, 5)), ("attention_fwd_d64_m128", (3, 4)),

@@ -1,7 +1,6 @@
 """The TMA-store epilogue on a Hopper GPU (docs/passes.md, "The TMA-store
 epilogue"): `epilogue="tma"`, with the full staging tile (3 ring stages)
-and with the subtiled staging (two 128x64 buffers, 4 ring stages), each
-staged by `st.shared` or by `stmatrix` (`stmatrix=True`), against
+and with the subtiled staging (two 128x64 buffers, 4 ring stages), against
 `epilogue="threads"` on the same inputs, and the launch-time error for a C
 a tensor map cannot describe.
 
@@ -33,8 +32,8 @@ STAGES = {"full": 3, "subtiled": 4}  # the deepest ring that fits beside the sta
 TOL = 1e-2
 
 
-def kernel(epilogue: str, staging: str = "full", stmatrix: bool = False) -> tawa.Kernel:
-    return tawa.compile(GEMM, "gemm", stages=STAGES[staging], epilogue=epilogue, staging=staging, stmatrix=stmatrix)
+def kernel(epilogue: str, staging: str = "full") -> tawa.Kernel:
+    return tawa.compile(GEMM, "gemm", stages=STAGES[staging], epilogue=epilogue, staging=staging)
 
 
 def run(k: tawa.Kernel, A, B, M: int, N: int, K: int, guard: int = 4096):
@@ -62,17 +61,15 @@ def run(k: tawa.Kernel, A, B, M: int, N: int, K: int, guard: int = 4096):
         (4096, 4096, 512),  # 512 programs: each persistent CTA reuses its staging tile
     ],
 )
-@pytest.mark.parametrize("stmatrix", [False, True], ids=["st.shared", "stmatrix"])
 @pytest.mark.parametrize("staging", ["full", "subtiled"])
-def test_tma_and_thread_epilogues_agree(cuda, seed, staging, stmatrix, M, N, K):
+def test_tma_and_thread_epilogues_agree(cuda, seed, staging, M, N, K):
     import torch
 
     g = torch.Generator(device="cuda").manual_seed(seed)
     A = torch.randn(M, K, device="cuda", generator=g).to(torch.bfloat16)
     B = torch.randn(N, K, device="cuda", generator=g).to(torch.bfloat16)
-    tma = kernel("tma", staging, stmatrix)
+    tma = kernel("tma", staging)
     assert "cp.async.bulk.tensor.2d.global.shared::cta" in tma.ptx
-    assert ("stmatrix.sync.aligned" in tma.ptx) is stmatrix
     if staging == "subtiled":
         assert tma.ptx.count("cp.async.bulk.wait_group.read 1;") == 4
     got, want = run(tma, A, B, M, N, K), run(kernel("threads"), A, B, M, N, K)

@@ -1,14 +1,13 @@
 """PTX emitters of the fragment ops that read and write shared memory
 (`nvgpu.frag_load_shared`, `nvgpu.frag_store_shared`).
 
-Their addresses are formed here, from the fragment's layout (or its matrix
-plan, for `stmatrix`) and the swizzle of `tawa.target.hopper` — the one
-place where the printer still does address math (to move into IR like the
-global accesses of `tawa-expand-fragment-stores`).  `swizzle_plan` and
+Their addresses are formed here, from the fragment's layout and the swizzle
+of `tawa.target.hopper` — the one place where the printer still does
+address math (to move into IR like the global accesses of
+`tawa-expand-fragment-stores`).  `swizzle_plan` and
 `unit_plan` decide when a thread can form one register per 16-byte column
 unit and reach every access with an immediate; `tests/backend/test_swizzle_plan.py`
-and `tests/backend/test_matrix_plan.py` check every address against the
-simulator's storage model.
+checks every address against the simulator's storage model.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from xdsl.ir import Operation, SSAValue
 from tawa.backend.ptx.emit_fragments import terms_coordinate
 from tawa.backend.ptx.emit_memory import stage_addr
 from tawa.dialects import nvgpu
-from tawa.target.hopper import MATRICES_PER_STORE, MATRIX_ROW_BYTES, THREADS_PER_GROUP, THREADS_PER_WARP
+from tawa.target.hopper import THREADS_PER_GROUP, THREADS_PER_WARP
 
 if TYPE_CHECKING:
     from tawa.backend.ptx.printer import KernelPrinter
@@ -204,25 +203,6 @@ def _shared_access(p: KernelPrinter, kind: str, t: nvgpu.FragmentType, regs_of: 
             access(f".{suffix}", at, regs[0])
 
 
-def _matrix_store(p: KernelPrinter, op: nvgpu.FragmentStoreSharedOp) -> None:
-    """The fragment written as 8x8 matrices, `stmatrix.x4` after
-    `stmatrix.x4` (`TiledLayout.matrix_plan`; the op's `matrices`): lane
-    8·j + i gives the address of row i of matrix j of the instruction, each
-    16 contiguous bytes of the tile (`_tile_addresses` of the plan's thread
-    terms and instruction offsets), and register j of each lane is that
-    lane's part of matrix j (vector v + j of the fragment)."""
-    t = _type(op.fragment)
-    plan = t.tiled_layout.matrix_plan(t.get_shape())
-    assert plan is not None, "the verifier checks the matrix plan"
-    regs = p.frag(op.fragment)
-    offsets = [origin for _, origin in plan.groups]
-    for g, a, imm in _tile_addresses(p, op.dest, op.stage, op.row, plan.thread_terms, offsets, MATRIX_ROW_BYTES):
-        first = plan.groups[g][0]
-        at = f"[{a}+{imm}]" if imm else f"[{a}]"
-        operands = ", ".join(regs[first:first + MATRICES_PER_STORE])
-        p.emit(f"stmatrix.sync.aligned.m8n8.x{MATRICES_PER_STORE}.shared.b16 {at}, {{{operands}}};")
-
-
 def emit_load_shared(p: KernelPrinter, op: nvgpu.FragmentLoadSharedOp) -> None:
     """The fragment read from its slot (`_shared_access`)."""
     _shared_access(p, "ld", _type(op.result), p.define_frag(op.result), op.source, op.stage, op.row)
@@ -230,10 +210,7 @@ def emit_load_shared(p: KernelPrinter, op: nvgpu.FragmentLoadSharedOp) -> None:
 
 def emit_store_shared(p: KernelPrinter, op: nvgpu.FragmentStoreSharedOp) -> None:
     """The fragment written to the staging tile, the dual of
-    `emit_load_shared`, or as 8x8 matrices where the op says `matrices`."""
-    if op.matrices is not None:
-        _matrix_store(p, op)
-        return
+    `emit_load_shared`."""
     _shared_access(p, "st", _type(op.fragment), p.frag(op.fragment), op.dest, op.stage, op.row)
 
 

@@ -63,7 +63,6 @@ from tawa.dialects.nvgpu.fragments import (
     FragUnaryKind,
     FragUnaryKindAttr,
     MemrefBaseOp,
-    stores_as_matrices,
 )
 from tawa.dialects.nvgpu.kernel_info import (
     KERNEL_ATTR,
@@ -230,7 +229,6 @@ __all__ = [
     "FragmentStoreSharedOp",
     "FragmentType",
     "FragmentUnaryOp",
-    "stores_as_matrices",
     "FragmentUndefOp",
     "FragmentZerosOp",
     "GridDimOp",

@@ -13,7 +13,6 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerType,
     MemRefType,
-    UnitAttr,
     i1,
 )
 from xdsl.dialects.utils import EnumAttribute
@@ -24,14 +23,12 @@ from xdsl.ir import (
 )
 from xdsl.irdl import (
     IRDLOperation,
-    ParsePropInAttrDict,
     VarConstraint,
     base,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
-    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -604,14 +601,10 @@ class FragmentStoreSharedOp(IRDLOperation):
     stage's tile, stored as `!nvgpu.smem` says (column chunks of one
     swizzle span, swizzled: the layout a TMA store reads).  Each thread
     writes the elements it holds in the fragment's layout, one
-    `st.shared` per vector — or, with `matrices`, as 8x8 matrices, one
-    `stmatrix.x4` per four registers (16-bit pairs whose layout has a
-    `TiledLayout.matrix_plan`; `tawa-expand-fragment-stores` decides).
-    What is written is the same either way.  The TMA-store epilogue's
-    staging write, and that of an 8-bit wgmma A operand
-    (`tawa.transforms.operand_staging`).
+    `st.shared` per vector.  The TMA-store epilogue's staging write, and
+    that of an 8-bit wgmma A operand (`tawa.transforms.operand_staging`).
 
-    Example: `nvgpu.frag_store_shared %c, %sc[%c0, %row0] {matrices} : !nvgpu.frag<64x256xbf16, wgmma>, !nvgpu.smem<1x128x256xbf16, swizzle = 128>`
+    Example: `nvgpu.frag_store_shared %c, %sc[%c0, %row0] : !nvgpu.frag<64x256xbf16, wgmma>, !nvgpu.smem<1x128x256xbf16, swizzle = 128>`
     """
 
     name = "nvgpu.frag_store_shared"
@@ -619,8 +612,6 @@ class FragmentStoreSharedOp(IRDLOperation):
     dest = operand_def(SmemType)
     stage = operand_def(IndexType)
     row = operand_def(IndexType)
-    matrices = opt_prop_def(UnitAttr)
-    irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(MemoryWriteEffect())
     assembly_format = (
         "$fragment `,` $dest `[` $stage `,` $row `]` attr-dict `:` type($fragment) `,` type($dest)"
@@ -642,17 +633,6 @@ class FragmentStoreSharedOp(IRDLOperation):
             )
         if element_bytes(ft.element_type) == 1 and not ft.packed():
             raise VerifyException(f"nvgpu.frag_store_shared writes fp8 in packed pairs (vectors of 2), got {ft}")
-        if self.matrices is not None and not stores_as_matrices(ft):
-            raise VerifyException(
-                f"nvgpu.frag_store_shared {{matrices}} needs 16-bit values in packed pairs laid out as 8x8 "
-                f"matrices, four per instruction (TiledLayout.matrix_plan), got {ft}"
-            )
-
-
-def stores_as_matrices(ft: FragmentType) -> bool:
-    """Whether a fragment of type `ft` can be stored by `stmatrix.x4`: 16-bit
-    values packed in pairs, in a layout with a `TiledLayout.matrix_plan`."""
-    return element_bytes(ft.element_type) == 2 and ft.packed() and ft.tiled_layout.matrix_plan(ft.get_shape()) is not None
 
 
 @irdl_op_definition

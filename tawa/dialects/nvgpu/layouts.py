@@ -54,7 +54,7 @@ import math
 from dataclasses import dataclass
 from functools import cache, cached_property
 
-from tawa.target.hopper import MATRICES_PER_STORE, MATRIX_ROWS, THREADS_PER_WARP, WARPS_PER_GROUP
+from tawa.target.hopper import THREADS_PER_WARP, WARPS_PER_GROUP
 
 
 @dataclass(frozen=True)
@@ -102,19 +102,6 @@ class Reduction:
     layout: TiledLayout
     sources: tuple[tuple[int, ...], ...]
     lane_masks: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class MatrixPlan:
-    """How `stmatrix.x4` stores a fragment (`TiledLayout.matrix_plan`)."""
-
-    thread_terms: tuple[tuple[ThreadTerm, ...], tuple[ThreadTerm, ...]]
-    """Per axis, the thread part of the element whose row a thread
-    addresses: the layout's warp terms and lane 8·j + i's row i of matrix j."""
-    groups: tuple[tuple[int, tuple[int, int]], ...]
-    """Per instruction: its first vector v (it stores vectors v..v+3, one
-    register each, matrix j from vector v + j) and the (row, column) of
-    matrix 0 in warp 0, lane 0 (the register part of the address)."""
 
 
 FOLD_CHAINS = 4
@@ -385,70 +372,6 @@ class TiledLayout:
                 raise ValueError(f"[{start}, {start + size}) along axis {axis} is not a sub-tile of {_fmt(shape)}")
             out.append(src[moved])
         return tuple(out)
-
-    # ------------------------------------------------------------------ matrix stores
-
-    @cache
-    def matrix_plan(self, shape: tuple[int, ...]) -> MatrixPlan | None:
-        """How `stmatrix.x4` stores a `shape` fragment of 16-bit elements
-        packed in pairs (None when the layout does not allow it): every
-        vector must be one 8x8 matrix (lane l holding its row l / 4, columns
-        2·(l % 4) and that + 1: `MATRIX_ROWS`), and every four consecutive
-        vectors — one instruction, matrix j from vector 4g + j — must lie
-        the same way relative to each other, so that lane 8·j + i addresses
-        row i of matrix j at one thread offset for all instructions, and
-        only the instruction's offset (an immediate) changes.
-
-        Worked example: `WGMMA` on a 64x256 tile.  Vector v (values 2v, 2v + 1)
-        of a thread is the 8x8 matrix at row 8·(v % 2) + 16·warp, column
-        8·(v / 2) (rows +8 for odd v, the next 8 columns every two vectors),
-        lane l holding its row l / 4 and column pair l % 4.  Vectors 4g..4g+3
-        are the matrices at (0, 0), (8, 0), (0, 8), (8, 8) of the 16x16 block
-        at column 16·g: lane l addresses row l % 16, column 8·(l / 16) of the
-        block, plus 16·warp rows — the plan's `thread_terms` — and
-        instruction g adds (0, 16·g): 16 instructions of 4 registers store
-        the thread's 64, where `st.shared` took one per register."""
-        if self.rank != 2 or self.vector_length(shape) != 2:
-            return None
-        try:
-            self.check_warp_group(shape)
-        except ValueError:
-            return None
-        vectors = self.values_per_thread(shape) // 2
-        if vectors % MATRICES_PER_STORE:
-            return None
-        for v in range(vectors):
-            for warp in range(WARPS_PER_GROUP):
-                r0, c0 = self.thread_coords(shape, warp * THREADS_PER_WARP, 2 * v)
-                if c0 % MATRIX_ROWS:
-                    return None
-                for lane in range(THREADS_PER_WARP):
-                    t = warp * THREADS_PER_WARP + lane
-                    row, col = r0 + lane // 4, c0 + 2 * (lane % 4)
-                    if (self.thread_coords(shape, t, 2 * v), self.thread_coords(shape, t, 2 * v + 1)) != (
-                            (row, col), (row, col + 1)):
-                        return None
-        origins = [self.thread_coords(shape, 0, 2 * v) for v in range(vectors)]
-        groups, relative = [], None
-        for first in range(0, vectors, MATRICES_PER_STORE):
-            o = origins[first]
-            rel = tuple((r - o[0], c - o[1]) for r, c in origins[first:first + MATRICES_PER_STORE])
-            if relative not in (None, rel):
-                return None
-            relative = rel
-            groups.append((first, o))
-        # Lane 8·j + i addresses row i of matrix j: linear in the bits of j.
-        assert relative is not None
-        (_, m1, m2, m3) = relative
-        if relative[0] != (0, 0) or m3 != (m1[0] + m2[0], m1[1] + m2[1]) or min(*m1, *m2) < 0:
-            return None
-        terms = []
-        for axis in (0, 1):
-            own = [t for t in self.thread_terms(shape, axis) if t.source == "warp"]
-            lane = [ThreadTerm("lane", 1, MATRIX_ROWS, 1)] if axis == 0 else []
-            lane += [ThreadTerm("lane", MATRIX_ROWS * k, 2, m[axis]) for k, m in ((1, m1), (2, m2)) if m[axis]]
-            terms.append(tuple(own + lane))
-        return MatrixPlan((terms[0], terms[1]), tuple(groups))
 
     def __str__(self) -> str:
         tiles = "".join(f"({','.join(map(str, t))})" for t in self.tiling)

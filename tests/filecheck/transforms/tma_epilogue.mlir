@@ -3,7 +3,6 @@
 // thread stores the tile with TMA.
 // RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{epilogue=auto staging=full prepare=false}' > %t.full
 // RUN: filecheck %s < %t.full
-// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{stmatrix=true prepare=false}' | filecheck %s --check-prefix=MAT
 // RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{epilogue=auto staging=subtiled prepare=false}' > %t
 // RUN: filecheck %s --check-prefix=SUB < %t
 // RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=4},tawa-assign-stage-phase,tawa-lower-aref,tawa-lower-tile{epilogue=auto staging=full}' | filecheck %s --check-prefix=FULL4
@@ -136,8 +135,3 @@
 // SUBWEAK:   error: tawa-verify-protocol: staging tile written during a TMA store in @gemm (K = 0, 2 programs per CTA): warp group 1 writes %staging[0] while a TMA store of warp group 1 may still read it
 // The partition's final wait 0 made wait 1: the last store may outlive the CTA.
 // NODRAIN:   error: tawa-verify-protocol: CTA ends during a TMA store in @gemm (K = 0, 1 program per CTA): warp group 1 ends while its TMA store of %staging[1] may still read shared memory (no nvgpu.tma_store_wait 0 after its last store)
-
-// stmatrix=true (with the default, subtiled staging): each 64-column chunk of the bf16
-// tile is made of 8x8 matrices (TiledLayout.matrix_plan), so tawa-expand-fragment-stores
-// marks its write `matrices`: one stmatrix.x4 per four registers.
-// MAT: nvgpu.frag_store_shared %{{.*}}, %staging[%{{.*}}, %wg_row0] {matrices} : !nvgpu.frag<64x64xbf16, wgmma>, !nvgpu.smem<2x128x64xbf16, swizzle = 128>

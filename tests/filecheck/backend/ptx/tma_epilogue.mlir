@@ -36,28 +36,6 @@ func.func @epilogue(%C: memref<?x?xbf16>, %D: memref<?x?xf32>, %i: index) attrib
   // CHECK-NEXT: st.shared.b32 [%r[[U0]]+9216], %r{{[0-9]+}};
   // CHECK-COUNT-14: st.shared.b32
   nvgpu.frag_store_shared %v, %staging[%i, %i] : !nvgpu.frag<64x128xbf16, wgmma>, !nvgpu.smem<1x64x128xbf16, swizzle = 128>
-  // {matrices}: the same tile as 8x8 matrices, four per stmatrix.x4 (TiledLayout.matrix_plan).
-  // Lane l addresses row l % 16 of the 16x16 block at column 8 * (l / 16): warp * 16 +
-  // (l & 7) + 8 * bit 3 of l rows, 8 * bit 4 of l columns; the thread's column unit (bit 4
-  // of tb) joins the swizzle term, and the 8 instructions' blocks (16 columns apart: 32
-  // bytes) are units 0, 2, 4, 6 of the first column chunk, then of the second (+8192).
-  // CHECK:      bfe.u32 %r[[W:[0-9]+]], %r{{[0-9]+}}, 5, 2;
-  // CHECK-NEXT: mad.lo.u32 %r[[ROW:[0-9]+]], %r[[W]], 16, %r[[ROW]];
-  // CHECK-NEXT: bfe.u32 %r[[L:[0-9]+]], %r{{[0-9]+}}, 0, 3;
-  // CHECK-NEXT: mad.lo.u32 %r[[ROW]], %r[[L]], 1, %r[[ROW]];
-  // CHECK-NEXT: bfe.u32 %r[[L]], %r{{[0-9]+}}, 3, 1;
-  // CHECK-NEXT: mad.lo.u32 %r[[ROW]], %r[[L]], 8, %r[[ROW]];
-  // CHECK:      bfe.u32 %r[[C:[0-9]+]], %r{{[0-9]+}}, 4, 1;
-  // CHECK-NEXT: mad.lo.u32 %r{{[0-9]+}}, %r[[C]], 8, %r{{[0-9]+}};
-  // CHECK:      xor.b32 %r[[M0:[0-9]+]], %r{{[0-9]+}}, 0;
-  // CHECK:      xor.b32 %r[[M6:[0-9]+]], %r{{[0-9]+}}, 96;
-  // CHECK-NEXT: add.u32 %r[[M6]], %r{{[0-9]+}}, %r[[M6]];
-  // CHECK-NEXT: stmatrix.sync.aligned.m8n8.x4.shared.b16 [%r[[M0]]], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
-  // CHECK-COUNT-3: stmatrix.sync.aligned.m8n8.x4.shared.b16 [%r{{[0-9]+}}], {
-  // CHECK-NEXT: stmatrix.sync.aligned.m8n8.x4.shared.b16 [%r[[M0]]+8192], {
-  // CHECK-COUNT-3: stmatrix.sync.aligned.m8n8.x4.shared.b16 [%r{{[0-9]+}}+8192], {
-  // CHECK-NOT:  st.shared.b32
-  nvgpu.frag_store_shared %v, %staging[%i, %i] {matrices} : !nvgpu.frag<64x128xbf16, wgmma>, !nvgpu.smem<1x64x128xbf16, swizzle = 128>
   // f32 (64B swizzle): a thread's 8 columns span two 16-byte units; its own unit bits
   // (4-5 of tb) join the swizzle term (bits 7-8 of tb, moved to 4-5) and are cleared in tb.
   // CHECK:      and.b32 %r[[SW2:[0-9]+]], %r[[SW2]], 3;

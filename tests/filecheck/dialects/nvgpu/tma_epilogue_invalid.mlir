@@ -32,23 +32,3 @@ func.func @frag_store_shared_int(%v: !nvgpu.frag<64x64xi32, wgmma>, %i: index) {
   func.return
 }
 // CHECK: error: nvgpu.frag_store_shared writes f32, bf16, f16 or fp8 elements, got i32
-
-// -----
-
-// {matrices}: 16-bit values in 8x8 matrices, four per instruction (f32 is not).
-func.func @frag_store_shared_matrices_f32(%v: !nvgpu.frag<64x64xf32, wgmma>, %i: index) {
-  %s = nvgpu.smem_alloc offset(0) : !nvgpu.smem<1x64x64xf32, swizzle = 128>
-  nvgpu.frag_store_shared %v, %s[%i, %i] {matrices} : !nvgpu.frag<64x64xf32, wgmma>, !nvgpu.smem<1x64x64xf32, swizzle = 128>
-  func.return
-}
-// CHECK: error: nvgpu.frag_store_shared {matrices} needs 16-bit values in packed pairs laid out as 8x8 matrices, four per instruction (TiledLayout.matrix_plan), got !nvgpu.frag<64x64xf32, wgmma>
-
-// -----
-
-// Eight columns are two matrices a row block, not four.
-func.func @frag_store_shared_matrices_narrow(%v: !nvgpu.frag<64x8xbf16, wgmma>, %i: index) {
-  %s = nvgpu.smem_alloc offset(0) : !nvgpu.smem<1x64x8xbf16, swizzle = 0>
-  nvgpu.frag_store_shared %v, %s[%i, %i] {matrices} : !nvgpu.frag<64x8xbf16, wgmma>, !nvgpu.smem<1x64x8xbf16, swizzle = 0>
-  func.return
-}
-// CHECK: error: nvgpu.frag_store_shared {matrices} needs 16-bit values in packed pairs laid out as 8x8 matrices, four per instruction (TiledLayout.matrix_plan), got !nvgpu.frag<64x8xbf16, wgmma>
