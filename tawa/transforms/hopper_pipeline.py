@@ -34,6 +34,7 @@ from tawa.transforms.cache_hints import CacheHintsPass
 from tawa.transforms.check_resources import CheckResourcesPass
 from tawa.transforms.cluster import ClusterPass, size_problem
 from tawa.transforms.defer_stores import DeferStoresPass
+from tawa.transforms.exp_to_exp2 import ExpToExp2Pass
 from tawa.transforms.expand_stores import ExpandFragmentStoresPass
 from tawa.transforms.lower_aref import LowerArefPass
 from tawa.transforms.lower_tile import LowerTilePass
@@ -178,6 +179,9 @@ class HopperPipelinePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.check_options()
+        # exp of f32 tiles as exp2 (what the hardware computes, `ex2.approx`);
+        # exp of other types is left for the lowering to name at its op.
+        ExpToExp2Pass().apply(ctx, op)
         self.specialize_pass().apply(ctx, op)
         for p in self.planned_steps(op):
             p.apply(ctx, op)
