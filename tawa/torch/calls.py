@@ -83,6 +83,19 @@ def remember(cache: dict[Any, Any], key: Any, call: Any) -> None:
     cache[key] = call
 
 
+def launch(call: Any, args: tuple, arrays: int) -> None:
+    """Launches `call.kernel` on `args` (its first `arrays` are tensors):
+    through the call's launch template where it has one, else through the
+    checked launch, whose first run makes the template."""
+    bound = call.bound
+    if bound is not None and bound.launch(tuple(a.data_ptr() for a in args[:arrays])):
+        return
+    call.kernel(*args, grid=call.grid)
+    call.launches += 1
+    if call.launches == 1 and hasattr(call.kernel, "template"):
+        call.bound = call.kernel.template(*args, grid=call.grid)
+
+
 # --------------------------------------------------------------------------- matmul
 
 
@@ -161,13 +174,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor, transpose_b: bool) -> torch.Tensor:
             return out
     a2, operand = call.operands(a, b, transpose_b)
     c = out.view(call.M, call.N)
-    args = (a2, operand, c, call.M, call.N, call.K)
-    if bound is not None and bound.launch((a2.data_ptr(), operand.data_ptr(), c.data_ptr())):
-        return out
-    call.kernel(*args, grid=call.grid)
-    call.launches += 1
-    if call.launches == 1 and hasattr(call.kernel, "template"):
-        call.bound = call.kernel.template(*args, grid=call.grid)
+    launch(call, (a2, operand, c, call.M, call.N, call.K), 3)
     return out
 
 
@@ -251,12 +258,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, s
             return out
     q4, k4, v4 = (dense_copy(t) if copy else t for t, copy in zip((q, k, v), call.copies, strict=True))
     o4 = torch.empty(call.out_shape, dtype=q.dtype, device=q.device) if call.o_through_copy else out
-    args = (q4, k4, v4, o4, *call.scalars)
-    if bound is None or not bound.launch((q4.data_ptr(), k4.data_ptr(), v4.data_ptr(), o4.data_ptr())):
-        call.kernel(*args, grid=call.grid)
-        call.launches += 1
-        if call.launches == 1 and hasattr(call.kernel, "template"):
-            call.bound = call.kernel.template(*args, grid=call.grid)
+    launch(call, (q4, k4, v4, o4, *call.scalars), 4)
     if o4 is not out:
         out.copy_(o4)
     return out

@@ -25,7 +25,7 @@ import torch
 
 from tawa.torch import library, linear_kernels
 from tawa.torch import linear_checks as lc
-from tawa.torch.calls import call_cache, dense_copy, remember, sm_count
+from tawa.torch.calls import call_cache, dense_copy, launch, remember, sm_count
 from tawa.torch.checks import TensorInfo, describe
 
 _ACTIVATIONS = {
@@ -139,13 +139,8 @@ def _run(call: FusedCall, x: torch.Tensor, weights: tuple, bias, activation, res
                 out.data_ptr())
         if bound.launch(ptrs):
             return out
-    args = (*call.operands(x, weights, bias, residual), out.view(call.M, call.N), call.M, call.N, call.K)
-    if bound is not None and bound.launch(tuple(a.data_ptr() for a in args[:-3])):
-        return out
-    call.kernel(*args, grid=call.grid)
-    call.launches += 1
-    if call.launches == 1 and hasattr(call.kernel, "template"):
-        call.bound = call.kernel.template(*args, grid=call.grid)
+    arrays = (*call.operands(x, weights, bias, residual), out.view(call.M, call.N))
+    launch(call, (*arrays, call.M, call.N, call.K), len(arrays))
     return out
 
 
