@@ -145,9 +145,9 @@ def torch():
 def test_without_torch_the_operators_say_why():
     if tt.UNAVAILABLE is None:
         pytest.skip("torch is installed here: the operators are registered")
-    with pytest.raises(ImportError, match=r"tawa.torch needs torch >= 2\.4"):
+    with pytest.raises(ImportError, match=r"tawa.torch needs torch >= 2\.5"):
         tt.linear(None, None)
-    with pytest.raises(ImportError, match=r"tawa.torch needs torch >= 2\.4"):
+    with pytest.raises(ImportError, match=r"tawa.torch needs torch >= 2\.5"):
         tt.gated_mlp(None, None, None)
 
 

@@ -340,11 +340,11 @@ def test_import_tawa_does_not_import_torch():
 def test_without_torch_the_operators_say_why():
     if tt.UNAVAILABLE is None:
         pytest.skip("torch is installed here: the operators are registered")
-    with pytest.raises(ImportError, match=r"tawa.torch needs torch >= 2\.4"):
+    with pytest.raises(ImportError, match=r"tawa.torch needs torch >= 2\.5"):
         tt.matmul(None, None)
-    with pytest.raises(ImportError, match=r"tawa.torch needs torch >= 2\.4"):
+    with pytest.raises(ImportError, match=r"tawa.torch needs torch >= 2\.5"):
         tt.attention(None, None, None)
-    with pytest.raises(ImportError, match=r"tawa.torch needs torch >= 2\.4"):
+    with pytest.raises(ImportError, match=r"tawa.torch needs torch >= 2\.5"):
         tt.attention_fp8(None, None, None)
 
 
