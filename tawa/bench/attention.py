@@ -20,6 +20,14 @@ baseline to time.  Its error is checked against the float32 reference of
 the e4m3 inputs, within `FP8_TOLERANCE` (P is rounded to e4m3 for P·V).  TFLOP/s count 4·B·H·S²·d, halved for
 causal.  `--json` writes the rows, `--plot` draws TFLOP/s per row
 (`tawa.bench.plot`); a backend that cannot run a row shows NaN.
+
+`--random N --seed S` times N problems nobody tuned for instead
+(`random_problems`): head dim 64, 128 or 256, causal or not, a sequence
+length log-uniform over 64-32768 (any integer: ragged lengths included),
+heads from `RANDOM_HEADS` and a batch log-uniform over 1-64, cut so that one
+operand holds at most `RANDOM_MAX_TOKENS` rows of D.  Each row also prints
+the time `model_time` predicts (the kernel's programs over the SMs at the
+tensor cores' rate) and measured / predicted.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import argparse
 import datetime
 import json
 import math
+import random
 import statistics
 import sys
 from collections.abc import Callable, Sequence
@@ -47,6 +56,51 @@ FP8_TOLERANCE = 5e-2
 """Relative error allowed for fp8 attention: P in e4m3 (3 mantissa bits)
 gave 1.8-2.3e-2 on random inputs in the CPU simulator."""
 BACKENDS = ("tawa", "cuDNN", "FA2")
+RANDOM_SEQ = (64, 32768)
+"""The range `random_problems` draws sequence lengths from (log-uniform)."""
+RANDOM_BATCH = (1, 64)
+RANDOM_HEADS = (8, 12, 16, 20, 24, 32, 40, 48, 64)
+"""Head counts `random_problems` draws from (those of common models)."""
+RANDOM_MAX_TOKENS = 1 << 20
+"""The most B·H·S rows `random_problems` lets one operand hold (2 GiB for
+Q, K, V and O at head dim 256 in bf16)."""
+
+
+def fixed_problems(head_dims: Sequence[int]) -> list[tuple[int, int, int, int, bool]]:
+    """(head dim, B, H, S, causal) of the fixed table: `SHAPES` with
+    `HEADS` heads, causal and not, per head dim."""
+    return [(d, B, HEADS, S, causal) for d in head_dims for causal in (False, True) for B, S in SHAPES]
+
+
+def random_problems(count: int, seed: int) -> list[tuple[int, int, int, int, bool]]:
+    """`count` problems (head dim, B, H, S, causal) drawn with
+    `random.Random(seed)` (see the module's `--random`)."""
+    rng = random.Random(seed)
+
+    def log_uniform(lo: int, hi: int) -> int:
+        return max(lo, min(hi, round(math.exp(rng.uniform(math.log(lo), math.log(hi))))))
+
+    problems = []
+    for _ in range(count):
+        d, causal = rng.choice(sorted(HEAD_DIMS)), rng.random() < 0.5
+        S, H, B = log_uniform(*RANDOM_SEQ), rng.choice(RANDOM_HEADS), log_uniform(*RANDOM_BATCH)
+        H = min(H, max(1, RANDOM_MAX_TOKENS // S))
+        B = min(B, max(1, RANDOM_MAX_TOKENS // (H * S)))
+        problems.append((d, B, H, S, causal))
+    return problems
+
+
+def model_time(kernel: str, d: int, B: int, H: int, S: int, causal: bool, sms: int) -> float:
+    """Seconds the kernel takes by the model `tawa.torch.checks` chooses
+    kernels with (`attention_time`: its programs shared round-robin by one
+    CTA per SM, in units of a 128-row program), one unit being a 128-row
+    program's 4·128·S·d flops (half of them causal) at one SM's tensor-core
+    rate under load (`tawa.target.hopper`)."""
+    from tawa.target.hopper import LOADED_SM_CLOCK_HZ, TENSOR_FLOPS_PER_CLOCK
+    from tawa.torch.checks import attention_time
+
+    unit = 4 * 128 * S * d * (0.5 if causal else 1.0) / (TENSOR_FLOPS_PER_CLOCK["bf16"] * LOADED_SM_CLOCK_HZ)
+    return attention_time(kernel, S, B * H, sms) * unit
 
 
 def query_rows(source: str, name: str) -> int:
@@ -115,9 +169,9 @@ def interleaved(fns: dict[str, Callable[[], Any]], rounds: int) -> dict[str, lis
     return times
 
 
-def tflops(times: dict[str, list[float]], B: int, S: int, d: int, causal: bool) -> dict[str, float]:
+def tflops(times: dict[str, list[float]], B: int, S: int, d: int, causal: bool, H: int = HEADS) -> dict[str, float]:
     """TFLOP/s of each function's median: 4·B·H·S²·d, halved for causal."""
-    gflop = 4 * B * HEADS * S * S * d * (0.5 if causal else 1.0) / 1e9
+    gflop = 4 * B * H * S * S * d * (0.5 if causal else 1.0) / 1e9
     return {n: gflop / statistics.median(t) for n, t in times.items()}
 
 
@@ -137,9 +191,9 @@ def summary(rows: Sequence[dict[str, Any]]) -> str:
 
 def plot_spec(rows: Sequence[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
     return {
-        "title": f"attention forward {meta.get('dtype', 'bf16')}, H=16, tawa vs torch SDPA (bf16), {meta['gpu']}, {meta['date']}",
+        "title": f"attention forward {meta.get('dtype', 'bf16')}, tawa vs torch SDPA (bf16), {meta['gpu']}, {meta['date']}",
         "ylabel": "TFLOP/s",
-        "labels": [f"d{r['d']} {r['B']}x{r['S']}{' causal' if r['causal'] else ''}" for r in rows],
+        "labels": [f"d{r['d']} {r['B']}x{r['H']}x{r['S']}{' causal' if r['causal'] else ''}" for r in rows],
         "series": {name: [r["tflops"][name] for r in rows] for name in BACKENDS},
         "ratio": ["tawa", "cuDNN"],
     }
@@ -155,12 +209,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dtype", choices=("bf16", "fp8"), default="bf16",
                         help="tawa's inputs (default bf16); fp8: e4m3 Q, K, V at head dim 128, against "
                         "cuDNN and FA2 in bf16 (no fp8 baseline here)")
+    parser.add_argument("--random", type=int, metavar="N",
+                        help="N problems drawn at random (head dim, causality, B, H, S 64-32768) instead of the table")
+    parser.add_argument("--seed", type=int, default=0, help="seed of --random (default 0)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--plot", type=Path, metavar="PNG", help="also draw TFLOP/s per row (needs matplotlib)")
     args = parser.parse_args(argv)
     fp8 = args.dtype == "fp8"
     if fp8 and any(d != 128 for d in args.head_dim or ()):
         print("tawa.bench attention: error: --dtype fp8 runs head dim 128 only", file=sys.stderr)
+        return 1
+    if args.random is not None and (args.random < 1 or fp8 or args.head_dim):
+        print("tawa.bench attention: error: --random takes N >= 1, in bf16, without --head-dim", file=sys.stderr)
         return 1
     import torch
     import torch.nn.functional as F
@@ -176,56 +236,60 @@ def main(argv: Sequence[str] | None = None) -> int:
         "gpu": torch.cuda.get_device_name(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "rounds": args.rounds, "torch": torch.__version__, "tawa": tawa.__version__,
+        **({"random": args.random, "seed": args.seed} if args.random is not None else {}),
     }
     print(f"tawa attention vs torch SDPA on {meta['gpu']}, {meta['date']}, 16 heads, "
           + ("tawa fp8 (e4m3) against bf16 SDPA" if fp8 else "bf16"), flush=True)
-    header = (f"{'d':>4} {'B':>3} {'S':>6} {'causal':>6} {'tawa':>7} {'cuDNN':>7} {'FA2':>7} "
-              f"{'tawa/cuDNN':>10} {'tawa/FA2':>9} {'rel err':>8}")
+    header = (f"{'d':>4} {'B':>3} {'H':>3} {'S':>6} {'causal':>6} {'tawa':>7} {'cuDNN':>7} {'FA2':>7} "
+              f"{'tawa/cuDNN':>10} {'tawa/FA2':>9} {'rel err':>8} {'model us':>9} {'meas/model':>10}")
     print(header + "   (TFLOP/s)")
     rows: list[dict[str, Any]] = []
-    runs = [(d, causal) for d in ([128] if fp8 else sorted(args.head_dim or HEAD_DIMS)) for causal in (False, True)]
+    problems = (random_problems(args.random, args.seed) if args.random is not None
+                else fixed_problems([128] if fp8 else sorted(args.head_dim or HEAD_DIMS)))
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    for head_dim, causal in runs:
-        for B, S in SHAPES:
-            # The kernel tawa.torch runs for this problem (of several, the one expected to finish first).
-            kernel_name = FP8_KERNELS[causal] if fp8 else attention_kernel(head_dim, causal, S, B * HEADS, sms)
-            source = (examples / FILES[kernel_name]).read_text()
-            kernel = tawa.compile(source, kernel_name, **{**options_for(kernel_name, S), "stages": args.stages})
-            block_rows = query_rows(source, kernel_name)
-            q, k, v = (torch.randn(B, HEADS, S, head_dim, device="cuda").to(torch.bfloat16) for _ in range(3))
-            o = torch.full_like(q, float("nan"))
-            scale = 1 / math.sqrt(head_dim)
-            operands, grid = launch_args(4, q, k, v, o, scale, block_rows)
-            if fp8:  # e4m3 copies, V transposed (untimed); unit scales; [B·H, S, D]
-                q8, k8, v8 = (t.to(torch.float8_e4m3fn) for t in (q, k, v))
-                vt8 = v8.view(B * HEADS, S, head_dim).transpose(1, 2).contiguous()
-                flat = [t.view(B * HEADS, S, head_dim) for t in (q8, k8)]
-                operands = [*flat, vt8, o.view(B * HEADS, S, head_dim), S, scale, 1.0]
-                grid = (math.ceil(S / block_rows), B * HEADS)
+    for head_dim, B, H, S, causal in problems:
+        # The kernel tawa.torch runs for this problem (of several, the one expected to finish first).
+        kernel_name = FP8_KERNELS[causal] if fp8 else attention_kernel(head_dim, causal, S, B * H, sms)
+        source = (examples / FILES[kernel_name]).read_text()
+        kernel = tawa.compile(source, kernel_name, **{**options_for(kernel_name, S), "stages": args.stages})
+        block_rows = query_rows(source, kernel_name)
+        q, k, v = (torch.randn(B, H, S, head_dim, device="cuda").to(torch.bfloat16) for _ in range(3))
+        o = torch.full_like(q, float("nan"))
+        scale = 1 / math.sqrt(head_dim)
+        operands, grid = launch_args(4, q, k, v, o, scale, block_rows)
+        if fp8:  # e4m3 copies, V transposed (untimed); unit scales; [B·H, S, D]
+            q8, k8, v8 = (t.to(torch.float8_e4m3fn) for t in (q, k, v))
+            vt8 = v8.view(B * H, S, head_dim).transpose(1, 2).contiguous()
+            flat = [t.view(B * H, S, head_dim) for t in (q8, k8)]
+            operands = [*flat, vt8, o.view(B * H, S, head_dim), S, scale, 1.0]
+            grid = (math.ceil(S / block_rows), B * H)
 
-            def run_tawa(operands=operands, grid=grid):
-                kernel(*operands, grid=grid)
+        def run_tawa(operands=operands, grid=grid):
+            kernel(*operands, grid=grid)
 
-            run_tawa()
-            inputs = (q8, k8, v8) if fp8 else (q, k, v)
-            ref = F.scaled_dot_product_attention(*(t.float() for t in inputs), is_causal=causal)
-            err = ((o.float() - ref).norm() / ref.norm()).item()
-            del ref
-            if not err < (FP8_TOLERANCE if fp8 else 1e-2):
-                print(f"d={head_dim} B={B} S={S} causal={causal}: WRONG (rel err {err:.2e})")
-                return 1
+        run_tawa()
+        inputs = (q8, k8, v8) if fp8 else (q, k, v)
+        ref = F.scaled_dot_product_attention(*(t.float() for t in inputs), is_causal=causal)
+        err = ((o.float() - ref).norm() / ref.norm()).item()
+        del ref
+        if not err < (FP8_TOLERANCE if fp8 else 1e-2):
+            print(f"d={head_dim} B={B} S={S} causal={causal}: WRONG (rel err {err:.2e})")
+            return 1
 
-            fns = {"tawa": run_tawa, "cuDNN": sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, causal),
-                   "FA2": sdpa(SDPBackend.FLASH_ATTENTION, q, k, v, causal)}
-            times = interleaved(fns, args.rounds)
-            tf = tflops(times, B, S, head_dim, causal)
-            rows.append({"d": head_dim, "B": B, "H": HEADS, "S": S, "causal": causal, "tflops": tf,
-                         "rel_err": err, "ms_per_round": times})
-            print(
-                f"{head_dim:>4} {B:>3} {S:>6} {str(causal):>6} {tf['tawa']:>7.1f} {tf['cuDNN']:>7.1f} {tf['FA2']:>7.1f} "
-                f"{tf['tawa'] / tf['cuDNN']:>10.3f} {tf['tawa'] / tf['FA2']:>9.3f} {err:>8.2e}",
-                flush=True,
-            )
+        fns = {"tawa": run_tawa, "cuDNN": sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, causal),
+               "FA2": sdpa(SDPBackend.FLASH_ATTENTION, q, k, v, causal)}
+        times = interleaved(fns, args.rounds)
+        tf = tflops(times, B, S, head_dim, causal, H)
+        model_us = model_time(kernel_name, head_dim, B, H, S, causal, sms) * 1e6
+        measured_us = statistics.median(times["tawa"]) * 1e3
+        rows.append({"d": head_dim, "B": B, "H": H, "S": S, "causal": causal, "kernel": kernel_name,
+                     "tflops": tf, "rel_err": err, "ms_per_round": times, "model_us": model_us})
+        print(
+            f"{head_dim:>4} {B:>3} {H:>3} {S:>6} {str(causal):>6} {tf['tawa']:>7.1f} {tf['cuDNN']:>7.1f} "
+            f"{tf['FA2']:>7.1f} {tf['tawa'] / tf['cuDNN']:>10.3f} {tf['tawa'] / tf['FA2']:>9.3f} {err:>8.2e} "
+            f"{model_us:>9.1f} {measured_us / model_us:>10.2f}",
+            flush=True,
+        )
     print(summary(rows))
     if args.json:
         args.json.write_text(json.dumps({**meta, "results": rows, "plot": plot_spec(rows, meta)}, indent=2) + "\n")

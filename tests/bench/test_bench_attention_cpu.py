@@ -1,0 +1,50 @@
+"""`python -m tawa.bench attention`'s problem lists and model (no GPU)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tawa.bench.attention import (
+    HEAD_DIMS,
+    RANDOM_MAX_TOKENS,
+    RANDOM_SEQ,
+    SHAPES,
+    fixed_problems,
+    main,
+    model_time,
+    random_problems,
+)
+
+
+def test_random_problems_are_reproducible_and_in_range():
+    problems = random_problems(200, 7)
+    assert problems == random_problems(200, 7)
+    assert problems != random_problems(200, 8)
+    for d, B, H, S, causal in problems:
+        assert d in HEAD_DIMS and isinstance(causal, bool)
+        assert RANDOM_SEQ[0] <= S <= RANDOM_SEQ[1]
+        assert B >= 1 and H >= 1 and B * H * S <= max(RANDOM_MAX_TOKENS, S)
+    # Ragged lengths, every head dim and both causalities are drawn.
+    assert any(S % 64 for _, _, _, S, _ in problems)
+    assert {d for d, *_ in problems} == set(HEAD_DIMS)
+    assert {c for *_, c in problems} == {False, True}
+
+
+def test_fixed_problems_are_the_table():
+    assert len(fixed_problems([64, 128])) == 2 * 2 * len(SHAPES)
+    assert (128, 1, 16, 16384, True) in fixed_problems([128])
+
+
+def test_model_time_counts_waves_and_causality():
+    # 132 SMs: 128 programs of 128 rows are one wave, 133 two.
+    one = model_time("attention_fwd", 128, 1, 1, 128 * 132, False, 132)
+    assert model_time("attention_fwd", 128, 1, 1, 128 * 133, False, 132) == pytest.approx(2 * one * 133 / 132)
+    assert model_time("attention_fwd_causal", 128, 1, 1, 128 * 132, True, 132) == pytest.approx(one / 2)
+
+
+@pytest.mark.parametrize("argv", [["--random", "0"], ["--random", "3", "--dtype", "fp8"],
+                                  ["--random", "3", "--head-dim", "64"]])
+def test_random_misuse_is_one_line(argv, capsys):
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--random" in err
