@@ -232,13 +232,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     examples = Path(__file__).resolve().parents[2] / "examples"
     meta = {
-        "workload": f"attention forward {args.dtype}, 16 heads", "dtype": args.dtype,
+        "workload": f"attention forward {args.dtype}, " + (f"--random {args.random} --seed {args.seed}"
+                                                             if args.random is not None else "16 heads"),
+        "dtype": args.dtype,
         "gpu": torch.cuda.get_device_name(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "rounds": args.rounds, "torch": torch.__version__, "tawa": tawa.__version__,
         **({"random": args.random, "seed": args.seed} if args.random is not None else {}),
     }
-    print(f"tawa attention vs torch SDPA on {meta['gpu']}, {meta['date']}, 16 heads, "
+    print(f"tawa attention vs torch SDPA on {meta['gpu']}, {meta['date']}, {meta['workload'].split(', ', 1)[1]}, "
           + ("tawa fp8 (e4m3) against bf16 SDPA" if fp8 else "bf16"), flush=True)
     header = (f"{'d':>4} {'B':>3} {'H':>3} {'S':>6} {'causal':>6} {'tawa':>7} {'cuDNN':>7} {'FA2':>7} "
               f"{'tawa/cuDNN':>10} {'tawa/FA2':>9} {'rel err':>8} {'model us':>9} {'meas/model':>10}")
