@@ -14,7 +14,7 @@ warp groups issuing wgmma and storing C) say a configuration costs:
 
 * **rounds**: P programs on S = min(P, SMs) CTAs run in ⌈P/S⌉ rounds, the
   last one holding what is left (its fill is the tail's share of the
-  SMs); with teams, each CTA runs that many programs at once.
+  SMs).
 * **a k-step** (one BLOCK_K slice of a tile) takes the longest of (the
   others overlap it)
   - *tensor*: 2·BM·BN·BK flops at `TENSOR_FLOPS_PER_CLOCK` of the operand
@@ -184,7 +184,7 @@ class Estimate:
     programs: int
     ctas: int
     per_round: int
-    """Programs a full round runs: the SMs × the teams of a CTA."""
+    """Programs a full round runs: one per SM."""
     rounds: int
     """Rounds of the persistent schedule: ⌈programs / per_round⌉."""
     tail: int
@@ -238,7 +238,7 @@ def _decided_stages(config: Any, options: tuple[tuple[str, Any], ...]) -> int:
     return pipeline.decide(module).stages
 
 
-PLAN_OPTIONS = ("max_stages", "staging", "epilogue", "consumer_warps", "consumer_regs", "producer_regs", "teams")
+PLAN_OPTIONS = ("max_stages", "staging", "epilogue", "consumer_warps", "consumer_regs", "producer_regs")
 """The options of `tawa-hopper-pipeline` its ring depth depends on (those
 `decide` and the warp specialization before it read)."""
 
@@ -291,9 +291,8 @@ def estimate(problem: GemmProblem, choice: Choice, sms: int = SM_COUNT, params: 
     rows, cols = -(-problem.M // bm), -(-problem.N // bn)
     programs = rows * cols * batch * split
     k_steps = -(-(-(-problem.K // bk)) // split)
-    teams = max(1, choice.teams)
-    ctas = max(1, min(-(-programs // teams), sms))
-    per_round = sms * teams
+    ctas = max(1, min(programs, sms))
+    per_round = sms
     rounds = -(-programs // per_round) if programs else 0
     tail = programs - (rounds - 1) * per_round if rounds else 0
     clock = params.clock_hz
@@ -321,21 +320,20 @@ def estimate(problem: GemmProblem, choice: Choice, sms: int = SM_COUNT, params: 
     store = tile_c_bytes / params.store_bytes_per_s
     epilogue_one = params.epilogue_s + (max(0.0, store - full.time) if choice.defer_stores else store)
 
-    def round_time(active_ctas: int, in_round: int, k_step: Step) -> tuple[float, float]:
-        """(main loops, epilogues) of a round of `in_round` programs on `active_ctas` CTAs."""
-        at_once = -(-in_round // active_ctas)  # programs a CTA runs together (teams)
-        loop = at_once * k_steps * k_step.time
-        epi = max(epilogue_one - (at_once - 1) * k_steps * k_step.time, 0.0) if at_once > 1 else epilogue_one
+    def round_time(k_step: Step) -> tuple[float, float]:
+        """(main loop, epilogue) of a round, each CTA running one program."""
+        loop = k_steps * k_step.time
+        epi = epilogue_one
         if not choice.persistent:
             epi += params.load_latency_s  # a fresh CTA fills its ring: nothing overlaps it
         return loop, epi
 
     main = epilogue = 0.0
     if rounds:
-        loop, epi = round_time(ctas, ctas * teams, full)
+        loop, epi = round_time(full)
         main, epilogue = (rounds - 1) * loop, (rounds - 1) * epi
-        tail_ctas = min(ctas, -(-tail // teams))
-        loop, epi = round_time(tail_ctas, tail, full if tail_ctas == ctas else step(tail_ctas))
+        tail_ctas = min(ctas, tail)
+        loop, epi = round_time(full if tail_ctas == ctas else step(tail_ctas))
         main, epilogue = main + loop, epilogue + epi
 
     # DRAM: A and B (once, or per round's footprint), C or the partials.

@@ -28,12 +28,9 @@ machines; compare the ratio.  `--sweep` times the shapes of `SWEEP_SHAPES`;
 `--plot` draws TFLOP/s per shape (`tawa.bench.plot`).  `--cluster 2` compiles
 tawa's kernels in 2-CTA clusters that multicast B (`tawa-cluster`);
 `--defer-stores` stores each program's tile under the next program's first
-dot (`tawa-defer-stores`).  `--teams 2` runs two teams of consumers that take
-turns over the programs (ping-pong, `tawa.transforms.teams`), on the
-heuristic's tile cut to 64 rows (one warp group per team).  `--group-rows
-128` gives each consumer warp group 128 rows and half the columns (the same
-accumulator): the heuristic's 128x256 becomes 256x128 on two warp groups
-(cuBLAS's cooperative tile), and with `--teams 2` each team a 128x128 tile.
+dot (`tawa-defer-stores`).  `--group-rows 128` gives each consumer warp
+group 128 rows and half the columns (the same accumulator): the heuristic's
+128x256 becomes 256x128 on two warp groups (cuBLAS's cooperative tile).
 
 `--random N --seed S` times N shapes nobody tuned for (`random_shapes`: M
 log-uniform over 16–16384, N and K over 256–28672, multiples of 8, of 16
@@ -333,20 +330,19 @@ class Kernels:
     """tawa's kernel for each shape, as `--config` says."""
 
     def __init__(self, config: str, dtype: str, stages: int, source: Path, log: Callable[[str], None],
-                 cluster: int = 1, defer_stores: bool = False, teams: int = 1, group_rows: int = WGMMA_M):
+                 cluster: int = 1, defer_stores: bool = False, group_rows: int = WGMMA_M):
         import tawa
 
         self.config, self.dtype, self.stages, self.log = config, dtype, stages, log
         self.options: dict[str, Any] = {**({"cluster": cluster} if cluster > 1 else {}),
                                         **({"defer_stores": True} if defer_stores else {}),
-                                        **({"teams": teams} if teams > 1 else {}),
                                         **({"group_rows": group_rows} if group_rows != WGMMA_M else {})}
         """Pipeline options beyond the configuration's (`Choice` fields of the same names)."""
         self.example = None
         self.choice: Any = None
         """The configuration of the last problem asked for (None for the example)."""
         if self.options and config == "autotune":
-            raise BenchError("--cluster, --defer-stores, --teams and --group-rows apply to --config heuristic, split-k and example "
+            raise BenchError("--cluster, --defer-stores and --group-rows apply to --config heuristic, split-k and example "
                              "(autotune decides)")
         if config == "example" and "group_rows" in self.options:
             raise BenchError("--group-rows applies to --config heuristic and split-k (the example's 128x256 tile "
@@ -374,7 +370,7 @@ class Kernels:
             choice = autotune(problem, log=self.log)
         else:  # "split-k": the heuristic's split where its grid leaves SMs idle (off by default)
             choice = heuristic(problem, device_info()[1], split=self.config == "split-k")
-            shape = {k: self.options[k] for k in ("teams", "group_rows") if k in self.options}
+            shape = {k: self.options[k] for k in ("group_rows",) if k in self.options}
             choice = replace(choice.reshaped(**shape), **{k: v for k, v in self.options.items() if k not in shape})
         t0 = time.perf_counter()
         kernel = choice.compile()
@@ -404,7 +400,6 @@ def run(
     config: str = "example",
     cluster: int = 1,
     defer_stores: bool = False,
-    teams: int = 1,
     group_rows: int = WGMMA_M,
     extra_meta: dict[str, Any] | None = None,
 ) -> tuple[list[Row], dict[str, Any]]:
@@ -416,7 +411,7 @@ def run(
         raise BenchError("needs a CUDA GPU (torch.cuda.is_available() is False)")
     import tawa
 
-    kernels = Kernels(config, dtype, stages, source, log, cluster, defer_stores, teams, group_rows)
+    kernels = Kernels(config, dtype, stages, source, log, cluster, defer_stores, group_rows)
     timer, timer_name = make_timer()
     meta = {
         "workload": f"gemm {dtype} C = A·B^T",
@@ -427,7 +422,6 @@ def run(
         "stages": stages,
         "cluster": cluster,
         "defer_stores": defer_stores,
-        "teams": teams,
         "group_rows": group_rows,
         "rounds": rounds,
         "timer": timer_name,
@@ -514,12 +508,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="CTAs per thread-block cluster multicasting B (tawa-cluster; default 1: none)")
     parser.add_argument("--defer-stores", action="store_true",
                         help="store each program's tile under the next program's first dot (tawa-defer-stores)")
-    parser.add_argument("--teams", type=int, default=1,
-                        help="teams of consumers taking turns over the programs (ping-pong) on 64-row tiles "
-                        "(default 1: the cooperative consumers)")
     parser.add_argument("--group-rows", type=int, default=WGMMA_M, choices=(WGMMA_M, 2 * WGMMA_M),
                         help="rows each consumer warp group owns (default 64); 128 reshapes the heuristic's "
-                        "tile to keep each warp group's accumulator: 128x256 → 256x128, 128x128 per team")
+                        "tile to keep each warp group's accumulator: 128x256 → 256x128")
     args = parser.parse_args(argv)
     config = args.config or ("example" if args.source else "heuristic")
     source = args.source or ROOT / DTYPES[args.dtype][0]
@@ -542,10 +533,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if size_problem(args.cluster):
             raise BenchError(f"--cluster {size_problem(args.cluster)}")
-        if args.teams < 1:
-            raise BenchError(f"--teams must be at least 1, got {args.teams}")
         rows, meta = run(shapes, args.stages, args.rounds, source, dtype=args.dtype, config=config,
-                         cluster=args.cluster, defer_stores=args.defer_stores, teams=args.teams,
+                         cluster=args.cluster, defer_stores=args.defer_stores,
                          group_rows=args.group_rows, extra_meta=extra)
     except BenchError as err:
         print(f"tawa.bench gemm: error: {err}", file=sys.stderr)

@@ -17,13 +17,6 @@ value of every type in its payload.  It behaves as a bounded FIFO channel:
 The n-th put and the n-th get use slot n mod depth, so a ring of depth D lets
 the producer run up to D puts ahead of the consumer.  Values returned by a get
 may be used only until the matching `consumed`.
-
-A consumer partition may be split into *teams* (`partition consumer warps(8)
-teams(2)`: two teams of one warp group each) that take turns over the puts
-of a ring, each its own programs (ping-pong consumers): every team runs the
-partition's region, `aref.team_id` tells it which team it is, and it passes
-over the puts another team takes with `aref.skip`, so that each put is got
-and released by exactly one team.
 """
 
 from __future__ import annotations
@@ -49,7 +42,6 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_operand_def,
-    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -386,50 +378,6 @@ class ConsumedOp(_SlotOp):
 
 
 @irdl_op_definition
-class SkipOp(IRDLOperation):
-    """Consumer side, in a partition of several teams: this team passes over
-    the next `count` puts of the ring, which another team of its partition
-    gets and releases.  Its own next get (and release) is the one after
-    them.  `tawa-assign-stage-phase` steps its counters by it; `tawa-lower-aref`
-    erases it.
-
-    Example: `aref.skip %r, %n : !aref.ref<[tensor<64x64xbf16>], depth = 4>`
-    """
-
-    name = "aref.skip"
-    aref = operand_def(ArefType)
-    count = operand_def(IndexType)
-    traits = traits_def(MemoryWriteEffect())
-    assembly_format = "$aref `,` $count attr-dict `:` type($aref)"
-
-    def __init__(self, aref: SSAValue, count: SSAValue):
-        super().__init__(operands=[aref, count])
-
-
-@irdl_op_definition
-class TeamIdOp(IRDLOperation):
-    """Which team of its partition runs this code: 0 ≤ id < teams (the
-    `teams(N)` of the enclosing `aref.warp_specialize` partition).
-
-    Example: `%team = aref.team_id`
-    """
-
-    name = "aref.team_id"
-    result = result_def(IndexType)
-    assembly_format = "attr-dict"
-
-    def __init__(self):
-        super().__init__(result_types=[IndexType()])
-
-    def verify_(self) -> None:
-        ws = self.parent_op()
-        while ws is not None and not isinstance(ws, WarpSpecializeOp):
-            ws = ws.parent_op()
-        if ws is None:
-            raise VerifyException("aref.team_id must be inside an aref.warp_specialize partition")
-
-
-@irdl_op_definition
 class WarpSpecializeOp(IRDLOperation):
     """Runs its regions concurrently, each on its own warp groups.
 
@@ -453,8 +401,6 @@ class WarpSpecializeOp(IRDLOperation):
     roles = prop_def(ArrayAttr[PartitionRoleAttr])
     num_warps = prop_def(DenseArrayBase.constr(i32))
     regs = prop_def(DenseArrayBase.constr(i32))
-    teams = opt_prop_def(DenseArrayBase.constr(i32))
-    """Teams per partition (absent: one each)."""
     partitions = var_region_def("single_block")
     traits = traits_def(NoTerminator())
 
@@ -464,22 +410,13 @@ class WarpSpecializeOp(IRDLOperation):
         num_warps: Sequence[int],
         regs: Sequence[int],
         regions: Sequence[Region],
-        teams: Sequence[int] | None = None,
     ):
         properties = {
             "roles": ArrayAttr(PartitionRoleAttr(PartitionRole(r)) for r in roles),
             "num_warps": DenseArrayBase.from_list(i32, num_warps),
             "regs": DenseArrayBase.from_list(i32, regs),
         }
-        if teams is not None and any(t != 1 for t in teams):
-            properties["teams"] = DenseArrayBase.from_list(i32, teams)
         super().__init__(properties=properties, regions=[list(regions)])
-
-    def partition_teams(self) -> list[int]:
-        """The teams of every partition, in order (1 where not split)."""
-        if self.teams is None:
-            return [1] * len(self.partitions)
-        return list(self.teams.get_values())
 
     def partition_specs(self) -> list[tuple[PartitionRole, int, int, Region]]:
         """(role, warps, registers, region) of every partition, in order."""
@@ -498,7 +435,6 @@ class WarpSpecializeOp(IRDLOperation):
         roles: list[PartitionRole] = []
         warps: list[int] = []
         regs: list[int] = []
-        teams: list[int] = []
         regions: list[Region] = []
         while parser.parse_optional_keyword("partition") is not None:
             pos = parser.pos
@@ -514,27 +450,22 @@ class WarpSpecializeOp(IRDLOperation):
             parser.parse_keyword("warps")
             with parser.in_parens():
                 warps.append(parser.parse_integer(allow_boolean=False))
-            team = 1
-            if parser.parse_optional_keyword("teams") is not None:
-                with parser.in_parens():
-                    team = parser.parse_integer(allow_boolean=False)
-            teams.append(team)
             parser.parse_keyword("regs")
             with parser.in_parens():
                 regs.append(parser.parse_integer(allow_boolean=False))
             regions.append(parser.parse_region())
         if not regions:
             parser.raise_error("aref.warp_specialize expects at least one 'partition'")
-        op = cls(roles, warps, regs, regions, teams)
+        op = cls(roles, warps, regs, regions)
         if (extra := parser.parse_optional_attr_dict_with_keyword()) is not None:
             op.attributes |= extra.data
         return op
 
     def print(self, printer: Printer) -> None:
-        for (role, warps, regs, region), team in zip(self.partition_specs(), self.partition_teams(), strict=True):
+        for role, warps, regs, region in self.partition_specs():
             printer.print_string(" partition ")
             printer.print_string(role.value)
-            printer.print_string(f" warps({warps}){f' teams({team})' if team != 1 else ''} regs({regs}) ")
+            printer.print_string(f" warps({warps}) regs({regs}) ")
             printer.print_region(region)
         if self.attributes:
             printer.print_op_attributes(self.attributes, print_keyword=True)
@@ -553,21 +484,13 @@ class WarpSpecializeOp(IRDLOperation):
         roles = [r.data.value for r in self.roles.data]
         if len(set(roles)) != n:
             raise VerifyException(f"aref.warp_specialize roles must be unique, got {roles}")
-        if len(self.partition_teams()) != n:
-            raise VerifyException(f"aref.warp_specialize needs one team count per partition ({n} partitions)")
         total = 0
-        for (role, warps, regs, _), team in zip(self.partition_specs(), self.partition_teams(), strict=True):
+        for role, warps, regs, _ in self.partition_specs():
             if warps <= 0 or warps % WARPS_PER_GROUP:
                 raise VerifyException(
                     f"partition {role}: warps({warps}) must be a positive multiple of "
                     f"{WARPS_PER_GROUP} (whole warp groups)"
                 )
-            if team < 1 or warps % (WARPS_PER_GROUP * team):
-                raise VerifyException(
-                    f"partition {role}: teams({team}) must split its {warps} warps into whole warp groups"
-                )
-            if team > 1 and role != PartitionRole.CONSUMER:
-                raise VerifyException(f"partition {role}: only a consumer partition can have teams")
             if not MIN_REGS <= regs <= MAX_REGS or regs % REGS_GRANULE:
                 raise VerifyException(
                     f"partition {role}: regs({regs}) must be a multiple of {REGS_GRANULE} "
@@ -584,6 +507,6 @@ class WarpSpecializeOp(IRDLOperation):
 
 Aref = Dialect(
     "aref",
-    [CreateOp, PutOp, GetOp, ConsumedOp, SkipOp, TeamIdOp, WarpSpecializeOp],
+    [CreateOp, PutOp, GetOp, ConsumedOp, WarpSpecializeOp],
     [ArefType, PartitionRoleAttr],
 )

@@ -9,14 +9,6 @@ from its seed.  An aref is a ring of slots, each empty, full or borrowed:
 * `aref.get` waits for its slot (get count mod depth) to be full, borrows it;
 * `aref.consumed` releases the oldest borrowed slot.
 
-A partition of several teams (`teams(T)`) runs as T tasks, one per team
-(`aref.team_id` is the task's team); each team counts its own gets and
-releases, `aref.skip` advancing both, and a team's get waits until its slot
-holds the put its count names (the put with that index), so the teams take
-the puts in turn.  (The lowering's parity waits need more: that no team
-waits more than one pass ahead of a slot, which `tawa-lower-aref` enforces
-with turns, `tawa.transforms.teams`.)
-
 An op with an explicit slot (`aref.get %r[%stage, %phase]`, after
 `tawa-assign-stage-phase`) must name the slot and phase its count gives.
 
@@ -66,21 +58,13 @@ class ArefState:
     puts: int = 0
     held: list[int] = field(default_factory=list)
     """The index of the put each slot holds (or last held)."""
-    counts: dict[tuple[str, int | None], int] = field(default_factory=dict)
-    """Gets and releases (skips count as both) so far, by (kind, team): the
-    team None is a partition of one team."""
+    gets: int = 0
+    releases: int = 0
 
     def __post_init__(self) -> None:
         self.slots = [None] * self.depth
         self.states = [EMPTY] * self.depth
         self.held = [-1] * self.depth
-
-    def count(self, kind: str, team: int | None) -> int:
-        """The gets or releases so far of the partition (`team` None) or of one team."""
-        return self.counts.get((kind, team), 0)
-
-    def advance(self, kind: str, team: int | None, n: int = 1) -> None:
-        self.counts[(kind, team)] = self.count(kind, team) + n
 
     def describe(self, slot: int) -> str:
         return f"slot {slot} of %{self.name} is {self.states[slot]}"
@@ -101,8 +85,6 @@ class TaskState:
 
     task: Task | None = None
     scheduler: Scheduler | None = None
-    team: int | None = None
-    """The task's team, in a partition of several teams."""
     in_flight: deque[_InFlightDot] = field(default_factory=deque)
     borrowed: dict[int, tuple[ArefState, int]] = field(default_factory=dict)
     released: dict[int, tuple[np.ndarray, str]] = field(default_factory=dict)
@@ -205,14 +187,14 @@ class ArefFunctions(InterpreterFunctions):
         scheduler = Scheduler(
             self.schedule, f"{name}program ({program})", location_of(op) or "tawa.interpret"
         )
-        for (role, _warps, _regs, region), teams in zip(op.partition_specs(), op.partition_teams(), strict=True):
+        for role, _warps, _regs, region in op.partition_specs():
             free = free_values(region)
             env = interpreter.get_values(free)
 
-            def body(task: Task, role=role, region=region, free=free, env=env, team=None) -> None:
+            def body(task: Task, role=role, region=region, free=free, env=env) -> None:
                 sub = make_interpreter(interpreter.module, [self])
                 set_launch(sub, launch)
-                state = TaskState(task, scheduler, team=team)
+                state = TaskState(task, scheduler)
                 self.attach(sub, state)
                 sub.push_scope(role)
                 sub.set_values(zip(free, env))
@@ -231,10 +213,7 @@ class ArefFunctions(InterpreterFunctions):
                     ) from err
                 check_finished(op, role, state)
 
-            if teams == 1:
-                scheduler.add(role, body)
-            for t in range(teams if teams > 1 else 0):
-                scheduler.add(role, lambda task, body=body, t=t: body(task, team=t), f"{role} team {t}")
+            scheduler.add(role, body)
         scheduler.run()
         return ()
 
@@ -265,7 +244,7 @@ class ArefFunctions(InterpreterFunctions):
     def run_get(self, interpreter: Interpreter, op: aref.GetOp, args: PythonValues):
         ref = args[0]
         st = task_state(interpreter)
-        n = ref.count("get", st.team)
+        n = ref.gets
         _check_slot(op, args, ref, n)
         slot = n % ref.depth
         st.sync(
@@ -274,7 +253,7 @@ class ArefFunctions(InterpreterFunctions):
             lambda: f"for a full slot ({ref.describe(slot)}, holding put {ref.held[slot]}, not yet {n})",
         )
         ref.states[slot] = BORROWED
-        ref.advance("get", st.team)
+        ref.gets += 1
         values = ref.slots[slot]
         assert values is not None
         for v in values:
@@ -285,11 +264,11 @@ class ArefFunctions(InterpreterFunctions):
     def run_consumed(self, interpreter: Interpreter, op: aref.ConsumedOp, args: PythonValues):
         ref = args[0]
         st = task_state(interpreter)
-        n = ref.count("release", st.team)
+        n = ref.releases
         _check_slot(op, args, ref, n)
         st.sync(op, lambda: True, lambda: "")
         slot = n % ref.depth
-        if n >= ref.count("get", st.team) or ref.states[slot] != BORROWED:
+        if n >= ref.gets or ref.states[slot] != BORROWED:
             raise simulation_error(op, f"aref.consumed of %{ref.name} with no borrowed slot (consumed twice?)")
         values = ref.slots[slot]
         assert values is not None and ref.states[slot] == BORROWED
@@ -306,25 +285,8 @@ class ArefFunctions(InterpreterFunctions):
             st.released[id(v)] = (v, f"slot {slot} of %{ref.name}")
         ref.slots[slot] = None
         ref.states[slot] = EMPTY
-        ref.advance("release", st.team)
+        ref.releases += 1
         return ()
-
-    @impl(aref.SkipOp)
-    def run_skip(self, interpreter: Interpreter, op: aref.SkipOp, args: PythonValues):
-        ref, n = args
-        st = task_state(interpreter)
-        if st.team is None:
-            raise simulation_error(op, "aref.skip outside a partition of several teams")
-        if n < 0:
-            raise simulation_error(op, f"aref.skip of a negative count ({n})")
-        ref.advance("get", st.team, n)
-        ref.advance("release", st.team, n)
-        return ()
-
-    @impl(aref.TeamIdOp)
-    def run_team_id(self, interpreter: Interpreter, op: aref.TeamIdOp, args: PythonValues):
-        team = task_state(interpreter).team
-        return (0 if team is None else team,)
 
     @impl(tile.DotAsyncOp)
     def run_dot_async(self, interpreter: Interpreter, op: tile.DotAsyncOp, args: PythonValues):

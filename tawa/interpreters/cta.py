@@ -278,9 +278,8 @@ def describe_lanes(mask: np.ndarray) -> str:
     return where if n == THREADS_PER_GROUP * len(groups) else f"{n} thread{'s' * (n != 1)} of {where}"
 
 
-def new_interpreter(cta: CtaState, task: Task | None, mask: np.ndarray, team: int | None = None) -> SimtInterpreter:
-    """An interpreter for a task of `cta` running the lanes of `mask` (of
-    team `team` of its partition, in a partition of several teams)."""
+def new_interpreter(cta: CtaState, task: Task | None, mask: np.ndarray) -> SimtInterpreter:
+    """An interpreter for a task of `cta` running the lanes of `mask`."""
     from tawa.interpreters.driver import make_interpreter
 
     interp = make_interpreter(cta.module, cta.functions, interpreter_class=SimtInterpreter)
@@ -289,26 +288,25 @@ def new_interpreter(cta: CtaState, task: Task | None, mask: np.ndarray, team: in
     interp.set_data(CtaFunctions, "cta", cta)
     set_launch(interp, cta.launch)
     arefs = next(f for f in cta.functions if isinstance(f, ArefFunctions))
-    arefs.attach(interp, TaskState(task, cta.scheduler, team=team))
+    arefs.attach(interp, TaskState(task, cta.scheduler))
     return interp
 
 
 def run_region_task(
     cta: CtaState, parent: Interpreter, op: Operation,
-    regions: list[tuple[np.ndarray, Region, PartitionRole, int | None]],
+    regions: list[tuple[np.ndarray, Region, PartitionRole]],
 ) -> list[PythonValues]:
-    """Runs each region as a concurrent task for its lanes (and team of its
-    partition, or None); waits for all of them (the calling task blocks);
-    returns their results."""
+    """Runs each region as a concurrent task for its lanes; waits for all of
+    them (the calling task blocks); returns their results."""
     state = task_of(parent)
     results: list[PythonValues] = [() for _ in regions]
     children = []
-    for k, (mask, region, role, team) in enumerate(regions):
+    for k, (mask, region, role) in enumerate(regions):
         free = free_values(region)
         env = parent.get_values(free)
 
-        def body(task: Task, k=k, mask=mask, region=region, free=free, env=env, team=team) -> None:
-            sub = new_interpreter(cta, task, mask, team)
+        def body(task: Task, k=k, mask=mask, region=region, free=free, env=env) -> None:
+            sub = new_interpreter(cta, task, mask)
             sub.push_scope(str(task.role))
             sub.set_values(zip(free, env))
             try:
@@ -365,7 +363,7 @@ class CtaFunctions(InterpreterFunctions):
         branches = [(on, op.true_region), (off, op.false_region)]
         if all(can_block(r) for _, r in branches):
             role = task_of(interpreter).task.role if task_of(interpreter).task else PartitionRole.CONSUMER
-            then, other = run_region_task(cta_of(interpreter), interpreter, op, [(m, r, role, None) for m, r in branches])
+            then, other = run_region_task(cta_of(interpreter), interpreter, op, [(m, r, role) for m, r in branches])
             return merge(on, then, other, lanes)
         # At most one branch can wait: run the other first (a valid order).
         branches.sort(key=lambda b: can_block(b[1]))
@@ -391,23 +389,22 @@ class CtaFunctions(InterpreterFunctions):
         lanes = lanes_of(interpreter)
         regions = []
         start = 0
-        for (role, warps, _regs, region), teams in zip(op.partition_specs(), op.partition_teams(), strict=True):
+        for role, warps, _regs, region in op.partition_specs():
             # A partition lowered to threads (no tile or aref op left: mbarriers
             # count the arriving lanes, fragments are per thread) runs as one
             # task per warp group, like the CTA's (run_grid); one that is not,
-            # as one task per team.
+            # as one task.
             lowered = not any(o.dialect_name() in ("tile", "aref") for o in region.walk() if o is not region.parent_op())
-            per_team = warps * THREADS_PER_WARP // teams
-            for team in range(teams):
-                mask = np.zeros(cta.threads, dtype=bool)
-                # PartitionRole: the producer runs on one elected thread (its
-                # first), consumers on all of their warp groups.
-                end = start + 1 if role == PartitionRole.PRODUCER else start + per_team
-                mask[start:end] = True
-                start += per_team
-                for part in _warp_group_masks(cta.threads, split=lowered and role != PartitionRole.PRODUCER):
-                    if (part & mask & lanes.mask).any():
-                        regions.append((part & mask & lanes.mask, region, role, team if teams > 1 else None))
+            threads = warps * THREADS_PER_WARP
+            mask = np.zeros(cta.threads, dtype=bool)
+            # PartitionRole: the producer runs on one elected thread (its
+            # first), consumers on all of their warp groups.
+            end = start + 1 if role == PartitionRole.PRODUCER else start + threads
+            mask[start:end] = True
+            start += threads
+            for part in _warp_group_masks(cta.threads, split=lowered and role != PartitionRole.PRODUCER):
+                if (part & mask & lanes.mask).any():
+                    regions.append((part & mask & lanes.mask, region, role))
         if start != cta.threads:
             raise InterpretationError(f"aref.warp_specialize has {start} threads, the CTA {cta.threads}")
         run_region_task(cta, interpreter, op, regions)

@@ -248,23 +248,23 @@ def consumer_registers(config: GemmConfig, group_rows: int = WGMMA_M) -> int:
     return acc * (1 + ep.gated) + residual + bias + SCALAR_REGS_OVERHEAD
 
 
-def consumer_budget(block_m: int, group_rows: int = WGMMA_M, teams: int = 1) -> int:
+def consumer_budget(block_m: int, group_rows: int = WGMMA_M) -> int:
     """The `setmaxnreg` budget of a consumer warp group of a BLOCK_M-row
-    tile, each owning `group_rows` rows, in `teams` teams (one producer warp
-    group; `tawa-warp-specialize`'s derived budgets: 256, 232, 160, 112 for
-    one to four consumer warp groups)."""
+    tile, each owning `group_rows` rows (one producer warp group;
+    `tawa-warp-specialize`'s derived budgets: 256, 232, 160, 112 for one to
+    four consumer warp groups)."""
     from tawa.transforms.warp_specialize import register_budgets
 
-    warps = block_m // group_rows * WARPS_PER_GROUP * teams
+    warps = block_m // group_rows * WARPS_PER_GROUP
     return register_budgets(None, WARPS_PER_GROUP, warps, None, None)[1]  # type: ignore[arg-type]
 
 
-def unsupported(config: GemmConfig, group_rows: int = WGMMA_M, teams: int = 1) -> str | None:
+def unsupported(config: GemmConfig, group_rows: int = WGMMA_M) -> str | None:
     """Why `tawa-hopper-pipeline` rejects `config`, or None when it compiles
     (docs/passes.md, "Tile shapes"; `tawa-check-resources` is the compiler's
     own word, this is its rule written down, for pruning without compiling);
-    `group_rows` and `teams` are the consumer warp groups' rows and teams it
-    compiles with (`tawa.runtime.autotune.Choice`)."""
+    `group_rows` are the rows each consumer warp group owns in what it
+    compiles (`tawa.runtime.autotune.Choice`)."""
     if config.split_k < 1:
         return f"split_k = {config.split_k}: expected 1 (no split) or more slices of K"
     if config.split_k > 1 and config.epilogue != NO_EPILOGUE:
@@ -290,14 +290,14 @@ def unsupported(config: GemmConfig, group_rows: int = WGMMA_M, teams: int = 1) -
         return f"a K×N B tile's rows of BLOCK_N = {config.block_n} {config.b_dtype} are no multiple of 32 bytes"
     if config.block_m % group_rows:
         return f"BLOCK_M = {config.block_m}: not a whole number of warp groups of {group_rows} rows"
-    groups = config.block_m // group_rows * teams
+    groups = config.block_m // group_rows
     threads = THREADS_PER_GROUP * (1 + groups)
     need = accumulator_registers(config.block_n) * (group_rows // WGMMA_M) + SCALAR_REGS_OVERHEAD
     cap = launch_register_cap(threads)
     if need > cap:
         return (f"{config.block_m}x{config.block_n}: a {group_rows}x{config.block_n}xf32 wgmma needs ~{need} "
                 f"registers but a CTA of {threads} threads starts with {cap} (tawa-check-resources)")
-    need, budget = consumer_registers(config, group_rows), consumer_budget(config.block_m, group_rows, teams)
+    need, budget = consumer_registers(config, group_rows), consumer_budget(config.block_m, group_rows)
     if need - REGISTER_ESTIMATE_ERROR > budget:
         what = "two accumulators" if config.epilogue.gated else "the accumulator"
         extra = [n for n, on in (("a residual tile", config.epilogue.residual), ("a bias", config.epilogue.bias)) if on]

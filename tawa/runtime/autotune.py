@@ -173,13 +173,10 @@ class Choice:
     defer_stores: bool = False
     """Each program's tile stored under the next program's first dot
     (`tawa-defer-stores`; persistent kernels)."""
-    teams: int = 1
-    """Teams of consumer warp groups taking turns over the programs
-    (ping-pong consumers, `tawa.transforms.teams`; persistent kernels)."""
     group_rows: int = WGMMA_M
     """Rows of the tile each consumer warp group owns: 64 (one wgmma per
     k-step), or 128 (two, one per 64-row block: a 256x128 tile on two warp
-    groups, cuBLAS's cooperative tile; a 128x128 tile per team)."""
+    groups, cuBLAS's cooperative tile)."""
 
     @property
     def consumer_warps(self) -> int | None:
@@ -187,21 +184,19 @@ class Choice:
         rows) unless the warp groups own more rows."""
         if self.group_rows == WGMMA_M:
             return None
-        return self.config.block_m // self.group_rows * WARPS_PER_GROUP * self.teams
+        return self.config.block_m // self.group_rows * WARPS_PER_GROUP
 
-    def reshaped(self, teams: int = 1, group_rows: int = WGMMA_M) -> Choice:
-        """This cooperative choice (one team, warp groups of 64 rows) with
-        `teams` and warp groups of `group_rows` rows, its tile reshaped so
-        that each warp group keeps its 64 x BLOCK_N accumulator's size: a
-        team is one warp group; each warp group owns `group_rows` x (64 ·
-        BLOCK_N / `group_rows`).  128x256 becomes 256x128 (group_rows 128),
-        64x256 per team (teams 2), or 128x128 per team (both)."""
-        if self.teams != 1 or self.group_rows != WGMMA_M:
-            raise ValueError(f"reshaped: {self.id} is not a cooperative choice of 64-row warp groups")
+    def reshaped(self, group_rows: int = WGMMA_M) -> Choice:
+        """This choice of 64-row warp groups with warp groups of
+        `group_rows` rows, its tile reshaped so that each warp group keeps
+        its 64 x BLOCK_N accumulator's size: each owns `group_rows` x (64 ·
+        BLOCK_N / `group_rows`).  128x256 becomes 256x128 (group_rows 128)."""
+        if self.group_rows != WGMMA_M:
+            raise ValueError(f"reshaped: {self.id} is not a choice of 64-row warp groups")
         c = self.config
-        groups = 1 if teams > 1 else c.block_m // WGMMA_M
+        groups = c.block_m // WGMMA_M
         config = c.replace(block_m=groups * group_rows, block_n=c.block_n * WGMMA_M // group_rows)
-        return replace(self, config=config, teams=teams, group_rows=group_rows)
+        return replace(self, config=config, group_rows=group_rows)
 
     @property
     def options(self) -> dict[str, Any]:
@@ -209,11 +204,9 @@ class Choice:
         return {"stages": self.stages, "max_stages": GEMM_MAX_STAGES, "group_m": self.group_m,
                 "persistent": self.persistent, **({"cluster": self.cluster} if self.cluster > 1 else {}),
                 **({"defer_stores": True} if self.defer_stores else {}),
-                # Teams need a deep ring (one team's main loop eats its stages alone); one staging
-                # buffer per warp group makes room for it (docs/perf.md, "Ping-pong consumers (teams)").
-                # So does the 256x128 tile of 128-row warp groups: 4 stages, not 3 ("fp8 attention").
-                **({"teams": self.teams} if self.teams > 1 else {}),
-                **({"staging": "single"} if self.teams > 1 or self.consumer_warps else {}),
+                # One staging buffer per warp group makes room for a deeper ring: the 256x128 tile
+                # of 128-row warp groups gets 4 stages, not 3 (docs/perf.md, "fp8 attention").
+                **({"staging": "single"} if self.consumer_warps else {}),
                 **({"consumer_warps": self.consumer_warps} if self.consumer_warps else {})}
 
     @property
@@ -222,7 +215,6 @@ class Choice:
                 + ("" if self.persistent else " persistent=false")
                 + (f" cluster={self.cluster}" if self.cluster > 1 else "")
                 + (" defer-stores" if self.defer_stores else "")
-                + (f" teams={self.teams}" if self.teams > 1 else "")
                 + (f" group-rows={self.group_rows}" if self.group_rows != WGMMA_M else ""))
 
     def source(self) -> str:
@@ -245,8 +237,10 @@ class Choice:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Choice:
+        if int(data.get("teams", 1)) != 1:  # an entry from before teams of consumers were removed: stale
+            raise ValueError(f"teams={data['teams']}: teams of consumers are no longer compiled")
         return cls(GemmConfig(**data["config"]), int(data["stages"]), int(data["group_m"]), bool(data["persistent"]),
-                   int(data.get("cluster", 1)), bool(data.get("defer_stores", False)), int(data.get("teams", 1)),
+                   int(data.get("cluster", 1)), bool(data.get("defer_stores", False)),
                    int(data.get("group_rows", WGMMA_M)))
 
 
@@ -277,8 +271,6 @@ class Space:
     (rows that are not whole L2 sectors apart)."""
     defer_stores: tuple[bool, ...] = (False,)
     """Whether to defer each program's store (persistent kernels)."""
-    teams: tuple[int, ...] = (1,)
-    """Teams of consumers (ping-pong; persistent kernels whose team is one warp group)."""
     group_rows: tuple[int, ...] = (WGMMA_M,)
     """Rows each consumer warp group owns (`Choice.group_rows`)."""
 
@@ -287,10 +279,9 @@ DEFAULT_SPACE = Space()
 """Tile shapes at the deepest ring that fits, each also split-K where
 `split_for` splits it: one compile per tile (and split) that suits the problem."""
 WIDE_SPACE = Space(k_bytes=(64, 128), split_k=(1, 0, 2, 4), stages=(0, 3), group_m=(4, 8, 16), cluster=(1, 2),
-                   defer_stores=(False, True), teams=(1, 2), group_rows=(WGMMA_M, 2 * WGMMA_M))
+                   defer_stores=(False, True), group_rows=(WGMMA_M, 2 * WGMMA_M))
 """Also 64-byte K steps, splits of 2 and 4, a 3-deep ring, other group-m
-values, 2-CTA clusters, deferred stores, two teams of consumers of one warp
-group each (ping-pong), and warp groups that own 128 rows."""
+values, 2-CTA clusters, deferred stores, and warp groups that own 128 rows."""
 
 
 # --------------------------------------------------------------------------- the heuristic
@@ -381,8 +372,8 @@ def space_choices(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int =
         group_ms = sorted(set(space.group_m))
         covering = [g for g in group_ms if g >= rows]
         group_ms = [g for g in group_ms if g < rows] + covering[:1]
-        for stages, group_m, persistent, cluster, defer, teams, group_rows in itertools.product(
-                space.stages, group_ms, space.persistent, space.cluster, space.defer_stores, space.teams,
+        for stages, group_m, persistent, cluster, defer, group_rows in itertools.product(
+                space.stages, group_ms, space.persistent, space.cluster, space.defer_stores,
                 space.group_rows if fixed_rows is None else (fixed_rows,)):
             if config.block_m % group_rows or group_rows * config.block_n > WGMMA_M * WGMMA_MAX_N:
                 continue  # whole warp groups, each at most the widest accumulator (128 registers)
@@ -390,11 +381,7 @@ def space_choices(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int =
                 continue  # clusters need a persistent kernel, and rows of tiles to share B along
             if defer and not persistent:
                 continue  # a deferred store rides the loop over programs
-            if teams > 1 and (not persistent or config.block_m != group_rows or cluster > 1):
-                # Teams take turns over the programs; here one warp group each.
-                # With clusters they measured slower than without (docs/perf.md, "Ping-pong consumers (teams)").
-                continue
-            result[Choice(config, stages, group_m, persistent, cluster, defer, teams, group_rows)] = None
+            result[Choice(config, stages, group_m, persistent, cluster, defer, group_rows)] = None
     return list(result)
 
 

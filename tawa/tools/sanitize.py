@@ -291,18 +291,10 @@ CASES = {
         # some CTAs carry a tile into their second program; three store sites, one staging buffer.
         Case("gemm_defer_stores", "gemm.mlir", "gemm", 4, _gemm(m_tiles=12, n_tiles=12),
              pipeline=(("defer_stores", True),)),
-        # Two teams of consumers (ping-pong), 64-row programs, 12 x 12 = 144 programs: some
-        # CTAs run 2, one per team; named-barrier turns and one chunk buffer per warp group
-        # (staging=single, as Choice(teams=2) compiles them), 5 stages.
-        Case("gemm_teams", "gemm_source(64x256x64)", "gemm", 0, _gemm(tile=(64, 256), m_tiles=12, n_tiles=12),
-             GemmConfig(64, 256, 64), pipeline=(("teams", 2), ("staging", "single"))),
         # Warp groups that own 128 rows (one wgmma per 64-row block): the 256x128 tile on two,
-        # and 128x128 programs on two teams of one (ping-pong), as Choice(group_rows=128) compiles them.
+        # as Choice(group_rows=128) compiles it.
         Case("gemm_group_rows", "gemm_source(256x128x64)", "gemm", 0, _gemm(tile=(256, 128), n_tiles=2),
              GemmConfig(256, 128, 64), pipeline=(("consumer_warps", 8), ("staging", "single"))),
-        Case("gemm_group_rows_teams", "gemm_source(128x128x64)", "gemm", 0,
-             _gemm(tile=(128, 128), m_tiles=12, n_tiles=12), GemmConfig(128, 128, 64),
-             pipeline=(("consumer_warps", 8), ("teams", 2), ("staging", "single"))),
         Case("gemm_fp8", "gemm_fp8.mlir", "gemm_fp8", 4, _gemm(fp8=True)),
         Case("gemm_chain", "gemm_chain.mlir", "gemm_chain", 2, _per_key_block("chain")),
         Case("gemm_scale_relu", "gemm_scale_relu.mlir", "gemm_scale_relu", 4, _gemm(relu_alpha=-0.37)),
@@ -349,8 +341,8 @@ CASES = {
 }
 """Every example kernel (examples/*.mlir), with the stages its GPU test uses,
 two GEMM configurations at their deep rings (stages 0: the deepest that fits),
-the GEMM in 2-CTA clusters, the GEMM with deferred stores, the GEMM with
-two teams of consumers, GEMMs whose warp groups own 128 rows, and attention
+the GEMM in 2-CTA clusters, the GEMM with deferred stores, a GEMM whose
+warp groups own 128 rows, and attention
 with K and V rings of different depths."""
 
 

@@ -35,10 +35,10 @@ def epilogue_choice(layout: str, dtype: str, M: int, N: int, K: int, epilogue: E
     """The `tawa.runtime.autotune.Choice` for an M×N×K GEMM in `dtype` with
     `epilogue`, B [N, K] (`layout` "nk") or [K, N] ("kn"): the heuristic's
     choice, unsplit (the epilogue needs the whole sum over K), where the
-    epilogue fits its registers (`unsupported` with its warp groups' rows
-    and teams); else the first of its tile (then `HEURISTIC_TILES`, then
+    epilogue fits its registers (`unsupported` with its warp groups' rows);
+    else the first of its tile (then `HEURISTIC_TILES`, then
     `SMALLEST_TILE`), each cut to the heuristic's, that it fits on warp
-    groups of 64 rows, one team.  A gated epilogue streams a second B
+    groups of 64 rows.  A gated epilogue streams a second B
     operand, so its ring depth is the deepest that fits (stages 0)."""
     from tawa.runtime.autotune import HEURISTIC_TILES, GemmProblem, heuristic
 
@@ -46,11 +46,11 @@ def epilogue_choice(layout: str, dtype: str, M: int, N: int, K: int, epilogue: E
     base = heuristic(GemmProblem(M, N, K, t, t, t, layout), sms)
     stages = 0 if epilogue.gated else base.stages
     first = replace(base, config=base.config.replace(split_k=1, epilogue=epilogue), stages=stages)
-    why = unsupported(first.config, first.group_rows, first.teams)
+    why = unsupported(first.config, first.group_rows)
     if why is None:
         return first
     bm, bn = base.config.block_m, base.config.block_n
-    cooperative = replace(first, stages=0, teams=1, group_rows=WGMMA_M)
+    cooperative = replace(first, stages=0, group_rows=WGMMA_M)
     for tm, tn in ((bm, bn), *HEURISTIC_TILES, SMALLEST_TILE):
         config = first.config.replace(block_m=min(tm, bm), block_n=min(tn, bn))
         why = unsupported(config)

@@ -13,9 +13,6 @@ that explicit:
    sees its count as an SSA value.  The counter counts modulo 2D (w = n mod
    2D), which is all a slot needs: stage n mod D = w mod D, phase
    (n / D) & 1 = w / D.
-   An `aref.skip %r, %n` (a team passing over the puts another team takes)
-   advances the get and release counters of %r by n (it stays, for the
-   simulator; `tawa-lower-aref` erases it).
 2. **Slot assignment** (a `RewritePattern` per op): `aref.put %r, ...`
    becomes `aref.put %r[%stage, %phase], ...` (likewise get and consumed).
 
@@ -77,8 +74,6 @@ class CounterThreading:
         for op in ops:
             if type(op) in _KINDS:
                 keys[(op.operands[0], _KINDS[type(op)])] = None
-            elif isinstance(op, aref.SkipOp):
-                keys |= {(op.aref, "get"): None, (op.aref, "release"): None}
         return list(keys)
 
     def _block(self, block: Block, counts: dict) -> dict:
@@ -91,8 +86,6 @@ class CounterThreading:
                 ops, after = step_counter(counts[key], t.depth.data)
                 Rewriter.insert_op(ops, InsertPoint.before(op))
                 counts = {**counts, key: after}
-            elif isinstance(op, aref.SkipOp):
-                counts = self._skip(op, counts)
             elif isinstance(op, scf.ForOp) and (keys := self._keys(op)):
                 counts = self._for(op, keys, counts)
             elif isinstance(op, scf.IfOp) and (keys := self._keys(op)):
@@ -100,22 +93,6 @@ class CounterThreading:
             elif op.regions and self._keys(op):
                 raise fail(op, f"{NAME}: aref ops inside '{op.name}' are not supported")
         return counts
-
-    def _skip(self, op: aref.SkipOp, counts: dict) -> dict:
-        """Steps the get and release counters of the skipped aref by its
-        count (the skip stays: the simulator counts with it;
-        `tawa-lower-aref` erases it)."""
-        t = op.aref.type
-        assert isinstance(t, aref.ArefType)
-        n = arith.IndexCastOp(op.count, i32)
-        Rewriter.insert_op(n, InsertPoint.before(op))
-        stepped = {}
-        for kind in ("get", "release"):
-            key = (op.aref, kind)
-            if key in counts:
-                ops, stepped[key] = advance_counter(counts[key], n.result, t.depth.data)
-                Rewriter.insert_op(ops, InsertPoint.before(op))
-        return {**counts, **stepped}
 
     def _for(self, loop: scf.ForOp, keys: list, counts: dict) -> dict:
         body = loop.body.block
@@ -182,15 +159,6 @@ def step_counter(w: SSAValue, depth: int) -> tuple[list[Operation], SSAValue]:
     return [one, wrap, zero, next_, full, stepped], stepped.results[0]
 
 
-def advance_counter(w: SSAValue, n: SSAValue, depth: int) -> tuple[list[Operation], SSAValue]:
-    """Ops advancing a counter modulo 2·`depth` by `n` uses (i32), and the
-    result: `(w + n) & (2D - 1)` for a power of two, else `(w + n) mod 2D`."""
-    wrap = _c32(2 * depth - 1 if _pow2(depth) else 2 * depth)
-    total = arith.AddiOp(w, n)
-    wrapped: Operation = (arith.AndIOp if _pow2(depth) else arith.RemUIOp)(total.result, wrap.result)
-    return [wrap, total, wrapped], wrapped.results[0]
-
-
 def stage_and_phase(w: SSAValue, depth: int) -> tuple[list[Operation], SSAValue, SSAValue]:
     """Ops computing a use's stage `w mod depth` and phase `w / depth` from
     its counter w < 2·depth (masks and a shift for a power of two, else a
@@ -246,10 +214,7 @@ class AssignStagePhasePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         count_of: dict[Operation, SSAValue] = {}
         for ws in [o for o in op.walk() if isinstance(o, aref.WarpSpecializeOp)]:
-            for (role, _, _, region), teams in zip(ws.partition_specs(), ws.partition_teams(), strict=True):
-                if teams > 1 and not any(isinstance(o, aref.TeamIdOp) for o in region.walk()):
-                    raise fail(ws, f"{NAME}: the {role} partition has {teams} teams but does not divide its "
-                                   "programs among them (aref.team_id, aref.skip): run tawa-persistent first")
+            for _, _, _, region in ws.partition_specs():
                 uses = [o for o in region.walk() if isinstance(o, SlotOp)]
                 assigned = [o for o in uses if o.has_slot()]
                 if assigned and len(assigned) == len(uses):

@@ -39,7 +39,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.diagnostics import TawaError
-from tawa.dialects import aref, nvgpu, tile
+from tawa.dialects import nvgpu, tile
 from tawa.dialects.nvgpu.fragments import LOADABLE
 from tawa.target.hopper import WGMMA_M
 from tawa.transforms.masks import Materializer, all_true_condition, symbolic
@@ -73,8 +73,7 @@ class ConsumerInfo:
     """What the patterns know about the consumer partition they lower."""
 
     groups: int
-    """Warp groups of a team of the partition (of the partition, when it
-    has one team): a tile of `rows`·groups rows."""
+    """Warp groups of the partition: a tile of `rows`·groups rows."""
     row0: SSAValue
     """Index of this warp group's first row in the tile (index and i32)."""
     row0_i32: SSAValue
@@ -85,10 +84,7 @@ class ConsumerInfo:
     """Stores that take the TMA-store epilogue: their staging tile and
     tensor map (`tawa.transforms.tma_epilogue`)."""
     group: SSAValue | None = None
-    """This warp group's index in the partition (over all its teams)."""
-    teams: int = 1
-    """Teams of the partition, each of `groups` warp groups, each running
-    its own programs (`aref.team_id`)."""
+    """This warp group's index in the partition."""
     rows: int = WGMMA_M
     """Rows of the tile each warp group owns, a multiple of 64: its
     fragments are `rows`xN (one wgmma per 64-row block of them)."""
@@ -100,41 +96,26 @@ class ConsumerInfo:
         assert self.group is not None
         return self.group
 
-    @property
-    def partition_groups(self) -> int:
-        """Warp groups of the partition, over all its teams."""
-        return self.groups * self.teams
-
     @staticmethod
     def at_start_of(region: Region, first_group: int, groups: int,
                     staged: Mapping[tile.StoreOp, tuple[SSAValue, SSAValue]] | None = None,
-                    teams: int = 1, rows: int = WGMMA_M,
+                    rows: int = WGMMA_M,
                     operands: Mapping[Operation, SSAValue] | None = None) -> ConsumerInfo:
         """Emits this warp group's index in the partition, g = warp group id
-        − first group of the partition, and its first row, `rows` · (g mod
-        `groups`), at the top of the partition; with several `teams`, its
-        team g / `groups` replaces `aref.team_id`."""
+        − first group of the partition, and its first row, `rows` · g, at
+        the top of the partition."""
         at = InsertPoint.at_start(region.block)
         wg = nvgpu.WarpGroupIdOp()
         Rewriter.insert_op(wg, at)
         local = arith.SubiOp(wg.result, const(first_group, at))
         local.result.name_hint = "wg_index"
         Rewriter.insert_op(local, at)
-        in_team = local.result
-        if teams > 1:
-            size = const(groups, at)
-            team, in_team_op = arith.DivUIOp(local.result, size), arith.RemUIOp(local.result, size)
-            Rewriter.insert_op([team, in_team_op], at)
-            team.result.name_hint, in_team = "team", in_team_op.result
-            for op in [o for o in region.walk() if isinstance(o, aref.TeamIdOp)]:
-                op.result.replace_all_uses_with(team.result)
-                Rewriter.erase_op(op)
-        row0 = arith.MuliOp(in_team, const(rows, at))
+        row0 = arith.MuliOp(local.result, const(rows, at))
         row0.result.name_hint = "wg_row0"
         row0_i32 = arith.IndexCastOp(row0.result, i32)
         Rewriter.insert_op([row0, row0_i32], at)
         return ConsumerInfo(groups, row0.result, row0_i32.result, const(0, at), first_group, staged or {},
-                            group=local.result, teams=teams, rows=rows, operands=operands or {})
+                            group=local.result, rows=rows, operands=operands or {})
 
     def frag_type(self, t: TensorType, op: Operation, axis: int = 1) -> nvgpu.FragmentType:
         """This warp group's share of a `rows`·groups-row f32 tile: a
@@ -276,7 +257,7 @@ class LowerDot(RewritePattern):
         staging = self.info.operands.get(op)
         if staging is not None:  # an 8-bit A operand: through shared memory
             value = lhs.input if isinstance(lhs, arith.TruncFOp) else op.lhs
-            desc = emit_operand_store(value, staging, self.info.group_index(), self.info.partition_groups,
+            desc = emit_operand_store(value, staging, self.info.group_index(), self.info.groups,
                                       InsertPoint.before(op))
             return None, desc.result
         if isinstance(lhs, nvgpu.SmemTileOp):
@@ -639,7 +620,7 @@ class LowerStore(RewritePattern):
         if op in self.info.staged:
             staging, tmap = self.info.staged[op]
             emit_tma_store(value, staging, tmap, offsets, self.info.row0, self.info.group, self.info.first_group,
-                           self.info.partition_groups, at)
+                           self.info.groups, at)
             rewriter.erase(op)
         else:
             row = arith.AddiOp(offsets[-2], self.info.row0)  # this warp group's rows

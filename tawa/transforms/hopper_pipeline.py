@@ -97,12 +97,6 @@ class HopperPipelinePass(ModulePass):
     rows (BLOCK_M / 16 warps) when left out."""
     consumer_regs: int | None = None
     """Each consumer warp group's budget; derived when left out."""
-    teams: int = 1
-    """Teams of consumer warp groups that take turns over the programs
-    (ping-pong consumers, `tawa.transforms.teams`): each team computes its
-    own programs, so one team's epilogue runs under another's main loop.
-    1: the cooperative consumers, all warp groups on one program.  Needs
-    `persistent`."""
     group_m: int = 8
     order: ProgramOrder = "auto"
     """Program order (tawa.transforms.program_order): grouped, column,
@@ -200,10 +194,6 @@ class HopperPipelinePass(ModulePass):
             raise TawaError(f"cluster {size_problem(self.cluster)}", self.name)
         if self.cluster > 1 and not self.persistent:
             raise TawaError(f"cluster={self.cluster} needs a persistent kernel (persistent=true)", self.name)
-        if self.teams < 1:
-            raise TawaError(f"teams must be at least 1, got {self.teams}", self.name)
-        if self.teams > 1 and not self.persistent:
-            raise TawaError(f"teams={self.teams} needs a persistent kernel (persistent=true)", self.name)
         if self.defer_stores and not self.persistent:
             raise TawaError("defer-stores needs a persistent kernel (persistent=true)", self.name)
         if self.ring_depths and self.stages:
@@ -281,7 +271,6 @@ class HopperPipelinePass(ModulePass):
             producer_regs=self.producer_regs,
             consumer_warps=self.consumer_warps,
             consumer_regs=self.consumer_regs,
-            teams=self.teams,
             strict=True,
         )
 

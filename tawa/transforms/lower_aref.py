@@ -13,8 +13,7 @@ tiles T1..Tn:
   fit;
 * **barrier setup** (once per kernel): `full[s]` expects one arrival (the
   producer's `arrive.expect_tx`) plus the bytes of all n TMA boxes;
-  `empty[s]` expects one arrival per consumer warp group (of one team,
-  where the consumers take turns in teams); thread 0
+  `empty[s]` expects one arrival per consumer warp group; thread 0
   initialises them, fences them (mbarrier-init and proxy fences), and one
   CTA-wide barrier follows, before the roles split;
 * **one `RewritePattern` per aref op**, on its slot:
@@ -26,17 +25,11 @@ tiles T1..Tn:
     `nvgpu.smem_tile` views of the stage;
   - `aref.consumed`: one thread per consumer warp group arrives on
     `empty[stage]`;
-  - `aref.skip` (a team passing over another team's puts) is erased: the
-    counters of `tawa-assign-stage-phase` already count it;
 * **slot views carried by control flow** (`tawa.transforms.slot_views`): a view
   that an `scf.for` carries to its next iteration or an `scf.if` yields
   is carried as its stage index, and the view is made again where it
   arrives, so that every view the dots read is an `nvgpu.smem_tile` of a
   ring buffer.
-
-The consumer teams of a partition (`teams(T)`) take turns over their main
-loops (`tawa.transforms.teams.take_turns`): a team's parity waits are right
-only while no team waits more than one pass ahead of a slot.
 
 The producer's partition body later runs on one thread (thread 0 of its warp
 group, `tawa-materialize-partitions`), since TMA and barrier arrivals are
@@ -68,7 +61,6 @@ from tawa.transforms.cache_hints import L2_HINT
 from tawa.transforms.cluster import MULTICAST, multicast_loads
 from tawa.transforms.slot_views import arrivals, carry_slot_views
 from tawa.transforms.smem_plan import plan_shared_memory
-from tawa.transforms.teams import take_turns
 from tawa.transforms.utils import const, fail, guarded, kernel_of
 
 NAME = "tawa-lower-aref"
@@ -240,15 +232,6 @@ class LowerConsumed(RewritePattern):
         rewriter.replace(op, [tid, lane, leader, guarded(leader.result, arrives)], [])
 
 
-class DropSkip(RewritePattern):
-    """`aref.skip`: its count is in the team's ring counters already
-    (`tawa-assign-stage-phase`); nothing is left to do on the GPU."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: aref.SkipOp, rewriter: PatternRewriter) -> None:
-        rewriter.erase(op)
-
-
 def _read_by_threads(ws: aref.WarpSpecializeOp, ref: SSAValue) -> bool:
     """Whether a value some `aref.get` of `ref` returns has a use other than
     as a dot operand, where it arrives through the `scf.for` and `scf.if`
@@ -300,9 +283,7 @@ class LowerArefPass(ModulePass):
                 cluster=cluster if create.result in shared_rings else 1,
             )
         nvgpu.record_kernel_info(kernel, smem=plan.total)
-        # A team of a partition releases the slots it takes; the other teams skip them.
-        consumer_groups = sum(w // WARPS_PER_GROUP // teams for (role, w, _, _), teams
-                              in zip(specs, ws.partition_teams(), strict=True) if role == PartitionRole.CONSUMER)
+        consumer_groups = sum(w // WARPS_PER_GROUP for role, w, _, _ in specs if role == PartitionRole.CONSUMER)
         threads = sum(w for _, w, _, _ in specs) * THREADS_PER_WARP
         self._init_barriers(rings, consumer_groups, threads, entry, clustered=cluster > 1)
         shared = Rings(rings, entry)
@@ -317,14 +298,12 @@ class LowerArefPass(ModulePass):
             Rewriter.insert_op(nvgpu.ClusterSyncOp(), InsertPoint.after(ws))
         walker = PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [LowerPut(shared), LowerGet(shared), LowerConsumed(shared), DropSkip()], dce_enabled=False
+                [LowerPut(shared), LowerGet(shared), LowerConsumed(shared)], dce_enabled=False
             ),
             apply_recursively=False,
         )
-        for (_, warps, _, region), teams in zip(specs, ws.partition_teams(), strict=True):
+        for _, _, _, region in specs:
             walker.rewrite_region(region)
-            if teams > 1:  # a team's waits may be at most one pass ahead of a slot
-                take_turns(region, teams, warps // teams * THREADS_PER_WARP, NAME)
         for _, _, _, region in specs:
             carry_slot_views(region)
         for c in creates:

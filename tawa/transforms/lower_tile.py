@@ -56,34 +56,33 @@ from tawa.transforms.warp_specialize import group_rows
 
 def lower_consumer(region: Region, first_group: int, groups: int,
                    staged: Mapping[tile.StoreOp, tuple[SSAValue, SSAValue]] | None = None,
-                   pingpong: bool = True, pin: bool = False, teams: int = 1,
+                   pingpong: bool = True, pin: bool = False,
                    operands: Mapping[Operation, SSAValue] | None = None) -> None:
-    """Lowers one consumer partition of `groups` warp groups per team (of
-    `teams`), the first of which is warp group `first_group` of the CTA; the
-    `staged` stores take the TMA-store epilogue; with `pingpong`, the warp
-    groups of an overlapped loop take turns issuing their dots, in a ring
-    (`tawa.transforms.pingpong`; one team only); with `pin`, a wgmma wait
+    """Lowers one consumer partition of `groups` warp groups, the first of
+    which is warp group `first_group` of the CTA; the `staged` stores take
+    the TMA-store epilogue; with `pingpong`, the warp groups of an
+    overlapped loop take turns issuing their dots, in a ring
+    (`tawa.transforms.pingpong`); with `pin`, a wgmma wait
     after register math stays there (`tawa.transforms.pin_waits`); the
     `operands` dots read their lhs from that shared buffer
     (`tawa.transforms.operand_staging`)."""
     staged = {s: v for s, v in (staged or {}).items() if region.is_ancestor(s)}
     operands = {d: b for d, b in (operands or {}).items() if region.is_ancestor(d)}
-    info = ConsumerInfo.at_start_of(region, first_group, groups, staged, teams, group_rows(region, groups, NAME),
-                                    operands)
+    info = ConsumerInfo.at_start_of(region, first_group, groups, staged, group_rows(region, groups, NAME), operands)
     PatternRewriteWalker(
         # No DCE: dead scalar ops the partition had stay, as they were.
         GreedyRewritePatternApplier(consumer_patterns(info), dce_enabled=False),
         apply_recursively=True,
     ).rewrite_region(region)
     _erase_dead_tile_math(region)
-    if pingpong and teams == 1:
+    if pingpong:
         assert info.group is not None
         ping_pong(region, info.group, groups)
     if pin:
         pin_waits(region)
     if staged:
         drain_at_end(region, first_group,
-                     any(stores_by_group(b, info.partition_groups, info.rows) for b, _ in staged.values()))
+                     any(stores_by_group(b, info.groups, info.rows) for b, _ in staged.values()))
     for op in [o for o in region.walk() if isinstance(o, tile.SplatOp | nvgpu.SmemTileOp)]:
         if not op.results[0].uses:
             Rewriter.erase_op(op)
@@ -137,10 +136,10 @@ class LowerTilePass(ModulePass):
             staged = stage_stores(ws, kernel, self.epilogue, NAME, self.staging, self.store_group, self.pingpong)
             operands = stage_operands(ws, kernel, NAME)
             start = 0
-            for (role, warps, _, region), teams in zip(ws.partition_specs(), ws.partition_teams(), strict=True):
+            for role, warps, _, region in ws.partition_specs():
                 if role == PartitionRole.CONSUMER:
-                    lower_consumer(region, start, warps // WARPS_PER_GROUP // teams, staged, self.pingpong,
-                                   self.pin_waits, teams, operands)
+                    lower_consumer(region, start, warps // WARPS_PER_GROUP, staged, self.pingpong,
+                                   self.pin_waits, operands)
                 start += warps // WARPS_PER_GROUP
         # What materialize-partitions lowers (the partitions, program ids)
         # may remain; any other tile or aref op, or tensor, is not supported.

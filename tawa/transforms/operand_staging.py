@@ -74,13 +74,13 @@ def operand_type(dot: tile.DotOp | tile.DotAsyncOp, groups: int, rows: int) -> n
 
 def _consumer_dots(ws: aref.WarpSpecializeOp, who: str) -> list[tuple[Operation, nvgpu.SmemType]]:
     out = []
-    for (role, warps, _, region), teams in zip(ws.partition_specs(), ws.partition_teams(), strict=True):
+    for role, warps, _, region in ws.partition_specs():
         if role != PartitionRole.CONSUMER:
             continue
         dots = [o for o in region.walk() if staged_operand(o)]
         if dots:
             groups = warps // WARPS_PER_GROUP
-            rows = group_rows(region, groups // teams, who)
+            rows = group_rows(region, groups, who)
             out += [(d, operand_type(d, groups, rows)) for d in dots]
     return out
 

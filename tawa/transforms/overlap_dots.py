@@ -364,9 +364,9 @@ def consumer_loops(module: ModuleOp) -> list[tuple[scf.ForOp, int]]:
     with the rows a warp group of its partition owns (`group_rows`)."""
     loops = []
     for ws in [o for o in module.walk() if isinstance(o, aref.WarpSpecializeOp)]:
-        for (role, warps, _, region), teams in zip(ws.partition_specs(), ws.partition_teams(), strict=True):
+        for role, warps, _, region in ws.partition_specs():
             if role == PartitionRole.CONSUMER:
-                rows = group_rows(region, warps // WARPS_PER_GROUP // teams, NAME)
+                rows = group_rows(region, warps // WARPS_PER_GROUP, NAME)
                 loops += [(o, rows) for o in region.walk() if isinstance(o, scf.ForOp)]
     return loops
 

@@ -64,7 +64,6 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.dialects import aref, nvgpu, tile
 from tawa.transforms.program_order import PAIRED_ORDERS, ProgramOrder, record_order, resolve_order
-from tawa.transforms.teams import divide_programs
 from tawa.transforms.utils import column_ids, const, fail, grouped_ids, longest_first_ids, pair_members, paired_ids
 
 
@@ -94,12 +93,6 @@ class PersistentPass(ModulePass):
     def _persist(self, ws: aref.WarpSpecializeOp, kernel: func.FuncOp) -> None:
         order = resolve_order(kernel, self.order, persistent=True)
         cluster = nvgpu.kernel_info(kernel).cluster
-        teams = max(ws.partition_teams())
-        if teams > 1 and order in PAIRED_ORDERS and self.order == "auto":
-            order = "longest-first"  # the balanced order of one program per iteration
-        if teams > 1 and order in PAIRED_ORDERS:
-            raise fail(kernel, f"{self.name}: order '{order}' nests two programs in one iteration, which teams "
-                               "of consumers cannot take turns over; take grouped, column or longest-first")
         if cluster > 1 and order in PAIRED_ORDERS:
             raise fail(kernel, f"{self.name}: order '{order}' runs programs of different lengths, which the "
                                "CTAs of a cluster cannot share; clustered kernels take grouped, column or "
@@ -124,17 +117,13 @@ class PersistentPass(ModulePass):
         programs.result.name_hint = "programs"
         if order in PAIRED_ORDERS:
             half, pairs = self._pair_count(grid, at)
-        for (_, _, _, region), team in zip(ws.partition_specs(), ws.partition_teams(), strict=True):
+        for _, _, _, region in ws.partition_specs():
             if order in PAIRED_ORDERS:
                 self._loop_over_pairs(region, cta.result, pairs, ctas.result, [g.result for g in grid], half,
                                       short_first=order == "paired-short-first")
             else:
                 self._loop_over_programs(region, first, programs.result, step, ordered, plane.result, order,
                                          None if rank is None else (cluster, rank, grid[0].result))
-                if team > 1:
-                    loop = region.block.last_op
-                    assert isinstance(loop, scf.ForOp)
-                    divide_programs(loop.body.block, first, step, team)
         for n in [o for o in ws.walk() if isinstance(o, tile.NumProgramsOp)]:
             n.result.replace_all_uses_with(grid[n.axis.value.data].result)
             Rewriter.erase_op(n)

@@ -81,8 +81,9 @@ so chunk j's store drains while chunk j+1 is written:
 The full tile is the same loop with one chunk and one buffer; `single`
 the same chunks in one buffer (P_j = 0: each chunk waits for the previous
 chunk's store to have read the buffer), the least shared memory (16 KiB for
-a 128-row bf16 tile): two teams of 64x256 GEMM consumers fit 5 stages with
-it, not with two buffers (docs/perf.md, "Ping-pong consumers (teams)").
+a 128-row bf16 tile): the GEMM 256x128 on two warp groups of 128 rows fits
+4 stages with it, 3 with two buffers (docs/perf.md, "fp8 attention; warp
+groups that own 128 rows").
 `P_j`, the pending count of the wait, is the number of stores this thread
 commits after the one that last read buffer b (`_pending`): 1 for every
 chunk of an even chunk count (the previous program's last two chunks for
@@ -156,15 +157,12 @@ def group_barrier(group: int) -> int:
     return NAMED_BARRIERS - 1 - group
 
 
-def staging_type(store: tile.StoreOp, staging: str = "full", groups: int = 1,
-                 teams: int = 1) -> nvgpu.SmemType | str:
+def staging_type(store: tile.StoreOp, staging: str = "full", groups: int = 1) -> nvgpu.SmemType | str:
     """The staging buffer of a store that can take the TMA-store epilogue
     (`staging` full: `1 x rows x cols`; subtiled: `2 x rows x span`, one
     buffer where the row is a single span), or why it cannot.  With
     `groups` > 1, the same bytes as `groups` warp groups' own buffers of
-    rows / `groups` rows each (`store-group=warpgroup`).  A partition of
-    several `teams` stores one tile per team at once: `teams` times the
-    bytes, as buffers of `rows · teams / groups` rows."""
+    rows / `groups` rows each (`store-group=warpgroup`)."""
     t, mt = store.value.type, store.dest.type
     assert isinstance(t, TensorType) and isinstance(mt, MemRefType)
     shape, et = tuple(t.get_shape()), t.get_element_type()
@@ -184,7 +182,7 @@ def staging_type(store: tile.StoreOp, staging: str = "full", groups: int = 1,
     if staging in SUBTILE_BUFFERS:
         cols = swizzle // nvgpu.element_bytes(et)
         buffers = min(SUBTILE_BUFFERS[staging], shape[1] // cols)
-    return nvgpu.SmemType([buffers * groups, shape[0] * teams // groups, cols], et, swizzle)
+    return nvgpu.SmemType([buffers * groups, shape[0] // groups, cols], et, swizzle)
 
 
 def consumer_stores(ws: aref.WarpSpecializeOp) -> list[tile.StoreOp]:
@@ -195,36 +193,24 @@ def consumer_stores(ws: aref.WarpSpecializeOp) -> list[tile.StoreOp]:
     ]
 
 
-def store_teams(ws: aref.WarpSpecializeOp) -> dict[tile.StoreOp, int]:
-    """The stores of the consumer partitions of `ws` → the teams of their partition."""
-    return {
-        o: teams for (role, _, _, region), teams in zip(ws.partition_specs(), ws.partition_teams(), strict=True)
-        if role == PartitionRole.CONSUMER for o in region.walk() if isinstance(o, tile.StoreOp)
-    }
-
-
 def staging_types(ws: aref.WarpSpecializeOp, staging: str = "full") -> list[nvgpu.SmemType]:
     """The staging buffers the TMA-store epilogue would add to this kernel."""
-    return [t for s, teams in store_teams(ws).items()
-            if isinstance(t := staging_type(s, staging, 1, teams), nvgpu.SmemType)]
+    return [t for s in consumer_stores(ws) if isinstance(t := staging_type(s, staging), nvgpu.SmemType)]
 
 
 def store_groups(ws: aref.WarpSpecializeOp, store_group: str, pingpong: bool, who: str) -> dict[tile.StoreOp, int]:
     """The stores of the consumer partitions of `ws` → how many warp groups
     store their own rows of it: 1 (one store per CTA), or the partition's
-    warp groups (`store_group` warpgroup; `auto`: where they ping-pong; and
-    always in a partition of several teams, whose tiles are stored at
-    different times)."""
+    warp groups (`store_group` warpgroup; `auto`: where they ping-pong)."""
     by_store = {}
-    for (role, warps, _, region), teams in zip(ws.partition_specs(), ws.partition_teams(), strict=True):
+    for role, warps, _, region in ws.partition_specs():
         if role != PartitionRole.CONSUMER:
             continue
         groups = warps // WARPS_PER_GROUP
         rotated = any(isinstance(o, scf.ForOp) and OVERLAPPED in o.attributes for o in region.walk())
-        own = groups > 1 and (store_group == "warpgroup" or (store_group == "auto" and pingpong and rotated)
-                              or teams > 1)
+        own = groups > 1 and (store_group == "warpgroup" or (store_group == "auto" and pingpong and rotated))
         if own and groups > MAX_STORE_GROUPS:
-            if store_group == "warpgroup" or teams > 1:
+            if store_group == "warpgroup":
                 raise fail(ws, f"{who}: store-group=warpgroup: {groups} warp groups need more named barriers "
                            f"than a CTA has (at most {MAX_STORE_GROUPS} store on their own)")
             own = False
@@ -244,7 +230,6 @@ def stage_stores(
     if epilogue == "threads":
         return {}
     groups = store_groups(ws, store_group, pingpong, who)
-    teams = store_teams(ws)
     stores: list[tile.StoreOp] = []
     for store in consumer_stores(ws):
         why = staging_type(store)
@@ -257,7 +242,7 @@ def stage_stores(
         return {}
     allocs = [o for o in kernel.body.block.ops if isinstance(o, nvgpu.SmemAllocOp)]
     for variant in AUTO_STAGINGS if staging == "auto" else (staging,):
-        chosen = [(s, t) for s in stores if isinstance(t := staging_type(s, variant, 1, teams[s]), nvgpu.SmemType)]
+        chosen = [(s, t) for s in stores if isinstance(t := staging_type(s, variant), nvgpu.SmemType)]
         owners = _owners(chosen)
         plan = extend_plan(allocs, [t for _, t in owners])
         if plan.fits:
@@ -273,14 +258,14 @@ def stage_stores(
     tmaps: dict[tuple[SSAValue, nvgpu.TmaDescriptorType], SSAValue] = {}
     buffers: dict[Any, SSAValue] = {}
     for (owner, planned), placed in zip(owners, plan.staging):
-        t = staging_type(owner, variant, groups[owner], teams[owner])
+        t = staging_type(owner, variant, groups[owner])
         assert isinstance(t, nvgpu.SmemType)
         buf = nvgpu.SmemAllocOp(placed.offset, t)
         buf.result.name_hint = "staging"
         Rewriter.insert_op(buf, at)
         buffers[_buffer_key(owner, planned)] = buf.result
     for store, planned in chosen:
-        t = staging_type(store, variant, groups[store], teams[store])
+        t = staging_type(store, variant, groups[store])
         assert isinstance(t, nvgpu.SmemType)
         mt = store.dest.type
         assert isinstance(mt, MemRefType)

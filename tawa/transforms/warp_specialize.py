@@ -575,17 +575,10 @@ class WarpSpecializePass(ModulePass):
     warp group that owns all 128 (`rows_per_group`)."""
     consumer_regs: int | None = None
     """Each consumer warp group's budget; derived when left out."""
-    teams: int = 1
-    """Teams of the consumer partition (ping-pong consumers): each team has
-    the warp groups of one program and runs its own programs, taking turns
-    with the others over the rings (`tawa-persistent` divides the programs).
-    The consumer partition then has `teams` times the warps."""
     strict: bool = False
     """Fail instead of leaving a kernel unchanged with a remark."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.teams < 1:
-            raise TawaError(f"teams must be at least 1, got {self.teams}", self.name)
         for kernel in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
             if kernel.is_declaration:
                 continue
@@ -602,12 +595,12 @@ class WarpSpecializePass(ModulePass):
         """(consumer warps, producer regs, consumer regs) for `kernel`."""
         warps = self.consumer_warps
         if warps is None:
-            warps = consumer_warp_groups(kernel) * WARPS_PER_GROUP * self.teams
-        elif warps <= 0 or warps % (WARPS_PER_GROUP * self.teams):
-            raise fail(kernel, f"{self.name}: consumer-warps={warps} does not split into {self.teams} teams of "
-                               "whole warp groups")
+            warps = consumer_warp_groups(kernel) * WARPS_PER_GROUP
+        elif warps <= 0 or warps % WARPS_PER_GROUP:
+            raise fail(kernel, f"{self.name}: consumer-warps={warps} is not a positive multiple of "
+                               f"{WARPS_PER_GROUP} (whole warp groups)")
         elif (rows := tile_rows(kernel)) is not None:
-            rows_per_group(rows, warps // WARPS_PER_GROUP // self.teams, kernel, self.name)
+            rows_per_group(rows, warps // WARPS_PER_GROUP, kernel, self.name)
         p, c = register_budgets(kernel, self.producer_warps, warps, self.producer_regs, self.consumer_regs)
         return warps, p, c
 
@@ -637,7 +630,6 @@ class WarpSpecializePass(ModulePass):
             [self.producer_warps, consumer_warps],
             [producer_regs, consumer_regs],
             regions,
-            [1, self.teams],
         )
         for new in (*creates, ws):
             body.insert_op_before(new, ret)
@@ -698,7 +690,7 @@ def consumer_warp_groups(kernel: func.FuncOp) -> int:
 
 
 def group_rows(region: Region, groups: int, who: str) -> int:
-    """Rows of the tile each of the `groups` warp groups (of a team) of the
+    """Rows of the tile each of the `groups` warp groups of the
     consumer partition `region` owns: 64 by default (`rows_per_group`)."""
     rows = tile_rows(region)
     at = region.parent_op()

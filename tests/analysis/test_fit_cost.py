@@ -22,10 +22,12 @@ def test_configuration_ids_read_back():
                    Choice(GemmConfig(64, 128, 128, "f8E4M3FN", "f8E4M3FN", "bf16", split_k=2), stages=3, group_m=16),
                    Choice(GemmConfig(256, 128, 64), group_rows=128, defer_stores=True, cluster=2),
                    Choice(GemmConfig(128, 128, 64, "f8E4M3FN", "f8E5M2", "f32", batched=True)),
-                   Choice(GemmConfig(64, 256, 64, "f16", "f16", "f16", "kn"), teams=2, persistent=False)):
+                   Choice(GemmConfig(64, 256, 64, "f16", "f16", "f16", "kn"), persistent=False)):
         assert choice_from_id(choice.id) == choice, choice.id
     with pytest.raises(ValueError, match="not a configuration id"):
         choice_from_id("cuBLAS")
+    with pytest.raises(ValueError, match="teams of consumers"):  # measured kernels the compiler no longer has
+        choice_from_id("64x256x64 stages=auto group_m=8 teams=2")
 
 
 def test_nelder_mead_finds_a_minimum():

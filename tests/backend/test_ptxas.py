@@ -15,7 +15,6 @@ import tawa
 from tawa.backend.ptx.printer import print_ptx
 from tawa.diagnostics import TawaError
 from tawa.dialects import nvgpu
-from tawa.kernels.gemm import GemmConfig, gemm_source
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -217,33 +216,12 @@ def test_clustered_gemms_assemble_without_spills(example, tmp_path):
 
 @pytest.mark.slow
 @needs_ptxas
-@pytest.mark.parametrize("config", [GemmConfig(64, 256, 64), GemmConfig(64, 256, 128, "f8E4M3FN", "f8E4M3FN", "bf16"),
-                                    GemmConfig(64, 256, 64, batched=True), GemmConfig(64, 128, 64, b_layout="kn")],
-                         ids=lambda c: c.id)
-@pytest.mark.parametrize("staging", ["auto", "single"])
-def test_teams_assemble_without_spills(config, staging, tmp_path):
-    """tawa-hopper-pipeline{teams=2}: two consumer warp groups each running
-    their own programs (ping-pong), with named-barrier turns (bar.sync 2 / 3
-    and bar.arrive) and one TMA-store site per warp group's staging buffer
-    (`single`: one chunk buffer each, as `Choice(teams=2)` compiles them);
-    each fits its budget."""
-    module = tawa.parse(gemm_source(config))
-    PassPipeline((HopperPipelinePass(teams=2, staging=staging),)).apply(tawa.context(), module)
-    ptx = print_ptx(module)
-    assert "bar.sync 2, 256;" in ptx and "bar.sync 3, 256;" in ptx and "bar.arrive 2, 256;" in ptx
-    info = assemble(ptx, tmp_path)
-    assert "0 bytes spill stores, 0 bytes spill loads" in info, info
-
-
-@pytest.mark.slow
-@needs_ptxas
-@pytest.mark.parametrize("teams", [1, 2])
-def test_two_accumulators_in_flight_assemble_without_spills(teams, tmp_path):
+def test_two_accumulators_in_flight_assemble_without_spills(tmp_path):
     """A loop with two accumulating dots keeps both in flight (two commit
-    groups, `wgmma.wait_group 2`), with one team or two."""
+    groups, `wgmma.wait_group 2`)."""
     source = Path(__file__).resolve().parents[1] / "filecheck" / "transforms" / "Inputs" / "gemm_two_accumulators.mlir"
     module = tawa.parse(source.read_text())
-    PassPipeline((HopperPipelinePass(teams=teams),)).apply(tawa.context(), module)
+    PassPipeline((HopperPipelinePass(),)).apply(tawa.context(), module)
     ptx = print_ptx(module)
     assert "wgmma.wait_group.sync.aligned 2;" in ptx
     info = assemble(ptx, tmp_path)

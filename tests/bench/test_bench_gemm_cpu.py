@@ -85,8 +85,8 @@ def test_workload_dispatch(capsys):
 def test_cluster_applies_to_chosen_kernels_only():
     """--cluster 2 compiles the example in 2-CTA clusters; with --config
     autotune (which decides for itself) it is a one-line error."""
-    for option in ({"cluster": 2}, {"defer_stores": True}, {"teams": 2}, {"group_rows": 128}):
-        with pytest.raises(gemm.BenchError, match="--cluster, --defer-stores, --teams and --group-rows apply to"):
+    for option in ({"cluster": 2}, {"defer_stores": True}, {"group_rows": 128}):
+        with pytest.raises(gemm.BenchError, match="--cluster, --defer-stores and --group-rows apply to"):
             gemm.Kernels("autotune", "bf16", 4, gemm.DEFAULT_SOURCE, lambda s: None, **option)
 
 
@@ -95,11 +95,6 @@ def test_group_rows_apply_to_the_heuristic_only():
     tile cannot take it: a one-line error before anything compiles."""
     with pytest.raises(gemm.BenchError, match="--group-rows applies to --config heuristic and split-k"):
         gemm.Kernels("example", "bf16", 4, gemm.DEFAULT_SOURCE, lambda s: None, group_rows=128)
-
-
-def test_a_bad_team_count_is_a_one_line_error(capsys):
-    assert gemm.main(["--shapes", "256x256x64", "--teams", "0"]) == 1
-    assert capsys.readouterr().err.strip() == "tawa.bench gemm: error: --teams must be at least 1, got 0"
 
 
 @pytest.mark.parametrize("size", ["0", "3"])

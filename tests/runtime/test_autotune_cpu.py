@@ -287,30 +287,29 @@ def test_deferred_stores_are_a_choice_of_the_wide_space():
     assert not any(c.defer_stores for c in candidates(GemmProblem(4096, 4096, 4096)))
 
 
-@pytest.mark.slow
-def test_teams_are_a_choice_of_the_wide_space_on_64_row_tiles():
-    """`Choice(teams=2)` compiles with two teams of consumers (ping-pong),
-    round-trips through the cache's dict, and the wide space offers it for
-    persistent kernels of 64-row tiles only (a team is one warp group); the
-    compiler's checks accept such a choice."""
-    plain = Choice(GemmConfig(64, 256, 64))
-    teams = Choice(GemmConfig(64, 256, 64), teams=2)
-    assert "teams" not in plain.options and teams.options["teams"] == 2
-    assert teams.options["staging"] == "single" and "staging" not in plain.options  # room for 5 stages
-    assert teams.id.endswith(" teams=2") and Choice.from_dict(teams.as_dict()) == teams
-    wide = space_choices(GemmProblem(4096, 4096, 4096), WIDE_SPACE)
-    paired = [c for c in wide if c.teams > 1]
-    assert paired and all(c.persistent and c.config.block_m == c.group_rows and c.cluster == 1 for c in paired)
-    assert not any(c.teams > 1 for c in candidates(GemmProblem(4096, 4096, 4096)))
-    assert compiler_rejects(teams.config, teams.options) is None
-    assert "640 threads" in compiler_rejects(GemmConfig(128, 256, 64), teams.options)  # 4 consumer warp groups
+def test_a_cached_choice_with_teams_is_stale(cache_dir):
+    """A cache entry whose choice has teams of consumers (which the compiler
+    no longer has) is ignored with a warning, and the shape tuned again."""
+    problem = GemmProblem(8192, 8192, 4000)
+    best = autotune(problem, choices=CHOICES, build=fake_build, measure=fake_measure([]), device=DEVICE, sms=132)
+    path = cache_dir / "autotune" / "gemm.json"
+    data = json.loads(path.read_text())
+    ((key, entry),) = data["entries"].items()
+    entry["choice"]["teams"] = 2
+    path.write_text(json.dumps(data))
+    calls = []
+    with pytest.warns(AutotuneCacheWarning, match="ignoring a bad entry .*teams"):
+        again = autotune(problem, choices=CHOICES, build=fake_build, measure=fake_measure(calls), device=DEVICE,
+                         sms=132)
+    assert again == best and calls  # timed again
+    assert "teams" not in json.loads(path.read_text())["entries"][key]["choice"]  # rewritten
 
 
 @pytest.mark.slow
 def test_warp_groups_of_128_rows_are_a_choice_of_the_wide_space():
     """`Choice(group_rows=128)` compiles with warp groups that own 128 rows
-    (`consumer_warps`: two for a 256x128 tile, one per team of a 128x128
-    ping-pong tile), round-trips through the cache's dict, and the wide
+    (`consumer_warps`: two for a 256x128 tile, one for a 128x128 tile),
+    round-trips through the cache's dict, and the wide
     space offers it only where the tile splits into whole 128-row warp
     groups whose accumulators fit (128x128 at most); the compiler accepts
     what it offers and rejects a 128x256 warp group."""
@@ -318,27 +317,24 @@ def test_warp_groups_of_128_rows_are_a_choice_of_the_wide_space():
     assert coop.options["consumer_warps"] == 8 and "consumer_warps" not in Choice(GemmConfig(256, 128, 64)).options
     assert coop.options["staging"] == "single"  # 4 stages, not 3 (docs/perf.md, "fp8 attention")
     assert coop.id.endswith(" group-rows=128") and Choice.from_dict(coop.as_dict()) == coop
-    pingpong = Choice(GemmConfig(128, 128, 64), teams=2, group_rows=128)
-    assert pingpong.options["consumer_warps"] == 8 and pingpong.options["teams"] == 2
-    assert Choice.from_dict(pingpong.as_dict()) == pingpong
+    one = Choice(GemmConfig(128, 128, 64), group_rows=128)
+    assert one.options["consumer_warps"] == 4
+    assert Choice.from_dict(one.as_dict()) == one
     wide = space_choices(GemmProblem(4096, 4096, 4096), WIDE_SPACE)
     wide_rows = [c for c in wide if c.group_rows == 128]
     assert {(c.config.block_m, c.config.block_n) for c in wide_rows} >= {(256, 128), (128, 128)}
     assert all(c.config.block_m % 128 == 0 and c.config.block_n <= 128 for c in wide_rows)
-    assert any(c.teams == 2 and c.config.block_m == 128 for c in wide_rows)
     assert {c.config.tile[:2] for c in candidates(GemmProblem(4096, 4096, 4096)) if c.group_rows != 64} == {(256, 128)}
-    for choice in (coop, pingpong):
+    for choice in (coop, one):
         assert compiler_rejects(choice.config, choice.options) is None, choice.id
     assert "128x256xf32 accumulator" in compiler_rejects(GemmConfig(128, 256, 64), {"consumer_warps": 4})
 
 
 def test_reshaped_keeps_each_warp_groups_accumulator():
-    """`Choice.reshaped` (what `bench gemm --teams/--group-rows` runs): a team
-    is one warp group, and a warp group of R rows owns R x (64·BLOCK_N / R)."""
+    """`Choice.reshaped` (what `bench gemm --group-rows` runs): a warp group
+    of R rows owns R x (64·BLOCK_N / R)."""
     base = Choice(GemmConfig(128, 256, 64))
     assert base.reshaped() == base
     assert base.reshaped(group_rows=128) == Choice(GemmConfig(256, 128, 64), group_rows=128)
-    assert base.reshaped(teams=2) == Choice(GemmConfig(64, 256, 64), teams=2)
-    assert base.reshaped(teams=2, group_rows=128) == Choice(GemmConfig(128, 128, 64), teams=2, group_rows=128)
-    with pytest.raises(ValueError, match="not a cooperative choice"):
-        base.reshaped(teams=2).reshaped(teams=2)
+    with pytest.raises(ValueError, match="not a choice of 64-row warp groups"):
+        base.reshaped(group_rows=128).reshaped(group_rows=128)

@@ -45,7 +45,7 @@ def test_kernel_name_is_a_str(kernel):
         ({"producer_regs": 7}, "producer-regs must be a multiple of 8 in [24, 256], got 7"),
         ({"consumer_regs": 100000}, "consumer-regs must be a multiple of 8 in [24, 256], got 100000"),
         ({"epilogue": "tmaa"}, "epilogue must be one of"),
-        ({"teams": 0}, "teams must be at least 1, got 0"),
+        ({"staging": "half"}, "staging must be one of auto, full, subtiled, single, got 'half'"),
     ],
 )
 def test_options_are_checked_before_the_module_is_parsed(options, message):

@@ -1,8 +1,7 @@
 """Generated GEMMs whose consumer warp groups own 128 rows, on a Hopper GPU
 (`Choice(config, group_rows=128)`: one wgmma per 64-row block and k-step;
 what `tawa.runtime.autotune.WIDE_SPACE` tries): the cooperative 256x128
-tile on two warp groups, a 128x128 tile on one, and 128x128 tiles on two
-teams (ping-pong); bf16, fp8, f16 → f32 C, B as K×N, batched and split-K, on
+tile on two warp groups and a 128x128 tile on one; bf16, fp8, f16 → f32 C, B as K×N, batched and split-K, on
 ragged shapes, one program, program counts around the SM count, K-tile
 counts around the ring depth and K = 0, with C poisoned with NaN and a
 sentinel after it, against a float32 reference; and bit for bit against the
@@ -30,8 +29,6 @@ CHOICES = [
     Choice(GemmConfig(256, 128, 64, batched=True), group_rows=128),
     Choice(GemmConfig(256, 128, 64, split_k=2), group_rows=128),
     Choice(GemmConfig(128, 128, 64), group_rows=128),
-    Choice(GemmConfig(128, 128, 64), teams=2, group_rows=128),
-    Choice(GemmConfig(128, 128, 128, "f8E4M3FN", "f8E4M3FN", "bf16"), teams=2, group_rows=128),
 ]
 SHAPES = [
     (384, 304, 192),

@@ -309,21 +309,20 @@ def test_lowered_program_computes_the_tile_program(choice, epilogue, seed):
 # --------------------------------------------------------------------------- registers and tiles
 
 
-@pytest.mark.parametrize("config, group_rows, teams", [
-    (GemmConfig(128, 256, 64, epilogue=Epilogue(residual=True)), 64, 1),  # 128 + 64 + 26 = 218 ≤ 232
-    (GemmConfig(128, 256, 64, epilogue=Epilogue(bias=True, residual=True)), 64, 1),  # + 32 for the bias: 250
-    (GemmConfig(128, 256, 64, epilogue=Epilogue(activation="silu", gated=True)), 64, 1),  # 2 x 128 + 26
-    (GemmConfig(128, 128, 64, epilogue=Epilogue(activation="silu", gated=True, residual=True)), 64, 1),  # 186
-    (GemmConfig(64, 256, 64, epilogue=Epilogue(bias=True, activation="gelu_tanh", residual=True)), 64, 1),  # ≤ 256
-    (GemmConfig(192, 192, 64, epilogue=Epilogue(residual=True)), 64, 1),  # 170 > 160 + 8
-    (GemmConfig(192, 128, 64, epilogue=Epilogue(activation="silu", gated=True)), 64, 1),  # 154 ≤ 160
-    (GemmConfig(256, 128, 64, epilogue=Epilogue(bias=True, residual=True)), 128, 1),  # 234 ≤ 232 + 8
-    (GemmConfig(256, 128, 64, epilogue=Epilogue(activation="silu", gated=True)), 128, 1),  # 282
-    (GemmConfig(64, 256, 64, epilogue=Epilogue(bias=True, residual=True)), 64, 2),  # 250 > 232 + 8 (two teams)
+@pytest.mark.parametrize("config, group_rows", [
+    (GemmConfig(128, 256, 64, epilogue=Epilogue(residual=True)), 64),  # 128 + 64 + 26 = 218 ≤ 232
+    (GemmConfig(128, 256, 64, epilogue=Epilogue(bias=True, residual=True)), 64),  # + 32 for the bias: 250
+    (GemmConfig(128, 256, 64, epilogue=Epilogue(activation="silu", gated=True)), 64),  # 2 x 128 + 26
+    (GemmConfig(128, 128, 64, epilogue=Epilogue(activation="silu", gated=True, residual=True)), 64),  # 186
+    (GemmConfig(64, 256, 64, epilogue=Epilogue(bias=True, activation="gelu_tanh", residual=True)), 64),  # ≤ 256
+    (GemmConfig(192, 192, 64, epilogue=Epilogue(residual=True)), 64),  # 170 > 160 + 8
+    (GemmConfig(192, 128, 64, epilogue=Epilogue(activation="silu", gated=True)), 64),  # 154 ≤ 160
+    (GemmConfig(256, 128, 64, epilogue=Epilogue(bias=True, residual=True)), 128),  # 234 ≤ 232 + 8
+    (GemmConfig(256, 128, 64, epilogue=Epilogue(activation="silu", gated=True)), 128),  # 282
 ], ids=lambda v: v.id if isinstance(v, GemmConfig) else str(v))
-def test_register_rule_agrees_with_the_compiler(config, group_rows, teams):
-    options = Choice(config, teams=teams, group_rows=group_rows).options
-    rule, compiler = unsupported(config, group_rows, teams), compiler_rejects(config, options)
+def test_register_rule_agrees_with_the_compiler(config, group_rows):
+    options = Choice(config, group_rows=group_rows).options
+    rule, compiler = unsupported(config, group_rows), compiler_rejects(config, options)
     assert (rule is None) == (compiler is None), (rule, compiler)
     if rule is not None:
         assert f"~{consumer_registers(config, group_rows)} registers" in rule and "tawa-check-resources" in compiler
@@ -345,12 +344,11 @@ BIAS_RESIDUAL = Epilogue(bias=True, activation="gelu_tanh", residual=True)
      _base(GemmConfig(256, 128, 64, epilogue=BIAS_RESIDUAL), group_rows=128)),
     (_base(GemmConfig(64, 256, 64, split_k=4)), Epilogue(activation="relu"),  # unsplit: the epilogue needs all of K
      _base(GemmConfig(64, 256, 64, epilogue=Epilogue(activation="relu")))),
-    # Else the next tile down that fits, on 64-row warp groups, one team.
+    # Else the next tile down that fits, on 64-row warp groups.
     (_base(GemmConfig(128, 256, 64)), Epilogue(bias=True, residual=True),  # ~250 > 232
      _base(GemmConfig(128, 128, 64, epilogue=Epilogue(bias=True, residual=True)))),
     (_base(GemmConfig(128, 256, 64), stages=3), GATED_SILU, _base(GemmConfig(128, 128, 64, epilogue=GATED_SILU))),
     (_base(GemmConfig(256, 128, 64), group_rows=128), GATED_SILU, _base(GemmConfig(128, 128, 64, epilogue=GATED_SILU))),
-    (_base(GemmConfig(64, 256, 64), teams=2), GATED_SILU, _base(GemmConfig(64, 128, 64, epilogue=GATED_SILU))),
     (_base(GemmConfig(64, 64, 64)), GATED_SILU, _base(GemmConfig(64, 64, 64, epilogue=GATED_SILU))),
 ], ids=lambda v: v.id if isinstance(v, Choice) else "-".join(v.parts))
 def test_epilogue_choice_walks_down_from_the_heuristic(base, epilogue, expected, monkeypatch):
@@ -372,7 +370,7 @@ def test_epilogue_choice_of_the_heuristic(M, N, K, epilogue):
     base = heuristic(GemmProblem(M, N, K), 132)
     choice = epilogue_choice("nk", "bfloat16", M, N, K, epilogue, sms=132)
     assert choice.config.epilogue == epilogue and choice.config.split_k == 1
-    assert unsupported(choice.config, choice.group_rows, choice.teams) is None
+    assert unsupported(choice.config, choice.group_rows) is None
     assert choice.config.block_m <= base.config.block_m and choice.config.block_n <= base.config.block_n
     assert choice.config.replace(block_m=base.config.block_m, block_n=base.config.block_n, epilogue=Epilogue(),
                                  split_k=base.config.split_k) == base.config

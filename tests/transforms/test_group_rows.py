@@ -3,11 +3,10 @@
 
 For GEMM configurations whose consumer warp groups each own 128 rows of the
 tile (256x128 with 8 consumer warps under each epilogue and staging, 128x128
-with one warp group, 128x128 ping-pong teams of one warp group each, fp8
-operands, and a K×N B read MN-major):
+with one warp group, fp8 operands, and a K×N B read MN-major):
 
 * the structure: every wgmma fragment is `rows`xBLOCK_N with rows =
-  BLOCK_M / (consumer warp groups per team), and after `tawa-expand-wgmma`
+  BLOCK_M / (consumer warp groups), and after `tawa-expand-wgmma`
   each k-step issues one `nvgpu.wgmma_mma_async` per 64-row block (`row_block`
   0..R-1, chained on one accumulator, one B descriptor), row block r's A
   descriptor 64 rows (8192 bytes of 128-byte rows) beyond row block 0's;
@@ -64,13 +63,9 @@ class Config(NamedTuple):
     """Programs along M and N (every edge ragged)."""
 
     @property
-    def teams(self) -> int:
-        return self.options.get("teams", 1)
-
-    @property
     def rows(self) -> int:
         """Rows each consumer warp group owns."""
-        return self.gemm.block_m // (self.consumer_warps // 4 // self.teams)
+        return self.gemm.block_m // (self.consumer_warps // 4)
 
     def sizes(self, trips: int) -> tuple[int, int, int]:
         """(M, N, K): ragged programs, K of `trips` steps (1 and D + 1: the last short)."""
@@ -87,9 +82,6 @@ CONFIGS = [
     Config("256x128-subtiled-warpgroup", GemmConfig(256, 128, 64), 8, 2,
            {"staging": "subtiled", "store_group": "warpgroup"}),
     Config("128x128-one-group", GemmConfig(128, 128, 64), 4, 2),
-    # 3 x 3 programs on 2 CTAs: 5 and 4 each, both teams take programs and skip the others'.
-    Config("128x128-teams", GemmConfig(128, 128, 64), 8, 3, {"teams": 2, "persistent": True, "staging": "single"},
-           programs=(3, 3)),
     Config("256x128x128-fp8", GemmConfig(256, 128, 128, "f8E4M3FN", "f8E4M3FN"), 8, 2),
     Config("256x128-b_kn", GemmConfig(256, 128, 64, b_layout="kn"), 8, 2),
 ]
@@ -124,8 +116,7 @@ def k_steps(cfg: Config) -> int:
 # --------------------------------------------------------------------------- structure
 
 
-@pytest.mark.parametrize("cfg", [pytest.param(c, marks=pytest.mark.slow) if c.id == "128x128-teams" else c for c in CONFIGS],
-                         ids=lambda c: c.id)
+@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: c.id)
 def test_fragments_and_row_blocks(cfg: Config):
     module = lowered(cfg.id)
     info = kernel_info(kernel(module))
@@ -173,8 +164,7 @@ def simulate(module: ModuleOp, cfg: Config, trips: int, seed: int) -> tuple[np.n
     return got.astype(np.float64), want.astype(np.float64)
 
 
-@pytest.mark.parametrize("cfg", [pytest.param(c, marks=pytest.mark.slow) if c.id == "128x128-teams" else c for c in CONFIGS],
-                         ids=lambda c: c.id)
+@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: c.id)
 @pytest.mark.parametrize("trips", ["0", "1", "D", "D+1"])
 def test_simulator_matches_the_tile_program(cfg: Config, trips: str):
     count = {"0": 0, "1": 1, "D": cfg.stages, "D+1": cfg.stages + 1}[trips]
@@ -227,8 +217,7 @@ WGMMA = re.compile(r"wgmma\.mma_async\.sync\.aligned\.(m\d+n\d+k\d+)\S* \{([^}]*
 
 
 @needs_ptxas
-@pytest.mark.parametrize("cfg", [pytest.param(c, marks=pytest.mark.slow) if c.id == "128x128-teams" else c for c in CONFIGS],
-                         ids=lambda c: c.id)
+@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: c.id)
 def test_assembles_without_spills(cfg: Config, tmp_path: Path):
     module = lowered(cfg.id).clone()
     ConvertScfToCf().apply(tawa.context(), module)
@@ -240,7 +229,7 @@ def test_assembles_without_spills(cfg: Config, tmp_path: Path):
     # Consecutive instructions (row blocks 0 and 1 of a k-step) write disjoint 64-register
     # halves of the warp group's 128-register accumulator.
     regs = [tuple(r.strip() for r in rs.split(",")) for _, rs in found]
-    assert len(regs) == 2 * k_steps(cfg)  # one main loop (the teams share their code)
+    assert len(regs) == 2 * k_steps(cfg)  # one main loop
     for lo, hi in zip(regs[::2], regs[1::2]):
         assert len(lo) == len(hi) == len(set(lo)) == len(set(hi)) == 64
         assert not set(lo) & set(hi), f"row blocks 0 and 1 share registers: {sorted(set(lo) & set(hi))}"

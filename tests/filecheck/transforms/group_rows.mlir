@@ -7,8 +7,7 @@
 // RUN: tawa-opt %S/Inputs/gemm_256x128.mlir -p 'tawa-hopper-pipeline{consumer-warps=8 stages=4 staging=single prepare=false}' | filecheck %s
 // RUN: tawa-opt %S/Inputs/gemm_256x128.mlir -p 'tawa-hopper-pipeline{consumer-warps=8 stages=4 staging=single prepare=false},tawa-expand-wgmma' | filecheck %s --check-prefix=EXPAND
 // RUN: tawa-opt %S/Inputs/gemm_256x128.mlir -p 'tawa-hopper-pipeline{consumer-warps=8 stages=4 staging=single}' -t ptx | filecheck %s --check-prefix=PTX
-// RUN: tawa-opt %S/Inputs/gemm_128x128.mlir -p 'tawa-hopper-pipeline{consumer-warps=8 teams=2 stages=6 staging=single prepare=false}' | filecheck %s --check-prefix=TEAMS
-// RUN: not tawa-opt %S/Inputs/gemm_128x128.mlir -p 'tawa-hopper-pipeline{consumer-warps=4 teams=2}' 2>&1 | filecheck %s --check-prefix=HALF
+// RUN: not tawa-opt %S/Inputs/gemm_128x128.mlir -p 'tawa-hopper-pipeline{consumer-warps=6}' 2>&1 | filecheck %s --check-prefix=HALF
 
 // CHECK:       %staging = nvgpu.smem_alloc offset({{[0-9]+}}) : !nvgpu.smem<1x256x64xbf16, swizzle = 128>
 // CHECK:       nvgpu.setmaxnreg inc 232
@@ -38,15 +37,5 @@
 // PTX-NEXT:  add.s64
 // PTX-NEXT:  wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%f[[HI:[0-9]+]], {{.*}}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, %p{{[0-9]+}}, 1, 1, 0, 0;
 
-// Ping-pong on 128x128 tiles (CUTLASS's ping-pong tile): two teams of one warp group that owns
-// all 128 rows, 6 stages of 32 KiB beside one 128x64 staging buffer per warp group.
-// TEAMS:       %staging = nvgpu.smem_alloc offset(197632) : !nvgpu.smem<2x128x64xbf16, swizzle = 128>
-// TEAMS:       nvgpu.setmaxnreg inc 232
-// TEAMS:       %team = arith.divui %wg_index, %[[ONE:.*]] : index
-// TEAMS-NEXT:  %[[IN:.*]] = arith.remui %wg_index, %[[ONE]] : index
-// TEAMS-NEXT:  %[[R:.*]] = arith.constant 128 : index
-// TEAMS-NEXT:  %wg_row0 = arith.muli %[[IN]], %[[R]] : index
-// TEAMS:       nvgpu.frag_zeros : !nvgpu.frag<128x128xf32, wgmma>
-
-// consumer-warps=4 would leave half a warp group per team.
-// HALF: error: tawa-warp-specialize: consumer-warps=4 does not split into 2 teams of whole warp groups
+// consumer-warps=6 would leave half a warp group.
+// HALF: error: tawa-warp-specialize: consumer-warps=6 is not a positive multiple of 4 (whole warp groups)

@@ -128,34 +128,3 @@ func.func @stage_without_phase(%s: index) {
   func.return
 }
 // CHECK: error: aref.consumed needs both a stage and a phase, or neither
-
-// -----
-
-// Teams split a partition's warps into whole warp groups.
-func.func @teams_split_a_warp_group() {
-  aref.warp_specialize partition consumer warps(8) teams(3) regs(232) {
-    nvgpu.fence_proxy_async
-  }
-  func.return
-}
-// CHECK: error: 'aref.warp_specialize' partition consumer: teams(3) must split its 8 warps into whole warp groups
-
-// -----
-
-// Only consumers take turns in teams (the producer issues every put).
-func.func @producer_teams() {
-  aref.warp_specialize partition producer warps(8) teams(2) regs(40) {
-    nvgpu.fence_proxy_async
-  }
-  func.return
-}
-// CHECK: error: 'aref.warp_specialize' partition producer: only a consumer partition can have teams
-
-// -----
-
-// aref.team_id names a team of the partition it is in.
-func.func @team_id_outside() -> index {
-  %t = aref.team_id
-  func.return %t : index
-}
-// CHECK: error: aref.team_id must be inside an aref.warp_specialize partition

@@ -113,27 +113,3 @@ func.func @slots(%a: tensor<128x64xbf16>, %s: index, %p: index) {
 // CHECK-GENERIC:         "aref.put"(%r, %a, %s, %p) <{operandSegmentSizes = array<i32: 1, 1, 1, 1>}>
 // CHECK-GENERIC-NEXT:    %x = "aref.get"(%r, %s, %p) <{operandSegmentSizes = array<i32: 1, 1, 1>}> {tag = 1 : i32}
 // CHECK-GENERIC-NEXT:    "aref.consumed"(%r, %s, %p) <{operandSegmentSizes = array<i32: 1, 1, 1>}>
-
-// -----
-
-// Teams of a consumer partition: `teams(N)` after the warps, `aref.team_id` and
-// `aref.skip` (generic form: `teams = array<i32: 1, 2>` beside `num_warps`).
-func.func @teams(%n: index) {
-  %r = aref.create : !aref.ref<[tensor<64x64xbf16>], depth = 4>
-  aref.warp_specialize
-    partition producer warps(4) regs(40) {
-      nvgpu.fence_proxy_async
-    }
-    partition consumer warps(8) teams(2) regs(232) {
-      %t = aref.team_id
-      aref.skip %r, %n : !aref.ref<[tensor<64x64xbf16>], depth = 4>
-    }
-  func.return
-}
-
-// CHECK-LABEL: func.func @teams(%n: index) {
-// CHECK:         aref.warp_specialize partition producer warps(4) regs(40) {
-// CHECK:         } partition consumer warps(8) teams(2) regs(232) {
-// CHECK-NEXT:      %t = aref.team_id
-// CHECK-NEXT:      aref.skip %r, %n : !aref.ref<[tensor<64x64xbf16>], depth = 4>
-// CHECK-NEXT:    }
