@@ -193,7 +193,7 @@ def plot_spec(rows: Sequence[dict[str, Any]], meta: dict[str, Any]) -> dict[str,
     return {
         "title": f"attention forward {meta.get('dtype', 'bf16')}, tawa vs torch SDPA (bf16), {meta['gpu']}, {meta['date']}",
         "ylabel": "TFLOP/s",
-        "labels": [f"d{r['d']} {r['B']}x{r['H']}x{r['S']}{' causal' if r['causal'] else ''}" for r in rows],
+        "labels": [f"d{r['d']} {r['B']}x{r.get('H', HEADS)}x{r['S']}{' causal' if r['causal'] else ''}" for r in rows],
         "series": {name: [r["tflops"][name] for r in rows] for name in BACKENDS},
         "ratio": ["tawa", "cuDNN"],
     }
