@@ -52,11 +52,12 @@ def test_attention_rows_make_a_summary_and_a_plot_section():
 
     rows = [
         {"d": 128, "B": 1, "S": 16384, "causal": False, "tflops": {"tawa": 500.0, "cuDNN": 625.0, "FA2": 400.0}},
-        {"d": 64, "B": 32, "S": 512, "causal": True, "tflops": {"tawa": 200.0, "cuDNN": 200.0, "FA2": 100.0}},
+        {"d": 64, "B": 32, "H": 8, "S": 512, "causal": True, "tflops": {"tawa": 200.0, "cuDNN": 200.0, "FA2": 100.0}},
     ]
     assert attention.summary(rows) == "tawa/cuDNN: geomean 0.894, min 0.800; tawa/FA2: geomean 1.581, min 1.250"
     spec = plot.check_spec(attention.plot_spec(rows, {"gpu": "H100", "date": "today"}))
-    assert spec["labels"] == ["d128 1x16384", "d64 32x512 causal"]
+    # B x H x S; a row without H (written before rows had it) is the fixed table's 16 heads.
+    assert spec["labels"] == ["d128 1x16x16384", "d64 32x8x512 causal"]
     assert spec["series"]["FA2"] == [400.0, 100.0] and spec["ratio"] == ["tawa", "cuDNN"]
 
 
