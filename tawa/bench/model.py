@@ -26,7 +26,7 @@ variants are warmed up first (tawa's kernels and torch.compile compile
 there), then checked: the relative Frobenius error of tawa's final hidden
 states against torch's, and on the smallest shape of each model both
 against a float32 reference (the torch variant on the bf16 weights in
-float32); a row above `TOLERANCE` fails loudly (its line says why, it is not
+float32); a row above `model_run.TOLERANCE` fails loudly (its line says why, it is not
 timed, and the command exits 1).  Then the two are timed in R interleaved
 rounds, forward by forward (tawa, torch, torch, tawa, ...), about
 `model_run.ROUND_MS` of forwards per variant a round; the table gives each median and
@@ -41,26 +41,19 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import statistics
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tawa.bench.gemm import BenchError, geomean
+from tawa.bench.model_run import PROG, Row, run
 
 MODES = ("eager", "compile", "graph")
 DEFAULT_SHAPES = ((1, 128), (8, 1024), (4, 4096))
 DEFAULT_MODELS = ("gpt2-1024", "gpt2-2048", "llama-4096")
 """The names of `model_nets.MODELS` (kept here so the CLI parses without torch)."""
-TOLERANCE = 5e-2
-"""Relative error of final hidden states allowed (tawa against torch, and
-each against float32).  bf16 models of these depths differ from float32 by
-1-2e-2 (rounding at every step, growing with the layers); dropping a bias
-or the causal mask moves the output by 5e-2 to 0.6."""
-PROG = "tawa.bench model"
 
 
 # --------------------------------------------------------------------------- arguments (CPU-tested)
@@ -110,63 +103,6 @@ def positive(text: str) -> int:
 
 
 # --------------------------------------------------------------------------- rows, table, JSON (CPU-tested)
-
-
-@dataclass
-class Row:
-    """One model, batch × sequence and mode: both variants' times and errors."""
-
-    model: str
-    batch: int
-    seq: int
-    mode: str
-    tawa_ms: list[float] = field(default_factory=list)
-    torch_ms: list[float] = field(default_factory=list)
-    err_vs_torch: float = math.nan
-    """tawa's final hidden states against torch's (relative Frobenius)."""
-    tawa_err_vs_f32: float | None = None
-    torch_err_vs_f32: float | None = None
-    """Each against the float32 reference (the smallest shape of each model only)."""
-    failure: str = ""
-    """Why the row failed (an error, or an error above `TOLERANCE`); empty when it did not."""
-
-    @property
-    def shape(self) -> str:
-        return f"{self.batch}x{self.seq}"
-
-    def check(self, tolerance: float = TOLERANCE) -> None:
-        """Sets `failure` when an error exceeds `tolerance` (NaN does)."""
-        errors = {"tawa vs torch": self.err_vs_torch, "tawa vs float32": self.tawa_err_vs_f32,
-                  "torch vs float32": self.torch_err_vs_f32}
-        bad = [f"{name} {err:.2e}" for name, err in errors.items() if err is not None and not err <= tolerance]
-        if bad:
-            self.failure = f"relative error above {tolerance:g}: {', '.join(bad)}"
-
-    @property
-    def correct(self) -> bool:
-        return not self.failure
-
-    @property
-    def tawa_median(self) -> float:
-        return statistics.median(self.tawa_ms) if self.tawa_ms else math.nan
-
-    @property
-    def torch_median(self) -> float:
-        return statistics.median(self.torch_ms) if self.torch_ms else math.nan
-
-    @property
-    def ratio(self) -> float:
-        """torch ms / tawa ms: tawa's speed relative to torch's."""
-        return self.torch_median / self.tawa_median
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "model": self.model, "batch": self.batch, "seq": self.seq, "mode": self.mode,
-            "tawa_ms": self.tawa_median, "torch_ms": self.torch_median, "ratio": self.ratio,
-            "err_vs_torch": self.err_vs_torch, "tawa_err_vs_f32": self.tawa_err_vs_f32,
-            "torch_err_vs_f32": self.torch_err_vs_f32, "correct": self.correct, "failure": self.failure,
-            "tawa_ms_per_forward": self.tawa_ms, "torch_ms_per_forward": self.torch_ms,
-        }
 
 
 def geomeans(rows: Sequence[Row]) -> dict[str, dict[str, Any]]:
@@ -268,7 +204,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.json:
             write_json(args.json, rows, meta)
 
-    from tawa.bench.model_run import run
 
     try:
         rows, meta = run(args.models, args.shapes, args.modes, args.rounds, args.layers, log, on_row)

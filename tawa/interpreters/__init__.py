@@ -12,16 +12,9 @@ docs/interpreter.md describes the semantics and the error bounds.
 
 from __future__ import annotations
 
-from tawa.interpreters.driver import (
-    call,
-    check_arguments,
-    default_functions,
-    find_kernel,
-    interpret,
-    make_interpreter,
-    run_program,
-)
+from tawa.interpreters.driver import call, check_arguments, find_kernel, interpret
 from tawa.interpreters.errors import ArgumentError, InterpreterError, SimulationError
+from tawa.interpreters.machine import default_functions, make_interpreter, run_program
 from tawa.interpreters.tile import Launch, get_launch, set_launch
 
 __all__ = [

@@ -41,6 +41,7 @@ from xdsl.ir import BlockArgument, Operation, Region, SSAValue
 from tawa.diagnostics import TawaError, first_line, location_of
 from tawa.dialects import aref, tile
 from tawa.interpreters.errors import InterpreterError, simulation_error
+from tawa.interpreters.machine import make_interpreter, tracker_of
 from tawa.interpreters.schedule import Schedule, Scheduler, Task
 from tawa.interpreters.tile import TileFunctions, get_launch, set_launch
 
@@ -176,8 +177,6 @@ class ArefFunctions(InterpreterFunctions):
     def run_warp_specialize(
         self, interpreter: Interpreter, op: aref.WarpSpecializeOp, args: PythonValues
     ) -> PythonValues:
-        from tawa.interpreters.driver import make_interpreter, tracker_of
-
         launch = get_launch(interpreter)
         program = ", ".join(map(str, launch.program_id))
         kernel = op.parent_op()

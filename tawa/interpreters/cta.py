@@ -55,6 +55,7 @@ from tawa.dialects.aref import PartitionRole
 from tawa.dialects.nvgpu.kernel_info import kernel_info, persistent_ctas
 from tawa.interpreters.aref import ArefFunctions, TaskState, check_finished, free_values
 from tawa.interpreters.errors import InterpreterError, SimulationError
+from tawa.interpreters.machine import make_interpreter, run_program, tracker_of
 from tawa.interpreters.scf import TileScfFunctions
 from tawa.interpreters.schedule import Schedule, Scheduler, Task
 from tawa.interpreters.simt import LANE_AWARE, Lanes, PerThread, SimtInterpreter, can_block, merge
@@ -280,7 +281,6 @@ def describe_lanes(mask: np.ndarray) -> str:
 
 def new_interpreter(cta: CtaState, task: Task | None, mask: np.ndarray) -> SimtInterpreter:
     """An interpreter for a task of `cta` running the lanes of `mask`."""
-    from tawa.interpreters.driver import make_interpreter
 
     interp = make_interpreter(cta.module, cta.functions, interpreter_class=SimtInterpreter)
     assert isinstance(interp, SimtInterpreter)
@@ -315,7 +315,6 @@ def run_region_task(
             except TawaError:
                 raise
             except Exception as err:
-                from tawa.interpreters.driver import tracker_of
 
                 tracker = tracker_of(sub)
                 at = tracker.stack[-1] if tracker is not None and tracker.stack else op
@@ -451,7 +450,6 @@ def run_grid(
     whose tasks are the warp groups of all of its CTAs; clusters one after
     another.  `ctas`: CTAs of a persistent kernel (clusters of a persistent
     cluster kernel), default `DEFAULT_CTAS`."""
-    from tawa.interpreters.driver import run_program
 
     name = f"@{kernel.sym_name.data}"
     where = location_of(kernel) or "tawa.interpret"

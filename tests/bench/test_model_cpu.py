@@ -143,7 +143,7 @@ def test_bf16_model_and_float32_reference_helper():
     ref = model_run.float32_reference(GPT2, layers, final, x, rope)
     assert out.dtype == torch.bfloat16 and ref.dtype == torch.float32
     assert rel(ref, ref_model(GPT2, layers, final, x)) < 1e-5
-    assert 0 < model_run.relative_error(out, ref) < model.TOLERANCE
+    assert 0 < model_run.relative_error(out, ref) < model_run.TOLERANCE
 
 
 def test_qkv_views_and_merged_heads():
@@ -312,8 +312,8 @@ def test_measure_checks_then_times_both_variants(cpu_timers, cfg):
     assert row.correct, row.failure
     assert len(row.tawa_ms) == len(row.torch_ms) == 2 * model_run.MIN_ITERS
     assert all(t > 0 for t in row.tawa_ms + row.torch_ms)
-    assert 0 < row.tawa_err_vs_f32 < model.TOLERANCE and 0 < row.torch_err_vs_f32 < model.TOLERANCE
-    assert row.err_vs_torch < model.TOLERANCE
+    assert 0 < row.tawa_err_vs_f32 < model_run.TOLERANCE and 0 < row.torch_err_vs_f32 < model_run.TOLERANCE
+    assert row.err_vs_torch < model_run.TOLERANCE
     assert [line.split(":")[1].split()[0] for line in logged] == ["tawa", "torch"]
 
 
