@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tawa.tools import fuzz
+from tawa.tools import mutations
 
 
 @dataclass(frozen=True)
@@ -130,11 +130,11 @@ def make_call(rng: random.Random) -> Call:
     return Call(family, ["GEMM_PATH", *flags])
 
 
-def make_mutant(seed: int, index: int) -> fuzz.Mutant:
+def make_mutant(seed: int, index: int) -> mutations.Mutant:
     """API mutant `index` of `seed`: a function of the two only."""
     rng = random.Random(f"tawa-fuzz-api:{seed}:{index}")
     call = make_call(rng)
-    return fuzz.Mutant(index, call.family, [], call.describe().encode(), kind="api", call=call)
+    return mutations.Mutant(index, call.family, [], call.describe().encode(), kind="api", call=call)
 
 
 # --- running ---------------------------------------------------------------
@@ -146,14 +146,14 @@ def _values(workdir: Path) -> dict[str, Any]:
 
     import tawa
 
-    text = (fuzz.EXAMPLES / "gemm.mlir").read_text()
+    text = (mutations.EXAMPLES / "gemm.mlir").read_text()
     bf16 = ml_dtypes.bfloat16
     return {
         "GEMM": text, "GEMM_BYTES": text.encode(), "BAD_UTF8": text.encode()[:400] + b"\xff" + text.encode()[400:],
         "GARBAGE": "func.func @gemm( {", "EMPTY": "", "MODULE": tawa.parse(text),
         "A": np.full((8, 8), 0.5, bf16), "A_F32": np.full((8, 8), 0.5, np.float32),
         "A_RANK1": np.full((8,), 0.5, bf16), "A_EMPTY": np.zeros((0, 0), bf16), "A_I8": np.ones((8, 8), np.int8),
-        "KERNEL": _python_gemm(), "GEMM_PATH": str(fuzz.EXAMPLES / "gemm.mlir"), "DUMP": str(workdir / "dump"),
+        "KERNEL": _python_gemm(), "GEMM_PATH": str(mutations.EXAMPLES / "gemm.mlir"), "DUMP": str(workdir / "dump"),
     }
 
 
@@ -166,7 +166,7 @@ def _python_gemm() -> Any:
     if _PYTHON_GEMM is None:
         from tawa.frontend.__main__ import load_kernels
 
-        [_PYTHON_GEMM] = load_kernels(str(fuzz.EXAMPLES / "python" / "gemm.py"))
+        [_PYTHON_GEMM] = load_kernels(str(mutations.EXAMPLES / "python" / "gemm.py"))
     return _PYTHON_GEMM
 
 

@@ -24,9 +24,9 @@ import re
 from pathlib import Path
 
 import tawa.language as tl
-from tawa.tools import fuzz
+from tawa.tools import mutations
 
-EXAMPLES = fuzz.EXAMPLES / "python"
+EXAMPLES = mutations.EXAMPLES / "python"
 
 DTYPE = re.compile(r"\btl\.(?:" + "|".join(sorted(tl.DTYPES, key=len, reverse=True)) + r")\b")
 TL_CALL = re.compile(r"\btl\.(\w+)(?=\()")
@@ -45,19 +45,19 @@ def examples(directory: Path = EXAMPLES) -> dict[str, str]:
 
 
 def change_dtype(rng: random.Random, text: str) -> str:
-    m = fuzz._pick_match(rng, DTYPE, text)
-    return fuzz._splice(text, m, f"tl.{rng.choice(sorted(tl.DTYPES))}") if m else text
+    m = mutations.pick_match(rng, DTYPE, text)
+    return mutations.splice(text, m, f"tl.{rng.choice(sorted(tl.DTYPES))}") if m else text
 
 
 def swap_tl_function(rng: random.Random, text: str) -> str:
-    m = fuzz._pick_match(rng, TL_CALL, text)
-    return fuzz._splice(text, m, f"tl.{rng.choice(TL_FUNCTIONS)}") if m else text
+    m = mutations.pick_match(rng, TL_CALL, text)
+    return mutations.splice(text, m, f"tl.{rng.choice(TL_FUNCTIONS)}") if m else text
 
 
 def rename_identifier(rng: random.Random, text: str) -> str:
     names = sorted({n for n in IDENTIFIER.findall(text) if n not in KEYWORDS})
     found = [m for m in IDENTIFIER.finditer(text) if m.group() not in KEYWORDS]
-    return fuzz._splice(text, rng.choice(found), rng.choice(names)) if found else text
+    return mutations.splice(text, rng.choice(found), rng.choice(names)) if found else text
 
 
 def nest_expression(rng: random.Random, text: str) -> str:
@@ -73,7 +73,7 @@ def nest_expression(rng: random.Random, text: str) -> str:
         "-" * depth + name,
         " + ".join([name] * depth),
     ])
-    return fuzz._splice(text, m, nested)
+    return mutations.splice(text, m, nested)
 
 
 def constexpr_default(rng: random.Random, text: str) -> str:
@@ -86,8 +86,8 @@ def constexpr_default(rng: random.Random, text: str) -> str:
 
 MUTATIONS = {
     f.__name__: f
-    for f in (fuzz.delete_line, fuzz.duplicate_line, fuzz.swap_lines, fuzz.int_boundary, fuzz.float_boundary,
-              fuzz.truncate, fuzz.insert_byte, fuzz.delete_chars, change_dtype, swap_tl_function,
+    for f in (mutations.delete_line, mutations.duplicate_line, mutations.swap_lines, mutations.int_boundary, mutations.float_boundary,
+              mutations.truncate, mutations.insert_byte, mutations.delete_chars, change_dtype, swap_tl_function,
               rename_identifier, nest_expression, constexpr_default)
 }
 
@@ -105,7 +105,7 @@ def command_line(rng: random.Random, text: str) -> list[str]:
     return []
 
 
-def make_mutant(seed: int, index: int, sources: dict[str, str]) -> fuzz.Mutant:
+def make_mutant(seed: int, index: int, sources: dict[str, str]) -> mutations.Mutant:
     """Python mutant `index` of `seed`: a function of the two (and the examples) only."""
     rng = random.Random(f"tawa-fuzz-python:{seed}:{index}")
     name = rng.choice(sorted(sources))
@@ -117,4 +117,4 @@ def make_mutant(seed: int, index: int, sources: dict[str, str]) -> fuzz.Mutant:
             text = MUTATIONS[mutation](rng, text)
             applied.append(mutation)
     argv = command_line(rng, text)
-    return fuzz.Mutant(index, name, applied, text.encode("latin-1"), kind="python", argv=argv)
+    return mutations.Mutant(index, name, applied, text.encode("latin-1"), kind="python", argv=argv)
