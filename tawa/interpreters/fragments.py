@@ -28,13 +28,14 @@ from xdsl.utils.exceptions import InterpretationError
 from tawa.dialects import nvgpu
 from tawa.dialects.nvgpu.fragments import FragBinaryKind
 from tawa.dialects.nvgpu.layouts import TiledLayout, fold_steps
+from tawa.dialects.nvgpu.shared_access import access_bytes
 from tawa.dialects.nvgpu.types import FragmentType, element_bytes
 from tawa.interpreters import simt
 from tawa.interpreters.arith import maximum, minimum
 from tawa.interpreters.cta import cta_of, lanes_of
 from tawa.interpreters.dtypes import dtype_of, round_float
 from tawa.interpreters.errors import simulation_error
-from tawa.interpreters.nvgpu import check_bulk_reads, read_rows, row_addresses, whole_groups, write_tile
+from tawa.interpreters.nvgpu import check_bulk_reads, read_rows, read_tile, row_addresses, whole_groups, write_tile
 from tawa.interpreters.simt import Lanes, PerThread
 from tawa.target.hopper import THREADS_PER_GROUP
 
@@ -301,6 +302,34 @@ class FragmentFunctions(InterpreterFunctions):
             write_tile(cta.smem, addresses, frag.group_tile(g).astype(dtype_of(t.element_type)))
         return ()
 
+    @impl(nvgpu.FragmentLoadSharedAtOp)
+    def run_load_shared_at(self, interpreter: Interpreter, op: nvgpu.FragmentLoadSharedAtOp, args: PythonValues):
+        """Each active thread reads its values from the bytes at the
+        addresses the op's operands and properties give them."""
+        lanes = lanes_of(interpreter)
+        t = op.result.type
+        cta = cta_of(interpreter)
+        idx = lanes.indices()
+        addrs = _shared_addresses(op, t, args, idx, cta.smem.size)
+        f = new_fragment(t, cta.threads)
+        f.regs[idx] = read_tile(cta.smem, addrs, f.regs.dtype)
+        return (f,)
+
+    @impl(nvgpu.FragmentStoreSharedAtOp)
+    def run_store_shared_at(self, interpreter: Interpreter, op: nvgpu.FragmentStoreSharedAtOp, args: PythonValues):
+        """Each active thread writes its values to the bytes at the
+        addresses the op's operands and properties give them."""
+        lanes = lanes_of(interpreter)
+        frag, *addresses = args
+        values = regs(op, frag, lanes)
+        t = op.fragment.type
+        cta = cta_of(interpreter)
+        idx = lanes.indices()
+        addrs = _shared_addresses(op, t, addresses, idx, cta.smem.size)
+        check_bulk_reads(cta, addrs, op)
+        write_tile(cta.smem, addrs, values[idx].astype(dtype_of(t.element_type)))
+        return ()
+
     @impl(nvgpu.FragmentLoadGlobalOp)
     def run_load_global(self, interpreter: Interpreter, op: nvgpu.FragmentLoadGlobalOp, args: PythonValues):
         lanes = lanes_of(interpreter)
@@ -365,6 +394,27 @@ def _addresses(t: FragmentType, base: np.ndarray, pitch: np.ndarray) -> np.ndarr
     return base[:, None] + rows[None, :] * pitch[:, None] + cols[None, :] * element_bytes(t.element_type)
 
 
+def _shared_addresses(op: nvgpu.FragmentLoadSharedAtOp | nvgpu.FragmentStoreSharedAtOp, t: FragmentType,
+                      addresses: Any, idx: np.ndarray, size: int) -> np.ndarray:
+    """addrs[lane, i]: the shared address of value i of each active lane:
+    vector k at `addresses[bases[k]] + offsets[k]`, its values one element
+    apart; every access aligned and inside shared memory."""
+    vec, eb = t.vector_length(), element_bytes(t.element_type)
+    at = np.stack([_lane_ints(a, idx) for a in addresses])
+    bases, offsets = np.array(op.bases.get_values()), np.array(op.offsets.get_values())
+    first = at[bases].T + offsets[None, :]
+    addrs = (first[:, :, None] + np.arange(vec)[None, None, :] * eb).reshape(len(idx), -1)
+    verb = "loads" if isinstance(op, nvgpu.FragmentLoadSharedAtOp) else "stores"
+    size_of_access = access_bytes(t)
+    _check_aligned(op, verb, idx, addrs, size_of_access // eb, eb)
+    bad = np.argwhere((addrs < 0) | (addrs + eb > size))
+    if len(bad):
+        lane, i = bad[0]
+        raise simulation_error(op, f"{op.name}: thread {idx[lane]} {verb} value {i} at shared address "
+                    f"{addrs[lane, i]:#x}, outside the {size} bytes of shared memory")
+    return addrs
+
+
 def _check_aligned(op: Operation, verb: str, idx: np.ndarray, addrs: np.ndarray, vec: int, eb: int) -> None:
     bad = np.argwhere(addrs[:, ::vec] % (vec * eb) != 0)
     if len(bad):
@@ -376,6 +426,7 @@ def _check_aligned(op: Operation, verb: str, idx: np.ndarray, addrs: np.ndarray,
 simt.LANE_AWARE.update({
     nvgpu.FragmentSplatOp, nvgpu.FragmentBinaryOp, nvgpu.FragmentCmpIOp, nvgpu.FragmentSelectOp,
     nvgpu.FragmentStoreOp, nvgpu.FragmentStoreGlobalOp, nvgpu.FragmentLoadOp, nvgpu.FragmentLoadGlobalOp,
-    nvgpu.FragmentLoadSharedOp, nvgpu.FragmentStoreSharedOp,
+    nvgpu.FragmentLoadSharedOp, nvgpu.FragmentStoreSharedOp, nvgpu.FragmentLoadSharedAtOp,
+    nvgpu.FragmentStoreSharedAtOp,
 })
 

@@ -109,6 +109,15 @@ SMEM_ALIGNMENT = {0: 128, 32: 256, 64: 512, 128: 1024}
 the span); unswizzled TMA destinations need 128 bytes."""
 SWIZZLE_UNIT = 16
 """Swizzling permutes 16-byte units: elements never straddle one."""
+SWIZZLE_ROW_BYTES = 128
+"""The swizzle permutes the units of an address by the index of its
+128-byte row, whatever the span (`swizzled_address`)."""
+
+
+def swizzle_mask(swizzle: int) -> int:
+    """The bits of the row index that select the permutation (the units of
+    a span less one): 7 for 128B, 3 for 64B, 1 for 32B."""
+    return swizzle // SWIZZLE_UNIT - 1
 
 
 def swizzled_address(address, swizzle: int):
@@ -121,8 +130,9 @@ def swizzled_address(address, swizzle: int):
     alignment of `SMEM_ALIGNMENT`."""
     if not swizzle:
         return address
-    mask = swizzle // SWIZZLE_UNIT - 1
-    return address ^ (((address >> 7) & mask) << 4)
+    row = SWIZZLE_ROW_BYTES.bit_length() - 1
+    unit = SWIZZLE_UNIT.bit_length() - 1
+    return address ^ (((address >> row) & swizzle_mask(swizzle)) << unit)
 
 
 MBARRIER_BYTES = 8

@@ -78,6 +78,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ExpandFragmentStoresPass
 
+    def get_expand_shared_accesses() -> type[ModulePass]:
+        from tawa.transforms.expand_shared import ExpandSharedAccessesPass
+
+        return ExpandSharedAccessesPass
+
     def get_prepare_ptx() -> type[ModulePass]:
         from tawa.transforms.prepare_ptx import PreparePtxPass
 
@@ -128,6 +133,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "tawa-encode-wgmma-descriptors": get_encode_wgmma_descriptors,
         "tawa-strength-reduce": get_strength_reduce,
         "tawa-expand-fragment-stores": get_expand_fragment_stores,
+        "tawa-expand-shared-accesses": get_expand_shared_accesses,
         "tawa-assign-stage-phase": get_assign_stage_phase,
         "tawa-materialize-partitions": get_materialize_partitions,
         "tawa-hopper-pipeline": get_hopper_pipeline,

@@ -78,13 +78,14 @@ def _unexpanded_stores(kernel: func.FuncOp) -> Operation | None:
 
 
 def _unprepared(kernel: func.FuncOp) -> Operation | None:
-    """What the PTX printer cannot print: `scf`, whole-tile wgmma, unencoded descriptors."""
+    """What the PTX printer cannot print: `scf`, whole-tile wgmma, unencoded
+    descriptors, shared-memory accesses without their addresses."""
     return next((o for o in kernel.walk() if o.name in _UNPREPARED or o.name.startswith("scf.")), None)
 
 
 _SLOT_OPS = (aref.PutOp, aref.GetOp, aref.ConsumedOp)
 _REF_OPS = frozenset({"aref.create", "aref.put", "aref.get", "aref.consumed"})
-_UNPREPARED = frozenset({"nvgpu.wgmma", "nvgpu.wgmma_descriptor"})
+_UNPREPARED = frozenset({"nvgpu.wgmma", "nvgpu.wgmma_descriptor", "nvgpu.frag_load_shared", "nvgpu.frag_store_shared"})
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,7 @@ PASS_LEVELS: dict[str, Takes] = {
     "tawa-materialize-partitions": Takes("partitions", reports=("aref-lowered",)),
     "tawa-expand-wgmma": Takes("partitions"),
     "tawa-encode-wgmma-descriptors": Takes("partitions"),
+    "tawa-expand-shared-accesses": Takes("partitions"),
     "tawa-expand-fragment-stores": Takes("nvgpu"),
     "tawa-check-resources": Takes("nvgpu"),
     "tawa-verify-protocol": Takes("nvgpu"),

@@ -1,12 +1,13 @@
 """`tawa-prepare-ptx`: nvgpu → nvgpu, into the form the PTX printer prints op by op.
 
-    tawa-expand-wgmma , tawa-encode-wgmma-descriptors , tawa-strength-reduce ,
-    convert-scf-to-cf
+    tawa-expand-wgmma , tawa-encode-wgmma-descriptors , tawa-expand-shared-accesses ,
+    tawa-strength-reduce , convert-scf-to-cf
 
 Afterwards every op is one PTX instruction or a fixed sequence, every
-offset and descriptor field is an attribute or `arith`, and control flow is
-`cf` blocks (xDSL's `convert-scf-to-cf` handles `scf.for` with iter_args and
-`scf.if` with results).  `tawa-hopper-pipeline` ends with this stage.
+offset, shared-memory address and descriptor field is an attribute or
+`arith`, and control flow is `cf` blocks (xDSL's `convert-scf-to-cf`
+handles `scf.for` with iter_args and `scf.if` with results).
+`tawa-hopper-pipeline` ends with this stage.
 """
 
 from __future__ import annotations
@@ -19,13 +20,15 @@ from xdsl.passes import ModulePass
 from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
 
 from tawa.transforms.encode_descriptors import EncodeWgmmaDescriptorsPass
+from tawa.transforms.expand_shared import ExpandSharedAccessesPass
 from tawa.transforms.expand_wgmma import ExpandWgmmaPass
 from tawa.transforms.strength_reduce import StrengthReducePass
 
 
 @dataclass(frozen=True)
 class PreparePtxPass(ModulePass):
-    """Expands wgmma, encodes descriptors, strength-reduces and flattens control flow for the PTX printer."""
+    """Expands wgmma, encodes descriptors, forms shared-memory addresses, strength-reduces and flattens
+    control flow for the PTX printer."""
 
     name = "tawa-prepare-ptx"
 
@@ -37,4 +40,5 @@ class PreparePtxPass(ModulePass):
     def steps() -> tuple[ModulePass, ...]:
         """Its passes in order (the CPU simulator runs structured control
         flow, i.e. the output of every one but the last)."""
-        return (ExpandWgmmaPass(), EncodeWgmmaDescriptorsPass(), StrengthReducePass(), ConvertScfToCf())
+        return (ExpandWgmmaPass(), EncodeWgmmaDescriptorsPass(), ExpandSharedAccessesPass(), StrengthReducePass(),
+                ConvertScfToCf())

@@ -7,9 +7,8 @@ value is — its row and column, the lanes a reduction exchanges with, which
 row value a broadcast copies — comes from the fragment type's layout
 (`tawa.dialects.nvgpu.layouts`); nothing here re-derives it.  Each emitter
 prints one op: bounds, fast paths and global address math are IR (see
-`tawa-expand-fragment-stores`); the shared-memory addresses of
-`frag_load_shared` / `frag_store_shared` are the one exception, formed in
-`tawa.backend.ptx.emit_shared`.
+`tawa-expand-fragment-stores`), as are shared-memory addresses
+(`tawa-expand-shared-accesses`, printed by `tawa.backend.ptx.emit_shared`).
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ The printer only prints.  It may
   (wgmma) or only order (wgmma_wait_group) reuse their operand's registers.
 
 It may not decide anything a pass could: loops, divisions, descriptor
-fields and offsets, bounds and fast paths are IR by the time it runs
+fields and offsets, shared-memory addresses and swizzles, bounds and fast
+paths are IR by the time it runs
 (`tawa-prepare-ptx`, ending `tawa-hopper-pipeline`).  An op without an
 emitter is an error that names the pass that removes it.
 
@@ -53,6 +54,8 @@ EMITTERS: dict[type[Operation], Callable] = {
 PREPARED_BY: dict[str, str] = {
     "nvgpu.frag_store": "tawa-expand-fragment-stores",
     "nvgpu.frag_load": "tawa-expand-fragment-stores",
+    "nvgpu.frag_load_shared": "tawa-expand-shared-accesses",
+    "nvgpu.frag_store_shared": "tawa-expand-shared-accesses",
     "nvgpu.wgmma": "tawa-expand-wgmma",
     "nvgpu.wgmma_descriptor": "tawa-encode-wgmma-descriptors",
     "scf.for": "convert-scf-to-cf",
@@ -60,7 +63,8 @@ PREPARED_BY: dict[str, str] = {
     "scf.index_switch": "convert-scf-to-cf",
 }
 """Ops that a pass must remove before printing, and that pass (each runs in
-`tawa-hopper-pipeline`; all but the first in its last stage, `tawa-prepare-ptx`)."""
+`tawa-hopper-pipeline`; all but `tawa-expand-fragment-stores` in its last
+stage, `tawa-prepare-ptx`)."""
 
 
 def _unsupported(op: Operation, why: str = "") -> TawaError:

@@ -99,6 +99,7 @@ from tawa.dialects.nvgpu.memory import (
     TmaStoreOp,
     TmaStoreWaitOp,
 )
+from tawa.dialects.nvgpu.shared_access import FragmentLoadSharedAtOp, FragmentStoreSharedAtOp
 from tawa.dialects.nvgpu.types import (
     FRAGMENT_ELEMENT_TYPES,
     FragmentType,
@@ -163,6 +164,8 @@ NVGPU = Dialect(
         FragmentLoadGlobalOp,
         FragmentLoadSharedOp,
         FragmentStoreSharedOp,
+        FragmentLoadSharedAtOp,
+        FragmentStoreSharedAtOp,
         MemrefBaseOp,
         SmemTileOp,
         SetMaxNRegOp,
@@ -220,12 +223,14 @@ __all__ = [
     "FragmentIndexOp",
     "FragmentLoadGlobalOp",
     "FragmentLoadOp",
+    "FragmentLoadSharedAtOp",
     "FragmentLoadSharedOp",
     "FragmentReduceOp",
     "FragmentSelectOp",
     "FragmentSplatOp",
     "FragmentStoreGlobalOp",
     "FragmentStoreOp",
+    "FragmentStoreSharedAtOp",
     "FragmentStoreSharedOp",
     "FragmentType",
     "FragmentUnaryOp",

@@ -520,3 +520,21 @@ func.func @cluster(%A: memref<?x?xbf16>, %k: index, %s: index) attributes {nvgpu
 // CHECK-GENERIC-NEXT:    "nvgpu.cluster_sync"() : () -> ()
 // CHECK-GENERIC:         "nvgpu.tma_load"(%ta, %k, %k, %sa, %r, %full, %s) <{multicast = 3 : i16}>
 // CHECK-GENERIC:         "nvgpu.mbarrier_arrive"(%full, %s, %r) : (!nvgpu.mbarrier<2>, index, index) -> ()
+
+// -----
+
+// Fragment loads and stores at addresses formed in IR (tawa-expand-shared-accesses):
+// per vector, the address operand and the byte immediate.
+func.func @shared_at(%u0: i32, %u1: i32) {
+  %a = nvgpu.frag_load_shared_at [%u0, %u1] bases [0, 1, 0, 1] offsets [0, 0, 1024, 1024] : !nvgpu.frag<64x16xf16, wgmma>
+  nvgpu.frag_store_shared_at %a, [%u1] bases [0, 0, 0, 0] offsets [0, 1024, 16, 1040] : !nvgpu.frag<64x16xf16, wgmma>
+  func.return
+}
+
+// CHECK-LABEL: func.func @shared_at(
+// CHECK-NEXT:    %a = nvgpu.frag_load_shared_at [%u0, %u1] bases [0, 1, 0, 1] offsets [0, 0, 1024, 1024] : !nvgpu.frag<64x16xf16, wgmma>
+// CHECK-NEXT:    nvgpu.frag_store_shared_at %a, [%u1] bases [0, 0, 0, 0] offsets [0, 1024, 16, 1040] : !nvgpu.frag<64x16xf16, wgmma>
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "shared_at"
+// CHECK-GENERIC: "nvgpu.frag_load_shared_at"(%u0, %u1) <{bases = array<i64: 0, 1, 0, 1>, offsets = array<i64: 0, 0, 1024, 1024>}> : (i32, i32) -> !nvgpu.frag<64x16xf16, wgmma>
+// CHECK-GENERIC: "nvgpu.frag_store_shared_at"(%a, %u1) <{bases = array<i64: 0, 0, 0, 0>, offsets = array<i64: 0, 1024, 16, 1040>}> : (!nvgpu.frag<64x16xf16, wgmma>, i32) -> ()
