@@ -561,7 +561,7 @@ class WarpSpecializePass(ModulePass):
 
     The consumer partition has one warp group per 64 rows of the kernel's
     accumulators (`consumer_warp_groups`) unless `consumer_warps` is given
-    (fewer warp groups then own more rows each: `rows_per_group`);
+    (fewer warp groups then own more rows each: `group_rows_of_tile`);
     register budgets left out are derived (`register_budgets`)."""
 
     name = "tawa-warp-specialize"
@@ -572,7 +572,7 @@ class WarpSpecializePass(ModulePass):
     consumer_warps: int | None = None
     """Warps of the consumer partition; 4 per 64 accumulator rows when left
     out.  Fewer split the rows evenly: 4 warps for a 128-row tile give one
-    warp group that owns all 128 (`rows_per_group`)."""
+    warp group that owns all 128 (`group_rows_of_tile`)."""
     consumer_regs: int | None = None
     """Each consumer warp group's budget; derived when left out."""
     strict: bool = False
@@ -600,7 +600,7 @@ class WarpSpecializePass(ModulePass):
             raise fail(kernel, f"{self.name}: consumer-warps={warps} is not a positive multiple of "
                                f"{WARPS_PER_GROUP} (whole warp groups)")
         elif (rows := tile_rows(kernel)) is not None:
-            rows_per_group(rows, warps // WARPS_PER_GROUP, kernel, self.name)
+            group_rows_of_tile(rows, warps // WARPS_PER_GROUP, kernel, self.name)
         p, c = register_budgets(kernel, self.producer_warps, warps, self.producer_regs, self.consumer_regs)
         return warps, p, c
 
@@ -691,14 +691,14 @@ def consumer_warp_groups(kernel: func.FuncOp) -> int:
 
 def group_rows(region: Region, groups: int, who: str) -> int:
     """Rows of the tile each of the `groups` warp groups of the
-    consumer partition `region` owns: 64 by default (`rows_per_group`)."""
+    consumer partition `region` owns: 64 by default (`group_rows_of_tile`)."""
     rows = tile_rows(region)
     at = region.parent_op()
     assert at is not None
-    return WGMMA_M if rows is None else rows_per_group(rows, groups, at, who)
+    return WGMMA_M if rows is None else group_rows_of_tile(rows, groups, at, who)
 
 
-def rows_per_group(rows: int, groups: int, at: Operation, who: str) -> int:
+def group_rows_of_tile(rows: int, groups: int, at: Operation, who: str) -> int:
     """The rows each of `groups` consumer warp groups owns of a `rows`-row
     tile: an equal share, a multiple of the 64 rows of a wgmma (a warp group
     that owns 128 issues one wgmma per 64-row block); else a located error."""

@@ -1,5 +1,5 @@
 """Warp groups that own 128 rows (`consumer_warps` below one warp group per
-64 accumulator rows: `tawa.transforms.warp_specialize.rows_per_group`).
+64 accumulator rows: `tawa.transforms.warp_specialize.group_rows_of_tile`).
 
 For GEMM configurations whose consumer warp groups each own 128 rows of the
 tile (256x128 with 8 consumer warps under each epilogue and staging, 128x128
@@ -93,7 +93,7 @@ def lowered(cfg_id: str) -> ModuleOp:
     """The structured output the simulator runs (and the printer prints after scf-to-cf)."""
     cfg = BY_ID[cfg_id]
     module = tawa.parse(gemm_source(cfg.gemm), f"gemm_{cfg.id}.mlir")
-    pipeline = HopperPipelinePass(prepare=False, consumer_warps=cfg.consumer_warps, stages=cfg.stages, **cfg.options)
+    pipeline = HopperPipelinePass.of(prepare=False, consumer_warps=cfg.consumer_warps, stages=cfg.stages, **cfg.options)
     ctx = tawa.context()
     for p in [pipeline.specialize_pass(), *pipeline.steps(cfg.stages), *PreparePtxPass.steps()[:-1]]:
         p.apply(ctx, module)
