@@ -232,7 +232,7 @@ def _decided_stages(config: Any, options: tuple[tuple[str, Any], ...]) -> int:
     from tawa.kernels.gemm import gemm_source
     from tawa.transforms.hopper_pipeline import HopperPipelinePass
 
-    pipeline = HopperPipelinePass(**{k.replace("-", "_"): v for k, v in options}, prepare=False)
+    pipeline = HopperPipelinePass.of(**dict(options), prepare=False)
     module = parse(gemm_source(config), f"{config.id}.mlir")
     pipeline.specialize_pass().apply(context(), module)
     return pipeline.decide(module).stages

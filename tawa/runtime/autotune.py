@@ -436,8 +436,8 @@ def compiler_rejects(config: GemmConfig, options: dict[str, Any]) -> str | None:
     from tawa.ir import context, parse
     from tawa.transforms.hopper_pipeline import HopperPipelinePass
 
-    pipeline = HopperPipelinePass(**{k.replace("-", "_"): v for k, v in options.items()}, prepare=False)
     try:
+        pipeline = HopperPipelinePass.of(**options, prepare=False)
         module = parse(gemm_source(config), f"{config.id}.mlir")
         ctx = context()
         pipeline.specialize_pass().apply(ctx, module)

@@ -4,7 +4,8 @@
 
 1. parses the text (or clones the given module: it is never modified);
 2. runs `tawa-hopper-pipeline{stages=4}` (every keyword option becomes a
-   pass option; unknown options and bad values are one-line CompileErrors),
+   pass option, the pass's own or its tuning's; unknown options and bad
+   values are one-line CompileErrors),
    verifying the IR after every pass;
 3. prints PTX with `tawa.backend.ptx.printer.print_ptx(module)`;
 4. computes the entry's `KernelABI` (`tawa.backend.ptx.abi.kernel_abi`) from
@@ -83,11 +84,17 @@ def pipeline_spec(options: Mapping[str, Any], pipeline: str = PIPELINE) -> str:
     return f"{pipeline}{{{args}}}"
 
 
-def _pass_options(factory: Callable[[], type[ModulePass]]) -> list[str]:
+def _pass_options(factory: Callable[[], type[ModulePass]]) -> tuple[list[str], list[str]]:
+    """The pass's own options and those of its `tuning` (a dataclass value
+    whose fields text spells flat among the pass's: `tawa.transforms.tuning`)."""
     cls = factory()
-    if dataclasses.is_dataclass(cls):
-        return [f.name for f in dataclasses.fields(cls) if f.name != "name"]
-    return []
+    if not dataclasses.is_dataclass(cls):
+        return [], []
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.name != "name"}
+    tuning = fields.pop("tuning", None)
+    default = tuning.default if tuning is not None else None
+    tuned = [f.name for f in dataclasses.fields(default)] if dataclasses.is_dataclass(default) else []
+    return list(fields), tuned
 
 
 def build_pipeline(options: Mapping[str, Any], callback: Any = None) -> PassPipeline:
@@ -98,11 +105,12 @@ def build_pipeline(options: Mapping[str, Any], callback: Any = None) -> PassPipe
             f"the {PIPELINE} pass is not available (tawa's Hopper backend is missing); "
             f"known passes: {', '.join(sorted(passes)) or 'none'}"
         )
-    known = _pass_options(passes[PIPELINE])
+    own, tuned = _pass_options(passes[PIPELINE])
     for key in options:
-        if key not in known:
+        if key not in own and key not in tuned:
+            tuning = f"; tuning: {', '.join(tuned)}" if tuned else ""
             raise CompileError(
-                f"unknown option {key!r}; {PIPELINE} accepts: {', '.join(known) or 'no options'}"
+                f"unknown option {key!r}; {PIPELINE} accepts: {', '.join(own) or 'no options'}{tuning}"
             )
     spec = pipeline_spec(options)
     try:
@@ -110,6 +118,8 @@ def build_pipeline(options: Mapping[str, Any], callback: Any = None) -> PassPipe
     except (ValueError, ArgSpecParseError) as err:
         msg = " ".join(str(err).split())
         raise CompileError(f"bad options for {PIPELINE} ('{spec}'): {msg}") from None
+    except TawaError as err:  # a value the pass rejects when it is made
+        raise CompileError(err.message) from None
 
 
 def check_options(options: Mapping[str, Any]) -> None:
@@ -180,8 +190,9 @@ def clear_cache() -> None:
 def compile(module_or_text: ModuleOp | str | bytes, kernel: str, **options: Any) -> Kernel:
     """Compiles tile kernel `kernel` of a module (or its text) into a
     launchable `Kernel`.  `options` are options of `tawa-hopper-pipeline`,
-    e.g. `stages=4`; `watchdog=True` (and `watchdog_ms=...`) bounds every
-    mbarrier wait, so that a hang raises `tawa.runtime.watchdog.KernelHangError`
+    e.g. `stages=4`, or of its tuning (`tawa.transforms.tuning.Tuning`),
+    e.g. `staging="subtiled"`; `watchdog_ms=2000` bounds every mbarrier
+    wait by 2 s, so that a hang raises `tawa.runtime.watchdog.KernelHangError`
     (docs/runtime.md)."""
     if not isinstance(kernel, str):
         raise CompileError(f"the kernel is named by a str (e.g. \"gemm\"), got {type(kernel).__name__}")

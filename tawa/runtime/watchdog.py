@@ -1,7 +1,7 @@
 """The watchdog's runtime side: the buffer a timed-out wait writes, and the
 exception it becomes.
 
-A kernel compiled with `tawa.compile(..., watchdog=True)` bounds its
+A kernel compiled with `tawa.compile(..., watchdog_ms=2000)` bounds its
 mbarrier waits (`tawa-bound-waits`): a wait that does not complete within
 the bound writes one record (`abi.WATCHDOG_FIELDS`) into the kernel's
 watchdog buffer and executes `trap`.  The trap is a sticky CUDA error: the

@@ -47,8 +47,9 @@ KERNEL = Symbol("KERNEL")
 MODULES = (GEMM, GEMM, GEMM, GEMM, GEMM_BYTES, BAD_UTF8, GARBAGE, EMPTY, MODULE, None, 3, ["x"])
 KERNELS = ("gemm", "gemm", "gemm", "gemm", "@gemm", "", "nope", None, 3, b"gemm")
 OPTION_NAMES = ("stages", "max_stages", "ring_depths", "producer_regs", "consumer_warps", "consumer_regs",
-                "defer_stores", "group_m", "order", "persistent", "prepare", "watchdog", "watchdog_ms", "epilogue",
-                "once_depth", "overlap", "staging", "cluster", "store_group", "stage", "", "max-stages")
+                "defer_stores", "group_m", "order", "persistent", "prepare", "watchdog_ms", "epilogue",
+                "once_depth", "overlap", "staging", "cluster", "store_group", "pin_waits", "stage", "", "max-stages",
+                "watchdog", "tuning")
 OPTION_VALUES = (-1, 0, 1, 2, 3, 4, 7, 24, 2**31, 2**64, 1.5, float("nan"), float("inf"), True, False, None,
                  "", "x", "auto", "tma", [], [1], [2, 2], [-1], {"a": 1}, b"x")
 NAMES = ("x.mlir", "x.mlir", "x.mlir", "", None, 3)

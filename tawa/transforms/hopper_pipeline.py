@@ -5,8 +5,12 @@
     [tawa-defer-stores] , tawa-assign-stage-phase , tawa-lower-aref , [tawa-bound-waits{timeout_ms}] ,
     tawa-lower-tile , tawa-materialize-partitions{group-m order}
 
-`tawa-opt f.mlir -p tawa-hopper-pipeline -t ptx` is the main job.  With
-`stages=0` (the default) the ring depth is the deepest of `max-stages`
+`tawa-opt f.mlir -p tawa-hopper-pipeline -t ptx` is the main job.  The
+pass's own options say what to build (`OPTIONS`); the compiler's own
+choices, which the planner makes by default, are its `tuning`
+(`tawa.transforms.tuning.Tuning`), spelled flat among them in text
+(`tawa-hopper-pipeline{stages=3 staging=subtiled}`) and by `of(**options)`.
+With `stages=0` (the default) the ring depth is the deepest of `max-stages`
 (4), ..., 2, 1 whose shared memory fits (GEMM 128×256's 48 KB stages: 4;
 attention's Q plus K and V rings at head dim 128: 2).  That choice is made
 after partitioning, by asking the shared-memory planner
@@ -17,17 +21,17 @@ deepen, at each depth: an analysis, no trial lowering.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import NamedTuple
+from dataclasses import dataclass, fields, replace
+from typing import Any, NamedTuple, Self
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
+from xdsl.utils.arg_spec import ArgSpec
 
 from tawa.diagnostics import TawaError
 from tawa.dialects import aref
-from tawa.target.hopper import MAX_REGS, MIN_REGS, REGS_GRANULE
 from tawa.transforms.assign_stage_phase import AssignStagePhasePass
 from tawa.transforms.bound_waits import BoundWaitsPass
 from tawa.transforms.cache_hints import CacheHintsPass
@@ -46,22 +50,14 @@ from tawa.transforms.pipeline import PipelinePass, ring_depths_of
 from tawa.transforms.prepare_ptx import PreparePtxPass
 from tawa.transforms.program_order import ProgramOrder
 from tawa.transforms.smem_plan import plan_shared_memory
-from tawa.transforms.tma_epilogue import AUTO_STAGINGS, EPILOGUES, STAGINGS, STORE_GROUPS, staging_types
-from tawa.transforms.utils import kernel_of
+from tawa.transforms.tma_epilogue import AUTO_STAGINGS, EPILOGUES, staging_types
+from tawa.transforms.tuning import MAX_STAGES, Tuning
+from tawa.transforms.utils import check_choice, kernel_of
 from tawa.transforms.verify_protocol import VerifyProtocolPass
 from tawa.transforms.warp_specialize import WarpSpecializePass
 
-OVERLAPS = ("auto", "all", "none")
-"""`overlap=` values (`HopperPipelinePass.overlap`)."""
-MAX_STAGES = 4
-"""`max-stages`' default: the deepest ring `stages=0` tries.  Deeper rings
-pay where the producer must run far ahead (memory-bound GEMM tiles: the
-GEMM configurations ask for up to 8, `tawa.runtime.autotune.GEMM_MAX_STAGES`)
-but not in attention: on the H100 (docs/perf.md, "Deep rings for small GEMM
-tiles"), head dim 64 with 6-deep K and V rings, all that fit, ran slightly
-slower than with 4, and 3-deep too (clearly slower before
-`tawa-assign-stage-phase` counted modulo 2D: its division by a depth that
-is no power of two had cost the issue-bound consumer more instructions)."""
+TUNING_OPTIONS = tuple(f.name for f in fields(Tuning))
+"""The `Tuning` fields, which text and `tawa.compile` spell among the pipeline's options."""
 
 
 class Decision(NamedTuple):
@@ -83,21 +79,14 @@ class HopperPipelinePass(ModulePass):
     name = "tawa-hopper-pipeline"
 
     stages: int = 0
-    """Ring depth D; 0 picks the deepest of `max_stages`..1 that fits in shared memory."""
-    max_stages: int = MAX_STAGES
-    """The deepest ring `stages=0` tries (`MAX_STAGES`)."""
+    """Ring depth D; 0 picks the deepest of `tuning.max_stages`..1 that fits in shared memory."""
     ring_depths: tuple[int, ...] = ()
     """Each ring's depth, in the order of the kernel's `aref.create`s
     (`tawa-pipeline{ring-depths}`; attention: K, then V), instead of one
     `stages` for all; then `stages` must be 0.  Empty: decided by `stages`."""
-    producer_regs: int | None = None
-    """The producer's register budget; derived when left out (tawa-warp-specialize)."""
     consumer_warps: int | None = None
     """Warps of the consumer partition; one warp group per 64 accumulator
     rows (BLOCK_M / 16 warps) when left out."""
-    consumer_regs: int | None = None
-    """Each consumer warp group's budget; derived when left out."""
-    group_m: int = 8
     order: ProgramOrder = "auto"
     """Program order (tawa.transforms.program_order): grouped, column,
     longest-first, paired or paired-short-first (persistent kernels), or
@@ -106,95 +95,34 @@ class HopperPipelinePass(ModulePass):
     it, grouped otherwise)."""
     persistent: bool = True
     """One CTA per SM looping over the programs (tawa-persistent)."""
-    prepare: bool = True
-    """End with tawa-prepare-ptx (what the PTX printer needs); false keeps
-    scf and whole-tile wgmma, for tests of the lowering itself."""
-    watchdog: bool = False
-    """Bound every mbarrier wait (tawa-bound-waits): a hang becomes a
-    KernelHangError naming the wait.  Off by default; nothing changes when off."""
-    watchdog_ms: int = 2000
-    """The watchdog's bound on one wait, in milliseconds."""
+    cluster: int = 1
+    """CTAs per thread-block cluster along program id 0 (`tawa-cluster`): the
+    CTAs of a cluster load each tile they share (a GEMM's B) once, each a
+    band multicast to all.  1: no clusters.  Needs `persistent`."""
     epilogue: str = "auto"
     """`auto`, `tma` or `threads`: how consumers store their tiles
     (`tawa-lower-tile`, `tawa.transforms.tma_epilogue`).  With `stages=0`,
     `auto` takes the TMA-store epilogue when its staging tiles fit beside
     rings of at least 2 stages, `tma` at whatever depth fits."""
-    once_depth: int = 0
-    """Slots of the arefs filled once per program (attention's Q tile;
-    `tawa-pipeline{once-depth}`): 2 lets a persistent kernel load the next
-    program's tile while this one runs.  0 (the default) decides: 2 for a
-    persistent kernel when the second slots fit beside the rings, epilogue
-    and staging chosen without them (the ring depth keeps priority), else 1.
-    On the H100 2 ran attention faster at head dims 64 and 128, most on
-    short causal rows; d256's Q does not fit twice beside its 2-deep rings
-    (docs/perf.md, "Three warp groups at head dim 64")."""
-    pingpong: bool = True
-    """`tawa-lower-tile{pingpong}`: the consumer warp groups of an
-    overlapped loop take turns issuing their dots, in a ring."""
-    pin_waits: bool = False
-    """`tawa-lower-tile{pin-waits}`: a wgmma wait after register math (the
-    overlapped loop's P·V wait) gets a fence that keeps ptxas from moving it
-    above that math."""
-    overlap: str = "auto"
-    """`auto`, `all` or `none`: which consumer loops `tawa-overlap-dots`
-    rewrites so that their last dot runs under the next iteration's work
-    (FA3's intra-warp-group overlap): `auto` those that keep at most
-    `MAX_OVERLAP_REGS` registers per thread in flight (attention at head
-    dims 64, 128 and 256), `all` every loop that qualifies."""
-    early_release: str = "auto"
-    """`auto`, `all` or `none` (`OVERLAPS`): which slots taken before an
-    overlapped loop (attention's Q) `tawa-overlap-dots` releases right after
-    it instead of after the epilogue: `auto` those of at most
-    `MAX_EARLY_RELEASE_BYTES` (Q at head dims 64 and 128)."""
-    staging: str = "auto"
-    """`auto`, `full`, `subtiled` or `single`: the TMA-store epilogue's staging
-    buffers (`tawa.transforms.tma_epilogue`; `single`: one chunk buffer, the
-    least shared memory, never chosen by `auto`).  `auto` chooses among
-    `AUTO_STAGINGS` (the full tile, then subtiled): with `stages=0` the one
-    that allows the deepest ring (the first on a tie), with explicit stages
-    the first that fits beside them."""
+    watchdog_ms: int = 0
+    """The bound of every mbarrier wait in milliseconds (tawa-bound-waits): a
+    hang becomes a KernelHangError naming the wait.  0 (the default): no
+    watchdog, and nothing changes."""
+    prepare: bool = True
+    """End with tawa-prepare-ptx (what the PTX printer needs); false keeps
+    scf and whole-tile wgmma, for tests of the lowering itself."""
+    tuning: Tuning = Tuning()
+    """The compiler's own choices (`tawa.transforms.tuning`): text and
+    `tawa.compile` spell them flat among the options above."""
 
-    cache_hints: bool = True
-    """`tawa-cache-hints`: the TMA loads of tiles that only one program reads
-    (attention's Q) are `evict_first` in L2."""
-    cluster: int = 1
-    """CTAs per thread-block cluster along program id 0 (`tawa-cluster`): the
-    CTAs of a cluster load each tile they share (a GEMM's B) once, each a
-    band multicast to all.  1: no clusters.  Needs `persistent`."""
-    defer_stores: bool = False
-    """`tawa-defer-stores`: a persistent consumer stores program i's tile
-    under program i+1's first dot (needs `persistent`; applies where the
-    pass's conditions hold, other kernels are left as they are)."""
-    store_group: str = "auto"
-    """`auto`, `cta` or `warpgroup`: who stores a staged tile
-    (`tawa-lower-tile{store-group}`, `tawa.transforms.tma_epilogue`): one
-    thread of the CTA, or one of each warp group its own rows; `auto` per
-    warp group where they ping-pong."""
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        self.check_options()
-        # exp of f32 tiles as exp2 (what the hardware computes, `ex2.approx`);
-        # exp of other types is left for the lowering to name at its op.
-        ExpToExp2Pass().apply(ctx, op)
-        self.specialize_pass().apply(ctx, op)
-        for p in self.planned_steps(op):
-            p.apply(ctx, op)
-
-    def check_options(self) -> None:
-        """Raises TawaError for an option value no kernel can take (also
-        called by `tawa.compile` before it parses the module)."""
-        if self.epilogue not in EPILOGUES:
-            raise TawaError(f"epilogue must be one of {', '.join(EPILOGUES)}, got {self.epilogue!r}", self.name)
-        if self.staging not in STAGINGS:
-            raise TawaError(f"staging must be one of {', '.join(STAGINGS)}, got {self.staging!r}", self.name)
-        if self.store_group not in STORE_GROUPS:
-            raise TawaError(f"store-group must be one of {', '.join(STORE_GROUPS)}, got {self.store_group!r}",
-                            self.name)
+    def __post_init__(self) -> None:
+        # Checked when made, from Python or from text: a bad value fails where it is given.
+        check_choice("epilogue", self.epilogue, EPILOGUES, self.name)
         if size_problem(self.cluster):
             raise TawaError(f"cluster {size_problem(self.cluster)}", self.name)
         if self.cluster > 1 and not self.persistent:
             raise TawaError(f"cluster={self.cluster} needs a persistent kernel (persistent=true)", self.name)
-        if self.defer_stores and not self.persistent:
+        if self.tuning.defer_stores and not self.persistent:
             raise TawaError("defer-stores needs a persistent kernel (persistent=true)", self.name)
         if self.ring_depths and self.stages:
             raise TawaError(f"give stages={self.stages} or ring-depths="
@@ -204,21 +132,60 @@ class HopperPipelinePass(ModulePass):
                             self.name)
         if self.stages < 0:
             raise TawaError(f"stages must be 0 (decided per kernel) or at least 1, got {self.stages}", self.name)
-        if self.max_stages < 1:
-            raise TawaError(f"max-stages must be at least 1, got {self.max_stages}", self.name)
-        for option in ("producer_regs", "consumer_regs"):
-            regs = getattr(self, option)
-            if regs is not None and (not MIN_REGS <= regs <= MAX_REGS or regs % REGS_GRANULE):
-                raise TawaError(f"{option.replace('_', '-')} must be a multiple of {REGS_GRANULE} in "
-                                f"[{MIN_REGS}, {MAX_REGS}], got {regs}", self.name)
-        if self.once_depth < 0:
-            raise TawaError(f"once-depth must be 0 (decided per kernel) or at least 1, got {self.once_depth}",
+        if self.watchdog_ms < 0:
+            raise TawaError(f"watchdog-ms must be 0 (no watchdog) or a positive bound, got {self.watchdog_ms}",
                             self.name)
-        for option in ("overlap", "early_release"):
-            value = getattr(self, option)
-            if value not in OVERLAPS:
-                raise TawaError(f"{option.replace('_', '-')} must be one of {', '.join(OVERLAPS)}, got {value!r}",
-                                self.name)
+
+    @classmethod
+    def of(cls, **options: Any) -> Self:
+        """The pipeline with flat keyword `options`, its own and its tuning's
+        (`of(stages=3, staging="subtiled")`), spelled with `-` or `_`: what
+        `tawa.compile` and `tawa.runtime.autotune.Choice.options` give."""
+        options = {k.replace("-", "_"): v for k, v in options.items()}
+        unknown = [k for k in options if k not in OPTIONS and k not in TUNING_OPTIONS]
+        if unknown:
+            raise TypeError(f"{cls.__name__}.of: unknown option {unknown[0]!r}; options: {', '.join(OPTIONS)}; "
+                            f"tuning: {', '.join(TUNING_OPTIONS)}")
+        tuning = Tuning(**{k: v for k, v in options.items() if k in TUNING_OPTIONS})
+        return cls(**{k: v for k, v in options.items() if k in OPTIONS}, tuning=tuning)
+
+    @classmethod
+    def from_spec(cls, spec: ArgSpec) -> Self:
+        """`tawa-hopper-pipeline{stages=3 staging=subtiled}`: the parameters
+        that name `Tuning` fields make the tuning, the others the pass's own
+        fields (each converted as xDSL converts pass options)."""
+        parameters = spec.normalize_parameter_names().parameters
+        unknown = [k for k in parameters if k not in OPTIONS and k not in TUNING_OPTIONS]
+        if unknown:
+            names = ", ".join(f'"{k}"' for k in unknown)
+            raise ValueError(f"Provided arguments [{names}] not found in expected arguments "
+                             f"[{', '.join(OPTIONS)}] or tuning arguments [{', '.join(TUNING_OPTIONS)}]")
+        tuning = Tuning.from_spec(ArgSpec(Tuning.name, {k: v for k, v in parameters.items() if k in TUNING_OPTIONS}))
+        own = super().from_spec(ArgSpec(spec.name, {k: v for k, v in parameters.items() if k in OPTIONS}))
+        return own if tuning == own.tuning else replace(own, tuning=tuning)
+
+    def spec(self, *, include_default: bool = False) -> ArgSpec:
+        """The pass's options, then its tuning's, flat: what `from_spec` reads back."""
+        own = super().spec(include_default=include_default).parameters
+        tuned = self.tuning.spec(include_default=include_default).parameters
+        return ArgSpec(self.name, {**{k: v for k, v in own.items() if k != "tuning"}, **tuned})
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        # exp of f32 tiles as exp2 (what the hardware computes, `ex2.approx`);
+        # exp of other types is left for the lowering to name at its op.
+        ExpToExp2Pass().apply(ctx, op)
+        self.specialize_pass().apply(ctx, op)
+        for p in self.planned_steps(op):
+            p.apply(ctx, op)
+
+    def check_options(self) -> None:
+        """Raises TawaError for an option value no kernel can take (also
+        called by `tawa.compile` before it parses the module).  The
+        pipeline's options and its tuning were checked when they were made;
+        what remains are the checks of the passes it runs, made as `apply`
+        makes them."""
+        self.specialize_pass()
+        self.steps(min(self.ring_depths, default=self.stages) or 1, ring_depths=self.ring_depths)
 
     def planned_steps(self, module: ModuleOp) -> tuple[ModulePass, ...]:
         """The passes after `specialize_pass()` for a warp-specialized
@@ -232,11 +199,11 @@ class HopperPipelinePass(ModulePass):
         warp-specialized `module`: the options, with `stages=0` (and no
         `ring-depths`) and `once-depth=0` decided."""
         if self.ring_depths:
-            stages, epilogue, staging = min(self.ring_depths), self.epilogue, self.staging
+            stages, epilogue, staging = min(self.ring_depths), self.epilogue, self.tuning.staging
         elif not self.stages:
             stages, epilogue, staging = self.depth_and_epilogue(module)
         else:
-            stages, epilogue, staging = self.stages, self.epilogue, self.staging
+            stages, epilogue, staging = self.stages, self.epilogue, self.tuning.staging
         depths = tuple(self.ring_depths) or stages
         return Decision(stages, epilogue, staging, self.once_depth_for(module, depths, epilogue, staging),
                         tuple(self.ring_depths))
@@ -245,8 +212,8 @@ class HopperPipelinePass(ModulePass):
         """`once_depth`, or with 0 the one decided for `module` with rings
         `stages` deep (one depth, or one per ring) and that epilogue (see
         the option): 2 when persistent and the second slots fit, else 1."""
-        if self.once_depth:
-            return self.once_depth
+        if self.tuning.once_depth:
+            return self.tuning.once_depth
         if not self.persistent:
             return 1
         # The staging the epilogue takes without the second slots (`auto`: the first that fits).
@@ -260,17 +227,18 @@ class HopperPipelinePass(ModulePass):
         2 stages deep), else without them and the thread epilogue; and the
         staging (`auto`: of `AUTO_STAGINGS`, the one with the deepest ring)."""
         if self.epilogue != "threads":
-            variants = AUTO_STAGINGS if self.staging == "auto" else (self.staging,)
-            depth, staging = max(((deepest_fitting(module, v, self.max_stages), v) for v in variants), key=lambda d: d[0])
+            variants = AUTO_STAGINGS if self.tuning.staging == "auto" else (self.tuning.staging,)
+            depth, staging = max(((deepest_fitting(module, v, self.tuning.max_stages), v) for v in variants),
+                                 key=lambda d: d[0])
             if self.epilogue == "tma" or depth >= 2:
                 return depth, self.epilogue, staging
-        return deepest_fitting(module, max_stages=self.max_stages), "threads", self.staging
+        return deepest_fitting(module, max_stages=self.tuning.max_stages), "threads", self.tuning.staging
 
     def specialize_pass(self) -> WarpSpecializePass:
         return WarpSpecializePass(
-            producer_regs=self.producer_regs,
+            producer_regs=self.tuning.producer_regs,
             consumer_warps=self.consumer_warps,
-            consumer_regs=self.consumer_regs,
+            consumer_regs=self.tuning.consumer_regs,
             strict=True,
         )
 
@@ -283,26 +251,32 @@ class HopperPipelinePass(ModulePass):
         ring's depth instead of `stages`)."""
         return (
             PipelinePass(stages=stages, once_depth=once_depth, ring_depths=ring_depths),
-            *((OverlapDotsPass(max_regs=MAX_OVERLAP_REGS if self.overlap == "auto" else 0,
+            *((OverlapDotsPass(max_regs=MAX_OVERLAP_REGS if self.tuning.overlap == "auto" else 0,
                                early_release_bytes={"auto": MAX_EARLY_RELEASE_BYTES, "all": 0, "none": -1}[
-                                   self.early_release]),)
-              if self.overlap != "none" else ()),
-            *((CacheHintsPass(),) if self.cache_hints else ()),
+                                   self.tuning.early_release]),)
+              if self.tuning.overlap != "none" else ()),
+            *((CacheHintsPass(),) if self.tuning.cache_hints else ()),
             *((ClusterPass(size=self.cluster),) if self.cluster > 1 else ()),
-            *((PersistentPass(group_m=self.group_m, order=self.order),) if self.persistent else ()),
-            *((DeferStoresPass(),) if self.defer_stores else ()),
+            *((PersistentPass(group_m=self.tuning.group_m, order=self.order),) if self.persistent else ()),
+            *((DeferStoresPass(),) if self.tuning.defer_stores else ()),
             AssignStagePhasePass(),
             LowerArefPass(),
-            *((BoundWaitsPass(timeout_ms=self.watchdog_ms),) if self.watchdog else ()),
+            *((BoundWaitsPass(timeout_ms=self.watchdog_ms),) if self.watchdog_ms else ()),
             LowerTilePass(epilogue=self.epilogue if epilogue is None else epilogue,
-                          staging=self.staging if staging is None else staging, store_group=self.store_group,
-                          pingpong=self.pingpong, pin_waits=self.pin_waits),
-            MaterializePartitionsPass(group_m=self.group_m, order=self.order),
+                          staging=self.tuning.staging if staging is None else staging,
+                          store_group=self.tuning.store_group, pingpong=self.tuning.pingpong,
+                          pin_waits=self.tuning.pin_waits),
+            MaterializePartitionsPass(group_m=self.tuning.group_m, order=self.order),
             ExpandFragmentStoresPass(),
             CheckResourcesPass(),
             VerifyProtocolPass(),
             *((PreparePtxPass(),) if self.prepare else ()),
         )
+
+
+OPTIONS = tuple(f.name for f in fields(HopperPipelinePass) if f.name != "tuning")
+"""The pipeline's own options: what to build (`Tuning` holds what the compiler chooses)."""
+
 
 def deepest_fitting(module: ModuleOp, staging: str | None = None, max_stages: int = MAX_STAGES) -> int:
     """The deepest ring (`max_stages`..1) with which every kernel's

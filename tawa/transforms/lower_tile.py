@@ -34,7 +34,6 @@ from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWal
 from xdsl.rewriter import Rewriter
 from xdsl.traits import is_side_effect_free
 
-from tawa.diagnostics import TawaError
 from tawa.dialects import aref, nvgpu, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.target.hopper import WARPS_PER_GROUP
@@ -50,7 +49,7 @@ from tawa.transforms.tma_epilogue import (
     stage_stores,
     stores_by_group,
 )
-from tawa.transforms.utils import erase_unused, fail, kernel_of
+from tawa.transforms.utils import check_choice, erase_unused, fail, kernel_of
 from tawa.transforms.warp_specialize import group_rows
 
 
@@ -122,13 +121,12 @@ class LowerTilePass(ModulePass):
     """A wgmma wait placed after register math gets a fence that keeps
     ptxas from moving it up (`tawa.transforms.pin_waits`)."""
 
+    def __post_init__(self) -> None:
+        check_choice("epilogue", self.epilogue, EPILOGUES, NAME)
+        check_choice("staging", self.staging, STAGINGS, NAME)
+        check_choice("store_group", self.store_group, STORE_GROUPS, NAME)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.epilogue not in EPILOGUES:
-            raise TawaError(f"epilogue must be one of {', '.join(EPILOGUES)}, got {self.epilogue!r}", NAME)
-        if self.staging not in STAGINGS:
-            raise TawaError(f"staging must be one of {', '.join(STAGINGS)}, got {self.staging!r}", NAME)
-        if self.store_group not in STORE_GROUPS:
-            raise TawaError(f"store-group must be one of {', '.join(STORE_GROUPS)}, got {self.store_group!r}", NAME)
         for ws in [o for o in op.walk() if isinstance(o, aref.WarpSpecializeOp)]:
             kernel = kernel_of(ws, NAME)
             if any(isinstance(o, aref.GetOp | aref.PutOp) for o in ws.walk()):

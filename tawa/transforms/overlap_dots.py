@@ -103,6 +103,10 @@ whose Q slot holds 64 KiB (then with the thread epilogue; not measured
 again since the TMA-store epilogue fits at 256:
 `tawa-hopper-pipeline{early-release=all}` is the other side of that A/B);
 the cause is not analysed (docs/perf.md, "Balanced causal order")."""
+OVERLAPS = ("auto", "all", "none")
+"""`tawa-hopper-pipeline`'s `overlap=` and `early-release=` values
+(`tawa.transforms.tuning.Tuning`): within the bound (`MAX_OVERLAP_REGS`,
+`MAX_EARLY_RELEASE_BYTES`), every loop or slot that qualifies, none."""
 
 
 @dataclass(frozen=True)
@@ -418,4 +422,4 @@ class OverlapDotsPass(ModulePass):
             sys.stderr.write(f"{where}: remark: {NAME}: {msg}{name}\n")
 
 
-__all__ = ["MAX_EARLY_RELEASE_BYTES", "MAX_OVERLAP_REGS", "OverlapDotsPass", "OverlapPlan", "consumer_loops", "overlap", "overlap_plan"]
+__all__ = ["MAX_EARLY_RELEASE_BYTES", "MAX_OVERLAP_REGS", "OVERLAPS", "OverlapDotsPass", "OverlapPlan", "consumer_loops", "overlap", "overlap_plan"]

@@ -1,7 +1,7 @@
 """`tawa-break-protocol{kind=...}`: TEST ONLY. Breaks a lowered kernel's barrier protocol on purpose.
 
 Never part of a real pipeline: tests use it to build kernels that deadlock,
-so that the watchdog (`tawa-bound-waits`, `tawa.compile(..., watchdog=True)`)
+so that the watchdog (`tawa-bound-waits`, `tawa.compile(..., watchdog_ms=2000)`)
 and the protocol checks have something to catch.  It works on nvgpu IR at
 any stage after `tawa-lower-aref` (before or after `tawa-prepare-ptx`), and
 tells the rings' barrier arrays apart by what signals them: an array that

@@ -4,6 +4,8 @@ Passes import from here, never from each other: a pass module holds its own
 pass and the analyses and patterns only it needs.  What lives here:
 
 * `fail`: the one-line located error every pass raises on unsupported input;
+* `check_choice`: the one-line error of a string option outside its choices
+  (one message for every pass that takes the option);
 * `const`: an index (or typed) `arith.constant` at an insertion point;
 * `grouped_ids`: program ids of a linear program index in grouped order
   (used by `tawa-persistent` for its program loop and by
@@ -38,6 +40,14 @@ def fail(op: Operation | None, message: str) -> TawaError:
     """A one-line error located at `op` (or its closest located ancestor)."""
     where = location_of(op) if op is not None else None
     return TawaError(message, where or "tawa-opt")
+
+
+def check_choice(option: str, value: object, choices: tuple[str, ...], where: str) -> None:
+    """Raises `where: error: option must be one of ..., got value` unless
+    `value` is one of `choices`; `option` is the field's name, shown as text
+    spells it (`store_group`: `store-group`)."""
+    if value not in choices:
+        raise TawaError(f"{option.replace('_', '-')} must be one of {', '.join(choices)}, got {value!r}", where)
 
 
 def const(value: int, at: InsertPoint, type: Attribute | None = None) -> SSAValue:

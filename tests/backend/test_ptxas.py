@@ -60,7 +60,7 @@ def test_subtiled_tma_epilogue_assembles_without_spills(tmp_path):
     """staging=subtiled at 4 stages: per 64-column chunk, a wait that leaves
     the other buffer's store pending, one 128x64 box; wait 0 at the end."""
     module = tawa.parse((EXAMPLES / "gemm.mlir").read_text())
-    PassPipeline((HopperPipelinePass(stages=4, staging="subtiled"),)).apply(tawa.context(), module)
+    PassPipeline((HopperPipelinePass.of(stages=4, staging="subtiled"),)).apply(tawa.context(), module)
     ptx = print_ptx(module)
     assert ptx.count("cp.async.bulk.wait_group.read 1;") == 4
     assert ptx.count("cp.async.bulk.wait_group.read 0;") == 1
@@ -189,7 +189,7 @@ def test_deferred_stores_assemble_without_spills(example, tmp_path):
     the next program's main loop (64 more registers per consumer thread for
     a 128x256 bf16 tile) fits the consumer's budget; three TMA-store sites."""
     module = tawa.parse((EXAMPLES / f"{example}.mlir").read_text())
-    PassPipeline((HopperPipelinePass(defer_stores=True),)).apply(tawa.context(), module)
+    PassPipeline((HopperPipelinePass.of(defer_stores=True),)).apply(tawa.context(), module)
     ptx = print_ptx(module)
     plain = tawa.parse((EXAMPLES / f"{example}.mlir").read_text())
     PassPipeline((HopperPipelinePass(),)).apply(tawa.context(), plain)

@@ -270,7 +270,7 @@ def lowered(choice: Choice, epilogue: str = "auto"):
     less the final scf-to-cf conversion (the form the CTA simulator runs)."""
     module = tawa.parse(gemm_source(choice.config))
     ctx = tawa.context()
-    HopperPipelinePass(prepare=False, **{"epilogue": epilogue, **choice.options}).apply(ctx, module)
+    HopperPipelinePass.of(prepare=False, **{"epilogue": epilogue, **choice.options}).apply(ctx, module)
     for p in PreparePtxPass.steps()[:-1]:
         p.apply(ctx, module)
     return module

@@ -71,7 +71,7 @@ def test_every_example_kernel_is_covered():
 def test_deep_ring_cases_get_their_depth_and_wrap_it_twice(name, depth):
     """The deep-ring cases compile at the depth their inputs assume (2D+1 k-tiles)."""
     case = CASES[name]
-    module, pipeline = tawa.parse(case.text()), HopperPipelinePass(**case.options())
+    module, pipeline = tawa.parse(case.text()), HopperPipelinePass.of(**case.options())
     pipeline.specialize_pass().apply(tawa.context(), module)
     assert pipeline.depth_and_epilogue(module)[0] == depth
     args, _, _ = case.inputs(np.random.default_rng(0))

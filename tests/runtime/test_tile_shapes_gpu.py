@@ -102,7 +102,7 @@ def deep_depth(shape) -> int:
     """The ring depth `stages=0` gives `shape`'s GEMM with `max_stages=GEMM_MAX_STAGES`."""
     from xdsl.context import Context
 
-    module, pipeline = parse(gemm_shapes.gemm(shape)), HopperPipelinePass(max_stages=GEMM_MAX_STAGES)
+    module, pipeline = parse(gemm_shapes.gemm(shape)), HopperPipelinePass.of(max_stages=GEMM_MAX_STAGES)
     pipeline.specialize_pass().apply(Context(), module)
     return pipeline.depth_and_epilogue(module)[0]
 

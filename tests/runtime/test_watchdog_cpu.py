@@ -123,8 +123,8 @@ def kernels() -> dict[str, tawa.Kernel]:
     f16 = GEMM.replace("bf16", "f16")
     return {
         "plain": tawa.compile(f16, "gemm", stages=2),
-        "off": tawa.compile(f16, "gemm", stages=2, watchdog=False),
-        "on": tawa.compile(f16, "gemm", stages=2, watchdog=True, watchdog_ms=300),
+        "off": tawa.compile(f16, "gemm", stages=2, watchdog_ms=0),
+        "on": tawa.compile(f16, "gemm", stages=2, watchdog_ms=300),
     }
 
 
@@ -192,7 +192,7 @@ def test_a_broken_protocol_compiles_through_a_substituted_registry(kernels, monk
     monkeypatch.setattr(compiler, "available_passes", with_broken_protocol(compiler.available_passes, "flip-empty-parity"))
     compiler.clear_cache()
     try:
-        broken = tawa.compile(GEMM.replace("bf16", "f16"), "gemm", stages=2, watchdog=True, watchdog_ms=300)
+        broken = tawa.compile(GEMM.replace("bf16", "f16"), "gemm", stages=2, watchdog_ms=300)
     finally:
         compiler.clear_cache()
     # One xor more: the producer's empty wait asks for the other parity.

@@ -35,7 +35,7 @@ kind, ms, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 if kind != "intact":
     compiler.available_passes = with_broken_protocol(compiler.available_passes, kind)
 module = tawa.parse(open(path).read(), path)  # parsed with its file name: messages say gemm.mlir:line:col
-kernel = tawa.compile(module, "gemm", stages=2, watchdog=True, watchdog_ms=ms)
+kernel = tawa.compile(module, "gemm", stages=2, watchdog_ms=ms)
 kernel.load()  # ptxas and the module load before the clock starts
 M, N, K = 256, 512, 64 * 5  # 5 = 2D+1 k-tiles: the ring of depth 2 wraps twice
 A = torch.randn(M, K, device="cuda").to(torch.bfloat16)

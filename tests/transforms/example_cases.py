@@ -194,7 +194,7 @@ def lowered_gemm(source: str | None = None, **options: Any) -> Any:
     from tawa.transforms.hopper_pipeline import HopperPipelinePass
     from tawa.transforms.prepare_ptx import PreparePtxPass
 
-    pipeline = HopperPipelinePass(prepare=False, **options)
+    pipeline = HopperPipelinePass.of(prepare=False, **options)
     if source is None:
         module = tawa.parse((EXAMPLES / "gemm.mlir").read_text(), "examples/gemm.mlir")
     else:

@@ -26,7 +26,7 @@ PTXAS = shutil.which("ptxas")
 
 def _lowered(name: str, **options):
     module = tawa.parse((EXAMPLES / f"{name}.mlir").read_text(), f"{name}.mlir")
-    HopperPipelinePass(**options).apply(tawa.context(), module)
+    HopperPipelinePass.of(**options).apply(tawa.context(), module)
     return module
 
 

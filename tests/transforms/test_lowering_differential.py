@@ -53,7 +53,7 @@ def lowered(file: str, stages: int) -> dict[str, ModuleOp]:
     specialize = PIPELINE.specialize_pass()
     specialize.apply(ctx, module)
     out = {specialize.name: module.clone()}
-    once_depth = PIPELINE.once_depth_for(module, stages, PIPELINE.epilogue, PIPELINE.staging)
+    once_depth = PIPELINE.once_depth_for(module, stages, PIPELINE.epilogue, PIPELINE.tuning.staging)
     for p in [*PIPELINE.steps(stages, once_depth=once_depth), *PreparePtxPass.steps()[:-1]]:
         p.apply(ctx, module)
         out[p.name] = module.clone()
@@ -145,7 +145,7 @@ def test_ring_depths(kernel: str, stages: int):
 
 def test_watchdog_pipeline():
     """tawa-bound-waits (the watchdog's bounded waits) keeps what the kernel computes."""
-    pipeline = HopperPipelinePass(prepare=False, watchdog=True)
+    pipeline = HopperPipelinePass(prepare=False, watchdog_ms=2000)
     module = original("gemm.mlir").clone()
     ctx = tawa.context()
     for p in [pipeline.specialize_pass(), *pipeline.steps(2)]:
@@ -159,7 +159,7 @@ def test_double_buffered_q():
     """`once-depth=2` gives the persistent d64 attention's Q two slots (the
     next program's Q loads while this one runs); the kernel, two CTAs each
     running several programs, computes what the tile program computes."""
-    pipeline = HopperPipelinePass(prepare=False, once_depth=2)
+    pipeline = HopperPipelinePass.of(prepare=False, once_depth=2)
     module = original("attention_fwd_d64.mlir").clone()
     ctx = tawa.context()
     pipeline.specialize_pass().apply(ctx, module)
@@ -179,7 +179,7 @@ def test_pinned_waits_compute_the_same_and_assemble():
     program's result in the simulator, and its PTX assembles."""
     kernel = "attention_fwd_d64_causal"
     file = CASES[kernel][0]
-    pinned = HopperPipelinePass(prepare=False, pin_waits=True)
+    pinned = HopperPipelinePass.of(prepare=False, pin_waits=True)
     module = original(file).clone()
     ctx = tawa.context()
     pinned.specialize_pass().apply(ctx, module)

@@ -105,7 +105,7 @@ def _q_released_in_the_loops_guard(module) -> list[bool]:
 ])
 def test_hopper_pipeline_early_release(name, early_release, expected):
     module = tawa.parse((EXAMPLES / name).read_text())
-    hp = HopperPipelinePass(stages=2, early_release=early_release)
+    hp = HopperPipelinePass.of(stages=2, early_release=early_release)
     hp.specialize_pass().apply(tawa.context(), module)
     for p in hp.steps(2)[:2]:  # tawa-pipeline, tawa-overlap-dots
         p.apply(tawa.context(), module)
@@ -115,4 +115,4 @@ def test_hopper_pipeline_early_release(name, early_release, expected):
 
 def test_hopper_pipeline_refuses_an_unknown_early_release():
     with pytest.raises(TawaError, match=r"early-release must be one of auto, all, none, got 'early'"):
-        HopperPipelinePass(early_release="early").apply(tawa.context(), specialized("attention_fwd.mlir"))
+        HopperPipelinePass.of(early_release="early")  # when it is made, before any module

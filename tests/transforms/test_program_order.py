@@ -214,7 +214,7 @@ def _order_on_the_simulator(kernel: str, expected: str, seed: int, ctas: int | N
     `ctas` CTAs (None: one per program)."""
     source = tawa.parse((EXAMPLES / "attention_fwd.mlir").read_text(), "examples/attention_fwd.mlir")
     module = ModuleOp([f.clone() for f in source.ops if f.sym_name.data == kernel])
-    HopperPipelinePass(prepare=False, **options).apply(tawa.context(), module)
+    HopperPipelinePass.of(prepare=False, **options).apply(tawa.context(), module)
     assert module.body.block.first_op.attributes[ORDER_ATTR].data == expected
     rng = np.random.default_rng(seed)
     seq, batch = 300, 2  # two batches of one head: grid (3, 1, 2), the programs of two heads before

@@ -51,7 +51,7 @@ def test_the_subtiled_staging_follows_the_rings():
     """staging=subtiled at 4 stages (where the full 64 KiB tile does not
     fit): the TMA-store epilogue's two 128x64 buffers follow the rings."""
     module = tawa.parse((EXAMPLES / "gemm.mlir").read_text())
-    pipeline = HopperPipelinePass(stages=4, staging="subtiled")
+    pipeline = HopperPipelinePass.of(stages=4, staging="subtiled")
     ctx = tawa.context()
     for step in [pipeline.specialize_pass(), *pipeline.steps(4)]:
         step.apply(ctx, module)
@@ -93,7 +93,7 @@ def test_small_tiles_get_deep_rings():
     from tawa.kernels.gemm import GemmConfig, gemm_source
 
     def depth(config: GemmConfig, **options) -> int:
-        module, pipeline = tawa.parse(gemm_source(config)), HopperPipelinePass(**options)
+        module, pipeline = tawa.parse(gemm_source(config)), HopperPipelinePass.of(**options)
         PassPipeline((pipeline.specialize_pass(),)).apply(tawa.context(), module)
         return pipeline.depth_and_epilogue(module)[0]
 
@@ -111,7 +111,7 @@ def test_once_depth_takes_what_the_rings_leave():
     # the rings, epilogue and staging chosen without them; d256's Q (64 KiB) does not fit twice
     # beside its 2-deep rings and subtiled staging, so it keeps one; never without persistence.
     def decided(file: str, **options) -> tuple[int, int]:
-        module, pipeline = tawa.parse((EXAMPLES / file).read_text()), HopperPipelinePass(prepare=False, **options)
+        module, pipeline = tawa.parse((EXAMPLES / file).read_text()), HopperPipelinePass.of(prepare=False, **options)
         PassPipeline((pipeline.specialize_pass(),)).apply(tawa.context(), module)
         d = pipeline.decide(module)
         return d.stages, d.once_depth

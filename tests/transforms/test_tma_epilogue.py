@@ -34,8 +34,8 @@ STAGES = 2
 def lowered(kernel: str, epilogue: str, staging: str = "full", store_group: str = "auto") -> ModuleOp:
     file = CASES[kernel][0]
     module = tawa.parse((EXAMPLES / file).read_text(), f"examples/{file}")
-    HopperPipelinePass(stages=STAGES, epilogue=epilogue, staging=staging, store_group=store_group,
-                       prepare=False).apply(tawa.context(), module)
+    HopperPipelinePass.of(stages=STAGES, epilogue=epilogue, staging=staging, store_group=store_group,
+                          prepare=False).apply(tawa.context(), module)
     return module
 
 

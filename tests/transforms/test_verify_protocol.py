@@ -123,7 +123,7 @@ def test_a_store_left_in_flight_at_the_end_is_one_located_line():
     the one line at the undrained TMA store, without a notes header."""
     path = ROOT / "examples" / "gemm.mlir"
     module = tawa.parse(path.read_text(), path.name)
-    HopperPipelinePass(epilogue="auto", staging="subtiled", prepare=False).apply(tawa.context(), module)
+    HopperPipelinePass.of(epilogue="auto", staging="subtiled", prepare=False).apply(tawa.context(), module)
     text = _text(module).replace("tma_store_wait 0", "tma_store_wait 1", 1)
     broken = tawa.parse(text, "undrained.mlir")
     with pytest.raises(TawaError, match="CTA ends during a TMA store in @gemm") as info:
@@ -306,7 +306,7 @@ def _gemm_traces() -> tuple[list[list[Event]], int]:
     stages, 3 k-steps, 2 programs per CTA), and its barrier count."""
     example = ROOT / "examples" / "gemm.mlir"
     module = tawa.parse(example.read_text(), example.name)
-    HopperPipelinePass(stages=2, staging="subtiled", prepare=False).apply(tawa.context(), module)
+    HopperPipelinePass.of(stages=2, staging="subtiled", prepare=False).apply(tawa.context(), module)
     kernel = next(o for o in module.walk() if isinstance(o, func.FuncOp) and o.body.blocks)
     runner = SkeletonRunner(kernel)
     sizes = _size_arguments(runner)

@@ -2,7 +2,7 @@
 // RUN: tawa-opt %s -p 'tawa-bound-waits{timeout_ms=500},tawa-bound-waits' | filecheck %s --check-prefix=TWICE
 // RUN: tawa-opt %s -p 'tawa-bound-waits' --print-op-generic | tawa-opt | filecheck %s --check-prefix=ROUNDTRIP
 // RUN: not tawa-opt %s -p 'tawa-bound-waits{timeout_ms=0}' 2>&1 | filecheck %s --check-prefix=BAD
-// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{stages=2 watchdog=true watchdog_ms=500 prepare=false}' | filecheck %s --check-prefix=GEMM
+// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{stages=2 watchdog-ms=500 prepare=false}' | filecheck %s --check-prefix=GEMM
 // RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{stages=2 prepare=false}' | filecheck %s --check-prefix=OFF
 
 // tawa-bound-waits gives every mbarrier wait a wait id and the timeout, and
@@ -36,7 +36,7 @@ func.func @waits() attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128, smem 
   func.return
 }
 
-// In tawa-hopper-pipeline{watchdog=true} the pass runs right after
+// In tawa-hopper-pipeline{watchdog-ms=...} the pass runs right after
 // tawa-lower-aref, where each wait is still in its partition: the producer
 // waits on the empty barriers (offset 98320), the consumers on the full ones.
 // GEMM:       func.func @gemm(

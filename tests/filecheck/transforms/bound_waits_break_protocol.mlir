@@ -1,6 +1,6 @@
-// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{stages=2 watchdog=true},tawa-break-protocol{kind="flip-empty-parity"}' | filecheck %s --check-prefix=FLIP
-// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{stages=2 watchdog=true},tawa-break-protocol{kind="drop-release"}' | filecheck %s --check-prefix=DROP
-// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{stages=2 watchdog=true}' | filecheck %s --check-prefix=INTACT
+// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{stages=2 watchdog-ms=2000},tawa-break-protocol{kind="flip-empty-parity"}' | filecheck %s --check-prefix=FLIP
+// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{stages=2 watchdog-ms=2000},tawa-break-protocol{kind="drop-release"}' | filecheck %s --check-prefix=DROP
+// RUN: tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{stages=2 watchdog-ms=2000}' | filecheck %s --check-prefix=INTACT
 // RUN: not tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{stages=2},tawa-break-protocol{kind="nonsense"}' 2>&1 | filecheck %s --check-prefix=BAD
 
 // TEST ONLY: tawa-break-protocol makes the watchdog's test kernels deadlock.
