@@ -66,6 +66,7 @@ from tawa.interpreters.cta import (
 from tawa.interpreters.dtypes import dtype_of
 from tawa.interpreters.errors import simulation_error
 from tawa.interpreters.simt import PerThread
+from tawa.interpreters.system import SystemFunctions
 from tawa.interpreters.tile import inside_box
 from tawa.target.hopper import (
     MAX_MBARRIER_COUNT,
@@ -311,7 +312,7 @@ def _uniform(interpreter: Interpreter, op: Operation, args: PythonValues) -> tup
 
 
 @register_impls
-class NvgpuFunctions(InterpreterFunctions):
+class NvgpuFunctions(SystemFunctions, InterpreterFunctions):
     """Thread ids, shared memory, mbarriers, TMA, named barriers, fences."""
 
     # ids ------------------------------------------------------------------
@@ -427,6 +428,26 @@ class NvgpuFunctions(InterpreterFunctions):
             lambda: f"for barrier {name} (slot {index}) to complete its phase of parity {parity}; it is {b.describe()}",
         )
         return ()
+
+    @impl(nvgpu.MBarrierTimedWaitParityOp)
+    def run_mbarrier_timed_wait_parity(self, interpreter: Interpreter, op: nvgpu.MBarrierTimedWaitParityOp,
+                                       args: PythonValues):
+        """As `mbarrier_wait_parity`, but the wait times out (true) where
+        that one would be a deadlock: when no task can proceed, the
+        scheduler resumes it unsatisfied (`Scheduler.sync`'s `timeout`)."""
+        buf, index, parity = _uniform(interpreter, op, args)
+        b, name = barrier(cta_of(interpreter), buf, index, op)
+        if parity not in (0, 1):
+            raise simulation_error(op, f"{op.name}: parity must be 0 or 1, got {parity}")
+
+        def ready() -> bool:
+            return b.phase % 2 != parity
+
+        state = task_of(interpreter)
+        if state.task is None or state.scheduler is None:
+            return (not ready(),)
+        why = f"for barrier {name} (slot {index}) to complete its phase of parity {parity}"
+        return (not state.scheduler.sync(state.task, op, ready, lambda: f"{why}; it is {b.describe()}", timeout=True),)
 
     @impl(nvgpu.MBarrierTryWaitParityOp)
     def run_mbarrier_try_wait_parity(self, interpreter: Interpreter, op: nvgpu.MBarrierTryWaitParityOp, args: PythonValues):
@@ -602,4 +623,5 @@ def _named_arrive(interpreter: Interpreter, op: Any) -> tuple[ThreadBarrier, int
 
 
 simt.LANE_AWARE.update({nvgpu.ElectOneOp, nvgpu.MBarrierArriveOp})
-simt.BLOCKING.update({nvgpu.MBarrierWaitParityOp, nvgpu.NamedBarrierSyncOp, nvgpu.ClusterSyncOp})
+simt.BLOCKING.update({nvgpu.MBarrierWaitParityOp, nvgpu.MBarrierTimedWaitParityOp, nvgpu.NamedBarrierSyncOp,
+                      nvgpu.ClusterSyncOp})

@@ -13,7 +13,9 @@ policy:
   soon as it is filled).
 
 If no task can proceed while some have not finished, that is a deadlock; it
-is reported with the op every blocked task waits at.
+is reported with the op every blocked task waits at, unless some task waits
+with a timeout (a bounded wait, the watchdog's): then the first of those
+resumes, its wait unsatisfied, as the GPU's would once its time is up.
 
 Running tasks may `spawn` more (a CTA's threads diverging into branches that
 wait on each other run as concurrent tasks: tawa.interpreters.simt), and a
@@ -63,6 +65,9 @@ class Task:
     role: PartitionRole
     body: Callable[[Task], None]
     waiting: tuple[Operation, Callable[[], bool], Callable[[], str]] | None = None
+    timed: bool = False
+    """Whether its wait may end unsatisfied (`Scheduler.sync` with `timeout`)."""
+    timed_out: bool = False
     started: bool = False
     done: bool = False
     label: str = ""
@@ -149,20 +154,27 @@ class Scheduler:
             raise _Abort
 
     def sync(
-        self, task: Task, op: Operation, ready: Callable[[], bool], why: Callable[[], str]
-    ) -> None:
+        self, task: Task, op: Operation, ready: Callable[[], bool], why: Callable[[], str], timeout: bool = False
+    ) -> bool:
         """Called by `task` at a synchronization op: lets the scheduler choose
-        who runs next; returns once `task` is chosen with `ready()` true."""
+        who runs next; returns once `task` is chosen with `ready()` true.
+        With `timeout`, the wait may also end unsatisfied, as a bounded wait
+        on the GPU ends when its time is up: when no task can proceed (a
+        deadlock), the first such waiter is resumed instead of a deadlock
+        being reported.  Returns whether `ready()` held."""
         with self._cv:
             task.waiting = (op, ready, why)
+            task.timed, task.timed_out = timeout, False
             self._switch()
             self._wait_for_turn(task)
             task.waiting = None
+            task.timed = False
+            return not task.timed_out
 
     def _runnable(self) -> list[Task]:
         return [
             t for t in self.tasks
-            if not t.done and (not t.started or t.waiting is None or t.waiting[1]())
+            if not t.done and (not t.started or t.waiting is None or t.timed_out or t.waiting[1]())
         ]
 
     def _switch(self) -> None:
@@ -181,6 +193,11 @@ class Scheduler:
         runnable = self._runnable()
         while not runnable and self.progress is not None and self.progress(True):
             runnable = self._runnable()
+        if not runnable:
+            timed = [t for t in self.tasks if not t.done and t.waiting is not None and t.timed]
+            if timed:
+                timed[0].timed_out = True
+                runnable = timed[:1]
         if not runnable:
             if not all(t.done for t in self.tasks):
                 self._fail(SimulationError(self._deadlock_message(), self.location))

@@ -83,6 +83,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ExpandSharedAccessesPass
 
+    def get_expand_bounded_waits() -> type[ModulePass]:
+        from tawa.transforms.expand_bounded_waits import ExpandBoundedWaitsPass
+
+        return ExpandBoundedWaitsPass
+
     def get_prepare_ptx() -> type[ModulePass]:
         from tawa.transforms.prepare_ptx import PreparePtxPass
 
@@ -134,6 +139,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "tawa-strength-reduce": get_strength_reduce,
         "tawa-expand-fragment-stores": get_expand_fragment_stores,
         "tawa-expand-shared-accesses": get_expand_shared_accesses,
+        "tawa-expand-bounded-waits": get_expand_bounded_waits,
         "tawa-assign-stage-phase": get_assign_stage_phase,
         "tawa-materialize-partitions": get_materialize_partitions,
         "tawa-hopper-pipeline": get_hopper_pipeline,

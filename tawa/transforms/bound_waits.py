@@ -13,11 +13,12 @@ partition of `aref.warp_specialize`, as it does right after
 `tawa-lower-aref`, where `tawa-hopper-pipeline{watchdog=true}` runs this
 pass; "" otherwise) and the barrier array (its `nvgpu.smem_alloc`: size and
 shared-memory offset).  A kernel with a wait table takes one more parameter,
-the watchdog buffer (`tawa.backend.ptx.abi`), and the PTX printer prints the
-bounded wait as a spin on `%globaltimer` that, past the timeout, writes a
-record (CTA, thread, barrier index, parity, wait id) there and traps; the
-runtime turns that record into a `KernelHangError` naming the wait
-(`tawa.runtime.watchdog`).
+the watchdog buffer (`tawa.backend.ptx.abi`).  The wait stays one op here,
+as `tawa-verify-protocol` models it; `tawa-expand-bounded-waits`, in
+`tawa-prepare-ptx`, writes it out as ops: a spin on `%globaltimer` that, past
+the timeout, writes a record (CTA, thread, barrier index, parity, wait id) in
+the buffer and traps.  The runtime turns that record into a
+`KernelHangError` naming the wait (`tawa.runtime.watchdog`).
 
 The bound is time, not a count of `try_wait` iterations: one try_wait
 suspends the thread for a hardware-dependent while, so a count would mean a

@@ -79,8 +79,10 @@ def _unexpanded_stores(kernel: func.FuncOp) -> Operation | None:
 
 def _unprepared(kernel: func.FuncOp) -> Operation | None:
     """What the PTX printer cannot print: `scf`, whole-tile wgmma, unencoded
-    descriptors, shared-memory accesses without their addresses."""
-    return next((o for o in kernel.walk() if o.name in _UNPREPARED or o.name.startswith("scf.")), None)
+    descriptors, shared-memory accesses without their addresses, bounded
+    waits not written out."""
+    return next((o for o in kernel.walk() if o.name in _UNPREPARED or o.name.startswith("scf.")
+                 or o.name == "nvgpu.mbarrier_wait_parity" and "wait_id" in o.properties), None)
 
 
 _SLOT_OPS = (aref.PutOp, aref.GetOp, aref.ConsumedOp)
@@ -148,6 +150,7 @@ PASS_LEVELS: dict[str, Takes] = {
     "tawa-expand-wgmma": Takes("partitions"),
     "tawa-encode-wgmma-descriptors": Takes("partitions"),
     "tawa-expand-shared-accesses": Takes("partitions"),
+    "tawa-expand-bounded-waits": Takes("aref-lowered"),
     "tawa-expand-fragment-stores": Takes("nvgpu"),
     "tawa-check-resources": Takes("nvgpu"),
     "tawa-verify-protocol": Takes("nvgpu"),

@@ -1,11 +1,11 @@
 """`tawa-prepare-ptx`: nvgpu → nvgpu, into the form the PTX printer prints op by op.
 
     tawa-expand-wgmma , tawa-encode-wgmma-descriptors , tawa-expand-shared-accesses ,
-    tawa-strength-reduce , convert-scf-to-cf
+    tawa-expand-bounded-waits , tawa-strength-reduce , convert-scf-to-cf
 
 Afterwards every op is one PTX instruction or a fixed sequence, every
 offset, shared-memory address and descriptor field is an attribute or
-`arith`, and control flow is `cf` blocks (xDSL's `convert-scf-to-cf`
+`arith`, a watchdog's report is ops, and control flow is `cf` blocks (xDSL's `convert-scf-to-cf`
 handles `scf.for` with iter_args and `scf.if` with results).
 `tawa-hopper-pipeline` ends with this stage.
 """
@@ -20,6 +20,7 @@ from xdsl.passes import ModulePass
 from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
 
 from tawa.transforms.encode_descriptors import EncodeWgmmaDescriptorsPass
+from tawa.transforms.expand_bounded_waits import ExpandBoundedWaitsPass
 from tawa.transforms.expand_shared import ExpandSharedAccessesPass
 from tawa.transforms.expand_wgmma import ExpandWgmmaPass
 from tawa.transforms.strength_reduce import StrengthReducePass
@@ -27,8 +28,8 @@ from tawa.transforms.strength_reduce import StrengthReducePass
 
 @dataclass(frozen=True)
 class PreparePtxPass(ModulePass):
-    """Expands wgmma, encodes descriptors, forms shared-memory addresses, strength-reduces and flattens
-    control flow for the PTX printer."""
+    """Expands wgmma, encodes descriptors, forms shared-memory addresses, writes out bounded waits,
+    strength-reduces and flattens control flow for the PTX printer."""
 
     name = "tawa-prepare-ptx"
 
@@ -40,5 +41,5 @@ class PreparePtxPass(ModulePass):
     def steps() -> tuple[ModulePass, ...]:
         """Its passes in order (the CPU simulator runs structured control
         flow, i.e. the output of every one but the last)."""
-        return (ExpandWgmmaPass(), EncodeWgmmaDescriptorsPass(), ExpandSharedAccessesPass(), StrengthReducePass(),
-                ConvertScfToCf())
+        return (ExpandWgmmaPass(), EncodeWgmmaDescriptorsPass(), ExpandSharedAccessesPass(), ExpandBoundedWaitsPass(),
+                StrengthReducePass(), ConvertScfToCf())

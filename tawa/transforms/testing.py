@@ -10,8 +10,10 @@ is an `empty` array.
 
 kinds:
 * `flip-empty-parity`: every wait on an `empty` array waits for the other
-  parity (an `arith.xori 1` before it), so the producer's first wait asks
-  for a phase of a free slot that never completes: the kernel hangs at once.
+  parity (an `arith.xori 1` before it; a bounded wait that
+  `tawa-expand-bounded-waits` wrote out, of the 32-bit parity its spin and
+  its record share), so the producer's first wait asks for a phase of a
+  free slot that never completes: the kernel hangs at once.
 * `drop-release`: every plain `nvgpu.mbarrier_arrive` (the consumers'
   release of a slot) is erased, so the producer hangs when the ring wraps
   (after D loads; a kernel whose loops run at most D times still finishes).
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i32
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -70,6 +72,15 @@ class BreakProtocolPass(ModulePass):
             flipped = arith.XOrIOp(wait.parity, one.result)
             Rewriter.insert_op([one, flipped], InsertPoint.before(wait))
             wait.operands[2] = flipped.result
+        for timed in [o for o in op.walk() if isinstance(o, nvgpu.MBarrierTimedWaitParityOp)]:
+            if timed.barriers in full:
+                continue
+            # The record reports the parity the spin waited for: every use flips.
+            parity = timed.parity
+            one = arith.ConstantOp(IntegerAttr(1, i32))
+            flipped = arith.XOrIOp(parity, one.result)
+            Rewriter.insert_op([one, flipped], InsertPoint.before(timed))
+            parity.replace_uses_with_if(flipped.result, lambda use, flipped=flipped: use.operation is not flipped)
 
 
 def with_broken_protocol(

@@ -143,7 +143,7 @@ def test_a_watchdog_kernel_takes_the_buffer_last_and_bounds_its_waits(kernels):
         ("consumer", "mbarrier<2>"),
     ]
     assert re.search(r"\.param \.u64 watchdog\n\)", k.ptx)
-    assert k.ptx.count("setp.lt.u64") == k.ptx.count("trap;") == len(re.findall(r"mbarrier.try_wait", k.ptx)) // 2
+    assert k.ptx.count("setp.ge.u64") == k.ptx.count("trap;") == len(re.findall(r"mbarrier.try_wait", k.ptx)) // 2
     assert "300000000;" in k.ptx
 
 
@@ -195,8 +195,9 @@ def test_a_broken_protocol_compiles_through_a_substituted_registry(kernels, monk
         broken = tawa.compile(GEMM.replace("bf16", "f16"), "gemm", stages=2, watchdog_ms=300)
     finally:
         compiler.clear_cache()
-    # One xor more: the producer's empty wait asks for the other parity.
-    assert broken.ptx.count("xor.b64") == kernels["on"].ptx.count("xor.b64") + 1
+    # One xor more: the producer's empty wait asks for the other parity (the
+    # 32-bit one its spin and its record share).
+    assert broken.ptx.count("xor.b32") == kernels["on"].ptx.count("xor.b32") + 1
 
 
 # --------------------------------------------------------------------------- ptxas

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from xdsl.ir import Operation, SSAValue
 
-from tawa.backend.ptx.abi import WATCHDOG_PARAM, WATCHDOG_VALID, watchdog_offset
 from tawa.dialects import nvgpu
 from tawa.target.hopper import MBARRIER_BYTES, THREADS_PER_GROUP, THREADS_PER_WARP
 
@@ -122,31 +121,29 @@ def emit_mbarrier_try_wait_parity(p: KernelPrinter, op: nvgpu.MBarrierTryWaitPar
 def emit_mbarrier_wait_parity(p: KernelPrinter, op: nvgpu.MBarrierWaitParityOp) -> None:
     """A fixed spin: try_wait already suspends the thread for a while, so
     the loop is one instruction and a branch, never worth a CFG of its own.
-    The bounded form (a `wait_id`) is `_emit_bounded_wait`."""
+    A bounded wait (a `wait_id`) is written out by `tawa-expand-bounded-waits`."""
+    if op.wait_id is not None:
+        raise p.unsupported(op, "a bounded wait: run tawa-expand-bounded-waits first (tawa-hopper-pipeline does)")
     a = mbarrier_addr(p, op.barriers, op.index)
     par = p.u32(op.parity)
     ok = p.regs.new("p")
-    if op.wait_id is not None:
-        _emit_bounded_wait(p, op, a, par, ok)
-        return
     again = p.label("wait")
     p.lines.append(f"{again}:")
     p.emit(f"mbarrier.try_wait.parity.shared::cta.b64 {ok}, [{a}], {par};")
     p.emit(f"@!{ok} bra {again};")
 
 
-def _emit_bounded_wait(p: KernelPrinter, op: nvgpu.MBarrierWaitParityOp, a: str, par: str, ok: str) -> None:
-    """The watchdog's wait: a first try_wait, then (only once it failed) a
-    spin that reads `%globaltimer` after each failed try.  Past `timeout_ns`,
-    the first thread to claim the watchdog buffer (an atomic CAS, system
-    scope: the buffer is host memory) writes the record of
-    `abi.WATCHDOG_FIELDS`, fences, marks it valid and traps; any other
-    thread that timed out sleeps until the trap ends the grid."""
-    assert op.wait_id is not None and op.timeout_ns is not None
-    done, again, lost = p.label("wait_done"), p.label("wait"), p.label("wait_lost")
-    start, now, buf = p.regs.new("rd"), p.regs.new("rd"), p.regs.new("rd")
-    late, old, special = p.regs.new("p"), p.regs.new("r"), p.regs.new("r")
+def emit_mbarrier_timed_wait_parity(p: KernelPrinter, op: nvgpu.MBarrierTimedWaitParityOp) -> None:
+    """The bounded spin: a first try_wait, then (only once it failed) a
+    spin that reads `%globaltimer` after each failed try; the result is
+    whether `timeout_ns` passed first."""
+    a = mbarrier_addr(p, op.barriers, op.index)
+    par = p.reg(op.parity)
+    late = p.define(op.result)
+    ok, start, now = p.regs.new("p"), p.regs.new("rd"), p.regs.new("rd")
+    done, again = p.label("wait_done"), p.label("wait")
     try_wait = f"mbarrier.try_wait.parity.shared::cta.b64 {ok}, [{a}], {par};"
+    p.emit(f"mov.pred {late}, 0;")
     p.emit(try_wait)
     p.emit(f"@{ok} bra {done};")
     p.emit(f"mov.u64 {start}, %globaltimer;")
@@ -155,30 +152,8 @@ def _emit_bounded_wait(p: KernelPrinter, op: nvgpu.MBarrierWaitParityOp, a: str,
     p.emit(f"@{ok} bra {done};")
     p.emit(f"mov.u64 {now}, %globaltimer;")
     p.emit(f"sub.u64 {now}, {now}, {start};")
-    p.emit(f"setp.lt.u64 {late}, {now}, {op.timeout_ns.value.data};")
-    p.emit(f"@{late} bra {again};")
-    p.emit(f"ld.param.u64 {buf}, [{WATCHDOG_PARAM}];")
-    p.emit(f"cvta.to.global.u64 {buf}, {buf};")
-    p.emit(f"atom.relaxed.sys.global.cas.b32 {old}, [{buf}], 0, 1;")
-    p.emit(f"setp.ne.u32 {late}, {old}, 0;")
-    p.emit(f"@{late} bra {lost};")
-
-    def store(field: str, value: str) -> None:
-        p.emit(f"st.relaxed.sys.global.u32 [{buf}+{watchdog_offset(field)}], {value};")
-
-    store("wait_id", str(op.wait_id.value.data))
-    for field, reg in (("cta_x", "%ctaid.x"), ("cta_y", "%ctaid.y"), ("cta_z", "%ctaid.z"), ("thread", "%tid.x")):
-        p.emit(f"mov.u32 {special}, {reg};")
-        store(field, special)
-    store("index", p.u32(op.index))  # mbarrier_addr scaled its own copy in place
-    store("parity", par)
-    p.emit("fence.sc.sys;")
-    p.emit(f"st.release.sys.global.u32 [{buf}+{watchdog_offset('valid')}], {WATCHDOG_VALID};")
-    p.emit("fence.sc.sys;")
-    p.emit("trap;")
-    p.lines.append(f"{lost}:")
-    p.emit("nanosleep.u32 1000000;")
-    p.emit(f"bra {lost};")
+    p.emit(f"setp.ge.u64 {late}, {now}, {op.timeout_ns.value.data};")
+    p.emit(f"@!{late} bra {again};")
     p.lines.append(f"{done}:")
 
 
@@ -293,6 +268,7 @@ EMITTERS: dict[type[Operation], Callable] = {
     nvgpu.MBarrierArriveExpectTxOp: emit_mbarrier_arrive_expect_tx,
     nvgpu.MBarrierTryWaitParityOp: emit_mbarrier_try_wait_parity,
     nvgpu.MBarrierWaitParityOp: emit_mbarrier_wait_parity,
+    nvgpu.MBarrierTimedWaitParityOp: emit_mbarrier_timed_wait_parity,
     nvgpu.FenceMBarrierInitOp: emit_fence_mbarrier_init,
     nvgpu.FenceCtaOp: emit_fence_cta,
     nvgpu.FenceProxyAsyncOp: emit_fence_proxy_async,

@@ -18,7 +18,8 @@ paths are IR by the time it runs
 emitter is an error that names the pass that removes it.
 
 Emitters live in one module per op family (`emit_arith`, `emit_control`,
-`emit_memory`, `emit_wgmma`, `emit_fragments`, `emit_shared`); each exports `EMITTERS`, a
+`emit_memory`, `emit_wgmma`, `emit_fragments`, `emit_shared`,
+`emit_system`); each exports `EMITTERS`, a
 map from op class to `emit(p: KernelPrinter, op)`.  The calling convention
 is `tawa.backend.ptx.abi`.
 """
@@ -33,7 +34,15 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IndexType, IntegerType, MemRefType, ModuleOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
-from tawa.backend.ptx import emit_arith, emit_control, emit_fragments, emit_memory, emit_shared, emit_wgmma
+from tawa.backend.ptx import (
+    emit_arith,
+    emit_control,
+    emit_fragments,
+    emit_memory,
+    emit_shared,
+    emit_system,
+    emit_wgmma,
+)
 from tawa.backend.ptx.abi import KernelABI, kernel_abi
 from tawa.diagnostics import TawaError, location_of
 from tawa.dialects import nvgpu
@@ -48,6 +57,7 @@ EMITTERS: dict[type[Operation], Callable] = {
     **emit_wgmma.EMITTERS,
     **emit_fragments.EMITTERS,
     **emit_shared.EMITTERS,
+    **emit_system.EMITTERS,
 }
 """The emitter of every op the printer prints."""
 

@@ -89,6 +89,7 @@ from tawa.dialects.nvgpu.memory import (
     MBarrierArriveExpectTxOp,
     MBarrierArriveOp,
     MBarrierInitOp,
+    MBarrierTimedWaitParityOp,
     MBarrierTryWaitParityOp,
     MBarrierWaitParityOp,
     SmemAddressOp,
@@ -100,6 +101,7 @@ from tawa.dialects.nvgpu.memory import (
     TmaStoreWaitOp,
 )
 from tawa.dialects.nvgpu.shared_access import FragmentLoadSharedAtOp, FragmentStoreSharedAtOp
+from tawa.dialects.nvgpu.system import AtomicCasSysOp, FenceScSysOp, ParkOp, StoreSysOp, TrapOp, WatchdogBufferOp
 from tawa.dialects.nvgpu.types import (
     FRAGMENT_ELEMENT_TYPES,
     FragmentType,
@@ -134,6 +136,13 @@ NVGPU = Dialect(
         MBarrierArriveExpectTxOp,
         MBarrierTryWaitParityOp,
         MBarrierWaitParityOp,
+        MBarrierTimedWaitParityOp,
+        WatchdogBufferOp,
+        AtomicCasSysOp,
+        StoreSysOp,
+        FenceScSysOp,
+        TrapOp,
+        ParkOp,
         TmaDescriptorOp,
         TmaLoadOp,
         TmaStoreOp,
@@ -201,6 +210,7 @@ NVGPU = Dialect(
 )
 
 __all__ = [
+    "AtomicCasSysOp",
     "BlockIdOp",
     "ClusterRankOp",
     "ClusterSyncOp",
@@ -208,6 +218,7 @@ __all__ = [
     "FLOAT_KINDS",
     "FRAGMENT_ELEMENT_TYPES",
     "FenceMBarrierInitOp",
+    "FenceScSysOp",
     "FenceCtaOp",
     "FenceProxyAsyncOp",
     "FragBinaryKind",
@@ -245,6 +256,7 @@ __all__ = [
     "MBarrierArriveExpectTxOp",
     "MBarrierArriveOp",
     "MBarrierInitOp",
+    "MBarrierTimedWaitParityOp",
     "MBarrierTryWaitParityOp",
     "MBarrierType",
     "MBarrierWaitParityOp",
@@ -252,6 +264,7 @@ __all__ = [
     "NAMED_LAYOUTS",
     "NamedBarrierArriveOp",
     "NamedBarrierSyncOp",
+    "ParkOp",
     "Reduction",
     "RegAction",
     "RegActionAttr",
@@ -261,6 +274,7 @@ __all__ = [
     "SmemAllocOp",
     "SmemTileOp",
     "SmemType",
+    "StoreSysOp",
     "ThreadIdOp",
     "ThreadTerm",
     "TiledDim",
@@ -271,11 +285,13 @@ __all__ = [
     "TmaLoadOp",
     "TmaStoreOp",
     "TmaStoreWaitOp",
+    "TrapOp",
     "WGMMA",
     "WGMMA_COL",
     "WGMMA_ROW",
     "WarpGroupIdOp",
     "WarpIdOp",
+    "WatchdogBufferOp",
     "WgmmaCommitGroupOp",
     "WgmmaDescAdvanceOp",
     "WgmmaDescEncodeOp",

@@ -213,7 +213,8 @@ class MBarrierWaitParityOp(_MBarrierOp):
     and `timeout_ns`: a wait still unsatisfied `timeout_ns` nanoseconds
     (`%globaltimer`) after its first failed try records (CTA, thread, index,
     parity, wait id) in the kernel's watchdog buffer and traps
-    (`tawa.backend.ptx.abi.WATCHDOG_FIELDS`).
+    (`tawa.backend.ptx.abi.WATCHDOG_FIELDS`), as the ops that
+    `tawa-expand-bounded-waits` writes it out into do.
 
     Examples: `nvgpu.mbarrier_wait_parity %full[%s], %ph : !nvgpu.mbarrier<4>`,
     `nvgpu.mbarrier_wait_parity %full[%s], %ph watchdog(3, 2000000000 ns) : !nvgpu.mbarrier<4>`
@@ -240,6 +241,37 @@ class MBarrierWaitParityOp(_MBarrierOp):
             raise VerifyException(
                 f"nvgpu.mbarrier_wait_parity timeout_ns must be positive, got {self.timeout_ns.value.data}"
             )
+
+
+@irdl_op_definition
+class MBarrierTimedWaitParityOp(IRDLOperation):
+    """The spin of a bounded wait (`tawa-expand-bounded-waits` makes it of
+    a watchdog wait): `mbarrier.try_wait.parity` until the phase with
+    parity `parity` (0 or 1, 32 bits, as the instruction takes it) has
+    completed, or until `timeout_ns` nanoseconds of `%globaltimer` have
+    passed since its first failed try (the timer is read only once a try
+    failed); true when it timed out.  Acquire semantics when it did not,
+    as `nvgpu.mbarrier_wait_parity`.
+
+    Example: `%late = nvgpu.mbarrier_timed_wait_parity %full[%s], %ph32, 2000000000 ns : !nvgpu.mbarrier<4>`
+    """
+
+    name = "nvgpu.mbarrier_timed_wait_parity"
+    barriers = operand_def(MBarrierType)
+    index = operand_def(IndexType)
+    parity = operand_def(I32)
+    timeout_ns = prop_def(IntegerAttr[I64])
+    result = result_def(i1)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$barriers `[` $index `]` `,` $parity `,` $timeout_ns `ns` attr-dict `:` type($barriers)"
+
+    def __init__(self, barriers: SSAValue, index: SSAValue, parity: SSAValue, timeout_ns: int):
+        super().__init__(operands=[barriers, index, parity], properties={"timeout_ns": IntegerAttr(timeout_ns, 64)},
+                         result_types=[i1])
+
+    def verify_(self) -> None:
+        if self.timeout_ns.value.data <= 0:
+            raise VerifyException(f"{self.name} timeout_ns must be positive, got {self.timeout_ns.value.data}")
 
 
 @irdl_op_definition

@@ -538,3 +538,37 @@ func.func @shared_at(%u0: i32, %u1: i32) {
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "shared_at"
 // CHECK-GENERIC: "nvgpu.frag_load_shared_at"(%u0, %u1) <{bases = array<i64: 0, 1, 0, 1>, offsets = array<i64: 0, 0, 1024, 1024>}> : (i32, i32) -> !nvgpu.frag<64x16xf16, wgmma>
 // CHECK-GENERIC: "nvgpu.frag_store_shared_at"(%a, %u1) <{bases = array<i64: 0, 0, 0, 0>, offsets = array<i64: 0, 1024, 16, 1040>}> : (!nvgpu.frag<64x16xf16, wgmma>, i32) -> ()
+
+// -----
+
+// A bounded wait written out (tawa-expand-bounded-waits): the timed spin, and
+// the report's ops on the watchdog buffer.
+func.func @watchdog(%i: index, %p: i32) {
+  %b = nvgpu.smem_alloc offset(0) : !nvgpu.mbarrier<2>
+  %late = nvgpu.mbarrier_timed_wait_parity %b[%i], %p, 2000000000 ns : !nvgpu.mbarrier<2>
+  %buf = nvgpu.watchdog_buffer
+  %old = nvgpu.atomic_cas_sys %buf, %p, %p : i32
+  nvgpu.store_sys %old, %buf[8] : i32
+  nvgpu.fence_sc_sys
+  nvgpu.store_sys %p, %buf[4] release : i32
+  nvgpu.trap
+  nvgpu.park 1000000
+  func.return
+}
+
+// CHECK-LABEL: func.func @watchdog(
+// CHECK:         %late = nvgpu.mbarrier_timed_wait_parity %b[%i], %p, 2000000000 ns : !nvgpu.mbarrier<2>
+// CHECK-NEXT:    %buf = nvgpu.watchdog_buffer
+// CHECK-NEXT:    %old = nvgpu.atomic_cas_sys %buf, %p, %p : i32
+// CHECK-NEXT:    nvgpu.store_sys %old, %buf[8] : i32
+// CHECK-NEXT:    nvgpu.fence_sc_sys
+// CHECK-NEXT:    nvgpu.store_sys %p, %buf[4] release : i32
+// CHECK-NEXT:    nvgpu.trap
+// CHECK-NEXT:    nvgpu.park 1000000
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "watchdog"
+// CHECK-GENERIC: "nvgpu.mbarrier_timed_wait_parity"(%b, %i, %p) <{timeout_ns = 2000000000 : i64}> : (!nvgpu.mbarrier<2>, index, i32) -> i1
+// CHECK-GENERIC: "nvgpu.watchdog_buffer"() : () -> i64
+// CHECK-GENERIC: "nvgpu.atomic_cas_sys"(%buf, %p, %p) : (i64, i32, i32) -> i32
+// CHECK-GENERIC: "nvgpu.store_sys"(%p, %buf) <{offset = 4 : i64, release}> : (i32, i64) -> ()
+// CHECK-GENERIC: "nvgpu.park"() <{ns = 1000000 : i32}> : () -> ()
