@@ -17,11 +17,10 @@ Public interface (docs/architecture.md):
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from typing import TYPE_CHECKING, Any
 
 from tawa.ir import context, parse
+from tawa.version import __version__
 
 if TYPE_CHECKING:
     from tawa.frontend import kernel

@@ -80,6 +80,7 @@ from tawa.kernels.gemm import (
 )
 from tawa.runtime.splitk import SplitKGemm
 from tawa.target.hopper import SM_COUNT, WARPS_PER_GROUP, WGMMA_M, WGMMA_MAX_N
+from tawa.version import __version__
 
 GEMM_MAX_STAGES = 8
 """The deepest ring a GEMM configuration's `stages=0` takes
@@ -459,14 +460,12 @@ def cache_path() -> Path:
 
 
 def cache_key(problem: GemmProblem, device: str, choices: Sequence[Choice]) -> str:
-    import tawa
-
     a, b, c = problem.types
     batched = "" if problem.batch is None else " batched"
     listed = hashlib.sha256("\n".join(ch.id for ch in choices).encode()).hexdigest()[:12]
     sizes = (problem.M, problem.N, problem.K) + (() if problem.batch is None else (problem.batch,))
     shape = "x".join(map(str, sizes))
-    return f"{device} | {a}x{b}->{c} {problem.b_layout}{batched} | {shape} | tawa {tawa.__version__} | {listed}"
+    return f"{device} | {a}x{b}->{c} {problem.b_layout}{batched} | {shape} | tawa {__version__} | {listed}"
 
 
 def read_cache(path: Path) -> dict[str, Any]:
