@@ -3,7 +3,7 @@
 Runs after `tawa-lower-aref`, on the consumer partitions only.  In a
 consumer partition of G warp groups, an R·G-row f32 accumulator tile becomes
 one `wgmma` fragment per warp group: warp group c owns rows [Rc, Rc + R), R
-= 64 by default or a multiple of 64 (`rows_per_group`; each wgmma then
+= 64 by default or a multiple of 64 (`group_rows_of_tile`; each wgmma then
 issues one instruction per 64-row block).
 
 The lowering is the rewrite patterns of `tawa.transforms.consumer_patterns`

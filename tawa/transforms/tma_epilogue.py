@@ -27,7 +27,7 @@ ring slot together, and the producer waits for all of them), so a barrier
 over all of them costs little, and one 64·G-row store halves the TMA
 instructions and bulk groups of one store per warp group.  (A warp group
 owns 64 rows by default, or a multiple of 64: `tawa-warp-specialize`'s
-`rows_per_group`; read "64" below as a warp group's rows.)  Named barrier
+`group_rows_of_tile`; read "64" below as a warp group's rows.)  Named barrier
 `EPILOGUE_BARRIER` (0 is the CTA-wide one) counts the partition's threads.
 
 **Or one store per warp group** (`store-group`): where the consumer
