@@ -51,6 +51,7 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from tawa.dialects import nvgpu
+from tawa.dialects.nvgpu.tma_boxes import box_shape
 from tawa.dialects.nvgpu.types import element_bytes
 from tawa.interpreters import simt
 from tawa.interpreters.cta import (
@@ -259,8 +260,10 @@ class TmaMap:
     type: Any
     simulated = True
 
-    def box(self, coords: tuple[int, ...]) -> np.ndarray:
-        shape = self.type.get_shape()
+    def box(self, coords: tuple[int, ...], shape: tuple[int, ...] | None = None) -> np.ndarray:
+        """The box at `coords` (out-of-bounds elements 0): the descriptor's
+        tile, or a box of `shape`."""
+        shape = tuple(self.type.get_shape()) if shape is None else shape
         out = np.zeros((1,) * (self.array.ndim - len(shape)) + shape, dtype=self.array.dtype)
         if (found := inside_box(self.array.shape, coords, shape)) is not None:
             src, dst, _ = found
@@ -286,12 +289,22 @@ def bulk_groups(cta: CtaState) -> dict[int, list[BulkStore]]:
     return groups
 
 
+def open_stores(cta: CtaState) -> dict[int, list[BulkStore]]:
+    """The TMA box stores each thread has issued since its last
+    `tma_store_commit` (the bulk group it has not closed yet)."""
+    stores = getattr(cta, "open_bulk_stores", None)
+    if stores is None:
+        stores = {}
+        cta.open_bulk_stores = stores  # type: ignore[attr-defined]
+    return stores
+
+
 def check_bulk_reads(cta: CtaState, addresses: np.ndarray, op: Operation) -> None:
     """A write of shared memory `addresses` while a TMA store may still read
     them (no `tma_store_wait` of its issuing thread, ordered before the write
     by a barrier) is an error: the store could send the new values."""
     lo, hi = int(addresses.min()), int(addresses.max()) + 1
-    for thread, stores in bulk_groups(cta).items():
+    for thread, stores in [*bulk_groups(cta).items(), *open_stores(cta).items()]:
         for store in stores:
             if store.span[0] < hi and lo < store.span[1]:
                 raise simulation_error(op, f"{op.name} writes shared memory [{lo}, {hi}) that the TMA store "
@@ -557,6 +570,56 @@ class NvgpuFunctions(SystemFunctions, InterpreterFunctions):
             groups.setdefault(int(thread), []).append(BulkStore(span, op))
         return ()
 
+    @impl(nvgpu.TmaLoadBoxOp)
+    def run_tma_load_box(self, interpreter: Interpreter, op: nvgpu.TmaLoadBoxOp, args: PythonValues):
+        """As `tma_load`, for the descriptor's box (a column chunk of the
+        tile) into its place in the stage."""
+        desc, *rest = _uniform(interpreter, op, args)
+        coords = tuple(rest[: len(op.coords)])
+        dest, stage, bars, bar_index = rest[len(op.coords) :]
+        cta = cta_of(interpreter)
+        ctas = [cta] if op.multicast is None else multicast_ranks(cta, op.multicast.value.data, op)
+        task_of(interpreter).sync(op, lambda: True, lambda: "")
+        bars_of = [remote_barrier(cta, c, bars, bar_index, op)[0] for c in ctas]
+        box, addresses = desc.box(coords, box_shape(desc.type)), _box_addresses(dest, stage, op)
+        box = box.reshape(addresses.shape)
+        for _ in range(_n_lanes(interpreter)):
+            for c, b in zip(ctas, bars_of):
+                cta.peers.transfers.append(TmaLoad(c, box, addresses, b, box.nbytes))
+        return ()
+
+    @impl(nvgpu.TmaStoreBoxOp)
+    def run_tma_store_box(self, interpreter: Interpreter, op: nvgpu.TmaStoreBoxOp, args: PythonValues):
+        """As `tma_store`, for one box; its read stays in flight in the
+        thread's open bulk group until `tma_store_commit` closes it."""
+        src, stage, desc, *coords = _uniform(interpreter, op, args)
+        cta = cta_of(interpreter)
+        task_of(interpreter).sync(op, lambda: True, lambda: "")
+        t = src.type
+        addresses = _box_addresses(src, stage, op)
+        tile = read_tile(cta.smem, addresses, dtype_of(t.element_type))
+        shape = box_shape(desc.type)
+        if (found := inside_box(desc.array.shape, tuple(coords), shape)) is not None:
+            dst, part, padded = found
+            desc.array[dst] = tile.reshape(padded)[part]
+        span = (int(addresses.min()), int(addresses.max()) + element_bytes(t.element_type))
+        for thread in lanes_of(interpreter).indices():
+            open_stores(cta).setdefault(int(thread), []).append(BulkStore(span, op))
+        return ()
+
+    @impl(nvgpu.TmaStoreCommitOp)
+    def run_tma_store_commit(self, interpreter: Interpreter, op: nvgpu.TmaStoreCommitOp, args: PythonValues):
+        """The executing threads' open stores become one bulk group each."""
+        task_of(interpreter).sync(op, lambda: True, lambda: "")
+        cta = cta_of(interpreter)
+        groups, pending = bulk_groups(cta), open_stores(cta)
+        for thread in lanes_of(interpreter).indices():
+            stores = pending.pop(int(thread), [])
+            if stores:
+                span = (min(s.span[0] for s in stores), max(s.span[1] for s in stores))
+                groups.setdefault(int(thread), []).append(BulkStore(span, stores[0].op))
+        return ()
+
     @impl(nvgpu.TmaStoreWaitOp)
     def run_tma_store_wait(self, interpreter: Interpreter, op: nvgpu.TmaStoreWaitOp, args: PythonValues):
         """Retires the executing threads' bulk groups but the newest `pending`."""
@@ -599,6 +662,15 @@ class NvgpuFunctions(SystemFunctions, InterpreterFunctions):
         if not 0 <= index < array.ndim:
             raise InterpretationError(f"memref.dim: index {index} out of range for rank {array.ndim}")
         return (int(array.shape[index]),)
+
+
+def _box_addresses(buf: SmemBuffer, stage: int, op: nvgpu.TmaLoadBoxOp | nvgpu.TmaStoreBoxOp) -> np.ndarray:
+    """Byte addresses of the elements of a box op's column chunk: a tile of
+    the chunk's columns at its offset into the stage."""
+    t = buf.type
+    rows = t.get_shape()[-2]
+    chunk = nvgpu.SmemType([rows, t.chunk_columns()], t.element_type, t.swizzle.data)
+    return tile_addresses(chunk, stage_base(buf, stage, op) + op.offset.value.data)
 
 
 def whole_groups(op: Operation, mask: np.ndarray) -> list[int]:

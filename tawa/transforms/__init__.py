@@ -88,6 +88,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ExpandBoundedWaitsPass
 
+    def get_split_tma_chunks() -> type[ModulePass]:
+        from tawa.transforms.split_tma import SplitTmaChunksPass
+
+        return SplitTmaChunksPass
+
     def get_prepare_ptx() -> type[ModulePass]:
         from tawa.transforms.prepare_ptx import PreparePtxPass
 
@@ -140,6 +145,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "tawa-expand-fragment-stores": get_expand_fragment_stores,
         "tawa-expand-shared-accesses": get_expand_shared_accesses,
         "tawa-expand-bounded-waits": get_expand_bounded_waits,
+        "tawa-split-tma-chunks": get_split_tma_chunks,
         "tawa-assign-stage-phase": get_assign_stage_phase,
         "tawa-materialize-partitions": get_materialize_partitions,
         "tawa-hopper-pipeline": get_hopper_pipeline,

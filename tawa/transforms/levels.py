@@ -80,14 +80,15 @@ def _unexpanded_stores(kernel: func.FuncOp) -> Operation | None:
 def _unprepared(kernel: func.FuncOp) -> Operation | None:
     """What the PTX printer cannot print: `scf`, whole-tile wgmma, unencoded
     descriptors, shared-memory accesses without their addresses, bounded
-    waits not written out."""
+    waits not written out, TMA copies of whole tiles."""
     return next((o for o in kernel.walk() if o.name in _UNPREPARED or o.name.startswith("scf.")
                  or o.name == "nvgpu.mbarrier_wait_parity" and "wait_id" in o.properties), None)
 
 
 _SLOT_OPS = (aref.PutOp, aref.GetOp, aref.ConsumedOp)
 _REF_OPS = frozenset({"aref.create", "aref.put", "aref.get", "aref.consumed"})
-_UNPREPARED = frozenset({"nvgpu.wgmma", "nvgpu.wgmma_descriptor", "nvgpu.frag_load_shared", "nvgpu.frag_store_shared"})
+_UNPREPARED = frozenset({"nvgpu.wgmma", "nvgpu.wgmma_descriptor", "nvgpu.frag_load_shared", "nvgpu.frag_store_shared",
+                         "nvgpu.tma_load", "nvgpu.tma_store"})
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,7 @@ PASS_LEVELS: dict[str, Takes] = {
     "tawa-encode-wgmma-descriptors": Takes("partitions"),
     "tawa-expand-shared-accesses": Takes("partitions"),
     "tawa-expand-bounded-waits": Takes("aref-lowered"),
+    "tawa-split-tma-chunks": Takes("aref-lowered"),
     "tawa-expand-fragment-stores": Takes("nvgpu"),
     "tawa-check-resources": Takes("nvgpu"),
     "tawa-verify-protocol": Takes("nvgpu"),

@@ -1,13 +1,15 @@
 """`tawa-prepare-ptx`: nvgpu → nvgpu, into the form the PTX printer prints op by op.
 
     tawa-expand-wgmma , tawa-encode-wgmma-descriptors , tawa-expand-shared-accesses ,
-    tawa-expand-bounded-waits , tawa-strength-reduce , convert-scf-to-cf
+    tawa-expand-bounded-waits , tawa-split-tma-chunks , tawa-strength-reduce ,
+    convert-scf-to-cf
 
 Afterwards every op is one PTX instruction or a fixed sequence, every
 offset, shared-memory address and descriptor field is an attribute or
-`arith`, a watchdog's report is ops, and control flow is `cf` blocks (xDSL's `convert-scf-to-cf`
-handles `scf.for` with iter_args and `scf.if` with results).
-`tawa-hopper-pipeline` ends with this stage.
+`arith`, a watchdog's report and each TMA box are ops, and control flow
+is `cf` blocks (xDSL's `convert-scf-to-cf` handles `scf.for` with
+iter_args and `scf.if` with results).  `tawa-hopper-pipeline` ends with
+this stage.
 """
 
 from __future__ import annotations
@@ -23,13 +25,14 @@ from tawa.transforms.encode_descriptors import EncodeWgmmaDescriptorsPass
 from tawa.transforms.expand_bounded_waits import ExpandBoundedWaitsPass
 from tawa.transforms.expand_shared import ExpandSharedAccessesPass
 from tawa.transforms.expand_wgmma import ExpandWgmmaPass
+from tawa.transforms.split_tma import SplitTmaChunksPass
 from tawa.transforms.strength_reduce import StrengthReducePass
 
 
 @dataclass(frozen=True)
 class PreparePtxPass(ModulePass):
-    """Expands wgmma, encodes descriptors, forms shared-memory addresses, writes out bounded waits,
-    strength-reduces and flattens control flow for the PTX printer."""
+    """Expands wgmma, encodes descriptors, forms shared-memory addresses, writes out bounded waits and
+    TMA boxes, strength-reduces and flattens control flow for the PTX printer."""
 
     name = "tawa-prepare-ptx"
 
@@ -42,4 +45,4 @@ class PreparePtxPass(ModulePass):
         """Its passes in order (the CPU simulator runs structured control
         flow, i.e. the output of every one but the last)."""
         return (ExpandWgmmaPass(), EncodeWgmmaDescriptorsPass(), ExpandSharedAccessesPass(), ExpandBoundedWaitsPass(),
-                StrengthReducePass(), ConvertScfToCf())
+                SplitTmaChunksPass(), StrengthReducePass(), ConvertScfToCf())

@@ -44,8 +44,9 @@ KINDS = ("flip-empty-parity", "drop-release")
 
 
 def full_arrays(module: ModuleOp) -> set[SSAValue]:
-    """The mbarrier arrays that TMA loads complete."""
-    return {o.barriers for o in module.walk() if isinstance(o, nvgpu.TmaLoadOp)}
+    """The mbarrier arrays that TMA loads complete (whole tiles, or their
+    boxes after `tawa-prepare-ptx`)."""
+    return {o.barriers for o in module.walk() if isinstance(o, nvgpu.TmaLoadOp | nvgpu.TmaLoadBoxOp)}
 
 
 @dataclass(frozen=True)

@@ -198,26 +198,19 @@ def emit_tma_descriptor(p: KernelPrinter, op: nvgpu.TmaDescriptorOp) -> None:
     p.emit(f"cvta.param.u64 {r}, {r};")
 
 
-def _chunks(p: KernelPrinter, smem: SSAValue, coords: Sequence[SSAValue], base: str):
-    """(shared address, coordinate list) of each column chunk of a tile
-    (one TMA box per chunk; see nvgpu.SmemType.chunk_columns)."""
-    t = smem.type
-    assert isinstance(t, nvgpu.SmemType)
-    w = t.chunk_columns()
-    chunks = t.get_shape()[-1] // w
-    chunk_bytes = t.num_bytes() // t.get_shape()[0] // chunks
+def _box(p: KernelPrinter, base: str, offset: int, coords: Sequence[SSAValue]) -> tuple[str, str]:
+    """(shared address, coordinate list) of a TMA box at byte `offset` from
+    `base` (its chunk's place in the stage, `tawa-split-tma-chunks`)."""
+    addr = base
+    if offset:
+        addr = p.regs.new("r")
+        p.emit(f"add.u32 {addr}, {base}, {offset};")
     inner = p.u32(coords[-1])
     outer = [p.u32(c) for c in reversed(coords[:-1])]
-    for c in range(chunks):
-        addr, col = base, inner
-        if c:
-            addr, col = p.regs.new("r"), p.regs.new("r")
-            p.emit(f"add.u32 {addr}, {base}, {c * chunk_bytes};")
-            p.emit(f"add.u32 {col}, {inner}, {c * w};")
-        yield addr, "{" + ", ".join([col, *outer]) + "}"  # innermost first
+    return addr, "{" + ", ".join([inner, *outer]) + "}"  # innermost first
 
 
-def emit_tma_load(p: KernelPrinter, op: nvgpu.TmaLoadOp) -> None:
+def emit_tma_load_box(p: KernelPrinter, op: nvgpu.TmaLoadBoxOp) -> None:
     dst = stage_addr(p, op.dest, op.stage)
     bar = mbarrier_addr(p, op.barriers, op.barrier_index)
     rank = len(op.coords)
@@ -230,21 +223,23 @@ def emit_tma_load(p: KernelPrinter, op: nvgpu.TmaLoadOp) -> None:
         policy = p.regs.new("rd")
         p.emit(f"createpolicy.fractional.L2::{op.l2.data}.b64 {policy}, 1.0;")
         hint, policy = ".L2::cache_hint", f", {policy}"
-    for addr, coords in _chunks(p, op.dest, op.coords, dst):
-        p.emit(
-            f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes{multicast}{hint} "
-            f"[{addr}], [{p.reg(op.desc)}, {coords}], [{bar}]{mask}{policy};"
-        )
+    addr, coords = _box(p, dst, op.offset.value.data, op.coords)
+    p.emit(
+        f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes{multicast}{hint} "
+        f"[{addr}], [{p.reg(op.desc)}, {coords}], [{bar}]{mask}{policy};"
+    )
 
 
-def emit_tma_store(p: KernelPrinter, op: nvgpu.TmaStoreOp) -> None:
+def emit_tma_store_box(p: KernelPrinter, op: nvgpu.TmaStoreBoxOp) -> None:
     src = stage_addr(p, op.source, op.stage)
-    rank = len(op.coords)
-    for addr, coords in _chunks(p, op.source, op.coords, src):
-        p.emit(
-            f"cp.async.bulk.tensor.{rank}d.global.shared::cta.tile.bulk_group "
-            f"[{p.reg(op.desc)}, {coords}], [{addr}];"
-        )
+    addr, coords = _box(p, src, op.offset.value.data, op.coords)
+    p.emit(
+        f"cp.async.bulk.tensor.{len(op.coords)}d.global.shared::cta.tile.bulk_group "
+        f"[{p.reg(op.desc)}, {coords}], [{addr}];"
+    )
+
+
+def emit_tma_store_commit(p: KernelPrinter, op: nvgpu.TmaStoreCommitOp) -> None:
     p.emit("cp.async.bulk.commit_group;")
 
 
@@ -277,8 +272,9 @@ EMITTERS: dict[type[Operation], Callable] = {
     nvgpu.NamedBarrierArriveOp: emit_named_barrier_arrive,
     nvgpu.SetMaxNRegOp: emit_setmaxnreg,
     nvgpu.TmaDescriptorOp: emit_tma_descriptor,
-    nvgpu.TmaLoadOp: emit_tma_load,
-    nvgpu.TmaStoreOp: emit_tma_store,
+    nvgpu.TmaLoadBoxOp: emit_tma_load_box,
+    nvgpu.TmaStoreBoxOp: emit_tma_store_box,
+    nvgpu.TmaStoreCommitOp: emit_tma_store_commit,
     nvgpu.TmaStoreWaitOp: emit_tma_store_wait,
 }
 """Emitter of each op this module prints."""

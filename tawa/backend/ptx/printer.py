@@ -12,8 +12,8 @@ The printer only prints.  It may
   (wgmma) or only order (wgmma_wait_group) reuse their operand's registers.
 
 It may not decide anything a pass could: loops, divisions, descriptor
-fields and offsets, shared-memory addresses and swizzles, bounds and fast
-paths are IR by the time it runs
+fields and offsets, shared-memory addresses and swizzles, TMA boxes, the
+watchdog's report, bounds and fast paths are IR by the time it runs
 (`tawa-prepare-ptx`, ending `tawa-hopper-pipeline`).  An op without an
 emitter is an error that names the pass that removes it.
 
@@ -66,6 +66,8 @@ PREPARED_BY: dict[str, str] = {
     "nvgpu.frag_load": "tawa-expand-fragment-stores",
     "nvgpu.frag_load_shared": "tawa-expand-shared-accesses",
     "nvgpu.frag_store_shared": "tawa-expand-shared-accesses",
+    "nvgpu.tma_load": "tawa-split-tma-chunks",
+    "nvgpu.tma_store": "tawa-split-tma-chunks",
     "nvgpu.wgmma": "tawa-expand-wgmma",
     "nvgpu.wgmma_descriptor": "tawa-encode-wgmma-descriptors",
     "scf.for": "convert-scf-to-cf",

@@ -102,6 +102,7 @@ from tawa.dialects.nvgpu.memory import (
 )
 from tawa.dialects.nvgpu.shared_access import FragmentLoadSharedAtOp, FragmentStoreSharedAtOp
 from tawa.dialects.nvgpu.system import AtomicCasSysOp, FenceScSysOp, ParkOp, StoreSysOp, TrapOp, WatchdogBufferOp
+from tawa.dialects.nvgpu.tma_boxes import TmaLoadBoxOp, TmaStoreBoxOp, TmaStoreCommitOp
 from tawa.dialects.nvgpu.types import (
     FRAGMENT_ELEMENT_TYPES,
     FragmentType,
@@ -147,6 +148,9 @@ NVGPU = Dialect(
         TmaLoadOp,
         TmaStoreOp,
         TmaStoreWaitOp,
+        TmaLoadBoxOp,
+        TmaStoreBoxOp,
+        TmaStoreCommitOp,
         WgmmaDescriptorOp,
         WgmmaOp,
         WgmmaMmaAsyncOp,
@@ -282,7 +286,10 @@ __all__ = [
     "TiledLayoutAttr",
     "TmaDescriptorOp",
     "TmaDescriptorType",
+    "TmaLoadBoxOp",
     "TmaLoadOp",
+    "TmaStoreBoxOp",
+    "TmaStoreCommitOp",
     "TmaStoreOp",
     "TmaStoreWaitOp",
     "TrapOp",

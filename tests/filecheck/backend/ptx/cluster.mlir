@@ -20,10 +20,10 @@ func.func @cluster(%B: memref<?x?xbf16>) attributes {nvgpu.kernel = #nvgpu.kerne
   // The mask is a 16-bit operand after the barrier.
   // CHECK:      mov.b16 %h[[M:[0-9]+]], 3;
   // CHECK:      cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%r{{[0-9]+}}], [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}], %h[[M]];
-  nvgpu.tma_load %tb[%c0, %c0], %buf[%rank], %bars[%c0] multicast 3 : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<2>
+  nvgpu.tma_load_box %tb[%c0, %c0], %buf[%rank] offset 0, %bars[%c0] multicast 3 : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<2>
   // With an L2 hint too: the mask comes before the cache policy.
   // CHECK:      .multicast::cluster.L2::cache_hint [%r{{[0-9]+}}], [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}], %h{{[0-9]+}}, %rd{{[0-9]+}};
-  nvgpu.tma_load %tb[%c0, %c0], %buf[%rank], %bars[%c0] l2 "evict_first" multicast 1 : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<2>
+  nvgpu.tma_load_box %tb[%c0, %c0], %buf[%rank] offset 0, %bars[%c0] l2 "evict_first" multicast 1 : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<2>
   // A remote arrival: the peer's address of the same barrier, then a plain
   // (release at CTA scope) arrive on the shared::cluster window.
   // CHECK:      mapa.shared::cluster.u32 %r[[REMOTE:[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}};

@@ -63,23 +63,33 @@ func.func @memory(%A: memref<?x?xbf16>) attributes {nvgpu.kernel = #nvgpu.kernel
   // CHECK-NEXT: mov.b64 %rd[[TM:[0-9]+]], tmap0;
   // CHECK-NEXT: cvta.param.u64 %rd[[TM]], %rd[[TM]];
   %ta = nvgpu.tma_descriptor %A : memref<?x?xbf16> -> !nvgpu.tma_desc<128x64xbf16, swizzle = 128>
-  // A TMA load: stage s of the buffer (s × 16384 bytes on), one box per column chunk.
+  // A TMA box load (tawa-split-tma-chunks makes them of nvgpu.tma_load): stage s of
+  // the buffer (s × 16384 bytes on) plus the box's offset in it, one instruction.
   // CHECK-NEXT: cvt.u32.u64 %r[[S:[0-9]+]], %rd{{[0-9]+}};
   // CHECK-NEXT: mad.lo.u32 %r[[DST:[0-9]+]], %r[[S]], 16384, %r[[SA]];
   // CHECK:      cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r[[DST]]], [%rd[[TM]], {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}];
-  nvgpu.tma_load %ta[%i, %i], %sa[%i], %bars[%i] : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<2>
+  nvgpu.tma_load_box %ta[%i, %i], %sa[%i] offset 0, %bars[%i] : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<2>
+  %wide = nvgpu.smem_alloc offset(33792) : !nvgpu.smem<2x64x128xbf16, swizzle = 128>
+  %tw = nvgpu.tma_descriptor %A : memref<?x?xbf16> -> !nvgpu.tma_desc<64x128xbf16, swizzle = 128>
+  // The second 64-column chunk of a 128-column tile: 8192 bytes further.
+  // CHECK:      mad.lo.u32 %r[[DST2:[0-9]+]], %r{{[0-9]+}}, 16384, %r[[SB:[0-9]+]];
+  // CHECK:      add.u32 %r[[CHUNK:[0-9]+]], %r[[DST2]], 8192;
+  // CHECK:      cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r[[CHUNK]]], [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}];
+  nvgpu.tma_load_box %tw[%i, %i], %wide[%i] offset 8192, %bars[%i] : !nvgpu.tma_desc<64x128xbf16, swizzle = 128>, !nvgpu.smem<2x64x128xbf16, swizzle = 128>, !nvgpu.mbarrier<2>
   // With an L2 eviction priority: the policy it names, then the load that carries it.
   // CHECK:      createpolicy.fractional.L2::evict_first.b64 %rd[[POL:[0-9]+]], 1.0;
   // CHECK:      cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%r{{[0-9]+}}], [%rd[[TM]], {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}], %rd[[POL]];
-  nvgpu.tma_load %ta[%i, %i], %sa[%i], %bars[%i] l2 "evict_first" : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<2>
+  nvgpu.tma_load_box %ta[%i, %i], %sa[%i] offset 0, %bars[%i] l2 "evict_first" : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<2>
   // CHECK:      fence.proxy.async.shared::cta;
   nvgpu.fence_proxy_async
   // A CTA-scope fence (tawa.transforms.pin_waits).
   // CHECK-NEXT: fence.acq_rel.cta;
   nvgpu.fence_cta
+  // A box store, then the commit that closes its bulk group.
   // CHECK:      cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd[[TM]], {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}];
   // CHECK-NEXT: cp.async.bulk.commit_group;
-  nvgpu.tma_store %sa[%i], %ta[%i, %i] : !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>
+  nvgpu.tma_store_box %sa[%i] offset 0, %ta[%i, %i] : !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>
+  nvgpu.tma_store_commit
   // CHECK-NEXT: cp.async.bulk.wait_group.read 0;
   nvgpu.tma_store_wait 0
   // CHECK-NEXT: setmaxnreg.inc.sync.aligned.u32 232;

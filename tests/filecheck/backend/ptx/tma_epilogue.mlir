@@ -45,7 +45,11 @@ func.func @epilogue(%C: memref<?x?xbf16>, %i: index, %u0: i32, %u1: i32) attribu
   // CHECK:      cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}];
   // CHECK:      cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}];
   // CHECK-NEXT: cp.async.bulk.commit_group;
-  nvgpu.tma_store %staging[%i], %tmap[%i, %i] : !nvgpu.smem<1x64x128xbf16, swizzle = 128>, !nvgpu.tma_desc<64x128xbf16, swizzle = 128>
+  %c64 = arith.constant 64 : index
+  %i64 = arith.addi %i, %c64 : index
+  nvgpu.tma_store_box %staging[%i] offset 0, %tmap[%i, %i] : !nvgpu.smem<1x64x128xbf16, swizzle = 128>, !nvgpu.tma_desc<64x128xbf16, swizzle = 128>
+  nvgpu.tma_store_box %staging[%i] offset 8192, %tmap[%i, %i64] : !nvgpu.smem<1x64x128xbf16, swizzle = 128>, !nvgpu.tma_desc<64x128xbf16, swizzle = 128>
+  nvgpu.tma_store_commit
   func.return
 }
 
@@ -72,6 +76,7 @@ func.func @subtile(%C: memref<?x?xbf16>, %i: index, %u: i32) attributes {nvgpu.k
   // CHECK:      cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}];
   // CHECK-NEXT: cp.async.bulk.commit_group;
   // CHECK-NOT:  cp.async.bulk.tensor
-  nvgpu.tma_store %staging[%c1], %tmap[%i, %i] : !nvgpu.smem<2x64x64xbf16, swizzle = 128>, !nvgpu.tma_desc<64x64xbf16, swizzle = 128>
+  nvgpu.tma_store_box %staging[%c1] offset 0, %tmap[%i, %i] : !nvgpu.smem<2x64x64xbf16, swizzle = 128>, !nvgpu.tma_desc<64x64xbf16, swizzle = 128>
+  nvgpu.tma_store_commit
   func.return
 }

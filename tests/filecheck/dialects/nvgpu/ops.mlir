@@ -572,3 +572,27 @@ func.func @watchdog(%i: index, %p: i32) {
 // CHECK-GENERIC: "nvgpu.atomic_cas_sys"(%buf, %p, %p) : (i64, i32, i32) -> i32
 // CHECK-GENERIC: "nvgpu.store_sys"(%p, %buf) <{offset = 4 : i64, release}> : (i32, i64) -> ()
 // CHECK-GENERIC: "nvgpu.park"() <{ns = 1000000 : i32}> : () -> ()
+
+// -----
+
+// TMA copies as one op per box (tawa-split-tma-chunks): a chunk's coordinates
+// and its byte offset in the stage; a store's boxes closed by one commit.
+func.func @tma_boxes(%A: memref<?x?xbf16>, %i: index) {
+  %sa = nvgpu.smem_alloc offset(0) : !nvgpu.smem<2x64x128xbf16, swizzle = 128>
+  %bars = nvgpu.smem_alloc offset(32768) : !nvgpu.mbarrier<2>
+  %ta = nvgpu.tma_descriptor %A : memref<?x?xbf16> -> !nvgpu.tma_desc<64x128xbf16, swizzle = 128>
+  nvgpu.tma_load_box %ta[%i, %i], %sa[%i] offset 8192, %bars[%i] l2 "evict_first" multicast 1 : !nvgpu.tma_desc<64x128xbf16, swizzle = 128>, !nvgpu.smem<2x64x128xbf16, swizzle = 128>, !nvgpu.mbarrier<2>
+  nvgpu.tma_store_box %sa[%i] offset 0, %ta[%i, %i] : !nvgpu.smem<2x64x128xbf16, swizzle = 128>, !nvgpu.tma_desc<64x128xbf16, swizzle = 128>
+  nvgpu.tma_store_commit
+  func.return
+}
+
+// CHECK-LABEL: func.func @tma_boxes(
+// CHECK:         nvgpu.tma_load_box %ta[%i, %i], %sa[%i] offset 8192, %bars[%i] l2 "evict_first" multicast 1 : !nvgpu.tma_desc<64x128xbf16, swizzle = 128>, !nvgpu.smem<2x64x128xbf16, swizzle = 128>, !nvgpu.mbarrier<2>
+// CHECK-NEXT:    nvgpu.tma_store_box %sa[%i] offset 0, %ta[%i, %i] : !nvgpu.smem<2x64x128xbf16, swizzle = 128>, !nvgpu.tma_desc<64x128xbf16, swizzle = 128>
+// CHECK-NEXT:    nvgpu.tma_store_commit
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "tma_boxes"
+// CHECK-GENERIC: "nvgpu.tma_load_box"(%ta, %i, %i, %sa, %i, %bars, %i) <{offset = 8192 : i64, l2 = "evict_first", multicast = 1 : i16}>
+// CHECK-GENERIC: "nvgpu.tma_store_box"(%sa, %i, %ta, %i, %i) <{offset = 0 : i64}>
+// CHECK-GENERIC: "nvgpu.tma_store_commit"() : () -> ()
