@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from tawa.bench import model
+from tawa.bench import model, model_run
 
 pytestmark = pytest.mark.gpu
 
@@ -29,8 +29,8 @@ def test_one_layer_rows_run_checked_and_timed(cuda, tmp_path, capsys):
     for r in rows:
         assert r["correct"], r
         assert r["tawa_ms"] > 0 and r["torch_ms"] > 0 and r["ratio"] > 0
-        assert 0 < r["err_vs_torch"] < model.TOLERANCE
-        assert 0 < r["tawa_err_vs_f32"] < model.TOLERANCE  # 1x128 is the smallest shape: checked against float32
+        assert 0 < r["err_vs_torch"] < model_run.TOLERANCE
+        assert 0 < r["tawa_err_vs_f32"] < model_run.TOLERANCE  # 1x128 is the smallest shape: checked against float32
     assert set(data["ops"]["llama-4096"]["tawa"]) == {"linear", "gated_mlp", "attention", "attention_gqa",
                                                       "rotary", "rms_norm"}
     assert data["models"]["gpt2-1024"]["layers"] == 1

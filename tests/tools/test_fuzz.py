@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tawa.tools import fuzz
+from tawa.tools import fuzz, mutations
 
 SEED = 0
 COUNT = 200
@@ -197,7 +197,7 @@ def test_ptxas_check_catches_a_constant_overflow(tmp_path, capsys):
 
     if shutil.which("ptxas") is None:
         pytest.skip("ptxas is not on PATH")
-    assert main([str(fuzz.EXAMPLES / "gemm.mlir"), "-p", "tawa-hopper-pipeline", "-t", "ptx"]) == 0
+    assert main([str(mutations.EXAMPLES / "gemm.mlir"), "-p", "tawa-hopper-pipeline", "-t", "ptx"]) == 0
     ptx = capsys.readouterr().out
     assert fuzz.ptxas_rejects(ptx, tmp_path) is None
     broken, n = re.subn(r"(mov\.u64 %rd\d+, )\d+;", rf"\g<1>{2**70};", ptx, count=1)
