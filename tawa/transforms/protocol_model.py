@@ -10,8 +10,14 @@ protocol in two steps; this module is the first:
   waits) by executing the kernel's *control skeleton* concretely: the
   index and integer arithmetic, loops and ifs that decide which barrier
   ops run.  Only what the protocol depends on is evaluated (a backward slice
-  from the barrier ops); arithmetic goes through tawa's CPU interpreter
-  (`tawa.interpreters.arith`), so its semantics are the interpreter's.
+  from the barrier ops, compiled once per kernel into instructions over
+  value ids); arithmetic has the semantics of tawa's CPU interpreter
+  (`tawa.interpreters.arith`): integer ops run as Python functions that a
+  test checks against the interpreter op by op (`integer_op`), anything
+  else through the interpreter itself, imported only then (it pulls in
+  NumPy and xDSL's interpreters, which a compile does not otherwise need).
+  The events of a protocol op are made once per op, operands, lanes and
+  CTA and shared by every trace that repeats them.
   Values that differ between the threads of a warp group (`thread_id`,
   `lane_id`, `warp_id` and what derives from them) are `Lanes`; an `scf.if`
   on them runs its regions for the threads that take them, and an arrive
@@ -30,20 +36,18 @@ protocol in two steps; this module is the first:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import operator
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.interpreter import Interpreter
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, ModuleOp
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from tawa.dialects import nvgpu
 from tawa.dialects.nvgpu.kernel_info import kernel_info
 from tawa.dialects.nvgpu.types import MBarrierType, SmemType, TmaDescriptorType, element_bytes
-from tawa.interpreters.arith import TensorArithFunctions
-from tawa.interpreters.dtypes import INDEX_BITS
 from tawa.target.hopper import MBARRIER_BYTES, NAMED_BARRIERS, THREADS_PER_GROUP, THREADS_PER_WARP
 
 
@@ -77,6 +81,15 @@ class Lanes:
     """A value that differs between the threads of a warp group (one per lane)."""
 
     values: tuple[Any, ...]
+
+    def __hash__(self) -> int:
+        # Hashed once: the skeleton's caches hash the same lanes at every op that reads them.
+        try:
+            return self._hash  # type: ignore[has-type]
+        except AttributeError:
+            h = hash(self.values)
+            object.__setattr__(self, "_hash", h)
+            return h
 
 
 # --------------------------------------------------------------------------- events
@@ -143,8 +156,23 @@ class Objects:
     slot_range: list[tuple[int, int] | None] = field(default_factory=list)
     _bar_ids: dict[Any, int] = field(default_factory=dict)
     _slot_ids: dict[Any, int] = field(default_factory=dict)
+    _named: dict[tuple[int, int, int, bool], int] = field(default_factory=dict)
+    """The number of each (array, index, CTA), barrier or not, once named
+    (by the array's `id`: the skeleton names the same ones in every trace)."""
 
     def barrier(self, array: SSAValue, index: int, cta: int = 0) -> int:
+        named = (id(array), index, cta, True)
+        if (n := self._named.get(named)) is None:
+            n = self._named[named] = self._barrier(array, index, cta)
+        return n
+
+    def slot(self, array: SSAValue, index: int, cta: int = 0) -> int:
+        named = (id(array), index, cta, False)
+        if (n := self._named.get(named)) is None:
+            n = self._named[named] = self._slot(array, index, cta)
+        return n
+
+    def _barrier(self, array: SSAValue, index: int, cta: int) -> int:
         alloc = array.owner if isinstance(array, OpResult) else None
         key = ((cta, alloc.offset.value.data + MBARRIER_BYTES * index)
                if isinstance(alloc, nvgpu.SmemAllocOp) else (cta, array, index))
@@ -152,7 +180,7 @@ class Objects:
             self.barrier_cta.append(cta)
         return _number(self.barriers, self._bar_ids, key, (array, index))
 
-    def slot(self, array: SSAValue, index: int, cta: int = 0) -> int:
+    def _slot(self, array: SSAValue, index: int, cta: int) -> int:
         alloc = array.owner if isinstance(array, OpResult) else None
         span: tuple[int, int] | None = None
         if isinstance(alloc, nvgpu.SmemAllocOp) and isinstance(array.type, SmemType):
@@ -173,6 +201,127 @@ def _number(items: list[Any], ids: dict[Any, int], key: Any, name: Any) -> int:
     return ids[key]
 
 
+# --------------------------------------------------------------------------- integer arithmetic
+
+INDEX_BITS = 64
+"""The width of `index` values: the CPU interpreter's
+(`tawa.interpreters.dtypes.INDEX_BITS`; a test checks that they agree)."""
+
+
+def _wrap(value: int, bits: int) -> int | bool:
+    """`value` as a signed `bits`-bit integer (i1: a bool), as the CPU
+    interpreter keeps integers."""
+    if bits == 1:
+        return bool(value & 1)
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if value >> (bits - 1) else value
+
+
+def _width(t: Any) -> int | None:
+    if isinstance(t, IndexType):
+        return INDEX_BITS
+    if isinstance(t, IntegerType):
+        return t.width.data
+    return None
+
+
+def _divsi(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return -q if (a < 0) != (b < 0) else q
+
+
+# op: (function, operands read as unsigned, a divisor, a shift amount)
+_BINARY: dict[type[Operation], tuple[Callable[[int, int], int], bool, bool, bool]] = {
+    arith.AddiOp: (operator.add, False, False, False),
+    arith.SubiOp: (operator.sub, False, False, False),
+    arith.MuliOp: (operator.mul, False, False, False),
+    arith.AndIOp: (operator.and_, False, False, False),
+    arith.OrIOp: (operator.or_, False, False, False),
+    arith.XOrIOp: (operator.xor, False, False, False),
+    arith.MinSIOp: (min, False, False, False),
+    arith.MaxSIOp: (max, False, False, False),
+    arith.MinUIOp: (min, True, False, False),
+    arith.MaxUIOp: (max, True, False, False),
+    arith.DivSIOp: (_divsi, False, True, False),
+    arith.RemSIOp: (lambda a, b: a - _divsi(a, b) * b, False, True, False),
+    arith.FloorDivSIOp: (operator.floordiv, False, True, False),
+    arith.CeilDivSIOp: (lambda a, b: -((-a) // b), False, True, False),
+    arith.DivUIOp: (operator.floordiv, True, True, False),
+    arith.RemUIOp: (operator.mod, True, True, False),
+    arith.CeilDivUIOp: (lambda a, b: a // b + (a % b != 0), True, True, False),
+    arith.ShLIOp: (operator.lshift, False, False, True),
+    arith.ShRUIOp: (operator.rshift, True, False, True),
+    arith.ShRSIOp: (operator.rshift, False, False, True),
+}
+_COMPARISONS = (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
+                operator.lt, operator.le, operator.gt, operator.ge)
+"""`arith.cmpi` by predicate (eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge)."""
+_CASTS = {arith.IndexCastOp: False, arith.ExtSIOp: False, arith.TruncIOp: False, arith.ExtUIOp: True}
+"""Integer casts, by whether they read their operand as unsigned."""
+
+
+def integer_op(op: Operation) -> Callable[[tuple[Any, ...]], Any] | None:
+    """`op`'s integer arithmetic as a function of its operands' values
+    (Python ints; i1 as bools), with the CPU interpreter's semantics
+    (`tawa.interpreters.arith`: wrap-around at the type's width, the same
+    errors for a zero divisor or a shift out of range), or None when `op`
+    is not one of these (the skeleton then asks the interpreter).  Checked
+    against the interpreter op by op in the tests: the skeleton runs
+    thousands of these per trace, which through the interpreter cost most
+    of the trace extraction."""
+    name = op.name
+    kind = type(op)
+    if isinstance(op, arith.ConstantOp):
+        bits = _width(op.result.type)
+        if bits is None or not isinstance(op.value, IntegerAttr):
+            return None
+        value = _wrap(op.value.value.data, bits)
+        return lambda _: value
+    if kind in _BINARY:
+        fn, unsigned, divides, shift = _BINARY[kind]
+        bits = _width(op.results[0].type)
+        if bits is None:
+            return None
+        mask = (1 << bits) - 1
+
+        def binary(inputs: tuple[Any, ...]) -> int | bool:
+            a, b = inputs
+            a, b = (int(a) & mask, int(b) & mask) if unsigned else (int(a), int(b))
+            if divides and b == 0:
+                raise ArithmeticError(f"{name}: division by zero")
+            if shift and not 0 <= b < 64:
+                raise ArithmeticError(f"shift by {b} bits is out of range")
+            return _wrap(fn(a, b), bits)
+
+        return binary
+    if isinstance(op, arith.CmpiOp):
+        bits = _width(op.lhs.type)
+        predicate = op.predicate.value.data
+        if bits is None or not 0 <= predicate < len(_COMPARISONS):
+            return None
+        modulus, half, compare = 1 << bits, 1 << (bits - 1), _COMPARISONS[predicate]
+        if predicate >= 6:
+            return lambda inputs: bool(compare((inputs[0] + modulus) % modulus, (inputs[1] + modulus) % modulus))
+        return lambda inputs: bool(compare((inputs[0] + half) % modulus - half, (inputs[1] + half) % modulus - half))
+    if isinstance(op, arith.SelectOp):
+        if _width(op.result.type) is None:
+            return None
+        return lambda inputs: inputs[1] if inputs[0] else inputs[2]
+    if kind in _CASTS:
+        unsigned = _CASTS[kind]
+        src, dst = _width(op.operands[0].type), _width(op.results[0].type)
+        if src is None or dst is None:
+            return None
+        src_mask = (1 << src) - 1
+        if src == 1:  # i1 true is 1 unsigned, -1 signed
+            return (lambda inputs: _wrap(int(inputs[0]), dst)) if unsigned else \
+                (lambda inputs: _wrap(-int(inputs[0]), dst))
+        if unsigned:
+            return lambda inputs: _wrap(int(inputs[0]) & src_mask, dst)
+        return lambda inputs: _wrap(int(inputs[0]), dst)
+    return None
+
+
 # --------------------------------------------------------------------------- skeleton
 
 _ASYNC_READS = (nvgpu.WgmmaDescriptorOp,)
@@ -184,7 +333,6 @@ PROTOCOL_OPS = (
     nvgpu.NamedBarrierSyncOp, nvgpu.NamedBarrierArriveOp, nvgpu.WgmmaCommitGroupOp,
     nvgpu.WgmmaWaitGroupOp, nvgpu.ClusterSyncOp, *_ASYNC_READS, *_SYNC_READS, *_BULK_OPS,
 )
-_LANE_IDS = (nvgpu.ThreadIdOp, nvgpu.LaneIdOp, nvgpu.WarpIdOp)
 
 
 def _protocol_operands(op: Operation) -> Iterable[SSAValue]:
@@ -214,8 +362,20 @@ class Launch:
     rank: int = 0
 
 
+_EVAL, _FOR, _IF, _PROTOCOL = range(4)
+"""The instructions of a compiled block (`SkeletonRunner._compile`)."""
+_HANDLE, _ROLE, _RANK, _THREAD, _LANE, _WARP, _LAUNCH, _OPAQUE, _ARITH = range(9)
+"""How an `_EVAL` instruction computes its result."""
+
+
 class SkeletonRunner:
-    """Extracts per-warp-group event traces of one kernel (see module docstring)."""
+    """Extracts per-warp-group event traces of one kernel (see module docstring).
+
+    The skeleton is compiled once (`_compile`): per block, the ops that must
+    run, as instructions that name values by the `id` of their SSA value
+    (xDSL's values and ops hash through a Python method, which every step
+    of every trace would pay), with integer arithmetic as Python functions
+    (`integer_op`)."""
 
     def __init__(self, kernel: func.FuncOp):
         self.kernel = kernel
@@ -224,13 +384,16 @@ class SkeletonRunner:
         """CTAs per cluster (1: no clusters)."""
         self.threads = info.threads or 0
         self.objects = Objects()
-        self._arith = Interpreter(ModuleOp([]), index_bitwidth=INDEX_BITS)
-        self._arith.register_implementations(TensorArithFunctions())
+        self._interpreter: Any = None  # the CPU interpreter, built for the first op `integer_op` leaves to it
         self._cache: dict[tuple[Any, ...], Any] = {}
+        self._lane_ids: dict[int, tuple[Lanes, Lanes, Lanes]] = {}
+        self._emitted: dict[tuple[Any, ...], tuple[tuple[Event, ...], bool]] = {}
+        self._split: dict[tuple[Any, ...], tuple[tuple[bool, ...], tuple[bool, ...]]] = {}
         self._protocol_regions: set[Operation] = set()
         self.relevant: set[SSAValue] = set()
         self.executed: set[Operation] = set()
         self._analyze()
+        self._code = self._compile(kernel.body.block)
 
     # ------------------------------------------------------------------ slice
 
@@ -245,6 +408,7 @@ class SkeletonRunner:
                     self._protocol_regions.add(parent)
                     parent = parent.parent_op()
         structured = [o for o in self.kernel.walk() if isinstance(o, scf.ForOp | scf.IfOp)]
+        inside = {o: [r for inner in o.walk() for r in inner.results] for o in structured}
         while True:
             while work:
                 v = work.pop()
@@ -256,9 +420,7 @@ class SkeletonRunner:
             for o in structured:
                 if o in self.executed:
                     continue
-                if o in self._protocol_regions or any(
-                    r in self.relevant for inner in o.walk() for r in inner.results
-                ):
+                if o in self._protocol_regions or any(r in self.relevant for r in inside[o]):
                     self.executed.add(o)
                     grown = True
                     work.extend(
@@ -291,6 +453,77 @@ class SkeletonRunner:
                     yield owner.iter_args[v.index - 1]
                     yield owner.body.block.last_op.operands[v.index - 1]  # type: ignore[union-attr]
 
+    # ------------------------------------------------------------------ compiling
+
+    def _compile(self, block: Block) -> tuple[tuple[tuple[Any, ...], ...], tuple[int, ...]]:
+        """The instructions of `block` that the skeleton runs (the slice of
+        `_analyze`), and the values its terminator yields."""
+        code: list[tuple[Any, ...]] = []
+        for op in block.ops:
+            if isinstance(op, scf.YieldOp | func.ReturnOp):
+                return tuple(code), _ids(op.operands)
+            if isinstance(op, PROTOCOL_OPS):
+                code.append((_PROTOCOL, op, _ids(v for v in _protocol_operands(op)
+                                                  if isinstance(v.type, IndexType | IntegerType))))
+            elif isinstance(op, scf.ForOp):
+                if op in self.executed:
+                    body = op.body.block
+                    code.append((_FOR, op, id(op.lb), id(op.ub), id(op.step), _ids(op.iter_args),
+                                 _ids(body.args), self._compile(body), _ids(op.results)))
+            elif isinstance(op, scf.IfOp):
+                if op in self.executed:
+                    then, other = (self._compile(r.block) if r.blocks else None
+                                   for r in (op.true_region, op.false_region))
+                    code.append((_IF, op, id(op.cond), then, other, _ids(op.results),
+                                 op in self._protocol_regions))
+            elif any(r in self.relevant for r in op.results):
+                how, what = self._evaluator(op)
+                code.append((_EVAL, op, how, what, _ids(op.operands), _ids(op.results)))
+        return tuple(code), ()
+
+    def _evaluator(self, op: Operation) -> tuple[int, Any]:
+        """How the skeleton computes the results of `op`: its instruction's
+        `how` and what that needs."""
+        if isinstance(op, nvgpu.SmemAllocOp | nvgpu.TmaDescriptorOp):
+            return _HANDLE, op.results[0]  # a handle: the SSA value names the array
+        if isinstance(op, nvgpu.WarpGroupIdOp):
+            return _ROLE, None
+        if isinstance(op, nvgpu.ClusterRankOp):
+            return _RANK, None
+        if isinstance(op, nvgpu.ThreadIdOp):
+            return _THREAD, None
+        if isinstance(op, nvgpu.LaneIdOp):
+            return _LANE, None
+        if isinstance(op, nvgpu.WarpIdOp):
+            return _WARP, None
+        if isinstance(op, nvgpu.BlockIdOp | nvgpu.GridDimOp | nvgpu.LaunchGridOp):
+            field_ = {nvgpu.BlockIdOp: "block_id", nvgpu.GridDimOp: "grid_dim",
+                      nvgpu.LaunchGridOp: "launch_grid"}[type(op)]
+            return _LAUNCH, (field_, op.axis.value.data)
+        if op.dialect_name() != "arith" or op.regions:
+            return _OPAQUE, None
+        return _ARITH, integer_op(op) or self._interpreted(op)
+
+    def _interpreted(self, op: Operation) -> Callable[[tuple[Any, ...]], Any]:
+        """`op` through tawa's CPU interpreter (what `integer_op` does not
+        cover; float results are unknown)."""
+
+        def run(inputs: tuple[Any, ...]) -> Any:
+            if self._interpreter is None:
+                # Imported here: the interpreters pull in NumPy and xDSL's
+                # interpreters, which the integer ops of a kernel never need.
+                from xdsl.interpreter import Interpreter
+
+                from tawa.interpreters.arith import TensorArithFunctions
+                from tawa.interpreters.dtypes import INDEX_BITS as interpreter_index_bits
+
+                self._interpreter = Interpreter(ModuleOp([]), index_bitwidth=interpreter_index_bits)
+                self._interpreter.register_implementations(TensorArithFunctions())
+            (out,) = self._interpreter.run_op(op, inputs)
+            return UNKNOWN if isinstance(out, float) else out
+
+        return run
+
     # ------------------------------------------------------------------ running
 
     def trace(self, role: int, args: Sequence[Any], launch: Launch) -> list[Event]:
@@ -301,39 +534,77 @@ class SkeletonRunner:
         if not 0 <= launch.rank < self.cluster:
             raise ValueError(f"CTA rank {launch.rank} outside a cluster of {self.cluster}")
         self._events: list[Event] = []
-        self._vals: dict[SSAValue, Any] = dict(zip(self.kernel.body.block.args, args))
+        self._vals: dict[int, Any] = {id(p): a for p, a in zip(self.kernel.body.block.args, args)}
         first = role * THREADS_PER_GROUP
         self._tids = tuple(range(first, first + THREADS_PER_GROUP))
-        self._run_block(self.kernel.body.block, None)
+        if role not in self._lane_ids:
+            tids = self._tids
+            self._lane_ids[role] = (Lanes(tids), Lanes(tuple(t % THREADS_PER_WARP for t in tids)),
+                                    Lanes(tuple(t // THREADS_PER_WARP for t in tids)))
+        self._run(*self._code, None)
         return self._events
 
-    def _run_region(self, region: Region, args: Sequence[Any], mask: tuple[bool, ...] | None):
-        block = region.block
-        self._vals.update(zip(block.args, args))
-        return self._run_block(block, mask)
-
-    def _run_block(self, block: Block, mask: tuple[bool, ...] | None) -> tuple[Any, ...]:
+    def _run(self, code: tuple[tuple[Any, ...], ...], yielded: tuple[int, ...],
+             mask: tuple[bool, ...] | None) -> tuple[Any, ...]:
+        """Runs compiled instructions; the values of `yielded` after them."""
         vals = self._vals
-        for op in block.ops:
-            if isinstance(op, scf.YieldOp | func.ReturnOp):
-                return tuple(vals.get(v, UNKNOWN) for v in op.operands)
-            if isinstance(op, PROTOCOL_OPS):
-                self._protocol(op, mask)
-            elif isinstance(op, scf.ForOp):
-                if op in self.executed:
-                    self._for(op, mask)
-            elif isinstance(op, scf.IfOp):
-                if op in self.executed:
-                    self._if(op, mask)
-            elif any(r in self.relevant for r in op.results):
-                vals.update(zip(op.results, self._evaluate(op)))
-        return ()
+        for ins in code:
+            kind = ins[0]
+            if kind == _EVAL:
+                _, op, how, what, operands, results = ins
+                if how == _ARITH:
+                    vals[results[0]] = self._arith(op, what, tuple(vals.get(v, UNKNOWN) for v in operands))
+                elif how == _OPAQUE:
+                    for r in results:
+                        vals[r] = UNKNOWN
+                else:
+                    vals[results[0]] = self._special(how, what)
+            elif kind == _PROTOCOL:
+                self._events_of(ins, mask)
+            elif kind == _FOR:
+                self._for(ins, mask)
+            else:
+                self._if(ins, mask)
+        return tuple(vals.get(v, UNKNOWN) for v in yielded)
+
+    def _special(self, how: int, what: Any) -> Any:
+        if how == _HANDLE:
+            return what
+        if how == _ROLE:
+            return self._role
+        if how == _RANK:
+            return self._launch.rank
+        if how == _LAUNCH:
+            return getattr(self._launch, what[0])[what[1]]
+        return self._lane_ids[self._role][how - _THREAD]
+
+    def _arith(self, op: Operation, fn: Callable[[tuple[Any, ...]], Any], inputs: tuple[Any, ...]) -> Any:
+        """`fn` (op's arithmetic) on `inputs`, lane by lane where they differ
+        between lanes; remembered per op and inputs."""
+        if UNKNOWN in inputs:
+            return UNKNOWN
+        key = (id(op), inputs)
+        if (hit := self._cache.get(key)) is not None:
+            return hit
+        try:
+            if any(isinstance(x, Lanes) for x in inputs):
+                outs: dict[tuple[Any, ...], Any] = {}
+                for x in zip(*(_lanes(x) for x in inputs)):
+                    if x not in outs:
+                        outs[x] = fn(x)
+                out = _collapse(tuple(outs[x] for x in zip(*(_lanes(x) for x in inputs))))
+            else:
+                out = fn(inputs)
+        except Exception as err:  # division by zero and the like, on our chosen sizes
+            raise SkeletonError(op, f"'{op.name}' failed on the checker's sizes: {err}") from None
+        self._cache[key] = out
+        return out
 
     def _value(self, v: SSAValue) -> Any:
-        return self._vals.get(v, UNKNOWN)
+        return self._vals.get(id(v), UNKNOWN)
 
-    def _uniform(self, op: Operation, v: SSAValue, what: str) -> Any:
-        x = self._value(v)
+    def _uniform(self, op: Operation, v: SSAValue | int, what: str) -> Any:
+        x = self._vals.get(v if isinstance(v, int) else id(v), UNKNOWN)
         if isinstance(x, Lanes):
             raise SkeletonError(op, f"{what} differs between the threads of a warp group")
         if x is UNKNOWN:
@@ -342,97 +613,64 @@ class SkeletonRunner:
             )
         return x
 
-    def _for(self, op: scf.ForOp, mask: tuple[bool, ...] | None) -> None:
-        lb = self._uniform(op, op.lb, "the loop's lower bound")
-        ub = self._uniform(op, op.ub, "the loop's upper bound")
-        step = self._uniform(op, op.step, "the loop's step")
+    def _for(self, ins: tuple[Any, ...], mask: tuple[bool, ...] | None) -> None:
+        _, op, lb_id, ub_id, step_id, iter_args, block_args, (code, yielded), results = ins
+        lb = self._uniform(op, lb_id, "the loop's lower bound")
+        ub = self._uniform(op, ub_id, "the loop's upper bound")
+        step = self._uniform(op, step_id, "the loop's step")
         if step <= 0:
             raise SkeletonError(op, f"the loop's step must be positive, got {step}")
-        carried = tuple(self._value(v) for v in op.iter_args)
+        vals = self._vals
+        carried = tuple(vals.get(v, UNKNOWN) for v in iter_args)
         trips = len(range(lb, ub, step))
         if trips > MAX_LOOP_TRIPS:
             raise SkeletonError(op, f"the loop runs {trips} times (from {lb} to {ub} step {step}) at a problem "
                                 f"size the protocol is checked for; more than {MAX_LOOP_TRIPS} is not a kernel's loop")
         for i in range(lb, ub, step):
-            carried = self._run_region(op.body, (i, *carried), mask)
-        self._vals.update(zip(op.results, carried))
+            vals.update(zip(block_args, (i, *carried)))
+            carried = self._run(code, yielded, mask)
+        vals.update(zip(results, carried))
 
-    def _if(self, op: scf.IfOp, mask: tuple[bool, ...] | None) -> None:
-        cond = self._value(op.cond)
+    def _if(self, ins: tuple[Any, ...], mask: tuple[bool, ...] | None) -> None:
+        _, op, cond_id, then, other, results, guards_protocol = ins
+        vals = self._vals
+        cond = vals.get(cond_id, UNKNOWN)
         if cond is UNKNOWN:
-            if op in self._protocol_regions:
+            if guards_protocol:
                 raise SkeletonError(
                     op, "whether barrier ops run depends on values the protocol checker "
                     "does not compute (data)"
                 )
-            self._vals.update((r, UNKNOWN) for r in op.results)
+            for r in results:
+                vals[r] = UNKNOWN
             return
         if not isinstance(cond, Lanes):
-            region = op.true_region if cond else op.false_region
-            out = self._run_region(region, (), mask) if region.blocks else ()
-            self._vals.update(zip(op.results, out))
+            region = then if cond else other
+            out = self._run(*region, mask) if region is not None else ()
+            vals.update(zip(results, out))
             return
-        active = mask or (True,) * THREADS_PER_GROUP
-        taken = tuple(bool(c) and m for c, m in zip(cond.values, active))
-        not_taken = tuple(not c and m for c, m in zip(cond.values, active))
+        if (split := self._split.get((cond, mask))) is None:
+            active = mask or (True,) * THREADS_PER_GROUP
+            split = self._split[(cond, mask)] = (tuple(bool(c) and m for c, m in zip(cond.values, active)),
+                                                 tuple(not c and m for c, m in zip(cond.values, active)))
+        taken, not_taken = split
         outs: list[tuple[Any, ...] | None] = []
-        for region, sub in ((op.true_region, taken), (op.false_region, not_taken)):
-            outs.append(self._run_region(region, (), sub) if region.blocks and any(sub) else None)
-        for i, r in enumerate(op.results):
+        for region, sub in ((then, taken), (other, not_taken)):
+            outs.append(self._run(*region, sub) if region is not None and any(sub) else None)
+        for i, r in enumerate(results):
             t = outs[0][i] if outs[0] is not None else UNKNOWN
             f = outs[1][i] if outs[1] is not None else UNKNOWN
             if outs[0] is None:
-                self._vals[r] = f
+                vals[r] = f
             elif outs[1] is None:
-                self._vals[r] = t
+                vals[r] = t
             elif UNKNOWN in (t, f):
-                self._vals[r] = UNKNOWN
+                vals[r] = UNKNOWN
             else:
                 tl, fl = (_lanes(x) for x in (t, f))
-                self._vals[r] = _collapse(
+                vals[r] = _collapse(
                     tuple(a if c else b for a, b, c in zip(tl, fl, cond.values))
                 )
-
-    def _evaluate(self, op: Operation) -> tuple[Any, ...]:
-        if isinstance(op, nvgpu.SmemAllocOp | nvgpu.TmaDescriptorOp):
-            return (op.results[0],)  # a handle: the SSA value names the array
-        if isinstance(op, nvgpu.WarpGroupIdOp):
-            return (self._role,)
-        if isinstance(op, nvgpu.ClusterRankOp):
-            return (self._launch.rank,)
-        if isinstance(op, _LANE_IDS):
-            tids = self._tids
-            if isinstance(op, nvgpu.LaneIdOp):
-                return (Lanes(tuple(t % THREADS_PER_WARP for t in tids)),)
-            if isinstance(op, nvgpu.WarpIdOp):
-                return (Lanes(tuple(t // THREADS_PER_WARP for t in tids)),)
-            return (Lanes(tids),)
-        if isinstance(op, nvgpu.BlockIdOp | nvgpu.GridDimOp | nvgpu.LaunchGridOp):
-            table = {nvgpu.BlockIdOp: self._launch.block_id, nvgpu.GridDimOp: self._launch.grid_dim,
-                     nvgpu.LaunchGridOp: self._launch.launch_grid}[type(op)]
-            return (table[op.axis.value.data],)
-        if op.dialect_name() != "arith" or op.regions:
-            return tuple(UNKNOWN for _ in op.results)
-        inputs = tuple(self._value(v) for v in op.operands)
-        if UNKNOWN in inputs:
-            return tuple(UNKNOWN for _ in op.results)
-        if not any(isinstance(x, Lanes) for x in inputs):
-            return (self._arith_op(op, inputs),)
-        lanes = [_lanes(x) for x in inputs]
-        return (_collapse(tuple(self._arith_op(op, tuple(x)) for x in zip(*lanes))),)
-
-    def _arith_op(self, op: Operation, inputs: tuple[Any, ...]) -> Any:
-        key = (op, inputs)
-        if (hit := self._cache.get(key)) is not None:
-            return hit
-        try:
-            (out,) = self._arith.run_op(op, inputs)
-        except Exception as err:  # division by zero and the like, on our chosen sizes
-            raise SkeletonError(op, f"'{op.name}' failed on the checker's sizes: {err}") from None
-        if isinstance(out, float):
-            out = UNKNOWN
-        self._cache[key] = out
-        return out
 
     # ------------------------------------------------------------------ events
 
@@ -450,6 +688,24 @@ class SkeletonRunner:
             raise SkeletonError(op, f"{what} is {r}, but the cluster has {self.cluster} CTA"
                                 f"{'s' if self.cluster > 1 else ''} (ranks 0..{self.cluster - 1})")
         return r
+
+    def _events_of(self, ins: tuple[Any, ...], mask: tuple[bool, ...] | None) -> None:
+        """The events of a protocol op (`_PROTOCOL` instruction `ins`), made
+        once per op, integer operands, lanes and CTA: they depend on nothing
+        else, and the traces of every problem size repeat them."""
+        _, op, operands = ins
+        vals = self._vals
+        # The mask by identity: every mask but None comes from `_split`, which keeps it.
+        key = (id(op), tuple(vals.get(v, UNKNOWN) for v in operands), id(mask), self._launch.rank)
+        if (made := self._emitted.get(key)) is None:
+            start = len(self._events)
+            self._protocol(op, mask)
+            events = tuple(self._events[start:])
+            made = self._emitted[key] = (events, isinstance(op, nvgpu.WgmmaWaitGroupOp) and bool(events))
+        else:
+            self._events.extend(made[0])
+        if made[1]:
+            vals.update((id(r), UNKNOWN) for r in op.results)
 
     def _protocol(self, op: Operation, mask: tuple[bool, ...] | None) -> None:
         n = THREADS_PER_GROUP if mask is None else sum(mask)
@@ -512,7 +768,7 @@ class SkeletonRunner:
         elif isinstance(op, nvgpu.WgmmaCommitGroupOp):
             add(Event(COMMIT, op))
         elif isinstance(op, nvgpu.WgmmaWaitGroupOp):
-            self._vals.update((r, UNKNOWN) for r in op.results)
+            self._vals.update((id(r), UNKNOWN) for r in op.results)
             add(Event(WAIT_GROUP, op, count=op.pending.value.data))
         elif isinstance(op, nvgpu.NamedBarrierSyncOp | nvgpu.NamedBarrierArriveOp):
             tids = self._tids if mask is None else [t for t, m in zip(self._tids, mask) if m]
@@ -525,6 +781,10 @@ class SkeletonRunner:
             # whole warps: the instructions are not .aligned), the barrier
             # counts every thread of every CTA of the cluster.
             add(Event(NAMED_SYNC, op, CLUSTER_BARRIER, count=self.cluster * self.threads, threads=n))
+
+
+def _ids(values: Iterable[SSAValue]) -> tuple[int, ...]:
+    return tuple(id(v) for v in values)
 
 
 def _lanes(x: Any) -> tuple[Any, ...]:

@@ -9,8 +9,31 @@ barriers, stages, and in a cluster the CTAs' exits); `_persistent` picks
 the group to expand in a state from those footprints and from what each
 other warp group may still do (`_reach`).  Why that keeps every deadlock
 and every violation reachable: `_persistent`'s docstring and
-docs/protocol.md section 2; the finer footprints of cluster kernels:
+docs/protocol.md section 2; the fine footprints that every search uses
+(the coarse ones remain for the tests, `Explorer(fine=False)`):
 `_footprints` and docs/protocol.md section 5.
+
+Arrivals at a named barrier that some warp group only arrives at (a bare
+`named_barrier_arrive`, as the consumers of the lowered attention take
+turns: each syncs on its own barrier and arrives at the next one's) do not
+commute in general: an arrival that completes a generation decides where
+the next one lands, and a second arrival of one warp group in a generation
+over-arrives in one order and not in the other.  They do commute in a
+state where the threads arrived so far, plus those of every arrival that
+may come first, stay within the barrier's count: then no order completes
+the generation before the last of them and none over-arrives
+(`_settled_named`).  `_persistent` counts, with what each other warp group
+may still do, the threads it may still arrive with at each such barrier
+(every arrival, its own repeated ones too), and a warp group's sync at
+such a barrier stops what it may do when those cannot complete the
+current generation (`_unfilled`).  With that, every state of the searches
+of the examples' default compiles has a persistent set of one step: the
+reduced state graph is one path per problem size.
+
+No symmetry reduction: the consumer warp groups of the lowered kernels are
+not interchangeable (one thread of the CTA issues the TMA stores, the
+turns' barriers differ, each consumer has its own rows and staging), and
+the persistent sets already leave one interleaving where they would be.
 
 The mixin reads the search's fields (`roles`, `nb`, `named_index`,
 `role_cta`, `barrier_cta`, `ctas`, `cta_roles`, `_atoms`, `_fine`, ...) and
@@ -36,6 +59,9 @@ from tawa.transforms.protocol_model import (
 _ARRIVALS = 32
 """Bits per barrier of a count of arrivals packed in an int (`_reach`)."""
 _FIELD = (1 << _ARRIVALS) - 1
+_PLAIN, _WAIT, _SYMMETRIC, _COUNTED = range(4)
+"""The gates `_reach` tells apart (`PersistentSets._walk`): none or another
+named sync, an mbarrier wait, a sync of `_symmetric`, of `_counted`."""
 
 
 class PersistentSets:
@@ -77,9 +103,10 @@ class PersistentSets:
         of such a load, read it.  Those writes commute with each other
         (`_commuting`: which role finishes first does not matter).
 
-        Finer footprints (`fine`, the default in a cluster, where the
-        coarse ones make nearly every step of the six or more warp groups
-        depend on every other):
+        Finer footprints (`fine`, the default; first made for clusters,
+        where the coarse ones make nearly every step of the six or more
+        warp groups depend on every other; every refinement below holds in
+        one CTA as well):
         * "open s" and "store s" are objects of each role (only the role
           writes its own; a TMA issue's or a staging write's check reads
           every role's);
@@ -104,7 +131,10 @@ class PersistentSets:
           that writes the barrier, while the block it runs once the barrier
           opens does not (nobody's step closes it again); the arrivals at a
           named barrier that each user syncs on once per generation commute
-          (`_symmetric_named`)."""
+          (`_symmetric_named`), and those at another named barrier whose
+          arrivals all count the same threads commute in a state where
+          they cannot complete its generation early (`_named_limits_of`,
+          `_settled_named`)."""
         nb, nn, nr = self.nb, len(self.named_index), len(self.roles)
         fine = self._fine
         pieces = 1 + max((a for atoms in self._atoms for a in atoms), default=-1)
@@ -168,20 +198,43 @@ class PersistentSets:
             self._commuting |= named(n)
         self._reads, self._writes, self._gate, self._arrival = [], [], [], []
         self._gate_loads, self._segment_arrivals = [], []
-        self._senses: list[list[tuple[int, int, int]]] = []
-        """Per role and position, what of `_reach`'s `others`, `short` and
-        `arrivals` its result can depend on (the gates from there on)."""
+        self._senses: list[list[tuple[int, int, int, int]]] = []
+        """Per role and position, what of `_reach`'s `others`, `short`,
+        `arrivals` and `named_arrivals` its result can depend on (the gates
+        from there on)."""
         self._segment_reads, self._segment_writes, self._next_wait = [], [], []
         self._load: dict[tuple[int, int, int], int] = {}
         self._load_reads: dict[tuple[int, int, int], int] = {}
         """What the completion of a TMA load reads: "exit c" for a load into
         another CTA, "arrive b" (fine footprints)."""
+        self._named_limits = self._named_limits_of() if fine else ()
+        counted = self._counted = {n: (i, count) for n, i in self.named_index.items()
+                                   for j, _, count in self._named_limits if i == j}
+        self._step_named: list[list[int]] = []
+        """Per role and block, the threads its step arrives with at each named
+        barrier (`_ARRIVALS` fields by `named_index`; fine footprints: the
+        named arrivals in the block, not its gate's)."""
+        self._arrival_named: list[list[int]] = []
+        """...and those of the arrival step at its gate (a named sync)."""
+        self._segment_named: list[list[int]] = []
+        self._block_arrivals: list[list[int]] = []
+        self._walk: list[list[tuple[int, ...]]] = []
+        """Per role and block, what `_reach` reads of it, in one tuple: its
+        gate (`_WAIT`, `_SYMMETRIC`, `_COUNTED` or `_PLAIN`; barrier,
+        parity, intended phase, `_gate`, `_gate_loads`), the segment from
+        it (`_segment_*`, `_next_wait`), its gate's arrival
+        (`_arrival_named`) and, for `_COUNTED`, the barrier's named index
+        and count."""
+        """Per role and block, the threads it arrives with on each mbarrier
+        (`_ARRIVALS` fields; fine footprints)."""
         for r, role in enumerate(self.roles):
             reads, writes, gates, arrival, later, gate_loads, counts_ = [], [], [], [], [], [], []
+            step_named, arrival_named = [], []
             own = r if fine else 0
             for p, block in enumerate(role.blocks):
                 rd = wr = 0
                 arrive_wr = 0
+                named_threads = gate_threads = 0
                 later_rd = later_wr = 0  # the completions of the loads the block issues (fine)
                 arrives = 0  # the threads it arrives with, per barrier (`_ARRIVALS` fields; fine)
                 for i, e in enumerate(block):
@@ -193,10 +246,13 @@ class PersistentSets:
                     if k == WAIT:
                         rd |= bar(e.barrier) | arrivals(e.barrier) | init(e.barrier)
                     elif k in (NAMED_SYNC, NAMED_ARRIVE):
+                        field_ = e.threads << (_ARRIVALS * self.named_index[e.barrier])
                         if fine and i == 0 and k == NAMED_SYNC:
                             arrive_wr = named(e.barrier)  # the arrival step's, not the block's
+                            gate_threads += field_
                         else:
                             wr |= named(e.barrier)
+                            named_threads += field_
                     elif k == ARRIVE and e.barrier in commuting_arrivals:
                         wr |= arrivals(e.barrier)
                         rd |= init(e.barrier)
@@ -240,37 +296,60 @@ class PersistentSets:
                              else named(gate.barrier))
                 gate_loads.append(loading(gate.barrier) if fine and gate is not None and gate.kind == WAIT else 0)
                 counts_.append(arrives)
+                step_named.append(named_threads)
+                arrival_named.append(gate_threads)
             n = len(role.blocks)
             next_wait, segment_reads, segment_writes = [n] * n, [0] * n, [0] * n
-            segment_arrivals = [0] * n
-            upcoming, rd, wr, ac = n, 0, 0, 0
+            segment_arrivals, segment_named = [0] * n, [0] * n
+            upcoming, rd, wr, ac, nac = n, 0, 0, 0, 0
             for p in reversed(range(n)):
                 next_wait[p] = upcoming
                 segment_reads[p] = rd | reads[p] | later[p][0]
                 segment_writes[p] = wr | writes[p] | later[p][1]
                 segment_arrivals[p] = ac + counts_[p]
-                rd, wr, ac = segment_reads[p], segment_writes[p], segment_arrivals[p]
+                segment_named[p] = nac + step_named[p] + arrival_named[p]
+                rd, wr, ac, nac = segment_reads[p], segment_writes[p], segment_arrivals[p], segment_named[p]
                 if role.gates[p] is not None and (role.gates[p].kind == WAIT
-                                                  or role.gates[p].barrier in self._symmetric):
-                    upcoming, rd, wr, ac = p, 0, 0, 0
+                                                  or role.gates[p].barrier in self._symmetric
+                                                  or role.gates[p].barrier in counted):
+                    upcoming, rd, wr, ac, nac = p, 0, 0, 0, 0
             self._reads.append(reads)
             self._writes.append(writes)
             self._arrival.append(arrival)
             self._gate.append(gates)
             self._gate_loads.append(gate_loads)
-            senses, o_mask, b_mask, f_mask = [(0, 0, 0)] * (n + 1), 0, 0, 0
+            senses, o_mask, b_mask, f_mask, n_mask = [(0, 0, 0, 0)] * (n + 1), 0, 0, 0, 0
             for p in reversed(range(n)):
                 o_mask |= gates[p] | gate_loads[p]
                 gate = role.gates[p]
                 if gate is not None and gate.kind == WAIT:
                     b_mask |= 1 << gate.barrier
                     f_mask |= _FIELD << (_ARRIVALS * gate.barrier)
-                senses[p] = (o_mask, b_mask, f_mask)
+                elif gate is not None and gate.barrier in counted:
+                    n_mask |= _FIELD << (_ARRIVALS * counted[gate.barrier][0])
+                senses[p] = (o_mask, b_mask, f_mask, n_mask)
             self._senses.append(senses)
             self._segment_arrivals.append(segment_arrivals)
+            self._block_arrivals.append(counts_)
+            self._step_named.append(step_named)
+            self._arrival_named.append(arrival_named)
+            self._segment_named.append(segment_named)
             self._next_wait.append(next_wait)
             self._segment_reads.append(segment_reads)
             self._segment_writes.append(segment_writes)
+            walk = []
+            for p, gate in enumerate(role.gates):
+                kind, barrier, parity, limit = _PLAIN, -1, 0, (0, 0)
+                if gate is not None and gate.kind == WAIT:
+                    kind, barrier, parity = _WAIT, gate.barrier, gate.parity
+                elif gate is not None and gate.barrier in self._symmetric:
+                    kind, barrier = _SYMMETRIC, gate.barrier
+                elif gate is not None and gate.barrier in counted:
+                    kind, barrier, limit = _COUNTED, gate.barrier, counted[gate.barrier]
+                walk.append((kind, barrier, parity, role.intended[p], gates[p], gate_loads[p], segment_reads[p],
+                             segment_writes[p], segment_arrivals[p], segment_named[p], next_wait[p],
+                             arrival_named[p], *limit))
+            self._walk.append(walk)
 
     def _symmetric_named(self) -> dict[int, tuple[int, ...]]:
         """The named barriers whose arrivals commute: used only through
@@ -297,8 +376,25 @@ class PersistentSets:
                 if n not in bare and all(len(t) == 1 for t in per_role.values()) and len(counts[n]) == 1
                 and sum(min(t) for t in per_role.values()) == min(counts[n])}
 
+    def _named_limits_of(self) -> tuple[tuple[int, int, int], ...]:
+        """The named barriers outside `_symmetric` whose arrivals all count
+        the same threads (`count`): (index in `named_index`, its footprint
+        bit, count).  Two arrivals at such a barrier commute in a state
+        where the threads already arrived, plus theirs, plus those of every
+        other arrival there that may come first, stay within the count
+        (`_persistent`'s *settled* named barriers)."""
+        counts: dict[int, set[int]] = {}
+        for role in self.roles:
+            for block in role.blocks:
+                for e in block:
+                    if e.kind in (NAMED_SYNC, NAMED_ARRIVE):
+                        counts.setdefault(e.barrier, set()).add(e.count)
+        nb = self.nb
+        return tuple((self.named_index[n], 1 << (nb + self.named_index[n]), min(c))
+                     for n, c in sorted(counts.items()) if n not in self._symmetric and len(c) == 1)
+
     def _reach(self, r: int, state, others: int, opening: frozenset[int] = frozenset(),
-               short: int = 0, arrivals: int = 0) -> tuple[int, int, int]:
+               short: int = 0, arrivals: int = 0, named_arrivals: int = 0) -> tuple[int, int, int, int]:
         """What role r may still read and write (bit masks) on a path on
         which only steps outside a persistent-set candidate run, given that
         those write at most `others`: its blocks from its position up to
@@ -317,51 +413,74 @@ class PersistentSets:
         A wait whose checks would fail (the barrier not initialized, or its
         phase already aliased) is not such a gate, so whether those checks
         fail is decided by steps in the result.  And the threads it may
-        arrive with on each barrier (`_ARRIVALS` fields; fine footprints)."""
+        arrive with on each barrier (`_ARRIVALS` fields; fine footprints),
+        and at each named barrier (`_ARRIVALS` fields by `named_index`;
+        every arrival counted, its own repeated ones too)."""
         pos, bars, _, named, nwaits = state
         role = self.roles[r]
         p, n = pos[r], len(role.blocks)
         gate = role.gates[p] if p < n else None
+        counted = self._counted
         if (gate is not None and gate.kind == NAMED_SYNC and nwaits[r] >= 0
                 and named[2 * self.named_index[gate.barrier]] <= nwaits[r]
                 and (gate.barrier not in opening if gate.barrier in self._symmetric
-                     else not others & self._gate[r][p])):
-            return 0, 0, 0
-        rd = wr = ac = 0
-        symmetric = self._symmetric
+                     else not others & self._gate[r][p]
+                     or gate.barrier in counted and self._unfilled(gate.barrier, named, named_arrivals))):
+            return 0, 0, 0, 0
+        rd = wr = ac = nac = 0
+        # the arrival at its gate when it has made it already (in the first segment's count)
+        arrived = self._arrival_named[r][p] if gate is not None and gate.kind == NAMED_SYNC and nwaits[r] >= 0 else 0
         counting = self._fine and role.consecutive
+        fine = self._fine
+        walk = self._walk[r]
+        first, arrived_first = pos[r], nwaits[r] >= 0
         while p < n:
-            gate = role.gates[p]
-            if gate is not None and gate.kind == WAIT and counting:
-                b4, b = 4 * gate.barrier, gate.barrier
-                phase, k = bars[b4 + 2], role.intended[p]
-                if bars[b4 + 3] and phase <= k and (
-                        not others & self._gate[r][p]
-                        or bars[b4] + (k - phase) * bars[b4 + 3] > (arrivals >> _ARRIVALS * b) & _FIELD
-                        or k == phase and not bars[b4] and short >> b & 1 and not others & self._gate_loads[r][p]):
-                    break
-            elif gate is not None and gate.kind == WAIT:
-                b4 = 4 * gate.barrier
+            kind, b, parity, k, gate_mask, gate_loads, seg_rd, seg_wr, seg_ac, seg_nac, nxt, arrival, *limit = walk[p]
+            if kind == _WAIT:
+                b4 = 4 * b
                 phase = bars[b4 + 2]
-                if (phase % 2 == gate.parity and bars[b4 + 3] and phase < role.intended[p] + 2
-                        and (not others & self._gate[r][p]
-                             or self._fine and (bars[b4] > (arrivals >> _ARRIVALS * gate.barrier) & _FIELD
-                                                or short >> gate.barrier & 1
-                                                and not others & self._gate_loads[r][p]
-                                                and not (arrivals >> _ARRIVALS * gate.barrier) & _FIELD))):
+                if counting:
+                    if bars[b4 + 3] and phase <= k and (
+                            not others & gate_mask
+                            or bars[b4] + (k - phase) * bars[b4 + 3] > (arrivals >> _ARRIVALS * b) & _FIELD
+                            or k == phase and not bars[b4] and short >> b & 1 and not others & gate_loads):
+                        break
+                elif (phase % 2 == parity and bars[b4 + 3] and phase < k + 2
+                      and (not others & gate_mask
+                           or fine and (bars[b4] > (arrivals >> _ARRIVALS * b) & _FIELD
+                                        or short >> b & 1
+                                        and not others & gate_loads
+                                        and not (arrivals >> _ARRIVALS * b) & _FIELD))):
                     break
-            elif gate is not None and gate.barrier in symmetric and gate.barrier not in opening:
+            elif kind == _SYMMETRIC and b not in opening:
                 # a sync the role has yet to pass, whose generation cannot complete on such a path
-                if p != pos[r] or nwaits[r] < 0:
-                    wr |= self._gate[r][p]  # it arrives
+                if p != first or not arrived_first:
+                    wr |= gate_mask  # it arrives
                     break
-                if named[2 * self.named_index[gate.barrier]] <= nwaits[r]:
+                if named[2 * self.named_index[b]] <= nwaits[r]:
                     break  # arrived, and the generation has not completed
-            rd |= self._segment_reads[r][p]
-            wr |= self._segment_writes[r][p]
-            ac += self._segment_arrivals[r][p]
-            p = self._next_wait[r][p]
-        return rd, wr, ac
+            elif kind == _COUNTED and (p != first or not arrived_first):
+                i, count = limit
+                if named[2 * i + 1] + (named_arrivals >> _ARRIVALS * i & _FIELD) < count:  # `_unfilled`
+                    # a sync it has yet to arrive at, whose generation cannot complete on such a path
+                    wr |= gate_mask
+                    nac += arrival
+                    break
+            rd |= seg_rd
+            wr |= seg_wr
+            ac += seg_ac
+            nac += seg_nac
+            p = nxt
+        return rd, wr, ac, nac - arrived if nac else 0
+
+    def _unfilled(self, barrier: int, named: tuple[int, ...], named_arrivals: int) -> bool:
+        """Whether the current generation of a named barrier of `_counted`
+        cannot complete on a path of steps outside a persistent-set
+        candidate: the threads arrived so far and every arrival the roles
+        outside may make there (`named_arrivals`) fall short of its count.
+        Then no sync there passes on such a path."""
+        i, count = self._counted[barrier]
+        return named[2 * i + 1] + (named_arrivals >> _ARRIVALS * i & _FIELD) < count
 
     def _persistent(self, state, moves: list[tuple[int, bool]],
                     queues: dict[int, list[int]], hint: int = -1) -> set[int] | None:
@@ -374,11 +493,15 @@ class PersistentSets:
         A set T of enabled steps is persistent in a state s if no sequence
         of steps outside T that starts in s contains a step that depends on
         one in T.  Two steps of different agents are independent here when
-        neither writes an object the other reads or writes (`_footprints`):
-        then they commute to the same state (the TMA loads in flight are
-        kept by barrier), neither enables or disables the other, and
-        neither changes whether the other fails (every check a step makes
-        reads only objects in its footprint).  T is built from a group G of
+        neither writes an object the other reads or writes (`_footprints`),
+        or where both write one only as arrivals that commute in the
+        states in question (a named barrier of `_named_limits_of` that is
+        settled for T: `_settled_named`, which bounds every arrival
+        outside T may make before T's): then they commute to the same
+        state (the TMA loads in flight are kept by barrier), neither
+        enables or disables the other, and neither changes whether the
+        other fails (every check a step makes reads only objects in its
+        footprint).  T is built from a group G of
         agents, grown from one enabled agent to a fixpoint: T is the steps
         of G's enabled agents.  What the agents outside G may do without T
         is over-approximated: a role's steps up to the first gate that no
@@ -415,9 +538,17 @@ class PersistentSets:
         n = len(self.roles)
         step_reads: dict[int, int] = {}
         step_writes: dict[int, int] = {}
+        step_named: dict[int, int] = {}  # the threads of a role's step at each named barrier
+        step_arrivals: dict[int, int] = {}  # ...and on each mbarrier
+        named_limits = self._named_limits
         for r, arrive in moves:
             step_reads[r], step_writes[r] = (self._arrival[r][pos[r]] if arrive else
                                              (self._reads[r][pos[r]], self._writes[r][pos[r]]))
+            if named_limits:
+                step_named[r] = (self._arrival_named if arrive else self._step_named)[r][pos[r]]
+            if self._fine and not arrive:
+                step_arrivals[r] = self._block_arrivals[r][pos[r]]
+        named = state[3]
         queue_writes: dict[int, int] = {}  # completions of queue b (`_queue_key`): agent n + b
         queue_reads: dict[int, int] = {}
         load_reads = self._load_reads
@@ -429,7 +560,7 @@ class PersistentSets:
                 if load_reads:
                     queue_reads[n + b] |= load_reads.get(inflight[k], 0)
         live = [r for r, p in enumerate(pos) if p < len(self.roles[r].blocks)]
-        reaches: dict[tuple[int, int, frozenset[int], int, int], tuple[int, int, int]] = {}  # memoized
+        reaches: dict[tuple[int, int, frozenset[int], int, int, int], tuple[int, int, int, int]] = {}  # memoized
         senses = self._senses
         waiting = self._waiting(state) if self._symmetric else None
         # Fine footprints: the bytes each completion queue carries, per barrier; a barrier is
@@ -443,7 +574,9 @@ class PersistentSets:
         if self._fine:
             for q, ks in queues.items():
                 b = self._load_barrier(inflight[ks[0]])
-                carried = sum(self._load_event(inflight[k]).tx for k in ks)
+                carried = 0
+                for k in ks:
+                    carried += self._load_event(inflight[k]).tx
                 queue_bar[n + q], queue_bytes[n + q] = b, carried
                 in_flight[b] = in_flight.get(b, 0) + carried
             for b, carried in in_flight.items():
@@ -458,19 +591,22 @@ class PersistentSets:
             `any_`: only whether there are any (a non-empty subset, found
             as soon as the fixpoint's reach so far conflicts: it only
             grows)."""
-            t_reads = t_writes = t_completes = gates = 0
+            t_reads = t_writes = t_completes = gates = t_named = 0
             for a in group:
                 if a in step_reads:
                     t_reads |= step_reads[a]
                     if a < n:
                         t_writes |= step_writes[a]
+                        t_named += step_named.get(a, 0)
                     else:
                         t_completes |= step_writes[a]
                 else:  # a blocked role
                     gates |= self._gate[a][pos[a]]
-            conflicts = t_reads | ((t_writes | t_completes) & ~self._commuting) | gates
+            writing = (t_writes | t_completes) & ~self._commuting
+            conflicts = t_reads | writing | gates
             queue_conflicts = t_reads | (t_writes & ~self._commuting) | (t_completes & ~self._commuting & ~settled) | gates
             t_writes |= t_completes
+            limits = [limit for limit in named_limits if t_named >> (_ARRIVALS * limit[0]) & _FIELD] if t_named else ()
             short = short_base
             if queue_bar:
                 held: dict[int, int] = {}  # bytes in flight on a barrier that the group's queues carry
@@ -487,28 +623,39 @@ class PersistentSets:
                     completions |= wr
                     if any_ and (wr & queue_conflicts or queue_reads[c] & t_writes):
                         return {c}
-            others, reach, opening, arrivals = completions, {}, frozenset(), 0
+            # The fixpoint starts from the next steps of the enabled roles outside: what each may
+            # do includes its next step, so it is the same least fixpoint, in fewer rounds.
+            others, reach, opening, arrivals, named_arrivals = completions, {}, frozenset(), 0, 0
+            for o in outside:
+                if o in step_writes:
+                    others |= step_writes[o]
+                    arrivals += step_arrivals.get(o, 0)
+                    named_arrivals += step_named.get(o, 0)
             while True:  # what the roles outside may do, and write, to a fixpoint
                 reach = {}
                 for o in outside:
-                    o_mask, b_mask, f_mask = senses[o][pos[o]]
-                    key = (o, others & o_mask, opening, short & b_mask, arrivals & f_mask)
+                    o_mask, b_mask, f_mask, n_mask = senses[o][pos[o]]
+                    key = (o, others & o_mask, opening, short & b_mask, arrivals & f_mask, named_arrivals & n_mask)
                     if (got := reaches.get(key)) is None:
-                        got = reaches[key] = self._reach(o, state, others, opening, short, arrivals)
+                        got = reaches[key] = self._reach(o, state, others, opening, short, arrivals, named_arrivals)
                     reach[o] = got
+                if limits:  # named barriers whose arrivals commute with the group's: see `_settled_named`
+                    conflicts = t_reads | (writing & ~self._settled_named(limits, t_named, reach, named)) | gates
                 if any_:
-                    for o, (rd, wr, _) in reach.items():
+                    for o, (rd, wr, _, _) in reach.items():
                         if wr & conflicts or rd & t_writes:
                             return {o}
-                grown, counted = completions, 0
-                for _, wr, ac in reach.values():
+                grown, counted, named_counted = completions, 0, 0
+                for _, wr, ac, nac in reach.values():
                     grown |= wr
                     counted += ac
+                    named_counted += nac
                 opened = self._opening(waiting, reach) if waiting else opening
-                if grown == others and opened == opening and counted == arrivals:
+                if (grown == others and opened == opening and counted == arrivals
+                        and named_counted == named_arrivals):
                     break
-                others, opening, arrivals = grown, opened, counted
-            joining = {o for o, (rd, wr, _) in reach.items() if wr & conflicts or rd & t_writes}
+                others, opening, arrivals, named_arrivals = grown, opened, counted, named_counted
+            joining = {o for o, (rd, wr, _, _) in reach.items() if wr & conflicts or rd & t_writes}
             joining.update(c for c, wr in queue_writes.items()
                            if c not in group and (wr & queue_conflicts or queue_reads[c] & t_writes))
             return joining
@@ -533,8 +680,31 @@ class PersistentSets:
                     break
         return None if best is None or len(best) == len(step_reads) else best
 
+    @staticmethod
+    def _settled_named(limits, t_named: int, reach: dict[int, tuple[int, int, int, int]],
+                       named: tuple[int, ...]) -> int:
+        """The named barriers (footprint bits) at which the arrivals of a
+        persistent-set candidate's steps (`t_named`) commute with every
+        arrival that the roles outside may make there (`reach`): those
+        whose threads arrived so far in the current generation, plus the
+        candidate's, plus all of the outside roles' (each of their
+        arrivals, repeated ones too), stay within the barrier's count.
+        Then no order of those arrivals completes the generation before
+        the last of them, none over-arrives, and each lands in the current
+        generation (what a sync records): any two of them, taken in either
+        order, reach the same state and pass the same checks."""
+        outside = 0
+        for got in reach.values():
+            outside += got[3]
+        bits = 0
+        for i, bit, count in limits:
+            shift = _ARRIVALS * i
+            if named[2 * i + 1] + (t_named >> shift & _FIELD) + (outside >> shift & _FIELD) <= count:
+                bits |= bit
+        return bits
+
     def _opening(self, waiting: dict[int, tuple[int, ...] | None],
-                 reach: dict[int, tuple[int, int, int]]) -> frozenset[int]:
+                 reach: dict[int, tuple[int, int, int, int]]) -> frozenset[int]:
         """The barriers of `_symmetric` whose generation may complete on a
         path of steps by the roles of `reach` only (what they may do): every
         user has arrived already or may arrive (its reach writes the

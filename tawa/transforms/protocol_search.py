@@ -14,8 +14,10 @@ Two reductions keep the search small without losing a violation:
   reduction, docs/protocol.md section 2).
 * *Persistent sets* (`protocol_reduction.PersistentSets`, a partial-order reduction): in
   a state where the next steps of some group of warp groups touch nothing
-  that any other warp group can still touch, and no TMA completion either,
-  only that group's steps are expanded; the other warp groups' steps come
+  that any other warp group can still touch, and no TMA completion either
+  (arrivals at a named barrier that cannot complete its generation early
+  touch each other's barrier without conflict), only that group's steps
+  are expanded; the other warp groups' steps come
   later on every path, in the same order, so no interleaving of them is
   lost, only their redundant orderings against the group.  Why that keeps
   every deadlock and every violation reachable is in the docstring of
@@ -127,7 +129,7 @@ class _Role:
     blocks: list[tuple[Event, ...]]
     gates: list[Event | None]
     intended: list[int]
-    """The phase each gate wait means (see `_intended_phases`)."""
+    """The phase each gate wait means (`intended_phases`)."""
     open_at: list[frozenset[int]]
     """Stages with async reads (wgmma) in flight at the start of each block
     (and one more entry for the end)."""
@@ -144,66 +146,30 @@ class _Role:
     consecutive: bool = False
     """Whether each of its waits means the phase after the last one it
     knows complete (-1 or 0 first): then when it reaches a wait for phase
-    k, the barrier has completed at least k phases (this role, or one it
-    synchronized with, passed a wait for k-1: `intended_phases`)."""
+    k, the barrier has completed at least k phases (this role passed a
+    wait for k-1: `intended_phases`)."""
 
 
-def intended_phases(traces: Sequence[Sequence[Event]],
-                    role_cta: Sequence[int]) -> list[dict[int, tuple[int, int]]]:
-    """The phase each wait of each role means, and how many phases of its
-    barrier the role knows complete when it reaches the wait: role →
-    {event index: (k, known)}.
-
-    A role's wait of parity p on barrier b means k, the next phase of parity
-    p after the latest phase of b the role knows complete: one it waited for
-    itself, or one a role it synchronized with knew of.  Knowledge passes at
-    named barriers: the role that passes its g-th sync of barrier n (in its
-    CTA) learns what every other role knew at its own g-th arrival at n
-    (sync or arrive).  The pairing of the g-th occurrences is the protocol's
-    own (each generation one occurrence of each participant); the search
-    checks the generations as they form.  Without it, a team of consumers
-    that passed over another team's uses of a ring (`tawa.transforms.teams`)
-    would seem to mean a phase it skipped: after the hand-over it knows
-    that the other team waited for it.  Computed to a fixed point, since
-    knowledge flows both ways through a barrier."""
-    named_kinds = (NAMED_SYNC, NAMED_ARRIVE)
-    # snapshots[r][(n, g)]: what role r knew (barrier -> phases known complete) at its g-th occurrence of n
-    snapshots: list[dict[tuple[int, int], dict[int, int]]] = [{} for _ in traces]
-    while True:
-        changed = False
-        result: list[dict[int, tuple[int, int]]] = []
-        for r, trace in enumerate(traces):
-            seen: dict[int, int] = {}
-            counts: dict[int, int] = {}
-            phases: dict[int, tuple[int, int]] = {}
-            for i, e in enumerate(trace):
-                if e.kind in named_kinds:
-                    g = counts.get(e.barrier, 0)
-                    counts[e.barrier] = g + 1
-                    if snapshots[r].get((e.barrier, g)) != seen:
-                        snapshots[r][(e.barrier, g)] = dict(seen)
-                        changed = True
-                    if e.kind == NAMED_SYNC:
-                        for o in range(len(traces)):
-                            if o != r and role_cta[o] == role_cta[r]:
-                                for b, n in snapshots[o].get((e.barrier, g), {}).items():
-                                    seen[b] = max(seen.get(b, 0), n)
-                elif e.kind == WAIT:
-                    last = seen.get(e.barrier, 0) - 1  # the latest phase this role knows complete
-                    k = last if (last - e.parity) % 2 == 0 else last + 1
-                    phases[i] = (k, last + 1)
-                    seen[e.barrier] = max(seen.get(e.barrier, 0), k + 1)
-            result.append(phases)
-        if not changed:
-            return result
+def intended_phases(trace: Sequence[Event]) -> dict[int, tuple[int, int]]:
+    """The phase each wait of a role means, and how many phases of its
+    barrier the role knows complete when it reaches the wait: {event
+    index: (k, known)}.  A wait of parity p on barrier b means k, the next
+    phase of parity p after the latest phase of b the role waited for."""
+    seen: dict[int, int] = {}
+    phases: dict[int, tuple[int, int]] = {}
+    for i, e in enumerate(trace):
+        if e.kind == WAIT:
+            last = seen.get(e.barrier, 0) - 1  # the latest phase this role knows complete
+            k = last if (last - e.parity) % 2 == 0 else last + 1
+            phases[i] = (k, last + 1)
+            seen[e.barrier] = max(seen.get(e.barrier, 0), k + 1)
+    return phases
 
 
-def _cut(trace: Sequence[Event], phases: dict[int, tuple[int, int]] | None = None) -> _Role:
+def _cut(trace: Sequence[Event]) -> _Role:
     """`trace` cut into blocks, with the phase each wait means and the
-    phases the role knows complete there (`phases`, by event index:
-    `intended_phases`; None: from the role's own waits)."""
-    if phases is None:
-        phases = intended_phases([trace], [0])[0]
+    phases the role knows complete there (`intended_phases`)."""
+    phases = intended_phases(trace)
     blocks: list[list[Event]] = [[]]
     starts = [0]  # the trace index of each block's first event
     for i, e in enumerate(trace):
@@ -213,6 +179,7 @@ def _cut(trace: Sequence[Event], phases: dict[int, tuple[int, int]] | None = Non
         blocks[-1].append(e)
     if not blocks[-1]:
         blocks.pop()
+        starts.pop()
     gates = [b[0] if b[0].kind in BLOCKING else None for b in blocks]
     intended = []
     consecutive = True
@@ -220,29 +187,39 @@ def _cut(trace: Sequence[Event], phases: dict[int, tuple[int, int]] | None = Non
         k = 0
         if g is not None and g.kind == WAIT:
             k, known = phases[start]
-            # Phase k − 1 is known complete (waited for, by this role or one it synchronized with).
+            # Phase k − 1 is known complete (this role waited for it).
             consecutive = consecutive and (k == known or k == -1 and known == 0)
         intended.append(k)
-    groups: list[frozenset[int]] = []
-    pending: set[int] = set()
-    open_at, open_in = [], []
-    for b in blocks:
-        open_at.append(frozenset(pending).union(*groups))
-        per_event = []
-        for e in b:
-            per_event.append(frozenset(pending).union(*groups))
-            if e.kind == READ and e.is_async:
-                pending.add(e.slot)
-            elif e.kind == COMMIT:
-                groups.append(frozenset(pending))
-                pending = set()
-            elif e.kind == WAIT_GROUP:
-                groups = groups[len(groups) - e.count:] if e.count else []
-        open_in.append(per_event)
-    open_at.append(frozenset(pending).union(*groups))
+    reads = open_reads(trace)
+    open_at = [reads[start] for start in starts] + [reads[-1]]
+    open_in = [reads[start: start + len(b)] for b, start in zip(blocks, starts)]
     stores_at, stores_in, stores_left = _bulk_stores(blocks)
     return _Role([tuple(b) for b in blocks], gates, intended, open_at, open_in, stores_at, stores_in, stores_left,
                  consecutive)
+
+
+def open_reads(trace: Sequence[Event]) -> list[frozenset[int]]:
+    """The stages with async reads (wgmma) in flight before each event of
+    `trace`, and after the last: a read stays open until the
+    `wgmma_wait_group` that leaves fewer groups pending than were committed
+    after it."""
+    groups: list[frozenset[int]] = []
+    pending: set[int] = set()
+    current: frozenset[int] = frozenset()
+    out = []
+    for e in trace:
+        out.append(current)
+        if e.kind == READ and e.is_async:
+            pending.add(e.slot)
+            current = current | {e.slot}
+        elif e.kind == COMMIT:
+            groups.append(frozenset(pending))  # the open stages stay the same
+            pending = set()
+        elif e.kind == WAIT_GROUP:
+            groups = groups[len(groups) - e.count:] if e.count else []
+            current = frozenset(pending).union(*groups)
+    out.append(current)
+    return out
 
 
 def _bulk_stores(
@@ -257,26 +234,30 @@ def _bulk_stores(
     groups: list[Event] = []  # the groups in flight, oldest first
     unpublished: set[int] = set()  # retired by one thread, not yet known to the others
     at, per_block = [], []
+    reading: frozenset[int] = frozenset()
 
-    def reading() -> frozenset[int]:
+    def now() -> frozenset[int]:
         return frozenset(g.slot for g in groups) | unpublished
 
     for b in blocks:
-        if b[0].kind == NAMED_SYNC:
+        if b[0].kind == NAMED_SYNC and unpublished:
             unpublished = set()
-        at.append(reading())
+            reading = now()
+        at.append(reading)
         per_event = []
         for e in b:
-            per_event.append(reading())
+            per_event.append(reading)
             if e.kind == BULK_STORE:
                 groups.append(e)
+                reading = reading | {e.slot}
             elif e.kind == BULK_WAIT:
                 keep = max(0, len(groups) - e.count)
                 retired, groups = groups[:keep], groups[keep:]
                 if e.threads < THREADS_PER_GROUP:
                     unpublished.update(g.slot for g in retired)
+                reading = now()
         per_block.append(per_event)
-    at.append(reading())
+    at.append(reading)
     return at, per_block, tuple(groups)
 
 
@@ -298,14 +279,16 @@ class Explorer(PersistentSets):
     full search reports it: the reduced state graph is a subgraph of the
     full one, so the full search finds a violation too, at the same or a
     smaller depth (if it runs out of `max_states` first, the reduced
-    search's trace is reported)."""
+    search's trace is reported).  `fine=False` reduces with the coarse
+    footprints of `PersistentSets._footprints` (fewer refinements, more
+    states; the tests compare both with the full search)."""
 
     def __init__(self, traces: Sequence[Sequence[Event]], n_barriers: int,
                  describe_barrier, describe_slot, role_name, max_states: int,
                  reduce: bool = True, shortest: bool = True, layout: Layout | None = None,
-                 fine: bool | None = None):
+                 fine: bool = True):
         self.role_cta = tuple(layout.role_cta) if layout else (0,) * len(traces)
-        self.roles = [_cut(t, k) for t, k in zip(traces, intended_phases(traces, self.role_cta), strict=True)]
+        self.roles = [_cut(t) for t in traces]
         self.nb = n_barriers
         self.barrier_cta = tuple(layout.barrier_cta) if layout else (0,) * n_barriers
         self.ctas = 1 + max(self.role_cta, default=0)
@@ -316,7 +299,7 @@ class Explorer(PersistentSets):
         peer's multicast can): the count may go negative while arrivals are
         missing (module docstring)."""
         self._stage_overlaps(traces, layout.slot_range if layout else ())
-        self._fine = self.ctas > 1 if fine is None else fine
+        self._fine = fine
         self.bar = describe_barrier
         self.slot = describe_slot
         self.role_name = role_name

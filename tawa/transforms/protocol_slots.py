@@ -32,7 +32,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from tawa.transforms.protocol_model import ARRIVE, EXPECT_TX, TMA, WAIT, Event
-from tawa.transforms.protocol_search import Step, Violation, _cut
+from tawa.transforms.protocol_search import Step, Violation, open_reads
 
 
 def ring_stages(traces: Sequence[Sequence[Event]]) -> tuple[dict[int, frozenset[int]], dict[int, frozenset[int]]]:
@@ -66,8 +66,7 @@ def check_slots(traces: Sequence[Sequence[Event]], overlaps: dict[int, frozenset
         return frozenset(t for s in stages for t in overlaps.get(s, (s,)))
 
     for r, trace in enumerate(traces):
-        role = _cut(trace)
-        open_before = [o for per_block in role.open_in for o in per_block]
+        open_before = open_reads(trace)
         held: Counter[int] = Counter()
         acquired_at: dict[int, int] = {}  # stage -> the index of the wait that acquired it last
         for i, e in enumerate(trace):

@@ -362,12 +362,12 @@ def test_the_reduced_search_agrees_with_the_full_search_on_broken_gemms():
 # --------------------------------------------------------------------------- holding a slot
 
 
-def _broken_gemm(mutation: str, persistent: bool) -> tuple[str, str]:
-    """examples/gemm.mlir lowered (stages=2) with its consumer's protocol
-    broken at the aref level, right after tawa-pipeline, then printed (so
-    that the verifier sees every op at a line): the text, and the line of
-    the op the error must point at ("release": the consumer's first
-    mbarrier_arrive; "acquire": its last wait on a full barrier)."""
+def _broken_gemm(mutation: str, persistent: bool, epilogue: str = "auto") -> tuple[str, str]:
+    """examples/gemm.mlir lowered (stages=2, `epilogue`) with its consumer's
+    protocol broken at the aref level, right after tawa-pipeline, then
+    printed (so that the verifier sees every op at a line): the text, and
+    the line of the op the error must point at ("release": the consumer's
+    first mbarrier_arrive; "acquire": its last wait on a full barrier)."""
     from xdsl.dialects import scf
     from xdsl.rewriter import Rewriter
 
@@ -375,7 +375,7 @@ def _broken_gemm(mutation: str, persistent: bool) -> tuple[str, str]:
     from tawa.transforms.pipeline import PipelinePass
 
     module = tawa.parse((ROOT / "examples" / "gemm.mlir").read_text(), "gemm.mlir")
-    pipeline = HopperPipelinePass(stages=2, persistent=persistent, prepare=False)
+    pipeline = HopperPipelinePass(stages=2, persistent=persistent, prepare=False, epilogue=epilogue)
     ctx = tawa.context()
     pipeline.specialize_pass().apply(ctx, module)
     for step in pipeline.planned_steps(module):
@@ -410,19 +410,22 @@ def _broken_gemm(mutation: str, persistent: bool) -> tuple[str, str]:
     return text, target.location.line.data
 
 
+@pytest.mark.parametrize("epilogue", ["auto", "threads"], ids=["tma-store", "identical-consumers"])
 @pytest.mark.parametrize("persistent", [True, False], ids=["persistent", "one-program-per-CTA"])
 @pytest.mark.parametrize("mutation, problem", [
     ("release before the wgmma's wait", "slot released while a wgmma may still read it"),
     ("drop the last release", "warp group ends holding a slot"),
 ])
-def test_broken_consumer_protocols_are_rejected(mutation, problem, persistent, monkeypatch):
+def test_broken_consumer_protocols_are_rejected(mutation, problem, persistent, epilogue, monkeypatch):
     """The consumer releases a slot before the wgmma_wait_group that retires
     its reader (the search saw the release and the retirement in one atomic
     block), or never releases the last slot of a program (nothing waits for
     it in a kernel of one program per CTA).  A persistent kernel without its
-    last release deadlocks in its next program, which the search reports."""
+    last release deadlocks in its next program, which the search reports.
+    With the thread epilogue the two consumer warp groups run identical
+    protocols, both broken the same way."""
     monkeypatch.setenv("TAWA_PROOF_CACHE", "0")
-    text, line = _broken_gemm(mutation, persistent)
+    text, line = _broken_gemm(mutation, persistent, epilogue)
     module = tawa.parse(text, "broken.mlir")
     with pytest.raises(TawaError) as info:
         VerifyProtocolPass().apply(tawa.context(), module)
@@ -436,3 +439,80 @@ def test_broken_consumer_protocols_are_rejected(mutation, problem, persistent, m
     assert len(err.details) > 3 and all(re.match(r"broken\.mlir:\d+:\d+: note: ", n) for n in err.details)
     if mutation == "release before the wgmma's wait":
         assert "mbarrier_arrive" in err.details[-1] and any("wgmma_descriptor reads" in n for n in err.details)
+
+
+# --------------------------------------------------------------------------- one of two identical consumers
+
+
+@functools.cache
+def _identical_consumers_gemm(persistent: bool) -> str:
+    """examples/gemm.mlir lowered (stages=2) with the thread epilogue, before
+    the verifier, printed: its two consumer warp groups (1 and 2) run
+    identical protocols."""
+    module = tawa.parse((ROOT / "examples" / "gemm.mlir").read_text(), "gemm.mlir")
+    HopperPipelinePass(stages=2, epilogue="threads", persistent=persistent, prepare=False).apply(
+        tawa.context(), module)
+    return _text(module)
+
+
+def _for_one_warp_group(text: str, op: str, occurrence: int, group: int, flip: bool = False) -> str:
+    """`text` with the `occurrence`-th line of `op` run by every warp group
+    but `group` (an `scf.if` on `nvgpu.warp_group_id` around it), or with
+    `flip`, that wait run by `group` with the other parity."""
+    lines = text.split("\n")
+    i = [j for j, line in enumerate(lines) if line.lstrip().startswith(op + " ")][occurrence]
+    line = lines[i]
+    indent = line[: len(line) - len(line.lstrip())]
+    head = ["%one_wg = nvgpu.warp_group_id", f"%one_id = arith.constant {group} : index"]
+    if flip:
+        wait, parity, tail = re.match(r"(\s*\S+ \S+\[\S+\]), (%\w+) (:.*)", line).groups()
+        new = [*head, "%one_is = arith.cmpi eq, %one_wg, %one_id : index", "%one_1 = arith.constant 1 : index",
+               f"%one_flipped = arith.xori {parity}, %one_1 : index",
+               f"%one_parity = arith.select %one_is, %one_flipped, {parity} : index"]
+        lines[i: i + 1] = [indent + x for x in new] + [f"{wait}, %one_parity {tail}"]
+    else:
+        new = [*head, "%one_not = arith.cmpi ne, %one_wg, %one_id : index", "scf.if %one_not {"]
+        lines[i: i + 1] = [indent + x for x in new] + ["  " + line, indent + "}"]
+    return "\n".join(lines)
+
+
+def _line_of(module, name: str, occurrence: int = 0) -> int:
+    return [o for o in module.walk() if o.name == name][occurrence].location.line.data
+
+
+@pytest.mark.parametrize("persistent", [True, False], ids=["persistent", "one-program-per-CTA"])
+@pytest.mark.parametrize("mutation", ["no release in the loop", "no last release", "full wait's parity flipped",
+                                      "no wgmma wait before the release"])
+def test_one_of_two_identical_consumers_breaking_the_protocol_is_found(mutation, persistent, monkeypatch):
+    """Warp group 2 alone breaks the protocol that warp group 1 runs
+    correctly: the violation is found at the op it makes go wrong (a
+    reduction that treated the two consumers as interchangeable, or that
+    took their steps as independent where they are not, could hide it)."""
+    monkeypatch.setenv("TAWA_PROOF_CACHE", "0")
+    text = _identical_consumers_gemm(persistent)
+    if mutation == "no release in the loop":
+        text = _for_one_warp_group(text, "nvgpu.mbarrier_arrive", 0, 2)
+    elif mutation == "no last release":
+        text = _for_one_warp_group(text, "nvgpu.mbarrier_arrive", 1, 2)
+    elif mutation == "full wait's parity flipped":
+        text = _for_one_warp_group(text, "nvgpu.mbarrier_wait_parity", 1, 2, flip=True)
+    else:
+        text = _for_one_warp_group(text, "nvgpu.wgmma_wait_group", 0, 2)
+    module = tawa.parse(text, "broken.mlir")
+    with pytest.raises(TawaError) as info:
+        VerifyProtocolPass().apply(tawa.context(), module)
+    err = info.value
+    # (problem, the op the error points at, and its occurrence)
+    problem, at = {
+        "no release in the loop": ("deadlock", ("nvgpu.mbarrier_wait_parity", 0)),  # the producer's empty wait
+        "no last release": (("deadlock", ("nvgpu.mbarrier_wait_parity", 0)) if persistent else
+                            ("warp group ends holding a slot", ("nvgpu.mbarrier_wait_parity", 1))),
+        "full wait's parity flipped": ("read during load", ("nvgpu.wgmma_descriptor", 0)),
+        "no wgmma wait before the release": ("slot overwritten before it was released", ("nvgpu.tma_load", 0)),
+    }[mutation]
+    assert err.message.startswith(f"tawa-verify-protocol: {problem} in @gemm ("), err.message
+    assert err.where.startswith(f"broken.mlir:{_line_of(module, *at)}:"), err.where
+    if problem != "warp group ends holding a slot":
+        assert re.match(r"broken\.mlir:\d+:\d+: note: counterexample \(", err.details[0]), err.details[0]
+    if problem in ("read during load", "warp group ends holding a slot"):
+        assert "warp group 2" in err.message
