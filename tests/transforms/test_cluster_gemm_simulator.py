@@ -55,7 +55,7 @@ def test_the_cluster_gemm_uses_clusters():
     module = lowered(2)
     assert kernel_info(find_kernel(module, "gemm")).cluster == 2
     ops = list(module.walk())
-    assert any(isinstance(o, nvgpu.TmaLoadOp) and o.multicast is not None for o in ops)
+    assert any(isinstance(o, nvgpu.TmaLoadOp | nvgpu.TmaLoadBoxOp) and o.multicast is not None for o in ops)
     assert any(isinstance(o, nvgpu.MBarrierArriveOp) and o.cta is not None for o in ops)
     assert sum(isinstance(o, nvgpu.ClusterSyncOp) for o in ops) >= 2
     assert kernel_info(find_kernel(lowered(1), "gemm")).cluster == 1
