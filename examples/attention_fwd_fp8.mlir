@@ -10,7 +10,7 @@
 // attention_fwd.mlir's (128 query rows per program, 128-key blocks, online
 // softmax in f32); P is rounded to e4m3 for the P·V wgmma (its values are in
 // [0, 1]), which reads it from shared memory: wgmma takes 8-bit A operands
-// only from there (tawa/transforms/operand_staging.py).  Launch grid:
+// only from there (tawa/transforms/lower/operand_staging.py).  Launch grid:
 // (⌈seq_len/128⌉, batch·heads).
 //
 // @attention_fwd_fp8_causal masks key j for query i < j and stops at the

@@ -40,7 +40,8 @@ SLOW_DIRS = ("examples", "frontend", "tools")
 files, the Python front end and the command-line tools, each with several
 processes (the fast tier tests the same in-process: tests/test_tawa_opt.py,
 tests/test_hardening.py, tests/frontend).  The fast tier keeps dialects/,
-transforms/ (each pass on its own inputs) and backend/ (the PTX printer)."""
+transforms/ and verify/ (each pass on its own inputs) and backend/ (the PTX
+printer)."""
 
 
 def scripts_dir() -> Path:
@@ -132,7 +133,7 @@ def test_lit_config_finds_the_tools_without_path():
     """`.venv/bin/lit tests/filecheck` without an activated environment:
     lit.cfg puts lit's own interpreter's scripts first on the tests' PATH."""
     _beside_interpreter()
-    one = FILECHECK_DIR / "transforms" / "strength_reduce.mlir"  # one cheap RUN line
+    one = FILECHECK_DIR / "transforms" / "prepare" / "strength_reduce.mlir"  # one cheap RUN line
     env = {k: v for k, v in os.environ.items() if k not in ("PATH", "VIRTUAL_ENV")}
     res = subprocess.run(
         [str(scripts_dir() / "lit"), "-v", str(one)],

@@ -18,7 +18,7 @@ from test_docs_run import blocks_of
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "writing-a-pass.md"
-PASS_MODULE = "tawa/transforms/exp_to_exp2.py"
+PASS_MODULE = "tawa/transforms/tile/exp_to_exp2.py"
 
 
 def test_every_code_block_is_marked():

@@ -7,4 +7,10 @@ kernel will cost or need, computed from the program and the hardware facts
   GEMM heuristic takes the candidate it estimates fastest, and autotuning
   times only the few it ranks best (docs/runtime.md, "Configurations and
   autotuning").
+- `smem_plan`: where each ring, staging and operand buffer lies in shared
+  memory, and whether the plan fits.
+- `register_demand`: the registers per thread a lowered kernel needs, from
+  its live fragments.
+- `program_order`: the order in which a grid's programs visit output tiles
+  (L2 reuse), shared by the passes that schedule programs.
 """

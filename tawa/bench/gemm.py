@@ -529,7 +529,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             shapes = parse_shapes(args.shapes) if args.shapes else list(SWEEP_SHAPES if args.sweep else DEFAULT_SHAPES)
         if args.rounds < 1:
             raise BenchError("--rounds must be at least 1")
-        from tawa.transforms.cluster import size_problem
+        from tawa.transforms.pipeline.cluster import size_problem
 
         if size_problem(args.cluster):
             raise BenchError(f"--cluster {size_problem(args.cluster)}")

@@ -487,7 +487,7 @@ def run_grid(
 
             # One task per warp group: on the GPU warp groups run independently,
             # and code that branches on the warp group (the partitions, the
-            # ping-pong hand-over of `tawa.transforms.pingpong`) must not wait
+            # ping-pong hand-over of `tawa.transforms.lower.pingpong`) must not wait
             # for the other branch to end, as a divergent scf.if in one task would.
             # Not while the partitions are still aref.warp_specialize regions,
             # whose aref ops belong to a partition, not to a warp group.

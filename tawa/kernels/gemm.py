@@ -239,7 +239,7 @@ def consumer_registers(config: GemmConfig, group_rows: int = WGMMA_M) -> int:
     BLOCK_N/4 values a thread, whatever its rows), plus
     `SCALAR_REGS_OVERHEAD`.  The activation's intermediates cost nothing
     more: ptxas computes the elementwise chain element by element
-    (tawa/transforms/register_demand.py)."""
+    (tawa/analysis/register_demand.py)."""
     ep = config.epilogue
     acc = accumulator_registers(config.block_n) * (group_rows // WGMMA_M)
     narrow = 2 if config.c_dtype == "f32" else 1  # 32-bit registers per pair of C's values
@@ -253,7 +253,7 @@ def consumer_budget(block_m: int, group_rows: int = WGMMA_M) -> int:
     tile, each owning `group_rows` rows (one producer warp group;
     `tawa-warp-specialize`'s derived budgets: 256, 232, 160, 112 for one to
     four consumer warp groups)."""
-    from tawa.transforms.warp_specialize import register_budgets
+    from tawa.transforms.partition.warp_specialize import register_budgets
 
     warps = block_m // group_rows * WARPS_PER_GROUP
     return register_budgets(None, WARPS_PER_GROUP, warps, None, None)[1]  # type: ignore[arg-type]

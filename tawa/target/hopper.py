@@ -64,7 +64,7 @@ MAX_REGS_PER_THREAD = 255
 SCALAR_REGS_OVERHEAD = 26
 """Registers a warp group's code needs besides its fragments (addresses,
 descriptors, indices, loop counters, barrier phases), for the estimate of
-`tawa-check-resources` (tawa/transforms/register_demand.py).  Calibrated
+`tawa-check-resources` (tawa/analysis/register_demand.py).  Calibrated
 with ptxas 13.0 (`-arch=sm_90a`, setmaxnreg/.maxnreg/.reqntid removed, the
 least `-maxrregcount` without spills): the GEMM examples need 154 with one
 live 64x256xf32 accumulator (128), gemm_chain 156 (128), attention 225 (196);

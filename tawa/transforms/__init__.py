@@ -9,42 +9,42 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Factories of tawa's passes, keyed by pass name."""
 
     def get_warp_specialize() -> type[ModulePass]:
-        from tawa.transforms.warp_specialize import WarpSpecializePass
+        from tawa.transforms.partition.warp_specialize import WarpSpecializePass
 
         return WarpSpecializePass
 
     def get_pipeline() -> type[ModulePass]:
-        from tawa.transforms.pipeline import PipelinePass
+        from tawa.transforms.pipeline.pipeline import PipelinePass
 
         return PipelinePass
 
     def get_overlap_dots() -> type[ModulePass]:
-        from tawa.transforms.overlap_dots import OverlapDotsPass
+        from tawa.transforms.pipeline.overlap_dots import OverlapDotsPass
 
         return OverlapDotsPass
 
     def get_cache_hints() -> type[ModulePass]:
-        from tawa.transforms.cache_hints import CacheHintsPass
+        from tawa.transforms.pipeline.cache_hints import CacheHintsPass
 
         return CacheHintsPass
 
     def get_cluster() -> type[ModulePass]:
-        from tawa.transforms.cluster import ClusterPass
+        from tawa.transforms.pipeline.cluster import ClusterPass
 
         return ClusterPass
 
     def get_defer_stores() -> type[ModulePass]:
-        from tawa.transforms.defer_stores import DeferStoresPass
+        from tawa.transforms.pipeline.defer_stores import DeferStoresPass
 
         return DeferStoresPass
 
     def get_lower_aref() -> type[ModulePass]:
-        from tawa.transforms.lower_aref import LowerArefPass
+        from tawa.transforms.lower.lower_aref import LowerArefPass
 
         return LowerArefPass
 
     def get_lower_tile() -> type[ModulePass]:
-        from tawa.transforms.lower_tile import LowerTilePass
+        from tawa.transforms.lower.lower_tile import LowerTilePass
 
         return LowerTilePass
 
@@ -54,72 +54,72 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         return HopperPipelinePass
 
     def get_persistent() -> type[ModulePass]:
-        from tawa.transforms.persistent import PersistentPass
+        from tawa.transforms.pipeline.persistent import PersistentPass
 
         return PersistentPass
 
     def get_assign_stage_phase() -> type[ModulePass]:
-        from tawa.transforms.assign_stage_phase import AssignStagePhasePass
+        from tawa.transforms.pipeline.assign_stage_phase import AssignStagePhasePass
 
         return AssignStagePhasePass
 
     def get_materialize_partitions() -> type[ModulePass]:
-        from tawa.transforms.materialize_partitions import MaterializePartitionsPass
+        from tawa.transforms.partition.materialize_partitions import MaterializePartitionsPass
 
         return MaterializePartitionsPass
 
     def get_exp_to_exp2() -> type[ModulePass]:
-        from tawa.transforms.exp_to_exp2 import ExpToExp2Pass
+        from tawa.transforms.tile.exp_to_exp2 import ExpToExp2Pass
 
         return ExpToExp2Pass
 
     def get_expand_fragment_stores() -> type[ModulePass]:
-        from tawa.transforms.expand_stores import ExpandFragmentStoresPass
+        from tawa.transforms.lower.expand_stores import ExpandFragmentStoresPass
 
         return ExpandFragmentStoresPass
 
     def get_expand_shared_accesses() -> type[ModulePass]:
-        from tawa.transforms.expand_shared import ExpandSharedAccessesPass
+        from tawa.transforms.prepare.expand_shared import ExpandSharedAccessesPass
 
         return ExpandSharedAccessesPass
 
     def get_expand_bounded_waits() -> type[ModulePass]:
-        from tawa.transforms.expand_bounded_waits import ExpandBoundedWaitsPass
+        from tawa.transforms.prepare.expand_bounded_waits import ExpandBoundedWaitsPass
 
         return ExpandBoundedWaitsPass
 
     def get_split_tma_chunks() -> type[ModulePass]:
-        from tawa.transforms.split_tma import SplitTmaChunksPass
+        from tawa.transforms.prepare.split_tma import SplitTmaChunksPass
 
         return SplitTmaChunksPass
 
     def get_prepare_ptx() -> type[ModulePass]:
-        from tawa.transforms.prepare_ptx import PreparePtxPass
+        from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
 
         return PreparePtxPass
 
     def get_expand_wgmma() -> type[ModulePass]:
-        from tawa.transforms.expand_wgmma import ExpandWgmmaPass
+        from tawa.transforms.prepare.expand_wgmma import ExpandWgmmaPass
 
         return ExpandWgmmaPass
 
     def get_encode_wgmma_descriptors() -> type[ModulePass]:
-        from tawa.transforms.encode_descriptors import EncodeWgmmaDescriptorsPass
+        from tawa.transforms.prepare.encode_descriptors import EncodeWgmmaDescriptorsPass
 
         return EncodeWgmmaDescriptorsPass
 
     def get_check_resources() -> type[ModulePass]:
-        from tawa.transforms.check_resources import CheckResourcesPass
+        from tawa.verify.check_resources import CheckResourcesPass
 
         return CheckResourcesPass
 
     def get_strength_reduce() -> type[ModulePass]:
-        from tawa.transforms.strength_reduce import StrengthReducePass
+        from tawa.transforms.prepare.strength_reduce import StrengthReducePass
 
         return StrengthReducePass
 
     def get_bound_waits() -> type[ModulePass]:
-        from tawa.transforms.bound_waits import BoundWaitsPass
+        from tawa.transforms.lower.bound_waits import BoundWaitsPass
 
         return BoundWaitsPass
 
@@ -129,7 +129,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         return BreakProtocolPass
 
     def get_verify_protocol() -> type[ModulePass]:
-        from tawa.transforms.verify_protocol import VerifyProtocolPass
+        from tawa.verify.verify_protocol import VerifyProtocolPass
 
         return VerifyProtocolPass
 

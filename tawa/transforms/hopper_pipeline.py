@@ -14,7 +14,7 @@ With `stages=0` (the default) the ring depth is the deepest of `max-stages`
 (4), ..., 2, 1 whose shared memory fits (GEMM 128×256's 48 KB stages: 4;
 attention's Q plus K and V rings at head dim 128: 2).  That choice is made
 after partitioning, by asking the shared-memory planner
-(`tawa.transforms.smem_plan`) about the rings that `tawa-pipeline` would
+(`tawa.analysis.smem_plan`) about the rings that `tawa-pipeline` would
 deepen, at each depth: an analysis, no trial lowering.
 """
 
@@ -30,31 +30,31 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec
 
+from tawa.analysis.program_order import ProgramOrder
+from tawa.analysis.smem_plan import plan_shared_memory
 from tawa.diagnostics import TawaError
 from tawa.dialects import aref
-from tawa.transforms.assign_stage_phase import AssignStagePhasePass
-from tawa.transforms.bound_waits import BoundWaitsPass
-from tawa.transforms.cache_hints import CacheHintsPass
-from tawa.transforms.check_resources import CheckResourcesPass
-from tawa.transforms.cluster import ClusterPass, size_problem
-from tawa.transforms.defer_stores import DeferStoresPass
-from tawa.transforms.exp_to_exp2 import ExpToExp2Pass
-from tawa.transforms.expand_stores import ExpandFragmentStoresPass
-from tawa.transforms.lower_aref import LowerArefPass
-from tawa.transforms.lower_tile import LowerTilePass
-from tawa.transforms.materialize_partitions import MaterializePartitionsPass
-from tawa.transforms.operand_staging import operand_types
-from tawa.transforms.overlap_dots import MAX_EARLY_RELEASE_BYTES, MAX_OVERLAP_REGS, OverlapDotsPass
-from tawa.transforms.persistent import PersistentPass
-from tawa.transforms.pipeline import PipelinePass, ring_depths_of
-from tawa.transforms.prepare_ptx import PreparePtxPass
-from tawa.transforms.program_order import ProgramOrder
-from tawa.transforms.smem_plan import plan_shared_memory
-from tawa.transforms.tma_epilogue import AUTO_STAGINGS, EPILOGUES, staging_types
+from tawa.transforms.lower.bound_waits import BoundWaitsPass
+from tawa.transforms.lower.expand_stores import ExpandFragmentStoresPass
+from tawa.transforms.lower.lower_aref import LowerArefPass
+from tawa.transforms.lower.lower_tile import LowerTilePass
+from tawa.transforms.lower.operand_staging import operand_types
+from tawa.transforms.lower.tma_epilogue import AUTO_STAGINGS, EPILOGUES, staging_types
+from tawa.transforms.partition.materialize_partitions import MaterializePartitionsPass
+from tawa.transforms.partition.warp_specialize import WarpSpecializePass
+from tawa.transforms.pipeline.assign_stage_phase import AssignStagePhasePass
+from tawa.transforms.pipeline.cache_hints import CacheHintsPass
+from tawa.transforms.pipeline.cluster import ClusterPass, size_problem
+from tawa.transforms.pipeline.defer_stores import DeferStoresPass
+from tawa.transforms.pipeline.overlap_dots import MAX_EARLY_RELEASE_BYTES, MAX_OVERLAP_REGS, OverlapDotsPass
+from tawa.transforms.pipeline.persistent import PersistentPass
+from tawa.transforms.pipeline.pipeline import PipelinePass, ring_depths_of
+from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
+from tawa.transforms.tile.exp_to_exp2 import ExpToExp2Pass
 from tawa.transforms.tuning import MAX_STAGES, Tuning
 from tawa.transforms.utils import check_choice, kernel_of
-from tawa.transforms.verify_protocol import VerifyProtocolPass
-from tawa.transforms.warp_specialize import WarpSpecializePass
+from tawa.verify.check_resources import CheckResourcesPass
+from tawa.verify.verify_protocol import VerifyProtocolPass
 
 TUNING_OPTIONS = tuple(f.name for f in fields(Tuning))
 """The `Tuning` fields, which text and `tawa.compile` spell among the pipeline's options."""
@@ -88,7 +88,7 @@ class HopperPipelinePass(ModulePass):
     """Warps of the consumer partition; one warp group per 64 accumulator
     rows (BLOCK_M / 16 warps) when left out."""
     order: ProgramOrder = "auto"
-    """Program order (tawa.transforms.program_order): grouped, column,
+    """Program order (tawa.analysis.program_order): grouped, column,
     longest-first, paired or paired-short-first (persistent kernels), or
     auto (a paired order for persistent kernels whose work grows with
     program id 0, column for kernels whose streamed tiles do not depend on
@@ -101,7 +101,7 @@ class HopperPipelinePass(ModulePass):
     band multicast to all.  1: no clusters.  Needs `persistent`."""
     epilogue: str = "auto"
     """`auto`, `tma` or `threads`: how consumers store their tiles
-    (`tawa-lower-tile`, `tawa.transforms.tma_epilogue`).  With `stages=0`,
+    (`tawa-lower-tile`, `tawa.transforms.lower.tma_epilogue`).  With `stages=0`,
     `auto` takes the TMA-store epilogue when its staging tiles fit beside
     rings of at least 2 stages, `tma` at whatever depth fits."""
     watchdog_ms: int = 0

@@ -25,8 +25,8 @@ holds them as one value (`HopperPipelinePass(tuning=Tuning(...))`, or flat:
 `HopperPipelinePass.of(stages=3, staging="subtiled")`).  Each is checked
 once, when the `Tuning` is made: a value no kernel can take is a one-line
 `TawaError` of `tawa-hopper-pipeline`.  The strategies' choices are defined
-where their concept lives (`tawa.transforms.tma_epilogue.STAGINGS` and
-`STORE_GROUPS`, `tawa.transforms.overlap_dots.OVERLAPS`).
+where their concept lives (`tawa.transforms.lower.tma_epilogue.STAGINGS` and
+`STORE_GROUPS`, `tawa.transforms.pipeline.overlap_dots.OVERLAPS`).
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from xdsl.utils.arg_spec import ArgSpecConvertible
 
 from tawa.diagnostics import TawaError
 from tawa.target.hopper import MAX_REGS, MIN_REGS, REGS_GRANULE
-from tawa.transforms.overlap_dots import OVERLAPS
-from tawa.transforms.tma_epilogue import STAGINGS, STORE_GROUPS
+from tawa.transforms.lower.tma_epilogue import STAGINGS, STORE_GROUPS
+from tawa.transforms.pipeline.overlap_dots import OVERLAPS
 from tawa.transforms.utils import check_choice
 
 PIPELINE = "tawa-hopper-pipeline"
@@ -100,14 +100,14 @@ class Tuning(ArgSpecConvertible):
     above that math."""
     staging: str = "auto"
     """`auto`, `full`, `subtiled` or `single`: the TMA-store epilogue's staging
-    buffers (`tawa.transforms.tma_epilogue`; `single`: one chunk buffer, the
+    buffers (`tawa.transforms.lower.tma_epilogue`; `single`: one chunk buffer, the
     least shared memory, never chosen by `auto`).  `auto` chooses among
     `AUTO_STAGINGS` (the full tile, then subtiled): with `stages=0` the one
     that allows the deepest ring (the first on a tie), with explicit stages
     the first that fits beside them."""
     store_group: str = "auto"
     """`auto`, `cta` or `warpgroup`: who stores a staged tile
-    (`tawa-lower-tile{store-group}`, `tawa.transforms.tma_epilogue`): one
+    (`tawa-lower-tile{store-group}`, `tawa.transforms.lower.tma_epilogue`): one
     thread of the CTA, or one of each warp group its own rows; `auto` per
     warp group where they ping-pong."""
     defer_stores: bool = False

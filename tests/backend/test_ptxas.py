@@ -142,7 +142,7 @@ def test_default_stages_are_the_deepest_that_fit():
                 and isinstance(o.result.type, nvgpu.SmemType)}
 
     # 4-stage rings, and the two 128x64 buffers of the subtiled TMA-store
-    # epilogue (the full 64 KiB tile would leave 3: tests/filecheck/transforms/tma_epilogue.mlir)
+    # epilogue (the full 64 KiB tile would leave 3: tests/filecheck/transforms/lower/tma_epilogue.mlir)
     assert depths("gemm.mlir") == {4, 2}
     # Q double-buffered (once-depth), 2-stage K and V rings, and the two warp
     # groups' own 64-row staging buffers (store-group=auto: they ping-pong)

@@ -1,4 +1,4 @@
-"""Descriptor fields and k-step offsets of tawa.transforms.wgmma_layout for
+"""Descriptor fields and k-step offsets of tawa.transforms.lower.wgmma_layout for
 every swizzle mode, against what was verified on the H100
 (shared/reference/hopper-verified.md §2.1-2.2) and the canonical layouts of
 the PTX ISA."""
@@ -8,7 +8,7 @@ from xdsl.dialects.builtin import bf16
 
 from tawa.backend.ptx.emit_wgmma import descriptor_high_bits
 from tawa.dialects import nvgpu
-from tawa.transforms.wgmma_layout import TileLayout, tile_layout
+from tawa.transforms.lower.wgmma_layout import TileLayout, tile_layout
 
 LBO_FIELD = 0x3FFF << 16  # bits 16-29
 

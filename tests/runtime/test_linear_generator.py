@@ -43,7 +43,7 @@ from tawa.kernels.gemm import (
 from tawa.runtime.autotune import Choice, compiler_rejects
 from tawa.torch.linear_kernels import epilogue_choice
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.prepare_ptx import PreparePtxPass
+from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NUMPY_TYPES = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32}

@@ -58,7 +58,7 @@ from tawa.runtime.autotune import (
 )
 from tawa.runtime.splitk import SplitKGemm, clear_workspaces, workspace_rows
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.prepare_ptx import PreparePtxPass
+from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
 
 NUMPY_TYPES = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32,
                "f8E4M3FN": ml_dtypes.float8_e4m3fn}

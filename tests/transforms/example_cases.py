@@ -192,7 +192,7 @@ def lowered_gemm(source: str | None = None, **options: Any) -> Any:
     the form the CTA simulator runs."""
     import tawa
     from tawa.transforms.hopper_pipeline import HopperPipelinePass
-    from tawa.transforms.prepare_ptx import PreparePtxPass
+    from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
 
     pipeline = HopperPipelinePass.of(prepare=False, **options)
     if source is None:

@@ -17,9 +17,9 @@ import tawa
 from tawa.dialects import aref
 from tawa.interpreters.errors import SimulationError
 from tawa.interpreters.schedule import Schedule
-from tawa.transforms.assign_stage_phase import AssignStagePhasePass
-from tawa.transforms.pipeline import PipelinePass
-from tawa.transforms.warp_specialize import WarpSpecializePass
+from tawa.transforms.partition.warp_specialize import WarpSpecializePass
+from tawa.transforms.pipeline.assign_stage_phase import AssignStagePhasePass
+from tawa.transforms.pipeline.pipeline import PipelinePass
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 BF16 = ml_dtypes.bfloat16

@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import ModuleOp
 import tawa
 from tawa.interpreters.schedule import Schedule
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.prepare_ptx import PreparePtxPass
+from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
 
 BF16 = ml_dtypes.bfloat16
 SCALE = 0.088

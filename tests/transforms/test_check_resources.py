@@ -20,16 +20,16 @@ import pytest
 from xdsl.passes import PassPipeline
 
 import tawa
+from tawa.analysis.register_demand import RegisterDemand
 from tawa.backend.ptx.printer import print_ptx
 from tawa.diagnostics import TawaError
 from tawa.dialects import nvgpu
 from tawa.dialects.nvgpu.kernel_info import kernel_info
 from tawa.dialects.nvgpu.types import RegAction
 from tawa.target.hopper import REGISTER_ESTIMATE_ERROR, SMEM_ALIGN_SLACK
-from tawa.transforms.check_resources import CheckResourcesPass, shared_memory_extent
 from tawa.transforms.hopper_pipeline import HopperPipelinePass, deepest_fitting
-from tawa.transforms.prepare_ptx import PreparePtxPass
-from tawa.transforms.register_demand import RegisterDemand
+from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
+from tawa.verify.check_resources import CheckResourcesPass, shared_memory_extent
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ["gemm", "matmul", "gemm_fp8", "gemm_scale_relu", "gemm_softmax", "gemm_chain", "attention_fwd",

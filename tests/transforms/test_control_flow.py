@@ -11,7 +11,7 @@ flow"): the programs of tests/transforms/control_flow/ compile through
   assemble with `ptxas -arch=sm_90a` without spilling.
 
 What is declined, and the exact message, is in
-tests/filecheck/transforms/warp_specialize_control_flow.mlir.  The GPU run
+tests/filecheck/transforms/partition/warp_specialize_control_flow.mlir.  The GPU run
 against a float32 reference is tests/runtime/test_control_flow_gpu.py.
 """
 
@@ -34,7 +34,7 @@ import tawa
 from tawa.backend.ptx.printer import print_ptx
 from tawa.interpreters.schedule import Schedule
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.prepare_ptx import PreparePtxPass
+from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
 
 PROGRAMS = Path(__file__).resolve().parent / "control_flow"
 BF16 = ml_dtypes.bfloat16

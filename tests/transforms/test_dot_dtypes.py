@@ -32,7 +32,7 @@ from tawa.interpreters.dtypes import mma_operand
 from tawa.interpreters.schedule import Schedule
 from tawa.target.hopper import WGMMA_OPERAND_TYPES
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.prepare_ptx import PreparePtxPass
+from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
 
 STAGES = 4
 CHECKS = {"tawa-check-resources", "tawa-verify-protocol"}

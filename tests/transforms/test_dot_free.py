@@ -17,7 +17,7 @@ import pytest
 import tawa
 from tawa.kernels.gemm import GemmConfig, gemm_reduce_source
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.prepare_ptx import PreparePtxPass
+from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
 
 KERNELS = Path(__file__).resolve().parent / "dot_free"
 BF16 = ml_dtypes.bfloat16

@@ -16,7 +16,7 @@ import pytest
 
 import tawa
 from tawa.tools.tawa_opt import main
-from tawa.transforms.exp_to_exp2 import ExpToExp2Pass
+from tawa.transforms.tile.exp_to_exp2 import ExpToExp2Pass
 
 ROWS = 16  # rows per program
 

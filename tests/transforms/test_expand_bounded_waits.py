@@ -1,4 +1,4 @@
-"""`tawa-expand-bounded-waits` (tawa/transforms/expand_bounded_waits.py)
+"""`tawa-expand-bounded-waits` (tawa/transforms/prepare/expand_bounded_waits.py)
 under the CPU simulator, on the GEMM example lowered with the watchdog
 (`tawa-bound-waits` after `tawa-lower-aref`, as `tawa-hopper-pipeline`
 runs it) and taken through `tawa-prepare-ptx` less its cf conversion.
@@ -19,9 +19,9 @@ from example_cases import EXAMPLES, simulate_gemm
 import tawa
 from tawa.interpreters.errors import SimulationError
 from tawa.interpreters.schedule import Schedule
-from tawa.transforms.bound_waits import BoundWaitsPass
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.prepare_ptx import PreparePtxPass
+from tawa.transforms.lower.bound_waits import BoundWaitsPass
+from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
 from tawa.transforms.testing import BreakProtocolPass
 
 STAGES = 2

@@ -1,4 +1,4 @@
-"""`tawa-expand-shared-accesses` (tawa/transforms/expand_shared.py): the
+"""`tawa-expand-shared-accesses` (tawa/transforms/prepare/expand_shared.py): the
 shared-memory address of every vector a thread reads or writes
 (`frag_load_shared`, `frag_store_shared`), as the `arith` the pass writes
 computes it for that thread and the lowered op's properties complete it,
@@ -28,7 +28,7 @@ import tawa
 from tawa.dialects import nvgpu
 from tawa.interpreters.fragments import fragment_map
 from tawa.interpreters.nvgpu import tile_addresses
-from tawa.transforms.expand_shared import ExpandSharedAccessesPass, unit_plan, vector_offsets
+from tawa.transforms.prepare.expand_shared import ExpandSharedAccessesPass, unit_plan, vector_offsets
 
 _BINARY = {
     arith.AddiOp: np.add, arith.MuliOp: np.multiply, arith.AndIOp: np.bitwise_and,

@@ -1,5 +1,5 @@
 """Warp groups that own 128 rows (`consumer_warps` below one warp group per
-64 accumulator rows: `tawa.transforms.warp_specialize.group_rows_of_tile`).
+64 accumulator rows: `tawa.transforms.partition.warp_specialize.group_rows_of_tile`).
 
 For GEMM configurations whose consumer warp groups each own 128 rows of the
 tile (256x128 with 8 consumer warps under each epilogue and staging, 128x128
@@ -45,7 +45,7 @@ from tawa.dialects.nvgpu.kernel_info import kernel_info
 from tawa.interpreters.schedule import Schedule
 from tawa.kernels.gemm import GemmConfig, element_bytes, gemm_source
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.prepare_ptx import PreparePtxPass
+from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DTYPES = {"bf16": ml_dtypes.bfloat16, "f8E4M3FN": ml_dtypes.float8_e4m3fn}

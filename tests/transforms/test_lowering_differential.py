@@ -32,7 +32,7 @@ import tawa
 from tawa.diagnostics import TawaError
 from tawa.interpreters.schedule import Schedule
 from tawa.transforms.hopper_pipeline import HopperPipelinePass, deepest_fitting
-from tawa.transforms.prepare_ptx import PreparePtxPass
+from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
 
 PIPELINE = HopperPipelinePass(prepare=False)
 STEPS = [PIPELINE.specialize_pass(), *PIPELINE.steps(2), *PreparePtxPass.steps()[:-1]]

@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Block, Operation, SSAValue
 
 from tawa.dialects import nvgpu, tile
-from tawa.transforms.masks import Binary, Compare, Coord, Scalar, all_true_condition
+from tawa.transforms.lower.masks import Binary, Compare, Coord, Scalar, all_true_condition
 
 i32 = IntegerType(32)
 P = tile.CmpIPredicate

@@ -1,5 +1,5 @@
 """8-bit A operands computed in registers go through shared memory
-(`tawa.transforms.operand_staging`; docs/passes.md, "8-bit A operands
+(`tawa.transforms.lower.operand_staging`; docs/passes.md, "8-bit A operands
 computed in registers"), checked on examples/attention_fwd_fp8.mlir:
 
 * the structure: one buffer per staged dot (a tile of each warp group's
@@ -36,7 +36,7 @@ from tawa.dialects import nvgpu
 from tawa.dialects.nvgpu.kernel_info import kernel_info
 from tawa.interpreters.schedule import Schedule
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.prepare_ptx import PreparePtxPass
+from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
 
 SOURCE = (Path(__file__).resolve().parents[2] / "examples" / "attention_fwd_fp8.mlir").read_text()
 E5M2_SOURCE = SOURCE.replace("to tensor<128x128xf8E4M3FN>", "to tensor<128x128xf8E5M2>").replace(

@@ -1,6 +1,6 @@
-"""`tawa-overlap-dots`'s analysis (tawa/transforms/overlap_dots.py): which
+"""`tawa-overlap-dots`'s analysis (tawa/transforms/pipeline/overlap_dots.py): which
 consumer loops it rotates, what it carries, and the ones it leaves alone.
-The rewrite itself: tests/filecheck/transforms/overlap_dots.mlir; what the
+The rewrite itself: tests/filecheck/transforms/pipeline/overlap_dots.mlir; what the
 rewritten kernels compute: the differential tests (test_lowering_differential)."""
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from xdsl.passes import PassPipeline
 import tawa
 from tawa.diagnostics import TawaError
 from tawa.dialects import aref
-from tawa.transforms.assign_stage_phase import AssignStagePhasePass
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.overlap_dots import MAX_OVERLAP_REGS, OverlapDotsPass, consumer_loops, overlap_plan
-from tawa.transforms.pipeline import PipelinePass
-from tawa.transforms.warp_specialize import WarpSpecializePass
+from tawa.transforms.partition.warp_specialize import WarpSpecializePass
+from tawa.transforms.pipeline.assign_stage_phase import AssignStagePhasePass
+from tawa.transforms.pipeline.overlap_dots import MAX_OVERLAP_REGS, OverlapDotsPass, consumer_loops, overlap_plan
+from tawa.transforms.pipeline.pipeline import PipelinePass
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -1,9 +1,9 @@
 """`tawa-lower-tile{pingpong}` with three consumer warp groups
-(tawa/transforms/pingpong.py): the warp groups of an overlapped loop take
+(tawa/transforms/lower/pingpong.py): the warp groups of an overlapped loop take
 their turns in a ring (named barriers 2, 3, 4), the lowered kernel passes
 `tawa-verify-protocol` and computes the tile program's result in the
 simulator, also when a CTA runs programs whose loop has no iteration (one
-key block) back to back.  Two warp groups: tests/filecheck/transforms/overlap_dots.mlir."""
+key block) back to back.  Two warp groups: tests/filecheck/transforms/pipeline/overlap_dots.mlir."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ import tawa
 from tawa.dialects import nvgpu
 from tawa.interpreters.schedule import Schedule
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.pingpong import OVERLAPPED
-from tawa.transforms.prepare_ptx import PreparePtxPass
+from tawa.transforms.lower.pingpong import OVERLAPPED
+from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
 
 PROGRAM = Path(__file__).resolve().parent / "pingpong" / "attention_3groups.mlir"
 KERNEL = "attention_3groups"
@@ -81,7 +81,7 @@ def test_without_the_closing_turns_the_protocol_check_finds_a_deadlock():
     from xdsl.rewriter import Rewriter
 
     from tawa.diagnostics import TawaError
-    from tawa.transforms.verify_protocol import VerifyProtocolPass
+    from tawa.verify.verify_protocol import VerifyProtocolPass
 
     module = tawa.parse(PROGRAM.read_text())
     HopperPipelinePass(prepare=False).apply(tawa.context(), module)

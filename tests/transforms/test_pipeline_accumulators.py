@@ -18,8 +18,8 @@ from xdsl.passes import PassPipeline
 import tawa
 from tawa.dialects import tile
 from tawa.interpreters.schedule import Schedule
-from tawa.transforms.pipeline import PipelinePass
-from tawa.transforms.warp_specialize import WarpSpecializePass
+from tawa.transforms.partition.warp_specialize import WarpSpecializePass
+from tawa.transforms.pipeline.pipeline import PipelinePass
 
 SOURCE = (Path(__file__).resolve().parents[1] / "filecheck" / "transforms" / "Inputs"
           / "gemm_two_accumulators.mlir").read_text()

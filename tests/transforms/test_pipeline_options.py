@@ -17,7 +17,7 @@ from tawa.runtime import compiler
 from tawa.runtime.compiler import CompileError
 from tawa.transforms import get_all_passes
 from tawa.transforms.hopper_pipeline import OPTIONS, TUNING_OPTIONS, HopperPipelinePass
-from tawa.transforms.lower_tile import LowerTilePass
+from tawa.transforms.lower.lower_tile import LowerTilePass
 from tawa.transforms.tuning import Tuning
 
 # A value other than the default for every Tuning field.

@@ -1,4 +1,4 @@
-"""Program order (tawa.transforms.program_order): the longest-first, column
+"""Program order (tawa.analysis.program_order): the longest-first, column
 and paired ids are bijections of the grid in the stated order, the analyses
 behind `order=auto` accept exactly the loops whose work grows with program
 id 0 and the kernels whose streamed tiles do not depend on it, and attention
@@ -21,16 +21,16 @@ from xdsl.ir import Block, Region
 from xdsl.rewriter import InsertPoint
 
 import tawa
-from tawa.diagnostics import TawaError
-from tawa.interpreters.arith import TensorArithFunctions
-from tawa.interpreters.schedule import Schedule
-from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.program_order import (
+from tawa.analysis.program_order import (
     ORDER_ATTR,
     pair_reuse_bytes,
     streams_shared_along_pid0,
     work_grows_with_pid0,
 )
+from tawa.diagnostics import TawaError
+from tawa.interpreters.arith import TensorArithFunctions
+from tawa.interpreters.schedule import Schedule
+from tawa.transforms.hopper_pipeline import HopperPipelinePass
 from tawa.transforms.utils import column_ids, longest_first_ids, pair_members, paired_ids
 
 

@@ -21,8 +21,8 @@ from xdsl.utils.test_value import create_ssa_value
 
 from tawa.interpreters.arith import TensorArithFunctions
 from tawa.interpreters.dtypes import INDEX_BITS
-from tawa.transforms import protocol_model
-from tawa.transforms.protocol_model import SkeletonRunner, integer_op
+from tawa.verify import protocol_model
+from tawa.verify.protocol_model import SkeletonRunner, integer_op
 
 TYPES = [IndexType(), IntegerType(64), IntegerType(32), IntegerType(8), IntegerType(1)]
 BINARY = [arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.AndIOp, arith.OrIOp, arith.XOrIOp, arith.MinSIOp,

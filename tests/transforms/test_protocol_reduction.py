@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr
 
 import tawa
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.protocol_model import (
+from tawa.verify.protocol_model import (
     ARRIVE,
     COMMIT,
     EXPECT_TX,
@@ -37,8 +37,8 @@ from tawa.transforms.protocol_model import (
     Launch,
     SkeletonRunner,
 )
-from tawa.transforms.protocol_search import Explorer
-from tawa.transforms.verify_protocol import _size_arguments
+from tawa.verify.protocol_search import Explorer
+from tawa.verify.verify_protocol import _size_arguments
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUP = 128  # threads of a warp group

@@ -21,7 +21,7 @@ from tawa.diagnostics import TawaError
 from tawa.dialects import aref, nvgpu
 from tawa.interpreters.schedule import Schedule
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.prepare_ptx import PreparePtxPass
+from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
 
 SCHEDULES = [Schedule("producer-first"), Schedule("consumer-first"), Schedule("random", seed=5)]
 VARIANTS = [

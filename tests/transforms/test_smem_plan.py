@@ -10,11 +10,11 @@ from xdsl.dialects.builtin import BFloat16Type
 from xdsl.passes import PassPipeline
 
 import tawa
+from tawa.analysis.smem_plan import plan_shared_memory
 from tawa.dialects import aref, nvgpu
 from tawa.target.hopper import MAX_SMEM_BYTES, SMEM_ALIGN_SLACK
 from tawa.transforms.hopper_pipeline import HopperPipelinePass, deepest_fitting
-from tawa.transforms.smem_plan import plan_shared_memory
-from tawa.transforms.warp_specialize import WarpSpecializePass
+from tawa.transforms.partition.warp_specialize import WarpSpecializePass
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

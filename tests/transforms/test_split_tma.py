@@ -1,4 +1,4 @@
-"""`tawa-split-tma-chunks` (tawa/transforms/split_tma.py) under the CPU
+"""`tawa-split-tma-chunks` (tawa/transforms/prepare/split_tma.py) under the CPU
 simulator: TMA copies written out as one op per box (column chunk) load
 and store what the whole-tile ops did, bit for bit, and a store's boxes
 stay one bulk group (closed by its commit), so that the simulator still
@@ -17,7 +17,7 @@ from tawa.diagnostics import TawaError
 from tawa.dialects import nvgpu
 from tawa.interpreters.schedule import Schedule
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.split_tma import SplitTmaChunksPass
+from tawa.transforms.prepare.split_tma import SplitTmaChunksPass
 
 STAGES = 2
 

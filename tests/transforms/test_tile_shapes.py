@@ -40,8 +40,8 @@ from tawa.dialects.nvgpu.kernel_info import kernel_info
 from tawa.interpreters.schedule import Schedule
 from tawa.target.hopper import register_pool
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.prepare_ptx import PreparePtxPass
-from tawa.transforms.warp_specialize import register_budgets
+from tawa.transforms.partition.warp_specialize import register_budgets
+from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
 
 STAGES = 2
 DTYPES = {"bf16": ml_dtypes.bfloat16, "f8E4M3FN": ml_dtypes.float8_e4m3fn}

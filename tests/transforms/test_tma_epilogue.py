@@ -1,4 +1,4 @@
-"""The TMA-store epilogue (tawa/transforms/tma_epilogue.py) under the CPU
+"""The TMA-store epilogue (tawa/transforms/lower/tma_epilogue.py) under the CPU
 simulator: what it computes, that the simulator sees its ordering, and
 which stores `epilogue=tma` refuses.
 

@@ -25,7 +25,7 @@ from xdsl.printer import Printer
 import tawa
 from tawa.diagnostics import TawaError
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.protocol_model import (
+from tawa.verify.protocol_model import (
     ARRIVE,
     BULK_STORE,
     BULK_WAIT,
@@ -43,8 +43,8 @@ from tawa.transforms.protocol_model import (
     Launch,
     SkeletonRunner,
 )
-from tawa.transforms.protocol_search import Explorer
-from tawa.transforms.verify_protocol import VerifyProtocolPass, _size_arguments
+from tawa.verify.protocol_search import Explorer
+from tawa.verify.verify_protocol import VerifyProtocolPass, _size_arguments
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.mlir"))
@@ -372,7 +372,7 @@ def _broken_gemm(mutation: str, persistent: bool, epilogue: str = "auto") -> tup
     from xdsl.rewriter import Rewriter
 
     from tawa.dialects import aref, nvgpu, tile
-    from tawa.transforms.pipeline import PipelinePass
+    from tawa.transforms.pipeline.pipeline import PipelinePass
 
     module = tawa.parse((ROOT / "examples" / "gemm.mlir").read_text(), "gemm.mlir")
     pipeline = HopperPipelinePass(stages=2, persistent=persistent, prepare=False, epilogue=epilogue)

@@ -21,9 +21,9 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr
 import tawa
 from tawa.diagnostics import TawaError
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.protocol_model import ARRIVE, EXPECT_TX, INIT, NAMED_SYNC, READ, TMA, WAIT, Event
-from tawa.transforms.protocol_search import Explorer, Layout
-from tawa.transforms.verify_protocol import VerifyProtocolPass
+from tawa.verify.protocol_model import ARRIVE, EXPECT_TX, INIT, NAMED_SYNC, READ, TMA, WAIT, Event
+from tawa.verify.protocol_search import Explorer, Layout
+from tawa.verify.verify_protocol import VerifyProtocolPass
 
 
 @cache

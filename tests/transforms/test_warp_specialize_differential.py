@@ -13,8 +13,8 @@ from xdsl.passes import PassPipeline
 
 import tawa
 from tawa.interpreters.schedule import Schedule
-from tawa.transforms.pipeline import PipelinePass
-from tawa.transforms.warp_specialize import WarpSpecializePass
+from tawa.transforms.partition.warp_specialize import WarpSpecializePass
+from tawa.transforms.pipeline.pipeline import PipelinePass
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 BF16 = ml_dtypes.bfloat16

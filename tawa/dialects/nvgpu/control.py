@@ -115,7 +115,7 @@ class FenceCtaOp(IRDLOperation):
     with those after it, at CTA scope.  ptxas moves no instruction across
     it, which is what tawa uses it for: it keeps a `wgmma.wait_group` after
     the register math the program placed before it
-    (`tawa.transforms.pin_waits`).
+    (`tawa.transforms.lower.pin_waits`).
 
     Example: `nvgpu.fence_cta`
     """

@@ -602,7 +602,7 @@ class FragmentStoreSharedOp(IRDLOperation):
     swizzle span, swizzled: the layout a TMA store reads).  Each thread
     writes the elements it holds in the fragment's layout, one
     `st.shared` per vector.  The TMA-store epilogue's staging write, and
-    that of an 8-bit wgmma A operand (`tawa.transforms.operand_staging`).
+    that of an 8-bit wgmma A operand (`tawa.transforms.lower.operand_staging`).
 
     Example: `nvgpu.frag_store_shared %c, %sc[%c0, %row0] : !nvgpu.frag<64x256xbf16, wgmma>, !nvgpu.smem<1x128x256xbf16, swizzle = 128>`
     """

@@ -3,7 +3,7 @@
 // (That this PTX assembles with ptxas -arch=sm_90a: tests/runtime/test_watchdog_cpu.py.)
 
 // The watchdog's bounded wait as tawa-expand-bounded-waits writes it out
-// (tests/filecheck/transforms/expand_bounded_waits.mlir), here in cf blocks:
+// (tests/filecheck/transforms/prepare/expand_bounded_waits.mlir), here in cf blocks:
 // the timed spin, and the report's ops, each printed as its instruction(s).
 // A kernel with a wait table takes the watchdog buffer as its last parameter.
 // CHECK:      .visible .entry bounded(

@@ -82,7 +82,7 @@ func.func @memory(%A: memref<?x?xbf16>) attributes {nvgpu.kernel = #nvgpu.kernel
   nvgpu.tma_load_box %ta[%i, %i], %sa[%i] offset 0, %bars[%i] l2 "evict_first" : !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.mbarrier<2>
   // CHECK:      fence.proxy.async.shared::cta;
   nvgpu.fence_proxy_async
-  // A CTA-scope fence (tawa.transforms.pin_waits).
+  // A CTA-scope fence (tawa.transforms.lower.pin_waits).
   // CHECK-NEXT: fence.acq_rel.cta;
   nvgpu.fence_cta
   // A box store, then the commit that closes its bulk group.

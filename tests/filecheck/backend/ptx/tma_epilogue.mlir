@@ -2,7 +2,7 @@
 // The TMA-store epilogue's ops in PTX: each vector of a fragment is one st.shared at
 // the address operand and immediate its properties name (the dual of
 // frag_load_shared_at; tawa-expand-shared-accesses forms the addresses,
-// tests/filecheck/transforms/expand_shared_accesses.mlir), then the fence, the
+// tests/filecheck/transforms/prepare/expand_shared_accesses.mlir), then the fence, the
 // barrier, the TMA store of each span-wide column chunk with one commit, and the
 // wait before reuse.
 

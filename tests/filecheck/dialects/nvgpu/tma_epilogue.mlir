@@ -1,7 +1,7 @@
 // RUN: TAWA_ROUNDTRIP
 // RUN: TAWA_GENERIC_ROUNDTRIP
 
-// The ops of the TMA-store epilogue (tawa/transforms/tma_epilogue.py): a fragment
+// The ops of the TMA-store epilogue (tawa/transforms/lower/tma_epilogue.py): a fragment
 // written into a swizzled staging tile, a proxy fence and a named barrier, the
 // TMA store of the tile (+ commit_group), and the wait before the tile is reused.
 

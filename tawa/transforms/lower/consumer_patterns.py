@@ -1,0 +1,663 @@
+"""Rewrite patterns: the tile compute of a consumer partition → wgmma and fragments.
+
+One `RewritePattern` per op family, applied by `tawa-lower-tile` with xDSL's
+`PatternRewriteWalker` (to a fixpoint) on each consumer partition:
+
+| pattern | from | to |
+|---|---|---|
+| `LowerAccumulatorInit` | f32 `tile.zeros`; `tile.splat` that starts a loop-carried value or is yielded | `frag_zeros`, `frag_splat` |
+| `RetypeLoopCarried` | `scf.for` whose init became a fragment | the iter_arg and result retyped (the type converter of loop-carried values) |
+| `RetypeIfResults` | `scf.if` whose branches both yield a fragment of one type | the result retyped |
+| `LowerDot` | `tile.dot` / `tile.dot_async` on aref slots | descriptors, fence, whole-tile `wgmma`, commit (a sync dot also waits) |
+| `LowerDotWait` | `tile.dot_wait N` | `wgmma_wait_group N` |
+| `LowerElementwise` | f32 `arith` / `math.exp2` on fragments | `frag_binary` / `frag_unary` |
+| `LowerRowReduce` | `tile.reduce` along the columns | `frag_reduce` into the row layout |
+| `LowerConsumerLoad` | `tile.load` left to the consumers (it feeds no dot) | `frag_load` of this warp group's share, in the layout its use gives |
+| `LowerSlotRead` | an aref slot used by anything but a dot (math on a delivered tile) | `frag_load_shared` of this warp group's rows |
+| `LowerBroadcast` | `tile.broadcast(tile.expand_dims(vector, axis))` | `frag_broadcast` |
+| `LowerMaskedSelect` | `tile.select(mask, acc, other)` | per-register masks (`masks.py`), skipped where they hold everywhere |
+| `LowerStore` | `tile.store(acc)`, `tile.store(arith.truncf(acc))` | `frag_store` of this warp group's rows, or the TMA-store epilogue where the store was staged |
+
+A pattern fires only once the values it needs are fragments, so lowering
+follows the data whatever order the walker visits ops in; an op that never
+becomes ready stays, and `diagnose` reports it with its location after the
+walk.  Fragment types come from the layout algebra's named layouts
+(`nvgpu.WGMMA` for a warp group's 64xN accumulator, `nvgpu.WGMMA_ROW` for one
+value per row, `nvgpu.WGMMA_COL` for one value per column).  The facts of the partition the patterns need (its number of
+warp groups, this warp group's first row) are one `ConsumerInfo`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith, math, scf
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerAttr, TensorType, UnitAttr, i1, i32
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tawa.diagnostics import TawaError
+from tawa.dialects import nvgpu, tile
+from tawa.dialects.nvgpu.fragments import LOADABLE
+from tawa.target.hopper import WGMMA_M
+from tawa.transforms.lower.masks import Materializer, all_true_condition, symbolic
+from tawa.transforms.lower.operand_staging import emit_operand_store
+from tawa.transforms.lower.tma_epilogue import emit_tma_store
+from tawa.transforms.utils import const, fail
+
+NAME = "tawa-lower-tile"
+
+_FRAG_BINARY = {
+    arith.AddfOp: nvgpu.FragBinaryKind.ADDF,
+    arith.SubfOp: nvgpu.FragBinaryKind.SUBF,
+    arith.MulfOp: nvgpu.FragBinaryKind.MULF,
+    arith.DivfOp: nvgpu.FragBinaryKind.DIVF,
+    arith.MaximumfOp: nvgpu.FragBinaryKind.MAXIMUMF,
+    arith.MinimumfOp: nvgpu.FragBinaryKind.MINIMUMF,
+}
+_FRAG_UNARY = {
+    math.Exp2Op: nvgpu.FragUnaryKind.EXP2,
+    arith.NegfOp: nvgpu.FragUnaryKind.NEGF,
+    math.TanhOp: nvgpu.FragUnaryKind.TANH,
+}
+
+
+def _is_frag(v: SSAValue) -> bool:
+    return isinstance(v.type, nvgpu.FragmentType)
+
+
+@dataclass(frozen=True)
+class ConsumerInfo:
+    """What the patterns know about the consumer partition they lower."""
+
+    groups: int
+    """Warp groups of the partition: a tile of `rows`·groups rows."""
+    row0: SSAValue
+    """Index of this warp group's first row in the tile (index and i32)."""
+    row0_i32: SSAValue
+    zero: SSAValue
+    first_group: int = 0
+    """The CTA's warp group that is the partition's first."""
+    staged: Mapping[tile.StoreOp, tuple[SSAValue, SSAValue]] = field(default_factory=dict)
+    """Stores that take the TMA-store epilogue: their staging tile and
+    tensor map (`tawa.transforms.lower.tma_epilogue`)."""
+    group: SSAValue | None = None
+    """This warp group's index in the partition."""
+    rows: int = WGMMA_M
+    """Rows of the tile each warp group owns, a multiple of 64: its
+    fragments are `rows`xN (one wgmma per 64-row block of them)."""
+    operands: Mapping[Operation, SSAValue] = field(default_factory=dict)
+    """Dots whose lhs goes through shared memory → its buffer
+    (`tawa.transforms.lower.operand_staging`)."""
+
+    def group_index(self) -> SSAValue:
+        assert self.group is not None
+        return self.group
+
+    @staticmethod
+    def at_start_of(region: Region, first_group: int, groups: int,
+                    staged: Mapping[tile.StoreOp, tuple[SSAValue, SSAValue]] | None = None,
+                    rows: int = WGMMA_M,
+                    operands: Mapping[Operation, SSAValue] | None = None) -> ConsumerInfo:
+        """Emits this warp group's index in the partition, g = warp group id
+        − first group of the partition, and its first row, `rows` · g, at
+        the top of the partition."""
+        at = InsertPoint.at_start(region.block)
+        wg = nvgpu.WarpGroupIdOp()
+        Rewriter.insert_op(wg, at)
+        local = arith.SubiOp(wg.result, const(first_group, at))
+        local.result.name_hint = "wg_index"
+        Rewriter.insert_op(local, at)
+        row0 = arith.MuliOp(local.result, const(rows, at))
+        row0.result.name_hint = "wg_row0"
+        row0_i32 = arith.IndexCastOp(row0.result, i32)
+        Rewriter.insert_op([row0, row0_i32], at)
+        return ConsumerInfo(groups, row0.result, row0_i32.result, const(0, at), first_group, staged or {},
+                            group=local.result, rows=rows, operands=operands or {})
+
+    def frag_type(self, t: TensorType, op: Operation, axis: int = 1) -> nvgpu.FragmentType:
+        """This warp group's share of a `rows`·groups-row f32 tile: a
+        `rows`xN accumulator, or a vector that is broadcast along `axis` of
+        one — one value per row (axis 1) or per column (axis 0)."""
+        shape, et = tuple(t.get_shape()), t.get_element_type()
+        rows = self.rows * self.groups
+        if len(shape) == 1 and axis == 0 and isinstance(et, Float32Type):
+            return nvgpu.FragmentType(shape, et, nvgpu.WGMMA.reduced_layout((self.rows, shape[0]), 0))
+        if len(shape) == 1 and shape[0] == rows and isinstance(et, Float32Type):
+            return nvgpu.FragmentType([self.rows], et, nvgpu.WGMMA_ROW)
+        if len(shape) != 2 or shape[0] != rows or not isinstance(et, Float32Type):
+            raise fail(
+                op,
+                f"{NAME}: a consumer of {self.groups} warp groups of {self.rows} rows needs {rows}xN f32 "
+                f"accumulators, got {t}",
+            )
+        return nvgpu.FragmentType([self.rows, shape[1]], et, nvgpu.WGMMA)
+
+
+@dataclass
+class LowerAccumulatorInit(RewritePattern):
+    """f32 zeros, and splats that start loop-carried values (a running max)
+    or are yielded (the initial values of a guarded loop), become fragments."""
+
+    info: ConsumerInfo
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.ZerosOp | tile.SplatOp, rewriter: PatternRewriter) -> None:
+        t = op.result.type
+        assert isinstance(t, TensorType)
+        if isinstance(op, tile.ZerosOp):
+            if isinstance(t.get_element_type(), Float32Type):
+                rewriter.replace(op, nvgpu.FragmentZerosOp.build(result_types=[self.info.frag_type(t, op)]))
+            return
+        if any(isinstance(u.operation, scf.ForOp | scf.YieldOp) for u in op.result.uses):
+            new = nvgpu.FragmentSplatOp.build(operands=[op.value], result_types=[self.info.frag_type(t, op)])
+            new.result.name_hint = op.result.name_hint
+            rewriter.replace(op, new)
+
+
+class RetypeIfResults(RewritePattern):
+    """An `scf.if` result that both branches yield as fragments of one type
+    is that fragment (a loop guarded by its trip count, `tawa-overlap-dots`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: scf.IfOp, rewriter: PatternRewriter) -> None:
+        if not op.false_region.blocks:
+            return
+        yields = (op.true_region.block.last_op, op.false_region.block.last_op)
+        if not all(isinstance(y, scf.YieldOp) for y in yields):
+            return
+        for r, a, b in zip(op.results, yields[0].operands, yields[1].operands):
+            if _is_frag(a) and a.type == b.type and r.type != a.type:
+                rewriter.replace_value_with_new_type(r, a.type)
+
+
+class RetypeLoopCarried(RewritePattern):
+    """A loop-carried value whose initial value became a fragment is a
+    fragment in the body and after the loop (the yielded value follows when
+    its op is lowered)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, loop: scf.ForOp, rewriter: PatternRewriter) -> None:
+        for i, init in enumerate(loop.iter_args):
+            arg = loop.body.block.args[i + 1]
+            if _is_frag(init) and arg.type != init.type:
+                rewriter.replace_value_with_new_type(arg, init.type)
+                rewriter.replace_value_with_new_type(loop.results[i], init.type)
+
+
+@dataclass
+class LowerDot(RewritePattern):
+    """A dot on an aref slot (rhs) becomes one whole-tile wgmma.  Its lhs is
+    another slot (this warp group's rows of it), or `arith.truncf` of an
+    accumulator, which then stays in registers as the wgmma's A operand
+    (`nvgpu.frag_convert`, no trip through shared memory), or such a
+    conversion carried by a loop (a 16-bit fragment).  An 8-bit lhs computed
+    in registers goes through the warp group's shared buffer instead
+    (`tawa.transforms.lower.operand_staging`)."""
+
+    info: ConsumerInfo
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.DotOp | tile.DotAsyncOp, rewriter: PatternRewriter) -> None:
+        lhs, rhs = op.lhs.owner, op.rhs.owner
+        if not isinstance(rhs, nvgpu.SmemTileOp):
+            raise fail(op, f"{NAME}: {op.name} rhs must be a loaded tile as it is: wgmma reads its B operand only "
+                       "from shared memory, so B cannot be transformed in registers (transform the A operand, "
+                       "e.g. compute Cᵀ = Bᵀ·Aᵀ, or transform B before the kernel)")
+        # A tile carried by a loop or an if becomes a fragment when its producers do.
+        carried = isinstance(op.lhs.type, TensorType) and (not isinstance(lhs, Operation) or isinstance(lhs, scf.ForOp | scf.IfOp))
+        if not isinstance(lhs, nvgpu.SmemTileOp | arith.TruncFOp) and not _is_frag(op.lhs) and not carried:
+            raise fail(op, f"{NAME}: {op.name} lhs must come from an aref slot or be a converted accumulator, for now")
+        if not _is_frag(op.acc) or carried or (isinstance(lhs, arith.TruncFOp) and not _is_frag(lhs.input)):
+            return  # not ready: `diagnose` reports it if it never becomes so
+        a, a_value = self._lhs(op)
+        rt = rhs.source.type
+        assert isinstance(rt, nvgpu.SmemType)
+        b = nvgpu.WgmmaDescriptorOp.build(
+            operands=[rhs.source, rhs.stage, self.info.zero],
+            result_types=[nvgpu.WgmmaDescriptorType(rt.get_shape()[1:], rt.element_type, rt.swizzle.data)],
+        )
+        # A product from zeros overwrites an unwritten accumulator (scale-d false) instead of adding to
+        # zeroed registers.
+        zeros = op.acc.owner if isinstance(op.acc.owner, nvgpu.FragmentZerosOp) else None
+        acc = nvgpu.FragmentUndefOp.build(result_types=[op.acc.type]) if zeros else None
+        accumulate = arith.ConstantOp(IntegerAttr(0 if zeros else 1, i1))
+        if acc:
+            acc.result.name_hint, accumulate.result.name_hint = "unwritten", "overwrite"
+        mma = nvgpu.WgmmaOp.build(
+            operands=[a_value, b.result, acc.result if acc else op.acc, accumulate.result],
+            result_types=[op.acc.type],
+            properties={"rhs_transposed": UnitAttr()} if op.rhs_transposed is not None else {},
+        )
+        mma.location = op.location  # errors about the wgmma point at the dot
+        ops: list[Operation] = [*([a] if a else []), b, *([acc] if acc else []), accumulate, nvgpu.WgmmaFenceOp(),
+                                mma, nvgpu.WgmmaCommitGroupOp()]
+        result = mma.result
+        if isinstance(op, tile.DotOp):
+            wait = nvgpu.WgmmaWaitGroupOp(0, [mma.result])
+            ops.append(wait)
+            result = wait.results_[0]
+        result.name_hint = op.result.name_hint
+        # Inserted apart from the replacement: `replace` would give every
+        # unnamed result of the new ops the dot's name.
+        rewriter.insert(ops, InsertPoint.before(op))
+        rewriter.replace(op, [], [result])
+        if isinstance(lhs, arith.TruncFOp) and not lhs.result.uses:
+            rewriter.erase(lhs)
+        if zeros and not zeros.result.uses:
+            rewriter.erase(zeros)
+
+    def _lhs(self, op: tile.DotOp | tile.DotAsyncOp) -> tuple[Operation | None, SSAValue]:
+        """The wgmma's A operand, and the op that makes it (None: inserted
+        already, or the lhs itself): the staged buffer's descriptor, a
+        register fragment, or this warp group's rows of a slot."""
+        lhs = op.lhs.owner
+        staging = self.info.operands.get(op)
+        if staging is not None:  # an 8-bit A operand: through shared memory
+            value = lhs.input if isinstance(lhs, arith.TruncFOp) else op.lhs
+            desc = emit_operand_store(value, staging, self.info.group_index(), self.info.groups,
+                                      InsertPoint.before(op))
+            return None, desc.result
+        if isinstance(lhs, nvgpu.SmemTileOp):
+            st = lhs.source.type
+            assert isinstance(st, nvgpu.SmemType)
+            a_t = nvgpu.WgmmaDescriptorType([self.info.rows, st.get_shape()[2]], st.element_type, st.swizzle.data)
+            a = nvgpu.WgmmaDescriptorOp.build(operands=[lhs.source, lhs.stage, self.info.row0], result_types=[a_t])
+            return a, a.results[0]
+        lt = op.lhs.type
+        et = lt.element_type if isinstance(lt, nvgpu.FragmentType) else lt.get_element_type()
+        if not isinstance(et, BFloat16Type | Float16Type):
+            raise fail(op, f"{NAME}: {op.name} lhs in registers must be bf16 or f16, got {lt}: the wgmma "
+                       "register A layout is that of 16-bit types (fp8 and tf32 A operands come from shared memory)")
+        if self.info.rows != WGMMA_M:
+            raise fail(op, f"{NAME}: {op.name} lhs in registers needs warp groups of {WGMMA_M} rows, but each "
+                       f"owns {self.info.rows} here: a register A operand is one wgmma's {WGMMA_M} rows (give "
+                       "the consumer one warp group per 64 rows: leave consumer-warps out)")
+        if _is_frag(op.lhs):  # converted already (carried by a loop: tawa-overlap-dots)
+            return None, op.lhs
+        assert isinstance(lhs, arith.TruncFOp)
+        src = lhs.input.type
+        assert isinstance(src, nvgpu.FragmentType)
+        conv = nvgpu.FragmentConvertOp.build(operands=[lhs.input], result_types=[src.with_element_type(et)])
+        return conv, conv.results[0]
+
+
+class LowerDotWait(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.DotWaitOp, rewriter: PatternRewriter) -> None:
+        if not all(_is_frag(v) for v in op.values):
+            return
+        wait = nvgpu.WgmmaWaitGroupOp(op.pending.value.data, list(op.values))
+        for old, new in zip(op.results_, wait.results_):
+            new.name_hint = old.name_hint
+        rewriter.replace(op, wait)
+
+
+def _scalar_or_frag(value: SSAValue, user: Operation) -> SSAValue:
+    """The other operand of math on an accumulator: a fragment, or the f32
+    scalar of a splat."""
+    if _is_frag(value):
+        return value
+    splat = value.owner
+    if isinstance(splat, tile.SplatOp) and isinstance(splat.value.type, Float32Type):
+        return splat.value
+    if (root := _unlowered_math(value)) is not None:
+        raise _unsupported_math(root)
+    raise fail(
+        user,
+        f"{NAME}: '{user.name}' on an accumulator needs another accumulator or a tile.splat of an f32 scalar",
+    )
+
+
+def _unlowered_math(value: SSAValue) -> Operation | None:
+    """The first op of the math that computes the tile `value` which no
+    pattern lowered (values are defined before their uses, so by the time a
+    user is lowered its operands' math was lowered if it could be)."""
+    op = value.owner
+    if not isinstance(op, Operation) or op.dialect_name() not in ("math", "arith"):
+        return None
+    if not isinstance(value.type, TensorType):
+        return None
+    for operand in op.operands:
+        if (inner := _unlowered_math(operand)) is not None:
+            return inner
+    return op
+
+
+def _unsupported_math(root: Operation) -> TawaError:
+    """The located error for math no pattern lowers (`_unlowered_math`)."""
+    hint = " (write math.exp2 of x·log2(e), or run tawa-exp-to-exp2 first)" if root.name == "math.exp" else ""
+    return fail(root, f"{NAME}: '{root.name}' is not supported by the Hopper lowering yet{hint}")
+
+
+def _pending(value: SSAValue) -> bool:
+    """Whether the tile `value` may still become a fragment: a value that
+    control flow carries (an `scf.for` iteration argument, an `scf.if` or
+    `scf.for` result: retyped once what reaches it is), a dot's result, or
+    math on one of those.  Math on it waits instead of failing."""
+    if not isinstance(value.type, TensorType):
+        return False
+    if isinstance(value, BlockArgument):
+        return isinstance(value.block.parent_op(), scf.ForOp)
+    op = value.owner
+    if isinstance(op, scf.IfOp | scf.ForOp | tile.DotOp | tile.DotAsyncOp | tile.DotWaitOp):
+        return True
+    return any(_pending(v) for v in op.operands)
+
+
+def _carried(value: SSAValue) -> bool:
+    """Whether a loop or an if carries `value` (an `scf.yield` or `scf.for`
+    operand), so that it must be a fragment of its own rather than be read
+    through by the op that uses it (a dot's register operand, a store)."""
+    return any(isinstance(u.operation, scf.YieldOp | scf.ForOp) for u in value.uses)
+
+
+class LowerElementwise(RewritePattern):
+    """Elementwise math on fragments (the other operand a fragment or a splat
+    of an f32 scalar) becomes per-register math; `arith.extf` of a 16-bit
+    fragment becomes its f32 conversion, and so does an `arith.truncf` that a
+    loop carries (`tawa-overlap-dots` carries P in bf16)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        convert = isinstance(op, arith.ExtFOp) or (isinstance(op, arith.TruncFOp) and _carried(op.result))
+        if type(op) not in _FRAG_BINARY and type(op) not in _FRAG_UNARY and not convert:
+            return
+        if not any(_is_frag(v) for v in op.operands):
+            return  # not (yet) on an accumulator
+        if isinstance(op, arith.ExtFOp | arith.TruncFOp):
+            src = op.input.type
+            assert isinstance(src, nvgpu.FragmentType)
+            et = Float32Type() if isinstance(op, arith.ExtFOp) else op.result.type.get_element_type()
+            new = nvgpu.FragmentConvertOp.build(operands=[op.input], result_types=[src.with_element_type(et)])
+        elif type(op) in _FRAG_UNARY:
+            new: Operation = nvgpu.FragmentUnaryOp.build(
+                operands=[op.operands[0]],
+                properties={"kind": nvgpu.FragUnaryKindAttr(_FRAG_UNARY[type(op)])},
+                result_types=[op.operands[0].type],
+            )
+        else:
+            lhs, rhs = op.operands
+            kind = _FRAG_BINARY[type(op)]
+            if _pending(lhs) or _pending(rhs):
+                return  # an operand may still become a fragment (carried in, or a dot not lowered yet)
+            if not _is_frag(lhs) and kind in (nvgpu.FragBinaryKind.SUBF, nvgpu.FragBinaryKind.DIVF):
+                # Not commutative: the splat becomes a fragment of the other's layout.
+                splat = nvgpu.FragmentSplatOp.build(operands=[_scalar_or_frag(lhs, op)], result_types=[rhs.type])
+                splat.result.name_hint = lhs.name_hint
+                rewriter.insert(splat, InsertPoint.before(op))
+                lhs = splat.result
+            elif not _is_frag(lhs):
+                lhs, rhs = rhs, lhs
+            new = nvgpu.FragmentBinaryOp(kind, lhs, _scalar_or_frag(rhs, op))
+        new.results[0].name_hint = op.results[0].name_hint
+        rewriter.replace(op, new)
+
+
+class LowerRowReduce(RewritePattern):
+    """A reduction of a fragment along its columns: its layout's reduction
+    (each thread folds its values of a row, then quad shuffles)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.ReduceOp, rewriter: PatternRewriter) -> None:
+        t = op.input.type
+        if not isinstance(t, nvgpu.FragmentType) or op.axis.value.data != 1:
+            return  # not a row reduction of an accumulator: reported later
+        new = nvgpu.FragmentReduceOp.build(
+            operands=[op.input],
+            properties={"kind": op.kind},
+            result_types=[nvgpu.FragmentType([t.get_shape()[0]], t.element_type,
+                                             t.tiled_layout.reduce(t.get_shape(), 1).layout)],
+        )
+        new.result.name_hint = op.result.name_hint
+        rewriter.replace(op, new)
+
+
+def _vector_axis(value: SSAValue, seen: set[SSAValue] | None = None) -> int | None:
+    """The axis along which a 1-D tile is broadcast against accumulators:
+    the `tile.expand_dims` axis its value (through elementwise math) reaches,
+    or the axis of a vector fragment it is combined with.  None: neither."""
+    seen = set() if seen is None else seen
+    if value in seen:
+        return None
+    seen.add(value)
+    for use in value.uses:
+        user = use.operation
+        if isinstance(user, tile.ExpandDimsOp):
+            return user.axis.value.data
+        others = [v for v in user.operands if v is not value and _is_frag(v)]
+        for other in others:
+            t = other.type
+            assert isinstance(t, nvgpu.FragmentType)
+            if len(t.get_shape()) == 1:
+                return 1 if t.tiled_layout == nvgpu.WGMMA_ROW else 0
+        if type(user) in (*_FRAG_BINARY, *_FRAG_UNARY, arith.ExtFOp):
+            for r in user.results:
+                if (axis := _vector_axis(r, seen)) is not None:
+                    return axis
+    return None
+
+
+@dataclass
+class LowerConsumerLoad(RewritePattern):
+    """A `tile.load` that stayed in a consumer partition (its value feeds no
+    dot, so no aref carries it) is read by the consumer threads themselves:
+    each thread loads the elements it holds (`nvgpu.frag_load`, converted to
+    f32, out of bounds 0) in the layout its use gives — a 2-D tile in the
+    accumulator layout (this warp group's rows), a 1-D tile in the layout of
+    the accumulator reduced along the axis it is broadcast on (one value per
+    row, or per column).  Its element type is the memory's; math on it
+    starts with `arith.extf` (`nvgpu.frag_convert`), so 16-bit tiles stay
+    packed in registers until they are used."""
+
+    info: ConsumerInfo
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.LoadOp, rewriter: PatternRewriter) -> None:
+        t = op.result.type
+        assert isinstance(t, TensorType)
+        f32_t = TensorType(Float32Type(), t.get_shape())
+        if not isinstance(t.get_element_type(), LOADABLE):
+            raise fail(op, f"{NAME}: the consumers load f32, bf16 or f16 tiles, got {t}")
+        offsets = list(op.offsets)
+        if t.get_num_dims() == 1:
+            axis = _vector_axis(op.result)
+            if axis is None:
+                raise fail(op, f"{NAME}: a 1-D tile loaded by the consumers must be broadcast against "
+                           "an accumulator (tile.expand_dims + tile.broadcast) or combined with a row vector")
+            frag_t = self.info.frag_type(f32_t, op, axis)
+        else:
+            frag_t = self.info.frag_type(f32_t, op)
+            axis = None
+        frag_t = frag_t.with_element_type(t.get_element_type())
+        if axis != 0:  # this warp group's rows
+            row = arith.AddiOp(offsets[-t.get_num_dims()], self.info.row0)
+            rewriter.insert(row, InsertPoint.before(op))
+            offsets[-t.get_num_dims()] = row.result
+        load = nvgpu.FragmentLoadOp.build(operands=[op.source, offsets], result_types=[frag_t])
+        load.result.name_hint = op.result.name_hint
+        rewriter.replace(op, load)
+
+
+@dataclass
+class LowerSlotRead(RewritePattern):
+    """An aref slot (a tile the producer delivered to shared memory) that
+    something other than a dot uses — elementwise math before a dot (an A
+    operand scaled or cast in registers), a bias added to attention scores —
+    is read into registers: this warp group's rows, in the accumulator
+    layout (`nvgpu.frag_load_shared`); `tawa-lower-aref` made every consumer
+    thread release such a slot, after a proxy fence.  Dots keep reading the
+    slot through descriptors."""
+
+    info: ConsumerInfo
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nvgpu.SmemTileOp, rewriter: PatternRewriter) -> None:
+        uses = [u for u in op.result.uses if not isinstance(u.operation, tile.DotOp | tile.DotAsyncOp)]
+        if not uses:
+            return
+        t = op.result.type
+        assert isinstance(t, TensorType)
+        if t.get_num_dims() != 2 or not isinstance(t.get_element_type(), LOADABLE):
+            raise fail(uses[0].operation, f"{NAME}: '{uses[0].operation.name}' of a delivered {t} tile: only "
+                       "2-D f32, bf16 or f16 tiles can be read into registers")
+        frag_t = self.info.frag_type(TensorType(Float32Type(), t.get_shape()), uses[0].operation)
+        read = nvgpu.FragmentLoadSharedOp.build(
+            operands=[op.source, op.stage, self.info.row0],
+            result_types=[frag_t.with_element_type(t.get_element_type())],
+        )
+        read.result.name_hint = op.result.name_hint
+        rewriter.insert(read, InsertPoint.after(op))
+        for use in uses:
+            use.operation.operands[use.index] = read.result
+
+
+@dataclass
+class LowerBroadcast(RewritePattern):
+    """`broadcast(expand_dims(vector, axis))` of a vector fragment: per-value
+    copies, in the threads that hold them."""
+
+    info: ConsumerInfo
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.BroadcastOp, rewriter: PatternRewriter) -> None:
+        expand = op.input.owner
+        if not isinstance(expand, tile.ExpandDimsOp):
+            return
+        vector, rt = expand.input, op.result.type
+        if not _is_frag(vector) or not isinstance(rt, TensorType):
+            return
+        result_t = self.info.frag_type(rt, op)
+        axis = expand.axis.value.data
+        expected = nvgpu.FragmentType(
+            [n for a, n in enumerate(result_t.get_shape()) if a != axis],
+            result_t.element_type, result_t.tiled_layout.reduced_layout(result_t.get_shape(), axis),
+        )
+        if vector.type != expected:
+            raise fail(op, f"{NAME}: broadcasting along axis {axis} needs a {expected}, got {vector.type} "
+                       "(a row vector repeats over columns, a column vector over rows)")
+        new = nvgpu.FragmentBroadcastOp.build(operands=[vector], result_types=[result_t])
+        new.result.name_hint = op.result.name_hint
+        rewriter.replace(op, new)
+        if not expand.result.uses:
+            rewriter.erase(expand)
+
+
+@dataclass
+class LowerMaskedSelect(RewritePattern):
+    """`select(mask, acc, other)`: the mask, built from index tiles, is
+    computed per register (see tawa.transforms.lower.masks); where it holds for the
+    whole fragment (blocks inside the sequence, below the causal diagonal)
+    it is skipped at run time."""
+
+    info: ConsumerInfo
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.SelectOp, rewriter: PatternRewriter) -> None:
+        on_true = op.true_value
+        t = on_true.type
+        if not isinstance(t, nvgpu.FragmentType):
+            return  # not on an accumulator: reported later
+        expr = symbolic(op.mask)
+        if expr is None:
+            raise fail(op, f"{NAME}: masks must be built from tile.iota, splats, integer math and tile.cmpi")
+        at = InsertPoint.before(op)
+        on_false = _scalar_or_frag(op.false_value, op)
+
+        def emit_at(point: InsertPoint) -> Callable[[Operation], SSAValue]:
+            def emit(new: Operation) -> SSAValue:
+                Rewriter.insert_op(new, point)
+                return new.results[0]
+
+            return emit
+
+        row0 = self.info.row0_i32
+        row_last = arith.AddiOp(row0, const(self.info.rows - 1, at, i32))
+        Rewriter.insert_op(row_last, at)
+        cols = t.get_shape()[1]
+        fast = all_true_condition(expr, (row0, row_last.result), (0, cols - 1), emit_at(at))
+        masked = Block()
+        try:
+            mask = Materializer(self.info.rows, cols, row0, emit_at(InsertPoint.at_end(masked)))(expr)
+        except ValueError as err:
+            raise fail(op, f"{NAME}: {err}") from None
+        select = nvgpu.FragmentSelectOp.build(operands=[mask, on_true, on_false], result_types=[t])
+        if fast is None:
+            for o in list(masked.ops):
+                o.detach()
+                Rewriter.insert_op(o, at)
+            select.result.name_hint = op.result.name_hint
+            rewriter.replace(op, select)
+            return
+        masked.add_ops([select, scf.YieldOp(select.result)])
+        branch = scf.IfOp(fast, [t], Region(Block([scf.YieldOp(on_true)])), Region(masked))
+        branch.results[0].name_hint = op.result.name_hint
+        rewriter.replace(op, branch)
+
+
+@dataclass
+class LowerStore(RewritePattern):
+    """The store of an accumulator, converted (`arith.truncf`) or f32: this
+    warp group's rows, by the TMA-store epilogue where the store was staged
+    (`tawa.transforms.lower.tma_epilogue`), else by the threads (`nvgpu.frag_store`:
+    conversion, bounds masks and stores)."""
+
+    info: ConsumerInfo
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.StoreOp, rewriter: PatternRewriter) -> None:
+        conv = op.value.owner
+        value = conv.input if isinstance(conv, arith.TruncFOp) else op.value
+        if not _is_frag(value):
+            return  # not ready: `diagnose` reports it if it never becomes so
+        value_t = value.type
+        assert isinstance(value_t, nvgpu.FragmentType)
+        if len(value_t.get_shape()) != 2:
+            raise fail(op, f"{NAME}: only 2-D accumulator tiles can be stored for now")
+        at = InsertPoint.before(op)
+        offsets = list(op.offsets)
+        if op in self.info.staged:
+            staging, tmap = self.info.staged[op]
+            emit_tma_store(value, staging, tmap, offsets, self.info.row0, self.info.group, self.info.first_group,
+                           self.info.groups, at)
+            rewriter.erase(op)
+        else:
+            row = arith.AddiOp(offsets[-2], self.info.row0)  # this warp group's rows
+            offsets[-2] = row.result
+            rewriter.insert(row, at)
+            rewriter.replace(op, nvgpu.FragmentStoreOp.build(operands=[value, op.dest, offsets]), [])
+        if isinstance(conv, arith.TruncFOp) and not conv.result.uses:
+            rewriter.erase(conv)
+
+
+def consumer_patterns(info: ConsumerInfo) -> list[RewritePattern]:
+    return [
+        LowerAccumulatorInit(info),
+        RetypeLoopCarried(),
+        RetypeIfResults(),
+        LowerDot(info),
+        LowerDotWait(),
+        LowerElementwise(),
+        LowerRowReduce(),
+        LowerConsumerLoad(info),
+        LowerSlotRead(info),
+        LowerBroadcast(info),
+        LowerMaskedSelect(info),
+        LowerStore(info),
+    ]
+
+
+def diagnose(region: Region) -> None:
+    """Explains ops that patterns were waiting on and that never became
+    ready (their accumulator is not a fragment)."""
+    for op in region.walk():
+        if isinstance(op, tile.DotOp | tile.DotAsyncOp):
+            if not _is_frag(op.acc):
+                raise fail(op, f"{NAME}: {op.name} accumulator must be a zeros-initialised (loop-carried) accumulator")
+            raise fail(op, f"{NAME}: {op.name} lhs must come from an aref slot or be a converted accumulator, for now")
+        if isinstance(op, tile.StoreOp):
+            if (root := _unlowered_math(op.value)) is not None:  # the store waited on math no pattern knows
+                raise _unsupported_math(root)
+            raise fail(op, f"{NAME}: only stores of an accumulator (f32, or converted by arith.truncf) "
+                       "are supported for now")

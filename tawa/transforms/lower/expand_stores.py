@@ -1,0 +1,241 @@
+"""`tawa-expand-fragment-stores`: epilogue stores and consumer-side loads as IR (bounds, addresses, fast path).
+
+`nvgpu.frag_store %acc, %C[%m, %n]` writes a fragment at element offsets of
+a memref, dropping what falls outside it.  This pass writes out how, with
+every decision visible to FileCheck and to later passes:
+
+* the values are converted to the memref's element type (`nvgpu.frag_convert`,
+  bf16/f16 pairs packed in one register) unless it is f32;
+* each thread's first element — the thread part of the layout's element map
+  (`TiledLayout.thread_terms`), computed from `nvgpu.lane_id` and
+  `nvgpu.warp_id` with `arith` — gives its byte address in the memref
+  (`nvgpu.memref_base` + linear index × element bytes) and the row pitch;
+* **fast path** (`scf.if`): when the thread's last row and column are inside
+  the memref and its first element's address and the row pitch are
+  multiples of a vector's bytes (so every vector is aligned, whatever the
+  array's base, offsets and row length), `nvgpu.frag_store_global` stores
+  one vector per register with no predicate — every tile but the ragged
+  edges takes it;
+* **edge path**: the in-bounds mask of every element (`nvgpu.frag_index` +
+  `frag_cmpi` against the memref's dims) and a masked `frag_store_global`
+  that stores element by element.
+
+The register-dependent part of each address (which row and column value i
+sits at, relative to the thread's first) is the layout's `value_offsets`,
+which the PTX printer reads to form `[address + offset]` operands.
+
+`nvgpu.frag_load` (a tile the consumers read themselves: a bias vector, a
+C tile) is written out the same way, for fragments of any layout and rank
+1 or 2: the thread's first element and its address, a fast path of
+unmasked vector loads (`nvgpu.frag_load_global`) when the thread's last
+element is inside on every axis and its vectors are aligned, and an edge
+path whose mask is `frag_index(axis) < dim − offset` on every axis, where
+masked-off elements read 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import Float32Type, IndexType, IntegerAttr, MemRefType, ModuleOp, i1, i32
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from tawa.dialects import nvgpu
+from tawa.dialects.tile import CmpIPredicate
+from tawa.target.hopper import THREADS_PER_WARP, WARPS_PER_GROUP
+from tawa.transforms.lower.masks import Binary, Compare, Coord, Materializer, Scalar
+from tawa.transforms.utils import fail
+
+NAME = "tawa-expand-fragment-stores"
+
+
+class _Builder:
+    """Collects ops in order; each helper returns the new value."""
+
+    def __init__(self) -> None:
+        self.ops: list[Operation] = []
+
+    def add(self, op: Operation) -> SSAValue:
+        self.ops.append(op)
+        return op.results[0] if op.results else None  # type: ignore[return-value]
+
+    def index(self, value: int) -> SSAValue:
+        return self.add(arith.ConstantOp(IntegerAttr(value, IndexType())))
+
+    def i32(self, value: int) -> SSAValue:
+        return self.add(arith.ConstantOp(IntegerAttr(value, i32)))
+
+
+def thread_coordinate(b: _Builder, layout: nvgpu.TiledLayout, shape: tuple[int, ...], axis: int,
+                      warp: SSAValue, lane: SSAValue) -> SSAValue:
+    """Σ ((source // divisor) % size) · stride over the layout's thread terms
+    of `axis`: the coordinate of the thread's first element (index)."""
+    total: SSAValue | None = None
+    for t in layout.thread_terms(shape, axis):
+        v = warp if t.source == "warp" else lane
+        if t.divisor > 1:
+            v = b.add(arith.DivUIOp(v, b.index(t.divisor)))
+        # The remainder is a no-op when the term spans the whole warp index
+        # (0..3) or lane index (0..31).
+        if t.divisor * t.size != (WARPS_PER_GROUP if t.source == "warp" else THREADS_PER_WARP):
+            v = b.add(arith.RemUIOp(v, b.index(t.size)))
+        if t.stride > 1:
+            v = b.add(arith.MuliOp(v, b.index(t.stride)))
+        total = v if total is None else b.add(arith.AddiOp(total, v))
+    return b.index(0) if total is None else total
+
+
+def aligned(b: _Builder, address: SSAValue, pitch: SSAValue, vector_bytes: int) -> SSAValue:
+    """Whether the thread's first element and the row pitch are multiples
+    of the vector's bytes, so that every vector access is aligned (an array
+    that starts mid-allocation, an odd offset or row length: not)."""
+    both = b.add(arith.OrIOp(address, pitch))
+    return b.add(arith.CmpiOp(b.add(arith.AndIOp(both, b.index(vector_bytes - 1))), b.index(0), "eq"))
+
+
+class ExpandFragmentStore(RewritePattern):
+    """`nvgpu.frag_store` → address math, a fast path and a masked edge path."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nvgpu.FragmentStoreOp, rewriter: PatternRewriter) -> None:
+        ft, mt = op.fragment.type, op.dest.type
+        assert isinstance(ft, nvgpu.FragmentType) and isinstance(mt, MemRefType)
+        shape, layout = ft.get_shape(), ft.tiled_layout
+        if len(shape) != 2:
+            raise fail(op, f"{NAME}: only 2-D fragments can be stored, got {ft}")
+        et = mt.get_element_type()
+        if not isinstance(et, Float32Type) and not nvgpu.FragmentType(shape, et, layout).packed():
+            raise fail(op, f"{NAME}: stores of {et} are not supported (f32, bf16 and f16 are)")
+        nbytes = nvgpu.element_bytes(et)
+        b = _Builder()
+        values = op.fragment
+        if not isinstance(et, Float32Type):
+            values = b.add(nvgpu.FragmentConvertOp.build(operands=[op.fragment], result_types=[ft.with_element_type(et)]))
+        # The thread's first element, and its address.
+        lane = b.add(nvgpu.LaneIdOp())
+        warp = b.add(arith.RemUIOp(b.add(nvgpu.WarpIdOp()), b.index(WARPS_PER_GROUP)))
+        offsets = list(op.offsets)
+        row = b.add(arith.AddiOp(offsets[-2], thread_coordinate(b, layout, shape, 0, warp, lane)))
+        col = b.add(arith.AddiOp(offsets[-1], thread_coordinate(b, layout, shape, 1, warp, lane)))
+        dims = [b.add(memref.DimOp(op.dest, b.index(d))) for d in range(mt.get_num_dims())]
+        linear: SSAValue | None = None  # ((o0·d1 + o1)·d2 + row)·d3 + col
+        for off, dim in zip([*offsets[:-2], row], dims[1:]):
+            outer = off if linear is None else b.add(arith.AddiOp(linear, off))
+            linear = b.add(arith.MuliOp(outer, dim))
+        assert linear is not None
+        linear = b.add(arith.AddiOp(linear, col))
+        size = b.index(nbytes)
+        address = b.add(arith.AddiOp(b.add(nvgpu.MemrefBaseOp(op.dest)), b.add(arith.MuliOp(linear, size))))
+        pitch = b.add(arith.MuliOp(dims[-1], size))
+        # Fast path: the thread's last element is inside, and rows are whole vectors.
+        last_row = b.add(arith.AddiOp(row, b.index(max(layout.value_offsets(shape, 0)))))
+        last_col = b.add(arith.AddiOp(col, b.index(max(layout.value_offsets(shape, 1)))))
+        # (i32 operands of the edge path's mask)
+        m, n, rows, cols = (b.add(arith.IndexCastOp(v, i32)) for v in (offsets[-2], offsets[-1], *dims[-2:]))
+        inside = b.add(arith.AndIOp(
+            b.add(arith.CmpiOp(last_row, dims[-2], "ult")), b.add(arith.CmpiOp(last_col, dims[-1], "ult"))
+        ))
+        fast = b.add(arith.AndIOp(inside, aligned(b, address, pitch, ft.vector_length() * nbytes)))
+        fast_block = Block([nvgpu.FragmentStoreGlobalOp.build(operands=[values, address, pitch, []]), scf.YieldOp()])
+        # The in-bounds mask, built by the mask machinery of tawa-lower-tile:
+        # (m + row < rows) & (n + col < cols) over the fragment's coordinates.
+        edge = _Builder()
+        in_bounds = Binary(
+            nvgpu.FragBinaryKind.ANDI,
+            Compare(CmpIPredicate.SLT, Coord(0), Scalar(rows)),
+            Compare(CmpIPredicate.SLT, Binary(nvgpu.FragBinaryKind.ADDI, Coord(1), Scalar(n)), Scalar(cols)),
+        )
+        mask = Materializer(shape[0], shape[1], m, edge.add)(in_bounds)
+        assert mask.type == ft.with_element_type(i1)
+        edge.add(nvgpu.FragmentStoreGlobalOp.build(operands=[values, address, pitch, [mask]]))
+        edge_block = Block(edge.ops)
+        edge_block.add_op(scf.YieldOp())
+        rewriter.insert(b.ops, InsertPoint.before(op))
+        rewriter.replace(op, scf.IfOp(fast, [], Region(fast_block), Region(edge_block)))
+
+
+class ExpandFragmentLoad(RewritePattern):
+    """`nvgpu.frag_load` → address math, a fast path and a masked edge path."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nvgpu.FragmentLoadOp, rewriter: PatternRewriter) -> None:
+        ft, mt = op.result.type, op.source.type
+        assert isinstance(ft, nvgpu.FragmentType) and isinstance(mt, MemRefType)
+        shape, layout, rank = ft.get_shape(), ft.tiled_layout, len(ft.get_shape())
+        if rank not in (1, 2):
+            raise fail(op, f"{NAME}: only 1-D and 2-D fragments can be loaded, got {ft}")
+        et = mt.get_element_type()
+        b = _Builder()
+        lane = b.add(nvgpu.LaneIdOp())
+        warp = b.add(arith.RemUIOp(b.add(nvgpu.WarpIdOp()), b.index(WARPS_PER_GROUP)))
+        offsets = list(op.offsets)
+        first_axis = len(offsets) - rank  # the memref dimension of fragment axis 0
+        coords = list(offsets)
+        for axis in range(rank):
+            coords[first_axis + axis] = b.add(arith.AddiOp(
+                offsets[first_axis + axis], thread_coordinate(b, layout, shape, axis, warp, lane)))
+        dims = [b.add(memref.DimOp(op.source, b.index(d))) for d in range(mt.get_num_dims())]
+        linear = coords[0]
+        for c, dim in zip(coords[1:], dims[1:]):
+            linear = b.add(arith.AddiOp(b.add(arith.MuliOp(linear, dim)), c))
+        size = b.index(nvgpu.element_bytes(et))
+        address = b.add(arith.AddiOp(b.add(nvgpu.MemrefBaseOp(op.source)), b.add(arith.MuliOp(linear, size))))
+        pitch = b.add(arith.MuliOp(dims[-1], size))
+        # Fast path: the thread's last element is inside on every axis, and
+        # its vectors are aligned (its first element and the row pitch).
+        fast = aligned(b, address, pitch, ft.vector_length() * nvgpu.element_bytes(et))
+        for axis in range(rank):
+            d = first_axis + axis
+            last = b.add(arith.AddiOp(coords[d], b.index(max(layout.value_offsets(shape, axis)))))
+            fast = b.add(arith.AndIOp(fast, b.add(arith.CmpiOp(last, dims[d], "ult"))))
+        fast_block = Block([
+            loaded := nvgpu.FragmentLoadGlobalOp.build(
+                operands=[address, pitch, []], result_types=[ft]),
+            scf.YieldOp(loaded.result),
+        ])
+        # Edge path: element (i, j) is inside when its coordinate along each
+        # axis is below dim − offset (i32: a negative bound masks everything).
+        edge = _Builder()
+        mask: SSAValue | None = None
+        i32_frag = ft.with_element_type(i32)
+        for axis in range(rank):
+            d = first_axis + axis
+            room = edge.add(arith.IndexCastOp(edge.add(arith.SubiOp(dims[d], offsets[d])), i32))
+            index = edge.add(nvgpu.FragmentIndexOp.build(
+                properties={"axis": nvgpu.FragIndexAxisAttr(nvgpu.FragIndexAxis.ROW if axis == 0 else nvgpu.FragIndexAxis.COL)},
+                result_types=[i32_frag]))
+            inside = edge.add(nvgpu.FragmentCmpIOp(CmpIPredicate.SLT, index, room))
+            mask = inside if mask is None else edge.add(nvgpu.FragmentBinaryOp(nvgpu.FragBinaryKind.ANDI, mask, inside))
+        assert mask is not None
+        masked = edge.add(nvgpu.FragmentLoadGlobalOp.build(
+            operands=[address, pitch, [mask]], result_types=[ft]))
+        edge_block = Block(edge.ops)
+        edge_block.add_op(scf.YieldOp(masked))
+        rewriter.insert(b.ops, InsertPoint.before(op))
+        branch = scf.IfOp(fast, [ft], Region(fast_block), Region(edge_block))
+        branch.results[0].name_hint = op.result.name_hint
+        rewriter.replace(op, branch)
+
+
+@dataclass(frozen=True)
+class ExpandFragmentStoresPass(ModulePass):
+    """Writes out epilogue stores (`nvgpu.frag_store`) and consumer-side loads
+    (`nvgpu.frag_load`) as address math, a fast path and a masked edge path."""
+
+    name = NAME
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([ExpandFragmentStore(), ExpandFragmentLoad()]), apply_recursively=False
+        ).rewrite_module(op)

@@ -1,0 +1,149 @@
+"""Register A operands that wgmma cannot read from registers go through shared memory.
+
+wgmma reads its A operand from registers only in the layout of 16-bit
+types (the `wgmma` fragment layout, packed bf16/f16 pairs).  An 8-bit A
+operand computed in registers — attention's P converted to fp8 for P·V —
+has no register form the instruction takes, so the consumer writes it to a
+shared-memory buffer of its own and the dot reads it through a descriptor,
+as it reads a slot:
+
+    %p8 = nvgpu.frag_convert %p : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x128xf8E4M3FN, wgmma>
+    nvgpu.frag_store_shared %p8, %operand[%wg_index, %c0]   // this warp group's rows
+    nvgpu.fence_proxy_async                                 // the writes, visible to wgmma
+    nvgpu.named_barrier_sync 15 - g, 128                    // every row of the warp group written
+    %da = nvgpu.wgmma_descriptor %operand[%wg_index, %c0]
+    nvgpu.wgmma %da, %db, %acc, ...
+
+**The buffer** (`operand_type`): one tile per warp group of the partition,
+`G x rows x K` (a warp group's rows and the dot's K), swizzled like a slot
+of the same row bytes (`slot_swizzle`): 4 KiB per warp group for a 64x64
+fp8 P, 8 KiB for 64x128.  It is planned after the rings and the epilogue's
+staging (`tawa-hopper-pipeline` counts it when it picks the ring depth).
+
+**The barrier**: warp group g's own named barrier (`group_barrier(g)`, 128
+threads; the TMA-store epilogue's per-warp-group barrier: the same threads,
+one after the other).  wgmma reads all of the warp group's rows, written by
+all of its threads.
+
+**Reuse**: the buffer is written again only at the dot's next instance.
+Every earlier wgmma that read it was waited for before then: a loop's dot
+waits at once (`tile.dot`), and an overlapped loop (`tawa-overlap-dots`)
+waits for its tail before it rescales the accumulator the next tail adds to.
+The CPU simulator reads a wgmma's shared-memory operands when the wgmma is
+waited for, so an overwrite before that shows up as a wrong result.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import Float8E4M3FNType, Float8E5M2Type, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tawa.analysis.smem_plan import extend_plan, slot_swizzle
+from tawa.dialects import aref, nvgpu, tile
+from tawa.dialects.aref import PartitionRole
+from tawa.target.hopper import MAX_SMEM_BYTES, THREADS_PER_GROUP, WARPS_PER_GROUP
+from tawa.transforms.lower.tma_epilogue import group_barrier
+from tawa.transforms.partition.warp_specialize import group_rows
+from tawa.transforms.utils import fail, group_tests, per_group
+
+EIGHT_BIT = Float8E4M3FNType | Float8E5M2Type
+"""Element types wgmma takes from shared memory only."""
+
+
+def staged_operand(dot: Operation) -> bool:
+    """Whether `dot`'s lhs is computed in registers (not a slot) in a type
+    wgmma cannot read from registers."""
+    if not isinstance(dot, tile.DotOp | tile.DotAsyncOp):
+        return False
+    t = dot.lhs.type
+    et = t.get_element_type() if isinstance(t, TensorType) else getattr(t, "element_type", None)
+    return isinstance(et, EIGHT_BIT) and not isinstance(dot.lhs.owner, aref.GetOp | nvgpu.SmemTileOp)
+
+
+def operand_type(dot: tile.DotOp | tile.DotAsyncOp, groups: int, rows: int) -> nvgpu.SmemType:
+    """The staging buffer of `dot`'s lhs in a partition of `groups` warp
+    groups of `rows` rows each."""
+    t = dot.lhs.type
+    assert isinstance(t, TensorType)
+    k, et = t.get_shape()[1], t.get_element_type()
+    swizzle = slot_swizzle(k * nvgpu.element_bytes(et))
+    return nvgpu.SmemType([groups, rows, k], et, swizzle or 0)
+
+
+def _consumer_dots(ws: aref.WarpSpecializeOp, who: str) -> list[tuple[Operation, nvgpu.SmemType]]:
+    out = []
+    for role, warps, _, region in ws.partition_specs():
+        if role != PartitionRole.CONSUMER:
+            continue
+        dots = [o for o in region.walk() if staged_operand(o)]
+        if dots:
+            groups = warps // WARPS_PER_GROUP
+            rows = group_rows(region, groups, who)
+            out += [(d, operand_type(d, groups, rows)) for d in dots]
+    return out
+
+
+def operand_types(ws: aref.WarpSpecializeOp, who: str) -> list[nvgpu.SmemType]:
+    """The staging buffers the consumers of `ws` will need (for the
+    shared-memory plan of `tawa-hopper-pipeline`)."""
+    return [t for _, t in _consumer_dots(ws, who)]
+
+
+def stage_operands(ws: aref.WarpSpecializeOp, kernel: func.FuncOp, who: str) -> dict[Operation, SSAValue]:
+    """Allocates, before `ws` and after the kernel's other shared memory,
+    one buffer per dot whose lhs needs it: dot → buffer.  Too much shared
+    memory in all: a located error."""
+    wanted = _consumer_dots(ws, who)
+    if not wanted:
+        return {}
+    allocs = [o for o in kernel.body.block.ops if isinstance(o, nvgpu.SmemAllocOp)]
+    plan = extend_plan(allocs, [t for _, t in wanted])
+    if not plan.fits:
+        raise fail(wanted[0][0], f"{who}: the shared-memory buffers of the {wanted[0][1].element_type} A operands "
+                   f"computed in registers (wgmma reads 8-bit A operands from shared memory only) bring the kernel "
+                   f"to {plan.total} bytes, more than the {MAX_SMEM_BYTES} a block may use: use fewer stages")
+    out = {}
+    for (dot, t), placed in zip(wanted, plan.staging, strict=True):
+        buf = nvgpu.SmemAllocOp(placed.offset, t)
+        buf.result.name_hint = "operand"
+        Rewriter.insert_op(buf, InsertPoint.before(ws))
+        out[dot] = buf.result
+    nvgpu.record_kernel_info(kernel, smem=plan.total)
+    return out
+
+
+def emit_operand_store(value: SSAValue, buffer: SSAValue, group: SSAValue, groups: int,
+                       at: InsertPoint) -> nvgpu.WgmmaDescriptorOp:
+    """Writes this warp group's fragment `value` (converted to the buffer's
+    type) to its tile of `buffer`, makes it visible to wgmma, waits for the
+    warp group's other threads, and returns the descriptor to read it by
+    (module docstring).  `group` is the warp group's index among the
+    partition's `groups`."""
+    ft, bt = value.type, buffer.type
+    assert isinstance(ft, nvgpu.FragmentType) and isinstance(bt, nvgpu.SmemType)
+    if ft.element_type != bt.element_type:
+        conv = nvgpu.FragmentConvertOp.build(operands=[value], result_types=[ft.with_element_type(bt.element_type)])
+        Rewriter.insert_op(conv, at)
+        value = conv.result
+    zero = arith.ConstantOp.from_int_and_width(0, group.type)
+    Rewriter.insert_op(zero, at)
+    barrier: Operation
+    if groups == 1:
+        barrier = nvgpu.NamedBarrierSyncOp(group_barrier(0), THREADS_PER_GROUP)
+    else:
+        barrier = per_group(group_tests(group, groups, at),
+                            [[nvgpu.NamedBarrierSyncOp(group_barrier(g), THREADS_PER_GROUP)] for g in range(groups)])
+    rows, k = bt.get_shape()[1:]
+    desc = nvgpu.WgmmaDescriptorOp.build(
+        operands=[buffer, group, zero.result],
+        result_types=[nvgpu.WgmmaDescriptorType([rows, k], bt.element_type, bt.swizzle.data)],
+    )
+    Rewriter.insert_op([
+        nvgpu.FragmentStoreSharedOp.build(operands=[value, buffer, group, zero.result]),
+        nvgpu.FenceProxyAsyncOp(),
+        barrier,
+        desc,
+    ], at)
+    return desc

@@ -1,0 +1,5 @@
+"""Passes on tile programs (the `tile` level), before any role is assigned.
+
+- `exp_to_exp2`: `tawa-exp-to-exp2`, `math.exp` as `math.exp2` of a scaled
+  argument (the form the GPU's `ex2` instruction computes).
+"""

@@ -1,0 +1,65 @@
+// tawa-warp-specialize on a kernel without dots (tawa/transforms/partition/warp_specialize.py): nothing is
+// loaded for a dot, so every op goes to the consumers (their loads are per-thread global loads)
+// and the producer partition is empty; one consumer warp group per 64 rows of the stored tiles.
+// RUN: tawa-opt %s -p tawa-warp-specialize --split-input-file | filecheck %s
+// RUN: tawa-opt %s -p tawa-hopper-pipeline --split-input-file -t ptx | filecheck %s --check-prefix=PTX
+// RUN: not tawa-opt %S/../Inputs/dot_free_two_row_counts.mlir -p tawa-warp-specialize 2>&1 | filecheck %s --check-prefix=ROWS
+
+// CHECK-LABEL: func.func @add_relu
+// CHECK-NOT:     aref.create
+// CHECK:         aref.warp_specialize partition producer warps(4) regs(40) {
+// CHECK-NEXT:    ^bb0:
+// CHECK-NEXT:    } partition consumer warps(8) regs(232) {
+// CHECK:           tile.load %A
+// CHECK:           tile.load %B
+// CHECK:           arith.maximumf
+// CHECK:           tile.store
+// PTX: .entry add_relu(
+// PTX-NOT: wgmma
+// PTX: ld.global
+// PTX: max.
+// PTX: cp.async.bulk.tensor.2d.global.shared::cta
+func.func @add_relu(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xbf16>) {
+  %c128 = arith.constant 128 : index
+  %pid_m = tile.program_id 0
+  %pid_n = tile.program_id 1
+  %m0 = arith.muli %pid_m, %c128 : index
+  %n0 = arith.muli %pid_n, %c128 : index
+  %a = tile.load %A[%m0, %n0] : memref<?x?xbf16> -> tensor<128x128xbf16>
+  %b = tile.load %B[%m0, %n0] : memref<?x?xbf16> -> tensor<128x128xbf16>
+  %af = arith.extf %a : tensor<128x128xbf16> to tensor<128x128xf32>
+  %bf = arith.extf %b : tensor<128x128xbf16> to tensor<128x128xf32>
+  %s = arith.addf %af, %bf : tensor<128x128xf32>
+  %z = tile.zeros : tensor<128x128xf32>
+  %r = arith.maximumf %s, %z : tensor<128x128xf32>
+  %c = arith.truncf %r : tensor<128x128xf32> to tensor<128x128xbf16>
+  tile.store %c, %C[%m0, %n0] : tensor<128x128xbf16>, memref<?x?xbf16>
+  func.return
+}
+
+// -----
+
+// A sum over a loop (the split-K reduce program's shape), 64 rows: one consumer warp group.
+// CHECK-LABEL: func.func @sum_slices
+// CHECK:         partition consumer warps(4)
+// CHECK:           scf.for
+// CHECK:             tile.load %W
+// CHECK:             arith.addf
+func.func @sum_slices(%W: memref<?x?x?xf32>, %C: memref<?x?xf32>, %S: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %pid = tile.program_id 0
+  %m0 = arith.muli %pid, %c64 : index
+  %zero = tile.zeros : tensor<64x128xf32>
+  %acc = scf.for %s = %c0 to %S step %c1 iter_args(%a = %zero) -> (tensor<64x128xf32>) {
+    %w = tile.load %W[%s, %m0, %c0] : memref<?x?x?xf32> -> tensor<64x128xf32>
+    %sum = arith.addf %a, %w : tensor<64x128xf32>
+    scf.yield %sum : tensor<64x128xf32>
+  }
+  tile.store %acc, %C[%m0, %c0] : tensor<64x128xf32>, memref<?x?xf32>
+  func.return
+}
+
+// Stored tiles of different rows: a located error at the second store.
+// ROWS: dot_free_two_row_counts.mlir:9:3: error: tawa-warp-specialize: this store's stored tile has 64 rows but the store at {{.*}}dot_free_two_row_counts.mlir:8:3 has 128: the consumer's warp groups split the rows of the tile, so every stored tile of a kernel needs the same rows
