@@ -164,7 +164,13 @@ def _max(a: Peak, b: Peak) -> Peak:
 
 @dataclass
 class RegisterDemand:
-    """The liveness walk; `of_block(block)` is the entry point."""
+    """The liveness walk; `of_block(block)` is the entry point.
+
+    One walk reads each value's charge and sources, and each op's uses,
+    many times (at every op of every enclosing block): they are computed
+    once per value and op (the IR does not change while it runs), and the
+    outer values an op's regions read are gathered bottom-up, from those of
+    the ops inside them."""
 
     iter_args_in_place: bool = False
     """Let an elementwise result take over a dying loop iteration argument
@@ -172,6 +178,10 @@ class RegisterDemand:
     extra_uses: dict[Operation, list[SSAValue]] = field(default_factory=dict)
     """Ops that keep more values live than their operands say (the wait
     after a wgmma keeps its register A operand)."""
+    _charged: dict[SSAValue, int] = field(default_factory=dict, init=False, repr=False)
+    _sources: dict[SSAValue, set[SSAValue]] = field(default_factory=dict, init=False, repr=False)
+    _direct: dict[Operation, set[SSAValue]] = field(default_factory=dict, init=False, repr=False)
+    _inner: dict[Operation, set[SSAValue]] = field(default_factory=dict, init=False, repr=False)
 
     def of_block(self, block: Block) -> Peak:
         """The peak demand of `block` (a role's code), nothing live after it."""
@@ -181,22 +191,58 @@ class RegisterDemand:
         _, peak = self._block(block, set())
         return peak
 
+    # ------------------------------------------------------------- per value
+
+    def charged(self, v: SSAValue) -> int:
+        """`charged_registers(v)`, once per value."""
+        n = self._charged.get(v)
+        if n is None:
+            n = self._charged[v] = charged_registers(v)
+        return n
+
+    def sources(self, v: SSAValue) -> set[SSAValue]:
+        """`sources(v)`, once per value (the caller must not change it)."""
+        found = self._sources.get(v)
+        if found is None:
+            s = storage(v)
+            if not _streamed(s):
+                found = {s}
+            else:
+                assert isinstance(s, OpResult)
+                found = set().union(*(self.sources(o) for o in s.op.operands if isinstance(o.type, nvgpu.FragmentType)))
+            self._sources[v] = found
+        return found
+
     # ------------------------------------------------------------------ walk
+
+    def _direct_uses(self, op: Operation) -> set[SSAValue]:
+        """Charged values `op` itself reads: its operands and extra uses."""
+        found = self._direct.get(op)
+        if found is None:
+            found = self._direct[op] = {s for v in (*op.operands, *self.extra_uses.get(op, ()))
+                                        for s in self.sources(v) if self.charged(s)}
+        return found
 
     def _inner_uses(self, op: Operation) -> set[SSAValue]:
         """Charged values defined outside `op` that the ops in its regions read."""
-        values: list[SSAValue] = []
-        for inner in op.walk():
-            if inner is not op:
-                values += inner.operands
-                values += self.extra_uses.get(inner, [])
-        return {s for v in values for s in sources(v) if charged_registers(s) and not _defined_inside(s, op)}
+        found = self._inner.get(op)
+        if found is None:
+            found = set()
+            for region in op.regions:
+                for block in region.blocks:
+                    for inner in block.ops:
+                        found |= self._direct_uses(inner)
+                        if inner.regions:
+                            found |= self._inner_uses(inner)
+            found = self._inner[op] = {s for s in found if not _defined_inside(s, op)}
+        return found
 
     def _uses(self, op: Operation) -> set[SSAValue]:
         """Charged values `op` reads: operands, extra uses, and the outer
         values that its regions read."""
-        values = [*op.operands, *self.extra_uses.get(op, [])]
-        return {s for v in values for s in sources(v) if charged_registers(s)} | self._inner_uses(op)
+        if not op.regions:
+            return set(self._direct_uses(op))
+        return self._direct_uses(op) | self._inner_uses(op)
 
     def _block(self, block: Block, through: set[SSAValue]) -> tuple[set[SSAValue], Peak]:
         """Backward walk over `block`, `through` live all along it: the values
@@ -204,7 +250,7 @@ class RegisterDemand:
         live: set[SSAValue] = set()
         peak = Peak()
         for op in reversed(list(block.ops)):
-            results = {r for r in op.results if charged_registers(r)}
+            results = {r for r in op.results if self.charged(r)}
             uses = self._uses(op)
             if isinstance(op, scf.ForOp):
                 inner_through = through | (live - results) | self._inner_uses(op)
@@ -224,18 +270,19 @@ class RegisterDemand:
         """Pressure at `op` itself, with results taking over dying operands."""
         held = through | live | uses | results
         taken: dict[SSAValue, SSAValue] = {}  # result -> the dying operand whose registers it takes
+        charged = self.charged
         for r, candidates in _tied(op, self.iter_args_in_place):
             if r not in results:
                 continue
-            for o in (s for c in candidates for s in sorted(sources(c), key=charged_registers, reverse=True)):
+            for o in (s for c in candidates for s in sorted(self.sources(c), key=charged, reverse=True)):
                 if o in uses and o not in live and o not in through and o not in taken.values():
                     taken[r] = o
                     break
         # A result and the operand it takes over share registers: list the larger.
         listed = held - set(taken) - set(taken.values())
-        listed |= {max(pair, key=charged_registers) for pair in taken.items()}
-        total = sum(charged_registers(v) for v in listed)
-        return Peak(total, op, tuple(sorted(listed, key=lambda v: -charged_registers(v))))
+        listed |= {max(pair, key=charged) for pair in taken.items()}
+        total = sum(charged(v) for v in listed)
+        return Peak(total, op, tuple(sorted(listed, key=lambda v: -charged(v))))
 
 
 def _tied(op: Operation, iter_args_in_place: bool) -> Iterable[tuple[SSAValue, list[SSAValue]]]:
