@@ -8,8 +8,8 @@ against a float32 reference on fresh random data (output poisoned with NaN).
 
 Shapes B·H·S with H = 16: 1·16·16384, 4·16·4096, 16·16·1024, 32·16·512
 (16k tokens each), causal and not; each row runs the kernel `tawa.torch`
-picks for it (`tawa.torch.checks.attention_kernel`), compiled with the
-options the operator uses (`tawa.torch.kernels.options_for`).
+picks for it, compiled with the options the operator uses (the cost
+model's choice, `tawa.analysis.attention_cost.choose`).
 
 `--dtype fp8` times tawa's fp8 kernel (examples/attention_fwd_fp8.mlir,
 head dim 128: e4m3 Q, K and V, V given transposed, bf16 O) on e4m3 copies of
@@ -26,8 +26,8 @@ causal.  `--json` writes the rows, `--plot` draws TFLOP/s per row
 length log-uniform over 64-32768 (any integer: ragged lengths included),
 heads from `RANDOM_HEADS` and a batch log-uniform over 1-64, cut so that one
 operand holds at most `RANDOM_MAX_TOKENS` rows of D.  Each row also prints
-the time `model_time` predicts (the kernel's programs over the SMs at the
-tensor cores' rate) and measured / predicted.
+the time the cost model predicts (`tawa.analysis.attention_cost.estimate`)
+and measured / predicted.
 """
 
 from __future__ import annotations
@@ -88,19 +88,6 @@ def random_problems(count: int, seed: int) -> list[tuple[int, int, int, int, boo
         B = min(B, max(1, RANDOM_MAX_TOKENS // (H * S)))
         problems.append((d, B, H, S, causal))
     return problems
-
-
-def model_time(kernel: str, d: int, B: int, H: int, S: int, causal: bool, sms: int) -> float:
-    """Seconds the kernel takes by the model `tawa.torch.checks` chooses
-    kernels with (`attention_time`: its programs shared round-robin by one
-    CTA per SM, in units of a 128-row program), one unit being a 128-row
-    program's 4·128·S·d flops (half of them causal) at one SM's tensor-core
-    rate under load (`tawa.target.hopper`)."""
-    from tawa.target.hopper import LOADED_SM_CLOCK_HZ, TENSOR_FLOPS_PER_CLOCK
-    from tawa.torch.checks import attention_time
-
-    unit = 4 * 128 * S * d * (0.5 if causal else 1.0) / (TENSOR_FLOPS_PER_CLOCK["bf16"] * LOADED_SM_CLOCK_HZ)
-    return attention_time(kernel, S, B * H, sms) * unit
 
 
 def query_rows(source: str, name: str) -> int:
@@ -227,8 +214,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from torch.nn.attention import SDPBackend
 
     import tawa
-    from tawa.torch.checks import attention_kernel
-    from tawa.torch.kernels import FILES, options_for
+    from tawa.analysis.attention_cost import estimate
+    from tawa.torch.checks import attention_variant
+    from tawa.torch.kernels import FILES
 
     examples = Path(__file__).resolve().parents[2] / "examples"
     meta = {
@@ -251,9 +239,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for head_dim, B, H, S, causal in problems:
         # The kernel tawa.torch runs for this problem (of several, the one expected to finish first).
-        kernel_name = FP8_KERNELS[causal] if fp8 else attention_kernel(head_dim, causal, S, B * H, sms)
+        variant = None if fp8 else attention_variant(head_dim, causal, S, B * H, sms)
+        kernel_name = FP8_KERNELS[causal] if variant is None else variant.kernel
+        options = {} if variant is None else dict(variant.options)
         source = (examples / FILES[kernel_name]).read_text()
-        kernel = tawa.compile(source, kernel_name, **{**options_for(kernel_name, S), "stages": args.stages})
+        kernel = tawa.compile(source, kernel_name, **{**options, "stages": args.stages})
         block_rows = query_rows(source, kernel_name)
         q, k, v = (torch.randn(B, H, S, head_dim, device="cuda").to(torch.bfloat16) for _ in range(3))
         o = torch.full_like(q, float("nan"))
@@ -282,9 +272,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                "FA2": sdpa(SDPBackend.FLASH_ATTENTION, q, k, v, causal)}
         times = interleaved(fns, args.rounds)
         tf = tflops(times, B, S, head_dim, causal, H)
-        model_us = model_time(kernel_name, head_dim, B, H, S, causal, sms) * 1e6
+        model_us = math.nan if variant is None else estimate(variant, head_dim, S, B * H, causal, sms=sms) * 1e6
         measured_us = statistics.median(times["tawa"]) * 1e3
-        rows.append({"d": head_dim, "B": B, "H": H, "S": S, "causal": causal, "kernel": kernel_name,
+        rows.append({"d": head_dim, "B": B, "H": H, "S": S, "causal": causal,
+                     "kernel": kernel_name if variant is None else variant.label,
                      "tflops": tf, "rel_err": err, "ms_per_round": times, "model_us": model_us})
         print(
             f"{head_dim:>4} {B:>3} {H:>3} {S:>6} {str(causal):>6} {tf['tawa']:>7.1f} {tf['cuDNN']:>7.1f} "

@@ -314,7 +314,7 @@ CASES = {
         Case("attention_fwd_d256", "attention_fwd_d256.mlir", "attention_fwd_d256", 2, _per_key_block("plain", 256)),
         Case("attention_fwd_d256_causal", "attention_fwd_d256.mlir", "attention_fwd_d256_causal", 2,
              _per_key_block("causal", 256)),
-        # As tawa.torch compiles them (tawa.torch.kernels.OPTIONS): Q released right after the key loop.
+        # Variants the attention cost model chooses (tawa.analysis.attention_cost.VARIANTS): Q released right after the key loop.
         Case("attention_fwd_d256_early_release", "attention_fwd_d256.mlir", "attention_fwd_d256", 2,
              _per_key_block("plain", 256), pipeline=(("early_release", "all"),)),
         Case("attention_fwd_d256_causal_early_release", "attention_fwd_d256.mlir", "attention_fwd_d256_causal", 2,
@@ -325,7 +325,7 @@ CASES = {
              _per_key_block("causal", 256)),
         Case("attention_fwd_d64_causal", "attention_fwd_d64.mlir", "attention_fwd_d64_causal", 2,
              _per_key_block("causal", 64)),
-        # As tawa.torch compiles it from 2048 keys on (tawa.torch.kernels.SEQ_OPTIONS).
+        # A variant the attention cost model chooses (tawa.analysis.attention_cost.VARIANTS).
         Case("attention_fwd_d64_causal_pinned", "attention_fwd_d64.mlir", "attention_fwd_d64_causal", 2,
              _per_key_block("causal", 64), pipeline=(("pin_waits", True), ("pingpong", False))),
         # K and V rings of their own depths (tawa-hopper-pipeline{ring-depths}): 3 key slots, 2 value slots.

@@ -229,9 +229,10 @@ def _attention_call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
     kernel = grid = None
     o_through_copy = False
     if p.B * p.H * p.S * p.D:
-        name = checks.attention_kernel(p.D, causal, p.S, p.B * p.H, sm_count(q.device))
-        kernel = kernels.compiled(name, "bfloat16", **kernels.options_for(name, p.kv_len))
-        grid = checks.attention_grid(p.S, p.H, name, p.B)
+        variant = checks.attention_variant(p.D, causal, p.S, p.B * p.H, sm_count(q.device), p.kv_len)
+        kernel = kernels.compiled(variant.kernel, "bfloat16",
+                                  **{**dict(variant.options), **kernels.options_for(variant.kernel)})
+        grid = checks.attention_grid(p.S, p.H, variant.kernel, p.B)
         dense = out_strides == (p.H * p.S * p.D, p.S * p.D, p.D, 1)
         o_through_copy = O_ARGUMENT in kernel.abi.addressed and not dense
     return AttentionCall(out_shape, out_strides, copies, o_through_copy, kernel, grid,  # type: ignore[arg-type]

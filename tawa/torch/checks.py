@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from math import prod
 from typing import Any
 
+from tawa.analysis.attention_cost import KERNEL_ROWS, AttentionVariant, choose
 from tawa.runtime.arrays import is_dense_row_major
 from tawa.runtime.launch import MAX_TMA_STRIDE, TMA_ALIGN
 from tawa.target.hopper import SM_COUNT
@@ -44,39 +45,6 @@ HEAD_DIMS = (64, 128, 256)
 attention_fwd_d256.mlir)."""
 MATMUL_TILE = (128, 256)
 """Rows and columns of C per program of examples/matmul.mlir and gemm.mlir."""
-ATTENTION_TILE_M = {"attention_fwd_d64": 192, "attention_fwd_d64_causal_m192": 192}
-"""Query rows per program of the attention examples' kernels that do not
-take 128: d64 non-causal runs three consumer warp groups (a CPU test holds
-the table to the examples)."""
-ATTENTION_KERNELS = {
-    (64, False): ("attention_fwd_d64", "attention_fwd_d64_m128"),
-    (64, True): ("attention_fwd_d64_causal", "attention_fwd_d64_causal_m192"),
-    (256, False): ("attention_fwd_d256", "attention_fwd_d256_n80"),
-    (256, True): ("attention_fwd_d256_causal", "attention_fwd_d256_n80_causal"),
-}
-"""(head dim, causal) → kernels that compute the same attention with other
-rows per program or key blocks, preferred first; `attention_kernel` picks
-one per problem.  Elsewhere one kernel (`attention_kernel`'s name)."""
-ATTENTION_MIN_SEQ = {"attention_fwd_d256_n80": 16384, "attention_fwd_d256_n80_causal": 16384,
-                     "attention_fwd_d64_causal_m192": 16384}
-"""The shortest sequence a kernel is a candidate for, where it is only
-faster on long ones: head dim 256 with 80-key blocks ran faster than the
-64-key kernels from 16384 keys on, in all three A/B runs on the H100, but
-went both ways at 4096-8192 and lost at 2048 and less (docs/perf.md,
-"Ping-pong consumers (teams)" and "fp8 attention"); causal head dim 64 with
-192 query rows ran faster than the 128-row kernel at 1·16·16384, no faster
-and mostly slower on shorter sequences (docs/perf.md, "Three warp groups at
-head dim 64" and "One TMA store per warp group")."""
-ATTENTION_ROW_SPEED = {"attention_fwd_d64": 1.13, "attention_fwd_d64_causal_m192": 1.13,
-                       "attention_fwd_d256_n80": 1.03, "attention_fwd_d256_n80_causal": 1.03}
-"""Query rows a kernel computes per unit of time relative to the 128-row
-program of its head dim, where not 1: speeds measured on the H100.  The
-192-row d64 program (three warp groups taking turns) against the 128-row one
-on the long rows of the table (docs/perf.md, "Three warp groups at head dim
-64"); head dim 256 with 80-key blocks, the least it gained on sequences of
-16384 keys and more (`ATTENTION_MIN_SEQ`)."""
-
-
 @dataclass(frozen=True)
 class TensorInfo:
     """What the checks need to know about a tensor."""
@@ -354,32 +322,13 @@ def attention_fp8_scales(scale: Any, q_scale: Any, k_scale: Any, v_scale: Any) -
     return sm_scale, v_scale
 
 
-def attention_kernel(head_dim: int, causal: bool, S: int | None = None, batch_heads: int | None = None,
-                     sms: int = SM_COUNT) -> str:
-    """The attention example kernel for a head dim; with the problem's
-    sequence length and batch·heads, of `ATTENTION_KERNELS` (those whose
-    `ATTENTION_MIN_SEQ` it reaches) the one `attention_time` expects to
-    finish first (the preferred one on a tie)."""
-    base = "attention_fwd" if head_dim == 128 else f"attention_fwd_d{head_dim}"
-    name = f"{base}_causal" if causal else base
-    candidates = ATTENTION_KERNELS.get((head_dim, causal), (name,))
-    if S is None or batch_heads is None:
-        return candidates[0]
-    candidates = tuple(k for k in candidates if S >= ATTENTION_MIN_SEQ.get(k, 0))
-    return min(candidates, key=lambda k: attention_time(k, S, batch_heads, sms))
-
-
-def attention_time(kernel: str, S: int, batch_heads: int, sms: int = SM_COUNT) -> float:
-    """The time attention `kernel` takes on `sms` SMs, in units of one
-    128-row program: its CTAs (one per SM) share the ⌈S/rows⌉·B·H programs
-    round-robin, so the busiest runs ⌈programs/sms⌉ of them, each
-    rows/128/`ATTENTION_ROW_SPEED` units long.  E.g. d64, S = 2048, B·H = 16
-    on 132 SMs: 176 programs of 192 rows take 2 · 1.5/1.13 = 2.65, 256 of 128
-    rows take 2, so the 128-row kernel; at S = 4096, B·H = 64: 11 · 1.33 =
-    14.6 against 16, the 192-row one."""
-    rows = ATTENTION_TILE_M.get(kernel, 128)
-    programs = -(-S // rows) * batch_heads
-    return -(-programs // sms) * rows / 128 / ATTENTION_ROW_SPEED.get(kernel, 1.0)
+def attention_variant(head_dim: int, causal: bool, S: int | None = None, batch_heads: int | None = None,
+                      sms: int = SM_COUNT, kv_len: int | None = None) -> AttentionVariant:
+    """The attention kernel (and its compile options) for a head dim: with the
+    problem's sequence lengths and batch·heads, the one the cost model expects
+    to finish first (`tawa.analysis.attention_cost.choose`); without them the
+    first listed."""
+    return choose(head_dim, causal, S, batch_heads, kv_len, sms)
 
 
 def attention_fp8_kernel(causal: bool) -> str:
@@ -429,9 +378,10 @@ def matmul_grid(M: int, N: int) -> tuple[int, int]:
 
 
 def attention_grid(S: int, heads: int, kernel: str, batch: int | None = None) -> tuple[int, ...]:
-    """(⌈S/rows⌉, heads, batch) for attention `kernel`: one program per 128
-    query rows (`ATTENTION_TILE_M` where not 128) of one head of one batch.
+    """(⌈S/rows⌉, heads, batch) for attention `kernel`: one program per
+    `KERNEL_ROWS[kernel]` query rows (128 for the fp8 kernels) of one head of
+    one batch.
     Without `batch` (the fp8 kernel, whose program id 1 counts B·H heads):
     (⌈S/rows⌉, heads)."""
-    blocks = -(-S // ATTENTION_TILE_M.get(kernel, 128))
+    blocks = -(-S // KERNEL_ROWS.get(kernel, 128))
     return (blocks, heads) if batch is None else (blocks, heads, batch)

@@ -5,10 +5,10 @@ Each operator runs one of the shipped examples.  `compiled(name, dtype,
 file, e.g. the causal variant, are dropped first: compiling lowers the whole
 module) with the element type substituted (except in the kernels of
 `AS_WRITTEN`, fp8 attention, compiled as written in their one dtype), and
-caches the `tawa.Kernel` per (kernel, dtype, options).  `OPTIONS` holds the
-options the operators use per kernel (none: `tawa-hopper-pipeline`'s
-defaults, the deepest ring that fits), `SEQ_OPTIONS` those a kernel takes
-from a sequence length on; `options_for(name, seq_len)` merges them.
+caches the `tawa.Kernel` per (kernel, dtype, options).  The attention
+operators take a kernel and its compile options per problem from the cost
+model (`tawa.analysis.attention_cost`); `OPTIONS` adds a user's own options
+per kernel on top (`options_for(name)`; empty: the compiler's choices).
 
 The matmul kernels ("matmul": B K×N, "gemm": B N×K) are generated per
 problem instead (`tawa.kernels.gemm`): `matmul_choice` picks the tile
@@ -56,46 +56,15 @@ AS_WRITTEN = {"attention_fwd_fp8": "float8_e4m3fn", "attention_fwd_fp8_causal": 
 """Kernels compiled exactly as their example is written, with the dtype of
 their inputs: no element type is substituted (the `bf16` of
 attention_fwd_fp8.mlir is its output's), and no other dtype is taken."""
-OPTIONS: dict[str, dict[str, Any]] = {
-    "attention_fwd_d256": {"early_release": "all"},
-    "attention_fwd_d256_causal": {"early_release": "all"},
-}
-"""Compile options per kernel name for the operators (`tawa.compile` keywords),
-on top of `tawa-hopper-pipeline`'s defaults.  Head dim 256 with 64-key blocks
-(the kernels of S < 16384) releases its 64 KiB Q slot right after the key
-loop, as `early-release=auto` does for Q slots up to 32 KiB: ncu sampling
-of 32·16·512 put some of its samples on the waits for Q and the first K
-block at each program's start, which the early release lets the producer
-load under the last P·V and the store.  On the H100 it ran slightly faster
-over the head dim's rows in two runs, with 16·16·1024 and 32·16·512 gaining
-in both (and in earlier runs), 4·16·4096 causal losing a little; the 80-key
-kernels (S >= 16384) went both ways and keep the default (docs/perf.md,
-"Short-first pairs and Q's early release at head dim 256")."""
-
-SEQ_OPTIONS: dict[str, tuple[int, dict[str, Any]]] = {
-    "attention_fwd_d64_causal": (2048, {"pin_waits": True, "pingpong": False}),
-}
-"""Compile options a kernel takes from a sequence length on: name → (the
-shortest sequence, the options), on top of `OPTIONS` (`options_for`).  Causal
-head dim 64's 128-row kernel keeps its softmax before the P·V's wait
-(`pin-waits`) and lets its two warp groups issue their dots without turns
-(`pingpong=false`) from 2048 keys on: on the H100 that ran faster than the
-default at 2048-16384 keys (at 16384 the operator mostly runs the 192-row
-kernel instead), but slower at 512 and 1024 (three A/B runs, docs/perf.md,
-"The next program started in this one's tail").  Why the long causal rows
-gain is not profiled.  The other kernels keep their defaults: d64's
-non-causal 192-row kernel lost with these options, head dim 128 moved both
-ways (even over its rows; its causal kernel too at 2048-8192 keys)."""
+OPTIONS: dict[str, dict[str, Any]] = {}
+"""Compile options per kernel name that a user sets for the operators
+(`tawa.compile` keywords, e.g. `OPTIONS["gemm"] = {"stages": 3}`), on top of
+the compiler's and the cost model's choices; empty as shipped."""
 
 
-def options_for(name: str, seq_len: int | None = None) -> dict[str, Any]:
-    """The compile options the operators use for kernel `name` on sequences
-    of `seq_len` keys: `OPTIONS[name]`, and `SEQ_OPTIONS[name]`'s from its
-    length on (None: `OPTIONS` only)."""
-    options = dict(OPTIONS.get(name, {}))
-    if seq_len is not None and name in SEQ_OPTIONS and seq_len >= SEQ_OPTIONS[name][0]:
-        options.update(SEQ_OPTIONS[name][1])
-    return options
+def options_for(name: str) -> dict[str, Any]:
+    """The options a user set for kernel `name` (`OPTIONS`)."""
+    return dict(OPTIONS.get(name, {}))
 
 
 MATMUL_LAYOUTS = {"matmul": "kn", "gemm": "nk"}

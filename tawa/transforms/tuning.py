@@ -11,8 +11,9 @@ measured best on the kernels at hand, and each may be set by one of:
 - the GEMM autotuner (`tawa.runtime.autotune.Choice.options`): `max_stages`
   (`GEMM_MAX_STAGES`), `group_m`, `defer_stores`, and `staging=single` for
   warp groups of 128 rows;
-- the operators (`tawa.torch.kernels.OPTIONS`, `SEQ_OPTIONS`):
-  `early_release`, `pin_waits` and `pingpong` per kernel and sequence length;
+- the attention cost model (`tawa.analysis.attention_cost.VARIANTS`):
+  `early_release`, `pin_waits` and `pingpong`, variants of a kernel that it
+  chooses per problem;
 - experiments and tests only (`python -m tawa.bench attention-ab --new
   overlap=all`, docs/perf.md): the others, `once_depth`, `producer_regs`,
   `consumer_regs`, `overlap`, `store_group` and `cache_hints`, which the

@@ -1,4 +1,4 @@
-"""`python -m tawa.bench attention`'s problem lists and model (no GPU)."""
+"""`python -m tawa.bench attention`'s problem lists and arguments (no GPU)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from tawa.bench.attention import (
     SHAPES,
     fixed_problems,
     main,
-    model_time,
     random_problems,
 )
 
@@ -33,13 +32,6 @@ def test_random_problems_are_reproducible_and_in_range():
 def test_fixed_problems_are_the_table():
     assert len(fixed_problems([64, 128])) == 2 * 2 * len(SHAPES)
     assert (128, 1, 16, 16384, True) in fixed_problems([128])
-
-
-def test_model_time_counts_waves_and_causality():
-    # 132 SMs: 128 programs of 128 rows are one wave, 133 two.
-    one = model_time("attention_fwd", 128, 1, 1, 128 * 132, False, 132)
-    assert model_time("attention_fwd", 128, 1, 1, 128 * 133, False, 132) == pytest.approx(2 * one * 133 / 132)
-    assert model_time("attention_fwd_causal", 128, 1, 1, 128 * 132, True, 132) == pytest.approx(one / 2)
 
 
 @pytest.mark.parametrize("argv", [["--random", "0"], ["--random", "3", "--dtype", "fp8"],

@@ -209,7 +209,10 @@ def test_a_thread_stored_output_is_written_through_a_dense_copy(torch, stand_in,
     """The 80-key head-dim-256 kernels store O from their threads, which
     address it as dense: a seq-major output is written into a dense buffer
     and copied into place."""
-    monkeypatch.setitem(checks.ATTENTION_MIN_SEQ, "attention_fwd_d256_n80", 0)
+    from tawa.analysis.attention_cost import VARIANTS
+
+    n80 = next(v for v in VARIANTS[(256, False)] if v.kernel == "attention_fwd_d256_n80")
+    monkeypatch.setattr(checks, "attention_variant", lambda *args, **kwargs: n80)
     g = torch.Generator().manual_seed(6)
     B, S, H, D = 1, 20, 2, 256
     q, k, v = torch.randn(B, S, 3, H, D, generator=g).to(torch.bfloat16).permute(2, 0, 3, 1, 4)

@@ -23,6 +23,7 @@ import types
 import pytest
 
 import tawa.torch as tt
+from tawa.analysis.attention_cost import VARIANTS
 from tawa.runtime.autotune import GemmProblem, heuristic
 from tawa.torch import checks, kernels
 from tawa.torch.checks import TensorInfo
@@ -83,7 +84,7 @@ def test_attention_problem_and_kernels():
     q = info([2, 12, 256, 64])
     p = checks.check_attention(q, q, q)
     assert (p.B, p.H, p.S, p.D) == (2, 12, 256, 64)
-    names = {(d, c): checks.attention_kernel(d, c) for d in checks.HEAD_DIMS for c in (False, True)}
+    names = {(d, c): checks.attention_variant(d, c).kernel for d in checks.HEAD_DIMS for c in (False, True)}
     assert names == {
         (64, False): "attention_fwd_d64",
         (64, True): "attention_fwd_d64_causal",
@@ -235,52 +236,35 @@ def test_grids_follow_the_examples():
     assert checks.attention_grid(384, 1, "attention_fwd_d64_causal") == (3, 1)
 
 
-@pytest.mark.parametrize("head_dim", checks.HEAD_DIMS)
-def test_attention_rows_are_the_examples(head_dim):
-    # The grid's rows per program are the rows of the example's accumulators.
-    from tawa.bench.attention import query_rows
-
-    for causal in (False, True):
-        for name in checks.ATTENTION_KERNELS.get((head_dim, causal), (checks.attention_kernel(head_dim, causal),)):
-            assert query_rows(kernels.source(name), name) == checks.ATTENTION_TILE_M.get(name, 128)
-
-
 @pytest.mark.parametrize("name", sorted(checks.FP8_KERNELS.values()))
 def test_attention_fp8_rows_are_the_example(name):
     from tawa.bench.attention import query_rows
 
-    assert query_rows(kernels.source(name), name) == checks.ATTENTION_TILE_M.get(name, 128) == 128
+    assert query_rows(kernels.source(name), name) == 128 and name not in checks.KERNEL_ROWS
+    assert checks.attention_grid(300, 4, name) == (3, 4)
 
 
-@pytest.mark.parametrize(("S", "batch_heads", "kernel"), [
-    (2048, 16, "attention_fwd_d64_m128"),  # 176 programs of 192 rows on 132 SMs: two rounds of 1.5
-    (256, 1024, "attention_fwd_d64_m128"),  # two 192-row programs a head, the second a third full
-    (20, 6, "attention_fwd_d64_m128"),
-    (512, 512, "attention_fwd_d64"),  # the benchmark's rows: the 192-row kernel
-    (1024, 256, "attention_fwd_d64"),
-    (4096, 64, "attention_fwd_d64"),
-    (16384, 16, "attention_fwd_d64"),
+@pytest.mark.parametrize(("head_dim", "causal", "S", "batch_heads", "kernel"), [
+    (64, False, 2048, 16, "attention_fwd_d64_m128"),  # 176 programs of 192 rows on 132 SMs: two rounds of 1.5
+    (64, False, 20, 6, "attention_fwd_d64_m128"),
+    (64, False, 512, 512, "attention_fwd_d64"),  # many programs: the 192-row kernel's cheaper rows
+    (64, False, 16384, 16, "attention_fwd_d64"),
+    (64, True, 16384, 16, "attention_fwd_d64_causal_m192"),
+    (64, True, 512, 512, "attention_fwd_d64_causal"),
+    (256, False, 16384, 16, "attention_fwd_d256_n80"),  # long sequences: 80-key blocks
+    (256, True, 32768, 16, "attention_fwd_d256_n80_causal"),
+    (256, True, 512, 512, "attention_fwd_d256_causal"),  # short ones: 64-key blocks
 ])
-def test_attention_kernel_per_problem(S, batch_heads, kernel):
-    """d64 non-causal: the 192-row kernel where it fills the SMs' rounds,
-    the 128-row one where 192-row programs leave a round mostly idle."""
-    assert checks.attention_kernel(64, False, S, batch_heads, sms=132) == kernel
-    assert checks.attention_kernel(64, False) == "attention_fwd_d64"  # no problem given: the preferred one
-    causal = "attention_fwd_d64_causal_m192" if S >= 16384 else "attention_fwd_d64_causal"  # ATTENTION_MIN_SEQ
-    assert checks.attention_kernel(64, True, S, batch_heads) == causal
-    times = [checks.attention_time(k, S, batch_heads, 132) for k in checks.ATTENTION_KERNELS[(64, False)]]
-    assert min(times) == checks.attention_time(kernel, S, batch_heads, 132)
+def test_attention_variant_per_problem(head_dim, causal, S, batch_heads, kernel):
+    """The operators take the variant the cost model expects to finish first
+    (`tawa.analysis.attention_cost`; its tests check the model itself)."""
+    from tawa.analysis.attention_cost import VARIANTS, estimate
 
-
-@pytest.mark.parametrize(("S", "batch_heads", "causal", "kernel"), [
-    (16384, 16, False, "attention_fwd_d256_n80"),  # long sequences: 80-key blocks
-    (32768, 16, True, "attention_fwd_d256_n80_causal"),
-    (8192, 32, False, "attention_fwd_d256"),  # below ATTENTION_MIN_SEQ: 64-key blocks
-    (512, 512, True, "attention_fwd_d256_causal"),
-])
-def test_head_dim_256_takes_80_key_blocks_on_long_sequences(S, batch_heads, causal, kernel):
-    assert checks.attention_kernel(256, causal, S, batch_heads, sms=132) == kernel
-    assert checks.attention_kernel(256, causal) == ("attention_fwd_d256_causal" if causal else "attention_fwd_d256")
+    chosen = checks.attention_variant(head_dim, causal, S, batch_heads, sms=132)
+    assert chosen.kernel == kernel
+    times = [estimate(v, head_dim, S, batch_heads, causal, sms=132) for v in VARIANTS[(head_dim, causal)]]
+    assert min(times) == estimate(chosen, head_dim, S, batch_heads, causal, sms=132)
+    assert checks.attention_grid(S, batch_heads, kernel)[0] == -(-S // chosen.rows)
 
 
 def test_kernel_sources():
@@ -293,28 +277,25 @@ def test_kernel_sources():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name, seq_len", [*((n, None) for n in sorted(kernels.OPTIONS)),
-                                           *((n, lo) for n, (lo, _) in sorted(kernels.SEQ_OPTIONS.items()))])
-def test_kernel_options_compile(name, seq_len):
-    """Each shipped OPTIONS and SEQ_OPTIONS entry names an operator kernel and
-    compiles it (PTX on the CPU) to something other than the defaults give:
-    head dim 256's early release of Q moves its release before the last P·V;
-    causal head dim 64's pinned waits add fences, and without turns its
-    named barriers go."""
+@pytest.mark.parametrize("label", sorted({v.label for vs in VARIANTS.values() for v in vs if v.options}))
+def test_variant_options_compile(label):
+    """Each variant's options change its kernel (PTX on the CPU): head dim
+    256's early release of Q moves its release before the last P·V; causal
+    head dim 64's pinned waits add fences, and without turns its named
+    barriers go."""
     import tawa
 
-    assert name in kernels.FILES
-    source = kernels.source(name)
-    tuned = tawa.compile(source, name, **kernels.options_for(name, seq_len)).ptx
-    assert tuned != tawa.compile(source, name).ptx
+    (variant,) = [v for vs in VARIANTS.values() for v in vs if v.label == label]
+    source = kernels.source(variant.kernel)
+    assert tawa.compile(source, variant.kernel, **dict(variant.options)).ptx != tawa.compile(source, variant.kernel).ptx
 
 
-def test_sequence_options_start_at_their_length():
-    name, (shortest, options) = next(iter(kernels.SEQ_OPTIONS.items()))
-    assert kernels.options_for(name, shortest - 1) == kernels.OPTIONS.get(name, {})
-    assert kernels.options_for(name, None) == kernels.OPTIONS.get(name, {})
-    assert kernels.options_for(name, shortest) == {**kernels.OPTIONS.get(name, {}), **options}
-    assert kernels.options_for("attention_fwd_d256", 1 << 20) == kernels.OPTIONS["attention_fwd_d256"]
+def test_user_options_per_kernel(monkeypatch):
+    assert kernels.options_for("attention_fwd_d256") == {}
+    monkeypatch.setitem(kernels.OPTIONS, "attention_fwd_d256", {"stages": 2})
+    assert kernels.options_for("attention_fwd_d256") == {"stages": 2}
+    kernels.options_for("attention_fwd_d256")["stages"] = 3  # a copy
+    assert kernels.OPTIONS["attention_fwd_d256"] == {"stages": 2}
 
 
 @pytest.mark.parametrize("name", ["attention_fwd_fp8", "attention_fwd_fp8_causal"])
@@ -566,7 +547,7 @@ def test_attention_real_implementation(torch, stand_in, causal):
     o = tt.attention(q, k, v, causal=causal)
     ((name, dtype, args, grid),) = stand_in
     # S = 20 on 6 heads: one 128-row program a head beats one of 192 rows (d64 non-causal)
-    assert name == checks.attention_kernel(D, causal, S, B * H) and grid == (1, H, B)
+    assert name == checks.attention_variant(D, causal, S, B * H).kernel and grid == (1, H, B)
     assert name == ("attention_fwd_d64_causal" if causal else "attention_fwd_d64_m128")
     assert args[4:] == (S, S, 1 / math.sqrt(D), 1)  # q_len, kv_len, scale, query heads per key/value head
     for given, passed in zip((q, k, v), args[:3]):
@@ -679,13 +660,3 @@ def test_a_given_vt_is_checked_as_the_v_it_holds_and_read_in_place_when_it_can()
     ragged = checks.TensorInfo((1, 2, 128, 24), "float8_e4m3fn", "cuda:0", (6144, 3072, 24, 1), 0)
     assert not checks.vt_in_place(ragged)  # 24-byte rows: copied into 32-key rows
     assert not checks.vt_in_place(checks.TensorInfo(vt.shape, vt.dtype, vt.device, vt.strides, 8))
-
-
-@pytest.mark.parametrize(("S", "batch_heads", "kernel"), [
-    (16384, 16, "attention_fwd_d64_causal_m192"),  # long: 192 query rows
-    (8192, 32, "attention_fwd_d64_causal"),  # below ATTENTION_MIN_SEQ: 128
-    (512, 512, "attention_fwd_d64_causal"),
-])
-def test_causal_head_dim_64_takes_192_rows_on_long_sequences(S, batch_heads, kernel):
-    assert checks.attention_kernel(64, True, S, batch_heads, sms=132) == kernel
-    assert checks.attention_grid(S, batch_heads, kernel)[0] == -(-S // checks.ATTENTION_TILE_M.get(kernel, 128))

@@ -161,8 +161,8 @@ def attention_reference(q, k, v, scale, causal):
         (1, 2, 65, 128, False, "dense", 0.3),
         (2, 2, 256, 128, True, "qkv", None),  # q, k, v: permuted views of one [B, S, 3, H, D]
         (1, 1, 1, 64, True, "dense", None),
-        (2, 2, 200, 256, True, "dense", None),  # head dim 256: its kernels' OPTIONS (early release of Q)
-        (1, 2, 2100, 64, True, "dense", None),  # causal d64 from 2048 keys: SEQ_OPTIONS (pinned waits, no turns)
+        (2, 2, 200, 256, True, "dense", None),  # head dim 256: the cost model takes Q's early release here
+        (1, 2, 2100, 64, True, "dense", None),  # causal d64: the cost model takes pinned waits, no turns here
         (1, 2, 130, 256, False, "dense", None),
     ],
 )
