@@ -145,6 +145,7 @@ class KernelPrinter:
         self.tmap_index = 0
         self.consts: dict[SSAValue, int] = {}
         """Integer constants: printed as immediates where an operand may be one."""
+        self._block_positions: dict[Block, dict[Operation, int]] = {}
 
     unsupported = staticmethod(_unsupported)
     reg_class = staticmethod(_reg_class)
@@ -185,7 +186,8 @@ class KernelPrinter:
     def define_frag(self, v: SSAValue) -> list[str]:
         t = v.type
         assert isinstance(t, nvgpu.FragmentType)
-        regs = [self.regs.new(_frag_class(t)) for _ in range(t.registers())]
+        cls = _frag_class(t)
+        regs = [self.regs.new(cls) for _ in range(t.registers())]
         self.vals[v] = regs
         return regs
 
@@ -195,7 +197,8 @@ class KernelPrinter:
     def define_like_value(self, v: SSAValue) -> str | list[str]:
         """Fresh registers for a value of v's type (v keeps its own)."""
         if isinstance(v.type, nvgpu.FragmentType):
-            return [self.regs.new(_frag_class(v.type)) for _ in range(v.type.registers())]
+            cls = _frag_class(v.type)
+            return [self.regs.new(cls) for _ in range(v.type.registers())]
         return self.regs.new(_reg_class(v.type))
 
     def copy(self, dst: str | list[str], src: str | list[str], t: Attribute) -> None:
@@ -235,16 +238,19 @@ class KernelPrinter:
         """Whether no use of v, or of a value sharing its registers, can run
         after `op` (so `op` may overwrite those registers).  A use counts when
         it follows `op` in its block or sits in a block reachable from there
-        without passing v's defining block (which defines it anew)."""
+        without passing v's defining block (which defines it anew).  Read
+        from the values' uses, not by scanning the blocks' ops."""
         regs = self.vals[v]
-        values = {w for w, r in self.vals.items() if r == regs}
+        values = [w for w, r in self.vals.items() if r == regs]
         block = op.parent_block()
         assert block is not None
-        after = False
-        for o in block.ops:
-            if after and any(x in values for x in o.operands):
-                return False
-            after = after or o is op
+        users = [u.operation for w in values for u in w.uses]
+        if not users:
+            return True
+        position = self._positions(block)
+        here = position[op]
+        if any(o.parent_block() is block and position[o] > here for o in users):
+            return False
         defs = {w.block if isinstance(w, BlockArgument) else w.owner.parent_block() for w in values}
         seen: set[Block] = set()
         pending = [s for s in block.last_op.successors] if block.last_op else []
@@ -253,10 +259,15 @@ class KernelPrinter:
             if b in seen or b in defs:
                 continue
             seen.add(b)
-            if any(x in values for o in b.ops for x in o.operands):
-                return False
             pending += b.last_op.successors if b.last_op else []
-        return True
+        return not any(o.parent_block() in seen for o in users)
+
+    def _positions(self, block: Block) -> dict[Operation, int]:
+        """Each op's index in `block` (blocks do not change while printing)."""
+        found = self._block_positions.get(block)
+        if found is None:
+            found = self._block_positions[block] = {o: i for i, o in enumerate(block.ops)}
+        return found
 
     def u32(self, v: SSAValue) -> str:
         """An index value as a 32-bit register."""
