@@ -32,12 +32,12 @@ not written anywhere, it follows from the constants.
 
 Worked example: head dim 64, not causal, S = 1930, B·H = 16, 132 SMs.  With
 192 rows a program: ⌈1930/192⌉·16 = 176 programs, so CTA 0 runs 2 of them,
-2·⌈1930/128⌉ = 32 key blocks of 1.09 µs at the tensor rate: 7.25 + 2·1.15 +
-32·1.43·1.09 = 59.5 µs.  With
-128 rows: 256 programs, again 2 of 32 blocks for CTA 0, but blocks of 128
-rows (0.73 µs): 7.25 + 2·0.81 + 32·1.73·0.73 = 49.2 µs.  So the 128-row kernel (the
-H100 measured 55.8 and 47.7 µs).  On 16·16384 the 192-row kernel's cheaper
-rows win instead.
+2·⌈1930/128⌉ = 32 key blocks of 1.09 µs at the tensor rate:
+7.5 + 2·1.07 + 32·1.45·1.09 = 60.2 µs.  With 128 rows: 256 programs, again 2
+of 32 blocks for CTA 0, but blocks of 128 rows (0.73 µs):
+7.5 + 2·0.71 + 32·1.75·0.73 = 49.5 µs.  So the 128-row kernel (the H100
+measured 55.8 and 47.7 µs).  On 16·16384 the 192-row kernel's cheaper rows
+win instead.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class AttentionVariant:
         return self.kernel + "".join(f"+{k}={v}" for k, v in self.options)
 
 
-LAUNCH_S = 7.25e-6
+LAUNCH_S = 7.50e-6
 """Fitted: a launch's time beyond its busiest CTA's programs (the same for every kernel)."""
 
 
@@ -82,19 +82,19 @@ def _v(kernel: str, rows: int, key_block: int, program_us: float, block_factor: 
 
 
 VARIANTS: dict[tuple[int, bool], tuple[AttentionVariant, ...]] = {
-    (64, False): (_v("attention_fwd_d64", 192, 128, 1.147, 1.434),
-                  _v("attention_fwd_d64_m128", 128, 128, 0.811, 1.734)),
-    (64, True): (_v("attention_fwd_d64_causal", 128, 128, 1.417, 1.665),
-                 _v("attention_fwd_d64_causal", 128, 128, 1.644, 1.613, pin_waits=True, pingpong=False),
-                 _v("attention_fwd_d64_causal_m192", 192, 128, 1.942, 1.497)),
-    (128, False): (_v("attention_fwd", 128, 128, 2.402, 1.116),),
-    (128, True): (_v("attention_fwd_causal", 128, 128, 2.235, 1.160),),
-    (256, False): (_v("attention_fwd_d256", 128, 64, 3.448, 1.138, early_release="all"),
-                   _v("attention_fwd_d256", 128, 64, 3.905, 1.116),
-                   _v("attention_fwd_d256_n80", 128, 80, 7.153, 1.073)),
-    (256, True): (_v("attention_fwd_d256_causal", 128, 64, 5.738, 1.119, early_release="all"),
-                  _v("attention_fwd_d256_causal", 128, 64, 5.864, 1.122),
-                  _v("attention_fwd_d256_n80_causal", 128, 80, 8.891, 1.070)),
+    (64, False): (_v("attention_fwd_d64", 192, 128, 1.071, 1.451),
+                  _v("attention_fwd_d64_m128", 128, 128, 0.708, 1.746)),
+    (64, True): (_v("attention_fwd_d64_causal", 128, 128, 1.343, 1.702),
+                 _v("attention_fwd_d64_causal", 128, 128, 1.626, 1.625, pin_waits=True, pingpong=False),
+                 _v("attention_fwd_d64_causal_m192", 192, 128, 1.970, 1.485)),
+    (128, False): (_v("attention_fwd", 128, 128, 2.380, 1.113),),
+    (128, True): (_v("attention_fwd_causal", 128, 128, 2.000, 1.158),),
+    (256, False): (_v("attention_fwd_d256", 128, 64, 3.173, 1.149, early_release="all"),
+                   _v("attention_fwd_d256", 128, 64, 3.678, 1.119),
+                   _v("attention_fwd_d256_n80", 128, 80, 6.961, 1.072)),
+    (256, True): (_v("attention_fwd_d256_causal", 128, 64, 6.061, 1.110, early_release="all"),
+                  _v("attention_fwd_d256_causal", 128, 64, 6.215, 1.111),
+                  _v("attention_fwd_d256_n80_causal", 128, 80, 9.344, 1.056)),
 }
 """(head dim, causal) → the kernels that compute it, with their fitted
 constants (`tawa.bench.fit_attention_cost` prints this table); the first is
