@@ -21,6 +21,10 @@ the e4m3 inputs, within `FP8_TOLERANCE` (P is rounded to e4m3 for P·V).  TFLOP/
 causal.  `--json` writes the rows, `--plot` draws TFLOP/s per row
 (`tawa.bench.plot`); a backend that cannot run a row shows NaN.
 
+`--explain DxBxHxS ...` (`--causal` for causal ones) prints, without a GPU,
+each variant the operator weighs for the problem, the cost model's estimate
+of each (the busiest CTA's programs and key blocks), and the choice.
+
 `--random N --seed S` times N problems nobody tuned for instead
 (`random_problems`): head dim 64, 128 or 256, causal or not, a sequence
 length log-uniform over 64-32768 (any integer: ragged lengths included),
@@ -88,6 +92,40 @@ def random_problems(count: int, seed: int) -> list[tuple[int, int, int, int, boo
         B = min(B, max(1, RANDOM_MAX_TOKENS // (H * S)))
         problems.append((d, B, H, S, causal))
     return problems
+
+
+def explain(head_dim: int, B: int, H: int, S: int, causal: bool, sms: int | None = None) -> str:
+    """The variants the attention operator weighs for the problem, the cost
+    model's estimate of each (fastest first), and its choice (text; no GPU)."""
+    from tawa.analysis.attention_cost import VARIANTS, block_seconds, busiest_cta, choose, estimate
+    from tawa.target.hopper import SM_COUNT
+
+    sms = sms or SM_COUNT
+    key = (head_dim, causal)
+    if key not in VARIANTS:
+        raise ValueError(f"head dim {head_dim} has no attention kernel (head dims: 64, 128, 256)")
+    chosen = choose(head_dim, causal, S, B * H, None, sms)
+    lines = [f"attention d={head_dim} B={B} H={H} S={S} {'causal' if causal else 'not causal'}, bf16, on {sms} SMs: "
+             "the cost model's estimates (tawa.analysis.attention_cost), fastest first"]
+    ranked = sorted(VARIANTS[key], key=lambda v: estimate(v, head_dim, S, B * H, causal, sms=sms))
+    for rank, v in enumerate(ranked, 1):
+        blocks, programs = busiest_cta(v.rows, v.key_block, S, S, B * H, causal, sms)
+        mark = "  <- choice" if v == chosen else ""
+        lines.append(f"{rank:3}. {v.label}{mark}")
+        lines.append(f"       {estimate(v, head_dim, S, B * H, causal, sms=sms) * 1e6:.1f} us: busiest CTA "
+                     f"{programs} programs x {v.program_s * 1e6:.2f} us + {blocks} key blocks of {v.rows}x"
+                     f"{v.key_block} x {v.block_factor:.2f} x {block_seconds(v, head_dim) * 1e6:.2f} us")
+    lines.append(f"choice: {chosen.label}")
+    return "\n".join(lines)
+
+
+def parse_problem(text: str) -> tuple[int, int, int, int]:
+    """`DxBxHxS` → (D, B, H, S); ValueError naming the text otherwise."""
+    parts = text.lower().split("x")
+    if len(parts) != 4 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise ValueError(f"{text!r} is not a problem DxBxHxS of positive integers (e.g. 128x4x16x4096)")
+    d, b, h, s = map(int, parts)
+    return d, b, h, s
 
 
 def query_rows(source: str, name: str) -> int:
@@ -201,7 +239,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of --random (default 0)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--plot", type=Path, metavar="PNG", help="also draw TFLOP/s per row (needs matplotlib)")
+    parser.add_argument("--explain", nargs="+", metavar="DxBxHxS",
+                        help="print the variants the operator weighs for each problem, the cost model's estimate "
+                        "of each, and the choice (no GPU)")
+    parser.add_argument("--causal", action="store_true", help="--explain: causal problems")
+    parser.add_argument("--sms", type=int, default=None, help="SMs --explain estimates for (default: the H100's 132)")
     args = parser.parse_args(argv)
+    if args.explain:
+        try:
+            for text in args.explain:
+                print(explain(*parse_problem(text), args.causal, args.sms))
+        except ValueError as e:
+            print(f"tawa.bench attention: error: {e}", file=sys.stderr)
+            return 1
+        return 0
     fp8 = args.dtype == "fp8"
     if fp8 and any(d != 128 for d in args.head_dim or ()):
         print("tawa.bench attention: error: --dtype fp8 runs head dim 128 only", file=sys.stderr)

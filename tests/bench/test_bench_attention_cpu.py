@@ -40,3 +40,22 @@ def test_random_misuse_is_one_line(argv, capsys):
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--random" in err
+
+
+def test_explain_lists_every_variant_and_the_choice(capsys):
+    from tawa.analysis.attention_cost import VARIANTS, choose
+
+    assert main(["--explain", "64x1x16x1930", "256x4x16x2048", "--causal"]) == 0
+    out = capsys.readouterr().out
+    for v in VARIANTS[(64, True)] + VARIANTS[(256, True)]:
+        assert v.label in out
+    assert f"choice: {choose(64, True, 1930, 16).label}\n" in out
+    assert out.count("<- choice") == 2 and out.count("busiest CTA") == 6
+
+
+@pytest.mark.parametrize("argv, message", [(["--explain", "1x2"], "not a problem DxBxHxS"),
+                                           (["--explain", "96x1x1x64"], "head dim 96 has no attention kernel")])
+def test_explain_misuse_is_one_line(argv, message, capsys):
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
