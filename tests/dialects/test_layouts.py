@@ -8,11 +8,13 @@ import pytest
 
 from tawa.dialects.nvgpu.layouts import (
     NAMED_LAYOUTS,
+    VECTOR_BYTES,
     WGMMA,
     WGMMA_COL,
     WGMMA_ROW,
     Replicated,
     TiledLayout,
+    blocked_layout,
     fold_steps,
     layout_name,
     wgmma_layout,
@@ -176,3 +178,54 @@ def test_fold_steps_keep_four_chains_then_a_tree():
         depth[a] = max(depth[a], depth[b]) + 1
     assert depth[0] == 9
     assert fold_steps(32, chains=1) == tuple((0, i) for i in range(1, 32))
+
+
+BLOCKED_SHAPES = [((16, 1024), 2), ((4, 4096), 2), ((1, 4096), 2), ((256, 128), 4), ((64, 128), 4), ((2, 256), 2),
+                  ((1, 64), 2), ((3, 64), 2), ((1, 1), 4), ((5, 7), 4), ((48, 200), 2), ((32, 8), 1)]
+
+
+@pytest.mark.parametrize(("shape", "element_bytes"), BLOCKED_SHAPES)
+def test_blocked_layout_holds_every_element_equally_often(shape, element_bytes):
+    layout = blocked_layout(shape, element_bytes)
+    layout.check_warp_group(shape)
+    owners = layout.element_map(shape)
+    assert sorted(owners) == [(r, c) for r in range(shape[0]) for c in range(shape[1])]
+    copies = {len(held) for held in owners.values()}
+    assert len(copies) == 1 and 128 % copies.pop() == 0
+
+
+@pytest.mark.parametrize(("shape", "element_bytes"), BLOCKED_SHAPES)
+def test_blocked_layout_vectors_are_contiguous_row_segments(shape, element_bytes):
+    layout = blocked_layout(shape, element_bytes)
+    v = layout.vector_length(shape)
+    assert v * element_bytes <= VECTOR_BYTES and shape[1] % v == 0
+    for t in (0, 37, 127):
+        for i in range(0, layout.values_per_thread(shape), v):
+            r, c = layout.thread_coords(shape, t, i)
+            assert c % v == 0
+            assert [layout.thread_coords(shape, t, i + j) for j in range(v)] == [(r, c + j) for j in range(v)]
+
+
+def test_blocked_layout_worked_example():
+    shape = (16, 1024)
+    layout = blocked_layout(shape, 2)
+    assert layout.values_per_thread(shape) == 128 and layout.vector_length(shape) == 8
+    # Warp w holds rows w, w + 4, ...; lane l columns 8l..8l+7 of each 256-column block.
+    for t in (0, 33, 100, 127):
+        rows = {layout.thread_coords(shape, t, i)[0] for i in range(128)}
+        cols = {layout.thread_coords(shape, t, i)[1] for i in range(128)}
+        assert rows == {t // 32 + 4 * k for k in range(4)}
+        assert cols == {256 * b + 8 * (t % 32) + j for b in range(4) for j in range(8)}
+    # A warp's 32 lanes read 512 contiguous bytes of one row.
+    first = sorted(layout.thread_coords(shape, t, 0) for t in range(32))
+    assert first == [(0, 8 * lane) for lane in range(32)]
+    # The row reduction stays in the warp: butterfly shuffles over all 32 lanes.
+    assert layout.reduce(shape, 1).lane_masks == (1, 2, 4, 8, 16)
+
+
+def test_blocked_rows_that_warps_cannot_split_reduce_across_warps():
+    # One row of 4096 bf16: the 4 warps split the columns, so the row's sum needs shared memory.
+    with pytest.raises(ValueError, match="crosses warps"):
+        blocked_layout((1, 4096), 2).reduce((1, 4096), 1)
+    with pytest.raises(ValueError, match="no blocked layout"):
+        blocked_layout((0, 64), 2)

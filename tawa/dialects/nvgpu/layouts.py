@@ -414,6 +414,59 @@ def wgmma_layout(groups: int) -> TiledLayout:
     )
 
 
+VECTOR_BYTES = 16
+"""Bytes of one thread's vector in a blocked layout: the widest global load
+or store one instruction makes (`ld.global.v4.b32`)."""
+
+
+def blocked_layout(shape: tuple[int, int], element_bytes: int) -> TiledLayout:
+    """A layout for a 2-D tile that never meets a wgmma (an elementwise or
+    normalization kernel): each thread holds vectors of 16 contiguous bytes
+    of one row (shorter where the row length has no such factor), the 32 lanes of a warp lie along the columns first (a warp
+    reads whole 512-byte row segments), the 4 warps along the rows first
+    (so a row's reduction stays within a warp: shuffles only), and what is
+    left repeats in registers.  Lanes and warps take the powers of two that
+    divide the rows and vectors of a row (a 3x64 tile: one row of lanes,
+    the 3 rows in registers); threads with nothing left to hold keep copies
+    (`Replicated`): a tile smaller than a warp group's vectors.
+
+    Worked example: a 16x1024 bf16 tile (an RMSNorm chunk of 16 rows).
+    Vectors of V = 8 columns; 1024/8 = 128 vectors a row, so the 32 lanes
+    take 32 of them (256 columns) and the 4 warps 4 rows.  The tiling
+    (4, 256)(1, 256)(1, 8) turns (16, 1024) into
+
+        index:  -8  -7  -6  -5  -4  -3  -2  -1
+        size:    4   4   4   1   1  32   1   8
+        axis:  row col row col row col row col
+        stride:  4 256   1   8   1   8   1   1
+
+    warp w holds rows w, w + 4, w + 8, w + 12 (dims -6 and -8), lane l
+    columns 8l to 8l + 7 of each 256-column block (dims -3 and -1), and a
+    thread 4 x 4 vectors of 8: 128 values.  Reducing along the columns
+    drops dims -7, -3 and -1: every lane of a warp holds the same 4 rows
+    after butterfly shuffles over lane masks 1, 2, 4, 8, 16.
+    """
+    rows, cols = shape
+    if rows < 1 or cols < 1:
+        raise ValueError(f"a {rows}x{cols} tile has no blocked layout")
+    vector = min(max(1, VECTOR_BYTES // element_bytes), _pow2_dividing(cols))
+    lanes_c = min(THREADS_PER_WARP, _pow2_dividing(cols // vector))
+    lanes_r = min(THREADS_PER_WARP // lanes_c, _pow2_dividing(rows))
+    warps_r = min(WARPS_PER_GROUP, _pow2_dividing(rows // lanes_r))
+    warps_c = min(WARPS_PER_GROUP // warps_r, _pow2_dividing(cols // (vector * lanes_c)))
+    spare_lanes = THREADS_PER_WARP // (lanes_c * lanes_r)
+    spare_warps = WARPS_PER_GROUP // (warps_r * warps_c)
+    tiling = ((warps_r * lanes_r, warps_c * lanes_c * vector), (lanes_r, lanes_c * vector), (1, vector))
+    warp_dims: tuple[Dim, ...] = (-6, -5) + ((Replicated(spare_warps),) if spare_warps > 1 else ())
+    lane_dims: tuple[Dim, ...] = (-4, -3) + ((Replicated(spare_lanes),) if spare_lanes > 1 else ())
+    return TiledLayout(tiling, warp_dims=warp_dims, lane_dims=lane_dims, vector_dim=-1)
+
+
+def _pow2_dividing(n: int) -> int:
+    """The largest power of two that divides n (n > 0)."""
+    return n & -n
+
+
 NAMED_LAYOUTS: dict[str, TiledLayout] = {"wgmma": WGMMA, "wgmma_row": WGMMA_ROW, "wgmma_col": WGMMA_COL}
 """Layouts that fragment types spell by name (`!nvgpu.frag<64x256xf32, wgmma>`)."""
 
