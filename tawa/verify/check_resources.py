@@ -52,11 +52,12 @@ lowered kernels (nvgpu level, after `tawa-expand-fragment-stores`, before
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp, NoneAttr
+from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
 from tawa.analysis.register_demand import RegisterDemand, charged_registers
@@ -94,31 +95,68 @@ class CheckResourcesPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in op.walk():
             if isinstance(kernel, func.FuncOp) and kernel.body.blocks:
-                check_shared_memory(kernel)
-                check_tma(kernel)
-                check_registers(kernel)
+                ops = KernelOps.of(kernel)
+                check_shared_memory(kernel, ops)
+                check_tma(kernel, ops)
+                check_registers(kernel, ops)
+
+
+@dataclass
+class KernelOps:
+    """The ops of a kernel that the checks read, gathered in one walk."""
+
+    allocs: list[nvgpu.SmemAllocOp] = field(default_factory=list)
+    descriptors: list[nvgpu.TmaDescriptorOp] = field(default_factory=list)
+    wgmmas: list[nvgpu.WgmmaOp | nvgpu.WgmmaMmaAsyncOp] = field(default_factory=list)
+    roles: list[nvgpu.SetMaxNRegOp] = field(default_factory=list)
+    loading: set[Block] = field(default_factory=set)
+    """The blocks that hold a TMA load, at any depth."""
+    structured: bool = True
+    """No region of the kernel has more than one block."""
+
+    @staticmethod
+    def of(kernel: func.FuncOp) -> KernelOps:
+        ops = KernelOps()
+        for op in kernel.walk():
+            if isinstance(op, nvgpu.SmemAllocOp):
+                ops.allocs.append(op)
+            elif isinstance(op, nvgpu.TmaDescriptorOp):
+                ops.descriptors.append(op)
+            elif isinstance(op, nvgpu.WgmmaOp | nvgpu.WgmmaMmaAsyncOp):
+                ops.wgmmas.append(op)
+            elif isinstance(op, nvgpu.SetMaxNRegOp):
+                ops.roles.append(op)
+            elif isinstance(op, nvgpu.TmaLoadOp):
+                inner: Operation | None = op
+                while inner is not None and (block := inner.parent_block()) is not None:
+                    ops.loading.add(block)
+                    inner = block.parent_op()
+            if ops.structured and any(len(r.blocks) > 1 for r in op.regions):
+                ops.structured = False
+        return ops
 
 
 # --------------------------------------------------------------------------- registers
 
 
-def check_registers(kernel: func.FuncOp) -> None:
+def check_registers(kernel: func.FuncOp, ops: KernelOps | None = None) -> None:
     """The budgets fit the launch pool, each wgmma fits the launch cap, and
     each role's estimated demand fits its `setmaxnreg` budget."""
+    ops = ops or KernelOps.of(kernel)
     info = kernel_info(kernel)
     if info.threads and info.regs:
         check_register_pool(kernel, info.threads, info.regs)
     if info.threads:
-        check_wgmma_registers(kernel, info.threads)
-    if any(len(r.blocks) > 1 for o in kernel.walk() for r in o.regions):
+        check_wgmma_registers(kernel, info.threads, ops)
+    if not ops.structured:
         return  # unstructured control flow (after convert-scf-to-cf)
-    roles = [o for o in kernel.walk() if isinstance(o, nvgpu.SetMaxNRegOp)]
+    roles = ops.roles
     pool = register_pool(info.threads) if info.threads else None
     for setmaxnreg in roles:
         block = setmaxnreg.parent_block()
         assert block is not None
         # The producer issues the TMA loads (its budget may be above the launch cap, a consumer's below).
-        producer = any(isinstance(o, nvgpu.TmaLoadOp) for o in block.walk())
+        producer = block in ops.loading
         role = "producer warp group" if producer else "consumer warp group"
         option = "producer-regs" if producer else "consumer-regs"
         budget = setmaxnreg.count.value.data
@@ -151,12 +189,10 @@ def check_register_pool(kernel: func.FuncOp, threads: int, regs: tuple[int, ...]
                            "lower producer-regs or consumer-regs")
 
 
-def check_wgmma_registers(kernel: func.FuncOp, threads: int) -> None:
+def check_wgmma_registers(kernel: func.FuncOp, threads: int, ops: KernelOps | None = None) -> None:
     """Each wgmma's operands plus the scalar overhead fit the launch cap."""
     cap = launch_register_cap(threads)
-    for op in kernel.walk():
-        if not isinstance(op, nvgpu.WgmmaOp | nvgpu.WgmmaMmaAsyncOp):
-            continue
+    for op in (ops or KernelOps.of(kernel)).wgmmas:
         acc = op.acc.type
         assert isinstance(acc, nvgpu.FragmentType)
         need = acc.registers() + _a_registers_per_instruction(op.lhs) + SCALAR_REGS_OVERHEAD
@@ -209,12 +245,9 @@ def _check_role(block, role: str, budget: int, why: str, raise_it: str) -> None:
 # --------------------------------------------------------------------------- shared memory
 
 
-def shared_memory_extent(kernel: func.FuncOp) -> int:
+def shared_memory_extent(kernel: func.FuncOp, ops: KernelOps | None = None) -> int:
     """Bytes from the base to the end of the last `nvgpu.smem_alloc` buffer."""
-    return max(
-        (a.offset.value.data + a.num_bytes() for a in kernel.walk() if isinstance(a, nvgpu.SmemAllocOp)),
-        default=0,
-    )
+    return max((a.offset.value.data + a.num_bytes() for a in (ops or KernelOps.of(kernel)).allocs), default=0)
 
 
 def _same_buffer(a: nvgpu.SmemAllocOp, b: nvgpu.SmemAllocOp) -> bool:
@@ -226,10 +259,10 @@ def _same_buffer(a: nvgpu.SmemAllocOp, b: nvgpu.SmemAllocOp) -> bool:
             and ta.element_type == tb.element_type and ta.swizzle == tb.swizzle)
 
 
-def check_shared_memory(kernel: func.FuncOp) -> None:
+def check_shared_memory(kernel: func.FuncOp, ops: KernelOps | None = None) -> None:
     """The buffers fit, do not overlap, and the kernel asks for them."""
-    allocs = sorted((a for a in kernel.walk() if isinstance(a, nvgpu.SmemAllocOp)),
-                    key=lambda a: a.offset.value.data)
+    ops = ops or KernelOps.of(kernel)
+    allocs = sorted(ops.allocs, key=lambda a: a.offset.value.data)
     if not allocs:
         return
     for prev, nxt in zip(allocs, allocs[1:]):
@@ -239,7 +272,7 @@ def check_shared_memory(kernel: func.FuncOp) -> None:
         if nxt.offset.value.data < end:
             raise fail(nxt, f"{NAME}: this buffer at offset {nxt.offset.value.data} overlaps the "
                             f"{prev.result.type} buffer at [{prev.offset.value.data}, {end}): place it at {end} or later")
-    extent = shared_memory_extent(kernel)
+    extent = shared_memory_extent(kernel, ops)
     total = extent + SMEM_ALIGN_SLACK
     if total > MAX_SMEM_BYTES:
         last = next(a for a in allocs if a.offset.value.data + a.num_bytes() + SMEM_ALIGN_SLACK > MAX_SMEM_BYTES)
@@ -255,11 +288,9 @@ def check_shared_memory(kernel: func.FuncOp) -> None:
 # --------------------------------------------------------------------------- TMA
 
 
-def check_tma(kernel: func.FuncOp) -> None:
+def check_tma(kernel: func.FuncOp, ops: KernelOps | None = None) -> None:
     """Rank and static global strides of every tensor map."""
-    for d in kernel.walk():
-        if not isinstance(d, nvgpu.TmaDescriptorOp):
-            continue
+    for d in (ops or KernelOps.of(kernel)).descriptors:
         desc, mem = d.result.type, d.source.type
         assert isinstance(desc, nvgpu.TmaDescriptorType) and isinstance(mem, MemRefType)
         box, ebytes = desc.get_shape(), element_bytes(desc.element_type)
