@@ -28,18 +28,16 @@ from xdsl.dialects.builtin import (
     FileLineColLoc,
     FloatAttr,
     IndexType,
-    IntAttr,
     IntegerAttr,
     ModuleOp,
-    StringAttr,
 )
 from xdsl.ir import AttributeInvT, Block, BlockArgument, Operation, SSAValue
-from xdsl.parser import Parser
 from xdsl.parser.core import ForwardDeclaredValue, UnresolvedOperand
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.utils.lexer import Input
-from xdsl.utils.mlir_lexer import MLIRLexer
+
+from tawa.ir_text import FastLexer, FastParser, Locations
 
 MAX_NESTING = 64
 """Deepest nesting of ops in regions that the parser accepts.  Parsing,
@@ -100,7 +98,7 @@ class LineIndex:
         return line, pos - self.starts[line - 1] + 1
 
 
-class _Lexer(MLIRLexer):
+class _Lexer(FastLexer):
     """xdsl's lexer with a string-literal pattern that cannot backtrack.
     xdsl 0.74's `"(?:[^"\\...]+|\\...)*"` nests quantifiers: on a string
     that is not closed, matching takes time exponential in the length of the
@@ -109,7 +107,7 @@ class _Lexer(MLIRLexer):
     _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
 
 
-class LocatedParser(Parser):
+class LocatedParser(FastParser):
     """A parser that records the source position of every op it parses.
 
     `line_offset` is added to line numbers (for chunks of a split input file).
@@ -118,6 +116,7 @@ class LocatedParser(Parser):
     line_offset: int = 0
     _depth: int = 0
     _lines: LineIndex | None = None
+    _locations: Locations | None = None
     _bad_utf8: tuple[int, int, int] | None = None
     """(line, column, byte) of the first byte that is not UTF-8."""
 
@@ -166,8 +165,9 @@ class LocatedParser(Parser):
         finally:
             self._depth -= not top_module
         if not isinstance(op.location, FileLineColLoc):
-            line, col = self.location(span.start)
-            op.location = FileLineColLoc(StringAttr(span.input.name), IntAttr(line), IntAttr(col))
+            if self._locations is None:
+                self._locations = Locations(span.input.name)
+            op.location = self._locations.at(*self.location(span.start))
         return op
 
     def resolve_operand(self, operand: UnresolvedOperand, type: AttributeInvT) -> SSAValue[AttributeInvT]:

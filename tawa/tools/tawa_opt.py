@@ -27,9 +27,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
-from xdsl.printer import Printer
+from xdsl.targets.mlir import MLIRTarget
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -37,6 +38,7 @@ import tawa
 from tawa.backend import get_all_targets
 from tawa.diagnostics import LocatedParser, TawaError, first_line, parse_error, verify
 from tawa.dialects import get_all_dialects
+from tawa.ir_text import FastPrinter
 from tawa.transforms import get_all_passes
 from tawa.transforms.levels import LEVELS, PASS_LEVELS, check_level
 
@@ -76,6 +78,7 @@ class TawaOptMain(xDSLOptMain):
         # (x86, riscv, llvm, wasm, ...): given tawa's IR they fail or print nothing.
         super().register_all_targets()
         self.available_targets = {name: self.available_targets[name] for name in XDSL_TARGETS}
+        self.available_targets["mlir"] = lambda: _MLIRTarget
         self.available_targets.update(get_all_targets())
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
@@ -163,7 +166,7 @@ class TawaOptMain(xDSLOptMain):
                     check_level(nxt.name, module)
             if prev is not None and nxt is not None and self.args.print_between_passes:
                 print(f"// -----// IR after {prev.name} //----- //")
-                Printer(stream=sys.stdout).print_op(module)
+                FastPrinter(stream=sys.stdout).print_op(module)
                 print("\n")
             started = time.perf_counter()
 
@@ -194,7 +197,7 @@ class TawaOptMain(xDSLOptMain):
                 if self._chunk:
                     out.write("// -----\n")
                 # as the mlir target prints it: the dump after the last pass is the output
-                printer = Printer(
+                printer = FastPrinter(
                     stream=out,
                     print_generic_format=self.args.print_op_generic,
                     print_properties_as_attributes=self.args.print_no_properties,
@@ -205,6 +208,24 @@ class TawaOptMain(xDSLOptMain):
                 out.write("\n\n")
         except OSError as err:
             raise TawaError(f"cannot write {folder / name}: {err.strerror}", "tawa-opt --dump-dir") from None
+
+
+class _MLIRTarget(MLIRTarget):
+    """xDSL's `mlir` target (the IR), printed by `FastPrinter`: the same text."""
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        if self.syntax_highlight:
+            super().emit(ctx, module, output)
+            return
+        printer = FastPrinter(
+            stream=output,
+            print_generic_format=self.print_generic_format,
+            print_properties_as_attributes=self.print_properties_as_attributes,
+            print_debuginfo=self.print_debuginfo,
+        )
+        printer.print_op(module)
+        printer.print_metadata(ctx.loaded_dialects)
+        print("\n", file=output)
 
 
 _DUMP_NAME = re.compile(r"\d{2,}_[\w.-]+\.mlir")

@@ -1,0 +1,162 @@
+"""tawa's fast reading and writing of IR text (tawa/ir_text.py) gives what
+xdsl's own lexer, parser and printer give: the same tokens and errors, the
+same IR, the same text.  And parsing, verifying and printing take time
+linear in the size of the module (docs/testing.md, "Parsing large modules")."""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+
+import pytest
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError
+from xdsl.utils.lexer import Input
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
+
+from tawa.diagnostics import LocatedParser, verify
+from tawa.ir import context
+from tawa.ir_text import FastLexer, FastParser, FastPrinter
+
+ROOT = Path(__file__).resolve().parent.parent
+GEMM = (ROOT / "examples" / "gemm.mlir").read_text()
+
+
+def _chunks() -> list[tuple[str, str]]:
+    """Every module of the examples and of the FileCheck tests (split at
+    `// -----`), named `path#index`."""
+    files = sorted(f for f in [*ROOT.glob("examples/*.mlir"), *ROOT.glob("tests/filecheck/**/*.mlir")]
+                   if "Output" not in f.parts)  # lit's scratch files
+    return [(f"{f.relative_to(ROOT)}#{i}", chunk)
+            for f in files for i, chunk in enumerate(f.read_text().split("// -----"))]
+
+
+CHUNKS = _chunks()
+SAMPLE = 8
+"""The fast tier compares every SAMPLE-th module; the slow tier all."""
+
+
+def _sampled(chunks: list[tuple[str, str]]) -> list:
+    return [pytest.param(name, text, id=name, marks=[] if i % SAMPLE == 0 else [pytest.mark.slow])
+            for i, (name, text) in enumerate(chunks)]
+
+TRICKY = [
+    "{-# dialect_resources: {} #-}", "#-}", "a...b", "0x1F 0xi32 0x 1.5e3 1.e+ 2.E-7 3.", "-1 -> - >",
+    '@"sym" @_x.y$z @9', "%0:2 %x#1 %_.-$ ^bb0 !alias #map #-x !1", "é ùx _ x.y", "a/b /", "// only a comment",
+    "x // comment\n// another\n  y", "\t\v\f\r\n", '"a\\"b" "\\n\\t\\41" "é"', "%", "@1", ".x", "$", "?|*+=",
+    "tensor<128x64xbf16>", "memref<?x?xbf16, strided<[1, ?], offset: ?>>", "ab\u00a0cd", "x\u2028y", "٣",
+]
+
+
+def _tokens(lexer_class: type[MLIRLexer], text: str) -> list[tuple[object, int, int, str]] | str:
+    """The tokens of `text`, or the error that stops the lexer."""
+    lexer = lexer_class(Input(text, "t"))
+    out: list[tuple[object, int, int, str]] = []
+    try:
+        while True:
+            token = lexer.lex()
+            out.append((token.kind, token.span.start, token.span.end, token.text))
+            if token.kind is MLIRTokenKind.EOF:
+                return out
+    except ParseError as err:
+        return f"{out} then {err}"
+
+
+@pytest.mark.parametrize("text", [chunk for _, chunk in CHUNKS[::SAMPLE]] + TRICKY)
+def test_fast_lexer_gives_xdsls_tokens(text: str):
+    assert _tokens(FastLexer, text) == _tokens(MLIRLexer, text)
+
+
+def _outcome(parser_class: type[Parser], text: str) -> str:
+    """The module printed generically (every attribute and type spelled
+    out) and custom, or the error of the parse (or of the printing of a
+    module that does not verify)."""
+    try:
+        module = parser_class(context(), text, "t.mlir").parse_module()
+        generic, custom = io.StringIO(), io.StringIO()
+        Printer(stream=generic, print_generic_format=True).print_op(module)
+        Printer(stream=custom).print_op(module)
+    except Exception as err:  # a ParseError, or what a verifier or printer raises
+        return f"{type(err).__name__}: {err}"
+    return generic.getvalue() + custom.getvalue()
+
+
+@pytest.mark.parametrize("name, text", _sampled(CHUNKS))
+def test_fast_parser_reads_what_xdsl_reads(name: str, text: str):
+    """The same IR or the same error, for every module the tests have."""
+    assert _outcome(FastParser, text) == _outcome(Parser, text)
+
+
+@pytest.mark.parametrize("text", [
+    "%0 = \"test.op\"() : () -> tensor<4xf32>\n%1 = \"test.op\"() : () -> tensor<4xf32>",
+    "%0 = \"test.op\"() : () -> tensor<4xf32>\n%1 = \"test.op\"() : () -> tensor<4x f32>",
+    "%0 = \"test.op\"() : () -> tensor<4xf32>\n%1 = \"test.op\"() : () -> tensor <4xf32>",
+    "%0 = \"test.op\"() : () -> tensor<4xf32>\n%1 = \"test.op\"() : () -> tensor<4xf32",
+    "%0 = \"test.op\"() : () -> tensor<4xf32>\n%1 = \"test.op\"() : () -> tensor<4xf33>",
+    "%0 = \"test.op\"() : () -> tensor<0x4xf32>\n%1 = \"test.op\"() : () -> tensor<-1x4xf32>",
+    "%0 = \"test.op\"() : () -> memref<4xf32, strided<[1]>>\n%1 = \"test.op\"() : () -> memref<4xf32>",
+    "%0 = \"test.op\"() : () -> vector<4xi32>\n%1 = \"test.op\"() : () -> vector<4xi32>, vector<4xi32>",
+    "%0 = \"test.op\"() : () -> tuple<i32, tuple<f32>>\n%1 = \"test.op\"() : () -> tuple<i32, tuple<f32>>",
+    "%0 = \"test.op\"() : () -> !nvgpu.mbarrier<2>\n%1 = \"test.op\"() : () -> !nvgpu.mbarrier<2>",
+    "%0 = \"test.op\"() : () -> !nvgpu.mbarrier<2>\n%1 = \"test.op\"() : () -> !nvgpu.mbarrier<-2>",
+    "%0 = \"test.op\"() : () -> i32\n%1 = \"test.op\"() : () -> i32<4>",
+    "%0 = \"test.op\"() : () -> index\n%1 = \"test.op\"() : () -> (index, i32) -> i1",
+    "!t = tensor<4xf32>\n%0 = \"test.op\"() : () -> !t\n%1 = \"test.op\"() : () -> tensor<4xf32>",
+])
+def test_fast_parser_types_read_once_are_read_right(text: str):
+    """A type's text is read once and then taken from the table: the same
+    IR, and the same error where the second spelling is wrong."""
+    assert _outcome(FastParser, text) == _outcome(Parser, text)
+
+
+def test_each_distinct_type_is_one_object():
+    copies = 3
+    text = "".join(GEMM.replace("@gemm(", f"@gemm_{i}(") for i in range(copies))
+    module = FastParser(context(), text).parse_module()
+    types = [r.type for op in module.walk() for r in op.results if "tensor<128x64xbf16>" == str(r.type)]
+    assert len(types) == copies and all(t is types[0] for t in types)
+
+
+@pytest.mark.parametrize("name, text", _sampled(CHUNKS))
+def test_fast_printer_prints_what_xdsl_prints(name: str, text: str):
+    try:  # located: print_debuginfo prints each op's location
+        module = LocatedParser(context(), text, name).parse_module()
+    except Exception:  # an invalid module: nothing to print
+        return
+    for generic in (False, True):
+        for debuginfo in (False, True):
+            expected, got = io.StringIO(), io.StringIO()
+            try:
+                Printer(stream=expected, print_generic_format=generic, print_debuginfo=debuginfo).print_op(module)
+            except Exception:  # IR that does not verify
+                continue
+            FastPrinter(stream=got, print_generic_format=generic, print_debuginfo=debuginfo).print_op(module)
+            assert got.getvalue() == expected.getvalue(), name
+
+
+def _cpu_seconds_per_byte(copies: int) -> float:
+    """CPU time of parsing, verifying and printing `copies` renamed copies
+    of examples/gemm.mlir, per byte of text: the least of two runs."""
+    text = "".join(GEMM.replace("@gemm(", f"@gemm_{i}(") for i in range(copies))
+    ctx = context()
+    best = float("inf")
+    for _ in range(2):
+        start = time.process_time()
+        module = LocatedParser(ctx, text, "big.mlir").parse_module()
+        verify(module)
+        FastPrinter(stream=io.StringIO()).print_op(module)
+        best = min(best, time.process_time() - start)
+    return best / len(text)
+
+
+@pytest.mark.slow
+def test_parse_verify_print_take_linear_time():
+    """Four times the text costs four times as much, not sixteen: the time
+    per byte of a module four times as large is within twice that of the
+    smaller one (quadratic work, such as locating each op by counting the
+    lines before it, would make it four times)."""
+    small = _cpu_seconds_per_byte(400)  # about half a megabyte
+    large = _cpu_seconds_per_byte(1600)
+    assert large < 2 * small, f"{large / small:.2f} times the time per byte at four times the size"
