@@ -280,6 +280,10 @@ class Emitter:
                 op = arith.TruncFOp(value, target)
         elif src.is_int and dtype.is_int and tl.index in (src, dtype):
             op = arith.IndexCastOp(value, target)
+        elif src is tl.index and dtype.is_float:  # through i32, as a row length is scaled by in a norm
+            via = tensor_type(shape, tl.i32) if shape is not None else ir_type(tl.i32)
+            value = self.result(arith.IndexCastOp(value, via))
+            op = arith.SIToFPOp(value, target)
         elif src is tl.i32 and dtype.is_float:
             op = arith.SIToFPOp(value, target)
         elif src.is_float and dtype is tl.i32:

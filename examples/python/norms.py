@@ -1,0 +1,87 @@
+"""Memory-bound kernels of a transformer, written as tile programs: a row
+softmax, RMSNorm, LayerNorm, a residual add fused with RMSNorm, and a SwiGLU
+gate.  Each program takes BLOCK_M rows of an M×N row-major bf16 input and
+computes in f32; the norms and the softmax see a whole row in one tile
+(N ≤ BLOCK_N), except `add_rmsnorm`, which loops over the row in chunks of
+BLOCK_N columns twice (the sum of squares, then the scaled output), as a
+kernel for rows wider than its registers must.  Launch grid (⌈M/BLOCK_M⌉,)
+(`swiglu`: (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉)).
+
+They run in the CPU interpreter (`kernel.interpret`) and match NumPy
+(tests/frontend/test_frontend_norms.py); compiling them for the GPU needs
+register layouts for tiles that never meet a wgmma (docs/passes.md).
+"""
+
+import tawa
+import tawa.language as tl
+
+
+@tawa.kernel
+def softmax(X: tl.tensor_ref(tl.bf16, 2), Y: tl.tensor_ref(tl.bf16, 2), M: tl.index, N: tl.index,
+            BLOCK_M: tl.constexpr = 16, BLOCK_N: tl.constexpr = 1024):
+    m0 = tl.program_id(0) * BLOCK_M
+    x = tl.load(X, (m0, 0), (BLOCK_M, BLOCK_N)).to(tl.f32)
+    cols = tl.arange(0, BLOCK_N)[None, :] + tl.zeros((BLOCK_M, BLOCK_N), tl.i32)
+    x = tl.where(cols < N, x, tl.full((BLOCK_M, BLOCK_N), -1e30, tl.f32))  # columns past N take no weight
+    e = tl.exp(x - tl.max(x, 1)[:, None])
+    tl.store(Y, (m0, 0), (e / tl.sum(e, 1)[:, None]).to(tl.bf16))
+
+
+@tawa.kernel
+def rmsnorm(X: tl.tensor_ref(tl.bf16, 2), W: tl.tensor_ref(tl.bf16, 1), Y: tl.tensor_ref(tl.bf16, 2),
+            M: tl.index, N: tl.index, eps: tl.f32,
+            BLOCK_M: tl.constexpr = 16, BLOCK_N: tl.constexpr = 1024):
+    m0 = tl.program_id(0) * BLOCK_M
+    x = tl.load(X, (m0, 0), (BLOCK_M, BLOCK_N)).to(tl.f32)  # columns past N read 0
+    inv = tl.rsqrt(tl.sum(x * x, 1) / N.to(tl.f32) + eps)
+    w = tl.load(W, (0,), (BLOCK_N,)).to(tl.f32)
+    tl.store(Y, (m0, 0), (x * inv[:, None] * w[None, :]).to(tl.bf16))
+
+
+@tawa.kernel
+def layernorm(X: tl.tensor_ref(tl.bf16, 2), W: tl.tensor_ref(tl.bf16, 1), B: tl.tensor_ref(tl.bf16, 1),
+              Y: tl.tensor_ref(tl.bf16, 2), M: tl.index, N: tl.index, eps: tl.f32,
+              BLOCK_M: tl.constexpr = 16, BLOCK_N: tl.constexpr = 1024):
+    m0 = tl.program_id(0) * BLOCK_M
+    x = tl.load(X, (m0, 0), (BLOCK_M, BLOCK_N)).to(tl.f32)
+    n = N.to(tl.f32)
+    mean = tl.sum(x, 1) / n
+    cols = tl.arange(0, BLOCK_N)[None, :] + tl.zeros((BLOCK_M, BLOCK_N), tl.i32)
+    d = tl.where(cols < N, x - mean[:, None], tl.zeros((BLOCK_M, BLOCK_N), tl.f32))
+    inv = tl.rsqrt(tl.sum(d * d, 1) / n + eps)
+    w = tl.load(W, (0,), (BLOCK_N,)).to(tl.f32)
+    b = tl.load(B, (0,), (BLOCK_N,)).to(tl.f32)
+    tl.store(Y, (m0, 0), (d * inv[:, None] * w[None, :] + b[None, :]).to(tl.bf16))
+
+
+@tawa.kernel
+def add_rmsnorm(X: tl.tensor_ref(tl.bf16, 2), R: tl.tensor_ref(tl.bf16, 2), W: tl.tensor_ref(tl.bf16, 1),
+                Y: tl.tensor_ref(tl.bf16, 2), S: tl.tensor_ref(tl.bf16, 2), M: tl.index, N: tl.index, eps: tl.f32,
+                BLOCK_M: tl.constexpr = 4, BLOCK_N: tl.constexpr = 1024):
+    """S = X + R (the new residual stream), Y = rmsnorm(S)·W, over rows of
+    any width: the first loop writes S and sums its squares, the second
+    reads S back and scales it."""
+    m0 = tl.program_id(0) * BLOCK_M
+    squares = tl.zeros((BLOCK_M,), tl.f32)
+    for n0 in tl.range(0, N, BLOCK_N):
+        s = tl.load(X, (m0, n0), (BLOCK_M, BLOCK_N)).to(tl.f32) + tl.load(R, (m0, n0), (BLOCK_M, BLOCK_N)).to(tl.f32)
+        s = s.to(tl.bf16)
+        tl.store(S, (m0, n0), s)
+        f = s.to(tl.f32)
+        squares = squares + tl.sum(f * f, 1)
+    inv = tl.rsqrt(squares / N.to(tl.f32) + eps)
+    for n0 in tl.range(0, N, BLOCK_N):
+        f = tl.load(S, (m0, n0), (BLOCK_M, BLOCK_N)).to(tl.f32)
+        w = tl.load(W, (n0,), (BLOCK_N,)).to(tl.f32)
+        tl.store(Y, (m0, n0), (f * inv[:, None] * w[None, :]).to(tl.bf16))
+
+
+@tawa.kernel
+def swiglu(G: tl.tensor_ref(tl.bf16, 2), U: tl.tensor_ref(tl.bf16, 2), Y: tl.tensor_ref(tl.bf16, 2),
+           M: tl.index, N: tl.index, BLOCK_M: tl.constexpr = 16, BLOCK_N: tl.constexpr = 512):
+    """Y = silu(G) · U = G / (1 + e^-G) · U, elementwise."""
+    m0 = tl.program_id(0) * BLOCK_M
+    n0 = tl.program_id(1) * BLOCK_N
+    g = tl.load(G, (m0, n0), (BLOCK_M, BLOCK_N)).to(tl.f32)
+    u = tl.load(U, (m0, n0), (BLOCK_M, BLOCK_N)).to(tl.f32)
+    tl.store(Y, (m0, n0), (g / (tl.exp(-g) + 1.0) * u).to(tl.bf16))
