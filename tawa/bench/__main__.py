@@ -6,7 +6,9 @@ against cuBLAS's fp8 GEMM); `attention` (FlashAttention forward against torch
 SDPA's cuDNN and FA2 backends); `attention-ab` (two compilations of one
 attention kernel against each other and cuDNN: the A/B behind a compiler
 decision); `attention-variants` (every kernel the attention operators could
-run on a problem, against each other and cuDNN: the attention cost model's data); `watchdog` (the GEMM with and without
+run on a problem, against each other and cuDNN: the attention cost model's data);
+`memory` (softmax, norms and SwiGLU against torch eager, torch.compile and a
+copy's bandwidth); `watchdog` (the GEMM with and without
 the hang watchdog's bounded waits); `launch` (host time per call against
 torch.matmul's); `model` (transformer forward passes, GPT-2 and
 Llama style, with tawa's operators against torch's, eager, compiled and in
@@ -29,6 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "attention": "tawa.bench.attention",
         "attention-ab": "tawa.bench.attention_ab",
         "attention-variants": "tawa.bench.attention_variants",
+        "memory": "tawa.bench.memory",
         "watchdog": "tawa.bench.watchdog",
         "launch": "tawa.bench.launch",
         "model": "tawa.bench.model",

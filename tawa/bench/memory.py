@@ -1,0 +1,185 @@
+"""`python -m tawa.bench memory`: the memory-bound kernels of a transformer
+(examples/python/norms.py: row softmax, RMSNorm, LayerNorm, residual add +
+RMSNorm, SwiGLU; bf16 in and out, f32 math) against torch eager and
+`torch.compile`'s generated kernels, and the DRAM bandwidth a copy reaches,
+in the same run, interleaved (R rounds, medians).
+
+Each row is one kernel on an M×N input.  Times are GPU times of the call
+replayed in a CUDA graph (`triton.testing.do_bench_cudagraph`), so the host's
+launch cost does not count for any side.  Bandwidth counts the bytes the
+kernel must move (inputs read once, outputs written once).  The copy
+reference is `torch.Tensor.copy_` of `COPY_BYTES`.  Each tawa kernel is
+first checked against torch in float32 on random data with the output
+poisoned with NaN; a kernel that does not compile prints its error's first
+line instead of a time.
+
+Tile shapes: a program takes whole rows (`BLOCK_N` the next power of two ≥ N,
+except `add_rmsnorm`, which loops over the row in chunks of 1024 columns, and
+`swiglu`, which is elementwise: 512 columns) and as many rows as keep a tile
+at `TILE_ELEMENTS` elements.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import statistics
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+KERNELS = ("softmax", "rmsnorm", "layernorm", "add_rmsnorm", "swiglu")
+SHAPES = [(4096, 1024), (4096, 4096), (16384, 4096), (8192, 8192)]
+"""(M, N) of the sweep: rows of a batch of tokens, widths of common models."""
+TILE_ELEMENTS = 16384
+"""Elements of one program's tile (16 rows of 1024 columns)."""
+CHUNK = 1024
+"""Columns per iteration of add_rmsnorm's loops."""
+COPY_BYTES = 1 << 30
+EPS = 1e-6
+TOLERANCE = 3e-2
+
+
+def blocks(kernel: str, N: int) -> dict[str, int]:
+    """BLOCK_M and BLOCK_N of `kernel` for rows of N columns."""
+    if kernel == "add_rmsnorm":
+        block_n = CHUNK
+    elif kernel == "swiglu":
+        block_n = 512
+    else:
+        block_n = 1 << max(0, (N - 1).bit_length())
+    return {"BLOCK_M": max(1, TILE_ELEMENTS // block_n), "BLOCK_N": block_n}
+
+
+def moved_bytes(kernel: str, M: int, N: int) -> int:
+    """Bytes the kernel must read and write (bf16 tensors, vectors once)."""
+    tensors = {"softmax": 2, "rmsnorm": 2, "layernorm": 2, "add_rmsnorm": 4, "swiglu": 3}[kernel]
+    vectors = {"rmsnorm": 1, "layernorm": 2, "add_rmsnorm": 1}.get(kernel, 0)
+    return 2 * (tensors * M * N + vectors * N)
+
+
+def torch_fns(kernel: str, M: int, N: int, torch: Any) -> tuple[list[Any], Callable[..., Any]]:
+    """The kernel's inputs and its torch implementation (returns the outputs)."""
+    import torch.nn.functional as F
+
+    def rand(*shape: int) -> Any:
+        return torch.randn(*shape, device="cuda").to(torch.bfloat16)
+
+    if kernel == "softmax":
+        return [rand(M, N)], lambda x: torch.softmax(x.float(), 1).to(torch.bfloat16)
+    if kernel == "rmsnorm":
+        return [rand(M, N), rand(N)], lambda x, w: F.rms_norm(x.float(), (N,), w.float(), EPS).to(torch.bfloat16)
+    if kernel == "layernorm":
+        return [rand(M, N), rand(N), rand(N)], lambda x, w, b: F.layer_norm(
+            x.float(), (N,), w.float(), b.float(), EPS).to(torch.bfloat16)
+    if kernel == "add_rmsnorm":
+        def add_rmsnorm(x: Any, r: Any, w: Any) -> tuple[Any, Any]:
+            s = x + r
+            return F.rms_norm(s.float(), (N,), w.float(), EPS).to(torch.bfloat16), s
+        return [rand(M, N), rand(M, N), rand(N)], add_rmsnorm
+    return [rand(M, N), rand(M, N)], lambda g, u: (F.silu(g.float()) * u.float()).to(torch.bfloat16)
+
+
+def tawa_call(module: Any, kernel: str, M: int, N: int, inputs: list[Any], torch: Any) -> Callable[[], Any]:
+    """A launch of the tawa kernel on `inputs` writing fresh outputs (compiled once per shape)."""
+    fn = getattr(module, kernel)
+    b = blocks(kernel, N)
+    outs = [torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+            for _ in range(2 if kernel == "add_rmsnorm" else 1)]
+    grid = (math.ceil(M / b["BLOCK_M"]),) + ((math.ceil(N / b["BLOCK_N"]),) if kernel == "swiglu" else ())
+    scalars = [M, N] + ([EPS] if kernel in ("rmsnorm", "layernorm", "add_rmsnorm") else [])
+    launch = fn[grid]
+
+    def run() -> Any:
+        launch(*inputs, *outs, *scalars, **b)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+    return run
+
+
+def load_norms() -> Any:
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "python" / "norms.py"
+    spec = importlib.util.spec_from_file_location("tawa_examples_norms", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def gpu_ms(fns: dict[str, Callable[[], Any]], rounds: int) -> dict[str, float]:
+    """Median milliseconds of each function replayed in a CUDA graph, `rounds`
+    interleaved rounds (the order reversed every other round)."""
+    from triton.testing import do_bench_cudagraph
+
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for r in range(rounds):
+        for name in (list(fns) if r % 2 == 0 else list(fns)[::-1]):
+            times[name].append(do_bench_cudagraph(fns[name], rep=50))
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tawa.bench memory", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kernel", action="append", choices=KERNELS, help="only these kernels (repeatable)")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON")
+    args = parser.parse_args(argv)
+    if args.rounds < 1:
+        print("tawa.bench memory: error: --rounds takes N >= 1", file=sys.stderr)
+        return 1
+    import torch
+
+    import tawa
+    from tawa.diagnostics import TawaError
+
+    module = load_norms()
+    src = torch.empty(COPY_BYTES // 2, device="cuda", dtype=torch.bfloat16)
+    dst = torch.empty_like(src)
+    copy_ms = gpu_ms({"copy": lambda s=src, d=dst: d.copy_(s)}, args.rounds)["copy"]
+    copy_gbs = 2 * COPY_BYTES / (copy_ms * 1e-3) / 1e9
+    src = dst = None  # the gigabytes go back before the sweep
+    meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "tawa": tawa.__version__,
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "rounds": args.rounds, "copy_gbs": copy_gbs}
+    print(f"memory-bound kernels on {meta['gpu']}, {meta['date']}: copy reaches {copy_gbs:.0f} GB/s "
+          f"({COPY_BYTES >> 20} MiB); GB/s per row, CUDA-graph GPU times", flush=True)
+    print(f"{'kernel':>12} {'M':>6} {'N':>6} {'tawa':>7} {'eager':>7} {'compile':>7} {'tawa/copy':>9} "
+          f"{'tawa/eager':>10} {'tawa/compile':>12}")
+    rows = []
+    for kernel in args.kernel or KERNELS:
+        for M, N in SHAPES:
+            inputs, reference = torch_fns(kernel, M, N, torch)
+            compiled = torch.compile(reference)
+            fns: dict[str, Callable[[], Any]] = {"eager": lambda f=reference, i=inputs: f(*i),
+                                                 "compile": lambda f=compiled, i=inputs: f(*i)}
+            note = ""
+            try:
+                run = tawa_call(module, kernel, M, N, inputs, torch)
+                got, want = run(), reference(*inputs)
+                for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+                    err = ((g.float() - w.float()).norm() / w.float().norm()).item()
+                    if not err < TOLERANCE:
+                        print(f"{kernel} {M}x{N}: WRONG (rel err {err:.2e})")
+                        return 1
+                fns["tawa"] = run
+            except TawaError as e:
+                note = str(e).splitlines()[0]
+            ms = gpu_ms(fns, args.rounds)
+            gbs = {name: moved_bytes(kernel, M, N) / (t * 1e-3) / 1e9 for name, t in ms.items()}
+            tawa_gbs = gbs.get("tawa", math.nan)
+            rows.append({"kernel": kernel, "M": M, "N": N, "ms": ms, "gbs": gbs, "error": note or None})
+            print(f"{kernel:>12} {M:>6} {N:>6} {tawa_gbs:>7.0f} {gbs['eager']:>7.0f} {gbs['compile']:>7.0f} "
+                  f"{tawa_gbs / copy_gbs:>9.2f} {tawa_gbs / gbs['eager']:>10.2f} {tawa_gbs / gbs['compile']:>12.2f}"
+                  + (f"   tawa: {note}" if note else ""), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps({**meta, "rows": rows}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
