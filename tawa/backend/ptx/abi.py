@@ -141,9 +141,18 @@ def kernel_abi(kernel: func.FuncOp) -> KernelABI:
         else:
             raise TawaError(f"@{kernel.sym_name.data}: arguments of type {t} are not supported",
                             location_of(kernel) or "tawa")
-    axes = sorted({op.axis.value.data for op in kernel.walk() if isinstance(op, nvgpu.LaunchGridOp)})
-    params += [Param(f"grid{a}", "grid", -1, a) for a in axes]
-    maps = [op for op in kernel.walk() if isinstance(op, nvgpu.TmaDescriptorOp)]
+    # The ops the ABI reads, in one walk.
+    grids: set[int] = set()
+    maps: list[nvgpu.TmaDescriptorOp] = []
+    bases: set[int] = set()
+    for op in kernel.walk():
+        if isinstance(op, nvgpu.LaunchGridOp):
+            grids.add(op.axis.value.data)
+        elif isinstance(op, nvgpu.TmaDescriptorOp):
+            maps.append(op)
+        elif isinstance(op, nvgpu.MemrefBaseOp) and isinstance(op.source, BlockArgument):
+            bases.add(op.source.index)
+    params += [Param(f"grid{a}", "grid", -1, a) for a in sorted(grids)]
     for j, op in enumerate(maps):
         src = op.source
         if not isinstance(src, BlockArgument) or src.block is not kernel.body.blocks[0]:
@@ -155,10 +164,7 @@ def kernel_abi(kernel: func.FuncOp) -> KernelABI:
         params.append(Param(f"tmap{j}", "tensormap", src.index, box=box, swizzle=desc.swizzle.data))
     if info.waits:
         params.append(Param(WATCHDOG_PARAM, "watchdog", -1))
-    addressed = sorted({
-        op.source.index for op in kernel.walk()
-        if isinstance(op, nvgpu.MemrefBaseOp) and isinstance(op.source, BlockArgument)
-    })
+    addressed = sorted(bases)
     return KernelABI(
         kernel.sym_name.data,
         tuple(params),
