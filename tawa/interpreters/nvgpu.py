@@ -384,6 +384,27 @@ class NvgpuFunctions(SystemFunctions, InterpreterFunctions):
         tile.flags.writeable = False
         return (tile,)
 
+    # staged for the lowering (tawa-stage-stores, tawa-stage-operands) -----
+
+    @impl(nvgpu.StagedStoreOp)
+    def run_staged_store(self, interpreter: Interpreter, op: nvgpu.StagedStoreOp, args: PythonValues):
+        """What `tile.store` does (the staging buffer and tensor map say how
+        the lowering will store the tile, not what): the box written in
+        place, elements outside the array dropped."""
+        value, array, *offsets = args[:2 + len(op.offsets)]
+        if not array.flags.writeable:
+            raise InterpretationError(f"{op.name}: the destination array is read-only")
+        box = inside_box(array.shape, offsets, value.shape)
+        if box is not None:
+            src, dst, shape = box
+            array[src] = value.reshape(shape)[dst]
+        return ()
+
+    @impl(nvgpu.StagedOperandOp)
+    def run_staged_operand(self, interpreter: Interpreter, op: nvgpu.StagedOperandOp, args: PythonValues):
+        """The tile itself (the buffer is where the lowering will put it)."""
+        return (args[0],)
+
     # mbarriers --------------------------------------------------------------
 
     @impl(nvgpu.MBarrierInitOp)

@@ -43,10 +43,35 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return LowerArefPass
 
+    def get_stage_stores() -> type[ModulePass]:
+        from tawa.transforms.lower.stage_stores import StageStoresPass
+
+        return StageStoresPass
+
+    def get_stage_operands() -> type[ModulePass]:
+        from tawa.transforms.lower.stage_operands import StageOperandsPass
+
+        return StageOperandsPass
+
     def get_lower_tile() -> type[ModulePass]:
         from tawa.transforms.lower.lower_tile import LowerTilePass
 
         return LowerTilePass
+
+    def get_pingpong() -> type[ModulePass]:
+        from tawa.transforms.lower.pingpong import PingPongPass
+
+        return PingPongPass
+
+    def get_pin_waits() -> type[ModulePass]:
+        from tawa.transforms.lower.pin_waits import PinWaitsPass
+
+        return PinWaitsPass
+
+    def get_drain_stores() -> type[ModulePass]:
+        from tawa.transforms.lower.drain_stores import DrainStoresPass
+
+        return DrainStoresPass
 
     def get_hopper_pipeline() -> type[ModulePass]:
         from tawa.transforms.hopper_pipeline import HopperPipelinePass
@@ -151,7 +176,12 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "tawa-hopper-pipeline": get_hopper_pipeline,
         "tawa-persistent": get_persistent,
         "tawa-warp-specialize": get_warp_specialize,
+        "tawa-stage-stores": get_stage_stores,
+        "tawa-stage-operands": get_stage_operands,
         "tawa-lower-tile": get_lower_tile,
+        "tawa-pingpong": get_pingpong,
+        "tawa-pin-waits": get_pin_waits,
+        "tawa-drain-stores": get_drain_stores,
         "tawa-pipeline": get_pipeline,
         "tawa-overlap-dots": get_overlap_dots,
         "tawa-cache-hints": get_cache_hints,

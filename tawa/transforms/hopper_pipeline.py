@@ -1,9 +1,17 @@
 """`tawa-hopper-pipeline`: the whole way from tile programs to Hopper ops.
 
-    tawa-warp-specialize{...} , tawa-pipeline{stages} , [tawa-overlap-dots] ,
-    [tawa-cache-hints] , [tawa-cluster{size}] , [tawa-persistent{group-m order}] ,
-    [tawa-defer-stores] , tawa-assign-stage-phase , tawa-lower-aref , [tawa-bound-waits{timeout_ms}] ,
-    tawa-lower-tile , tawa-materialize-partitions{group-m order}
+    tawa-exp-to-exp2 , tawa-warp-specialize{producer-regs consumer-warps consumer-regs strict} ,
+    tawa-pipeline{stages ring-depths once-depth} , [tawa-overlap-dots{max-regs early-release-bytes}] ,
+    [tawa-cache-hints] , [tawa-cluster{size}] , [tawa-persistent{group-m order}] , [tawa-defer-stores] ,
+    tawa-assign-stage-phase , tawa-lower-aref , [tawa-bound-waits{timeout-ms}] ,
+    tawa-stage-stores{epilogue staging store-group} , tawa-stage-operands , tawa-lower-tile ,
+    [tawa-pingpong] , [tawa-pin-waits] , tawa-drain-stores , tawa-materialize-partitions{group-m order} ,
+    tawa-expand-fragment-stores , tawa-check-resources , tawa-verify-protocol , [tawa-prepare-ptx]
+
+(In brackets: the steps that only some options run; in braces: each step's
+options, which the pipeline sets.  `steps` builds the list after
+`tawa-warp-specialize`; tests/transforms/test_pipeline_steps.py checks this
+list and docs/passes.md's against it.)
 
 `tawa-opt f.mlir -p tawa-hopper-pipeline -t ptx` is the main job.  The
 pass's own options say what to build (`OPTIONS`); the compiler's own
@@ -35,10 +43,15 @@ from tawa.analysis.smem_plan import plan_shared_memory
 from tawa.diagnostics import TawaError
 from tawa.dialects import aref
 from tawa.transforms.lower.bound_waits import BoundWaitsPass
+from tawa.transforms.lower.drain_stores import DrainStoresPass
 from tawa.transforms.lower.expand_stores import ExpandFragmentStoresPass
 from tawa.transforms.lower.lower_aref import LowerArefPass
 from tawa.transforms.lower.lower_tile import LowerTilePass
 from tawa.transforms.lower.operand_staging import operand_types
+from tawa.transforms.lower.pin_waits import PinWaitsPass
+from tawa.transforms.lower.pingpong import PingPongPass
+from tawa.transforms.lower.stage_operands import StageOperandsPass
+from tawa.transforms.lower.stage_stores import StageStoresPass
 from tawa.transforms.lower.tma_epilogue import AUTO_STAGINGS, EPILOGUES, staging_types
 from tawa.transforms.partition.materialize_partitions import MaterializePartitionsPass
 from tawa.transforms.partition.warp_specialize import WarpSpecializePass
@@ -101,7 +114,7 @@ class HopperPipelinePass(ModulePass):
     band multicast to all.  1: no clusters.  Needs `persistent`."""
     epilogue: str = "auto"
     """`auto`, `tma` or `threads`: how consumers store their tiles
-    (`tawa-lower-tile`, `tawa.transforms.lower.tma_epilogue`).  With `stages=0`,
+    (`tawa-stage-stores`, `tawa.transforms.lower.tma_epilogue`).  With `stages=0`,
     `auto` takes the TMA-store epilogue when its staging tiles fit beside
     rings of at least 2 stages, `tma` at whatever depth fits."""
     watchdog_ms: int = 0
@@ -262,10 +275,16 @@ class HopperPipelinePass(ModulePass):
             AssignStagePhasePass(),
             LowerArefPass(),
             *((BoundWaitsPass(timeout_ms=self.watchdog_ms),) if self.watchdog_ms else ()),
-            LowerTilePass(epilogue=self.epilogue if epilogue is None else epilogue,
-                          staging=self.tuning.staging if staging is None else staging,
-                          store_group=self.tuning.store_group, pingpong=self.tuning.pingpong,
-                          pin_waits=self.tuning.pin_waits),
+            StageStoresPass(epilogue=self.epilogue if epilogue is None else epilogue,
+                            staging=self.tuning.staging if staging is None else staging,
+                            # `auto` stores per warp group where they take turns: with none, per CTA.
+                            store_group="cta" if self.tuning.store_group == "auto" and not self.tuning.pingpong
+                            else self.tuning.store_group),
+            StageOperandsPass(),
+            LowerTilePass(),
+            *((PingPongPass(),) if self.tuning.pingpong else ()),
+            *((PinWaitsPass(),) if self.tuning.pin_waits else ()),
+            DrainStoresPass(),
             MaterializePartitionsPass(group_m=self.tuning.group_m, order=self.order),
             ExpandFragmentStoresPass(),
             CheckResourcesPass(),

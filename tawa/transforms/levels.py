@@ -7,7 +7,9 @@ pass (`tawa-hopper-pipeline` runs them in this order):
     aref            after tawa-warp-specialize (tawa-pipeline, tawa-persistent keep it)
     aref-staged     after tawa-assign-stage-phase: every put/get/consumed names its slot
     aref-lowered    after tawa-lower-aref: rings in shared memory, compute still tile ops
+                    (tawa-stage-stores, tawa-stage-operands keep it)
     partitions      after tawa-lower-tile: all nvgpu, roles still aref.warp_specialize
+                    (tawa-pingpong, tawa-pin-waits, tawa-drain-stores keep it)
     nvgpu           after tawa-materialize-partitions: warp-group branches, CTA ids
     nvgpu-stores    after tawa-expand-fragment-stores: epilogue stores as addresses
     ptx             after tawa-prepare-ptx: what `-t ptx` prints
@@ -63,8 +65,11 @@ def _unlowered_arefs(kernel: func.FuncOp) -> Operation | None:
 
 
 def _unlowered_tiles(kernel: func.FuncOp) -> Operation | None:
-    """Any tile op (compute not lowered to fragments and wgmma yet)."""
-    return next((o for o in kernel.walk() if o.name.startswith("tile.")), None)
+    """Any tile op but the program ids (which tawa-lower-tile leaves to
+    tawa-materialize-partitions), or a store or operand staged for the
+    lowering: compute not lowered to fragments and wgmma yet."""
+    return next((o for o in kernel.walk() if o.name.startswith("tile.") and o.name not in _PROGRAM_IDS
+                 or o.name in _STAGED), None)
 
 
 def _unmaterialized(kernel: func.FuncOp) -> Operation | None:
@@ -87,6 +92,8 @@ def _unprepared(kernel: func.FuncOp) -> Operation | None:
 
 _SLOT_OPS = (aref.PutOp, aref.GetOp, aref.ConsumedOp)
 _REF_OPS = frozenset({"aref.create", "aref.put", "aref.get", "aref.consumed"})
+_STAGED = frozenset({"nvgpu.staged_store", "nvgpu.staged_operand"})
+_PROGRAM_IDS = frozenset({"tile.program_id", "tile.num_programs"})
 _UNPREPARED = frozenset({"nvgpu.wgmma", "nvgpu.wgmma_descriptor", "nvgpu.frag_load_shared", "nvgpu.frag_store_shared",
                          "nvgpu.tma_load", "nvgpu.tma_store"})
 
@@ -108,8 +115,8 @@ STEPS: tuple[Step, ...] = (
     Step("aref", ("tawa-warp-specialize",), _unspecialized),
     Step("aref-staged", ("tawa-pipeline", "tawa-assign-stage-phase"), _unstaged),
     Step("aref-lowered", ("tawa-lower-aref",), _unlowered_arefs),
-    Step("partitions", ("tawa-lower-tile",), _unlowered_tiles),
-    Step("nvgpu", ("tawa-materialize-partitions",), _unmaterialized),
+    Step("partitions", ("tawa-stage-stores", "tawa-stage-operands", "tawa-lower-tile"), _unlowered_tiles),
+    Step("nvgpu", ("tawa-pingpong", "tawa-drain-stores", "tawa-materialize-partitions"), _unmaterialized),
     Step("nvgpu-stores", ("tawa-expand-fragment-stores",), _unexpanded_stores),
     Step("ptx", ("tawa-prepare-ptx",), _unprepared),
 )
@@ -145,7 +152,12 @@ PASS_LEVELS: dict[str, Takes] = {
     "tawa-lower-aref": Takes("aref-staged", reports=("aref",)),
     "tawa-bound-waits": Takes("aref-lowered"),
     "tawa-break-protocol": Takes("aref-lowered"),
+    "tawa-stage-stores": Takes("aref-lowered"),
+    "tawa-stage-operands": Takes("aref-lowered"),
     "tawa-lower-tile": Takes("aref-lowered"),
+    "tawa-pingpong": Takes("partitions"),
+    "tawa-pin-waits": Takes("partitions"),
+    "tawa-drain-stores": Takes("partitions"),
     # Tile ops left in a partition: "'tile.zeros' is not supported by the Hopper lowering yet".
     "tawa-materialize-partitions": Takes("partitions", reports=("aref-lowered",)),
     "tawa-expand-wgmma": Takes("partitions"),

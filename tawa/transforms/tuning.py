@@ -93,10 +93,10 @@ class Tuning(ArgSpecConvertible):
     it instead of after the epilogue: `auto` those of at most
     `MAX_EARLY_RELEASE_BYTES` (Q at head dims 64 and 128)."""
     pingpong: bool = True
-    """`tawa-lower-tile{pingpong}`: the consumer warp groups of an
+    """`tawa-pingpong` (not run when false): the consumer warp groups of an
     overlapped loop take turns issuing their dots, in a ring."""
     pin_waits: bool = False
-    """`tawa-lower-tile{pin-waits}`: a wgmma wait after register math (the
+    """`tawa-pin-waits` (run when true): a wgmma wait after register math (the
     overlapped loop's P·V wait) gets a fence that keeps ptxas from moving it
     above that math."""
     staging: str = "auto"
@@ -108,9 +108,9 @@ class Tuning(ArgSpecConvertible):
     the first that fits beside them."""
     store_group: str = "auto"
     """`auto`, `cta` or `warpgroup`: who stores a staged tile
-    (`tawa-lower-tile{store-group}`, `tawa.transforms.lower.tma_epilogue`): one
+    (`tawa-stage-stores{store-group}`, `tawa.transforms.lower.tma_epilogue`): one
     thread of the CTA, or one of each warp group its own rows; `auto` per
-    warp group where they ping-pong."""
+    warp group where they ping-pong (`cta` with `pingpong` false)."""
     defer_stores: bool = False
     """`tawa-defer-stores`: a persistent consumer stores program i's tile
     under program i+1's first dot (needs `persistent`; applies where the

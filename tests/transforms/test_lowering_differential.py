@@ -13,8 +13,9 @@ outputs.
   D+1, 2D+1 for GEMM, each under a schedule (producer ahead, consumers
   ahead, seeded random) chosen in turn (slow).
 
-Up to `tawa-lower-aref` the kernels compute with the same tile ops, so the
-results are bit-identical; from `tawa-lower-tile` on, wgmma sums K in other
+Up to `tawa-stage-operands` the kernels compute with the same tile ops (a
+staged store stores, a staged operand is its tile), so the results are
+bit-identical; from `tawa-lower-tile` on, wgmma sums K in other
 chunks (per instruction), so results are compared by relative error (≤ 1e-2
 for bf16 outputs, whose rounding alone is 4e-3).
 """
@@ -39,7 +40,8 @@ STEPS = [PIPELINE.specialize_pass(), *PIPELINE.steps(2), *PreparePtxPass.steps()
 CHECKS = {"tawa-check-resources", "tawa-verify-protocol"}
 """Analyses that leave the IR unchanged (tested on their own)."""
 PASS_NAMES = [p.name for p in STEPS if p.name not in CHECKS]
-EXACT = {"tawa-warp-specialize", "tawa-pipeline", "tawa-cache-hints", "tawa-persistent", "tawa-assign-stage-phase", "tawa-lower-aref"}
+EXACT = {"tawa-warp-specialize", "tawa-pipeline", "tawa-cache-hints", "tawa-persistent", "tawa-assign-stage-phase", "tawa-lower-aref",
+         "tawa-stage-stores", "tawa-stage-operands"}
 SCHEDULES = [Schedule("producer-first"), Schedule("consumer-first"), Schedule("random", seed=11)]
 
 

@@ -1,4 +1,4 @@
-"""`tawa-lower-tile{pingpong}` with three consumer warp groups
+"""`tawa-pingpong` with three consumer warp groups
 (tawa/transforms/lower/pingpong.py): the warp groups of an overlapped loop take
 their turns in a ring (named barriers 2, 3, 4), the lowered kernel passes
 `tawa-verify-protocol` and computes the tile program's result in the

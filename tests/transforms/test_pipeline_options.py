@@ -17,7 +17,7 @@ from tawa.runtime import compiler
 from tawa.runtime.compiler import CompileError
 from tawa.transforms import get_all_passes
 from tawa.transforms.hopper_pipeline import OPTIONS, TUNING_OPTIONS, HopperPipelinePass
-from tawa.transforms.lower.lower_tile import LowerTilePass
+from tawa.transforms.lower.stage_stores import StageStoresPass
 from tawa.transforms.tuning import Tuning
 
 # A value other than the default for every Tuning field.
@@ -81,8 +81,8 @@ def test_a_bad_strategy_fails_when_made(name):
         assert str(err.value) == message
     if name in ("epilogue", "staging", "store_group"):
         with pytest.raises(TawaError) as err:
-            LowerTilePass(**{name: "bogus"})
-        assert str(err.value) == message.replace("tawa-hopper-pipeline", "tawa-lower-tile")
+            StageStoresPass(**{name: "bogus"})
+        assert str(err.value) == message.replace("tawa-hopper-pipeline", "tawa-stage-stores")
 
 
 @pytest.mark.parametrize("options, message", [

@@ -113,7 +113,7 @@ def test_tma_refuses_a_store_it_cannot_take():
     module = tawa.parse(text, "gemm_n8.mlir")
     HopperPipelinePass(stages=2, epilogue="auto", prepare=False).apply(tawa.context(), module)
     assert not any(isinstance(o, nvgpu.TmaStoreOp) for o in module.walk())
-    with pytest.raises(TawaError, match=r"^gemm_n8.mlir:\d+:\d+: error: tawa-lower-tile: epilogue=tma: this store "
+    with pytest.raises(TawaError, match=r"^gemm_n8.mlir:\d+:\d+: error: tawa-stage-stores: epilogue=tma: this store "
                        r"cannot take the TMA-store epilogue: its 16-byte rows are not a multiple of a 32-byte "
                        r"swizzle span$"):
         HopperPipelinePass(stages=2, epilogue="tma").apply(tawa.context(), tawa.parse(text, "gemm_n8.mlir"))

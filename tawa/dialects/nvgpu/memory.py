@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I16,
@@ -22,6 +23,7 @@ from xdsl.ir import (
 )
 from xdsl.irdl import (
     IRDLOperation,
+    VarConstraint,
     base,
     irdl_op_definition,
     operand_def,
@@ -300,6 +302,104 @@ class SmemTileOp(IRDLOperation):
             raise VerifyException(
                 f"nvgpu.smem_tile result must be one stage of {src}, got {res}"
             )
+
+
+@irdl_op_definition
+class StagedStoreOp(IRDLOperation):
+    """`tile.store` of `value` to the box at `offsets` of `dest` (elements
+    outside `dest` are dropped) that takes the TMA-store epilogue: the tile
+    is written to the shared-memory buffer `staging` and leaves by TMA stores
+    through the tensor map `tmap`.
+
+    The bridge between `tawa-stage-stores` (which decides the stores that
+    take the epilogue, their staging and who stores them, and allocates the
+    buffers and maps) and `tawa-lower-tile` (which writes the epilogue out:
+    `tawa.transforms.lower.tma_epilogue`); none survives lowering.  The
+    buffer's type says the staging: `B x r x c` is B buffers of r rows and c
+    columns, c the tile's columns (the whole tile) or one swizzle span (the
+    tile in span-wide column chunks, one TMA box each, alternating over the
+    B buffers), r the tile's rows (one store per CTA) or a warp group's rows
+    (each warp group of the consumer partition stages and stores its own
+    rows, in B / G buffers of its own).  Stores that name the same buffer
+    share it.
+
+    Example: `nvgpu.staged_store %c, %C[%m0, %n0] via %staging, %tmap_C : tensor<128x256xbf16>, memref<?x?xbf16>, !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>`
+    """
+
+    name = "nvgpu.staged_store"
+    value = operand_def(TensorType)
+    dest = operand_def(MemRefType)
+    offsets = var_operand_def(IndexType)
+    staging = operand_def(SmemType)
+    tmap = operand_def(TmaDescriptorType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$value `,` $dest `[` $offsets `]` `via` $staging `,` $tmap attr-dict "
+        "`:` type($value) `,` type($dest) `,` type($staging) `,` type($tmap)"
+    )
+
+    def __init__(self, value: SSAValue, dest: SSAValue, offsets: Sequence[SSAValue], staging: SSAValue,
+                 tmap: SSAValue):
+        super().__init__(operands=[value, dest, offsets, staging, tmap])
+
+    def verify_(self) -> None:
+        vt, mt, st = self.value.type, self.dest.type, self.staging.type
+        assert isinstance(vt, TensorType) and isinstance(mt, MemRefType) and isinstance(st, SmemType)
+        shape = tuple(vt.get_shape())
+        if len(shape) != 2 or any(n < 1 for n in shape):
+            raise VerifyException(f"{self.name} stores a static 2-D tile, got {vt}")
+        if len(self.offsets) != mt.get_num_dims():
+            raise VerifyException(f"{self.name} expects {mt.get_num_dims()} offsets for {mt}, got {len(self.offsets)}")
+        if not vt.get_element_type() == mt.get_element_type() == st.element_type:
+            raise VerifyException(f"{self.name}: the tile {vt}, the memref {mt} and the staging buffer {st} must "
+                                  "have one element type")
+        if len(st.get_shape()) != 3:
+            raise VerifyException(f"{self.name} stages through buffers of 2-D tiles (`B x rows x cols`), got {st}")
+        rows, cols = st.get_shape()[1:]
+        if shape[0] % rows or shape[1] % cols:
+            raise VerifyException(f"{self.name}: the staging buffer {st} holds no whole rows and column chunks of "
+                                  f"the tile {vt}")
+        _verify_tma_tile(self.tmap.type, self.offsets, st, self.name)
+
+
+@irdl_op_definition
+class StagedOperandOp(IRDLOperation):
+    """The tile `value`, read by a wgmma from the shared-memory buffer
+    `buffer` after the consumer threads wrote it there: each warp group of
+    the consumer partition its own rows, to its own tile of `buffer`.
+
+    The bridge between `tawa-stage-operands` (which gives a dot's 8-bit A
+    operand computed in registers a buffer: wgmma reads 8-bit A operands from
+    shared memory only) and `tawa-lower-tile` (which writes the fragment and
+    reads it through a wgmma descriptor:
+    `tawa.transforms.lower.operand_staging`); a dot's lhs, and none survives
+    lowering.  `buffer` is `G x r x K`: one tile per warp group of the
+    partition's G, of r rows each (G·r the tile's rows) and the tile's K
+    columns.
+
+    Example: `%p_staged = nvgpu.staged_operand %p via %operand : tensor<128x64xf8E4M3FN>, !nvgpu.smem<2x64x64xf8E4M3FN, swizzle = 64>`
+    """
+
+    name = "nvgpu.staged_operand"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    value = operand_def(T)
+    buffer = operand_def(SmemType)
+    result = result_def(T)
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = "$value `via` $buffer attr-dict `:` type($value) `,` type($buffer)"
+
+    def __init__(self, value: SSAValue, buffer: SSAValue):
+        super().__init__(operands=[value, buffer], result_types=[value.type])
+
+    def verify_(self) -> None:
+        vt, bt = self.value.type, self.buffer.type
+        assert isinstance(vt, TensorType) and isinstance(bt, SmemType)
+        if len(bt.get_shape()) != 3:
+            raise VerifyException(f"{self.name} stages into one 2-D tile per warp group (`G x rows x K`), got {bt}")
+        groups, rows, k = bt.get_shape()
+        if tuple(vt.get_shape()) != (groups * rows, k) or vt.get_element_type() != bt.element_type:
+            raise VerifyException(f"{self.name}: {bt} holds {groups} tiles of {rows}x{k} {bt.element_type}, one "
+                                  f"per warp group: not the rows of {vt}")
 
 
 # --------------------------------------------------------------------------- TMA

@@ -8,7 +8,7 @@ One `RewritePattern` per op family, applied by `tawa-lower-tile` with xDSL's
 | `LowerAccumulatorInit` | f32 `tile.zeros`; `tile.splat` that starts a loop-carried value or is yielded | `frag_zeros`, `frag_splat` |
 | `RetypeLoopCarried` | `scf.for` whose init became a fragment | the iter_arg and result retyped (the type converter of loop-carried values) |
 | `RetypeIfResults` | `scf.if` whose branches both yield a fragment of one type | the result retyped |
-| `LowerDot` | `tile.dot` / `tile.dot_async` on aref slots | descriptors, fence, whole-tile `wgmma`, commit (a sync dot also waits) |
+| `LowerDot` | `tile.dot` / `tile.dot_async` on aref slots | descriptors, fence, whole-tile `wgmma`, commit (a sync dot also waits); an lhs of `nvgpu.staged_operand` first written to its buffer |
 | `LowerDotWait` | `tile.dot_wait N` | `wgmma_wait_group N` |
 | `LowerElementwise` | f32 `arith` / `math.exp2` on fragments | `frag_binary` / `frag_unary` |
 | `LowerRowReduce` | `tile.reduce` along the columns | `frag_reduce` into the row layout |
@@ -16,7 +16,7 @@ One `RewritePattern` per op family, applied by `tawa-lower-tile` with xDSL's
 | `LowerSlotRead` | an aref slot used by anything but a dot (math on a delivered tile) | `frag_load_shared` of this warp group's rows |
 | `LowerBroadcast` | `tile.broadcast(tile.expand_dims(vector, axis))` | `frag_broadcast` |
 | `LowerMaskedSelect` | `tile.select(mask, acc, other)` | per-register masks (`masks.py`), skipped where they hold everywhere |
-| `LowerStore` | `tile.store(acc)`, `tile.store(arith.truncf(acc))` | `frag_store` of this warp group's rows, or the TMA-store epilogue where the store was staged |
+| `LowerStore` | `tile.store(acc)`, `tile.store(arith.truncf(acc))`; the same as `nvgpu.staged_store` | `frag_store` of this warp group's rows; for a staged store the TMA-store epilogue |
 
 A pattern fires only once the values it needs are fragments, so lowering
 follows the data whatever order the walker visits ops in; an op that never
@@ -29,8 +29,8 @@ warp groups, this warp group's first row) are one `ConsumerInfo`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from xdsl.dialects import arith, math, scf
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerAttr, TensorType, UnitAttr, i1, i32
@@ -44,6 +44,7 @@ from tawa.dialects.nvgpu.fragments import LOADABLE
 from tawa.target.hopper import WGMMA_M
 from tawa.transforms.lower.masks import Materializer, all_true_condition, symbolic
 from tawa.transforms.lower.operand_staging import emit_operand_store
+from tawa.transforms.lower.partitions import emit_group_index
 from tawa.transforms.lower.tma_epilogue import emit_tma_store
 from tawa.transforms.utils import const, fail
 
@@ -80,42 +81,28 @@ class ConsumerInfo:
     zero: SSAValue
     first_group: int = 0
     """The CTA's warp group that is the partition's first."""
-    staged: Mapping[tile.StoreOp, tuple[SSAValue, SSAValue]] = field(default_factory=dict)
-    """Stores that take the TMA-store epilogue: their staging tile and
-    tensor map (`tawa.transforms.lower.tma_epilogue`)."""
     group: SSAValue | None = None
     """This warp group's index in the partition."""
     rows: int = WGMMA_M
     """Rows of the tile each warp group owns, a multiple of 64: its
     fragments are `rows`xN (one wgmma per 64-row block of them)."""
-    operands: Mapping[Operation, SSAValue] = field(default_factory=dict)
-    """Dots whose lhs goes through shared memory → its buffer
-    (`tawa.transforms.lower.operand_staging`)."""
 
     def group_index(self) -> SSAValue:
         assert self.group is not None
         return self.group
 
     @staticmethod
-    def at_start_of(region: Region, first_group: int, groups: int,
-                    staged: Mapping[tile.StoreOp, tuple[SSAValue, SSAValue]] | None = None,
-                    rows: int = WGMMA_M,
-                    operands: Mapping[Operation, SSAValue] | None = None) -> ConsumerInfo:
+    def at_start_of(region: Region, first_group: int, groups: int, rows: int = WGMMA_M) -> ConsumerInfo:
         """Emits this warp group's index in the partition, g = warp group id
-        − first group of the partition, and its first row, `rows` · g, at
-        the top of the partition."""
+        − first group of the partition (`tawa.transforms.lower.partitions`),
+        and its first row, `rows` · g, at the top of the partition."""
         at = InsertPoint.at_start(region.block)
-        wg = nvgpu.WarpGroupIdOp()
-        Rewriter.insert_op(wg, at)
-        local = arith.SubiOp(wg.result, const(first_group, at))
-        local.result.name_hint = "wg_index"
-        Rewriter.insert_op(local, at)
-        row0 = arith.MuliOp(local.result, const(rows, at))
+        local = emit_group_index(first_group, at)
+        row0 = arith.MuliOp(local, const(rows, at))
         row0.result.name_hint = "wg_row0"
         row0_i32 = arith.IndexCastOp(row0.result, i32)
         Rewriter.insert_op([row0, row0_i32], at)
-        return ConsumerInfo(groups, row0.result, row0_i32.result, const(0, at), first_group, staged or {},
-                            group=local.result, rows=rows, operands=operands or {})
+        return ConsumerInfo(groups, row0.result, row0_i32.result, const(0, at), first_group, group=local, rows=rows)
 
     def frag_type(self, t: TensorType, op: Operation, axis: int = 1) -> nvgpu.FragmentType:
         """This warp group's share of a `rows`·groups-row f32 tile: a
@@ -194,25 +181,30 @@ class LowerDot(RewritePattern):
     accumulator, which then stays in registers as the wgmma's A operand
     (`nvgpu.frag_convert`, no trip through shared memory), or such a
     conversion carried by a loop (a 16-bit fragment).  An 8-bit lhs computed
-    in registers goes through the warp group's shared buffer instead
-    (`tawa.transforms.lower.operand_staging`)."""
+    in registers goes through the warp group's shared buffer instead: the
+    `nvgpu.staged_operand` that `tawa-stage-operands` made of it names the
+    buffer (`tawa.transforms.lower.operand_staging`)."""
 
     info: ConsumerInfo
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.DotOp | tile.DotAsyncOp, rewriter: PatternRewriter) -> None:
-        lhs, rhs = op.lhs.owner, op.rhs.owner
+        src, rhs = op.lhs, op.rhs.owner
+        staged = src.owner if isinstance(src.owner, nvgpu.StagedOperandOp) else None
+        if staged is not None:
+            src = staged.value
+        lhs = src.owner
         if not isinstance(rhs, nvgpu.SmemTileOp):
             raise fail(op, f"{NAME}: {op.name} rhs must be a loaded tile as it is: wgmma reads its B operand only "
                        "from shared memory, so B cannot be transformed in registers (transform the A operand, "
                        "e.g. compute Cᵀ = Bᵀ·Aᵀ, or transform B before the kernel)")
         # A tile carried by a loop or an if becomes a fragment when its producers do.
-        carried = isinstance(op.lhs.type, TensorType) and (not isinstance(lhs, Operation) or isinstance(lhs, scf.ForOp | scf.IfOp))
-        if not isinstance(lhs, nvgpu.SmemTileOp | arith.TruncFOp) and not _is_frag(op.lhs) and not carried:
+        carried = isinstance(src.type, TensorType) and (not isinstance(lhs, Operation) or isinstance(lhs, scf.ForOp | scf.IfOp))
+        if not isinstance(lhs, nvgpu.SmemTileOp | arith.TruncFOp) and not _is_frag(src) and not carried:
             raise fail(op, f"{NAME}: {op.name} lhs must come from an aref slot or be a converted accumulator, for now")
         if not _is_frag(op.acc) or carried or (isinstance(lhs, arith.TruncFOp) and not _is_frag(lhs.input)):
             return  # not ready: `diagnose` reports it if it never becomes so
-        a, a_value = self._lhs(op)
+        a, a_value = self._lhs(op, src, staged)
         rt = rhs.source.type
         assert isinstance(rt, nvgpu.SmemType)
         b = nvgpu.WgmmaDescriptorOp.build(
@@ -244,20 +236,23 @@ class LowerDot(RewritePattern):
         # unnamed result of the new ops the dot's name.
         rewriter.insert(ops, InsertPoint.before(op))
         rewriter.replace(op, [], [result])
+        if staged is not None and not staged.result.uses:
+            rewriter.erase(staged)
         if isinstance(lhs, arith.TruncFOp) and not lhs.result.uses:
             rewriter.erase(lhs)
         if zeros and not zeros.result.uses:
             rewriter.erase(zeros)
 
-    def _lhs(self, op: tile.DotOp | tile.DotAsyncOp) -> tuple[Operation | None, SSAValue]:
+    def _lhs(self, op: tile.DotOp | tile.DotAsyncOp, src: SSAValue,
+             staged: nvgpu.StagedOperandOp | None) -> tuple[Operation | None, SSAValue]:
         """The wgmma's A operand, and the op that makes it (None: inserted
         already, or the lhs itself): the staged buffer's descriptor, a
-        register fragment, or this warp group's rows of a slot."""
-        lhs = op.lhs.owner
-        staging = self.info.operands.get(op)
-        if staging is not None:  # an 8-bit A operand: through shared memory
-            value = lhs.input if isinstance(lhs, arith.TruncFOp) else op.lhs
-            desc = emit_operand_store(value, staging, self.info.group_index(), self.info.groups,
+        register fragment, or this warp group's rows of a slot.  `src` is
+        the dot's lhs, or with `staged` the value staged."""
+        lhs = src.owner
+        if staged is not None:  # an 8-bit A operand: through shared memory
+            value = lhs.input if isinstance(lhs, arith.TruncFOp) else src
+            desc = emit_operand_store(value, staged.buffer, self.info.group_index(), self.info.groups,
                                       InsertPoint.before(op))
             return None, desc.result
         if isinstance(lhs, nvgpu.SmemTileOp):
@@ -266,7 +261,7 @@ class LowerDot(RewritePattern):
             a_t = nvgpu.WgmmaDescriptorType([self.info.rows, st.get_shape()[2]], st.element_type, st.swizzle.data)
             a = nvgpu.WgmmaDescriptorOp.build(operands=[lhs.source, lhs.stage, self.info.row0], result_types=[a_t])
             return a, a.results[0]
-        lt = op.lhs.type
+        lt = src.type
         et = lt.element_type if isinstance(lt, nvgpu.FragmentType) else lt.get_element_type()
         if not isinstance(et, BFloat16Type | Float16Type):
             raise fail(op, f"{NAME}: {op.name} lhs in registers must be bf16 or f16, got {lt}: the wgmma "
@@ -275,8 +270,8 @@ class LowerDot(RewritePattern):
             raise fail(op, f"{NAME}: {op.name} lhs in registers needs warp groups of {WGMMA_M} rows, but each "
                        f"owns {self.info.rows} here: a register A operand is one wgmma's {WGMMA_M} rows (give "
                        "the consumer one warp group per 64 rows: leave consumer-warps out)")
-        if _is_frag(op.lhs):  # converted already (carried by a loop: tawa-overlap-dots)
-            return None, op.lhs
+        if _is_frag(src):  # converted already (carried by a loop: tawa-overlap-dots)
+            return None, src
         assert isinstance(lhs, arith.TruncFOp)
         src = lhs.input.type
         assert isinstance(src, nvgpu.FragmentType)
@@ -599,14 +594,15 @@ class LowerMaskedSelect(RewritePattern):
 @dataclass
 class LowerStore(RewritePattern):
     """The store of an accumulator, converted (`arith.truncf`) or f32: this
-    warp group's rows, by the TMA-store epilogue where the store was staged
-    (`tawa.transforms.lower.tma_epilogue`), else by the threads (`nvgpu.frag_store`:
-    conversion, bounds masks and stores)."""
+    warp group's rows, by the TMA-store epilogue where `tawa-stage-stores`
+    staged the store (`nvgpu.staged_store`: its staging buffer and tensor
+    map; `tawa.transforms.lower.tma_epilogue`), else by the threads
+    (`nvgpu.frag_store`: conversion, bounds masks and stores)."""
 
     info: ConsumerInfo
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: tile.StoreOp, rewriter: PatternRewriter) -> None:
+    def match_and_rewrite(self, op: tile.StoreOp | nvgpu.StagedStoreOp, rewriter: PatternRewriter) -> None:
         conv = op.value.owner
         value = conv.input if isinstance(conv, arith.TruncFOp) else op.value
         if not _is_frag(value):
@@ -617,10 +613,9 @@ class LowerStore(RewritePattern):
             raise fail(op, f"{NAME}: only 2-D accumulator tiles can be stored for now")
         at = InsertPoint.before(op)
         offsets = list(op.offsets)
-        if op in self.info.staged:
-            staging, tmap = self.info.staged[op]
-            emit_tma_store(value, staging, tmap, offsets, self.info.row0, self.info.group, self.info.first_group,
-                           self.info.groups, at)
+        if isinstance(op, nvgpu.StagedStoreOp):
+            emit_tma_store(value, op.staging, op.tmap, offsets, self.info.row0, self.info.group_index(),
+                           self.info.first_group, self.info.groups, at)
             rewriter.erase(op)
         else:
             row = arith.AddiOp(offsets[-2], self.info.row0)  # this warp group's rows
@@ -656,7 +651,7 @@ def diagnose(region: Region) -> None:
             if not _is_frag(op.acc):
                 raise fail(op, f"{NAME}: {op.name} accumulator must be a zeros-initialised (loop-carried) accumulator")
             raise fail(op, f"{NAME}: {op.name} lhs must come from an aref slot or be a converted accumulator, for now")
-        if isinstance(op, tile.StoreOp):
+        if isinstance(op, tile.StoreOp | nvgpu.StagedStoreOp):
             if (root := _unlowered_math(op.value)) is not None:  # the store waited on math no pattern knows
                 raise _unsupported_math(root)
             raise fail(op, f"{NAME}: only stores of an accumulator (f32, or converted by arith.truncf) "

@@ -14,6 +14,11 @@ as it reads a slot:
     %da = nvgpu.wgmma_descriptor %operand[%wg_index, %c0]
     nvgpu.wgmma %da, %db, %acc, ...
 
+Two passes build it: `tawa-stage-operands` (`stage_operands`) allocates
+the buffer and gives the dot its lhs through `%p_staged =
+nvgpu.staged_operand %p via %operand`; `tawa-lower-tile` writes that out as
+above (`emit_operand_store`).
+
 **The buffer** (`operand_type`): one tile per warp group of the partition,
 `G x rows x K` (a warp group's rows and the dot's K), swizzled like a slot
 of the same row bytes (`slot_swizzle`): 4 KiB per warp group for a 64x64
@@ -59,7 +64,8 @@ def staged_operand(dot: Operation) -> bool:
         return False
     t = dot.lhs.type
     et = t.get_element_type() if isinstance(t, TensorType) else getattr(t, "element_type", None)
-    return isinstance(et, EIGHT_BIT) and not isinstance(dot.lhs.owner, aref.GetOp | nvgpu.SmemTileOp)
+    return isinstance(et, EIGHT_BIT) and not isinstance(dot.lhs.owner, aref.GetOp | nvgpu.SmemTileOp
+                                                        | nvgpu.StagedOperandOp)
 
 
 def operand_type(dot: tile.DotOp | tile.DotAsyncOp, groups: int, rows: int) -> nvgpu.SmemType:
@@ -91,27 +97,32 @@ def operand_types(ws: aref.WarpSpecializeOp, who: str) -> list[nvgpu.SmemType]:
     return [t for _, t in _consumer_dots(ws, who)]
 
 
-def stage_operands(ws: aref.WarpSpecializeOp, kernel: func.FuncOp, who: str) -> dict[Operation, SSAValue]:
+def stage_operands(ws: aref.WarpSpecializeOp, kernel: func.FuncOp, who: str) -> int:
     """Allocates, before `ws` and after the kernel's other shared memory,
-    one buffer per dot whose lhs needs it: dot → buffer.  Too much shared
-    memory in all: a located error."""
+    one buffer per dot whose lhs needs it, and gives the dot its lhs
+    through an `nvgpu.staged_operand` that names the buffer; returns how
+    many.  Too much shared memory in all: a located error."""
     wanted = _consumer_dots(ws, who)
     if not wanted:
-        return {}
+        return 0
     allocs = [o for o in kernel.body.block.ops if isinstance(o, nvgpu.SmemAllocOp)]
     plan = extend_plan(allocs, [t for _, t in wanted])
     if not plan.fits:
         raise fail(wanted[0][0], f"{who}: the shared-memory buffers of the {wanted[0][1].element_type} A operands "
                    f"computed in registers (wgmma reads 8-bit A operands from shared memory only) bring the kernel "
                    f"to {plan.total} bytes, more than the {MAX_SMEM_BYTES} a block may use: use fewer stages")
-    out = {}
     for (dot, t), placed in zip(wanted, plan.staging, strict=True):
         buf = nvgpu.SmemAllocOp(placed.offset, t)
         buf.result.name_hint = "operand"
         Rewriter.insert_op(buf, InsertPoint.before(ws))
-        out[dot] = buf.result
+        assert isinstance(dot, tile.DotOp | tile.DotAsyncOp)
+        staged = nvgpu.StagedOperandOp(dot.lhs, buf.result)
+        staged.location = dot.location
+        staged.result.name_hint = f"{dot.lhs.name_hint}_staged" if dot.lhs.name_hint else "staged"
+        Rewriter.insert_op(staged, InsertPoint.before(dot))
+        dot.operands[0] = staged.result
     nvgpu.record_kernel_info(kernel, smem=plan.total)
-    return out
+    return len(wanted)
 
 
 def emit_operand_store(value: SSAValue, buffer: SSAValue, group: SSAValue, groups: int,

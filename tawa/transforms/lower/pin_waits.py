@@ -23,21 +23,32 @@ SASS keeps the softmax before the wait, but the kernels did not get faster
 on the H100 (docs/perf.md, "Cheaper softmax reductions").  The likely
 reason (not profiled): with ping-pong, the hoisted wait staggers the two
 warp groups' softmaxes; starting one earlier makes them contend for the same
-issue slots and MUFU.  So `tawa-lower-tile{pin-waits}` is off by default.
+issue slots and MUFU.  So `tawa-pin-waits` (`PinWaitsPass`, after
+`tawa-lower-tile` and `tawa-pingpong`) is in `tawa-hopper-pipeline` only with
+`pin-waits=true`.
 
 Which waits: those with register math (an op with a fragment result)
 between them and the last wgmma issue, commit or wait or the last control
 flow before them in their block.  A wait right after a commit (a GEMM main
 loop's `wait_group 1`) or a loop (its `wait_group 0` after the main loop) has
-nothing for ptxas to move it over and gets no fence.
+nothing for ptxas to move it over and gets no fence.  The pass looks at every
+wgmma wait of the module (only consumers wait for wgmmas), so it also runs
+on IR after `tawa-materialize-partitions`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Region
+from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.dialects import nvgpu
+
+NAME = "tawa-pin-waits"
 
 _GROUP_OPS = (nvgpu.WgmmaOp, nvgpu.WgmmaMmaAsyncOp, nvgpu.WgmmaFenceOp, nvgpu.WgmmaCommitGroupOp,
               nvgpu.WgmmaWaitGroupOp)
@@ -63,3 +74,12 @@ def pin_waits(region: Region) -> int:
         Rewriter.insert_op(nvgpu.FenceCtaOp(), InsertPoint.before(wait))
     return len(waits)
 
+
+@dataclass(frozen=True)
+class PinWaitsPass(ModulePass):
+    """A wgmma wait placed after register math gets a fence that keeps ptxas from moving it up."""
+
+    name = NAME
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        pin_waits(op.body)

@@ -46,9 +46,12 @@ arrival needs the whole ring to have turned, so again none is more than a
 turn ahead (`tests/transforms/test_pingpong.py`: three warp groups, and the
 deadlock the protocol check finds without the closing turns).
 
-Applies to the loops `tawa-overlap-dots` marks (`OVERLAPPED`) in a
-partition of 2 to `MAX_GROUPS` warp groups (`tawa-lower-tile{pingpong}`, on
-by default).  Measured faster on the H100 than the overlapped loop without
+`tawa-pingpong` (`PingPongPass`, after `tawa-lower-tile`; in
+`tawa-hopper-pipeline` unless `pingpong=false`) applies it to the loops
+`tawa-overlap-dots` marks (`OVERLAPPED`) in a partition of 2 to `MAX_GROUPS`
+warp groups, whose body issues two wgmma groups before its first wait.  It
+finds the warp group's index in the partition where `tawa-lower-tile` put
+it (`tawa.transforms.lower.partitions.group_index`).  Measured faster on the H100 than the overlapped loop without
 it, most on head dim 64 causal (docs/perf.md, "Subtiled staging").  The CPU
 simulator runs each warp group as its own task, so the hand-over runs there
 as on the GPU (a divergent `scf.if` within one task would wait for both
@@ -57,13 +60,21 @@ branches to end, and deadlock).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from xdsl.context import Context
 from xdsl.dialects import scf
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, Region, SSAValue
+from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.dialects import nvgpu
 from tawa.target.hopper import THREADS_PER_GROUP
+from tawa.transforms.lower.partitions import consumer_partitions, group_index
 from tawa.transforms.utils import group_tests, per_group
+
+NAME = "tawa-pingpong"
 
 OVERLAPPED = "tawa.overlapped"
 """Attribute `tawa-overlap-dots` puts on the loops it rotates."""
@@ -95,6 +106,13 @@ def _issue_span(loop: scf.ForOp) -> tuple[Operation, Operation] | None:
     return (fence, commits[1]) if fence is not None and len(commits) == 2 else None
 
 
+def _turn_taking(region: Region) -> list[tuple[scf.ForOp, Operation, Operation]]:
+    """The overlapped loops of `region` whose body issues two wgmma groups
+    before its first wait, each with its first fence and second commit."""
+    loops = [o for o in region.walk() if isinstance(o, scf.ForOp) and OVERLAPPED in o.attributes]
+    return [(loop, *span) for loop in loops if (span := _issue_span(loop)) is not None]
+
+
 def ping_pong(region: Region, group: SSAValue, groups: int) -> int:
     """Orders the wgmma issues of the warp groups in the overlapped loops of
     a consumer partition of `groups` ≥ 2 warp groups (`region`, run by its
@@ -102,13 +120,8 @@ def ping_pong(region: Region, group: SSAValue, groups: int) -> int:
     loops it ordered."""
     if not 2 <= groups <= MAX_GROUPS:
         return 0
-    loops = [o for o in region.walk() if isinstance(o, scf.ForOp) and OVERLAPPED in o.attributes]
     done = 0
-    for loop in loops:
-        span = _issue_span(loop)
-        if span is None:
-            continue
-        fence, commit = span
+    for loop, fence, commit in _turn_taking(region):
         is_group = group_tests(group, groups, InsertPoint.before(loop))
 
         def turn(k: int) -> int:
@@ -129,3 +142,15 @@ def ping_pong(region: Region, group: SSAValue, groups: int) -> int:
                            InsertPoint.after(loop))
         done += 1
     return done
+
+
+@dataclass(frozen=True)
+class PingPongPass(ModulePass):
+    """The consumer warp groups of an overlapped loop take turns issuing their dots (named barriers)."""
+
+    name = NAME
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for c in list(consumer_partitions(op)):
+            if 2 <= c.groups <= MAX_GROUPS and _turn_taking(c.region):
+                ping_pong(c.region, group_index(c.region, c.first_group), c.groups)

@@ -16,6 +16,14 @@ tensor map clips what falls outside the array (no masks):
 
 and, once at the end of the consumer partition, `scf.if %elected {
 nvgpu.tma_store_wait 0 }` (shared memory must outlive the store's read).
+
+Three passes build it.  `tawa-stage-stores` (`stage_stores`) decides which
+stores take it, with which staging and store group, allocates the staging
+buffers and tensor maps, and makes each such `tile.store` an
+`nvgpu.staged_store` naming its buffer and map; `tawa-lower-tile` writes
+each staged store out as above (`emit_tma_store`, from the buffer's type);
+`tawa-drain-stores` (`drain_at_end`) adds the final wait where a partition
+issues TMA stores.
 `%elected` is the partition's first thread: a bulk group belongs to the
 thread that commits it, so the same thread issues and waits.  The wait
 comes only before the staging tile is next written, so in the persistent
@@ -49,7 +57,9 @@ and its own elected thread (its first, `tid mod 128 == 0`), which stores a
 
 The shared memory is the same bytes; twice the TMA stores and bulk groups.
 `auto` stores per warp group in partitions of 2 or more warp groups with a
-loop `tawa-overlap-dots` rotated and ping-pong on, per CTA otherwise.
+loop `tawa-overlap-dots` rotated (whose warp groups `tawa-pingpong` has take
+turns), per CTA otherwise; `tawa-hopper-pipeline{pingpong=false}` asks
+`tawa-stage-stores` for `cta` instead.
 
 **When** (`staging_type`): a `tile.store` in a consumer partition of a 2-D
 tile of f32, bf16 or f16 to a memref of rank 2 to 5 (the leading dimensions
@@ -139,7 +149,8 @@ STORE_GROUPS = ("auto", "cta", "warpgroup")
 """`store-group=` values: who stores a staged tile.  `cta`: one thread the
 whole tile, after a barrier over all the consumer warp groups; `warpgroup`:
 one thread of each warp group its 64 rows, after a barrier over its warp
-group; `auto`: per warp group where they ping-pong, else per CTA."""
+group; `auto`: per warp group where they ping-pong (a partition of 2 or
+more warp groups with a loop `tawa-overlap-dots` rotated), else per CTA."""
 SUBTILE_BUFFERS = {"subtiled": 2, "single": 1}
 """Buffers of the chunked stagings: `subtiled`'s two let chunk j's store drain
 while chunk j+1 is written; `single` waits for it instead."""
@@ -198,17 +209,19 @@ def staging_types(ws: aref.WarpSpecializeOp, staging: str = "full") -> list[nvgp
     return [t for s in consumer_stores(ws) if isinstance(t := staging_type(s, staging), nvgpu.SmemType)]
 
 
-def store_groups(ws: aref.WarpSpecializeOp, store_group: str, pingpong: bool, who: str) -> dict[tile.StoreOp, int]:
+def store_groups(ws: aref.WarpSpecializeOp, store_group: str, who: str) -> dict[tile.StoreOp, int]:
     """The stores of the consumer partitions of `ws` → how many warp groups
     store their own rows of it: 1 (one store per CTA), or the partition's
-    warp groups (`store_group` warpgroup; `auto`: where they ping-pong)."""
+    warp groups (`store_group` warpgroup; `auto`: in a partition of 2 or
+    more warp groups with a loop `tawa-overlap-dots` rotated, where
+    `tawa-pingpong` has them take turns)."""
     by_store = {}
     for role, warps, _, region in ws.partition_specs():
         if role != PartitionRole.CONSUMER:
             continue
         groups = warps // WARPS_PER_GROUP
         rotated = any(isinstance(o, scf.ForOp) and OVERLAPPED in o.attributes for o in region.walk())
-        own = groups > 1 and (store_group == "warpgroup" or (store_group == "auto" and pingpong and rotated))
+        own = groups > 1 and (store_group == "warpgroup" or (store_group == "auto" and rotated))
         if own and groups > MAX_STORE_GROUPS:
             if store_group == "warpgroup":
                 raise fail(ws, f"{who}: store-group=warpgroup: {groups} warp groups need more named barriers "
@@ -220,16 +233,17 @@ def store_groups(ws: aref.WarpSpecializeOp, store_group: str, pingpong: bool, wh
 
 def stage_stores(
     ws: aref.WarpSpecializeOp, kernel: func.FuncOp, epilogue: str, who: str, staging: str = "auto",
-    store_group: str = "cta", pingpong: bool = True,
-) -> dict[tile.StoreOp, tuple[SSAValue, SSAValue]]:
+    store_group: str = "cta",
+) -> int:
     """Decides which stores of `ws` take the TMA-store epilogue, and with
     which staging (`auto`: the full tile where it fits, else subtiled) and
-    store group (`store_groups`), and allocates, before `ws`, each one's
-    staging buffer (after the kernel's rings) and tensor map: store →
-    (staging buffer, tensor map)."""
+    store group (`store_groups`), allocates, before `ws`, each one's
+    staging buffer (after the kernel's rings) and tensor map, and makes
+    each such `tile.store` an `nvgpu.staged_store` that names them; returns
+    how many it staged."""
     if epilogue == "threads":
-        return {}
-    groups = store_groups(ws, store_group, pingpong, who)
+        return 0
+    groups = store_groups(ws, store_group, who)
     stores: list[tile.StoreOp] = []
     for store in consumer_stores(ws):
         why = staging_type(store)
@@ -239,7 +253,7 @@ def stage_stores(
             continue
         stores.append(store)
     if not stores:
-        return {}
+        return 0
     allocs = [o for o in kernel.body.block.ops if isinstance(o, nvgpu.SmemAllocOp)]
     for variant in AUTO_STAGINGS if staging == "auto" else (staging,):
         chosen = [(s, t) for s in stores if isinstance(t := staging_type(s, variant), nvgpu.SmemType)]
@@ -252,9 +266,8 @@ def stage_stores(
             raise fail(kernel, f"{who}: epilogue=tma: the rings and the staging tiles of the TMA-store "
                        f"epilogue need {plan.total} bytes of shared memory, more than the {MAX_SMEM_BYTES} "
                        "a block may use; use fewer stages")
-        return {}
+        return 0
     at = InsertPoint.before(ws)
-    staged = {}
     tmaps: dict[tuple[SSAValue, nvgpu.TmaDescriptorType], SSAValue] = {}
     buffers: dict[Any, SSAValue] = {}
     for (owner, planned), placed in zip(owners, plan.staging):
@@ -277,9 +290,12 @@ def stage_stores(
                 desc.result.name_hint = f"tmap_{store.dest.name_hint}"
             Rewriter.insert_op(desc, at)
             tmaps[(store.dest, desc_t)] = desc.result
-        staged[store] = (buffers[_buffer_key(store, planned)], tmaps[(store.dest, desc_t)])
+        staged = nvgpu.StagedStoreOp(store.value, store.dest, store.offsets, buffers[_buffer_key(store, planned)],
+                                     tmaps[(store.dest, desc_t)])
+        staged.location = store.location
+        Rewriter.replace_op(store, staged)
     nvgpu.record_kernel_info(kernel, smem=plan.total)
-    return staged
+    return len(chosen)
 
 
 SHARED_STAGING = "tawa.shared_staging"

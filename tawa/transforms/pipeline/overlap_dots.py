@@ -292,7 +292,7 @@ def overlap(plan: OverlapPlan, early_release_bytes: int = 0) -> scf.IfOp:
                                 *(_lookup(vmap, v) for v in plan.carried)))
     inits = [_lookup(pro, yield_op.operands[k]) for k in kept] + [_lookup(pro, v) for v in plan.carried]
     new_loop = scf.ForOp(start.result, loop.ub, loop.step, inits, Region(new_body))
-    new_loop.attributes[OVERLAPPED] = UnitAttr()  # tawa-lower-tile orders its warp groups' issues
+    new_loop.attributes[OVERLAPPED] = UnitAttr()  # tawa-pingpong orders its warp groups' issues
     then.add_op(new_loop)
 
     # Epilogue: stage B of the last iteration.

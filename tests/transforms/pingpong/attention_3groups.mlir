@@ -1,5 +1,5 @@
 // Attention at head dim 64 with 192 query rows per program and 64-key blocks: three consumer
-// warp groups, whose overlapped loop tawa-lower-tile{pingpong} orders in a ring of three turns
+// warp groups, whose overlapped loop tawa-pingpong orders in a ring of three turns
 // (tests/transforms/test_pingpong.py).  Launch grid: (⌈seq_len/192⌉, batch·heads).
 func.func @attention_3groups(%Q: memref<?x?x?xbf16>, %K: memref<?x?x?xbf16>, %V: memref<?x?x?xbf16>,
                 %O: memref<?x?x?xbf16>, %seq_len: index, %sm_scale: f32) {

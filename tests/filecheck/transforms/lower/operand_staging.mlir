@@ -7,7 +7,7 @@
 // column unit and immediates (every other pair is 8 bytes into its unit).
 // RUN: tawa-opt %S/../../../../examples/attention_fwd_fp8.mlir -p 'tawa-hopper-pipeline{prepare=false}' | filecheck %s
 // RUN: tawa-opt %S/../../../../examples/attention_fwd_fp8.mlir -p tawa-hopper-pipeline -t ptx | filecheck %s --check-prefix=PTX
-// RUN: not tawa-opt %S/../../../../examples/attention_fwd_fp8.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=6},tawa-overlap-dots,tawa-assign-stage-phase,tawa-lower-aref,tawa-lower-tile{epilogue=threads}' 2>&1 | filecheck %s --check-prefix=SMEM
+// RUN: not tawa-opt %S/../../../../examples/attention_fwd_fp8.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=6},tawa-overlap-dots,tawa-assign-stage-phase,tawa-lower-aref,tawa-stage-operands' 2>&1 | filecheck %s --check-prefix=SMEM
 
 // CHECK-LABEL: func.func @attention_fwd_fp8(
 // CHECK:         %operand = nvgpu.smem_alloc offset({{[0-9]+}}) : !nvgpu.smem<2x64x128xf8E4M3FN, swizzle = 128>
@@ -33,4 +33,4 @@
 // PTX:       wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3
 
 // Six stages of K and V leave no room for the two 16 KiB buffers: a one-line error.
-// SMEM: error: tawa-lower-tile: the shared-memory buffers of the f8E4M3FN A operands computed in registers (wgmma reads 8-bit A operands from shared memory only) bring the kernel to 247808 bytes, more than the 232448 a block may use: use fewer stages
+// SMEM: error: tawa-stage-operands: the shared-memory buffers of the f8E4M3FN A operands computed in registers (wgmma reads 8-bit A operands from shared memory only) bring the kernel to 247808 bytes, more than the 232448 a block may use: use fewer stages

@@ -5,10 +5,10 @@
 // RUN: filecheck %s < %t.full
 // RUN: tawa-opt %S/../../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{epilogue=auto staging=subtiled prepare=false}' > %t
 // RUN: filecheck %s --check-prefix=SUB < %t
-// RUN: tawa-opt %S/../../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=4},tawa-assign-stage-phase,tawa-lower-aref,tawa-lower-tile{epilogue=auto staging=full}' | filecheck %s --check-prefix=FULL4
-// RUN: tawa-opt %S/../../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=4},tawa-assign-stage-phase,tawa-lower-aref,tawa-lower-tile{epilogue=auto}' | filecheck %s --check-prefix=AUTO4
-// RUN: not tawa-opt %S/../../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=4},tawa-assign-stage-phase,tawa-lower-aref,tawa-lower-tile{epilogue=tma staging=full}' 2>&1 | filecheck %s --check-prefix=SMEM
-// RUN: tawa-opt %S/../../../../examples/batched_gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-assign-stage-phase,tawa-lower-aref,tawa-lower-tile{epilogue=tma}' | filecheck %s --check-prefix=BATCHED
+// RUN: tawa-opt %S/../../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=4},tawa-assign-stage-phase,tawa-lower-aref,tawa-stage-stores{epilogue=auto staging=full},tawa-lower-tile,tawa-drain-stores' | filecheck %s --check-prefix=FULL4
+// RUN: tawa-opt %S/../../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=4},tawa-assign-stage-phase,tawa-lower-aref,tawa-stage-stores,tawa-lower-tile,tawa-drain-stores' | filecheck %s --check-prefix=AUTO4
+// RUN: not tawa-opt %S/../../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=4},tawa-assign-stage-phase,tawa-lower-aref,tawa-stage-stores{epilogue=tma staging=full}' 2>&1 | filecheck %s --check-prefix=SMEM
+// RUN: tawa-opt %S/../../../../examples/batched_gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-assign-stage-phase,tawa-lower-aref,tawa-stage-stores{epilogue=tma},tawa-lower-tile,tawa-drain-stores' | filecheck %s --check-prefix=BATCHED
 // RUN: sed '0,/tma_store_wait 0/{//d}' %t.full | not tawa-opt -p tawa-verify-protocol 2>&1 | filecheck %s --check-prefix=NOWAIT
 // RUN: sed '0,/named_barrier_sync 1, 256/{//d}' %t.full | not tawa-opt -p tawa-verify-protocol 2>&1 | filecheck %s --check-prefix=NOBARRIER
 // RUN: sed '0,/tma_store_wait 0/{s//tma_store_wait 1/}' %t.full | not tawa-opt -p tawa-verify-protocol 2>&1 | filecheck %s --check-prefix=WEAK
@@ -118,7 +118,7 @@
 // AUTO4:     nvgpu.tma_store
 // AUTO4-NOT: nvgpu.frag_store %
 
-// SMEM: gemm.mlir:7:1: error: tawa-lower-tile: epilogue=tma: the rings and the staging tiles of the TMA-store epilogue need 264192 bytes of shared memory, more than the 232448 a block may use; use fewer stages
+// SMEM: gemm.mlir:7:1: error: tawa-stage-stores: epilogue=tma: the rings and the staging tiles of the TMA-store epilogue need 264192 bytes of shared memory, more than the 232448 a block may use; use fewer stages
 
 // A batched (3-D) C: a box of one plane, three coordinates.
 // BATCHED: nvgpu.tma_descriptor %C : memref<?x?x?xbf16> -> !nvgpu.tma_desc<1x128x256xbf16, swizzle = 128>

@@ -10,7 +10,7 @@
 // RUN: sed '0,/named_barrier_sync 15, 128/{//d}' %t | not tawa-opt -p tawa-verify-protocol 2>&1 | filecheck %s --check-prefix=NOBARRIER0
 // RUN: sed '0,/named_barrier_sync 14, 128/{//d}' %t | not tawa-opt -p tawa-verify-protocol 2>&1 | filecheck %s --check-prefix=NOBARRIER1
 // RUN: not tawa-opt %S/../../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{store-group=warps}' 2>&1 | filecheck %s --check-prefix=BAD
-// RUN: not tawa-opt %S/../../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline,tawa-assign-stage-phase,tawa-lower-aref,tawa-lower-tile{store-group=warps}' 2>&1 | filecheck %s --check-prefix=BADTILE
+// RUN: not tawa-opt %S/../../../../examples/gemm.mlir -p 'tawa-warp-specialize,tawa-pipeline,tawa-assign-stage-phase,tawa-lower-aref,tawa-stage-stores{store-group=warps}' 2>&1 | filecheck %s --check-prefix=BADSTAGE
 
 // attention_fwd (two consumer warp groups, ping-pong): the 128x128 staging tile's bytes
 // as two 64-row buffers, and a tensor map with a 64-row box.
@@ -109,4 +109,4 @@
 
 // BAD: tawa-hopper-pipeline: error: store-group must be one of auto, cta, warpgroup, got 'warps'
 // BAD-NOT: Traceback
-// BADTILE: tawa-lower-tile: error: store-group must be one of auto, cta, warpgroup, got 'warps'
+// BADSTAGE: tawa-stage-stores: error: store-group must be one of auto, cta, warpgroup, got 'warps'
