@@ -167,7 +167,9 @@ PASS_LEVELS: dict[str, Takes] = {
     "tawa-split-tma-chunks": Takes("aref-lowered"),
     "tawa-expand-fragment-stores": Takes("nvgpu"),
     "tawa-check-resources": Takes("nvgpu"),
-    "tawa-verify-protocol": Takes("nvgpu"),
+    # The aref level too (its own proof); between tawa-lower-aref and
+    # tawa-materialize-partitions it reports itself.
+    "tawa-verify-protocol": Takes("aref"),
     "tawa-prepare-ptx": Takes("nvgpu-stores"),
 }
 """The earliest level each of tawa's passes takes (keys: pass names).

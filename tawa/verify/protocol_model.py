@@ -362,7 +362,7 @@ class Launch:
     rank: int = 0
 
 
-_EVAL, _FOR, _IF, _PROTOCOL = range(4)
+_EVAL, _FOR, _IF, _PROTOCOL, _REGION = range(5)
 """The instructions of a compiled block (`SkeletonRunner._compile`)."""
 _HANDLE, _ROLE, _RANK, _THREAD, _LANE, _WARP, _LAUNCH, _OPAQUE, _ARITH = range(9)
 """How an `_EVAL` instruction computes its result."""
@@ -397,12 +397,39 @@ class SkeletonRunner:
 
     # ------------------------------------------------------------------ slice
 
+    # ------------------------------------------------------------------ hooks (protocol_aref's runner)
+
+    def is_protocol(self, op: Operation) -> bool:
+        """Whether `op` makes events."""
+        return isinstance(op, PROTOCOL_OPS)
+
+    def protocol_operands(self, op: Operation) -> Iterable[SSAValue]:
+        """The operands of a protocol op that its events depend on."""
+        return _protocol_operands(op)
+
+    def key_operands(self, op: Operation) -> Iterable[SSAValue]:
+        """The operands whose values key the events made once per op
+        (`_events_of`): the integer ones of `protocol_operands`."""
+        return (v for v in self.protocol_operands(op) if isinstance(v.type, IndexType | IntegerType))
+
+    def special_value(self, op: Operation) -> tuple[str, Any] | None:
+        """How a subclass computes an op the base does not know: ("handle",
+        the value naming an object) or ("launch", (Launch field, axis))."""
+        return None
+
+    def region_choice(self, op: Operation) -> Callable[[int], int | None] | None:
+        """For an op with regions other than scf.for / scf.if that holds
+        protocol ops: which of its regions a role runs (None: none)."""
+        return None
+
+    # ------------------------------------------------------------------ slice
+
     def _analyze(self) -> None:
         """Which values the protocol depends on, and which loops and ifs must run."""
         work: list[SSAValue] = []
         for op in self.kernel.walk():
-            if isinstance(op, PROTOCOL_OPS):
-                work.extend(_protocol_operands(op))
+            if self.is_protocol(op):
+                work.extend(self.protocol_operands(op))
                 parent = op.parent_op()
                 while parent is not None and parent is not self.kernel:
                     self._protocol_regions.add(parent)
@@ -462,9 +489,8 @@ class SkeletonRunner:
         for op in block.ops:
             if isinstance(op, scf.YieldOp | func.ReturnOp):
                 return tuple(code), _ids(op.operands)
-            if isinstance(op, PROTOCOL_OPS):
-                code.append((_PROTOCOL, op, _ids(v for v in _protocol_operands(op)
-                                                  if isinstance(v.type, IndexType | IntegerType))))
+            if self.is_protocol(op):
+                code.append((_PROTOCOL, op, _ids(self.key_operands(op))))
             elif isinstance(op, scf.ForOp):
                 if op in self.executed:
                     body = op.body.block
@@ -476,6 +502,8 @@ class SkeletonRunner:
                                    for r in (op.true_region, op.false_region))
                     code.append((_IF, op, id(op.cond), then, other, _ids(op.results),
                                  op in self._protocol_regions))
+            elif op.regions and op in self._protocol_regions and (choose := self.region_choice(op)) is not None:
+                code.append((_REGION, op, choose, tuple(self._compile(r.block) for r in op.regions)))
             elif any(r in self.relevant for r in op.results):
                 how, what = self._evaluator(op)
                 code.append((_EVAL, op, how, what, _ids(op.operands), _ids(op.results)))
@@ -486,6 +514,8 @@ class SkeletonRunner:
         `how` and what that needs."""
         if isinstance(op, nvgpu.SmemAllocOp | nvgpu.TmaDescriptorOp):
             return _HANDLE, op.results[0]  # a handle: the SSA value names the array
+        if (special := self.special_value(op)) is not None:
+            return {"handle": _HANDLE, "launch": _LAUNCH}[special[0]], special[1]
         if isinstance(op, nvgpu.WarpGroupIdOp):
             return _ROLE, None
         if isinstance(op, nvgpu.ClusterRankOp):
@@ -563,8 +593,12 @@ class SkeletonRunner:
                 self._events_of(ins, mask)
             elif kind == _FOR:
                 self._for(ins, mask)
-            else:
+            elif kind == _IF:
                 self._if(ins, mask)
+            else:  # _REGION: the region of this role, if any
+                i = ins[2](self._role)
+                if i is not None:
+                    self._run(*ins[3][i], mask)
         return tuple(vals.get(v, UNKNOWN) for v in yielded)
 
     def _special(self, how: int, what: Any) -> Any:

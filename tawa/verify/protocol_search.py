@@ -115,6 +115,26 @@ class Layout:
         return (self.role_cta, self.barrier_cta, self.slot_range)
 
 
+@dataclass(frozen=True)
+class Words:
+    """What the messages call the model's objects: the lowered kernel's
+    (`NVGPU_WORDS`) or the aref level's (`protocol_aref.AREF_WORDS`)."""
+
+    load: str = "TMA load"
+    """What fills a stage asynchronously."""
+    reader: str = "wgmma"
+    """What reads a stage until a later op retires it."""
+    retire: str = "wgmma_wait_group"
+    """The op that retires readers."""
+    agent: str = "warp group"
+    """Who runs a trace."""
+    acquire: str = "waits on the barrier its loads complete on"
+    """How an agent takes a stage."""
+
+
+NVGPU_WORDS = Words()
+
+
 class StateLimit(Exception):
     def __init__(self, states: int):
         super().__init__(states)
@@ -286,7 +306,7 @@ class Explorer(PersistentSets):
     def __init__(self, traces: Sequence[Sequence[Event]], n_barriers: int,
                  describe_barrier, describe_slot, role_name, max_states: int,
                  reduce: bool = True, shortest: bool = True, layout: Layout | None = None,
-                 fine: bool = True):
+                 fine: bool = True, initial: Sequence[int] = (), words: Words = NVGPU_WORDS):
         self.role_cta = tuple(layout.role_cta) if layout else (0,) * len(traces)
         self.roles = [_cut(t) for t in traces]
         self.nb = n_barriers
@@ -307,6 +327,10 @@ class Explorer(PersistentSets):
         self.reduce = reduce
         self.shortest = shortest
         self.states = 0
+        self.initial = tuple(initial)
+        """Per barrier, the arrivals it expects before any step (0: not
+        initialized; the aref level's rings exist from the start)."""
+        self.words = words
         named = sorted({e.barrier for t in traces for e in t if e.kind in (NAMED_SYNC, NAMED_ARRIVE)})
         self.named_index = {n: i for i, n in enumerate(named)}
         self._footprints()
@@ -382,7 +406,10 @@ class Explorer(PersistentSets):
                                  f"{self.role_name(r)} ends while its TMA store of {self.slot(store.slot)} may "
                                  "still read shared memory (no nvgpu.tma_store_wait 0 after its last store)", [])
         n = len(self.roles)
-        init = ((0,) * n, (0,) * (4 * self.nb), (), (0,) * (2 * len(self.named_index)), (-1,) * n)
+        bars = [0] * (4 * self.nb)
+        for b, count in enumerate(self.initial):
+            bars[4 * b: 4 * b + 4] = (count, 0, 0, count)
+        init = ((0,) * n, tuple(bars), (), (0,) * (2 * len(self.named_index)), (-1,) * n)
         parent: dict[Any, tuple[Any, Step] | None] = {init: None}
         hints: dict[Any, int] = {}  # the agent whose step reached a state (`_persistent` tries it first)
         queue = deque([init])
@@ -561,7 +588,7 @@ class Explorer(PersistentSets):
                     load = self.roles[r2].blocks[p2][i2]
                     if load.slot == e.slot or self._aliased and load.slot in self._overlap[e.slot]:
                         self._fail(step, "read during load", e.op,
-                                   f"{self.role_name(r)} reads {self.slot(e.slot)} while a TMA load "
+                                   f"{self.role_name(r)} reads {self.slot(e.slot)} while a {self.words.load} "
                                    f"into it ({_where(load.op)}) may still be in flight", i)
             elif k == NAMED_ARRIVE:
                 j = self.named_index[e.barrier]
@@ -619,14 +646,15 @@ class Explorer(PersistentSets):
             other = self.roles[r2].blocks[p2][i2]
             if other.slot == e.slot or self._aliased and other.slot in self._overlap[e.slot]:
                 self._fail(step, "slot overwritten before it was released", e.op,
-                           f"TMA load into {self.slot(e.slot)} while an earlier load into it "
+                           f"{self.words.load} into {self.slot(e.slot)} while an earlier one into it "
                            f"({_where(other.op)}) may still be in flight", i)
         for r2, role in enumerate(self.roles):
             open_ = role.open_in[p][i] if r2 == r else role.open_at[state[0][r2]]
             if self._hits(e.slot, open_):
                 self._fail(step, "slot overwritten before it was released", e.op,
-                           f"TMA load into {self.slot(e.slot)} while {self.role_name(r2)} may still "
-                           f"read it (its wgmma reading it has not been waited for)", i)
+                           f"{self.words.load} into {self.slot(e.slot)} while {self.role_name(r2)} may still "
+                           f"read it (its {self.words.reader} reading it has not been retired by a "
+                           f"{self.words.retire})", i)
 
     def _complete(self, state, k: int, r: int, e: Event):
         pos, bars, inflight, named, nwaits = state

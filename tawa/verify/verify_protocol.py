@@ -21,7 +21,13 @@ step.  A kernel with thread-block clusters (`#nvgpu.kernel<..., cluster = N>`)
 is explored as one cluster: the skeleton runs for each of its N CTAs (rank
 0..N-1, the block ids the runtime gives the first cluster) and the search
 interleaves all their warp groups (docs/protocol.md, section 5).
-docs/protocol.md describes the model.
+
+At the aref level (a kernel still holding its `aref.warp_specialize`, its
+slots named or not), `verify_aref_kernel` runs the same search and checks
+on the partitions' aref events (`protocol_aref`: each aref as the full and
+empty barriers `tawa-lower-aref` makes of it); `tawa-assign-stage-phase`
+runs it on the slots it names.  docs/protocol.md describes the model
+(section 6: the aref level).
 """
 
 from __future__ import annotations
@@ -41,11 +47,12 @@ from xdsl.printer import Printer
 from tawa.cache import ProofStore
 from tawa.diagnostics import TawaError, location_of
 from tawa.dialects import aref, nvgpu
-from tawa.dialects.nvgpu.kernel_info import KernelInfoAttr, persistent_ctas
+from tawa.dialects.nvgpu.kernel_info import KernelInfoAttr, kernel_info, persistent_ctas
 from tawa.dialects.nvgpu.types import MBarrierType
 from tawa.target.hopper import NAMED_BARRIERS, THREADS_PER_GROUP
 from tawa.transforms.utils import fail
-from tawa.verify import protocol_model, protocol_reduction, protocol_search, protocol_slots
+from tawa.verify import protocol_aref, protocol_model, protocol_reduction, protocol_search, protocol_slots
+from tawa.verify.protocol_aref import AREF_WORDS, ArefSkeletonRunner
 from tawa.verify.protocol_model import (
     CLUSTER_BARRIER,
     COMMIT,
@@ -57,7 +64,7 @@ from tawa.verify.protocol_model import (
     SkeletonError,
     SkeletonRunner,
 )
-from tawa.verify.protocol_search import Explorer, Layout, StateLimit, Step, Violation
+from tawa.verify.protocol_search import NVGPU_WORDS, Explorer, Layout, StateLimit, Step, Violation
 from tawa.verify.protocol_slots import check_slots
 
 NAME = "tawa-verify-protocol"
@@ -78,9 +85,15 @@ class VerifyProtocolPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         names = _Names(op)
         for kernel in [o for o in op.walk() if isinstance(o, func.FuncOp) and o.body.blocks]:
-            if any(isinstance(o, aref.WarpSpecializeOp) for o in kernel.walk()):
-                continue  # aref level: tawa.interpret checks that protocol
-            if any(isinstance(o, PROTOCOL_OPS) for o in kernel.walk()):
+            ops = list(kernel.walk())
+            if any(isinstance(o, aref.WarpSpecializeOp) for o in ops):
+                if barrier := next((o for o in ops if isinstance(o, PROTOCOL_OPS)), None):
+                    raise fail(barrier, f"{NAME}: @{kernel.sym_name.data} is between tawa-lower-aref and "
+                                        "tawa-materialize-partitions (barrier ops inside aref.warp_specialize): "
+                                        "verify the protocol at the aref level, before tawa-lower-aref, or "
+                                        "after tawa-materialize-partitions")
+                verify_aref_kernel(kernel, names, self.max_trips, self.max_states)
+            elif any(isinstance(o, PROTOCOL_OPS) for o in ops):
                 if len(kernel.body.blocks) > 1 or any(len(r.blocks) > 1 for o in kernel.walk() for r in o.regions):
                     raise fail(kernel, f"{NAME}: the kernel's control flow is unstructured (branches between "
                                        "blocks); verify the protocol before tawa-prepare-ptx "
@@ -104,8 +117,9 @@ class _Names:
 
 
 def verify_kernel(kernel: func.FuncOp, names: _Names, max_trips: int, max_states: int) -> None:
-    """Explores the protocol of `kernel` at every problem size; raises a
-    `TawaError` with a counterexample trace on the first violation."""
+    """Explores the protocol of `kernel` (lowered: nvgpu barrier ops) at
+    every problem size; raises a `TawaError` with a counterexample trace on
+    the first violation."""
     attr = kernel.attributes.get("nvgpu.kernel")
     info = attr.info if isinstance(attr, KernelInfoAttr) else None
     if info is None or not info.threads:
@@ -115,22 +129,49 @@ def verify_kernel(kernel: func.FuncOp, names: _Names, max_trips: int, max_states
     depth = max((o.result.type.count.data for o in kernel.walk()
                  if isinstance(o, nvgpu.SmemAllocOp) and isinstance(o.result.type, MBarrierType)),
                 default=1)
-    trips = max_trips or 2 * depth + 1
     runner = SkeletonRunner(kernel)
-    cluster = runner.cluster
+    _explore(kernel, names, runner, roles, depth, info.persistent, max_trips, max_states,
+             _Describe(names, runner, roles), aref_level=False)
+
+
+def verify_aref_kernel(kernel: func.FuncOp, names: _Names | None = None, max_trips: int = 0,
+                       max_states: int = 200000) -> None:
+    """The same proof for a kernel at the aref level (an
+    `aref.warp_specialize`, its slots assigned or not): each partition is
+    an agent, each aref the rings `tawa-lower-aref` makes of it
+    (`protocol_aref`; docs/protocol.md section 6)."""
+    names = names or _Names(kernel)
+    try:
+        runner = ArefSkeletonRunner(kernel)
+    except SkeletonError as err:
+        raise fail(err.op, f"{NAME}: {err}") from None
+    info = kernel_info(kernel)
+    _explore(kernel, names, runner, runner.roles, runner.depth, info.persistent, max_trips, max_states,
+             _ArefDescribe(names, runner), aref_level=True)
+
+
+def _explore(kernel: func.FuncOp, names: _Names, runner: SkeletonRunner, roles: int, depth: int,
+             persistent: bool, max_trips: int, max_states: int, describe: Any, aref_level: bool) -> None:
+    """The problem sizes of `kernel` (docs/protocol.md section 3), each
+    explored by the search, then the slot checks; raises the first
+    violation."""
+    trips = max_trips or 2 * depth + 1
+    # The aref level: one CTA of a cluster (the rings are per CTA; their
+    # cluster-wide arrivals are the lowering's, proved on the lowered kernel).
+    cluster = 1 if aref_level else runner.cluster
     sizes = _size_arguments(runner)
     params = kernel.body.block.args
     objects = runner.objects
     explored: set[Any] = set()
-    describe = _Describe(names, runner, roles)
+    words = AREF_WORDS if aref_level else NVGPU_WORDS
     held: tuple[Violation, str] | None = None  # protocol_slots' first violation: reported after the search
     for t in range(trips + 1):
-        for programs in _programs_per_cta(t, depth) if info.persistent else (1,):
+        for programs in _programs_per_cta(t, depth) if persistent else (1,):
             args = [t * sizes[p] if p in sizes else (t if isinstance(p.type, IndexType | IntegerType)
                                                      else UNKNOWN) for p in params]
+            launches = _launches(persistent, programs, runner.cluster)[:1 if aref_level else None]
             try:
-                traces = [runner.trace(r, args, launch) for launch in _launches(info.persistent, programs, cluster)
-                          for r in range(roles)]
+                traces = [runner.trace(r, args, launch) for launch in launches for r in range(roles)]
             except SkeletonError as err:
                 raise fail(err.op, f"{NAME}: {err}") from None
             key = tuple(tuple(e.key() for e in tr) for tr in traces)
@@ -139,29 +180,35 @@ def verify_kernel(kernel: func.FuncOp, names: _Names, max_trips: int, max_states
             explored.add(key)
             scenario = ", ".join(
                 [f"{p.name_hint or names(p)} = {a}" for p, a in zip(params, args) if p in sizes]
-                + ([f"{programs} program{'s' if programs > 1 else ''} per CTA"] if info.persistent else [])
+                + ([f"{programs} program{'s' if programs > 1 else ''} per CTA"] if persistent else [])
                 + ([f"{cluster} CTAs per cluster"] if cluster > 1 else [])
             )
             layout = Layout(tuple(c for c in range(cluster) for _ in range(roles)), tuple(objects.barrier_cta),
                             tuple(None if span is None else (cta, *span)
                                   for cta, span in zip(objects.slot_cta, objects.slot_range)))
             if held is None:
-                violation = check_slots(traces, _overlaps(layout), describe.slot, describe.role)
+                violation = check_slots(traces, _overlaps(layout), describe.slot, describe.role, words,
+                                        own_releases=aref_level)
                 if violation is not None:
                     held = (violation, scenario)
+                    if violation.problem == protocol_slots.NOT_HELD:
+                        raise _error(kernel, *held, describe)  # clearer than what it leads to
+            initial = runner.initial_counts() if isinstance(runner, ArefSkeletonRunner) else []
             proof = (tuple(tuple(e.semantic_key() for e in tr) for tr in traces),
-                     len(objects.barriers), max_states, cluster, layout.barrier_cta, _aliases(layout))
+                     len(objects.barriers), max_states, cluster, layout.barrier_cta, _aliases(layout),
+                     tuple(initial))
             if proof in _PROVED or proof in _STORE:
                 continue  # the same protocol was explored before (another compile of it)
             explorer = Explorer(traces, len(objects.barriers), describe.barrier, describe.slot,
-                                describe.role, max_states, layout=layout)
+                                describe.role, max_states, layout=layout, initial=initial, words=words,
+                                shortest=not aref_level)  # the aref level: the reduced search's trace
             try:
                 violation = explorer.run()
             except StateLimit:
                 raise fail(kernel, f"{NAME}: @{kernel.sym_name.data} ({scenario}): more than "
                                    f"{max_states} states; raise max-states") from None
             if violation is not None:
-                raise _error(kernel, violation, scenario, describe)
+                raise _error(kernel, violation, scenario, describe, shortest=not aref_level)
             if len(_PROVED) >= _PROVED_LIMIT:
                 _PROVED.clear()
             _PROVED.add(proof)
@@ -178,7 +225,8 @@ kernel compiled again, or another kernel with the same protocol, is not
 explored again.  Only successes are kept (a violation's trace names ops)."""
 _PROVED_LIMIT = 4096
 _STORE = ProofStore("protocol", [Path(__file__), Path(protocol_model.__file__), Path(protocol_search.__file__),
-                                 Path(protocol_reduction.__file__), Path(protocol_slots.__file__)])
+                                 Path(protocol_reduction.__file__), Path(protocol_slots.__file__),
+                                 Path(protocol_aref.__file__)])
 """The same proofs on disk, for the next process (`tawa.cache.ProofStore`:
 keyed by the event sequences and this checker's source)."""
 
@@ -254,6 +302,28 @@ class _Describe:
         return f"cta{r // self.roles}.wg{r % self.roles}"
 
 
+class _ArefDescribe:
+    """Names of the aref level: barriers as `%ref full[1]` / `%ref empty[1]`,
+    stages as `slot 1 of %ref`, agents as partitions."""
+
+    def __init__(self, names: _Names, runner: ArefSkeletonRunner):
+        self.names, self.runner = names, runner
+        kinds = [runner.role_kind(r) for r in range(runner.roles)]
+        self._short = [k if kinds.count(k) == 1 else f"{k}{kinds[:r].count(k)}" for r, k in enumerate(kinds)]
+
+    def barrier(self, b: int) -> str:
+        return protocol_aref.describe_barrier(self.names, self.runner, b)
+
+    def slot(self, s: int) -> str:
+        return protocol_aref.describe_slot(self.names, self.runner, s)
+
+    def role(self, r: int) -> str:
+        return f"the {self._short[r]} partition"
+
+    def who(self, r: int) -> str:
+        return self._short[r]
+
+
 def _size_arguments(runner: SkeletonRunner) -> dict[SSAValue, int]:
     """Kernel arguments that bound a loop running barrier ops, with the
     loop's step (the largest where several loops share one)."""
@@ -286,14 +356,15 @@ def _reaching_arguments(v: SSAValue, params: set[SSAValue]) -> set[SSAValue]:
 # --------------------------------------------------------------------------- reporting
 
 
-def _error(kernel: func.FuncOp, v: Violation, scenario: str, describe: _Describe) -> TawaError:
+def _error(kernel: func.FuncOp, v: Violation, scenario: str, describe: Any, shortest: bool = True) -> TawaError:
     """The error at the violating op; its details are the counterexample as
     MLIR-style notes, one per event, each at the event's op."""
     err = fail(v.op, f"{NAME}: {v.problem} in @{kernel.sym_name.data} ({scenario}): {v.message}")
     if not v.steps:  # found by a check at the kernel's end, which names its op
         return err
     if v.states:
-        head = f"counterexample ({len(v.steps)} steps, shortest of {v.states} states explored)"
+        found = "shortest of" if shortest else "found among"
+        head = f"counterexample ({len(v.steps)} steps, {found} {v.states} states explored)"
     else:  # a check of one warp group's trace (protocol_slots)
         head = f"the events of {describe.role(v.steps[0].role)} that break it ({len(v.steps)})"
     err.details.append(f"{_loc(kernel)}: note: {head}:")
@@ -307,6 +378,8 @@ def _describe_step(step: Step, bar, slot, who: str) -> list[tuple[Operation, str
     """The lines of a step: each event's op and what it does."""
     if step.kind == "tma":
         e = step.events[0]
+        if isinstance(e.op, aref.PutOp):
+            return [(e.op, f"{who}'s aref.put into {slot(e.slot)} lands ({e.tx} bytes): the slot is full")]
         return [(e.op, f"{who} TMA load into {slot(e.slot)} completes ({e.tx} bytes on {bar(e.barrier)})")]
     if step.kind == "arrive_named":
         e = step.events[0]
@@ -324,6 +397,11 @@ def _describe_step(step: Step, bar, slot, who: str) -> list[tuple[Operation, str
             lines.append(_describe_inits(who, inits, bar))
             inits = []
         if e.kind == COMMIT and len(step.events) > 1:
+            continue
+        if e.op.dialect_name() in ("aref", "tile") or e.kind == "read" and e.op.dialect_name() != "nvgpu":
+            text = protocol_aref.describe_event(e, slot, bar)
+            if text is not None:
+                lines.append((e.op, f"{who} {text}"))
             continue
         lines.append((e.op, f"{who} {_describe_event(e, bar, slot)}"))
     if inits:

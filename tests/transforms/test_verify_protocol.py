@@ -372,6 +372,7 @@ def _broken_gemm(mutation: str, persistent: bool, epilogue: str = "auto") -> tup
     from xdsl.rewriter import Rewriter
 
     from tawa.dialects import aref, nvgpu, tile
+    from tawa.transforms.pipeline.assign_stage_phase import AssignStagePhasePass
     from tawa.transforms.pipeline.pipeline import PipelinePass
 
     module = tawa.parse((ROOT / "examples" / "gemm.mlir").read_text(), "gemm.mlir")
@@ -381,6 +382,8 @@ def _broken_gemm(mutation: str, persistent: bool, epilogue: str = "auto") -> tup
     for step in pipeline.planned_steps(module):
         if isinstance(step, VerifyProtocolPass):
             continue
+        if isinstance(step, AssignStagePhasePass):  # its aref-level proof rejects the mutant already
+            step = AssignStagePhasePass(verify=False)
         step.apply(ctx, module)
         if not isinstance(step, PipelinePass):
             continue

@@ -26,6 +26,15 @@ on the H100: docs/perf.md, "Deep rings for small GEMM tiles").
 The result is still aref-level IR that the interpreter runs (it checks each
 named slot against its own count); `tawa-lower-aref` turns the slots into
 mbarrier waits and arrivals.
+
+3. **The proof at the aref level** (`verify`, on by default): each kernel's
+   slots, as assigned, are proved free of deadlock and of slots refilled
+   under a read (`tawa.verify.verify_protocol.verify_aref_kernel`, the
+   search of `tawa-verify-protocol` on the partitions' aref events;
+   docs/protocol.md section 6).  A consumer that releases a slot before the
+   `tile.dot_wait` that retires the `tile.dot_async` reading it, that reads
+   a slot after releasing it, or that never releases one, is an error
+   located at that op, its counterexample as `note:` lines.
 """
 
 from __future__ import annotations
@@ -34,7 +43,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i32
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -49,6 +58,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.dialects import aref
 from tawa.transforms.utils import const, fail
+from tawa.verify.verify_protocol import verify_aref_kernel
 
 NAME = "tawa-assign-stage-phase"
 _KINDS = {aref.PutOp: "put", aref.GetOp: "get", aref.ConsumedOp: "release"}
@@ -200,6 +210,7 @@ class AssignSlot(RewritePattern):
         else:
             new = type(op)(op.aref, stage, phase)
         new.attributes |= op.attributes
+        new.location = op.location
         for old, res in zip(op.results, new.results, strict=True):
             res.name_hint = old.name_hint
         rewriter.replace(op, new)
@@ -210,6 +221,9 @@ class AssignStagePhasePass(ModulePass):
     """Gives every aref put, get and release its ring stage and phase as SSA operands."""
 
     name = NAME
+
+    verify: bool = True
+    """Prove the assigned slots' protocol (`verify_aref_kernel`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         count_of: dict[Operation, SSAValue] = {}
@@ -228,3 +242,7 @@ class AssignStagePhasePass(ModulePass):
             GreedyRewritePatternApplier([AssignSlot(count_of)], dce_enabled=False),
             apply_recursively=False,
         ).rewrite_module(op)
+        if self.verify:
+            for kernel in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
+                if any(isinstance(o, aref.WarpSpecializeOp) for o in kernel.walk()):
+                    verify_aref_kernel(kernel)
