@@ -175,7 +175,8 @@ class FragmentFunctions(InterpreterFunctions):
     @impl(nvgpu.FragmentUnaryOp)
     def run_unary(self, interpreter: Interpreter, op: nvgpu.FragmentUnaryOp, args: PythonValues):
         x = regs(op, args[0], lanes_of(interpreter)).astype(np.float32)
-        out = {"exp2": np.exp2, "negf": np.negative, "tanh": np.tanh}[op.kind.data.value](x)
+        out = {"exp2": np.exp2, "negf": np.negative, "tanh": np.tanh, "log2": np.log2, "sqrt": np.sqrt,
+               "rsqrt": lambda v: 1 / np.sqrt(v), "absf": np.abs}[op.kind.data.value](x)
         return (_result(op, out),)
 
     @impl(nvgpu.FragmentCmpIOp)

@@ -66,6 +66,19 @@ def test_row_softmax(M):
     assert np.isnan(got[:, 128:]).all()
 
 
+@pytest.mark.parametrize("M, N", [(100, 200), (1, 8)])
+def test_unary_math(M, N):
+    """sqrt, rsqrt, log (as log2 · ln 2), log2 and abs on fragments: the hardware's approximate
+    lg2 and rsqrt are NumPy's functions in the simulator, so it matches the tile program closely."""
+    X = np.random.default_rng(M).standard_normal((M, N)).astype(np.float32) * 3
+    text = (KERNELS / "unary_math.mlir").read_text()
+    want, got = both(text, "unary_math", (-(-M // 64), -(-N // 128)), [X], np.full((M, N), np.nan, np.float32))
+    a = np.abs(X)
+    ref = np.sqrt(a) + 1 / np.sqrt(a + 1) + np.log(a + 1) + np.log2(a + 2)
+    np.testing.assert_allclose(want, ref, rtol=1e-5)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
 def test_split_k_reduce_program():
     """The split-K GEMM's reduce program (tawa.kernels.gemm_reduce_source): a loop of loads and adds."""
     config = GemmConfig(128, 128, 64, split_k=3)
@@ -81,6 +94,7 @@ def test_split_k_reduce_program():
 @pytest.mark.parametrize("source, name", [
     ("add_relu.mlir", "add_relu"),
     ("row_softmax.mlir", "row_softmax"),
+    ("unary_math.mlir", "unary_math"),
     (None, "gemm_splitk_reduce"),
 ])
 def test_assembles_without_spills(source, name, tmp_path, monkeypatch):

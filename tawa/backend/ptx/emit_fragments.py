@@ -75,7 +75,8 @@ def emit_binary(p: KernelPrinter, op: nvgpu.FragmentBinaryOp) -> None:
 
 
 def emit_unary(p: KernelPrinter, op: nvgpu.FragmentUnaryOp) -> None:
-    inst = {"exp2": "ex2.approx.ftz.f32", "negf": "neg.f32", "tanh": "tanh.approx.f32"}[op.kind.data.value]
+    inst = {"exp2": "ex2.approx.ftz.f32", "negf": "neg.f32", "tanh": "tanh.approx.f32", "log2": "lg2.approx.ftz.f32",
+            "sqrt": "sqrt.rn.f32", "rsqrt": "rsqrt.approx.ftz.f32", "absf": "abs.f32"}[op.kind.data.value]
     for s, d in zip(p.frag(op.input), p.define_frag(op.result)):
         p.emit(f"{inst} {d}, {s};")
 

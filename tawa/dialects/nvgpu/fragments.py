@@ -132,20 +132,25 @@ class FragUnaryKind(StrEnum):
     EXP2 = "exp2"
     NEGF = "negf"
     TANH = "tanh"
+    LOG2 = "log2"
+    SQRT = "sqrt"
+    RSQRT = "rsqrt"
+    ABSF = "absf"
 
 
 @irdl_attr_definition
 class FragUnaryKindAttr(EnumAttribute[FragUnaryKind], SpacedOpaqueSyntaxAttribute):
-    """The elementwise function of `nvgpu.frag_unary` (`math.exp2`, `arith.negf`, `math.tanh`)."""
+    """The elementwise function of `nvgpu.frag_unary` (`math.exp2`, `arith.negf`, `math.tanh`,
+    `math.log2`, `math.sqrt`, `math.rsqrt`, `math.absf`)."""
 
     name = "nvgpu.frag_unary_kind"
 
 
 @irdl_op_definition
 class FragmentUnaryOp(IRDLOperation):
-    """Elementwise f32 function of a fragment (exp2 and tanh are the
-    hardware's approximate `ex2` and `tanh`, as in every fast softmax and
-    GELU).
+    """Elementwise f32 function of a fragment (exp2, tanh, log2 and rsqrt
+    are the hardware's approximate `ex2`, `tanh`, `lg2` and `rsqrt`, as in
+    every fast softmax, GELU and norm; sqrt is rounded to nearest).
 
     Example: `%p = nvgpu.frag_unary exp2 %s : !nvgpu.frag<64x128xf32, wgmma>`
     """

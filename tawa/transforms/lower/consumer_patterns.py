@@ -10,7 +10,7 @@ One `RewritePattern` per op family, applied by `tawa-lower-tile` with xDSL's
 | `RetypeIfResults` | `scf.if` whose branches both yield a fragment of one type | the result retyped |
 | `LowerDot` | `tile.dot` / `tile.dot_async` on aref slots | descriptors, fence, whole-tile `wgmma`, commit (a sync dot also waits); an lhs of `nvgpu.staged_operand` first written to its buffer |
 | `LowerDotWait` | `tile.dot_wait N` | `wgmma_wait_group N` |
-| `LowerElementwise` | f32 `arith` / `math.exp2` on fragments | `frag_binary` / `frag_unary` |
+| `LowerElementwise` | f32 `arith` / `math` (exp2, tanh, log, log2, sqrt, rsqrt, absf) on fragments | `frag_binary` / `frag_unary` (log: log2 · ln 2) |
 | `LowerRowReduce` | `tile.reduce` along the columns | `frag_reduce` into the row layout |
 | `LowerConsumerLoad` | `tile.load` left to the consumers (it feeds no dot) | `frag_load` of this warp group's share, in the layout its use gives |
 | `LowerSlotRead` | an aref slot used by anything but a dot (math on a delivered tile) | `frag_load_shared` of this warp group's rows |
@@ -33,7 +33,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, math, scf
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerAttr, TensorType, UnitAttr, i1, i32
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    TensorType,
+    UnitAttr,
+    i1,
+    i32,
+)
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -62,7 +72,13 @@ _FRAG_UNARY = {
     math.Exp2Op: nvgpu.FragUnaryKind.EXP2,
     arith.NegfOp: nvgpu.FragUnaryKind.NEGF,
     math.TanhOp: nvgpu.FragUnaryKind.TANH,
+    math.Log2Op: nvgpu.FragUnaryKind.LOG2,
+    math.SqrtOp: nvgpu.FragUnaryKind.SQRT,
+    math.RsqrtOp: nvgpu.FragUnaryKind.RSQRT,
+    math.AbsFOp: nvgpu.FragUnaryKind.ABSF,
 }
+LN2 = 0.6931471805599453
+"""ln 2: math.log(x) is lowered as log2(x) · ln 2 (the GPU's logarithm is base 2)."""
 
 
 def _is_frag(v: SSAValue) -> bool:
@@ -357,6 +373,15 @@ class LowerElementwise(RewritePattern):
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         convert = isinstance(op, arith.ExtFOp) or (isinstance(op, arith.TruncFOp) and _carried(op.result))
+        if isinstance(op, math.LogOp) and _is_frag(op.operand):
+            log2 = nvgpu.FragmentUnaryOp.build(operands=[op.operand], result_types=[op.operand.type],
+                                               properties={"kind": nvgpu.FragUnaryKindAttr(nvgpu.FragUnaryKind.LOG2)})
+            ln2 = arith.ConstantOp(FloatAttr(LN2, Float32Type()))
+            rewriter.insert([log2, ln2], InsertPoint.before(op))
+            new = nvgpu.FragmentBinaryOp(nvgpu.FragBinaryKind.MULF, log2.results[0], ln2.result)
+            new.results[0].name_hint = op.result.name_hint
+            rewriter.replace(op, new)
+            return
         if type(op) not in _FRAG_BINARY and type(op) not in _FRAG_UNARY and not convert:
             return
         if not any(_is_frag(v) for v in op.operands):
