@@ -164,8 +164,9 @@ def plan_shared_memory(
 def extend_plan(allocations: Sequence[nvgpu.SmemAllocOp], staging: Sequence[nvgpu.SmemType]) -> SmemPlan:
     """Places `staging` tiles after a kernel's existing allocations (the
     rings `tawa-lower-aref` placed), as `plan_shared_memory` would have
-    placed them after the same rings: `tawa-lower-tile` adds the
-    TMA-store epilogue's tiles this way."""
+    placed them after the same rings: `tawa-stage-stores` adds the
+    TMA-store epilogue's tiles this way, `tawa-stage-operands` the 8-bit
+    A operands' buffers."""
     bump = _Bump()
     bump.next = max((a.offset.value.data + a.num_bytes() for a in allocations), default=0)
     placed = tuple(bump.place(t) for t in staging)
