@@ -4,7 +4,10 @@ Prints one module with the `tile` IR of every `@tawa.kernel` in `file.py`
 (or of the named ones), for `tawa-opt` and FileCheck.  A constexpr given on
 the command line applies to every kernel that has it; the others take their
 defaults.  VALUE is a Python literal (`128`, `True`, `0.5`) or a dtype
-(`bf16`, `tl.bf16`).
+(`bf16`, `tl.bf16`).  Each op is followed by its location in `file.py`
+(`loc("file.py":12:5)`, the path as given), which `tawa-opt` reads back: an
+error of any pass names the Python line, not a line of the printed IR
+(`--no-locations` leaves them out).
 
 Errors print as one line and exit 1 (as `tawa-opt` and `tawa-run` do, usage
 errors included): `file.py:LINE:COL: error: ...` for a mistake in the file, or
@@ -25,11 +28,11 @@ import tokenize
 import traceback
 from typing import Any, NoReturn
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
 
 import tawa.language as tl
 from tawa.diagnostics import TawaError, first_line
-from tawa.frontend.kernel import KernelFunction
+from tawa.frontend.kernel import KernelFunction, module_text
 
 PROG = "python -m tawa.frontend"
 
@@ -58,7 +61,9 @@ def load_kernels(path: str) -> list[KernelFunction]:
         raise TawaError("not a Python file", f"{path}:1:1")
     module = importlib.util.module_from_spec(spec)
     try:
-        spec.loader.exec_module(module)
+        # Compiled under the path as given (not the absolute one the loader
+        # would use), so that every location names the file as the user does.
+        exec(compile(data, path, "exec", dont_inherit=True), vars(module))  # noqa: S102 - the user's kernel file
     except SyntaxError as err:
         raise TawaError(err.msg, f"{path}:{err.lineno or 1}:{err.offset or 1}") from None
     except TawaError:
@@ -179,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--constexpr", "-D", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--kernel", action="append", default=[], metavar="NAME",
                         help="print only these kernels")
+    parser.add_argument("--no-locations", action="store_true",
+                        help="leave out each op's location in FILE (loc(...))")
     try:
         args = parser.parse_args(argv)
         given = _constexprs(args.constexpr)
@@ -195,7 +202,9 @@ def main(argv: list[str] | None = None) -> int:
         for k in kernels:
             mine = {n: v for n, v in values.items() if n in k.constexpr_names}
             funcs.append(k.specialize(**mine).clone())
-        print(ModuleOp(funcs))
+        module = ModuleOp(funcs)
+        module.location = FileLineColLoc(StringAttr(args.file), IntAttr(1), IntAttr(1))
+        print(module_text(module, locations=not args.no_locations))
     except TawaError as err:
         print(err, file=sys.stderr)
         return 1

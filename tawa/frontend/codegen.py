@@ -119,8 +119,9 @@ class KernelBuilder(Emitter):
                      for _, kind, _ in params]
         entry = Block(arg_types=arg_types)
         self.block = entry
-        for (name, kind, _), arg in zip(params, entry.args):
+        for (name, kind, node), arg in zip(params, entry.args):
             arg.name_hint = name
+            arg.location = self.location(node)
             self.env[name] = (Ref(arg, kind.dtype, kind.rank, name) if isinstance(kind, tl.tensor_ref)
                               else Scalar(arg, kind))
         for name, value in self.constexprs.items():
@@ -272,6 +273,9 @@ class KernelBuilder(Emitter):
         inits = [self.env[n] for n in carried]
         body = Block(arg_types=[ir_type(tl.index)] + [v.value.type for v in inits])
         body.args[0].name_hint = s.target.id
+        body.args[0].location = self.location(s.target)
+        for arg in body.args[1:]:
+            arg.location = self.location(s)
         outer_env, outer_block, outer_live = dict(self.env), self.block, self.live_after
         for n, v, arg in zip(carried, inits, body.args[1:]):
             arg.name_hint = n

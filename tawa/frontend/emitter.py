@@ -85,8 +85,10 @@ class Emitter:
     def source(self, node: ast.AST | None = None) -> str:
         return ast.unparse(node or self.node) if (node or self.node) is not None else "?"
 
-    def location(self) -> FileLineColLoc:
-        line, col = self.position(self.node) if self.node is not None else (0, 0)
+    def location(self, node: ast.AST | None = None) -> FileLineColLoc:
+        """The location of `node` (default: the node being built)."""
+        node = node or self.node
+        line, col = self.position(node) if node is not None and hasattr(node, "lineno") else (0, 0)
         return FileLineColLoc(StringAttr(self.filename), IntAttr(line), IntAttr(col))
 
     # ------------------------------------------------------------------ ops

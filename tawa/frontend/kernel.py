@@ -1,6 +1,8 @@
 """`@tawa.kernel`: one Python tile program for every tool.
 
-- `k.ir(**constexprs)`: the `tile` IR text (what `tawa-opt` parses);
+- `k.ir(**constexprs)`: the `tile` IR text (what `tawa-opt` parses), each op
+  followed by its Python location (`loc("k.py":12:5)`), so that the errors
+  of any later pass name the kernel's file, line and column;
 - `k.module(**constexprs)`: the same as a `ModuleOp`, ops located at the
   Python source;
 - `k.interpret(grid, *arrays, **constexprs)`: `tawa.interpret` on NumPy arrays;
@@ -16,11 +18,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import io
 import types
 from typing import Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.printer import Printer
 
 import tawa.language as tl
 from tawa.diagnostics import TawaError
@@ -125,12 +129,18 @@ class KernelFunction:
         return tuple((k, f"{type(v).__name__}:{v!r}") for k, v in sorted(values.items()))
 
     def module(self, **constexprs: Any) -> ModuleOp:
-        """A fresh module holding this kernel's `func.func`."""
-        return ModuleOp([self.specialize(**constexprs).clone()])
+        """A fresh module holding this kernel's `func.func` (located at its `def`)."""
+        fn = self.specialize(**constexprs).clone()
+        module = ModuleOp([fn])
+        module.location = fn.location
+        return module
 
     def ir(self, **constexprs: Any) -> str:
-        """The `tile` IR text of the kernel, for `tawa-opt` and FileCheck."""
-        return str(self.module(**constexprs))
+        """The `tile` IR text of the kernel, for `tawa-opt` and FileCheck,
+        each op's Python location after it (`loc(...)`, which `tawa-opt`
+        reads back; `module_text(k.module(), locations=False)` leaves them
+        out)."""
+        return module_text(self.module(**constexprs))
 
     def interpret(self, grid: Any, *args: Any, **constexprs: Any) -> None:
         """Runs the kernel with `tawa.interpret` (NumPy arrays written in place)."""
@@ -167,3 +177,13 @@ class KernelFunction:
 def kernel(fn: types.FunctionType) -> KernelFunction:
     """Decorator: `fn`, written in `tawa.language`, becomes a `KernelFunction`."""
     return KernelFunction(fn)
+
+
+def module_text(module: ModuleOp, locations: bool = True) -> str:
+    """`module` as text; with `locations`, each op and block argument
+    followed by its location, as `mlir-opt --mlir-print-debuginfo` prints
+    it: `loc("k.py":12:5)`.  `tawa-opt` parses these back (its parser keeps
+    a written location), so its errors name the Python source."""
+    out = io.StringIO()
+    Printer(stream=out, print_debuginfo=locations).print_op(module)
+    return out.getvalue()

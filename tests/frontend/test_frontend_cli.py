@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tawa.frontend.__main__ import main
+import pytest
+
+import tawa
+from tawa.diagnostics import TawaError
+from tawa.frontend.__main__ import load_kernels, main
 from tawa.ir import parse
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "python"
@@ -146,3 +150,46 @@ def test_usage_errors_are_one_line_and_exit_1(tmp_path, capsys):
     assert _one_line(capsys, [str(f), "-D", "X"]) == f"{prog}: error: --constexpr expects NAME=VALUE, got 'X'"
     assert _one_line(capsys, [str(tmp_path / "missing.py")]) == (
         f"{tmp_path / 'missing.py'}: error: cannot open input: No such file or directory")
+
+
+# --------------------------------------------------------------------------- Python locations in the IR
+
+INPUTS = Path(__file__).resolve().parents[1] / "filecheck" / "frontend" / "Inputs"
+
+
+def test_printed_ops_carry_their_python_locations(tmp_path, capsys, monkeypatch):
+    """Each op (and each parameter) is followed by `loc("path":L:C)` with the
+    path as given on the command line; parsing the text keeps them, so the
+    ops of `tawa.parse` are at the Python lines; `--no-locations` prints
+    none."""
+    monkeypatch.chdir(EXAMPLES)
+    assert main(["gemm.py"]) == 0
+    out = capsys.readouterr().out
+    assert '%A: memref<?x?xbf16> loc("gemm.py":' in out and "loc(unknown)" not in out
+    module = parse(out, "<stdin>")
+    dot = next(op for op in module.walk() if op.name == "tile.dot")
+    line = next(i for i, text in enumerate((EXAMPLES / "gemm.py").read_text().splitlines(), 1) if "tl.dot(" in text)
+    assert (dot.location.filename.data, dot.location.line.data) == ("gemm.py", line)
+    assert main(["gemm.py", "--no-locations"]) == 0
+    plain = capsys.readouterr().out
+    assert "loc(" not in plain and parse(plain).is_structurally_equivalent(parse(out))
+
+
+def test_a_later_pass_names_the_python_line_on_both_paths(capsys, monkeypatch):
+    """A kernel that the front end builds and tawa-warp-specialize refuses
+    (two dots whose accumulators differ in rows): `tawa.compile` of the
+    kernel and `tawa.compile` of the front end's printed text (what
+    `python -m tawa.frontend k.py | tawa-opt -p tawa-hopper-pipeline` runs)
+    report the same Python line and column, the second dot's."""
+    monkeypatch.chdir(INPUTS.parent)
+    path = "Inputs/mixed_rows.py"
+    (kernel,) = load_kernels(path)
+    with pytest.raises(TawaError) as api:
+        kernel.compile()
+    assert main([path]) == 0
+    with pytest.raises(TawaError) as cli:
+        tawa.compile(capsys.readouterr().out, "mixed_rows")
+    line = next(i for i, text in enumerate((INPUTS / "mixed_rows.py").read_text().splitlines(), 1)
+                if "small = tl.dot(" in text)
+    assert api.value.where == cli.value.where == f"{path}:{line}:17"
+    assert f"the dot at {path}:{line - 2}:15 has 128" in cli.value.message

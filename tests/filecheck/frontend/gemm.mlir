@@ -1,9 +1,9 @@
 // The tile IR of examples/python/gemm.py: the ops of examples/gemm.mlir, in
 // its order (constants first, index ones by value), and what tawa-opt makes
 // of it.  A constexpr given on the command line changes the tile shapes.
-// RUN: python -m tawa.frontend %S/../../../examples/python/gemm.py | filecheck %s
+// RUN: python -m tawa.frontend %S/../../../examples/python/gemm.py --no-locations | filecheck %s
 // RUN: python -m tawa.frontend %S/../../../examples/python/gemm.py | tawa-opt -p tawa-warp-specialize | filecheck %s --check-prefix=WS
-// RUN: python -m tawa.frontend %S/../../../examples/python/gemm.py --constexpr BLOCK_N=128 | filecheck %s --check-prefix=N128
+// RUN: python -m tawa.frontend %S/../../../examples/python/gemm.py --no-locations --constexpr BLOCK_N=128 | filecheck %s --check-prefix=N128
 
 // CHECK:      func.func @gemm(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xbf16>, %M: index, %N: index, %K: index) {
 // CHECK-NEXT:   %c0 = arith.constant 0 : index
