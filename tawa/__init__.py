@@ -13,12 +13,15 @@ Public interface (docs/architecture.md):
 - `tawa.autotune(GemmProblem(M, N, K)) -> Choice` picks a generated GEMM's
   configuration by timing candidates on the GPU, cached on disk
   (tawa.runtime.autotune, docs/runtime.md)
+- `tawa.TawaError`: what all of these raise for bad input, one line
+  `where: error: message` (its subclasses: CompileError, LaunchError, ...)
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from tawa.diagnostics import TawaError
 from tawa.ir import context, parse
 from tawa.version import __version__
 
@@ -55,4 +58,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'tawa' has no attribute {name!r}")
 
 
-__all__ = ["Kernel", "__version__", "autotune", "compile", "context", "interpret", "kernel", "parse"]
+__all__ = ["Kernel", "TawaError", "__version__", "autotune", "compile", "context", "interpret", "kernel", "parse"]

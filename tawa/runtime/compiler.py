@@ -97,6 +97,21 @@ def _pass_options(factory: Callable[[], type[ModulePass]]) -> tuple[list[str], l
     return list(fields), tuned
 
 
+def _check_bools(options: Mapping[str, Any], factory: Callable[[], type[ModulePass]]) -> None:
+    """A bool given for an option that is not one (`stages=True`, which the
+    pass's text would read as 1) is a CompileError."""
+    cls = factory()
+    if not dataclasses.is_dataclass(cls):
+        return
+    types = {f.name: str(f.type) for f in dataclasses.fields(cls)}
+    tuning = next((f.default for f in dataclasses.fields(cls) if f.name == "tuning"), None)
+    if dataclasses.is_dataclass(tuning):
+        types |= {f.name: str(f.type) for f in dataclasses.fields(tuning)}
+    for key, value in options.items():
+        if isinstance(value, bool) and key in types and "bool" not in types[key]:
+            raise CompileError(f"option {key}={value!r}: {key} is not a flag (its type: {types[key]})")
+
+
 def build_pipeline(options: Mapping[str, Any], callback: Any = None) -> PassPipeline:
     """The compilation pipeline for `options` (CompileError if unknown)."""
     passes = available_passes()
@@ -112,6 +127,7 @@ def build_pipeline(options: Mapping[str, Any], callback: Any = None) -> PassPipe
             raise CompileError(
                 f"unknown option {key!r}; {PIPELINE} accepts: {', '.join(own) or 'no options'}{tuning}"
             )
+    _check_bools(options, passes[PIPELINE])
     spec = pipeline_spec(options)
     try:
         return PassPipeline.parse_spec(passes, spec, callback)

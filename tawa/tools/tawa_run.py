@@ -438,7 +438,9 @@ def _find(module: ModuleOp, name: str, path: str) -> func.FuncOp:
     try:
         return find_kernel(module, name)
     except TawaError as err:
-        _error(err.message.replace("the module defines", f"{path} defines"), path)
+        # At the module's first op (the first kernel's line), as tawa-opt locates a whole-module error.
+        first = next(iter(module.body.block.ops), module)
+        _error(err.message.replace("the module defines", f"{path} defines"), location_of(first) or path)
 
 
 def _describe_array(name: str, a: np.ndarray, role: str) -> str:

@@ -207,7 +207,7 @@ def _err(kernel_line: int, text: str) -> str:
 @pytest.mark.parametrize(
     "argv, message",
     [
-        ([GEMM, "gem"], f"{GEMM}: error: no kernel named @gem; {GEMM} defines: @gemm"),
+        ([GEMM, "gem"], _err(7, f"no kernel named @gem; {GEMM} defines: @gemm")),
         ([GEMM, "gemm"], _err(7, "@gemm: missing sizes M, N, K: give --shape M=...,N=...,K=...")),
         ([GEMM, "gemm", "--shape", "M=8,N=8"], _err(7, "@gemm: missing size K: give --shape K=...")),
         ([GEMM, "gemm", "--shape", "M=-1"], "tawa-run: error: --shape: expected NAME=INT,... (INT ≥ 0), got 'M=-1'"),

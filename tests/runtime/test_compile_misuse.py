@@ -46,6 +46,8 @@ def test_kernel_name_is_a_str(kernel):
         ({"consumer_regs": 100000}, "consumer-regs must be a multiple of 8 in [24, 256], got 100000"),
         ({"epilogue": "tmaa"}, "epilogue must be one of"),
         ({"staging": "half"}, "staging must be one of auto, full, subtiled, single, got 'half'"),
+        ({"stages": True}, "option stages=True: stages is not a flag (its type: int)"),
+        ({"watchdog_ms": False}, "option watchdog_ms=False: watchdog_ms is not a flag (its type: int)"),
     ],
 )
 def test_options_are_checked_before_the_module_is_parsed(options, message):
@@ -76,3 +78,10 @@ def test_interpret_kernel_name_is_a_str():
         tawa.interpret(GEMM, None, (1, 1))
     assert _one_line(info.value) == ("tawa.interpret: error: the kernel is named by a str (e.g. \"gemm\"), "
                                      "got NoneType")
+
+
+def test_tawa_error_is_public():
+    """`except tawa.TawaError` catches every error of the API."""
+    assert tawa.TawaError is TawaError and issubclass(CompileError, tawa.TawaError)
+    with pytest.raises(tawa.TawaError):
+        tawa.compile(GEMM, "nope")
