@@ -18,7 +18,7 @@ import tawa
 from tawa.dialects import nvgpu
 from tawa.interpreters.schedule import Schedule
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.lower.pingpong import OVERLAPPED
+from tawa.transforms.pipeline.overlap_dots import OVERLAPPED
 from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
 
 PROGRAM = Path(__file__).resolve().parent / "pingpong" / "attention_3groups.mlir"

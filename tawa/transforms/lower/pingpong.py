@@ -72,12 +72,11 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tawa.dialects import nvgpu
 from tawa.target.hopper import THREADS_PER_GROUP
 from tawa.transforms.lower.partitions import consumer_partitions, group_index
+from tawa.transforms.pipeline.overlap_dots import OVERLAPPED
 from tawa.transforms.utils import group_tests, per_group
 
 NAME = "tawa-pingpong"
 
-OVERLAPPED = "tawa.overlapped"
-"""Attribute `tawa-overlap-dots` puts on the loops it rotates."""
 TURNS = 2
 """The named barrier of warp group 0's turn; warp group g's is TURNS + g (0
 is the CTA's, 1 the TMA-store epilogue's:

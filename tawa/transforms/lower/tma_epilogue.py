@@ -127,7 +127,9 @@ from tawa.target.hopper import (
     WARPS_PER_GROUP,
     WGMMA_MAX_PENDING,
 )
-from tawa.transforms.lower.pingpong import OVERLAPPED, TURNS
+from tawa.transforms.lower.pingpong import TURNS
+from tawa.transforms.pipeline.defer_stores import SHARED_STAGING
+from tawa.transforms.pipeline.overlap_dots import OVERLAPPED
 from tawa.transforms.utils import const, fail, group_tests, guarded, per_group
 
 EPILOGUES = ("auto", "tma", "threads")
@@ -296,12 +298,6 @@ def stage_stores(
         Rewriter.replace_op(store, staged)
     nvgpu.record_kernel_info(kernel, smem=plan.total)
     return len(chosen)
-
-
-SHARED_STAGING = "tawa.shared_staging"
-"""A unit attribute on stores that share one staging buffer with the other
-stores of the same memref that carry it (`tawa-defer-stores` splits one
-store into several sites, of which one runs per program)."""
 
 
 def _owners(chosen: list[tuple[tile.StoreOp, nvgpu.SmemType]]) -> list[tuple[tile.StoreOp, nvgpu.SmemType]]:

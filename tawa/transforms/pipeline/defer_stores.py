@@ -61,8 +61,12 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.dialects import aref, tile
 from tawa.dialects.aref import PartitionRole
-from tawa.transforms.lower.tma_epilogue import SHARED_STAGING
 from tawa.transforms.utils import guarded, kernel_of, zeros_of
+
+SHARED_STAGING = "tawa.shared_staging"
+"""A unit attribute on stores that share one staging buffer with the other
+stores of the same memref that carry it (this pass splits one store into
+several sites, of which one runs per program)."""
 
 NAME = "tawa-defer-stores"
 HALF_FLOATS = BFloat16Type | Float16Type

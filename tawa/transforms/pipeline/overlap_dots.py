@@ -79,9 +79,12 @@ from tawa.dialects import aref, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.dialects.nvgpu.types import element_bytes, tensor_bytes
 from tawa.target.hopper import THREADS_PER_GROUP, WARPS_PER_GROUP, WGMMA_M
-from tawa.transforms.lower.pingpong import OVERLAPPED
 from tawa.transforms.partition.warp_specialize import group_rows
 from tawa.transforms.utils import async_dot, fail, top_op
+
+OVERLAPPED = "tawa.overlapped"
+"""Attribute this pass puts on the loops it rotates (`tawa-pingpong` orders
+their warp groups' issues)."""
 
 NAME = "tawa-overlap-dots"
 
