@@ -13,4 +13,6 @@ prints one op at a time (every address, descriptor and branch as an op).
   wait and report as ops.
 - `strength_reduce`: `tawa-strength-reduce`, unsigned division and remainder
   by powers of two as shifts and masks.
+- `rewrite_each`: how the passes above that rewrite ops of a few kinds visit
+  those ops, not every op of the module.
 """

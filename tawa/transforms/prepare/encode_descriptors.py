@@ -21,13 +21,13 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
 
 from tawa.dialects import nvgpu
 from tawa.transforms.lower.wgmma_layout import tile_layout
+from tawa.transforms.prepare.rewrite_each import rewrite_each
 from tawa.transforms.utils import fail
 
 NAME = "tawa-encode-wgmma-descriptors"
@@ -92,4 +92,4 @@ class EncodeWgmmaDescriptorsPass(ModulePass):
     name = NAME
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(EncodeDescriptor(), apply_recursively=False).rewrite_module(op)
+        rewrite_each(op, {nvgpu.WgmmaDescriptorOp: EncodeDescriptor()})

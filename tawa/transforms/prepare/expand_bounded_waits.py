@@ -40,13 +40,13 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
 
 from tawa.backend.ptx.abi import WATCHDOG_VALID, watchdog_offset
 from tawa.dialects import nvgpu
+from tawa.transforms.prepare.rewrite_each import rewrite_each
 
 NAME = "tawa-expand-bounded-waits"
 PARK_NS = 1_000_000
@@ -126,4 +126,4 @@ class ExpandBoundedWaitsPass(ModulePass):
     name = NAME
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(ExpandBoundedWait(), apply_recursively=False).rewrite_module(op)
+        rewrite_each(op, {nvgpu.MBarrierWaitParityOp: ExpandBoundedWait()})

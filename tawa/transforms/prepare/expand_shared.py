@@ -38,9 +38,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -56,6 +54,7 @@ from tawa.target.hopper import (
     WARPS_PER_GROUP,
     swizzle_mask,
 )
+from tawa.transforms.prepare.rewrite_each import rewrite_each
 from tawa.transforms.utils import fail
 
 NAME = "tawa-expand-shared-accesses"
@@ -272,7 +271,5 @@ class ExpandSharedAccessesPass(ModulePass):
     name = NAME
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier([ExpandLoadShared(), ExpandStoreShared()], dce_enabled=False),
-            apply_recursively=False,
-        ).rewrite_module(op)
+        rewrite_each(op, {nvgpu.FragmentLoadSharedOp: ExpandLoadShared(),
+                          nvgpu.FragmentStoreSharedOp: ExpandStoreShared()})

@@ -30,7 +30,6 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -39,6 +38,7 @@ from xdsl.rewriter import InsertPoint
 from tawa.dialects import nvgpu
 from tawa.target.hopper import WGMMA_M
 from tawa.transforms.lower.wgmma_layout import TileLayout, tile_layout
+from tawa.transforms.prepare.rewrite_each import rewrite_each
 from tawa.transforms.utils import fail
 
 NAME = "tawa-expand-wgmma"
@@ -121,4 +121,4 @@ class ExpandWgmmaPass(ModulePass):
     name = NAME
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(ExpandWgmma(), apply_recursively=False).rewrite_module(op)
+        rewrite_each(op, {nvgpu.WgmmaOp: ExpandWgmma()})

@@ -29,14 +29,13 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
 
 from tawa.dialects import nvgpu
+from tawa.transforms.prepare.rewrite_each import rewrite_each
 
 NAME = "tawa-split-tma-chunks"
 
@@ -93,7 +92,4 @@ class SplitTmaChunksPass(ModulePass):
     name = NAME
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier([SplitTmaLoad(), SplitTmaStore()], dce_enabled=False),
-            apply_recursively=False,
-        ).rewrite_module(op)
+        rewrite_each(op, {nvgpu.TmaLoadOp: SplitTmaLoad(), nvgpu.TmaStoreOp: SplitTmaStore()})
