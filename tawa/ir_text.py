@@ -1,21 +1,26 @@
-"""Reading and writing IR text in time linear in its size, at a rate that
-makes a large module practical (docs/testing.md, "Parsing large modules").
+"""Reading and writing IR text at a rate that makes a large module practical
+(docs/testing.md, "Parsing large modules"), with the results of xdsl's own
+lexer, parser and printer.
 
-xdsl's lexer tries its cases one after another in Python for every token
+xdsl's lexer tries its cases one after another in Python for every token,
 and its parser reads a type such as `tensor<128x64xbf16>` token by token,
-splitting `128x64xbf16` into its dimensions by re-lexing.  `FastLexer` reads
-the common tokens with one regular expression (anything else goes to xdsl's
-lexer, so errors and rare tokens are xdsl's own), and `FastParser` reads a
-type whose text it has seen before from a table: a parser's types are
-immutable, and the same text always gives the same type.
+splitting `128x64xbf16` into its dimensions by lexing it again.
+`FastLexer` reads the common tokens with one regular expression (anything
+else goes to xdsl's lexer, so errors and rare tokens are xdsl's own).
+`FastParser` reads a type or a typed number whose text it has seen before
+from a table: a parser's types and attributes are immutable, and the same
+text always gives the same one.  `FastPrinter` writes each piece straight
+to its stream (xdsl's printer calls `print` for every piece) and a type it
+has printed before from a table.
 """
 
 from __future__ import annotations
 
+import gc
 import re
 from io import StringIO
 
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
+from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, IntAttr, IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -46,10 +51,14 @@ xdsl's lexer gives it the same kind; string literals, `...`, `{-#`,
 non-ASCII identifiers, the end of the input and errors are not here."""
 
 _KIND_OF_GROUP = {name: kind for name, kind in _K.__members__.items()} | {"hex": _K.INTEGER_LIT}
+_KIND_OF_INDEX: list[MLIRTokenKind | None] = [None] * (_HOT_TOKEN.groups + 1)
+"""The kind of the token that each group of `_HOT_TOKEN` matches (None:
+punctuation, whose kind its text gives)."""
+for _name, _index in _HOT_TOKEN.groupindex.items():
+    _KIND_OF_INDEX[_index] = None if _name == "punct" else _KIND_OF_GROUP[_name]
 _KIND_OF_PUNCT = {spelling: kind for spelling, kind in
                   (("{", _K.L_BRACE), ("-", _K.MINUS), *((c, _K.get_punctuation_kind_from_name(c))  # type: ignore[arg-type]
                                                          for c in ":,()}[]<>=+/*?|"))}
-
 
 _new = object.__new__
 _set = object.__setattr__
@@ -68,18 +77,20 @@ class FastLexer(MLIRLexer):
 
     def lex(self) -> MLIRToken:
         input = self.input
-        match = _HOT_TOKEN.match(input.content, self.pos)
+        content = input.content
+        match = _HOT_TOKEN.match(content, self.pos)
         if match is None:
             return super().lex()
-        group = match.lastgroup
-        start, end = match.span(group)
-        self.pos = end
-        text = match.group(group)
+        index = match.lastindex  # the token's group: the others are not capturing
+        start = match.start(index)
+        end = self.pos = match.end()
+        text = content[start:end]
         # A frozen Span made as its __init__ would, without its checks per field.
         span = _new(Span)
         _set(span, "__dict__", {"start": start, "end": end, "input": input, "line_offset": 0})
         token = _new(_Token)
-        token.kind = _KIND_OF_PUNCT[text] if group == "punct" else _KIND_OF_GROUP[group]  # type: ignore[index]
+        kind = _KIND_OF_INDEX[index]  # type: ignore[index]
+        token.kind = _KIND_OF_PUNCT[text] if kind is None else kind
         token.span = span
         token.text = text
         return token
@@ -89,17 +100,36 @@ _TYPE_BODY = re.compile(r"<[^-\"/\n(){}%^@]*>")
 """A candidate body of a parametrized type, from its `<` to a `>`: nothing
 that can hide a `>` (`->`, a string, a comment) and no SSA value."""
 
+_TYPED_NUMBER = re.compile(
+    r"-?(?:0x[0-9a-fA-F]+|[0-9]+(?:\.[0-9]*(?:[eE][+-]?[0-9]+)?)?)[ \t]*:[ \t]*[a-zA-Z_][a-zA-Z0-9_]*(?![a-zA-Z0-9_$.<])"
+)
+"""A number literal and its one-token type, on one line."""
+
 _PARAMETRIZED_TYPES = frozenset({"tensor", "memref", "vector", "complex", "tuple"})
 """The builtin types written `name<...>`."""
 
 
 class FastParser(Parser):
-    """xdsl's parser that reads each distinct parametrized type's text once
-    (`tensor<...>`, `memref<...>`, `vector<...>`, `!dialect.type<...>`), and
-    takes the next token in fewer steps.  Errors are xdsl's: any case that
-    is not the expected one goes to xdsl's method."""
+    """xdsl's parser that reads each distinct type (`tensor<...>`,
+    `memref<...>`, `!dialect.type<...>`, `index`) and each distinct typed
+    number (`0 : index`) once, and takes the next token in fewer steps.
+    Errors are xdsl's: any case that is not the expected one goes to
+    xdsl's method."""
 
     _types: dict[str, TypeAttribute] | None = None
+    _numbers: dict[str, IntegerAttr | FloatAttr] | None = None
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        """xdsl's, with Python's cycle collector paused: a parse makes
+        objects that live on, and each full collection walks every object
+        made so far (docs/testing.md gives its share of a large parse)."""
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return super().parse_module(allow_implicit_module)
+        finally:
+            if enabled:
+                gc.enable()
 
     def _consume_token(self, expected_kind: MLIRTokenKind | None = None) -> MLIRToken:
         state = self._parser_state
@@ -140,6 +170,45 @@ class FastParser(Parser):
             state.current_token = state.lexer.lex()
             return text
         return None
+
+    def _parse_op_result_list(self) -> list[tuple[Span, int]]:
+        """`%name =`, the common case, in two tokens; any other list by xdsl's."""
+        state = self._parser_state
+        token = state.current_token
+        if token.kind is not _K.PERCENT_IDENT:
+            return []
+        following = state.lexer.lex()
+        if following.kind is _K.EQUAL:
+            state.current_token = state.lexer.lex()
+            return [(token.span, 1)]
+        self._resume_from(token.span.start)
+        return super()._parse_op_result_list()
+
+    def parse_optional_builtin_int_or_float_attr(self) -> IntegerAttr | FloatAttr | None:
+        """A number literal with its type (`0 : index`, `1.0 : f32`), each
+        distinct text read once."""
+        token = self._parser_state.current_token
+        if token.kind is not _K.INTEGER_LIT and token.kind is not _K.MINUS and token.kind is not _K.FLOAT_LIT:
+            return super().parse_optional_builtin_int_or_float_attr()
+        span = token.span
+        content = span.input.content
+        match = _TYPED_NUMBER.match(content, span.start)
+        if match is None:
+            return super().parse_optional_builtin_int_or_float_attr()
+        end = match.end()
+        numbers = self._numbers
+        if numbers is None:
+            numbers = self._numbers = {}
+        text = match.group()
+        cached = numbers.get(text)
+        if cached is not None:
+            self._resume_from(end)
+            return cached
+        parsed = super().parse_optional_builtin_int_or_float_attr()
+        next_start = self._parser_state.current_token.span.start
+        if parsed is not None and next_start >= end and not content[end:next_start].strip():
+            numbers[text] = parsed
+        return parsed
 
     def parse_optional_type(self) -> TypeAttribute | None:
         token = self._parser_state.current_token

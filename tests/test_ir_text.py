@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError
@@ -18,7 +19,7 @@ from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from tawa.diagnostics import LocatedParser, verify
 from tawa.ir import context
-from tawa.ir_text import FastLexer, FastParser, FastPrinter
+from tawa.ir_text import FastLexer, FastParser, FastPrinter, Locations
 
 ROOT = Path(__file__).resolve().parent.parent
 GEMM = (ROOT / "examples" / "gemm.mlir").read_text()
@@ -104,11 +105,30 @@ def test_fast_parser_reads_what_xdsl_reads(name: str, text: str):
     "%0 = \"test.op\"() : () -> i32\n%1 = \"test.op\"() : () -> i32<4>",
     "%0 = \"test.op\"() : () -> index\n%1 = \"test.op\"() : () -> (index, i32) -> i1",
     "!t = tensor<4xf32>\n%0 = \"test.op\"() : () -> !t\n%1 = \"test.op\"() : () -> tensor<4xf32>",
+    *(f'"test.op"() {{a = {x}, b = {y}}} : () -> ()' for x, y in [
+        ("1 : i8", "1 : i8"), ("100 : i8", "300 : i8"), ("-1 : index", "- 1 : index"), ("-1 : index", "-1 : index"),
+        ("0x10 : i32", "0x10 : i32"), ("1.5 : f32", "1.5 : bf16"), ("1.5 : f32", "1.5 :f32"), ("2 : i32", "2 : i32<4>"),
+        ("0x7F800000 : f32", "0x7F800000 : f32"), ("1 : f16", "1.0e9 : f16"), ("true", "1 : i1"), ("3 : index", "3 : i")]),
 ])
 def test_fast_parser_types_read_once_are_read_right(text: str):
-    """A type's text is read once and then taken from the table: the same
-    IR, and the same error where the second spelling is wrong."""
+    """A type's or a typed number's text is read once and then taken from
+    the table: the same IR, and the same error where the second spelling is
+    wrong."""
     assert _outcome(FastParser, text) == _outcome(Parser, text)
+
+
+@pytest.mark.parametrize("results", ["%a", "%a:2", "%a, %b", "%a : 2", "%a %b", "%a,", "%a:x", "%a#1"])
+def test_fast_parser_reads_result_lists_as_xdsl_does(results: str):
+    text = f'{results} = "test.op"() : () -> (i32, i32)\n%c = "test.op"(%a) : (i32) -> i32'
+    assert _outcome(FastParser, text) == _outcome(Parser, text)
+
+
+def test_locations_are_xdsls():
+    locations = Locations("f.mlir")
+    for line, column in [(1, 1), (3, 7), (3, 7), (10**6, 200)]:
+        loc = locations.at(line, column)
+        assert loc == FileLineColLoc(StringAttr("f.mlir"), IntAttr(line), IntAttr(column))
+        assert hash(loc) == hash(FileLineColLoc(StringAttr("f.mlir"), IntAttr(line), IntAttr(column)))
 
 
 def test_each_distinct_type_is_one_object():
