@@ -20,9 +20,11 @@ import gc
 import re
 from io import StringIO
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, IntAttr, IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, TypeAttribute
 from xdsl.parser import Parser
+from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
 from xdsl.utils.lexer import Span, Token
 from xdsl.utils.mlir_lexer import KIND_BY_PUNCTUATION_SPELLING, MLIRLexer, MLIRToken, MLIRTokenKind
@@ -118,6 +120,10 @@ class FastParser(Parser):
 
     _types: dict[str, TypeAttribute] | None = None
     _numbers: dict[str, IntegerAttr | FloatAttr] | None = None
+
+    def __init__(self, ctx: Context, input: str | bytes, name: str = "<unknown>"):
+        super().__init__(ctx, input, name)
+        self._parser_state = ParserState(FastLexer(self.lexer.input))  # type: ignore[arg-type]
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         """xdsl's, with Python's cycle collector paused: a parse makes
