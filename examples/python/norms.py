@@ -8,8 +8,10 @@ kernel for rows wider than its registers must.  Launch grid (⌈M/BLOCK_M⌉,)
 (`swiglu`: (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉)).
 
 They run in the CPU interpreter (`kernel.interpret`) and match NumPy
-(tests/frontend/test_frontend_norms.py); compiling them for the GPU needs
-register layouts for tiles that never meet a wgmma (docs/passes.md).
+(tests/frontend/test_frontend_norms.py); they compile for the GPU with
+blocked register layouts (docs/passes.md, "Kernels without dots: blocked
+layouts"), and the lowered kernels match the tile programs in the CPU
+simulator (tests/transforms/test_blocked_kernels.py).
 """
 
 import tawa

@@ -83,7 +83,8 @@ _VIEWS = (nvgpu.FragmentBroadcastOp, nvgpu.WgmmaKSliceOp)
 _WGMMAS = (nvgpu.WgmmaOp, nvgpu.WgmmaMmaAsyncOp)
 
 
-_STREAM_USERS = (*_ELEMENTWISE, nvgpu.FragmentStoreOp, nvgpu.FragmentStoreGlobalOp)
+_STREAM_USERS = (*_ELEMENTWISE, nvgpu.FragmentStoreOp, nvgpu.FragmentStoreGlobalOp, nvgpu.FragmentReduceOp,
+                 nvgpu.FragmentReduceWarpsOp)
 
 
 def storage(v: SSAValue) -> SSAValue:

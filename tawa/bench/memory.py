@@ -16,7 +16,7 @@ line instead of a time.
 Tile shapes: a program takes whole rows (`BLOCK_N` the next power of two ≥ N,
 except `add_rmsnorm`, which loops over the row in chunks of 1024 columns, and
 `swiglu`, which is elementwise: 512 columns) and as many rows as keep a tile
-at `TILE_ELEMENTS` elements.
+at `TILE_ELEMENTS` elements (half as many for `HALF_TILES`).
 """
 
 from __future__ import annotations
@@ -43,6 +43,14 @@ EPS = 1e-6
 TOLERANCE = 3e-2
 
 
+HALF_TILES = ("layernorm", "swiglu")
+"""Kernels whose tiles hold `TILE_ELEMENTS // 2` elements, so that they fit
+one warp group's registers without spills: LayerNorm keeps its weight and
+bias vectors whole in every warp (a 4x4096 tile needs ~283 registers, and
+tawa-check-resources refuses it), SwiGLU two f32 input tiles across the
+divisions' slow paths (32x512 spills)."""
+
+
 def blocks(kernel: str, N: int) -> dict[str, int]:
     """BLOCK_M and BLOCK_N of `kernel` for rows of N columns."""
     if kernel == "add_rmsnorm":
@@ -51,7 +59,8 @@ def blocks(kernel: str, N: int) -> dict[str, int]:
         block_n = 512
     else:
         block_n = 1 << max(0, (N - 1).bit_length())
-    return {"BLOCK_M": max(1, TILE_ELEMENTS // block_n), "BLOCK_N": block_n}
+    elements = TILE_ELEMENTS // 2 if kernel in HALF_TILES else TILE_ELEMENTS
+    return {"BLOCK_M": max(1, elements // block_n), "BLOCK_N": block_n}
 
 
 def moved_bytes(kernel: str, M: int, N: int) -> int:

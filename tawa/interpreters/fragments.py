@@ -37,7 +37,7 @@ from tawa.interpreters.dtypes import dtype_of, round_float
 from tawa.interpreters.errors import simulation_error
 from tawa.interpreters.nvgpu import check_bulk_reads, read_rows, read_tile, row_addresses, whole_groups, write_tile
 from tawa.interpreters.simt import Lanes, PerThread
-from tawa.target.hopper import THREADS_PER_GROUP
+from tawa.target.hopper import THREADS_PER_GROUP, THREADS_PER_WARP, WARPS_PER_GROUP
 
 
 @cache
@@ -223,6 +223,38 @@ class FragmentFunctions(InterpreterFunctions):
             out = combine(out, out[lanes_ix ^ mask])
         return (_result(op, out),)
 
+    @impl(nvgpu.FragmentReduceWarpsOp)
+    def run_reduce_warps(self, interpreter: Interpreter, op: nvgpu.FragmentReduceWarpsOp, args: PythonValues):
+        """Within each warp as `nvgpu.frag_reduce`; then each warp group
+        writes its threads' partial results to the scratch buffer (value j
+        of thread t at f32 element 128·j + t) and every thread folds those
+        of its partner warps, read back from it, in the op's order."""
+        lanes = lanes_of(interpreter)
+        src, buf = args
+        x = regs(op, src, lanes).astype(np.float32)
+        combine = np.maximum if op.kind.data.value == "max" else np.add
+        red = op.reduction()
+        out = np.stack([_fold(combine, x[:, list(g)]) for g in red.sources], axis=1)
+        threads = np.arange(out.shape[0])
+        for mask in red.lane_masks:
+            out = combine(out, out[threads ^ mask])
+        cta = cta_of(interpreter)
+        values = out.shape[1]
+        t = np.arange(THREADS_PER_GROUP)
+        slots = buf.offset + 4 * (np.arange(values)[None, :] * THREADS_PER_GROUP + t[:, None])  # [thread, j]
+        if slots.max() + 4 > cta.smem.size:
+            raise simulation_error(op, f"{op.name}: the scratch buffer ends past the {cta.smem.size} bytes of "
+                                   "shared memory")
+        partners = np.array([red.partner_warps(w) for w in range(WARPS_PER_GROUP)])  # [warp, k]
+        readers = partners[t // THREADS_PER_WARP] * THREADS_PER_WARP + (t % THREADS_PER_WARP)[:, None]  # [thread, k]
+        final = np.array(out)
+        for g in whole_groups(op, lanes.mask):
+            rows = slice(g * THREADS_PER_GROUP, (g + 1) * THREADS_PER_GROUP)
+            write_tile(cta.smem, slots, out[rows].astype(np.float32))
+            parts = [read_tile(cta.smem, slots[readers[:, k]], np.dtype(np.float32)) for k in range(red.warps)]
+            final[rows] = _fold(combine, np.stack(parts, axis=-1).reshape(-1, red.warps)).reshape(-1, values)
+        return (_result(op, final),)
+
     @impl(nvgpu.FragmentBroadcastOp)
     def run_broadcast(self, interpreter: Interpreter, op: nvgpu.FragmentBroadcastOp, args: PythonValues):
         lanes = lanes_of(interpreter)
@@ -240,11 +272,10 @@ class FragmentFunctions(InterpreterFunctions):
             group = cta_of(interpreter).group_lanes(g)
             at = [group.uniform(o, lambda: f"{op.name}: offset") for o in offsets]
             tile = frag.group_tile(g).astype(dest.dtype)
-            rows, cols = tile.shape
-            r0, c0 = at[-2], at[-1]
-            r1, c1 = min(r0 + rows, dest.shape[-2]), min(c0 + cols, dest.shape[-1])
-            if r1 > r0 and c1 > c0:
-                dest[(*at[:-2], slice(r0, r1), slice(c0, c1))] = tile[: r1 - r0, : c1 - c0]
+            lead, box = at[:dest.ndim - tile.ndim], at[dest.ndim - tile.ndim:]
+            inside = [min(n, max(dim - b, 0)) for b, n, dim in zip(box, tile.shape, dest.shape[len(lead):])]
+            if all(0 <= i < d for i, d in zip(lead, dest.shape)) and all(inside):
+                dest[(*lead, *(slice(b, b + n) for b, n in zip(box, inside)))] = tile[tuple(slice(0, n) for n in inside)]
         return ()
 
     @impl(nvgpu.FragmentLoadOp)

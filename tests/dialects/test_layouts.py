@@ -229,3 +229,40 @@ def test_blocked_rows_that_warps_cannot_split_reduce_across_warps():
         blocked_layout((1, 4096), 2).reduce((1, 4096), 1)
     with pytest.raises(ValueError, match="no blocked layout"):
         blocked_layout((0, 64), 2)
+
+
+@pytest.mark.parametrize(("shape", "axis"), [((1, 4096), 1), ((2, 8192), 1), ((32, 256), 0), ((3, 64), 1)])
+def test_reduction_across_warps_combines_every_partial_once(shape, axis):
+    """Within each thread, over the lane masks, then over the partner warps: every element of
+    the reduced axis reaches every copy of its result exactly once (brute force)."""
+    layout = blocked_layout(shape, 2)
+    red = layout.reduce(shape, axis, across_warps=True)
+    out_shape = shape[:axis] + shape[axis + 1:]
+    owners = red.layout.element_map(out_shape)
+    for t in (0, 45, 127):
+        warp, lane = divmod(t, 32)
+        seen = []
+        for w in red.partner_warps(warp):
+            assert red.partner_warps(w) == red.partner_warps(warp)  # one order for every copy
+            lanes = {lane}
+            for mask in red.lane_masks:
+                lanes |= {x ^ mask for x in lanes}
+            for x in lanes:
+                for j, group in enumerate(red.sources):
+                    seen += [(j, layout.thread_coords(shape, 32 * w + x, i)) for i in group]
+        for j in range(len(red.sources)):
+            target = red.layout.thread_coords(out_shape, t, j)
+            assert (t, j) in owners[target]
+            got = sorted(c for k, c in seen if k == j)
+            want = sorted(tuple(c if a != axis else i for a, c in enumerate((*target[:axis], 0, *target[axis:])))
+                          for i in range(shape[axis]))
+            assert got == want
+
+
+def test_warps_split_a_one_row_tile_four_ways():
+    red = blocked_layout((1, 4096), 2).reduce((1, 4096), 1, across_warps=True)
+    assert red.warps == 4 and red.warp_digits == ((1, 4),)
+    assert all(red.partner_warps(w) == (0, 1, 2, 3) for w in range(4))
+    red = blocked_layout((2, 8192), 2).reduce((2, 8192), 1, across_warps=True)
+    assert red.warps == 2 and [red.partner_warps(w) for w in range(4)] == [(0, 1), (0, 1), (2, 3), (2, 3)]
+    assert blocked_layout((16, 1024), 2).reduce((16, 1024), 1, across_warps=True).warps == 1

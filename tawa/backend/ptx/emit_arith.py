@@ -101,6 +101,14 @@ def emit_index_cast(p: KernelPrinter, op: arith.IndexCastOp) -> None:
         p.emit(f"cvt.u{int_bits(dst)}.u64 {r}, {p.reg(op.input)};")
 
 
+def emit_int_to_float(p: KernelPrinter, op: arith.SIToFPOp | arith.UIToFPOp) -> None:
+    """An integer scalar (a size, `N.to(tl.f32)`) as an f32, rounded to nearest."""
+    if not isinstance(op.result.type, Float32Type):
+        raise p.unsupported(op, f"conversions to {op.result.type}")
+    sign = "s" if isinstance(op, arith.SIToFPOp) else "u"
+    p.emit(f"cvt.rn.f32.{sign}{int_bits(op.input.type)} {p.define(op.result)}, {p.reg(op.input)};")
+
+
 def emit_select(p: KernelPrinter, op: arith.SelectOp) -> None:
     r = p.define(op.result)
     kind = {"r": "b32", "rd": "b64", "f": "f32"}[p.reg_class(op.result.type)]
@@ -112,6 +120,8 @@ EMITTERS: dict[type[Operation], Callable] = {
     arith.CmpiOp: emit_cmpi,
     arith.IndexCastOp: emit_index_cast,
     arith.SelectOp: emit_select,
+    arith.SIToFPOp: emit_int_to_float,
+    arith.UIToFPOp: emit_int_to_float,
     **{cls: emit_int_binary for cls in _INT_BINARY},
     **{cls: emit_float_binary for cls in _FLOAT_BINARY},
 }

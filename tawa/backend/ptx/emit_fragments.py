@@ -160,23 +160,70 @@ def emit_reduce(p: KernelPrinter, op: nvgpu.FragmentReduceOp) -> None:
     each shuffle mask."""
     t = _type(op.input)
     shape = t.get_shape()
-    reduction = t.tiled_layout.reduce(shape, len(shape) - 1)
-    inst = "max.NaN.f32" if op.kind.data.value == "max" else "add.f32"
-    src = p.frag(op.input)
-    tmp = p.regs.new("f")
-    for acc, group in zip(p.define_frag(op.result), reduction.sources):
-        slots = [src[i] for i in group]
-        steps = fold_steps(len(group))
-        for n, (a, b) in enumerate(steps):
-            # The input's registers stay as they are: a slot folded into gets a new one.
-            d = acc if n == len(steps) - 1 else p.regs.new("f")
-            p.emit(f"{inst} {d}, {slots[a]}, {slots[b]};")
-            slots[a] = d
-        if not steps:
-            p.emit(f"mov.f32 {acc}, {slots[0]};")
+    src, tmp = p.frag(op.input), p.regs.new("f")
+    _reduce_in_warps(p, t.tiled_layout.reduce(shape, len(shape) - 1), op.kind.data.value, src,
+                     p.define_frag(op.result), tmp)
+
+
+def _reduce_in_warps(p: KernelPrinter, reduction: nvgpu.Reduction, kind: str, src: list[str], dst: list[str],
+                     tmp: str) -> str:
+    """Folds and shuffles `reduction` of the registers `src` into `dst`
+    (`tmp`: the shuffles' register); returns the combining instruction."""
+    inst = "max.NaN.f32" if kind == "max" else "add.f32"
+    for acc, group in zip(dst, reduction.sources):
+        _fold_registers(p, inst, [src[i] for i in group], acc)
         for mask in reduction.lane_masks:
             p.emit(f"shfl.sync.bfly.b32 {tmp}, {acc}, {mask}, 31, -1;")
             p.emit(f"{inst} {acc}, {acc}, {tmp};")
+    return inst
+
+
+def _fold_registers(p: KernelPrinter, inst: str, slots: list[str], acc: str) -> None:
+    """acc = the registers `slots` combined in the order of `fold_steps`."""
+    steps = fold_steps(len(slots))
+    for n, (a, b) in enumerate(steps):
+        # The input's registers stay as they are: a slot folded into gets a new one.
+        d = acc if n == len(steps) - 1 else p.regs.new("f")
+        p.emit(f"{inst} {d}, {slots[a]}, {slots[b]};")
+        slots[a] = d
+    if not steps:
+        p.emit(f"mov.f32 {acc}, {slots[0]};")
+
+
+def emit_reduce_warps(p: KernelPrinter, op: nvgpu.FragmentReduceWarpsOp) -> None:
+    """Within each warp as `emit_reduce`; then each thread t stores its
+    partial value j at scratch + 4·(128·j + t), the warp group syncs,
+    each thread loads the partials of its partner warps (the same lane of
+    each; the warp's own digits along the axis cleared, then stepped by
+    immediates) and folds them in their order, and syncs again."""
+    red = op.reduction()
+    src, dst = p.frag(op.input), p.define_frag(op.result)
+    partial = [p.regs.new("f") for _ in dst]
+    inst = _reduce_in_warps(p, red, op.kind.data.value, src, partial, p.regs.new("f"))
+    scratch, barrier = p.reg(op.scratch), op.barrier.value.data
+    tid, own, base, digit = (p.regs.new("r") for _ in range(4))
+    p.emit(f"mov.u32 {tid}, %tid.x;")
+    p.emit(f"and.b32 {tid}, {tid}, {THREADS_PER_GROUP - 1};")
+    p.emit(f"mad.lo.u32 {own}, {tid}, 4, {scratch};")
+    row = 4 * THREADS_PER_GROUP  # bytes between a thread's values j and j + 1
+    for j, v in enumerate(partial):
+        p.emit(f"st.shared.f32 [{own}+{j * row}], {v};")
+    p.emit(f"bar.sync {barrier}, {THREADS_PER_GROUP};")
+    # The first partner: this thread's lane in the warp whose digits along the axis are 0.
+    p.emit(f"mov.u32 {base}, {own};")
+    for divisor, size in red.warp_digits:
+        shift = (divisor * THREADS_PER_WARP).bit_length() - 1
+        p.emit(f"bfe.u32 {digit}, {tid}, {shift}, {size.bit_length() - 1};")
+        p.emit(f"mul.lo.u32 {digit}, {digit}, {4 * divisor * THREADS_PER_WARP};")
+        p.emit(f"sub.u32 {base}, {base}, {digit};")
+    first = red.partner_warps(0)[0]
+    steps = [4 * THREADS_PER_WARP * (w - first) for w in red.partner_warps(0)]
+    for j, acc in enumerate(dst):
+        parts = [p.regs.new("f") for _ in steps]
+        for r, step in zip(parts, steps):
+            p.emit(f"ld.shared.f32 {r}, [{base}+{step + j * row}];")
+        _fold_registers(p, inst, parts, acc)
+    p.emit(f"bar.sync {barrier}, {THREADS_PER_GROUP};")
 
 
 def emit_broadcast(p: KernelPrinter, op: nvgpu.FragmentBroadcastOp) -> None:
@@ -218,27 +265,57 @@ def _addresses(p: KernelPrinter, t: nvgpu.FragmentType, element, address_value, 
     return lambda i: f"[{bases[rows[i]]}+{cols[i] * nbytes}]"
 
 
+ACCESS_REGS = 4
+"""32-bit registers one global access moves at most (`ld/st.global.v4.b32`:
+16 bytes, a blocked layout's vector)."""
+
+
+def _vector_accesses(t: nvgpu.FragmentType) -> list[tuple[int, int, int, str]] | None:
+    """The unmasked global accesses of a fragment's vectors: (first value,
+    first register, register count, type suffix: `.b32`, `.v4.b32`,
+    `.v2.f32`, ...), each 16 bytes at most and within one vector (so
+    aligned where the vector is); None for vectors that are no whole 32-bit
+    registers (unpacked 16-bit values, 8-bit pairs)."""
+    vector, values = t.vector_length(), t.values_per_thread()
+    if t.packed() and t.register_bits() == 32:
+        per_reg, kind = 2, "b32"
+    elif isinstance(t.element_type, Float32Type):
+        per_reg, kind = 1, "f32"
+    else:
+        return None
+    out = []
+    for first in range(0, values, vector):
+        regs = vector // per_reg
+        for c in range(0, regs, ACCESS_REGS):
+            n = min(ACCESS_REGS, regs - c)
+            out.append((first + c * per_reg, first // per_reg + c, n, f"{f'.v{n}' if n > 1 else ''}.{kind}"))
+    return out
+
+
 def emit_store_global(p: KernelPrinter, op: nvgpu.FragmentStoreGlobalOp) -> None:
-    """Value i goes to [address + row(i)·pitch + col(i)·bytes].  A packed
-    pair is one store of its register: 32 bits for 16-bit values, 16 for
-    fp8; masked, each value alone (an fp8 value is a byte of the register:
-    `st.b8` stores the low byte, so the upper one is shifted down first)."""
+    """Value i goes to [address + row(i)·pitch + col(i)·bytes].  Unmasked,
+    each vector in accesses of up to 16 bytes (`_vector_accesses`: a packed
+    pair is one 32-bit register, a blocked layout's 8 bf16 one `v4.b32`);
+    an fp8 pair is one 16-bit store.  Masked, each value alone (an fp8 value
+    is a byte of the register: `st.b8` stores the low byte, so the upper one
+    is shifted down first)."""
     t = _type(op.values)
-    rows = t.tiled_layout.value_offsets(t.get_shape(), 0)
     at = _addresses(p, t, t.element_type, op.address, op.row_pitch)
     regs = p.frag(op.values)
     vector = t.vector_length()
     pair_bits = 16 * nvgpu.element_bytes(t.element_type)
     if op.mask is None:
-        for k in range(len(rows) // vector):
-            first = k * vector
-            if t.packed() and vector == 2:
-                p.emit(f"st.global.b{pair_bits} {at(first)}, {regs[k]};")
-            elif isinstance(t.element_type, Float32Type) and vector in (2, 4):
-                vals = ", ".join(regs[first:first + vector])
-                p.emit(f"st.global.v{vector}.f32 {at(first)}, {{{vals}}};")
-            else:
-                raise p.unsupported(op, f"vectors of {vector} x {t.element_type}")
+        accesses = _vector_accesses(t)
+        if t.packed() and vector == 2 and accesses is None:  # fp8 pairs
+            for k, reg in enumerate(regs):
+                p.emit(f"st.global.b{pair_bits} {at(2 * k)}, {reg};")
+            return
+        if accesses is None:
+            raise p.unsupported(op, f"vectors of {vector} x {t.element_type}")
+        for first, reg, n, suffix in accesses:
+            vals = regs[reg:reg + n]
+            operand = f"{{{', '.join(vals)}}}" if n > 1 else vals[0]
+            p.emit(f"st.global{suffix} {at(first)}, {operand};")
         return
     mask = p.frag(op.mask)
     if t.packed() and pair_bits == 16:
@@ -260,23 +337,22 @@ def emit_store_global(p: KernelPrinter, op: nvgpu.FragmentStoreGlobalOp) -> None
 
 def emit_load_global(p: KernelPrinter, op: nvgpu.FragmentLoadGlobalOp) -> None:
     """Value i comes from [address + row(i)·pitch + col(i)·bytes]:
-    unmasked, one load per vector (a packed 16-bit pair is one 32-bit
-    load); masked, element by element, 0 where the mask is clear."""
+    unmasked, each vector in loads of up to 16 bytes (`_vector_accesses`:
+    a packed 16-bit pair is one 32-bit load, a blocked layout's 8 bf16 one
+    `v4.b32`); masked, element by element, 0 where the mask is clear."""
     t = _type(op.result)
     at = _addresses(p, t, t.element_type, op.address, op.row_pitch)
     dst = p.define_frag(op.result)
-    vector = t.vector_length()
     f32 = isinstance(t.element_type, Float32Type)
     if op.mask is None:
-        if t.packed():
-            for k, d in enumerate(dst):  # each register is a vector of 2 (or a pair of one)
-                p.emit(f"ld.global.b32 {d}, {at(2 * k)};")
-        elif f32 and vector in (2, 4):
-            for k in range(len(dst) // vector):
-                p.emit(f"ld.global.v{vector}.f32 {{{', '.join(dst[k * vector:(k + 1) * vector])}}}, {at(k * vector)};")
-        else:
+        accesses = _vector_accesses(t)
+        if accesses is None:  # unpacked 16-bit values
             for i, d in enumerate(dst):
-                p.emit(f"ld.global.{'f32' if f32 else 'b16'} {d}, {at(i)};")
+                p.emit(f"ld.global.b16 {d}, {at(i)};")
+            return
+        for first, reg, n, suffix in accesses:
+            operand = f"{{{', '.join(dst[reg:reg + n])}}}" if n > 1 else dst[reg]
+            p.emit(f"ld.global{suffix} {operand}, {at(first)};")
         return
     mask = p.frag(op.mask)
     if t.packed():
@@ -303,6 +379,7 @@ EMITTERS: dict[type[Operation], Callable] = {
     nvgpu.FragmentCmpIOp: emit_cmpi,
     nvgpu.FragmentSelectOp: emit_select,
     nvgpu.FragmentReduceOp: emit_reduce,
+    nvgpu.FragmentReduceWarpsOp: emit_reduce_warps,
     nvgpu.FragmentBroadcastOp: emit_broadcast,
     nvgpu.MemrefBaseOp: emit_memref_base,
     nvgpu.FragmentStoreGlobalOp: emit_store_global,

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    I64,
     BFloat16Type,
     Float8E4M3FNType,
     Float8E5M2Type,
     Float16Type,
     Float32Type,
     IndexType,
+    IntegerAttr,
     IntegerType,
     MemRefType,
     i1,
@@ -44,8 +47,10 @@ from tawa.dialects.common import (
     parse_kind_and_operand_pair,
     print_kind_and_operand_pair,
 )
+from tawa.dialects.nvgpu.layouts import Reduction
 from tawa.dialects.nvgpu.types import FragmentType, SmemType, element_bytes
 from tawa.dialects.tile import CmpIPredicate, CmpIPredicateAttr, ReduceKindAttr
+from tawa.target.hopper import NAMED_BARRIERS, THREADS_PER_GROUP
 
 
 class FragBinaryKind(StrEnum):
@@ -223,6 +228,80 @@ class FragmentReduceOp(IRDLOperation):
             raise VerifyException(f"nvgpu.frag_reduce of {it} gives {expected}, got {rt}")
         if not isinstance(it.element_type, Float32Type):
             raise VerifyException(f"nvgpu.frag_reduce works on f32 fragments, got {it}")
+
+
+@irdl_op_definition
+class FragmentReduceWarpsOp(IRDLOperation):
+    """Reduces a fragment along `axis` where its layout's warps split that
+    axis (a blocked tile of fewer rows than warps, such as one row of 4096
+    columns; column sums of a tile whose rows lie over warps): each thread
+    combines its own values, the lanes exchange theirs (butterfly shuffles),
+    as `nvgpu.frag_reduce` does; then every thread writes its partial
+    results to `scratch` (value j of thread t at f32 element
+    `128·j + t`), the warp group's 128 threads wait at named barrier
+    `barrier`, each thread folds the partials of the warps that hold the
+    same result elements (`Reduction.partner_warps`, in the same order in
+    every warp, so every copy of a result has the same bits), and the
+    threads wait at the barrier again before anyone may write `scratch`
+    anew.  The result's layout is the input's reduced along `axis`
+    (`TiledLayout.reduced_layout`): the warps that split it hold copies.
+
+    `scratch` is a buffer of the kernel's shared memory that only this warp
+    group uses, f32, at least 128 x (result values per thread) elements;
+    `barrier` (1..15) is a named barrier only this warp group's threads
+    sync on.  Every thread of the warp group must execute the op together
+    (not under a branch that divides it).
+
+    Example: `%s = nvgpu.frag_reduce_warps sum %x, 1 via %scratch barrier 15 : !nvgpu.frag<1x4096xf32, #nvgpu.tiled_layout<...>>, !nvgpu.smem<1x128xf32> -> !nvgpu.frag<1xf32, #nvgpu.tiled_layout<...>>`
+    """
+
+    name = "nvgpu.frag_reduce_warps"
+    kind = prop_def(ReduceKindAttr)
+    axis = prop_def(IntegerAttr[I64])
+    barrier = prop_def(IntegerAttr[I64])
+    input = operand_def(FragmentType)
+    scratch = operand_def(SmemType)
+    result = result_def(FragmentType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$kind $input `,` $axis `via` $scratch `barrier` $barrier attr-dict "
+        "`:` type($input) `,` type($scratch) `->` type($result)"
+    )
+
+    def __init__(self, kind: ReduceKindAttr, value: SSAValue, axis: int, scratch: SSAValue, barrier: int,
+                 result_type: FragmentType):
+        super().__init__(
+            operands=[value, scratch],
+            properties={"kind": kind, "axis": IntegerAttr(axis, 64), "barrier": IntegerAttr(barrier, 64)},
+            result_types=[result_type],
+        )
+
+    def reduction(self) -> Reduction:
+        it = self.input.type
+        assert isinstance(it, FragmentType)
+        return it.tiled_layout.reduce(it.get_shape(), self.axis.value.data, across_warps=True)
+
+    def verify_(self) -> None:
+        it, rt, st = self.input.type, self.result.type, self.scratch.type
+        assert isinstance(it, FragmentType) and isinstance(rt, FragmentType) and isinstance(st, SmemType)
+        shape, axis = it.get_shape(), self.axis.value.data
+        if len(shape) != 2 or not 0 <= axis < 2 or not isinstance(it.element_type, Float32Type):
+            raise VerifyException(f"nvgpu.frag_reduce_warps reduces axis 0 or 1 of a 2-D f32 fragment, got "
+                                  f"axis {axis} of {it}")
+        red = self.reduction()
+        if red.warps == 1:
+            raise VerifyException(f"nvgpu.frag_reduce_warps: the warps of {it} do not split axis {axis} (a "
+                                  "reduction within warps is nvgpu.frag_reduce)")
+        expected = FragmentType(shape[:axis] + shape[axis + 1:], it.element_type, red.layout)
+        if rt != expected:
+            raise VerifyException(f"nvgpu.frag_reduce_warps of {it} along axis {axis} gives {expected}, got {rt}")
+        need = THREADS_PER_GROUP * rt.values_per_thread()
+        if not isinstance(st.element_type, Float32Type) or st.swizzle.data or math.prod(st.get_shape()) < need:
+            raise VerifyException(f"nvgpu.frag_reduce_warps needs an unswizzled f32 scratch of at least {need} "
+                                  f"elements (128 threads x {rt.values_per_thread()} values), got {st}")
+        if not 1 <= self.barrier.value.data < NAMED_BARRIERS:
+            raise VerifyException(f"nvgpu.frag_reduce_warps barrier must be a named barrier 1..{NAMED_BARRIERS - 1} "
+                                  f"(0 is the CTA's), got {self.barrier.value.data}")
 
 
 @irdl_op_definition
@@ -463,8 +542,10 @@ class FragmentUndefOp(IRDLOperation):
 @irdl_op_definition
 class FragmentStoreOp(IRDLOperation):
     """Epilogue store: converts each element of `fragment` (round to nearest
-    even) to the memref's element type and writes the 64xN tile at element
-    offsets `offsets`; elements outside the memref are dropped.
+    even) to the memref's element type and writes the tile it spans (a
+    64xN accumulator, a blocked tile, a 1-D vector along the memref's last
+    dimension) at element offsets `offsets`; elements outside the memref
+    are dropped.
 
     Example: `nvgpu.frag_store %d, %C[%m0, %n0] : !nvgpu.frag<64x256xf32, wgmma>, memref<?x?xbf16>`
     """
@@ -664,8 +745,10 @@ class FragmentStoreGlobalOp(IRDLOperation):
     """Writes every element a thread holds to global memory: value i goes to
     byte address `address + row(i)·row_pitch + col(i)·bytes`, where
     (row(i), col(i)) is value i's offset from the thread's first element in
-    the fragment's layout (`TiledLayout.value_offsets`) and `address` is the
-    thread's own address of that first element.  Without a mask each vector
+    the fragment's layout (`TiledLayout.value_offsets`; a 1-D fragment's
+    one axis is a column) and `address` is the thread's own address of that
+    first element.  Threads that hold copies of an element (a replicated
+    layout) store the same value to the same address.  Without a mask each vector
     of the layout is one store (the caller guarantees that every element is
     in bounds and every vector aligned); with an i1 `mask` fragment each
     element is stored alone, and only where its mask bit is set.
@@ -686,8 +769,8 @@ class FragmentStoreGlobalOp(IRDLOperation):
     def verify_(self) -> None:
         vt = self.values.type
         assert isinstance(vt, FragmentType)
-        if len(vt.get_shape()) != 2:
-            raise VerifyException(f"nvgpu.frag_store_global stores 2-D fragments, got {vt}")
+        if len(vt.get_shape()) not in (1, 2):
+            raise VerifyException(f"nvgpu.frag_store_global stores 1-D or 2-D fragments, got {vt}")
         if self.mask is not None and self.mask.type != vt.with_element_type(i1):
             raise VerifyException(
                 f"nvgpu.frag_store_global mask must be {vt.with_element_type(i1)}, got {self.mask.type}"

@@ -97,11 +97,35 @@ class Reduction:
     """How `layout.reduce(axis)` combines a fragment: each result value
     combines the source values `sources[i]` of the same thread, then the
     threads whose lanes differ by each of `lane_masks` exchange and combine
-    (butterfly shuffles)."""
+    (butterfly shuffles), then — where the layout's warps split the axis —
+    the warps that hold the same result elements combine their partial
+    results through shared memory (`warp_digits`, `partner_warps`)."""
 
     layout: TiledLayout
     sources: tuple[tuple[int, ...], ...]
     lane_masks: tuple[int, ...]
+    warp_digits: tuple[tuple[int, int], ...] = ()
+    """(divisor, size) of each warp dimension along the reduced axis: the
+    digit `(warp // divisor) % size` of a warp's index says which part of
+    the axis it holds.  Empty: the reduction stays within each warp."""
+
+    @property
+    def warps(self) -> int:
+        """How many warps hold partial results of each result element (1:
+        no shared-memory step)."""
+        return math.prod(size for _, size in self.warp_digits)
+
+    def partner_warps(self, warp: int) -> tuple[int, ...]:
+        """The warps (of 0..3) whose partial results `warp` combines, its own
+        included, in the order every one of them folds them (so that every
+        copy of a result element has the same bits): `warp` with its digits
+        along the axis set to 0, 1, ... in mixed radix, the last digit
+        fastest."""
+        base = warp - sum((warp // d) % n * d for d, n in self.warp_digits)
+        out = [base]
+        for d, n in self.warp_digits:
+            out = [w + k * d for w in out for k in range(n)]
+        return tuple(out)
 
 
 FOLD_CHAINS = 4
@@ -322,13 +346,20 @@ class TiledLayout:
             raise ValueError("the reduced layout's vector dimension must have size 1")
         return layout
 
-    def reduce(self, shape: tuple[int, ...], axis: int) -> Reduction:
+    def reduce(self, shape: tuple[int, ...], axis: int, across_warps: bool = False) -> Reduction:
         """A reduction of a `shape` tile along `axis`: the result layout,
-        which source values each result value combines (within a thread), and
-        the lane shuffles that finish it.  Warp dimensions along `axis` would
-        need shared memory: ValueError."""
+        which source values each result value combines (within a thread), the
+        lane shuffles that finish it within a warp and, with `across_warps`,
+        the warps whose partial results combine through shared memory
+        (`Reduction.warp_digits`).  Without it, warp dimensions along `axis`
+        are a ValueError ("crosses warps")."""
         tiled = self.tiled_dims(shape)
-        if any(isinstance(d, int) and tiled[d].axis == axis and tiled[d].size > 1 for d in self.warp_dims):
+        warp_sizes = self._thread_sizes(shape, self.warp_dims)
+        digits = tuple(
+            (math.prod(warp_sizes[k + 1:]), tiled[d].size) for k, d in enumerate(self.warp_dims)
+            if isinstance(d, int) and tiled[d].axis == axis and tiled[d].size > 1
+        )
+        if digits and not across_warps:
             raise ValueError(f"reducing axis {axis} of {_fmt(shape)} crosses warps")
         layout = self.reduced_layout(shape, axis)
         out_shape = tuple(n for a, n in enumerate(shape) if a != axis)
@@ -342,7 +373,7 @@ class TiledLayout:
             if isinstance(d, int) and tiled[d].axis == axis:
                 stride = math.prod(lane_sizes[k + 1:])
                 masks += [stride << b for b in range(int(math.log2(tiled[d].size)))]
-        return Reduction(layout, groups, tuple(masks))
+        return Reduction(layout, groups, tuple(masks), digits)
 
     def broadcast_sources(self, shape: tuple[int, ...], axis: int, reduced: TiledLayout) -> tuple[int, ...]:
         """For a `shape` tile in this layout that repeats a tile of `reduced`

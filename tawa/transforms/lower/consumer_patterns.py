@@ -29,7 +29,7 @@ warp groups, this warp group's first row) are one `ConsumerInfo`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, math, scf
@@ -52,6 +52,7 @@ from tawa.diagnostics import TawaError
 from tawa.dialects import nvgpu, tile
 from tawa.dialects.nvgpu.fragments import LOADABLE
 from tawa.target.hopper import WGMMA_M
+from tawa.transforms.lower.blocked_layouts import BlockedTile
 from tawa.transforms.lower.masks import Materializer, all_true_condition, symbolic
 from tawa.transforms.lower.operand_staging import emit_operand_store
 from tawa.transforms.lower.partitions import emit_group_index
@@ -102,6 +103,15 @@ class ConsumerInfo:
     rows: int = WGMMA_M
     """Rows of the tile each warp group owns, a multiple of 64: its
     fragments are `rows`xN (one wgmma per 64-row block of them)."""
+    tiles: Mapping[SSAValue, BlockedTile] | None = None
+    """A partition whose tiles never meet a wgmma (a kernel without dots):
+    each tile value's fragment, in a blocked layout
+    (`tawa.transforms.lower.blocked_layouts`).  None: the `wgmma` family."""
+    scratch: SSAValue | None = None
+    """The shared buffer of reductions whose warps split the reduced axis
+    (`nvgpu.frag_reduce_warps`), when the partition has any."""
+    barrier: int = 0
+    """The named barrier of those reductions."""
 
     def group_index(self) -> SSAValue:
         assert self.group is not None
@@ -120,11 +130,30 @@ class ConsumerInfo:
         Rewriter.insert_op([row0, row0_i32], at)
         return ConsumerInfo(groups, row0.result, row0_i32.result, const(0, at), first_group, group=local, rows=rows)
 
-    def frag_type(self, t: TensorType, op: Operation, axis: int = 1) -> nvgpu.FragmentType:
+    @staticmethod
+    def blocked_at_start_of(region: Region, first_group: int, tiles: Mapping[SSAValue, BlockedTile],
+                            scratch: SSAValue | None, barrier: int) -> ConsumerInfo:
+        """A partition of one warp group whose tiles take blocked layouts:
+        it holds every row of its tiles (row 0 first)."""
+        at = InsertPoint.at_start(region.block)
+        zero = const(0, at)
+        return ConsumerInfo(1, zero, const(0, at, i32), zero, first_group, tiles=tiles, scratch=scratch,
+                            barrier=barrier)
+
+    def frag_type(self, t: TensorType, op: Operation, axis: int = 1, value: SSAValue | None = None) -> nvgpu.FragmentType:
         """This warp group's share of a `rows`·groups-row f32 tile: a
         `rows`xN accumulator, or a vector that is broadcast along `axis` of
-        one — one value per row (axis 1) or per column (axis 0)."""
+        one — one value per row (axis 1) or per column (axis 0).  In a
+        partition of blocked layouts: this warp group's share of `value`,
+        in its planned layout."""
         shape, et = tuple(t.get_shape()), t.get_element_type()
+        if self.tiles is not None:
+            planned = self.tiles.get(value) if value is not None else None
+            if planned is None:
+                raise fail(op, f"{NAME}: a {t} tile has no register layout: a 1-D tile of a kernel without dots "
+                               "must be reduced from a 2-D tile or broadcast against one (tile.expand_dims + "
+                               "tile.broadcast), directly or through elementwise math and loops")
+            return nvgpu.FragmentType(planned.shape, et, planned.layout)
         rows = self.rows * self.groups
         if len(shape) == 1 and axis == 0 and isinstance(et, Float32Type):
             return nvgpu.FragmentType(shape, et, nvgpu.WGMMA.reduced_layout((self.rows, shape[0]), 0))
@@ -150,12 +179,22 @@ class LowerAccumulatorInit(RewritePattern):
     def match_and_rewrite(self, op: tile.ZerosOp | tile.SplatOp, rewriter: PatternRewriter) -> None:
         t = op.result.type
         assert isinstance(t, TensorType)
+        carried = any(isinstance(u.operation, scf.ForOp | scf.YieldOp) for u in op.result.uses)
         if isinstance(op, tile.ZerosOp):
-            if isinstance(t.get_element_type(), Float32Type):
-                rewriter.replace(op, nvgpu.FragmentZerosOp.build(result_types=[self.info.frag_type(t, op)]))
+            if not isinstance(t.get_element_type(), Float32Type):
+                return
+            frag_t = self.info.frag_type(t, op, value=op.result)
+            if self.info.tiles is not None and not carried:
+                # A splat of 0.0, which elementwise math reads as a constant (no registers held).
+                zero = arith.ConstantOp(FloatAttr(0.0, Float32Type()))
+                rewriter.insert(zero, InsertPoint.before(op))
+                rewriter.replace(op, nvgpu.FragmentSplatOp.build(operands=[zero.result], result_types=[frag_t]))
+            else:
+                rewriter.replace(op, nvgpu.FragmentZerosOp.build(result_types=[frag_t]))
             return
-        if any(isinstance(u.operation, scf.ForOp | scf.YieldOp) for u in op.result.uses):
-            new = nvgpu.FragmentSplatOp.build(operands=[op.value], result_types=[self.info.frag_type(t, op)])
+        if carried:
+            new = nvgpu.FragmentSplatOp.build(operands=[op.value],
+                                              result_types=[self.info.frag_type(t, op, value=op.result)])
             new.result.name_hint = op.result.name_hint
             rewriter.replace(op, new)
 
@@ -358,6 +397,18 @@ def _pending(value: SSAValue) -> bool:
     return any(_pending(v) for v in op.operands)
 
 
+_READ_THROUGH = (tile.StoreOp, nvgpu.StagedStoreOp, nvgpu.StagedOperandOp, tile.DotOp, tile.DotAsyncOp)
+"""Ops that read an `arith.truncf` through (a store converts as it writes, a
+dot's register operand is converted where the dot is lowered)."""
+
+
+def _read_as_values(value: SSAValue) -> bool:
+    """Whether the converted tile `value` must be a fragment of its own: a
+    loop or an if carries it, or math reads it (a bf16 tile stored and read
+    back as f32: `arith.extf` of it)."""
+    return _carried(value) or any(not isinstance(u.operation, _READ_THROUGH) for u in value.uses)
+
+
 def _carried(value: SSAValue) -> bool:
     """Whether a loop or an if carries `value` (an `scf.yield` or `scf.for`
     operand), so that it must be a fragment of its own rather than be read
@@ -369,10 +420,11 @@ class LowerElementwise(RewritePattern):
     """Elementwise math on fragments (the other operand a fragment or a splat
     of an f32 scalar) becomes per-register math; `arith.extf` of a 16-bit
     fragment becomes its f32 conversion, and so does an `arith.truncf` that a
-    loop carries (`tawa-overlap-dots` carries P in bf16)."""
+    loop carries (`tawa-overlap-dots` carries P in bf16) or that math reads
+    (a tile rounded to bf16, stored, and used again in f32)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        convert = isinstance(op, arith.ExtFOp) or (isinstance(op, arith.TruncFOp) and _carried(op.result))
+        convert = isinstance(op, arith.ExtFOp) or (isinstance(op, arith.TruncFOp) and _read_as_values(op.result))
         if isinstance(op, math.LogOp) and _is_frag(op.operand):
             log2 = nvgpu.FragmentUnaryOp.build(operands=[op.operand], result_types=[op.operand.type],
                                                properties={"kind": nvgpu.FragUnaryKindAttr(nvgpu.FragUnaryKind.LOG2)})
@@ -415,14 +467,45 @@ class LowerElementwise(RewritePattern):
         rewriter.replace(op, new)
 
 
+@dataclass
 class LowerRowReduce(RewritePattern):
     """A reduction of a fragment along its columns: its layout's reduction
-    (each thread folds its values of a row, then quad shuffles)."""
+    (each thread folds its values of a row, then shuffles: the 4 lanes of a
+    quad for `wgmma`, the lanes along the columns for a blocked layout).
+    In a partition of blocked layouts a reduction along either axis whose
+    warps split the axis combines the warps' partial results through the
+    partition's scratch buffer (`nvgpu.frag_reduce_warps`)."""
+
+    info: ConsumerInfo
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.ReduceOp, rewriter: PatternRewriter) -> None:
         t = op.input.type
-        if not isinstance(t, nvgpu.FragmentType) or op.axis.value.data != 1:
+        axis = op.axis.value.data
+        if isinstance(t, nvgpu.FragmentType) and self.info.tiles is not None:
+            shape = t.get_shape()
+            if axis == 0 and self.info.groups > 1:
+                raise fail(op, f"{NAME}: a reduction along the rows of a tile that {self.info.groups} warp groups "
+                               "split is not supported (its partial sums would combine across warp groups): use "
+                               f"tiles of at most {2 * WGMMA_M - 1} rows, which one warp group holds")
+            red = t.tiled_layout.reduce(shape, axis, across_warps=True)
+            result_t = nvgpu.FragmentType(shape[:axis] + shape[axis + 1:], t.element_type, red.layout)
+            if red.warps > 1:
+                assert self.info.scratch is not None  # planned with the partition (lower_tile.plan_scratch)
+                new: Operation = nvgpu.FragmentReduceWarpsOp(op.kind, op.input, axis, self.info.scratch,
+                                                             self.info.barrier, result_t)
+                new.location = op.location
+            elif axis == len(shape) - 1:
+                new = nvgpu.FragmentReduceOp.build(operands=[op.input], properties={"kind": op.kind},
+                                                   result_types=[result_t])
+            else:
+                raise fail(op, f"{NAME}: a reduction along the rows of a {t.get_shape()[0]}-row tile whose rows "
+                               "lie within warps is not supported yet (only a reduction along the columns, or "
+                               "along rows that the layout spreads over warps): sum the rows of a taller tile")
+            new.results[0].name_hint = op.result.name_hint
+            rewriter.replace(op, new)
+            return
+        if not isinstance(t, nvgpu.FragmentType) or axis != 1:
             return  # not a row reduction of an accumulator: reported later
         new = nvgpu.FragmentReduceOp.build(
             operands=[op.input],
@@ -481,6 +564,16 @@ class LowerConsumerLoad(RewritePattern):
         if not isinstance(t.get_element_type(), LOADABLE):
             raise fail(op, f"{NAME}: the consumers load f32, bf16 or f16 tiles, got {t}")
         offsets = list(op.offsets)
+        if self.info.tiles is not None:  # this warp group's share, in its planned layout
+            frag_t = self.info.frag_type(f32_t, op, value=op.result).with_element_type(t.get_element_type())
+            if self.info.groups > 1 and self.info.tiles[op.result].along_rows:
+                row = arith.AddiOp(offsets[-t.get_num_dims()], self.info.row0)
+                rewriter.insert(row, InsertPoint.before(op))
+                offsets[-t.get_num_dims()] = row.result
+            load = nvgpu.FragmentLoadOp.build(operands=[op.source, offsets], result_types=[frag_t])
+            load.result.name_hint = op.result.name_hint
+            rewriter.replace(op, load)
+            return
         if t.get_num_dims() == 1:
             axis = _vector_axis(op.result)
             if axis is None:
@@ -536,19 +629,27 @@ class LowerSlotRead(RewritePattern):
 @dataclass
 class LowerBroadcast(RewritePattern):
     """`broadcast(expand_dims(vector, axis))` of a vector fragment: per-value
-    copies, in the threads that hold them."""
+    copies, in the threads that hold them.  In a partition of blocked
+    layouts an expansion that something other than a broadcast reads is a
+    broadcast to its own shape (`w[None, :]` against a 1-row tile)."""
 
     info: ConsumerInfo
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: tile.BroadcastOp, rewriter: PatternRewriter) -> None:
-        expand = op.input.owner
+    def match_and_rewrite(self, op: tile.BroadcastOp | tile.ExpandDimsOp, rewriter: PatternRewriter) -> None:
+        if isinstance(op, tile.ExpandDimsOp):
+            if self.info.tiles is None or op.result not in self.info.tiles or not op.result.uses or all(
+                    isinstance(u.operation, tile.BroadcastOp) for u in op.result.uses):
+                return
+            expand = op
+        else:
+            expand = op.input.owner
         if not isinstance(expand, tile.ExpandDimsOp):
             return
         vector, rt = expand.input, op.result.type
         if not _is_frag(vector) or not isinstance(rt, TensorType):
             return
-        result_t = self.info.frag_type(rt, op)
+        result_t = self.info.frag_type(rt, op, value=op.result)
         axis = expand.axis.value.data
         expected = nvgpu.FragmentType(
             [n for a, n in enumerate(result_t.get_shape()) if a != axis],
@@ -560,7 +661,7 @@ class LowerBroadcast(RewritePattern):
         new = nvgpu.FragmentBroadcastOp.build(operands=[vector], result_types=[result_t])
         new.result.name_hint = op.result.name_hint
         rewriter.replace(op, new)
-        if not expand.result.uses:
+        if expand is not op and not expand.result.uses:
             rewriter.erase(expand)
 
 
@@ -584,6 +685,8 @@ class LowerMaskedSelect(RewritePattern):
             raise fail(op, f"{NAME}: masks must be built from tile.iota, splats, integer math and tile.cmpi")
         at = InsertPoint.before(op)
         on_false = _scalar_or_frag(op.false_value, op)
+        if isinstance(splat := on_false.owner, nvgpu.FragmentSplatOp):  # (a lowered tile.zeros)
+            on_false = splat.value
 
         def emit_at(point: InsertPoint) -> Callable[[Operation], SSAValue]:
             def emit(new: Operation) -> SSAValue:
@@ -593,13 +696,13 @@ class LowerMaskedSelect(RewritePattern):
             return emit
 
         row0 = self.info.row0_i32
-        row_last = arith.AddiOp(row0, const(self.info.rows - 1, at, i32))
+        rows, cols = t.get_shape()
+        row_last = arith.AddiOp(row0, const(rows - 1, at, i32))
         Rewriter.insert_op(row_last, at)
-        cols = t.get_shape()[1]
         fast = all_true_condition(expr, (row0, row_last.result), (0, cols - 1), emit_at(at))
         masked = Block()
         try:
-            mask = Materializer(self.info.rows, cols, row0, emit_at(InsertPoint.at_end(masked)))(expr)
+            mask = Materializer(t, row0, emit_at(InsertPoint.at_end(masked)))(expr)
         except ValueError as err:
             raise fail(op, f"{NAME}: {err}") from None
         select = nvgpu.FragmentSelectOp.build(operands=[mask, on_true, on_false], result_types=[t])
@@ -622,30 +725,44 @@ class LowerStore(RewritePattern):
     warp group's rows, by the TMA-store epilogue where `tawa-stage-stores`
     staged the store (`nvgpu.staged_store`: its staging buffer and tensor
     map; `tawa.transforms.lower.tma_epilogue`), else by the threads
-    (`nvgpu.frag_store`: conversion, bounds masks and stores)."""
+    (`nvgpu.frag_store`: conversion, bounds masks and stores).  In a
+    partition of blocked layouts 1-D tiles are stored too (a row's sums,
+    a column's)."""
 
     info: ConsumerInfo
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.StoreOp | nvgpu.StagedStoreOp, rewriter: PatternRewriter) -> None:
         conv = op.value.owner
+        if isinstance(conv, arith.TruncFOp) and _read_as_values(conv.result):
+            conv = None  # a fragment of its own once lowered (LowerElementwise): stored as it is
         value = conv.input if isinstance(conv, arith.TruncFOp) else op.value
         if not _is_frag(value):
             return  # not ready: `diagnose` reports it if it never becomes so
         value_t = value.type
         assert isinstance(value_t, nvgpu.FragmentType)
-        if len(value_t.get_shape()) != 2:
-            raise fail(op, f"{NAME}: only 2-D accumulator tiles can be stored for now")
+        rank = len(value_t.get_shape())
+        if rank != 2 and (self.info.tiles is None or rank != 1):
+            raise fail(op, f"{NAME}: only 2-D accumulator tiles can be stored for now (1-D tiles, in "
+                           "kernels without dots)")
         at = InsertPoint.before(op)
         offsets = list(op.offsets)
-        if isinstance(op, nvgpu.StagedStoreOp):
+        if rank == 1:  # a row vector from this warp group's first row, a column vector whole
+            planned = self.info.tiles.get(op.value) if self.info.tiles is not None else None
+            if self.info.groups > 1 and planned is not None and planned.along_rows:
+                row = arith.AddiOp(offsets[-1], self.info.row0)
+                offsets[-1] = row.result
+                rewriter.insert(row, at)
+            rewriter.replace(op, nvgpu.FragmentStoreOp.build(operands=[value, op.dest, offsets]), [])
+        elif isinstance(op, nvgpu.StagedStoreOp):
             emit_tma_store(value, op.staging, op.tmap, offsets, self.info.row0, self.info.group_index(),
                            self.info.first_group, self.info.groups, at)
             rewriter.erase(op)
         else:
-            row = arith.AddiOp(offsets[-2], self.info.row0)  # this warp group's rows
-            offsets[-2] = row.result
-            rewriter.insert(row, at)
+            if self.info.tiles is None or self.info.groups > 1:  # this warp group's rows
+                row = arith.AddiOp(offsets[-2], self.info.row0)
+                offsets[-2] = row.result
+                rewriter.insert(row, at)
             rewriter.replace(op, nvgpu.FragmentStoreOp.build(operands=[value, op.dest, offsets]), [])
         if isinstance(conv, arith.TruncFOp) and not conv.result.uses:
             rewriter.erase(conv)
@@ -659,7 +776,7 @@ def consumer_patterns(info: ConsumerInfo) -> list[RewritePattern]:
         LowerDot(info),
         LowerDotWait(),
         LowerElementwise(),
-        LowerRowReduce(),
+        LowerRowReduce(info),
         LowerConsumerLoad(info),
         LowerSlotRead(info),
         LowerBroadcast(info),

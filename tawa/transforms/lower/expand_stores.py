@@ -52,6 +52,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from tawa.dialects import nvgpu
+from tawa.dialects.nvgpu.layouts import VECTOR_BYTES
 from tawa.dialects.tile import CmpIPredicate
 from tawa.target.hopper import THREADS_PER_WARP, WARPS_PER_GROUP
 from tawa.transforms.lower.masks import Binary, Compare, Coord, Materializer, Scalar
@@ -112,15 +113,18 @@ class ExpandFragmentStore(RewritePattern):
         ft, mt = op.fragment.type, op.dest.type
         assert isinstance(ft, nvgpu.FragmentType) and isinstance(mt, MemRefType)
         shape, layout = ft.get_shape(), ft.tiled_layout
+        if len(shape) == 1:
+            self._vector(op, rewriter)
+            return
         if len(shape) != 2:
-            raise fail(op, f"{NAME}: only 2-D fragments can be stored, got {ft}")
+            raise fail(op, f"{NAME}: only 1-D and 2-D fragments can be stored, got {ft}")
         et = mt.get_element_type()
         if not isinstance(et, Float32Type) and not nvgpu.FragmentType(shape, et, layout).packed():
             raise fail(op, f"{NAME}: stores of {et} are not supported (f32, bf16 and f16 are)")
         nbytes = nvgpu.element_bytes(et)
         b = _Builder()
         values = op.fragment
-        if not isinstance(et, Float32Type):
+        if ft.element_type != et:  # (a fragment converted already is stored as it is)
             values = b.add(nvgpu.FragmentConvertOp.build(operands=[op.fragment], result_types=[ft.with_element_type(et)]))
         # The thread's first element, and its address.
         lane = b.add(nvgpu.LaneIdOp())
@@ -156,13 +160,70 @@ class ExpandFragmentStore(RewritePattern):
             Compare(CmpIPredicate.SLT, Coord(0), Scalar(rows)),
             Compare(CmpIPredicate.SLT, Binary(nvgpu.FragBinaryKind.ADDI, Coord(1), Scalar(n)), Scalar(cols)),
         )
-        mask = Materializer(shape[0], shape[1], m, edge.add)(in_bounds)
+        mask = Materializer(ft.with_element_type(i32), m, edge.add)(in_bounds)
         assert mask.type == ft.with_element_type(i1)
         edge.add(nvgpu.FragmentStoreGlobalOp.build(operands=[values, address, pitch, [mask]]))
         edge_block = Block(edge.ops)
         edge_block.add_op(scf.YieldOp())
         rewriter.insert(b.ops, InsertPoint.before(op))
         rewriter.replace(op, scf.IfOp(fast, [], Region(fast_block), Region(edge_block)))
+
+    @staticmethod
+    def _vector(op: nvgpu.FragmentStoreOp, rewriter: PatternRewriter) -> None:
+        """A 1-D fragment (a row or column vector of a blocked layout) along
+        the memref's last dimension: the load's address math and paths
+        (`ExpandFragmentLoad`), storing.  Threads that hold copies of an
+        element store the same value to the same address."""
+        ft, mt = op.fragment.type, op.dest.type
+        assert isinstance(ft, nvgpu.FragmentType) and isinstance(mt, MemRefType)
+        et = mt.get_element_type()
+        if not isinstance(et, Float32Type) and not ft.with_element_type(et).packed():
+            raise fail(op, f"{NAME}: stores of {et} vectors need vectors of 2 or more (f32 any)")
+        b = _Builder()
+        values = op.fragment
+        if ft.element_type != et:
+            values = b.add(nvgpu.FragmentConvertOp.build(operands=[op.fragment], result_types=[ft.with_element_type(et)]))
+        address, pitch, fast, mask_of = _vector_access(b, op.dest, list(op.offsets), ft)
+        fast_block = Block([nvgpu.FragmentStoreGlobalOp.build(operands=[values, address, pitch, []]), scf.YieldOp()])
+        edge = _Builder()
+        edge.add(nvgpu.FragmentStoreGlobalOp.build(operands=[values, address, pitch, [mask_of(edge)]]))
+        edge_block = Block(edge.ops)
+        edge_block.add_op(scf.YieldOp())
+        rewriter.insert(b.ops, InsertPoint.before(op))
+        rewriter.replace(op, scf.IfOp(fast, [], Region(fast_block), Region(edge_block)))
+
+
+def _vector_access(b: _Builder, memory: SSAValue, offsets: list[SSAValue], ft: nvgpu.FragmentType):
+    """For a 1-D fragment at `offsets` of `memory`: the thread's first
+    element's address, the row pitch, whether its vectors are all inside
+    and aligned (the fast path), and a function emitting the in-bounds mask
+    of its elements (the edge path)."""
+    mt = memory.type
+    assert isinstance(mt, MemRefType)
+    lane = b.add(nvgpu.LaneIdOp())
+    warp = b.add(arith.RemUIOp(b.add(nvgpu.WarpIdOp()), b.index(WARPS_PER_GROUP)))
+    coords = list(offsets)
+    coords[-1] = b.add(arith.AddiOp(offsets[-1], thread_coordinate(b, ft.tiled_layout, ft.get_shape(), 0, warp, lane)))
+    dims = [b.add(memref.DimOp(memory, b.index(d))) for d in range(mt.get_num_dims())]
+    linear = coords[0]
+    for c, dim in zip(coords[1:], dims[1:]):
+        linear = b.add(arith.AddiOp(b.add(arith.MuliOp(linear, dim)), c))
+    nbytes = nvgpu.element_bytes(mt.get_element_type())
+    size = b.index(nbytes)
+    address = b.add(arith.AddiOp(b.add(nvgpu.MemrefBaseOp(memory)), b.add(arith.MuliOp(linear, size))))
+    pitch = b.add(arith.MuliOp(dims[-1], size))
+    both = b.add(arith.AndIOp(address, b.index(min(ft.vector_length() * nbytes, VECTOR_BYTES) - 1)))
+    fast = b.add(arith.CmpiOp(both, b.index(0), "eq"))
+    last = b.add(arith.AddiOp(coords[-1], b.index(max(ft.tiled_layout.value_offsets(ft.get_shape(), 0)))))
+    fast = b.add(arith.AndIOp(fast, b.add(arith.CmpiOp(last, dims[-1], "ult"))))
+
+    def mask_of(edge: _Builder) -> SSAValue:
+        room = edge.add(arith.IndexCastOp(edge.add(arith.SubiOp(dims[-1], offsets[-1])), i32))
+        index = edge.add(nvgpu.FragmentIndexOp.build(
+            properties={"axis": nvgpu.FragIndexAxisAttr(nvgpu.FragIndexAxis.ROW)}, result_types=[ft.with_element_type(i32)]))
+        return edge.add(nvgpu.FragmentCmpIOp(CmpIPredicate.SLT, index, room))
+
+    return address, pitch, fast, mask_of
 
 
 class ExpandFragmentLoad(RewritePattern):

@@ -27,38 +27,140 @@ The partitions stay `aref.warp_specialize` regions; `tawa-pingpong`,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 from xdsl.context import Context
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Region
+from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType
+from xdsl.ir import Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 
+from tawa.analysis.smem_plan import extend_plan
 from tawa.dialects import aref, nvgpu, tile
+from tawa.target.hopper import MAX_SMEM_BYTES, THREADS_PER_GROUP
+from tawa.transforms.lower.blocked_layouts import BlockedTile, plan_blocked_layouts
 from tawa.transforms.lower.consumer_patterns import NAME, ConsumerInfo, consumer_patterns, diagnose
 from tawa.transforms.lower.partitions import check_arefs_lowered, consumers_of
-from tawa.transforms.partition.warp_specialize import group_rows
+from tawa.transforms.lower.tma_epilogue import group_barrier
+from tawa.transforms.partition.warp_specialize import (
+    BLOCKED_LAYOUTS,
+    blocked_group_rows,
+    group_rows,
+    takes_blocked_layouts,
+)
 from tawa.transforms.utils import erase_unused, fail, kernel_of
 
 
 def lower_consumer(region: Region, first_group: int, groups: int) -> None:
     """Lowers one consumer partition of `groups` warp groups, the first of
-    which is warp group `first_group` of the CTA."""
-    info = ConsumerInfo.at_start_of(region, first_group, groups, group_rows(region, groups, NAME))
+    which is warp group `first_group` of the CTA: blocked layouts where
+    `tawa-warp-specialize` chose them (a kernel without dots,
+    `BLOCKED_LAYOUTS`: `plan_blocked_layouts`), else the wgmma family."""
+    if not takes_blocked_layouts(region):
+        info = ConsumerInfo.at_start_of(region, first_group, groups, group_rows(region, groups, NAME))
+    else:
+        ws = region.parent_op()
+        assert ws is not None
+        if dot := next((o for o in region.walk() if isinstance(o, tile.DotOp | tile.DotAsyncOp)), None):
+            raise fail(dot, f"{NAME}: a dot in a partition whose tiles take blocked layouts "
+                            f"({BLOCKED_LAYOUTS}: for kernels without dots)")
+        rows = blocked_group_rows(region, groups, ws, NAME)
+        tiles = plan_blocked_layouts(region, NAME, groups)
+        scratch = plan_scratch(region, tiles, groups)
+        if rows is None:
+            info = ConsumerInfo.blocked_at_start_of(region, first_group, tiles, scratch, group_barrier(0))
+        else:
+            info = replace(ConsumerInfo.at_start_of(region, first_group, groups, rows), tiles=tiles)
     PatternRewriteWalker(
         # No DCE: dead scalar ops the partition had stay, as they were.
         GreedyRewritePatternApplier(consumer_patterns(info), dce_enabled=False),
         apply_recursively=True,
     ).rewrite_region(region)
     _erase_dead_tile_math(region)
+    if info.tiles is not None:
+        _sink_elementwise(region)
     for op in [o for o in region.walk() if isinstance(o, tile.SplatOp | nvgpu.SmemTileOp)]:
         if not op.results[0].uses:
             Rewriter.erase_op(op)
     diagnose(region)
+
+
+def plan_scratch(region: Region, tiles: Mapping[SSAValue, BlockedTile], groups: int) -> SSAValue | None:
+    """The shared buffer of the partition's reductions whose warps split the
+    reduced axis (`nvgpu.frag_reduce_warps`), or None when it has none: one
+    `n x 128` f32 buffer (n: the most result values per thread of any of
+    them; they run one after the other, each between two barriers), placed
+    after the kernel's other buffers (`extend_plan`) and counted in its
+    shared memory.  Only a partition of one warp group has such reductions
+    (several own 64 rows or more each: their warps lie along the rows)."""
+    need, first = 0, None
+    for op in region.walk():
+        if isinstance(op, tile.ReduceOp) and op.input in tiles:
+            of, axis = tiles[op.input], op.axis.value.data
+            red = of.layout.reduce(of.shape, axis, across_warps=True)
+            if red.warps > 1:
+                need = max(need, red.layout.values_per_thread(of.shape[:axis] + of.shape[axis + 1:]))
+                first = first or op
+    if not need:
+        return None
+    if groups > 1:
+        raise fail(first, f"{NAME}: this reduction's warps would combine through shared memory, which a "
+                          f"partition of {groups} warp groups does not plan: leave consumer-warps out")
+    ws = region.parent_op()
+    assert isinstance(ws, aref.WarpSpecializeOp)
+    kernel = kernel_of(ws, NAME)
+    t = nvgpu.SmemType([need, THREADS_PER_GROUP], Float32Type())
+    allocs = [o for o in kernel.body.block.ops if isinstance(o, nvgpu.SmemAllocOp)]
+    plan = extend_plan(allocs, [t])
+    if not plan.fits:
+        raise fail(first, f"{NAME}: this reduction's warps combine through {t.num_bytes()} bytes of shared "
+                          f"memory, and with the kernel's other buffers it needs {plan.total}, more than the "
+                          f"{MAX_SMEM_BYTES} a block may use")
+    alloc = nvgpu.SmemAllocOp(plan.staging[0].offset, t)
+    alloc.result.name_hint = "reduce_scratch"
+    Rewriter.insert_op(alloc, InsertPoint.before(ws))
+    nvgpu.record_kernel_info(kernel, smem=max(plan.total, nvgpu.kernel_info(kernel).smem or 0))
+    return alloc.result
+
+
+_SINKABLE = (nvgpu.FragmentBinaryOp, nvgpu.FragmentUnaryOp, nvgpu.FragmentConvertOp, nvgpu.FragmentSelectOp,
+             nvgpu.FragmentSplatOp, nvgpu.FragmentBroadcastOp)
+
+
+def _calls(op: Operation) -> bool:
+    """Whether `op`'s PTX has a slow path that ptxas makes a subroutine call
+    (`div.rn.f32`, `sqrt.rn.f32`): registers live across it are saved."""
+    return (isinstance(op, nvgpu.FragmentBinaryOp) and op.kind.data == nvgpu.FragBinaryKind.DIVF) or (
+        isinstance(op, nvgpu.FragmentUnaryOp) and op.kind.data == nvgpu.FragUnaryKind.SQRT)
+
+
+def _sink_elementwise(region: Region) -> None:
+    """Moves each elementwise fragment op of a partition of blocked layouts
+    to just before the first op of its block that uses it (last ops
+    first, so that chains follow their uses).  The PTX printer emits a
+    fragment op for all of a thread's values before the next op, and ptxas
+    reorders them little across the slow paths of `div.rn` and `sqrt.rn`
+    (subroutine calls, `_calls`): computed where they are used, fewer of a
+    thread's arrays are live at once (`|x| + 1`, `|x| + 2` and `sqrt(|x|)`
+    of one tile: one at a time, not three).  Those ops themselves stay
+    where the program put them: sunk below a tile's load they would have
+    it live across their calls (RMSNorm's mean square, a division of a row
+    vector, after the weights' load)."""
+    for block in [b for op in region.walk() for r in op.regions for b in r.blocks] + list(region.blocks):
+        for op in reversed(list(block.ops)):
+            if not isinstance(op, _SINKABLE) or not op.results[0].uses or _calls(op):
+                continue
+            users = [block.find_ancestor_op_in_block(u.operation) for u in op.results[0].uses]
+            if any(u is None for u in users):
+                continue
+            first = min(users, key=block.get_operation_index)  # type: ignore[arg-type]
+            if first is not op.next_op:
+                op.detach()
+                block.insert_op_before(op, first)
 
 
 def _erase_dead_tile_math(region: Region) -> None:

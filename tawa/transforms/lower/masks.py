@@ -39,6 +39,13 @@ class Scalar:
 
 
 @dataclass(frozen=True)
+class Const:
+    """An integer constant (a `tile.zeros` index tile: 0)."""
+
+    value: int
+
+
+@dataclass(frozen=True)
 class Binary:
     kind: nvgpu.FragBinaryKind
     lhs: Expr
@@ -52,7 +59,7 @@ class Compare:
     rhs: Expr
 
 
-Expr = Iota | Coord | Scalar | Binary | Compare
+Expr = Iota | Coord | Scalar | Const | Binary | Compare
 
 _BINARY = {
     arith.AddiOp: nvgpu.FragBinaryKind.ADDI,
@@ -84,6 +91,9 @@ def symbolic(value: SSAValue) -> Expr | None:
         return Iota()
     if isinstance(op, tile.SplatOp) and isinstance(op.value.type, IntegerType):
         return Scalar(op.value)
+    if isinstance(op, tile.ZerosOp) and isinstance(value.type, TensorType) \
+            and isinstance(value.type.get_element_type(), IntegerType):
+        return Const(0)
     if isinstance(op, tile.BroadcastOp):
         return symbolic(op.input)
     if isinstance(op, tile.ExpandDimsOp):
@@ -106,16 +116,15 @@ def symbolic(value: SSAValue) -> Expr | None:
 @dataclass
 class Materializer:
     """Emits fragment ops (through `emit`) computing expressions over the
-    coordinates of a `rows`xN accumulator fragment of a warp group whose
-    first row in the tile is `row0` (an i32 scalar)."""
+    coordinates of a 2-D fragment of type `like` (its shape and layout) of
+    a warp group whose first row in the tile is `row0` (an i32 scalar)."""
 
-    rows: int
-    cols: int
+    like: nvgpu.FragmentType
     row0: SSAValue
     emit: Callable[[Operation], SSAValue]
 
     def frag_type(self, element) -> nvgpu.FragmentType:
-        return nvgpu.FragmentType([self.rows, self.cols], element, nvgpu.WGMMA)
+        return self.like.with_element_type(element)
 
     def __call__(self, e: Expr) -> SSAValue:
         match e:
@@ -136,6 +145,8 @@ class Materializer:
                 )
             case Scalar(value):
                 return value
+            case Const(value):
+                return self._const(value)
             case Binary(kind, lhs, rhs):
                 return self._binary(kind, self(lhs), self(rhs))
             case Compare(pred, lhs, rhs):
@@ -203,6 +214,8 @@ def affine(e: Expr) -> Affine | None:
             return Affine(0, 1, (), 0)
         case Scalar(value):
             return Affine(0, 0, ((1, value),), 0)
+        case Const(value):
+            return Affine(0, 0, (), value)
         case Binary(nvgpu.FragBinaryKind.ADDI, lhs, rhs):
             a, b = affine(lhs), affine(rhs)
             return None if a is None or b is None else a + b

@@ -128,6 +128,7 @@ from tawa.target.hopper import (
     WGMMA_MAX_PENDING,
 )
 from tawa.transforms.lower.pingpong import TURNS
+from tawa.transforms.partition.warp_specialize import takes_blocked_layouts
 from tawa.transforms.pipeline.defer_stores import SHARED_STAGING
 from tawa.transforms.pipeline.overlap_dots import OVERLAPPED
 from tawa.transforms.utils import const, fail, group_tests, guarded, per_group
@@ -198,10 +199,15 @@ def staging_type(store: tile.StoreOp, staging: str = "full", groups: int = 1) ->
     return nvgpu.SmemType([buffers * groups, shape[0] // groups, cols], et, swizzle)
 
 
-def consumer_stores(ws: aref.WarpSpecializeOp) -> list[tile.StoreOp]:
-    """The tile stores of the consumer partitions, in program order."""
+def consumer_stores(ws: aref.WarpSpecializeOp, wgmma_only: bool = True) -> list[tile.StoreOp]:
+    """The tile stores of the consumer partitions, in program order: of the
+    partitions whose tiles are wgmma fragments (those that take blocked
+    layouts, in a kernel without dots, store from registers: 16-byte
+    vectors of whole rows per warp need no shared-memory round trip), or
+    with `wgmma_only` false of every one."""
     return [
-        o for role, _, _, region in ws.partition_specs() if role == PartitionRole.CONSUMER
+        o for role, _, _, region in ws.partition_specs()
+        if role == PartitionRole.CONSUMER and (not wgmma_only or not takes_blocked_layouts(region))
         for o in region.walk() if isinstance(o, tile.StoreOp)
     ]
 
@@ -245,6 +251,11 @@ def stage_stores(
     how many it staged."""
     if epilogue == "threads":
         return 0
+    if epilogue == "tma":
+        staged = set(consumer_stores(ws))
+        for store in [s for s in consumer_stores(ws, wgmma_only=False) if s not in staged]:
+            raise fail(store, f"{who}: epilogue=tma: the stores of a kernel without dots are written by the "
+                              "threads from their blocked layouts (whole rows per warp, 16-byte vectors)")
     groups = store_groups(ws, store_group, who)
     stores: list[tile.StoreOp] = []
     for store in consumer_stores(ws):
@@ -298,6 +309,8 @@ def stage_stores(
         Rewriter.replace_op(store, staged)
     nvgpu.record_kernel_info(kernel, smem=plan.total)
     return len(chosen)
+
+
 
 
 def _owners(chosen: list[tuple[tile.StoreOp, nvgpu.SmemType]]) -> list[tuple[tile.StoreOp, nvgpu.SmemType]]:

@@ -10,8 +10,11 @@ Task-aware partitioning after Tawa (arXiv 2510.14719) and Triton's NVWS:
 * every other op that touches tiles or memory (dots, elementwise math,
   reductions, stores, remaining loads) is a *consumer* op — in a kernel
   without dots (an elementwise or reduction kernel) every tile op is, its
-  loads become per-thread global loads of the consumers and the producer
-  partition is empty;
+  loads become per-thread global loads of the consumers, the producer
+  partition is empty, and the `aref.warp_specialize` carries
+  `tawa.blocked_layouts`: its tiles take blocked layouts, held by one
+  consumer warp group per 64 rows where that splits them evenly, else one
+  (`dot_free_warp_groups`);
 * scalar, side-effect-free ops (index arithmetic, constants, program ids) and
   the `scf.for` skeletons are replicated into every partition that needs them:
   a loop goes where its body's ops go, and an op goes wherever its results are
@@ -43,7 +46,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType, UnitAttr
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -601,6 +604,8 @@ class WarpSpecializePass(ModulePass):
                                f"{WARPS_PER_GROUP} (whole warp groups)")
         elif (rows := tile_rows(kernel)) is not None:
             group_rows_of_tile(rows, warps // WARPS_PER_GROUP, kernel, self.name)
+        else:
+            blocked_group_rows(kernel, warps // WARPS_PER_GROUP, kernel, self.name)
         p, c = register_budgets(kernel, self.producer_warps, warps, self.producer_regs, self.consumer_regs)
         return warps, p, c
 
@@ -631,6 +636,8 @@ class WarpSpecializePass(ModulePass):
             [producer_regs, consumer_regs],
             regions,
         )
+        if not has_dots(kernel):
+            ws.attributes[BLOCKED_LAYOUTS] = UnitAttr()
         for new in (*creates, ws):
             body.insert_op_before(new, ret)
         for old in reversed(old_ops):
@@ -652,41 +659,111 @@ FULL_ACCUMULATOR_REGS = WGMMA_M * WGMMA_MAX_N // THREADS_PER_GROUP + SCALAR_REGS
 128 registers) plus addresses and indices: 154."""
 
 
+BLOCKED_LAYOUTS = "tawa.blocked_layouts"
+"""A unit attribute on the `aref.warp_specialize` of a kernel without dots:
+the decision that its consumers' tiles take blocked layouts
+(`tawa.transforms.lower.blocked_layouts`) and store from registers, not the
+`wgmma` family (`tawa-stage-stores` and `tawa-lower-tile` read it)."""
+
+
+def takes_blocked_layouts(region: Region) -> bool:
+    """Whether the partition `region`'s tiles take blocked layouts (its
+    `aref.warp_specialize` carries `BLOCKED_LAYOUTS`)."""
+    ws = region.parent_op()
+    return isinstance(ws, aref.WarpSpecializeOp) and BLOCKED_LAYOUTS in ws.attributes
+
+
+def has_dots(root: Operation | Region) -> bool:
+    """Whether `root` holds a `tile.dot` (its consumers compute wgmma
+    accumulators; else its tiles take blocked layouts: "Kernels without
+    dots" in docs/passes.md)."""
+    return any(isinstance(o, _DOTS) for o in root.walk())
+
+
 def tile_rows(root: Operation | Region) -> int | None:
-    """The rows of the tiles a consumer computes under `root`: its dots'
-    accumulators, or, with no dots, the 2-D tiles it stores (None: neither).
-    Those tiles must all have the same rows, a multiple of 64 up to 256;
-    otherwise a located error at the first op that breaks the rule."""
-    dots = [o for o in root.walk() if isinstance(o, _DOTS)]
-    if dots:  # (op, its tile, what the tile is, what the op is)
-        tiles = [(dot, dot.results[0].type, "accumulator", "dot") for dot in dots]
-    else:
-        tiles = [(st, st.value.type, "stored tile", "store") for st in root.walk()
-                 if isinstance(st, tile.StoreOp) and isinstance(st.value.type, TensorType)
-                 and len(st.value.type.get_shape()) == 2]
+    """The rows of the wgmma accumulators a consumer computes under `root`
+    (None: it has no dots).  They must all have the same rows, a multiple
+    of 64 up to 256; otherwise a located error at the first dot that breaks
+    the rule.  A kernel without dots has no such rule: its tiles take
+    blocked layouts of any rows (`dot_free_warp_groups`)."""
     first: tuple[Operation, int] | None = None
-    for op, t, what, by in tiles:
+    for dot in (o for o in root.walk() if isinstance(o, _DOTS)):
+        t = dot.results[0].type
         assert isinstance(t, TensorType)
         rows = t.get_shape()[0]
         if rows % WGMMA_M or not 1 <= rows // WGMMA_M <= MAX_CONSUMER_GROUPS:
             sizes = ", ".join(str(WGMMA_M * g) for g in range(1, MAX_CONSUMER_GROUPS + 1))
-            raise fail(op, f"{WarpSpecializePass.name}: a {t} {what} is not supported: its rows "
-                           f"(BLOCK_M) must be one of {sizes}, a multiple of the {WGMMA_M} rows of a wgmma")
+            raise fail(dot, f"{WarpSpecializePass.name}: a {t} accumulator is not supported: its rows "
+                            f"(BLOCK_M) must be one of {sizes}, a multiple of the {WGMMA_M} rows of a wgmma")
         if first is None:
-            first = (op, rows)
+            first = (dot, rows)
         elif rows != first[1]:
-            raise fail(op, f"{WarpSpecializePass.name}: this {by}'s {what} has {rows} rows but the {by} at "
-                           f"{location_of(first[0]) or f'the first {by}'} has {first[1]}: the consumer's warp "
-                           f"groups split the rows of the tile, so every {what} of a kernel needs the same rows")
+            raise fail(dot, f"{WarpSpecializePass.name}: this dot's accumulator has {rows} rows but the dot at "
+                            f"{location_of(first[0]) or 'the first dot'} has {first[1]}: the consumer's warp "
+                            "groups split the rows of the tile, so every accumulator of a kernel needs the same rows")
     return None if first is None else first[1]
+
+
+BLOCKED_GROUP_ROWS = WGMMA_M
+"""Rows per consumer warp group of a kernel without dots, where its tiles
+have that many: a 64xN f32 blocked tile costs N/2 registers a thread, as
+an accumulator does."""
+
+
+def blocked_tile_rows(root: Operation | Region) -> int | None:
+    """The rows of the 2-D tiles that a kernel without dots loads and
+    stores under `root`, when they all have the same (None: they differ,
+    or there are none)."""
+    rows = {v.type.get_shape()[0] for op in root.walk()
+            for v in ([op.result] if isinstance(op, tile.LoadOp) else [op.value] if isinstance(op, tile.StoreOp) else [])
+            if isinstance(v.type, TensorType) and v.type.get_num_dims() == 2}
+    return rows.pop() if len(rows) == 1 else None
+
+
+def dot_free_warp_groups(root: Operation | Region) -> int:
+    """Consumer warp groups of a kernel without dots: one per
+    `BLOCKED_GROUP_ROWS` rows of its tiles, as many of 1..4 as split them
+    evenly (a 128x128 tile: 2 warp groups of 64 rows; 16 or 100 rows: 1).
+
+    Its tiles take blocked layouts of any rows (`nvgpu.blocked_layout`), so
+    one warp group can hold a whole tile, and that is the start: a
+    memory-bound kernel is limited by the bytes in flight per SM, which
+    come from more CTAs per SM (the tile program's BLOCK_M sets the work of
+    one), not from more warp groups per CTA; a row whose reduction the
+    layout's warps split combines through one warp group's shared scratch
+    and named barrier (`nvgpu.frag_reduce_warps`), never across warp
+    groups.  More warp groups only share out the registers of a tall tile
+    (a 128x128 f32 loop accumulator and the tile added to it would take
+    all 256 registers of one); they split the rows, so the tiles must all
+    have the same rows (else one warp group)."""
+    rows = blocked_tile_rows(root)
+    if rows is None:
+        return 1
+    return max(g for g in range(1, MAX_CONSUMER_GROUPS + 1) if g <= max(1, rows // BLOCKED_GROUP_ROWS) and rows % g == 0)
 
 
 def consumer_warp_groups(kernel: func.FuncOp) -> int:
     """Consumer warp groups for `kernel` by default: one per 64 rows of its
-    tiles (`tile_rows`; warp group c owns rows [64c, 64c + 64)).  A kernel
-    with no tiles: 1."""
+    accumulators (`tile_rows`; warp group c owns rows [64c, 64c + 64)); a
+    kernel without dots, `dot_free_warp_groups`."""
     rows = tile_rows(kernel)
-    return 1 if rows is None else rows // WGMMA_M
+    return dot_free_warp_groups(kernel) if rows is None else rows // WGMMA_M
+
+
+def blocked_group_rows(root: Operation | Region, groups: int, at: Operation, who: str) -> int | None:
+    """The rows each of `groups` consumer warp groups of a kernel without
+    dots owns of its 2-D tiles (None: one warp group holds them whole);
+    several warp groups need tiles of one row count that they split
+    evenly, else a located error."""
+    if groups == 1:
+        return None
+    rows = blocked_tile_rows(root)
+    if rows is None or rows % groups:
+        raise fail(at, f"{who}: {groups} consumer warp groups cannot split the rows of this kernel's tiles "
+                       f"evenly ({'their rows differ' if rows is None else f'{rows} rows'}): leave "
+                       "consumer-warps out (a kernel without dots takes one warp group per 64 rows where they "
+                       "divide its tiles, else one)")
+    return rows // groups
 
 
 def group_rows(region: Region, groups: int, who: str) -> int:

@@ -619,11 +619,11 @@ func.func @store_global_mask(%v: !nvgpu.frag<64x128xbf16, wgmma>, %a: index, %m:
 
 // -----
 
-func.func @store_global_rank(%v: !nvgpu.frag<64xf32, wgmma_row>, %a: index) {
-  nvgpu.frag_store_global %v, %a, %a : !nvgpu.frag<64xf32, wgmma_row>
+func.func @store_global_rank(%v: !nvgpu.frag<4x8x8xf32, #nvgpu.tiled_layout<(4,8,8)(1,1,2), warps = [-6], lanes = [-5, -4], vector = -1>>, %a: index) {
+  nvgpu.frag_store_global %v, %a, %a : !nvgpu.frag<4x8x8xf32, #nvgpu.tiled_layout<(4,8,8)(1,1,2), warps = [-6], lanes = [-5, -4], vector = -1>>
   func.return
 }
-// CHECK: error: nvgpu.frag_store_global stores 2-D fragments, got !nvgpu.frag<64xf32, wgmma_row>
+// CHECK: error: nvgpu.frag_store_global stores 1-D or 2-D fragments, got !nvgpu.frag<4x8x8xf32, #nvgpu.tiled_layout<(4,8,8)(1,1,2), warps = [-6], lanes = [-5, -4], vector = -1>>
 
 // -----
 
@@ -674,3 +674,36 @@ func.func @undef_read(%y: f32) {
   func.return
 }
 // CHECK: error: nvgpu.frag_undef may only be a wgmma's accumulator, not an operand of nvgpu.frag_binary
+
+// -----
+
+// The warps of a 16x1024 blocked tile lie along its rows: its row sums need no shared memory.
+func.func @reduce_warps_within(%x: !nvgpu.frag<16x1024xf32, #nvgpu.tiled_layout<(4,256)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>, %s: !nvgpu.smem<4x128xf32>) {
+  %r = nvgpu.frag_reduce_warps sum %x, 1 via %s barrier 15 : !nvgpu.frag<16x1024xf32, #nvgpu.tiled_layout<(4,256)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>, !nvgpu.smem<4x128xf32> -> !nvgpu.frag<16xf32, #nvgpu.tiled_layout<(4)(1)(1), warps = [-3, *1], lanes = [-2, *32], vector = -1>>
+  func.return
+}
+// CHECK: error: nvgpu.frag_reduce_warps: the warps of !nvgpu.frag<16x1024xf32, #nvgpu.tiled_layout<(4,256)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>> do not split axis 1 (a reduction within warps is nvgpu.frag_reduce)
+
+// -----
+
+func.func @reduce_warps_result(%x: !nvgpu.frag<1x4096xf32, #nvgpu.tiled_layout<(1,1024)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>, %s: !nvgpu.smem<1x128xf32>) {
+  %r = nvgpu.frag_reduce_warps sum %x, 1 via %s barrier 15 : !nvgpu.frag<1x4096xf32, #nvgpu.tiled_layout<(1,1024)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>, !nvgpu.smem<1x128xf32> -> !nvgpu.frag<4xf32, #nvgpu.tiled_layout<(4)(1)(1), warps = [-3, *1], lanes = [-2, *32], vector = -1>>
+  func.return
+}
+// CHECK: error: nvgpu.frag_reduce_warps of !nvgpu.frag<1x4096xf32, #nvgpu.tiled_layout<(1,1024)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>> along axis 1 gives !nvgpu.frag<1xf32, #nvgpu.tiled_layout<(1)(1)(1), warps = [-3, *4], lanes = [-2, *32], vector = -1>>, got !nvgpu.frag<4xf32, #nvgpu.tiled_layout<(4)(1)(1), warps = [-3, *1], lanes = [-2, *32], vector = -1>>
+
+// -----
+
+func.func @reduce_warps_scratch(%x: !nvgpu.frag<1x4096xf32, #nvgpu.tiled_layout<(1,1024)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>, %s: !nvgpu.smem<1x64xf32>) {
+  %r = nvgpu.frag_reduce_warps sum %x, 1 via %s barrier 15 : !nvgpu.frag<1x4096xf32, #nvgpu.tiled_layout<(1,1024)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>, !nvgpu.smem<1x64xf32> -> !nvgpu.frag<1xf32, #nvgpu.tiled_layout<(1)(1)(1), warps = [-3, *4], lanes = [-2, *32], vector = -1>>
+  func.return
+}
+// CHECK: error: nvgpu.frag_reduce_warps needs an unswizzled f32 scratch of at least 128 elements (128 threads x 1 values), got !nvgpu.smem<1x64xf32>
+
+// -----
+
+func.func @reduce_warps_barrier(%x: !nvgpu.frag<1x4096xf32, #nvgpu.tiled_layout<(1,1024)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>, %s: !nvgpu.smem<1x128xf32>) {
+  %r = nvgpu.frag_reduce_warps sum %x, 1 via %s barrier 0 : !nvgpu.frag<1x4096xf32, #nvgpu.tiled_layout<(1,1024)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>, !nvgpu.smem<1x128xf32> -> !nvgpu.frag<1xf32, #nvgpu.tiled_layout<(1)(1)(1), warps = [-3, *4], lanes = [-2, *32], vector = -1>>
+  func.return
+}
+// CHECK: error: nvgpu.frag_reduce_warps barrier must be a named barrier 1..15 (0 is the CTA's), got 0

@@ -596,3 +596,19 @@ func.func @tma_boxes(%A: memref<?x?xbf16>, %i: index) {
 // CHECK-GENERIC: "nvgpu.tma_load_box"(%ta, %i, %i, %sa, %i, %bars, %i) <{offset = 8192 : i64, l2 = "evict_first", multicast = 1 : i16}>
 // CHECK-GENERIC: "nvgpu.tma_store_box"(%sa, %i, %ta, %i, %i) <{offset = 0 : i64}>
 // CHECK-GENERIC: "nvgpu.tma_store_commit"() : () -> ()
+
+// -----
+
+// A reduction whose layout's warps split the reduced axis (one row of 4096 over 4 warps): the
+// warps combine their partials through a shared scratch buffer, between syncs of named barrier 15.
+func.func @frag_reduce_warps(%x: !nvgpu.frag<1x4096xf32, #nvgpu.tiled_layout<(1,1024)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>) {
+  %s = nvgpu.smem_alloc offset(0) : !nvgpu.smem<1x128xf32>
+  %r = nvgpu.frag_reduce_warps sum %x, 1 via %s barrier 15 : !nvgpu.frag<1x4096xf32, #nvgpu.tiled_layout<(1,1024)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>, !nvgpu.smem<1x128xf32> -> !nvgpu.frag<1xf32, #nvgpu.tiled_layout<(1)(1)(1), warps = [-3, *4], lanes = [-2, *32], vector = -1>>
+  func.return
+}
+
+// CHECK-LABEL: func.func @frag_reduce_warps(
+// CHECK:         %r = nvgpu.frag_reduce_warps sum %x, 1 via %s barrier 15 : !nvgpu.frag<1x4096xf32, #nvgpu.tiled_layout<(1,1024)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>, !nvgpu.smem<1x128xf32> -> !nvgpu.frag<1xf32, #nvgpu.tiled_layout<(1)(1)(1), warps = [-3, *4], lanes = [-2, *32], vector = -1>>
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "frag_reduce_warps"
+// CHECK-GENERIC: "nvgpu.frag_reduce_warps"(%x, %s) <{kind = #tile<reduce_kind sum>, axis = 1 : i64, barrier = 15 : i64}>

@@ -1,9 +1,12 @@
 // tawa-warp-specialize on a kernel without dots (tawa/transforms/partition/warp_specialize.py): nothing is
 // loaded for a dot, so every op goes to the consumers (their loads are per-thread global loads)
-// and the producer partition is empty; one consumer warp group per 64 rows of the stored tiles.
+// and the producer partition is empty; the op carries tawa.blocked_layouts (its tiles take blocked
+// layouts and are stored by the threads); one consumer warp group per 64 rows where that splits the
+// tiles evenly, else one.
 // RUN: tawa-opt %s -p tawa-warp-specialize --split-input-file | filecheck %s
 // RUN: tawa-opt %s -p tawa-hopper-pipeline --split-input-file -t ptx | filecheck %s --check-prefix=PTX
-// RUN: not tawa-opt %S/../Inputs/dot_free_two_row_counts.mlir -p tawa-warp-specialize 2>&1 | filecheck %s --check-prefix=ROWS
+// RUN: tawa-opt %S/../Inputs/dot_free_two_row_counts.mlir -p tawa-warp-specialize | filecheck %s --check-prefix=ROWS
+// RUN: not tawa-opt %S/../Inputs/dot_free_two_row_counts.mlir -p 'tawa-warp-specialize{consumer-warps=8}' 2>&1 | filecheck %s --check-prefix=SPLIT
 
 // CHECK-LABEL: func.func @add_relu
 // CHECK-NOT:     aref.create
@@ -14,11 +17,14 @@
 // CHECK:           tile.load %B
 // CHECK:           arith.maximumf
 // CHECK:           tile.store
+// CHECK:         } attributes {tawa.blocked_layouts}
+// The threads load and store 16-byte vectors (8 bf16 in 4 registers); no TMA store.
 // PTX: .entry add_relu(
 // PTX-NOT: wgmma
-// PTX: ld.global
+// PTX: ld.global.v4.b32
 // PTX: max.
-// PTX: cp.async.bulk.tensor.2d.global.shared::cta
+// PTX: st.global.v4.b32
+// PTX-NOT: cp.async.bulk.tensor
 func.func @add_relu(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xbf16>) {
   %c128 = arith.constant 128 : index
   %pid_m = tile.program_id 0
@@ -61,5 +67,28 @@ func.func @sum_slices(%W: memref<?x?x?xf32>, %C: memref<?x?xf32>, %S: index) {
   func.return
 }
 
-// Stored tiles of different rows: a located error at the second store.
-// ROWS: dot_free_two_row_counts.mlir:9:3: error: tawa-warp-specialize: this store's stored tile has 64 rows but the store at {{.*}}dot_free_two_row_counts.mlir:8:3 has 128: the consumer's warp groups split the rows of the tile, so every stored tile of a kernel needs the same rows
+// -----
+
+// 16 rows of 1024 bf16 (an RMSNorm tile): one warp group holds the whole tile.
+// CHECK-LABEL: func.func @scale_rows
+// CHECK:         partition consumer warps(4) regs(256)
+// CHECK:         } attributes {tawa.blocked_layouts}
+func.func @scale_rows(%X: memref<?x?xbf16>, %Y: memref<?x?xbf16>, %s: f32) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %pid = tile.program_id 0
+  %m0 = arith.muli %pid, %c16 : index
+  %x = tile.load %X[%m0, %c0] : memref<?x?xbf16> -> tensor<16x1024xbf16>
+  %xf = arith.extf %x : tensor<16x1024xbf16> to tensor<16x1024xf32>
+  %st = tile.splat %s : f32 -> tensor<16x1024xf32>
+  %y = arith.mulf %xf, %st : tensor<16x1024xf32>
+  %yb = arith.truncf %y : tensor<16x1024xf32> to tensor<16x1024xbf16>
+  tile.store %yb, %Y[%m0, %c0] : tensor<16x1024xbf16>, memref<?x?xbf16>
+  func.return
+}
+
+// Tiles of 128 and 64 rows: one warp group holds both (it does not split rows);
+// asked to split them over two, a located error.
+// ROWS: partition consumer warps(4)
+// ROWS: } attributes {tawa.blocked_layouts}
+// SPLIT: dot_free_two_row_counts.mlir:2:1: error: tawa-warp-specialize: 2 consumer warp groups cannot split the rows of this kernel's tiles evenly (their rows differ): leave consumer-warps out

@@ -1,0 +1,121 @@
+"""The memory-bound kernels of examples/python/norms.py (row softmax, RMSNorm, LayerNorm,
+residual add + RMSNorm, SwiGLU) on a Hopper GPU, launched through `kernel[grid](...)` on torch
+tensors: bf16 in and out, f32 math, in blocked register layouts (docs/passes.md, "Kernels
+without dots: blocked layouts").
+
+Fresh random inputs (the seed is printed on failure), outputs poisoned with NaN, checked
+against torch in float32 on ragged shapes: whole rows (BLOCK_N ≥ N) with the default 16-row
+tiles, tiles of one or two rows whose reductions combine across warps through shared memory,
+add + RMSNorm looping over rows wider than its chunk, and the tile shapes `python -m tawa.bench
+memory` passes (`tawa.bench.memory.blocks`).  The CPU simulator and ptxas do not show that
+these kernels run correctly on a GPU; these tests run them on one.
+
+Run: `pytest -m gpu tests/runtime/test_norms_gpu.py` on an H100.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+ROOT = Path(__file__).resolve().parents[2]
+TOL = 3e-2  # bf16 outputs of values up to about 4 (tests/frontend/test_frontend_norms.py)
+EPS = 1e-6
+
+
+@cache
+def norms():
+    spec = importlib.util.spec_from_file_location("tawa_example_norms_gpu", ROOT / "examples" / "python" / "norms.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run(name: str, M: int, N: int, seed: int, **constexprs: int):
+    """Launches kernel `name` on fresh M x N data; returns (outputs, torch's float32 outputs)."""
+    import torch
+    import torch.nn.functional as F
+
+    g = torch.Generator(device="cuda").manual_seed(seed)
+
+    def rand(*shape: int):
+        return torch.randn(*shape, device="cuda", generator=g).to(torch.bfloat16)
+
+    def poisoned():
+        return torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+
+    kernel = getattr(norms(), name)
+    blocks = kernel.constexprs(constexprs)
+    grid = (math.ceil(M / blocks["BLOCK_M"]),)
+    if name == "softmax":
+        x, y = rand(M, N), poisoned()
+        kernel[grid](x, y, M, N, **constexprs)
+        return [y], [torch.softmax(x.float(), 1)]
+    if name == "rmsnorm":
+        x, w, y = rand(M, N), rand(N), poisoned()
+        kernel[grid](x, w, y, M, N, EPS, **constexprs)
+        return [y], [F.rms_norm(x.float(), (N,), w.float(), EPS)]
+    if name == "layernorm":
+        x, w, b, y = rand(M, N), rand(N), rand(N), poisoned()
+        kernel[grid](x, w, b, y, M, N, EPS, **constexprs)
+        return [y], [F.layer_norm(x.float(), (N,), w.float(), b.float(), EPS)]
+    if name == "add_rmsnorm":
+        x, r, w, y, s = rand(M, N), rand(M, N), rand(N), poisoned(), poisoned()
+        kernel[grid](x, r, w, y, s, M, N, EPS, **constexprs)
+        ref_s = (x.float() + r.float()).to(torch.bfloat16).float()
+        return [s, y], [ref_s, F.rms_norm(ref_s, (N,), w.float(), EPS)]
+    assert name == "swiglu"
+    gate, up, y = rand(M, N), rand(M, N), poisoned()
+    kernel[(grid[0], math.ceil(N / blocks["BLOCK_N"]))](gate, up, y, M, N, **constexprs)
+    return [y], [F.silu(gate.float()) * up.float()]
+
+
+def check(name: str, M: int, N: int, seed: int, **constexprs: int) -> None:
+    import torch
+
+    outputs, refs = run(name, M, N, seed, **constexprs)
+    torch.cuda.synchronize()
+    for out, ref in zip(outputs, refs):
+        assert not bool(torch.isnan(out).any()), f"{name}: elements of the output were not written (or are NaN)"
+        err = ((out.float() - ref).abs() / (ref.abs() + 1)).max().item()
+        assert err <= TOL, f"{name} {M}x{N} {constexprs}: max relative error {err:.3g}"
+
+
+KERNELS = ["softmax", "rmsnorm", "layernorm", "add_rmsnorm", "swiglu"]
+
+
+@pytest.mark.parametrize("name", KERNELS)
+@pytest.mark.parametrize("M, N", [(37, 700), (4096, 1024), (1, 8)])
+def test_defaults(cuda, seed, name, M, N):
+    """Default tiles (16 x 1024; add + RMSNorm 4 x 1024 chunks; SwiGLU 16 x 512) on ragged shapes."""
+    check(name, M, N, seed)
+
+
+@pytest.mark.parametrize("name, constexprs, M, N", [
+    ("softmax", {"BLOCK_M": 1}, 9, 700),
+    ("softmax", {"BLOCK_M": 2, "BLOCK_N": 8192}, 33, 5000),
+    ("rmsnorm", {"BLOCK_M": 2, "BLOCK_N": 8192}, 7, 8000),
+    ("layernorm", {"BLOCK_M": 1, "BLOCK_N": 4096}, 5, 3000),
+    ("add_rmsnorm", {"BLOCK_M": 1}, 3, 2500),
+    ("add_rmsnorm", {"BLOCK_N": 256}, 37, 700),
+], ids=lambda v: "-".join(f"{k}={x}" for k, x in v.items()) if isinstance(v, dict) else str(v))
+def test_reductions_across_warps_and_loops(cuda, seed, name, constexprs, M, N):
+    """Tiles of one or two rows: the layout's warps split each row, whose max and sum combine
+    through shared memory (nvgpu.frag_reduce_warps); add + RMSNorm over several chunks."""
+    check(name, M, N, seed, **constexprs)
+
+
+@pytest.mark.parametrize("name", KERNELS)
+@pytest.mark.parametrize("N", [1024, 4096, 8192])
+def test_benchmark_tiles(cuda, seed, name, N):
+    """The tile shapes `python -m tawa.bench memory` passes, on a ragged row count."""
+    from tawa.bench.memory import blocks
+
+    check(name, 300, N, seed, **blocks(name, N))

@@ -1,0 +1,166 @@
+"""Kernels without dots in blocked layouts (docs/passes.md, "Kernels without dots"): the five
+memory-bound kernels of examples/python/norms.py (softmax, RMSNorm, LayerNorm, add + RMSNorm
+looping over the row, SwiGLU) and a column-sum kernel through the whole pipeline.  The lowered
+kernel, run by the CPU simulator on two CTAs over ragged shapes with NaN-poisoned outputs,
+gives the tile program's results (the interpreter is the oracle, itself checked against NumPy
+by tests/frontend/test_frontend_norms.py); ptxas assembles each without spills.  Variants of
+few rows make the layout's warps split a row (its reductions combine through shared memory,
+`nvgpu.frag_reduce_warps`), inside a loop too.  Bad inputs are one located error."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+from ptxas_check import assert_assembles_without_spills, needs_ptxas
+from test_dot_free import lowered
+
+import tawa
+from tawa.backend.ptx.printer import print_ptx
+from tawa.transforms.hopper_pipeline import HopperPipelinePass
+
+ROOT = Path(__file__).resolve().parents[2]
+KERNELS = Path(__file__).resolve().parent / "dot_free"
+BF16 = ml_dtypes.bfloat16
+
+
+@cache
+def norms():
+    spec = importlib.util.spec_from_file_location("tawa_example_norms_blocked", ROOT / "examples" / "python" / "norms.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def arguments(name: str, M: int, N: int, rng: np.random.Generator):
+    """(inputs, outputs (NaN), scalars) of a norms kernel on an M x N problem."""
+    def rand(*shape):
+        return rng.standard_normal(shape).astype(np.float32).astype(BF16)
+
+    def out():
+        return np.full((M, N), np.nan, BF16)
+
+    return {
+        "softmax": ([rand(M, N)], [out()], [M, N]),
+        "rmsnorm": ([rand(M, N), rand(N)], [out()], [M, N, 1e-6]),
+        "layernorm": ([rand(M, N), rand(N), rand(N)], [out()], [M, N, 1e-5]),
+        "add_rmsnorm": ([rand(M, N), rand(M, N), rand(N)], [out(), out()], [M, N, 1e-6]),
+        "swiglu": ([rand(M, N), rand(M, N)], [out()], [M, N]),
+    }[name]
+
+
+def grid(name: str, M: int, N: int, constexprs: dict[str, int]) -> tuple[int, ...]:
+    values = getattr(norms(), name).constexprs(constexprs)
+    rows = -(-M // values["BLOCK_M"])
+    return (rows, -(-N // values["BLOCK_N"])) if name == "swiglu" else (rows,)
+
+
+CASES = [
+    # (kernel, M, N, constexprs): defaults (whole rows of BLOCK_N = 1024 ≥ N) on ragged shapes,
+    ("softmax", 37, 700, {}),
+    ("rmsnorm", 37, 700, {}),
+    ("layernorm", 37, 700, {}),
+    ("add_rmsnorm", 37, 700, {}),
+    ("add_rmsnorm", 37, 700, {"BLOCK_N": 256}),  # 3 chunks a row, the last ragged
+    ("swiglu", 37, 700, {}),
+    # rows the layout's warps split: reductions through shared memory (in a loop, too),
+    ("softmax", 9, 700, {"BLOCK_M": 1}),
+    ("rmsnorm", 7, 5000, {"BLOCK_M": 2, "BLOCK_N": 8192}),
+    ("layernorm", 5, 3000, {"BLOCK_M": 1, "BLOCK_N": 4096}),
+    ("add_rmsnorm", 3, 2500, {"BLOCK_M": 1}),
+    # a tile smaller than a warp group's vectors: copies in the other threads.
+    ("softmax", 3, 5, {"BLOCK_M": 1, "BLOCK_N": 8}),
+]
+
+
+def case_id(case) -> str:
+    name, M, N, constexprs = case
+    return f"{name}-{M}x{N}" + "".join(f"-{k}={v}" for k, v in constexprs.items())
+
+
+def run_both(text: str, name: str, grid_, inputs, outputs, scalars) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """(the tile program's outputs, the lowered kernel's on 2 CTAs), each into poisoned copies."""
+    want, got = [o.copy() for o in outputs], [o.copy() for o in outputs]
+    tawa.interpret(text, name, grid_, *inputs, *want, *scalars)
+    tawa.interpret(lowered(text), name, grid_, *inputs, *got, *scalars, ctas=2)
+    return want, got
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_lowered_kernel_matches_the_tile_program(case, seed):
+    name, M, N, constexprs = case
+    inputs, outputs, scalars = arguments(name, M, N, np.random.default_rng(seed))
+    text = getattr(norms(), name).ir(**constexprs)
+    want, got = run_both(text, name, grid(name, M, N, constexprs), inputs, outputs, scalars)
+    for w, g in zip(want, got):
+        w, g = w.astype(np.float32), g.astype(np.float32)
+        assert not np.isnan(w).any()
+        # Row sums fold in another order (per thread, lanes, warps): a bf16 result may round
+        # the other way, one unit in its last place (2⁻⁸ relative), rarely.
+        np.testing.assert_allclose(g, w, rtol=2**-7, atol=0)
+        assert (g != w).mean() < 1e-3, f"{int((g != w).sum())} of {g.size} elements differ"
+
+
+def test_column_sums(seed):
+    """Sums along the rows: the 4 warps of the 32-row tile's layout combine through shared
+    memory; the sums are stored (1-D) and broadcast back over the rows."""
+    M, N = 70, 300
+    X = np.random.default_rng(seed).standard_normal((M, N)).astype(np.float32)
+    g = (-(-M // 32), -(-N // 256))
+    outputs = [np.full((g[0], N), np.nan, np.float32), np.full((M, N), np.nan, np.float32)]
+    want, got = run_both((KERNELS / "column_sums.mlir").read_text(), "column_sums", g, [X], outputs, [])
+    ref = np.stack([X[32 * i:32 * i + 32].sum(0) for i in range(g[0])])
+    np.testing.assert_allclose(want[0], ref, rtol=1e-5, atol=1e-5)
+    # The warps' partials fold in another order than the interpreter's sum: the last bits differ.
+    for w, o in zip(want, got):
+        np.testing.assert_allclose(o, w, rtol=1e-5, atol=1e-5)
+
+
+SPILL_FREE = [
+    ("softmax", {}), ("rmsnorm", {}), ("layernorm", {}), ("add_rmsnorm", {}), ("swiglu", {}),
+    ("softmax", {"BLOCK_M": 1}), ("rmsnorm", {"BLOCK_M": 2, "BLOCK_N": 8192}),
+    ("layernorm", {"BLOCK_M": 1, "BLOCK_N": 4096}), ("softmax", {"BLOCK_M": 4, "BLOCK_N": 4096}),
+]
+
+
+@needs_ptxas
+@pytest.mark.parametrize("name, constexprs", SPILL_FREE, ids=lambda v: v if isinstance(v, str) else
+                         "-".join(f"{k}={x}" for k, x in v.items()) or "defaults")
+def test_assembles_without_spills(name, constexprs, tmp_path):
+    module = tawa.parse(getattr(norms(), name).ir(**constexprs))
+    HopperPipelinePass().apply(tawa.context(), module)
+    assert_assembles_without_spills(print_ptx(module), tmp_path)
+
+
+@needs_ptxas
+def test_column_sums_assemble(tmp_path):
+    module = tawa.parse((KERNELS / "column_sums.mlir").read_text())
+    HopperPipelinePass().apply(tawa.context(), module)
+    assert_assembles_without_spills(print_ptx(module), tmp_path)
+
+
+def run_opt(text: str, tmp_path: Path, pipeline: str = "tawa-hopper-pipeline") -> subprocess.CompletedProcess:
+    src = tmp_path / "k.mlir"
+    src.write_text(text)
+    return subprocess.run([sys.executable, "-m", "tawa.tools.tawa_opt", str(src), "-p", pipeline],
+                          capture_output=True, text=True)
+
+
+def test_too_many_registers_is_one_located_line(tmp_path):
+    """LayerNorm over 4 rows of 4096: the f32 tile (128 registers) and the weight and bias
+    vectors, which every warp holds whole (64 registers each), do not fit: one line at the
+    kernel's def, no traceback."""
+    res = run_opt(norms().layernorm.ir(BLOCK_M=4, BLOCK_N=4096), tmp_path)
+    assert res.returncode == 1
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
+    assert re.match(r".*norms\.py:\d+:\d+: error: tawa-check-resources: consumer warp group needs ~\d+ registers",
+                    lines[0]), lines[0]
