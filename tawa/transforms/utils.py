@@ -28,8 +28,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import Float32Type, IndexType, IntegerAttr, TensorType, i32
+from xdsl.dialects.builtin import Float32Type, IndexType, IntegerAttr, TensorType, UnknownLoc, i32
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.diagnostics import TawaError, location_of
@@ -275,3 +276,24 @@ def erase_unused(root: Operation | Region, removable: Callable[[Operation], bool
             if op is not root and op.results and removable(op) and not any(r.uses for r in op.results):
                 Rewriter.erase_op(op)
                 changed = True
+
+
+class InheritLocation(RewritePattern):
+    """Runs `pattern`; every op a rewrite of op X inserts without a location
+    of its own takes X's (so the barrier ops `tawa-lower-aref` makes of an
+    `aref.get` are located, in errors, at the `aref.get`'s source line)."""
+
+    def __init__(self, pattern: RewritePattern):
+        self.pattern = pattern
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        def locate(new: Operation) -> None:
+            for o in new.walk():
+                if isinstance(o.location, UnknownLoc):
+                    o.location = op.location
+
+        rewriter.operation_insertion_handler.append(locate)
+        try:
+            self.pattern.match_and_rewrite(op, rewriter)
+        finally:
+            rewriter.operation_insertion_handler.remove(locate)

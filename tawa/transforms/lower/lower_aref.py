@@ -61,7 +61,7 @@ from tawa.target.hopper import MAX_SMEM_BYTES, THREADS_PER_GROUP, THREADS_PER_WA
 from tawa.transforms.lower.slot_views import arrivals, carry_slot_views
 from tawa.transforms.pipeline.cache_hints import L2_HINT
 from tawa.transforms.pipeline.cluster import MULTICAST, multicast_loads
-from tawa.transforms.utils import const, fail, guarded, kernel_of
+from tawa.transforms.utils import InheritLocation, const, fail, guarded, kernel_of
 
 NAME = "tawa-lower-aref"
 SlotOp = aref.PutOp | aref.GetOp | aref.ConsumedOp
@@ -298,7 +298,8 @@ class LowerArefPass(ModulePass):
             Rewriter.insert_op(nvgpu.ClusterSyncOp(), InsertPoint.after(ws))
         walker = PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [LowerPut(shared), LowerGet(shared), LowerConsumed(shared)], dce_enabled=False
+                [InheritLocation(p) for p in (LowerPut(shared), LowerGet(shared), LowerConsumed(shared))],
+                dce_enabled=False,
             ),
             apply_recursively=False,
         )

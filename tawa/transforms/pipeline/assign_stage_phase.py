@@ -57,7 +57,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.dialects import aref
-from tawa.transforms.utils import const, fail
+from tawa.transforms.utils import InheritLocation, const, fail
 from tawa.verify.verify_protocol import verify_aref_kernel
 
 NAME = "tawa-assign-stage-phase"
@@ -239,7 +239,7 @@ class AssignStagePhasePass(ModulePass):
                 threading.run(region.block)
                 count_of.update(threading.count_of)
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([AssignSlot(count_of)], dce_enabled=False),
+            GreedyRewritePatternApplier([InheritLocation(AssignSlot(count_of))], dce_enabled=False),
             apply_recursively=False,
         ).rewrite_module(op)
         if self.verify:

@@ -66,7 +66,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from tawa.diagnostics import location_of
 from tawa.dialects import aref, tile
-from tawa.transforms.utils import fail, guarded
+from tawa.transforms.utils import InheritLocation, fail, guarded
 
 # ---------------------------------------------------------------------- analysis
 
@@ -311,7 +311,7 @@ class DeferRelease(RewritePattern):
 
 def _walk(module: ModuleOp, *patterns: RewritePattern) -> None:
     PatternRewriteWalker(
-        GreedyRewritePatternApplier(list(patterns), dce_enabled=False),
+        GreedyRewritePatternApplier([InheritLocation(p) for p in patterns], dce_enabled=False),
         apply_recursively=False,
     ).rewrite_module(module)
 

@@ -26,8 +26,9 @@
 // ROWS-NOT: <stdin>
 // ROWS-NOT: stdin:
 
-// A kernel-level error of a later pass: at the `def`.
-// REGS: ../../../examples/python/gemm.py:12:1: error: tawa-check-resources: a wgmma with a 64x512xf32 accumulator
+// An error of a later pass about an op the passes made: at the Python line it was made of
+// (the wgmma of the dot).
+// REGS: ../../../examples/python/gemm.py:23:15: error: tawa-check-resources: a wgmma with a 64x512xf32 accumulator
 
 // tawa-opt --print-debuginfo keeps them for the next tool.
 // KEPT: tile.dot %{{.*}} loc("Inputs/mixed_rows.py":13:15)

@@ -38,9 +38,11 @@ func.func @waits() attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128, smem 
 
 // In tawa-hopper-pipeline{watchdog-ms=...} the pass runs right after
 // tawa-lower-aref, where each wait is still in its partition: the producer
-// waits on the empty barriers (offset 98320), the consumers on the full ones.
+// waits on the empty barriers (offset 98320), the consumers on the full ones;
+// each wait is named by the source line of the op it was made of (the
+// producer's at the last load of its group, the consumers' at the dot).
 // GEMM:       func.func @gemm(
-// GEMM-SAME:    waits = [["{{.*}}gemm.mlir:7:1", "producer", "mbarrier<2> at shared offset 98320"], ["{{.*}}gemm.mlir:7:1", "consumer", "mbarrier<2> at shared offset 98304"]]>
+// GEMM-SAME:    waits = [["{{.*}}gemm.mlir:20:5", "producer", "mbarrier<2> at shared offset 98320"], ["{{.*}}gemm.mlir:21:5", "consumer", "mbarrier<2> at shared offset 98304"]]>
 // GEMM:       %[[EMPTY:[0-9]+]] = nvgpu.smem_alloc offset(98320) : !nvgpu.mbarrier<2>
 // GEMM:       nvgpu.mbarrier_wait_parity %[[EMPTY]][%stage], %{{[0-9]+}} watchdog(0, 500000000 ns)
 // GEMM:       nvgpu.mbarrier_wait_parity %{{[0-9]+}}[%stage_1], %phase_1 watchdog(1, 500000000 ns)

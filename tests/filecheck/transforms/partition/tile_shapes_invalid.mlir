@@ -24,8 +24,9 @@
 // Fewer warp groups than 64-row blocks own more rows each, but equal shares of whole wgmma blocks.
 // SPLIT: gemm.mlir:7:1: error: tawa-warp-specialize: 3 consumer warp groups cannot split a 128-row tile: each needs a multiple of 64 rows (one wgmma per 64-row block)
 
-// One warp group owning the whole 128x256 tile: its 256-register accumulator cannot fit.
-// WIDE: gemm.mlir:7:1: error: tawa-check-resources: a wgmma with a 128x256xf32 accumulator needs ~282 registers at once (256 for the accumulator, plus ~26) but a CTA of 256 threads starts with 248 per thread, and ptxas fits one instruction within that whatever setmaxnreg grants: use BLOCK_N ≤ 216, or more consumer warp groups, fewer rows each (leave consumer-warps out)
+// One warp group owning the whole 128x256 tile: its 256-register accumulator cannot fit (the
+// error names the dot).
+// WIDE: gemm.mlir:21:5: error: tawa-check-resources: a wgmma with a 128x256xf32 accumulator needs ~282 registers at once (256 for the accumulator, plus ~26) but a CTA of 256 threads starts with 248 per thread, and ptxas fits one instruction within that whatever setmaxnreg grants: use BLOCK_N ≤ 216, or more consumer warp groups, fewer rows each (leave consumer-warps out)
 
 // A register A operand (attention's P) is one wgmma's 64 rows: a warp group of 128 rows cannot take it.
 // REGA: attention_fwd.mlir:83:5: error: tawa-lower-tile: tile.dot lhs in registers needs warp groups of 64 rows, but each owns 128 here: a register A operand is one wgmma's 64 rows (give the consumer one warp group per 64 rows: leave consumer-warps out)
