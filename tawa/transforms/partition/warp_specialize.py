@@ -507,6 +507,7 @@ class PartitionBuilder:
             if self.part == CONSUMER:
                 for group, acquire in self.gets_before.get(op, ()):
                     self._get(group, acquire, dst, vmap)
+                    dst.last_op.location = op.location  # type: ignore[union-attr]
             if isinstance(op, func.ReturnOp | scf.YieldOp):
                 continue
             if not self.plan.in_partition(op, self.part):
@@ -518,11 +519,15 @@ class PartitionBuilder:
             if self.part == PRODUCER:
                 for group, loads in self.put_after.get(op, ()):
                     assert group.aref is not None
+                    # Located at the group's last load, the get at its first use and the
+                    # release at its last: protocol errors then name the program's lines.
                     dst.add_op(aref.PutOp(group.aref, [vmap[ld.result] for ld in loads]))
+                    dst.last_op.location = loads[-1].location  # type: ignore[union-attr]
             if self.part == CONSUMER:
                 for group in self.release_after.get(op, ()):
                     assert group.aref is not None
                     dst.add_op(aref.ConsumedOp(group.aref))
+                    dst.last_op.location = op.location  # type: ignore[union-attr]
 
     def _get(self, group: ArefGroup, acquire: Acquire, dst: Block, vmap: dict[SSAValue, SSAValue]) -> None:
         assert group.aref is not None
