@@ -486,8 +486,8 @@ class LowerRowReduce(RewritePattern):
             shape = t.get_shape()
             if axis == 0 and self.info.groups > 1:
                 raise fail(op, f"{NAME}: a reduction along the rows of a tile that {self.info.groups} warp groups "
-                               "split is not supported (its partial sums would combine across warp groups): use "
-                               f"tiles of at most {2 * WGMMA_M - 1} rows, which one warp group holds")
+                               "split is not supported (its partial sums would combine across warp groups): leave "
+                               "consumer-warps out (column sums keep a tile in one warp group)")
             red = t.tiled_layout.reduce(shape, axis, across_warps=True)
             result_t = nvgpu.FragmentType(shape[:axis] + shape[axis + 1:], t.element_type, red.layout)
             if red.warps > 1:

@@ -107,9 +107,10 @@ def plan_scratch(region: Region, tiles: Mapping[SSAValue, BlockedTile], groups: 
                 first = first or op
     if not need:
         return None
-    if groups > 1:
-        raise fail(first, f"{NAME}: this reduction's warps would combine through shared memory, which a "
-                          f"partition of {groups} warp groups does not plan: leave consumer-warps out")
+    if groups > 1:  # (warps split only the rows of a warp group's 64 or more: this sums columns)
+        raise fail(first, f"{NAME}: a reduction along the rows of a tile that {groups} warp groups split is not "
+                          "supported (its partial sums would combine across warp groups): leave consumer-warps "
+                          "out (column sums keep a tile in one warp group)")
     ws = region.parent_op()
     assert isinstance(ws, aref.WarpSpecializeOp)
     kernel = kernel_of(ws, NAME)

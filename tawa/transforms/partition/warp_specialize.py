@@ -740,9 +740,11 @@ def dot_free_warp_groups(root: Operation | Region) -> int:
     groups.  More warp groups only share out the registers of a tall tile
     (a 128x128 f32 loop accumulator and the tile added to it would take
     all 256 registers of one); they split the rows, so the tiles must all
-    have the same rows (else one warp group)."""
+    have the same rows, and no reduction may run along the rows (column
+    sums would combine across warp groups): else one warp group."""
     rows = blocked_tile_rows(root)
-    if rows is None:
+    along_rows = any(isinstance(op, tile.ReduceOp) and op.axis.value.data == 0 for op in root.walk())
+    if rows is None or along_rows:
         return 1
     return max(g for g in range(1, MAX_CONSUMER_GROUPS + 1) if g <= max(1, rows // BLOCKED_GROUP_ROWS) and rows % g == 0)
 
