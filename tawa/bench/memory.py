@@ -4,13 +4,16 @@ RMSNorm, SwiGLU; bf16 in and out, f32 math) against torch eager and
 `torch.compile`'s generated kernels, and the DRAM bandwidth a copy reaches,
 in the same run, interleaved (R rounds, medians).
 
-Each row is one kernel on an M×N input.  Times are GPU times of the call
+Each row is one kernel on an M×N input; torch's side is what a user writes (bf16 tensors
+into `torch.softmax`, `F.rms_norm`, `F.layer_norm`, `x + r`, `F.silu(g) * u`),
+eager and compiled.  Times are GPU times of the call
 replayed in a CUDA graph (`triton.testing.do_bench_cudagraph`), so the host's
 launch cost does not count for any side.  Bandwidth counts the bytes the
 kernel must move (inputs read once, outputs written once).  The copy
 reference is `torch.Tensor.copy_` of `COPY_BYTES`.  Each tawa kernel is
 first checked against torch in float32 on random data with the output
-poisoned with NaN; a kernel that does not compile prints its error's first
+poisoned with NaN; rows whose tensors fit in the 50 MB L2 (4096×1024) are
+timed warm, from L2, on every side; a kernel that does not compile prints its error's first
 line instead of a time.
 
 Tile shapes: a program takes whole rows (`BLOCK_N` the next power of two ≥ N,
@@ -70,26 +73,36 @@ def moved_bytes(kernel: str, M: int, N: int) -> int:
     return 2 * (tensors * M * N + vectors * N)
 
 
-def torch_fns(kernel: str, M: int, N: int, torch: Any) -> tuple[list[Any], Callable[..., Any]]:
-    """The kernel's inputs and its torch implementation (returns the outputs)."""
+def torch_fns(kernel: str, M: int, N: int, torch: Any) -> tuple[list[Any], Callable[..., Any], Callable[..., Any]]:
+    """The kernel's inputs, its torch implementation as a user writes it (bf16
+    tensors into torch's functions: what eager and `torch.compile` time), and
+    a float32 reference (what tawa's result is checked against)."""
     import torch.nn.functional as F
 
     def rand(*shape: int) -> Any:
         return torch.randn(*shape, device="cuda").to(torch.bfloat16)
 
+    def f32(*ts: Any) -> list[Any]:
+        return [t.float() for t in ts]
+
     if kernel == "softmax":
-        return [rand(M, N)], lambda x: torch.softmax(x.float(), 1).to(torch.bfloat16)
+        return [rand(M, N)], lambda x: torch.softmax(x, 1), lambda x: torch.softmax(x.float(), 1)
     if kernel == "rmsnorm":
-        return [rand(M, N), rand(N)], lambda x, w: F.rms_norm(x.float(), (N,), w.float(), EPS).to(torch.bfloat16)
+        return ([rand(M, N), rand(N)], lambda x, w: F.rms_norm(x, (N,), w, EPS),
+                lambda x, w: F.rms_norm(*f32(x), (N,), *f32(w), EPS))
     if kernel == "layernorm":
-        return [rand(M, N), rand(N), rand(N)], lambda x, w, b: F.layer_norm(
-            x.float(), (N,), w.float(), b.float(), EPS).to(torch.bfloat16)
+        return ([rand(M, N), rand(N), rand(N)], lambda x, w, b: F.layer_norm(x, (N,), w, b, EPS),
+                lambda x, w, b: F.layer_norm(*f32(x), (N,), *f32(w, b), EPS))
     if kernel == "add_rmsnorm":
         def add_rmsnorm(x: Any, r: Any, w: Any) -> tuple[Any, Any]:
             s = x + r
-            return F.rms_norm(s.float(), (N,), w.float(), EPS).to(torch.bfloat16), s
-        return [rand(M, N), rand(M, N), rand(N)], add_rmsnorm
-    return [rand(M, N), rand(M, N)], lambda g, u: (F.silu(g.float()) * u.float()).to(torch.bfloat16)
+            return F.rms_norm(s, (N,), w, EPS), s
+
+        def reference(x: Any, r: Any, w: Any) -> tuple[Any, Any]:
+            s = x + r
+            return F.rms_norm(*f32(s), (N,), *f32(w), EPS), s
+        return [rand(M, N), rand(M, N), rand(N)], add_rmsnorm, reference
+    return [rand(M, N), rand(M, N)], lambda g, u: F.silu(g) * u, lambda g, u: F.silu(g.float()) * u.float()
 
 
 def tawa_call(module: Any, kernel: str, M: int, N: int, inputs: list[Any], torch: Any) -> Callable[[], Any]:
@@ -162,9 +175,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = []
     for kernel in args.kernel or KERNELS:
         for M, N in SHAPES:
-            inputs, reference = torch_fns(kernel, M, N, torch)
-            compiled = torch.compile(reference)
-            fns: dict[str, Callable[[], Any]] = {"eager": lambda f=reference, i=inputs: f(*i),
+            inputs, user, reference = torch_fns(kernel, M, N, torch)
+            compiled = torch.compile(user)
+            fns: dict[str, Callable[[], Any]] = {"eager": lambda f=user, i=inputs: f(*i),
                                                  "compile": lambda f=compiled, i=inputs: f(*i)}
             note = ""
             try:
