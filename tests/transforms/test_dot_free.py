@@ -2,7 +2,8 @@
 tawa-warp-specialize puts every op in the consumer warp groups, and the lowered kernel, run by
 the CPU simulator on ragged shapes, gives the tile program's bits (the row softmax: within the
 last bits its sums' order changes; the interpreter is the oracle, itself checked against
-NumPy); ptxas assembles each without spills.  Not yet run on a GPU."""
+NumPy); ptxas assembles each without spills.  tests/runtime/test_dot_free_gpu.py runs them
+on the GPU."""
 
 from __future__ import annotations
 

@@ -124,7 +124,8 @@ def test_registers_that_cannot_fit_are_reported_before_ptxas(tmp_path: Path):
     with pytest.raises(TawaError) as info:
         HopperPipelinePass(stages=STAGES).apply(tawa.context(), tawa.parse(gemm(shape), "k.mlir"))
     msg = str(info.value)
-    assert msg.startswith("k.mlir:1:1: error: tawa-check-resources: a wgmma with a 64x256xf32 accumulator "
+    # Located at the dot the wgmma was made of.
+    assert msg.startswith("k.mlir:17:5: error: tawa-check-resources: a wgmma with a 64x256xf32 accumulator "
                           "needs ~154 registers at once"), msg
     assert "512 threads starts with 128 per thread" in msg and "BLOCK_N ≤ 200" in msg
     # ... which is what ptxas says when it gets the kernel anyway.
