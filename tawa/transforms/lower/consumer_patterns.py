@@ -563,28 +563,22 @@ class LowerConsumerLoad(RewritePattern):
         f32_t = TensorType(Float32Type(), t.get_shape())
         if not isinstance(t.get_element_type(), LOADABLE):
             raise fail(op, f"{NAME}: the consumers load f32, bf16 or f16 tiles, got {t}")
-        offsets = list(op.offsets)
         if self.info.tiles is not None:  # this warp group's share, in its planned layout
-            frag_t = self.info.frag_type(f32_t, op, value=op.result).with_element_type(t.get_element_type())
-            if self.info.groups > 1 and self.info.tiles[op.result].along_rows:
-                row = arith.AddiOp(offsets[-t.get_num_dims()], self.info.row0)
-                rewriter.insert(row, InsertPoint.before(op))
-                offsets[-t.get_num_dims()] = row.result
-            load = nvgpu.FragmentLoadOp.build(operands=[op.source, offsets], result_types=[frag_t])
-            load.result.name_hint = op.result.name_hint
-            rewriter.replace(op, load)
-            return
-        if t.get_num_dims() == 1:
+            frag_t = self.info.frag_type(f32_t, op, value=op.result)
+            own_rows = self.info.groups > 1 and self.info.tiles[op.result].along_rows
+        elif t.get_num_dims() == 1:
             axis = _vector_axis(op.result)
             if axis is None:
                 raise fail(op, f"{NAME}: a 1-D tile loaded by the consumers must be broadcast against "
                            "an accumulator (tile.expand_dims + tile.broadcast) or combined with a row vector")
             frag_t = self.info.frag_type(f32_t, op, axis)
+            own_rows = axis != 0
         else:
             frag_t = self.info.frag_type(f32_t, op)
-            axis = None
+            own_rows = True
         frag_t = frag_t.with_element_type(t.get_element_type())
-        if axis != 0:  # this warp group's rows
+        offsets = list(op.offsets)
+        if own_rows:  # this warp group's rows
             row = arith.AddiOp(offsets[-t.get_num_dims()], self.info.row0)
             rewriter.insert(row, InsertPoint.before(op))
             offsets[-t.get_num_dims()] = row.result
