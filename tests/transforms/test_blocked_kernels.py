@@ -164,3 +164,13 @@ def test_too_many_registers_is_one_located_line(tmp_path):
     assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
     assert re.match(r".*norms\.py:\d+:\d+: error: tawa-check-resources: consumer warp group needs ~\d+ registers",
                     lines[0]), lines[0]
+
+
+def test_a_tile_far_too_large_is_refused_quickly(tmp_path):
+    """A softmax of 65536 rows a program (a fuzz mutant's BLOCK_M): the layout
+    algebra's reduction and broadcast maps are linear in the values a thread
+    holds, so the compile reaches the resource check's one line (it ran past
+    the fuzzer's time limit while the maps were quadratic)."""
+    res = run_opt(norms().softmax.ir(BLOCK_M=65536, BLOCK_N=1024), tmp_path)
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+    assert "tawa-check-resources: consumer warp group needs ~" in res.stderr

@@ -364,9 +364,11 @@ class TiledLayout:
         layout = self.reduced_layout(shape, axis)
         out_shape = tuple(n for a, n in enumerate(shape) if a != axis)
         # Values of one thread with equal coordinates off `axis` combine.
-        src = list(zip(*(self.value_offsets(shape, a) for a in range(self.rank) if a != axis)))
+        by_key: dict[tuple[int, ...], list[int]] = {}
+        for i, key in enumerate(zip(*(self.value_offsets(shape, a) for a in range(self.rank) if a != axis))):
+            by_key.setdefault(key, []).append(i)
         dst = zip(*(layout.value_offsets(out_shape, a) for a in range(layout.rank)))
-        groups = tuple(tuple(i for i, k in enumerate(src) if k == key) for key in dst)
+        groups = tuple(tuple(by_key.get(key, ())) for key in dst)
         lane_sizes = self._thread_sizes(shape, self.lane_dims)
         masks = []
         for k, d in enumerate(self.lane_dims):
@@ -382,9 +384,11 @@ class TiledLayout:
         if reduced != self.reduced_layout(shape, axis):
             raise ValueError(f"{reduced} is not the reduction of {self} along axis {axis}")
         out_shape = tuple(n for a, n in enumerate(shape) if a != axis)
-        src = list(zip(*(self.value_offsets(shape, a) for a in range(self.rank) if a != axis)))
-        dst = list(zip(*(reduced.value_offsets(out_shape, a) for a in range(reduced.rank))))
-        return tuple(dst.index(k) for k in src)
+        src = zip(*(self.value_offsets(shape, a) for a in range(self.rank) if a != axis))
+        first: dict[tuple[int, ...], int] = {}
+        for j, key in enumerate(zip(*(reduced.value_offsets(out_shape, a) for a in range(reduced.rank)))):
+            first.setdefault(key, j)
+        return tuple(first[k] for k in src)
 
     def slice_values(self, shape: tuple[int, ...], axis: int, start: int, size: int) -> tuple[int, ...]:
         """Which values of a `shape` fragment form, in the same threads and

@@ -2,7 +2,7 @@
 
 // A dot whose accumulator never becomes a fragment (here: the sum of two splats,
 // not a zeros or splat initialised loop-carried value) waits in vain for its
-// pattern; after the walk it is reported with its location, never dropped.
+// pattern; after the walk it is reported at the dot, never dropped.
 func.func @k(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xbf16>, %K: index) {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index
@@ -19,4 +19,4 @@ func.func @k(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xbf16>, %
   tile.store %c, %C[%c0, %c0] : tensor<128x128xbf16>, memref<?x?xbf16>
   func.return
 }
-// CHECK: lower_tile_invalid.mlir:6:1: error: tawa-lower-tile: tile.dot_async accumulator must be a zeros-initialised (loop-carried) accumulator
+// CHECK: lower_tile_invalid.mlir:15:5: error: tawa-lower-tile: tile.dot_async accumulator must be a zeros-initialised (loop-carried) accumulator
