@@ -41,6 +41,7 @@ saying how many have arrived).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -551,23 +552,16 @@ class NvgpuFunctions(SystemFunctions, InterpreterFunctions):
 
     @impl(nvgpu.TmaLoadOp)
     def run_tma_load(self, interpreter: Interpreter, op: nvgpu.TmaLoadOp, args: PythonValues):
-        desc, *rest = _uniform(interpreter, op, args)
-        coords = tuple(rest[: len(op.coords)])
-        dest, stage, bars, bar_index = rest[len(op.coords) :]
-        cta = cta_of(interpreter)
-        ctas = [cta] if op.multicast is None else multicast_ranks(cta, op.multicast.value.data, op)
-        task_of(interpreter).sync(op, lambda: True, lambda: "")
-        bars_of = [remote_barrier(cta, c, bars, bar_index, op)[0] for c in ctas]
-        box = desc.box(coords)
-        addresses = tile_addresses(dest.type, stage_base(dest, stage, op))
-        if box.size == addresses.size:  # a box with leading 1s fills one tile
-            box = box.reshape(addresses.shape)
-        if box.shape != addresses.shape:
-            raise simulation_error(op, f"{op.name}: a {box.shape} box into {addresses.shape} tiles of {dest.type}")
-        for _ in range(_n_lanes(interpreter)):
-            for c, b in zip(ctas, bars_of):
-                cta.peers.transfers.append(TmaLoad(c, box, addresses, b, box.nbytes))
-        return ()
+        def place(desc, coords, dest, stage):
+            box = desc.box(coords)
+            addresses = tile_addresses(dest.type, stage_base(dest, stage, op))
+            if box.size == addresses.size:  # a box with leading 1s fills one tile
+                box = box.reshape(addresses.shape)
+            if box.shape != addresses.shape:
+                raise simulation_error(op, f"{op.name}: a {box.shape} box into {addresses.shape} tiles of {dest.type}")
+            return box, addresses
+
+        return _issue_tma_load(interpreter, op, args, place)
 
     @impl(nvgpu.TmaStoreOp)
     def run_tma_store(self, interpreter: Interpreter, op: nvgpu.TmaStoreOp, args: PythonValues):
@@ -595,19 +589,11 @@ class NvgpuFunctions(SystemFunctions, InterpreterFunctions):
     def run_tma_load_box(self, interpreter: Interpreter, op: nvgpu.TmaLoadBoxOp, args: PythonValues):
         """As `tma_load`, for the descriptor's box (a column chunk of the
         tile) into its place in the stage."""
-        desc, *rest = _uniform(interpreter, op, args)
-        coords = tuple(rest[: len(op.coords)])
-        dest, stage, bars, bar_index = rest[len(op.coords) :]
-        cta = cta_of(interpreter)
-        ctas = [cta] if op.multicast is None else multicast_ranks(cta, op.multicast.value.data, op)
-        task_of(interpreter).sync(op, lambda: True, lambda: "")
-        bars_of = [remote_barrier(cta, c, bars, bar_index, op)[0] for c in ctas]
-        box, addresses = desc.box(coords, box_shape(desc.type)), _box_addresses(dest, stage, op)
-        box = box.reshape(addresses.shape)
-        for _ in range(_n_lanes(interpreter)):
-            for c, b in zip(ctas, bars_of):
-                cta.peers.transfers.append(TmaLoad(c, box, addresses, b, box.nbytes))
-        return ()
+        def place(desc, coords, dest, stage):
+            addresses = _box_addresses(dest, stage, op)
+            return desc.box(coords, box_shape(desc.type)).reshape(addresses.shape), addresses
+
+        return _issue_tma_load(interpreter, op, args, place)
 
     @impl(nvgpu.TmaStoreBoxOp)
     def run_tma_store_box(self, interpreter: Interpreter, op: nvgpu.TmaStoreBoxOp, args: PythonValues):
@@ -718,3 +704,22 @@ def _named_arrive(interpreter: Interpreter, op: Any) -> tuple[ThreadBarrier, int
 simt.LANE_AWARE.update({nvgpu.ElectOneOp, nvgpu.MBarrierArriveOp})
 simt.BLOCKING.update({nvgpu.MBarrierWaitParityOp, nvgpu.MBarrierTimedWaitParityOp, nvgpu.NamedBarrierSyncOp,
                       nvgpu.ClusterSyncOp})
+
+
+def _issue_tma_load(interpreter: Interpreter, op: nvgpu.TmaLoadOp | nvgpu.TmaLoadBoxOp, args: PythonValues,
+                    place: Callable[[Any, tuple[Any, ...], Any, Any], tuple[Any, Any]]) -> tuple[()]:
+    """A TMA load (one per lane of the issuing threads) of the box `place`
+    reads and the shared-memory addresses it writes, into this CTA or every
+    CTA of its multicast, each completing on that CTA's barrier."""
+    desc, *rest = _uniform(interpreter, op, args)
+    coords = tuple(rest[: len(op.coords)])
+    dest, stage, bars, bar_index = rest[len(op.coords) :]
+    cta = cta_of(interpreter)
+    ctas = [cta] if op.multicast is None else multicast_ranks(cta, op.multicast.value.data, op)
+    task_of(interpreter).sync(op, lambda: True, lambda: "")
+    bars_of = [remote_barrier(cta, c, bars, bar_index, op)[0] for c in ctas]
+    box, addresses = place(desc, coords, dest, stage)
+    for _ in range(_n_lanes(interpreter)):
+        for c, b in zip(ctas, bars_of):
+            cta.peers.transfers.append(TmaLoad(c, box, addresses, b, box.nbytes))
+    return ()
