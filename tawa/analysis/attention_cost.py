@@ -132,11 +132,12 @@ def block_seconds(variant: AttentionVariant, head_dim: int) -> float:
 
 
 def estimate(variant: AttentionVariant, head_dim: int, q_len: int, batch_heads: int, causal: bool,
-             kv_len: int | None = None, sms: int = SM_COUNT) -> float:
-    """Seconds `variant` takes on the problem (the module's model)."""
+             kv_len: int | None = None, sms: int = SM_COUNT, launch_s: float | None = None) -> float:
+    """Seconds `variant` takes on the problem (the module's model), with
+    the launch constant `launch_s` (default `LAUNCH_S`)."""
     kv = q_len if kv_len is None else kv_len
     blocks, programs = busiest_cta(variant.rows, variant.key_block, q_len, kv, batch_heads, causal, sms)
-    return LAUNCH_S + programs * variant.program_s + blocks * variant.block_factor * block_seconds(variant, head_dim)
+    return (LAUNCH_S if launch_s is None else launch_s) + programs * variant.program_s + blocks * variant.block_factor * block_seconds(variant, head_dim)
 
 
 @cache

@@ -84,13 +84,16 @@ def fit_variant(v: AttentionVariant, problems: Sequence[Problem], launch: float)
     return replace(v, program_s=program_s, block_factor=block_factor)
 
 
-def errors(fitted: dict[str, AttentionVariant], problems: Sequence[Problem]) -> dict[str, list[float]]:
-    """Relative error of the model per variant, over the problems that time it."""
+def errors(fitted: dict[str, AttentionVariant], problems: Sequence[Problem],
+           launch: float | None = None) -> dict[str, list[float]]:
+    """Relative error of the model per variant, over the problems that time it
+    (launch constant `launch`, default the recorded one)."""
     out: dict[str, list[float]] = {label: [] for label in fitted}
     for p in problems:
         for label, t in p.seconds.items():
             if label in fitted:
-                out[label].append(estimate(fitted[label], p.head_dim, p.q_len, p.batch_heads, p.causal, p.kv_len) / t - 1)
+                e = estimate(fitted[label], p.head_dim, p.q_len, p.batch_heads, p.causal, p.kv_len, launch_s=launch)
+                out[label].append(e / t - 1)
     return out
 
 
@@ -98,13 +101,9 @@ def fit(problems: Sequence[Problem]) -> tuple[float, dict[str, AttentionVariant]
     """The launch constant and the variants with the least squared relative error."""
     best: tuple[float, float, dict[str, AttentionVariant]] | None = None
     for launch in LAUNCH_GRID:
-        attention_cost.LAUNCH_S, saved = launch, attention_cost.LAUNCH_S
-        try:
-            fitted = {label: fit_variant(v, problems, launch) for label, v in variants().items()
-                      if any(label in p.seconds for p in problems)}
-            sq = sum(e * e for es in errors(fitted, problems).values() for e in es)
-        finally:
-            attention_cost.LAUNCH_S = saved
+        fitted = {label: fit_variant(v, problems, launch) for label, v in variants().items()
+                  if any(label in p.seconds for p in problems)}
+        sq = sum(e * e for es in errors(fitted, problems, launch).values() for e in es)
         if best is None or sq < best[0]:
             best = (sq, launch, fitted)
     assert best is not None
@@ -113,19 +112,15 @@ def fit(problems: Sequence[Problem]) -> tuple[float, dict[str, AttentionVariant]
 
 def regrets(fitted: dict[str, AttentionVariant], launch: float, problems: Sequence[Problem]) -> list[float]:
     """Measured time of the model's pick over the measured best, per problem with a choice."""
-    saved, attention_cost.LAUNCH_S = attention_cost.LAUNCH_S, launch
-    try:
-        out = []
-        for p in problems:
-            timed = {label: t for label, t in p.seconds.items() if label in fitted}
-            if len(timed) < 2:
-                continue
-            pick = min(timed, key=lambda label: estimate(fitted[label], p.head_dim, p.q_len, p.batch_heads,
-                                                         p.causal, p.kv_len))
-            out.append(timed[pick] / min(timed.values()))
-        return out
-    finally:
-        attention_cost.LAUNCH_S = saved
+    out = []
+    for p in problems:
+        timed = {label: t for label, t in p.seconds.items() if label in fitted}
+        if len(timed) < 2:
+            continue
+        pick = min(timed, key=lambda label: estimate(fitted[label], p.head_dim, p.q_len, p.batch_heads,
+                                                     p.causal, p.kv_len, launch_s=launch))
+        out.append(timed[pick] / min(timed.values()))
+    return out
 
 
 def geomean(values: Sequence[float]) -> float:
@@ -133,11 +128,7 @@ def geomean(values: Sequence[float]) -> float:
 
 
 def report(launch: float, fitted: dict[str, AttentionVariant], problems: Sequence[Problem]) -> str:
-    saved, attention_cost.LAUNCH_S = attention_cost.LAUNCH_S, launch
-    try:
-        errs = errors(fitted, problems)
-    finally:
-        attention_cost.LAUNCH_S = saved
+    errs = errors(fitted, problems, launch)
     lines = [f"LAUNCH_S = {launch * 1e6:.2f}e-6"]
     for label, v in fitted.items():
         es = sorted(abs(e) for e in errs[label])
