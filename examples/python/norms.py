@@ -1,11 +1,12 @@
 """Memory-bound kernels of a transformer, written as tile programs: a row
-softmax, RMSNorm, LayerNorm, a residual add fused with RMSNorm, and a SwiGLU
-gate.  Each program takes BLOCK_M rows of an M×N row-major bf16 input and
+softmax, RMSNorm, LayerNorm, a residual add fused with RMSNorm, a SwiGLU
+gate and the rotary embedding (tawa.torch's norm and rotary operators run
+these).  Each program takes BLOCK_M rows of an M×N row-major bf16 input and
 computes in f32; the norms and the softmax see a whole row in one tile
 (N ≤ BLOCK_N), except `add_rmsnorm`, which loops over the row in chunks of
 BLOCK_N columns twice (the sum of squares, then the scaled output), as a
 kernel for rows wider than its registers must.  Launch grid (⌈M/BLOCK_M⌉,)
-(`swiglu`: (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉)).
+(`swiglu`: (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉); `rotary`: (⌈M/BLOCK_M⌉, heads)).
 
 They run in the CPU interpreter (`kernel.interpret`) and match NumPy
 (tests/frontend/test_frontend_norms.py); they compile for the GPU with
@@ -87,3 +88,26 @@ def swiglu(G: tl.tensor_ref(tl.bf16, 2), U: tl.tensor_ref(tl.bf16, 2), Y: tl.ten
     g = tl.load(G, (m0, n0), (BLOCK_M, BLOCK_N)).to(tl.f32)
     u = tl.load(U, (m0, n0), (BLOCK_M, BLOCK_N)).to(tl.f32)
     tl.store(Y, (m0, n0), (g / (tl.exp(-g) + 1.0) * u).to(tl.bf16))
+
+
+@tawa.kernel
+def rotary(X: tl.tensor_ref(tl.bf16, 2), COS: tl.tensor_ref(tl.bf16, 2), SIN: tl.tensor_ref(tl.bf16, 2),
+           Y: tl.tensor_ref(tl.bf16, 2), M: tl.index, S: tl.index,
+           BLOCK_M: tl.constexpr = 32, HALF: tl.constexpr = 64):
+    """The rotary embedding (rotate-half pairs) of the heads of X [M, ≥ heads·D]
+    into Y [M, heads·D], D = 2·HALF, row m at position s = m mod S:
+    y[j] = x[j]·cos[s, j] − x[j + HALF]·sin[s, j] and
+    y[j + HALF] = x[j + HALF]·cos[s, j + HALF] + x[j]·sin[s, j + HALF] for j < HALF,
+    cos and sin [S, D].  Grid (⌈M/BLOCK_M⌉, heads); BLOCK_M divides S, so a
+    program's rows are consecutive positions of one sequence."""
+    m0 = tl.program_id(0) * BLOCK_M
+    c0 = tl.program_id(1) * (2 * HALF)
+    s0 = m0 % S
+    x1 = tl.load(X, (m0, c0), (BLOCK_M, HALF)).to(tl.f32)
+    x2 = tl.load(X, (m0, c0 + HALF), (BLOCK_M, HALF)).to(tl.f32)
+    cos1 = tl.load(COS, (s0, 0), (BLOCK_M, HALF)).to(tl.f32)
+    sin1 = tl.load(SIN, (s0, 0), (BLOCK_M, HALF)).to(tl.f32)
+    tl.store(Y, (m0, c0), (x1 * cos1 - x2 * sin1).to(tl.bf16))
+    cos2 = tl.load(COS, (s0, HALF), (BLOCK_M, HALF)).to(tl.f32)
+    sin2 = tl.load(SIN, (s0, HALF), (BLOCK_M, HALF)).to(tl.f32)
+    tl.store(Y, (m0, c0 + HALF), (x2 * cos2 + x1 * sin2).to(tl.bf16))

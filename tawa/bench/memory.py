@@ -16,10 +16,11 @@ poisoned with NaN; rows whose tensors fit in the 50 MB L2 (4096×1024) are
 timed warm, from L2, on every side; a kernel that does not compile prints its error's first
 line instead of a time.
 
-Tile shapes: a program takes whole rows (`BLOCK_N` the next power of two ≥ N,
-except `add_rmsnorm`, which loops over the row in chunks of 1024 columns, and
-`swiglu`, which is elementwise: 512 columns) and as many rows as keep a tile
-at `TILE_ELEMENTS` elements (half as many for `HALF_TILES`).
+Tile shapes are those `tawa.torch`'s operators take (`blocks`,
+`tawa.torch.norm_kernels.tile`): whole rows (`BLOCK_N` the next power of two
+≥ N, except `add_rmsnorm`, which loops over the row in chunks of 1024
+columns, and `swiglu`, which is elementwise: 512 columns), as many rows as
+one warp group's registers hold.
 """
 
 from __future__ import annotations
@@ -37,33 +38,23 @@ from typing import Any
 KERNELS = ("softmax", "rmsnorm", "layernorm", "add_rmsnorm", "swiglu")
 SHAPES = [(4096, 1024), (4096, 4096), (16384, 4096), (8192, 8192)]
 """(M, N) of the sweep: rows of a batch of tokens, widths of common models."""
-TILE_ELEMENTS = 16384
-"""Elements of one program's tile (16 rows of 1024 columns)."""
-CHUNK = 1024
-"""Columns per iteration of add_rmsnorm's loops."""
+SWIGLU_COLUMNS = 512
+"""Columns of a SwiGLU program's tile (an elementwise kernel: any width works)."""
 COPY_BYTES = 1 << 30
 EPS = 1e-6
 TOLERANCE = 3e-2
 
 
-HALF_TILES = ("layernorm", "swiglu")
-"""Kernels whose tiles hold `TILE_ELEMENTS // 2` elements, so that they fit
-one warp group's registers without spills: LayerNorm keeps its weight and
-bias vectors whole in every warp (a 4x4096 tile needs ~283 registers, and
-tawa-check-resources refuses it), SwiGLU two f32 input tiles across the
-divisions' slow paths (32x512 spills)."""
-
-
 def blocks(kernel: str, N: int) -> dict[str, int]:
-    """BLOCK_M and BLOCK_N of `kernel` for rows of N columns."""
-    if kernel == "add_rmsnorm":
-        block_n = CHUNK
-    elif kernel == "swiglu":
-        block_n = 512
-    else:
-        block_n = 1 << max(0, (N - 1).bit_length())
-    elements = TILE_ELEMENTS // 2 if kernel in HALF_TILES else TILE_ELEMENTS
-    return {"BLOCK_M": max(1, elements // block_n), "BLOCK_N": block_n}
+    """BLOCK_M and BLOCK_N of `kernel` for rows of N: the row kernels' tiles
+    as `tawa.torch.norm_kernels.tile` decides them (whole rows, as many as
+    the registers hold); SwiGLU's as many rows of `SWIGLU_COLUMNS` as fill
+    half of that tile (its two f32 inputs are live together)."""
+    from tawa.torch import norm_kernels
+
+    if kernel == "swiglu":
+        return {"BLOCK_M": norm_kernels.TILE_ELEMENTS // 2 // SWIGLU_COLUMNS, "BLOCK_N": SWIGLU_COLUMNS}
+    return norm_kernels.tile(kernel, N)
 
 
 def moved_bytes(kernel: str, M: int, N: int) -> int:
@@ -121,17 +112,6 @@ def tawa_call(module: Any, kernel: str, M: int, N: int, inputs: list[Any], torch
     return run
 
 
-def load_norms() -> Any:
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[2] / "examples" / "python" / "norms.py"
-    spec = importlib.util.spec_from_file_location("tawa_examples_norms", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def gpu_ms(fns: dict[str, Callable[[], Any]], rounds: int) -> dict[str, float]:
     """Median milliseconds of each function replayed in a CUDA graph, `rounds`
     interleaved rounds (the order reversed every other round)."""
@@ -158,8 +138,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     import tawa
     from tawa.diagnostics import TawaError
+    from tawa.torch.norm_kernels import norms
 
-    module = load_norms()
+    module = norms()
     src = torch.empty(COPY_BYTES // 2, device="cuda", dtype=torch.bfloat16)
     dst = torch.empty_like(src)
     copy_ms = gpu_ms({"copy": lambda s=src, d=dst: d.copy_(s)}, args.rounds)["copy"]

@@ -154,9 +154,12 @@ def gpt2_block(cfg: ModelConfig, ops: Ops, x: torch.Tensor, w: Weights, rope: An
 def llama_block(cfg: ModelConfig, ops: Ops, x: torch.Tensor, w: Weights, rope: Any = None) -> torch.Tensor:
     """One Llama layer: x + attn(rms(x)) with rotary q and k, then + swiglu(rms(·))."""
     h = ops.rms_norm(x, w["attn_norm"], cfg.eps)
-    q, k, v = split_heads(ops.linear(h, w["w_qkv"]), cfg)
+    qkv = ops.linear(h, w["w_qkv"])
     cos, sin = rope
-    q, k = ops.rotary(q, k, cos, sin)
+    qk = ops.rotary(qkv, cos, sin, cfg.heads + cfg.kv_heads)
+    B, S, _ = qkv.shape
+    qk = qk.view(B, S, cfg.heads + cfg.kv_heads, cfg.head_dim).transpose(1, 2)
+    q, k, v = qk[:, : cfg.heads], qk[:, cfg.heads :], split_heads(qkv, cfg)[2]
     o = ops.attention(q, k, v, True, 1.0 / math.sqrt(cfg.head_dim))
     x = ops.linear(merge_heads(o), w["w_o"], residual=x)
     h = ops.rms_norm(x, w["mlp_norm"], cfg.eps)

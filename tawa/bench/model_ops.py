@@ -36,7 +36,9 @@ class Ops:
     - `attention(q, k, v, causal, scale)`: q [B, H, S, D], k and v
       [B, Hkv, S, D] with H a multiple of Hkv (any strides) → [B, H, S, D];
     - `layer_norm(x, weight, bias, eps)`, `rms_norm(x, weight, eps)` over the last dimension;
-    - `rotary(q, k, cos, sin)` → (q, k) rotated (rotate-half pairs, cos and sin [S, D]).
+    - `rotary(x, cos, sin, heads)` → the first `heads` heads of x [B, S, W]
+      rotated (rotate-half pairs, cos and sin [S, D]), [B, S, heads·D]: q's and
+      k's heads of the fused QKV projection, side by side.
     """
 
     name: str
@@ -45,7 +47,7 @@ class Ops:
     attention: Callable[[Tensor, Tensor, Tensor, bool, float | None], Tensor]
     layer_norm: Callable[[Tensor, Tensor, Tensor, float], Tensor]
     rms_norm: Callable[[Tensor, Tensor, float], Tensor]
-    rotary: Callable[[Tensor, Tensor, Tensor, Tensor], tuple[Tensor, Tensor]]
+    rotary: Callable[[Tensor, Tensor, Tensor, int], Tensor]
     notes: dict[str, str] = field(default_factory=dict)
     """Entry → what it runs (`attention_gqa`: how grouped-query heads are handled)."""
 
@@ -102,8 +104,11 @@ def rotate_half(x: Tensor) -> Tensor:
     return torch.cat((-second, first), dim=-1)
 
 
-def torch_rotary(q: Tensor, k: Tensor, cos: Tensor, sin: Tensor) -> tuple[Tensor, Tensor]:
-    return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+def torch_rotary(x: Tensor, cos: Tensor, sin: Tensor, heads: int) -> Tensor:
+    D = cos.shape[-1]
+    h = x[..., : heads * D].unflatten(-1, (heads, D))
+    cos, sin = cos[:, None], sin[:, None]  # [S, 1, D]: one table for every head
+    return (h * cos + rotate_half(h) * sin).flatten(-2)
 
 
 TORCH_NOTES = {
@@ -113,7 +118,7 @@ TORCH_NOTES = {
     "attention_gqa": "F.scaled_dot_product_attention(enable_gqa=True)",
     "layer_norm": "F.layer_norm",
     "rms_norm": "F.rms_norm",
-    "rotary": "torch (rotate-half, cos/sin tables)",
+    "rotary": "torch (rotate-half, cos/sin tables) on q's and k's heads of the fused QKV projection",
 }
 
 
@@ -158,10 +163,15 @@ def tawa_ops(module: ModuleType | Any | None = None) -> Ops:
     else:
         attention = attention_expanding_kv_heads(attention)
         notes["attention_gqa"] = "k, v expanded to q's heads by repeat_interleave, then tawa.torch.attention (stand-in)"
-    for entry, torch_name in (("layer_norm", "F.layer_norm"), ("rms_norm", "F.rms_norm"), ("rotary", "torch")):
-        unused = f" (tawa.torch.{entry} exists; this table does not call it yet)" if hasattr(module, entry) else ""
-        notes[entry] = f"{torch_name}: no tawa operator{unused}"
-    return Ops("tawa", linear, gated_mlp, attention, torch_layer_norm, torch_rms_norm, torch_rotary, notes)
+    norms = {}
+    for entry, torch_fn, torch_name in (("layer_norm", torch_layer_norm, "F.layer_norm"),
+                                        ("rms_norm", torch_rms_norm, "F.rms_norm")):
+        norms[entry] = getattr(module, entry, torch_fn)
+        notes[entry] = f"tawa.torch.{entry}" if hasattr(module, entry) else f"{torch_name}: no tawa operator"
+    rotary = getattr(module, "rotary", torch_rotary)
+    notes["rotary"] = ("tawa.torch.rotary on q's and k's heads of the fused QKV projection"
+                       if hasattr(module, "rotary") else "torch: no tawa operator")
+    return Ops("tawa", linear, gated_mlp, attention, norms["layer_norm"], norms["rms_norm"], rotary, notes)
 
 
 def takes_grouped_heads(attention: Callable[..., Tensor], head_dim: int = 128) -> bool:

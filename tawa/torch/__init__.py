@@ -5,15 +5,18 @@
     c = tawa.torch.matmul(x, w, transpose_b=True)    # x · wᵀ, w [N, K] (nn.Linear)
     o = tawa.torch.attention(q, k, v, causal=True)   # q [B, H, S, D], k, v [B, Hkv, Sk, D]
     o = tawa.torch.attention_fp8(q8, k8, v8, v_scale=s)  # e4m3 [B, H, S, 128] → bf16
+    y = tawa.torch.linear(x, w, bias, activation="gelu_tanh", residual=r)
+    y = tawa.torch.rms_norm(x, weight)                # also layer_norm, add_rms_norm
+    qk = tawa.torch.rotary(qkv, cos, sin, heads=H + Hkv)
 
 `attention_fp8` takes per-tensor scales (q_scale, k_scale, v_scale: the
 tensors are q_scale·q8, ...) and transposes v into a padded buffer each call.
 
 Each is a `torch.library` operator (`torch.ops.tawa.matmul`,
-`torch.ops.tawa.attention`, `torch.ops.tawa.attention_fp8`) with fake
+`torch.ops.tawa.attention`, ..., `torch.ops.tawa.rotary`) with fake
 implementations, so they work inside `torch.compile`d models (as opaque
 calls) and in CUDA graphs.  Forward only: no backward is registered.  An
-eager call on plain tensors (matmul, attention, linear, gated_mlp) runs the
+eager call on plain tensors (every operator but attention_fp8) runs the
 operator's implementation without the dispatcher, and a call on tensors laid out like an earlier call's reuses
 its checked launch (`tawa.torch.calls`).
 
@@ -158,3 +161,80 @@ def gated_mlp(x: Any, w_gate: Any, w_up: Any, activation: str = "silu") -> Any:
 
 
 __all__ += ["gated_mlp", "linear", "linear_checks"]
+
+
+# --------------------------------------------------------------------------- normalization
+
+from tawa.torch import norm_checks  # noqa: E402  (no torch needed)
+
+if UNAVAILABLE is None:
+    from tawa.torch import norm_ops as _norm_ops  # registers tawa::rms_norm, layer_norm, add_rms_norm, rotary
+
+
+def _norm_tensors(op: str, **tensors: Any) -> list[Any]:
+    """The given tensors; a missing one is a one-line TypeError naming it."""
+    for name, t in tensors.items():
+        if t is None:
+            raise TypeError(f"tawa.torch.{op}: {name} must be a tensor, got None")
+    return list(tensors.values())
+
+
+def rms_norm(x: Any, weight: Any, eps: float = 1e-6) -> Any:
+    """x / √(mean(x²) + eps) · weight over x's last dimension, N: x [..., N]
+    and weight [N] bf16, f32 math, one kernel (N ≤ 16384; x is copied unless
+    dense row-major).  A new tensor of x's shape (docs/runtime.md,
+    "Normalization and rotary operators")."""
+    _require()
+    tensors = _norm_tensors("rms_norm", x=x, weight=weight)
+    eps = norm_checks.check_eps("rms_norm", eps)
+    if _calls.eager(*tensors):
+        return _norm_ops.rms_norm_impl(x, weight, eps)
+    return _norm_ops.rms_norm(x, weight, eps)
+
+
+def layer_norm(x: Any, weight: Any, bias: Any, eps: float = 1e-5) -> Any:
+    """(x − mean) / √(var + eps) · weight + bias over x's last dimension
+    (biased variance, as `F.layer_norm`): x [..., N], weight and bias [N],
+    bf16, f32 math, one kernel.  A new tensor of x's shape."""
+    _require()
+    tensors = _norm_tensors("layer_norm", x=x, weight=weight, bias=bias)
+    eps = norm_checks.check_eps("layer_norm", eps)
+    if _calls.eager(*tensors):
+        return _norm_ops.layer_norm_impl(x, weight, bias, eps)
+    return _norm_ops.layer_norm(x, weight, bias, eps)
+
+
+def add_rms_norm(x: Any, residual: Any, weight: Any, eps: float = 1e-6) -> tuple[Any, Any]:
+    """(rms_norm(s, weight, eps), s) for s = x + residual, in one kernel that
+    reads x and residual once: the normalized tensor and the new residual
+    stream (s rounded to bf16 before it is normalized, as torch computes
+    `rms_norm(x + residual)` in bf16).  x and residual of one shape [..., N]."""
+    _require()
+    tensors = _norm_tensors("add_rms_norm", x=x, residual=residual, weight=weight)
+    eps = norm_checks.check_eps("add_rms_norm", eps)
+    if _calls.eager(*tensors):
+        return _norm_ops.add_rms_norm_impl(x, residual, weight, eps)
+    return _norm_ops.add_rms_norm(x, residual, weight, eps)
+
+
+__all__ += ["add_rms_norm", "layer_norm", "norm_checks", "rms_norm"]
+
+
+def rotary(x: Any, cos: Any, sin: Any, heads: int | None = None) -> Any:
+    """The rotary embedding of the first `heads` heads of x [..., S, W]
+    (default: all W / D), each head D channels, in rotate-half pairs (Llama's
+    convention): for channel j < D/2 of a head at position s,
+    y[j] = x[j]·cos[s, j] − x[j + D/2]·sin[s, j] and
+    y[j + D/2] = x[j + D/2]·cos[s, j + D/2] + x[j]·sin[s, j + D/2];
+    cos and sin [S, D], bf16, f32 math, one kernel.  A new [..., S, heads·D]
+    tensor.  The rows of a fused QKV projection [B, S, (H + 2·Hkv)·D] with
+    heads = H + Hkv give q and k rotated side by side, v left where it is
+    (docs/runtime.md, "Normalization and rotary operators")."""
+    _require()
+    tensors = _norm_tensors("rotary", x=x, cos=cos, sin=sin)
+    if _calls.eager(*tensors):
+        return _norm_ops.rotary_impl(x, cos, sin, heads)
+    return _norm_ops.rotary(x, cos, sin, heads)
+
+
+__all__ += ["rotary"]

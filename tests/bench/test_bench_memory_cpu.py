@@ -4,18 +4,31 @@ from __future__ import annotations
 
 import pytest
 
-from tawa.bench.memory import CHUNK, KERNELS, SHAPES, TILE_ELEMENTS, blocks, main, moved_bytes
+from tawa.bench.memory import KERNELS, SHAPES, SWIGLU_COLUMNS, blocks, main, moved_bytes
+from tawa.torch import norm_kernels
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-@pytest.mark.parametrize("N", [1000, 1024, 4096, 8192])
-def test_tiles_cover_the_row_and_keep_their_size(kernel, N):
-    b = blocks(kernel, N)
-    assert b["BLOCK_M"] * b["BLOCK_N"] <= max(TILE_ELEMENTS, b["BLOCK_N"])
-    if kernel == "add_rmsnorm":
-        assert b["BLOCK_N"] == CHUNK  # loops over the row
-    elif kernel != "swiglu":
-        assert b["BLOCK_N"] >= N > b["BLOCK_N"] // 2  # the whole row, a power of two
+def test_tiles_are_the_operators(kernel, monkeypatch):
+    """The row kernels take the tiles tawa.torch's operators decide; SwiGLU
+    half of the largest tile in rows of its columns."""
+    monkeypatch.setattr(norm_kernels, "tile", lambda name, N: ("tile", name, N))
+    b = blocks(kernel, 1000)
+    if kernel == "swiglu":
+        assert b == {"BLOCK_M": norm_kernels.TILE_ELEMENTS // 2 // SWIGLU_COLUMNS, "BLOCK_N": SWIGLU_COLUMNS}
+    else:
+        assert b == ("tile", kernel, 1000)
+
+
+@pytest.mark.parametrize("N", [1000, 4096])
+def test_row_tiles_cover_the_row(N):
+    for kernel in ("softmax", "add_rmsnorm"):
+        b = norm_kernels.tile(kernel, N)
+        assert b["BLOCK_M"] * b["BLOCK_N"] <= max(norm_kernels.TILE_ELEMENTS, b["BLOCK_N"])
+        if kernel == "add_rmsnorm":
+            assert b["BLOCK_N"] == norm_kernels.CHUNK  # loops over the row
+        else:
+            assert b["BLOCK_N"] >= N > b["BLOCK_N"] // 2  # the whole row, a power of two
 
 
 def test_moved_bytes_count_each_tensor_once():

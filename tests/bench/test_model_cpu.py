@@ -132,7 +132,7 @@ def test_the_reference_tells_a_wrong_model():
     ref = ref_model(LLAMA, layers, final, x)
     torch_ops = model_ops.torch_ops()
     unmasked = replace(torch_ops, attention=lambda q, k, v, causal, scale: torch_ops.attention(q, k, v, False, scale))
-    unrotated = replace(torch_ops, rotary=lambda q, k, cos, sin: (q, k))
+    unrotated = replace(torch_ops, rotary=lambda x, cos, sin, heads: x[..., : heads * cos.shape[-1]])
     for wrong in (unmasked, unrotated):
         assert rel(nets.forward(LLAMA, wrong, layers, final, x, rope), ref) > 1e-2
 
@@ -263,10 +263,31 @@ def test_tawa_table_with_linear_but_no_gated_mlp():
     assert ("linear", False, "silu", False) in module.calls
 
 
-def test_an_operator_the_table_does_not_call_is_named():
-    ops = model_ops.tawa_ops(StandInTawa(rms_norm=lambda x, w, eps: x))
-    assert ops.notes["rms_norm"] == "F.rms_norm: no tawa operator (tawa.torch.rms_norm exists; this table does not call it yet)"
-    assert ops.rms_norm is model_ops.torch_rms_norm
+def test_norms_are_called_when_present():
+    def rms_norm(x, w, eps):
+        return model_ops.torch_rms_norm(x, w, eps)
+
+    def layer_norm(x, w, b, eps):
+        return model_ops.torch_layer_norm(x, w, b, eps)
+
+    ops = model_ops.tawa_ops(StandInTawa(rms_norm=rms_norm, layer_norm=layer_norm))
+    assert (ops.notes["rms_norm"], ops.notes["layer_norm"]) == ("tawa.torch.rms_norm", "tawa.torch.layer_norm")
+    assert ops.rms_norm is rms_norm and ops.layer_norm is layer_norm
+
+
+def test_rotary_is_called_when_present():
+    calls = []
+
+    def rotary(x, cos, sin, heads):
+        calls.append(heads)
+        return model_ops.torch_rotary(x, cos, sin, heads)
+
+    ops = model_ops.tawa_ops(StandInTawa(rotary=rotary))
+    assert ops.notes["rotary"].startswith("tawa.torch.rotary") and ops.rotary is rotary
+    layers, final, x, rope = tiny_model(LLAMA)
+    out = nets.forward(LLAMA, ops, layers, final, x, rope)
+    assert rel(out, nets.forward(LLAMA, model_ops.torch_ops(), layers, final, x, rope)) < 1e-5
+    assert calls == [LLAMA.heads + LLAMA.kv_heads] * LLAMA.layers
 
 
 def test_grouped_heads_probe():

@@ -1,0 +1,134 @@
+"""The compiled kernels behind `tawa.torch`'s normalization operators (no torch needed).
+
+The kernels are the tile programs of examples/python/norms.py (`norms()`
+loads them): `rmsnorm`, `layernorm`, `add_rmsnorm` and `rotary`, bf16 in
+and out, f32 math.  A program normalizes BLOCK_M whole rows held in one warp group's
+registers (`add_rmsnorm` loops over its rows in chunks of BLOCK_N).  The
+tile is decided here, per kernel and row width N, from the register file:
+
+* BLOCK_N: the row, rounded up to a power of two (columns past N are
+  masked); `add_rmsnorm` takes chunks of `CHUNK` columns (or the row, if
+  narrower);
+* BLOCK_M: the most rows, a power of two, whose tile holds at most
+  `TILE_ELEMENTS` f32 values; where the compiler's resource check
+  (`tawa-check-resources`) finds that the kernel's live values need more
+  registers than a thread has, half as many rows, until it fits (a row
+  that does not fit alone is a ValueError).
+
+Example: N = 4096 → rmsnorm takes 4×4096 tiles; layernorm's 4×4096 tile
+with its weight and bias rows needs about 283 registers a thread, so it
+takes 2×4096.  `tile(name, N)` returns the choice and `kernel(name, N)`
+the compiled `tawa.Kernel`, both remembered per (kernel, BLOCK_N).  The
+rotary kernel's rows are positions of one sequence (`rotary_tile`): as
+many as divide the sequence length, halved the same way.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+from typing import Any
+
+from tawa.diagnostics import TawaError
+from tawa.target.hopper import MAX_REGS_PER_THREAD, THREADS_PER_GROUP
+
+NORMS = Path(__file__).resolve().parents[2] / "examples" / "python" / "norms.py"
+KERNELS = {"rmsnorm": "rms_norm", "layernorm": "layer_norm", "add_rmsnorm": "add_rms_norm", "rotary": "rotary"}
+"""Kernel → the `tawa.torch` operator it serves (the name its errors give)."""
+ROW_KERNELS = ("softmax", "rmsnorm", "layernorm", "add_rmsnorm")
+"""The kernels whose programs take whole rows (`tile`): the norms, and the
+row softmax that `python -m tawa.bench memory` times beside them."""
+CHUNK = 1024
+"""Columns per iteration of add_rmsnorm's loops over a row."""
+TILE_ELEMENTS = THREADS_PER_GROUP * (MAX_REGS_PER_THREAD + 1) // 2
+"""The f32 elements of the largest tile tried: half of one warp group's
+registers (128 threads × 128), the rest for the kernel's other values."""
+RESOURCE_CHECK = "tawa-check-resources:"
+"""How the compiler's register check begins its diagnostics."""
+
+_MODULE: list[Any] = []
+_TILES: dict[tuple[Any, ...], dict[str, int]] = {}
+_KERNELS: dict[tuple[Any, ...], Any] = {}
+
+
+def norms() -> Any:
+    """The module of examples/python/norms.py (loaded once)."""
+    if not _MODULE:
+        spec = importlib.util.spec_from_file_location("tawa_examples_norms", NORMS)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _MODULE.append(module)
+    return _MODULE[0]
+
+
+def block_n(name: str, N: int) -> int:
+    """Columns of `name`'s tile for rows of N."""
+    row = 1 << max(0, (N - 1).bit_length())
+    return min(row, CHUNK) if name == "add_rmsnorm" else row
+
+
+def tile(name: str, N: int) -> dict[str, int]:
+    """{"BLOCK_M", "BLOCK_N"} of row kernel `name` (a norm, or `softmax`)
+    for rows of N (module docstring)."""
+    if name not in ROW_KERNELS:
+        raise KeyError(f"no row kernel {name!r} in examples/python/norms.py; known: {', '.join(ROW_KERNELS)}")
+    bn = block_n(name, N)
+    return _fitted(name, TILE_ELEMENTS // bn, f"a row of N = {N}", BLOCK_N=bn)
+
+
+def rotary_tile(S: int, D: int) -> dict[str, int]:
+    """{"BLOCK_M", "HALF"} of the rotary kernel for sequences of S positions
+    and heads of D channels: rows that are consecutive positions of one
+    sequence (BLOCK_M divides S), two tiles of HALF = D/2 columns each."""
+    most = S & -S  # the largest power of two dividing S
+    return _fitted("rotary", min(most, TILE_ELEMENTS // D), f"heads of D = {D}", HALF=D // 2)
+
+
+def _fitted(name: str, rows: int, what: str, **constexprs: int) -> dict[str, int]:
+    """BLOCK_M (the largest power of two ≤ `rows` whose kernel the resource
+    check accepts) with `constexprs`, remembered per kernel and constexprs."""
+    key = (name, *sorted(constexprs.items()))
+    hit = _TILES.get(key)
+    if hit is None:
+        bm = 1 << int(math.log2(max(1, rows)))
+        while True:
+            try:
+                _compile(name, BLOCK_M=bm, **constexprs)
+                break
+            except TawaError as err:
+                if RESOURCE_CHECK not in str(err):
+                    raise
+                if bm == 1:
+                    raise ValueError(f"tawa.torch.{KERNELS.get(name, name)}: {what} does not fit one program's registers "
+                                     f"(the {name} kernel with {constexprs})") from None
+                bm //= 2
+        hit = _TILES[key] = {"BLOCK_M": bm, **constexprs}
+    return dict(hit)
+
+
+def _compile(name: str, **constexprs: int) -> Any:
+    key = (name, *sorted(constexprs.items()))
+    kernel = _KERNELS.get(key)
+    if kernel is None:
+        kernel = _KERNELS[key] = getattr(norms(), name).compile(**constexprs)
+    return kernel
+
+
+def kernel(name: str, N: int) -> tuple[Any, int]:
+    """The compiled norm kernel `name` for rows of N, and its rows per program."""
+    t = tile(name, N)
+    return _compile(name, **t), t["BLOCK_M"]
+
+
+def rotary_kernel(S: int, D: int) -> tuple[Any, int]:
+    """The compiled rotary kernel for S positions and heads of D, and its rows per program."""
+    t = rotary_tile(S, D)
+    return _compile("rotary", **t), t["BLOCK_M"]
+
+
+def clear_cache() -> None:
+    """Forgets the tiles and kernels chosen in this process."""
+    _TILES.clear()
+    _KERNELS.clear()

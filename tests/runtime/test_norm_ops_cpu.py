@@ -1,0 +1,284 @@
+"""`tawa.torch.rms_norm`, `layer_norm` and `add_rms_norm` without a GPU.
+
+- The argument checks (`tawa.torch.norm_checks`) on plain `TensorInfo`s: no
+  torch needed, these always run.
+- The tile decision (`tawa.torch.norm_kernels.tile`) against the compiler's
+  resource check: no torch, no GPU.
+- With torch installed (skipped, saying why, without it): registration and
+  schemas, the fake implementations on meta tensors (shapes, errors,
+  `torch.compile(fullgraph=True)`), and the real implementations on CPU
+  tensors whose kernel is the tile program itself, run by tawa's CPU
+  interpreter with the tile the operator chose: the operator's glue (views,
+  copies, grid, scalars, outputs) is checked against torch's own norms.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import pytest
+from test_linear_cpu import info
+
+import tawa.torch as tt
+from tawa.torch import norm_checks as nc
+from tawa.torch import norm_kernels
+
+# --------------------------------------------------------------------------- checks (no torch)
+
+
+def test_norm_problem_sizes():
+    p = nc.check_norm("rms_norm", info([2, 7, 300]), [("weight", info([300]))])
+    assert (p.M, p.N, p.shape) == (14, 300, (2, 7, 300))
+    p = nc.check_norm("layer_norm", info([64]), [("weight", info([64])), ("bias", info([64]))])
+    assert (p.M, p.N, p.shape) == (1, 64, (64,))
+    p = nc.check_norm("add_rms_norm", info([3, 8]), [("weight", info([8]))], info([3, 8]))
+    assert (p.M, p.N) == (3, 8)
+
+
+X, W = info([4, 64]), info([64])
+
+
+@pytest.mark.parametrize("op, args, error, message", [
+    ("rms_norm", (info([4, 64], "float16"), [("weight", W)]), TypeError, "x is float16; supported: bfloat16"),
+    ("rms_norm", (X, [("weight", info([64], "float32"))]), TypeError, "x is bfloat16 but weight is float32"),
+    ("rms_norm", (X, [("weight", info([32]))]), ValueError, "weight must be [N] = [64] (x's last dimension), got shape [32]"),
+    ("layer_norm", (X, [("weight", W), ("bias", info([1, 64]))]), ValueError, "bias must be [N] = [64]"),
+    ("rms_norm", (info([]), [("weight", W)]), ValueError, "x must be [..., N], got a 0-d tensor"),
+    ("rms_norm", (info([2, 20000]), [("weight", info([20000]))]), ValueError,
+     "rows of N = 20000 are wider than the 16384 elements"),
+    ("rms_norm", (info([4, 64], device="cpu"), [("weight", info([64], device="cpu"))]), ValueError,
+     "x is on cpu; tawa's kernels run on CUDA"),
+    ("rms_norm", (X, [("weight", info([64], device="cuda:1"))]), ValueError, "x is on cuda:0 but weight on cuda:1"),
+    ("add_rms_norm", (X, [("weight", W)], info([4, 32])), ValueError, "residual must have x's shape [4, 64], got [4, 32]"),
+])
+def test_norm_errors(op, args, error, message):
+    with pytest.raises(error) as err:
+        nc.check_norm(op, *args)
+    text = str(err.value)
+    assert message in text and text.startswith(f"tawa.torch.{op}: ") and "\n" not in text
+
+
+@pytest.mark.parametrize("eps, error, message", [
+    (0.0, ValueError, "eps must be positive and finite, got 0.0"),
+    (float("inf"), ValueError, "eps must be positive and finite, got inf"),
+    ("1e-6", TypeError, "eps must be a float, got str"),
+    (True, TypeError, "eps must be a float, got bool"),
+])
+def test_eps_errors(eps, error, message):
+    with pytest.raises(error, match="tawa.torch.rms_norm: " + message):
+        nc.check_eps("rms_norm", eps)
+    assert nc.check_eps("rms_norm", 1) == 1.0
+
+
+def test_rotary_problem():
+    p = nc.check_rotary(info([2, 10, 6 * 64]), info([10, 64]), info([10, 64]), 5)
+    assert (p.M, p.S, p.W, p.D, p.heads, p.out_shape) == (20, 10, 384, 64, 5, (2, 10, 320))
+    assert nc.check_rotary(info([10, 128]), info([10, 64]), info([10, 64]), None).heads == 2
+
+
+C = info([10, 64])
+
+
+@pytest.mark.parametrize("args, error, message", [
+    ((info([10, 128], "float16"), C, C, None), TypeError, "x is float16; supported: bfloat16"),
+    ((info([10, 128]), info([10, 64], "float32"), C, None), TypeError, "x is bfloat16 but cos is float32"),
+    ((info([128]), C, C, None), ValueError, "x must be [..., S, W] (positions, then heads of D), got shape [128]"),
+    ((info([2, 12, 128]), C, C, None), ValueError, "cos must be [S, D] with S = 12 (x's positions), got shape [10, 64]"),
+    ((info([10, 128]), C, info([10, 32]), None), ValueError, "sin [10, 32] must have cos's shape [10, 64]"),
+    ((info([10, 120]), info([10, 24]), info([10, 24]), None), ValueError, "D = 24 channels: D must be a power of two"),
+    ((info([10, 96]), C, C, None), ValueError, "x's rows of 96 are not whole heads of D = 64; give heads"),
+    ((info([10, 128]), C, C, 3), ValueError, "heads = 3 of D = 64 do not fit x's rows of 128"),
+    ((info([10, 128]), C, C, 1.0), TypeError, "heads must be an int or None, got float"),
+])
+def test_rotary_errors(args, error, message):
+    with pytest.raises(error) as err:
+        nc.check_rotary(*args)
+    text = str(err.value)
+    assert message in text and text.startswith("tawa.torch.rotary: ") and "\n" not in text
+
+
+def test_tiles_halve_until_the_resource_check_passes():
+    """A 4x4096 LayerNorm tile needs more registers than a thread has (the
+    compiler refuses it); the choice halves its rows.  RMSNorm's fits."""
+    assert norm_kernels.tile("rmsnorm", 4096) == {"BLOCK_M": 4, "BLOCK_N": 4096}
+    assert norm_kernels.tile("layernorm", 4000) == {"BLOCK_M": 2, "BLOCK_N": 4096}
+    assert norm_kernels.tile("add_rmsnorm", 300) == {"BLOCK_M": 32, "BLOCK_N": 512}
+    assert norm_kernels.rotary_tile(24, 128) == {"BLOCK_M": 8, "HALF": 64}  # 8 divides 24
+
+
+# --------------------------------------------------------------------------- with torch
+
+
+@pytest.fixture
+def torch():
+    if tt.UNAVAILABLE is not None:
+        pytest.skip(tt.UNAVAILABLE)
+    import torch
+
+    return torch
+
+
+def test_without_torch_the_operators_say_why():
+    if tt.UNAVAILABLE is None:
+        pytest.skip("torch is installed here: the operators are registered")
+    for call in (lambda: tt.rms_norm(None, None), lambda: tt.layer_norm(None, None, None),
+                 lambda: tt.add_rms_norm(None, None, None)):
+        with pytest.raises(ImportError, match=r"tawa.torch needs torch >= 2\.5"):
+            call()
+
+
+def test_operators_are_registered(torch):
+    schemas = {name: str(getattr(torch.ops.tawa, name).default._schema)
+               for name in ("rms_norm", "layer_norm", "add_rms_norm", "rotary")}
+    assert schemas == {
+        "rms_norm": "tawa::rms_norm(Tensor x, Tensor weight, float eps) -> Tensor",
+        "layer_norm": "tawa::layer_norm(Tensor x, Tensor weight, Tensor bias, float eps) -> Tensor",
+        "add_rms_norm": "tawa::add_rms_norm(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)",
+        "rotary": "tawa::rotary(Tensor x, Tensor cos, Tensor sin, SymInt? heads) -> Tensor",
+    }
+
+
+def test_meta_shapes_and_errors(torch):
+    bf = dict(dtype=torch.bfloat16, device="meta")
+    x, w = torch.empty(2, 5, 96, **bf), torch.empty(96, **bf)
+    assert tt.rms_norm(x, w).shape == (2, 5, 96)
+    assert tt.layer_norm(x.transpose(0, 1), w, w).shape == (5, 2, 96)
+    y, s = tt.add_rms_norm(x, x, w)
+    assert y.shape == s.shape == (2, 5, 96)
+    assert tt.rotary(x, w[:32].expand(5, 32), w[:32].expand(5, 32), 2).shape == (2, 5, 64)
+    with pytest.raises(TypeError, match="tawa.torch.layer_norm: bias must be a tensor, got None"):
+        tt.layer_norm(x, w, None)
+    with pytest.raises(ValueError, match="tawa.torch.rms_norm: eps must be positive"):
+        tt.rms_norm(x, w, eps=-1e-6)
+    with pytest.raises(ValueError, match="eps must be positive"):  # the operator itself checks too
+        torch.ops.tawa.rms_norm(x, w, -1.0)
+    with pytest.raises(TypeError, match="tawa.torch.add_rms_norm: x is float32"):
+        tt.add_rms_norm(x.float(), x.float(), w.float())
+
+
+def test_cpu_tensors_are_refused(torch):
+    x = torch.ones(4, 8, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="tawa.torch.rms_norm: x is on cpu; tawa's kernels run on CUDA"):
+        tt.rms_norm(x, x[0])
+
+
+def test_torch_compile_fullgraph_on_meta_tensors(torch):
+    def block(x, r, w, b):
+        y, s = tt.add_rms_norm(x, r, w, 1e-5)
+        return tt.layer_norm(tt.rms_norm(y, w), w, b) + s
+
+    compiled = torch.compile(block, backend="aot_eager", fullgraph=True)
+    bf = dict(dtype=torch.bfloat16, device="meta")
+    out = compiled(torch.empty(2, 8, 64, **bf), torch.empty(2, 8, 64, **bf), torch.empty(64, **bf),
+                   torch.empty(64, **bf))
+    assert (out.shape, out.dtype) == ((2, 8, 64), torch.bfloat16)
+
+
+BF16 = ml_dtypes.bfloat16
+
+
+class Interpreted:
+    """Kernel `name` with its tile, run by the CPU interpreter on the torch
+    CPU tensors a launch passes (bf16 arrays shared, written in place)."""
+
+    def __init__(self, name, tile, launches):
+        self.name, self.tile, self.launches = name, tile, launches
+
+    def __call__(self, *args, grid):
+        import torch
+
+        self.launches.append((self.name, self.tile, grid, args))
+        arrays = [a.view(torch.int16).numpy().view(BF16) if isinstance(a, torch.Tensor) else a for a in args]
+        for a in args:
+            assert not isinstance(a, torch.Tensor) or a.is_contiguous()
+        getattr(norm_kernels.norms(), self.name).interpret(grid, *arrays, **self.tile)
+
+
+@pytest.fixture
+def interpreted(torch, monkeypatch):
+    """Real implementations on CPU tensors, kernels run by the interpreter."""
+    from tawa.torch import calls as calls_module
+    from tawa.torch import linear_checks
+
+    launches = []
+    monkeypatch.setattr(linear_checks, "_check_devices", lambda *args: None)
+    monkeypatch.setattr(norm_kernels, "_compile", lambda name, **tile: Interpreted(name, tile, launches))
+    calls_module.forget()
+    norm_kernels.clear_cache()
+    yield launches
+    calls_module.forget()
+    norm_kernels.clear_cache()
+
+
+def rand(torch, g, *shape):
+    return torch.randn(*shape, generator=g).to(torch.bfloat16)
+
+
+def close(torch, got, want):
+    assert not got.isnan().any()
+    torch.testing.assert_close(got.float(), want.float(), atol=3e-2, rtol=3e-2)
+
+
+def test_rms_norm_and_layer_norm(torch, interpreted):
+    F = torch.nn.functional
+    g = torch.Generator().manual_seed(0)
+    x = rand(torch, g, 3, 7, 200)  # 21 ragged rows of 200 (BLOCK_N 256)
+    w, b = rand(torch, g, 200), rand(torch, g, 200)
+    close(torch, tt._norm_ops.rms_norm_impl(x, w, 1e-6), F.rms_norm(x.float(), (200,), w.float(), 1e-6))
+    close(torch, tt._norm_ops.layer_norm_impl(x, w, b, 1e-5), F.layer_norm(x.float(), (200,), w.float(), b.float(), 1e-5))
+    (name, tile, grid, args), _ = interpreted
+    assert (name, tile, grid) == ("rmsnorm", {"BLOCK_M": 64, "BLOCK_N": 256}, (1,))
+    assert [tuple(a.shape) for a in args[:3]] == [(21, 200), (200,), (21, 200)] and args[3:] == (21, 200, 1e-6)
+
+
+def test_add_rms_norm_and_copies(torch, interpreted):
+    F = torch.nn.functional
+    g = torch.Generator().manual_seed(1)
+    x = rand(torch, g, 40, 96).t()  # not row-major: copied
+    r, w = rand(torch, g, 96, 40), rand(torch, g, 40)
+    y, s = tt._norm_ops.add_rms_norm_impl(x, r, w, 1e-6)
+    want_s = x + r  # rounded to bf16, as the kernel does
+    close(torch, s, want_s)
+    close(torch, y, F.rms_norm(want_s.float(), (40,), w.float(), 1e-6))
+    (_, _, grid, args), = interpreted
+    assert grid == (1,) and args[0].data_ptr() != x.data_ptr() and args[1].data_ptr() == r.data_ptr()
+
+
+def test_a_call_is_remembered_per_layout(torch, interpreted):
+    g = torch.Generator().manual_seed(2)
+    w = rand(torch, g, 64)
+    for _ in range(3):
+        tt._norm_ops.rms_norm_impl(rand(torch, g, 5, 64), w, 1e-6)
+    tt._norm_ops.rms_norm_impl(rand(torch, g, 5, 64), w, 1e-5)  # another eps: another call
+    from tawa.torch.norm_ops import _CALLS
+
+    assert len(_CALLS) == 2 and len(interpreted) == 4
+
+
+def test_empty_inputs_launch_nothing(torch, interpreted):
+    x = torch.empty(0, 64, dtype=torch.bfloat16)
+    w = torch.ones(64, dtype=torch.bfloat16)
+    assert tt._norm_ops.rms_norm_impl(x, w, 1e-6).shape == (0, 64)
+    y, s = tt._norm_ops.add_rms_norm_impl(x, x, w, 1e-6)
+    assert y.shape == s.shape == (0, 64) and not interpreted
+
+
+def rotate_half(torch, x, cos, sin):
+    first, second = x.float().chunk(2, dim=-1)
+    return x.float() * cos.float() + torch.cat((-second, first), dim=-1) * sin.float()
+
+
+def test_rotary_of_a_fused_projection(torch, interpreted):
+    """q and k heads of a fused QKV projection [B, S, (H + 2·Hkv)·D] rotated
+    side by side; positions restart with each sequence (S = 12: 4 rows a program)."""
+    g = torch.Generator().manual_seed(3)
+    B, S, H, Hkv, D = 2, 12, 4, 2, 32
+    qkv = rand(torch, g, B, S, (H + 2 * Hkv) * D)
+    angles = torch.randn(S, D // 2, generator=g).repeat(1, 2)
+    cos, sin = angles.cos().to(torch.bfloat16), angles.sin().to(torch.bfloat16)
+    y = tt._norm_ops.rotary_impl(qkv, cos, sin, H + Hkv)
+    assert y.shape == (B, S, (H + Hkv) * D)
+    heads = qkv[..., : (H + Hkv) * D].unflatten(-1, (H + Hkv, D))
+    want = rotate_half(torch, heads, cos[:, None], sin[:, None]).flatten(-2)
+    close(torch, y, want)
+    (name, tile, grid, _), = interpreted
+    assert (name, tile, grid) == ("rotary", {"BLOCK_M": 4, "HALF": 16}, (6, H + Hkv))
