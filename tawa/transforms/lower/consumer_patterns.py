@@ -719,9 +719,10 @@ class LowerStore(RewritePattern):
     warp group's rows, by the TMA-store epilogue where `tawa-stage-stores`
     staged the store (`nvgpu.staged_store`: its staging buffer and tensor
     map; `tawa.transforms.lower.tma_epilogue`), else by the threads
-    (`nvgpu.frag_store`: conversion, bounds masks and stores).  In a
-    partition of blocked layouts 1-D tiles are stored too (a row's sums,
-    a column's)."""
+    (`nvgpu.frag_store`: conversion, bounds masks and stores).  A row
+    vector of the accumulators (one value per row: a log-sum-exp) is stored
+    by the threads too, each warp group its own rows; in a partition of
+    blocked layouts any 1-D tile is (a row's sums, a column's)."""
 
     info: ConsumerInfo
 
@@ -736,14 +737,20 @@ class LowerStore(RewritePattern):
         value_t = value.type
         assert isinstance(value_t, nvgpu.FragmentType)
         rank = len(value_t.get_shape())
-        if rank != 2 and (self.info.tiles is None or rank != 1):
-            raise fail(op, f"{NAME}: only 2-D accumulator tiles can be stored for now (1-D tiles, in "
-                           "kernels without dots)")
+        if rank == 1 and self.info.tiles is None and value_t.tiled_layout != nvgpu.WGMMA_ROW:
+            # A column vector of an accumulator holds what this warp group's rows gave it:
+            # the warp groups' values differ, and one store would have to combine them.
+            raise fail(op, f"{NAME}: a 1-D tile stored by a kernel with dots must be a row vector of an "
+                           f"accumulator (one value per row, as a row reduction gives), got {value_t}")
+        if rank not in (1, 2):
+            raise fail(op, f"{NAME}: only 1-D and 2-D tiles can be stored, got {value_t}")
         at = InsertPoint.before(op)
         offsets = list(op.offsets)
         if rank == 1:  # a row vector from this warp group's first row, a column vector whole
             planned = self.info.tiles.get(op.value) if self.info.tiles is not None else None
-            if self.info.groups > 1 and planned is not None and planned.along_rows:
+            # A row vector of the wgmma family (a log-sum-exp per query row) holds this warp
+            # group's rows, as its accumulators do; a blocked one where the warp groups split them.
+            if self.info.tiles is None or (self.info.groups > 1 and planned is not None and planned.along_rows):
                 row = arith.AddiOp(offsets[-1], self.info.row0)
                 offsets[-1] = row.result
                 rewriter.insert(row, at)

@@ -1,0 +1,143 @@
+"""The kernels of examples/python/attention_bwd.py through `tawa-hopper-pipeline`
+(docs/passes.md, "Attention backward"): the forward pass that stores its
+log-sum-exp (a row vector of the wgmma accumulators), the preprocessing
+Delta = rowsum(dO ∘ O) (no dots: blocked layouts), the dK/dV kernel and the
+dQ kernel.  Each lowered kernel, run by the CPU simulator on two CTAs over
+ragged lengths with NaN-poisoned outputs, gives what its tile program gives
+in the interpreter (the oracle, itself checked against NumPy by
+tests/frontend/test_attention_bwd.py); ptxas assembles each without spills.
+The dK/dV kernel at head dim 128 with 128-key blocks does not fit the
+consumers' registers: a located error of `tawa-check-resources`."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from functools import cache
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+from ptxas_check import assert_assembles_without_spills, needs_ptxas
+from test_dot_free import lowered
+
+import tawa
+from tawa.backend.ptx.printer import print_ptx
+from tawa.diagnostics import TawaError
+from tawa.transforms.hopper_pipeline import HopperPipelinePass
+
+ROOT = Path(__file__).resolve().parents[2]
+BF16 = ml_dtypes.bfloat16
+B, H = 1, 2
+
+
+@cache
+def bwd():
+    spec = importlib.util.spec_from_file_location("tawa_example_attention_bwd_lowered",
+                                                  ROOT / "examples" / "python" / "attention_bwd.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def arguments(name: str, constexprs: dict, S: int, SK: int, rng: np.random.Generator):
+    """(grid, arguments with outputs poisoned, indices of the outputs) of kernel `name`."""
+    values = getattr(bwd(), name).constexprs(constexprs)
+    D = values["HEAD_DIM"]
+
+    def rand(*shape):
+        return rng.standard_normal(shape).astype(np.float32).astype(BF16)
+
+    q, do, o = rand(B, H, S, D), rand(B, H, S, D), rand(B, H, S, D)
+    k, v = rand(B, H, SK, D), rand(B, H, SK, D)
+    # An LSE of the magnitude attention's has (P ≤ 1 where the scores are small), a Delta of any sign.
+    lse = (rng.random((B, H, S)) * 2 + math.log2(SK)).astype(np.float32)
+    delta = rng.standard_normal((B, H, S)).astype(np.float32)
+    scale = np.float32(1 / math.sqrt(D))
+    rows = cdiv(S, values.get("BLOCK_M", 0) or 1)
+    if name == "attention_fwd_lse":
+        outs = [np.full(q.shape, np.nan, BF16), np.full((B, H, S), np.nan, np.float32)]
+        return (rows, H, B), [q, k, v, *outs, S, SK, scale, 1], (3, 4)
+    if name == "attention_bwd_preprocess":
+        return (rows, H, B), [o, do, np.full((B, H, S), np.nan, np.float32), S], (2,)
+    if name == "attention_bwd_dq":
+        return (rows, H, B), [q, k, v, do, lse, delta, np.full(q.shape, np.nan, BF16), S, SK, scale], (6,)
+    assert name == "attention_bwd_dkdv"
+    outs = [np.full(k.shape, np.nan, BF16), np.full(v.shape, np.nan, BF16)]
+    return (cdiv(SK, values["BLOCK_N"]), H, B), [q, k, v, do, lse, delta, *outs, S, SK, scale], (6, 7)
+
+
+def case(name: str, marks=(), **constexprs):
+    label = "-".join(f"{k}={v}" for k, v in constexprs.items()) or "defaults"
+    return pytest.param(name, constexprs, marks=list(marks), id=f"{name}-{label}")
+
+
+CASES = [
+    case("attention_bwd_preprocess"),
+    case("attention_bwd_preprocess", [pytest.mark.slow], HEAD_DIM=64),
+    case("attention_fwd_lse", [pytest.mark.slow]),
+    case("attention_fwd_lse", [pytest.mark.slow], CAUSAL=True),
+    case("attention_bwd_dq", [pytest.mark.slow]),
+    case("attention_bwd_dq", [pytest.mark.slow], HEAD_DIM=64, CAUSAL=True),
+    case("attention_bwd_dkdv", [pytest.mark.slow], HEAD_DIM=64),
+    case("attention_bwd_dkdv", [pytest.mark.slow], HEAD_DIM=64, CAUSAL=True),
+    case("attention_bwd_dkdv", [pytest.mark.slow], BLOCK_N=64, CAUSAL=True),
+]
+
+
+@pytest.mark.parametrize("name, constexprs", CASES)
+def test_lowered_kernel_matches_the_tile_program(name, constexprs, seed):
+    # Ragged: 3 query blocks of 64 and 2 of 128, the last short; 2 key blocks of 128, 3 of 64.
+    S, SK = 150, 190
+    text = getattr(bwd(), name).ir(**constexprs)
+    grid, args, outputs = arguments(name, constexprs, S, SK, np.random.default_rng(seed))
+    want, got = list(args), list(args)
+    for i in outputs:
+        want[i], got[i] = args[i].copy(), args[i].copy()
+    tawa.interpret(text, name, grid, *want)
+    tawa.interpret(lowered(text), name, grid, *got, ctas=2)
+    for i in outputs:
+        w, g = want[i].astype(np.float64), got[i].astype(np.float64)
+        assert not np.isnan(w).any()
+        assert not np.isnan(g).any(), f"{name}: {int(np.isnan(g).sum())} output elements never written"
+        # wgmma sums K in other chunks than the interpreter's dot, reductions fold in another order.
+        err = np.linalg.norm(g - w) / np.linalg.norm(w)
+        assert err <= 1e-3, f"{name} output {i}: relative error {err:.2e}"
+
+
+SPILL_FREE = [
+    case("attention_bwd_preprocess"),
+    case("attention_bwd_preprocess", HEAD_DIM=64),
+    case("attention_fwd_lse", [pytest.mark.slow]),
+    case("attention_fwd_lse", [pytest.mark.slow], CAUSAL=True),
+    case("attention_bwd_dq", [pytest.mark.slow]),
+    case("attention_bwd_dq", [pytest.mark.slow], CAUSAL=True),
+    case("attention_bwd_dq", [pytest.mark.slow], HEAD_DIM=64),
+    case("attention_bwd_dkdv", [pytest.mark.slow], HEAD_DIM=64),
+    case("attention_bwd_dkdv", [pytest.mark.slow], HEAD_DIM=64, CAUSAL=True),
+    case("attention_bwd_dkdv", [pytest.mark.slow], BLOCK_N=64),
+]
+
+
+@needs_ptxas
+@pytest.mark.parametrize("name, constexprs", SPILL_FREE)
+def test_assembles_without_spills(name, constexprs, tmp_path):
+    module = tawa.parse(getattr(bwd(), name).ir(**constexprs))
+    HopperPipelinePass().apply(tawa.context(), module)
+    assert_assembles_without_spills(print_ptx(module), tmp_path)
+
+
+@pytest.mark.slow
+def test_dkdv_d128_with_128_key_blocks_exceeds_the_registers():
+    """Two 64x128 f32 accumulators (dK, dV) and two 64x64 score tiles (Sᵀ, dPᵀ) per consumer
+    warp group: more than setmaxnreg's 232, reported at the kernel before any PTX exists."""
+    module = tawa.parse(bwd().attention_bwd_dkdv.ir())
+    with pytest.raises(TawaError, match=r"attention_bwd\.py:\d+:\d+: error: tawa-check-resources: consumer warp "
+                                        r"group needs ~\d+ registers per thread"):
+        HopperPipelinePass().apply(tawa.context(), module)
