@@ -3,7 +3,7 @@ operators against the same model with torch's, timed in the same run.
 
     python -m tawa.bench model [--models gpt2-1024,gpt2-2048,llama-4096]
         [--shapes 1x128,8x1024,4x4096] [--modes eager,compile,graph]
-        [--rounds R] [--layers N] [--json PATH] [--plot PNG]
+        [--rounds R] [--layers N] [--json PATH] [--plot PNG] [--tp N]
 
 Each model (`tawa.bench.model_nets.MODELS`) is written once over an ops
 table; the "torch" variant runs `model_ops.torch_ops()` (F.linear,
@@ -34,6 +34,8 @@ tawa/torch = torch ms / tawa ms (above 1: tawa is faster), and the geomean
 per mode.  `--json` writes the rows after each one (a cut-off run keeps
 what it measured) with the tawa table's notes (which tawa operators ran,
 which stand-ins); `--plot` draws tawa's speed relative to torch per row.
+`--tp N` runs every row tensor-parallel over N GPUs, both variants split
+alike (`tawa.bench.model_tp`).
 """
 
 from __future__ import annotations
@@ -194,6 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="layers of every model (default: each model's, model_nets.MODELS)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON (after each row)")
     parser.add_argument("--plot", type=Path, metavar="PNG", help="also draw tawa's speed relative to torch per row")
+    parser.add_argument("--tp", type=positive, default=1, metavar="N",
+                        help="tensor-parallel over N GPUs of this host, NCCL (default 1; modes eager, graph)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
 
@@ -205,20 +209,49 @@ def main(argv: Sequence[str] | None = None) -> int:
             write_json(args.json, rows, meta)
 
 
+    if args.tp > 1:
+        return tensor_parallel(args)
     try:
         rows, meta = run(args.models, args.shapes, args.modes, args.rounds, args.layers, log, on_row)
     except BenchError as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 1
-    print(format_table(rows, meta))
-    if args.plot:
+    return finish(rows, meta, args.plot)
+
+
+def finish(rows: Sequence[Row], meta: dict[str, Any], plot: Path | None) -> int:
+    """Prints the table, draws `plot`; 1 when a row failed or the plot could not be drawn."""
+    print(format_table(rows, meta), flush=True)
+    if plot:
         from tawa.bench.plot import save
 
-        if not save(plot_spec(rows, meta), args.plot, PROG):
+        if not save(plot_spec(rows, meta), plot, PROG):
             return 1
     failed = [r for r in rows if not r.correct]
     if failed:
         print(f"{PROG}: error: {len(failed)} of {len(rows)} rows failed (above)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def tensor_parallel(args: argparse.Namespace) -> int:
+    """`--tp N`: the rows on N GPUs (`tawa.bench.model_tp`)."""
+    from tawa.bench import model_tp
+
+    unsupported = [m for m in args.modes if m not in model_tp.MODES]
+    if unsupported:
+        print(f"{PROG}: error: --tp runs the modes {', '.join(model_tp.MODES)}, not {', '.join(unsupported)}"
+              " (give --modes)", file=sys.stderr)
+        return 1
+    options = {k: getattr(args, k) for k in ("models", "shapes", "modes", "rounds", "layers", "json", "plot")}
+    try:
+        model_tp.spawn(args.tp, options)
+    except BenchError as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return 1
+    except Exception as err:  # a rank failed: torch.multiprocessing says which, with its traceback above
+        print(f"{PROG}: error: --tp {args.tp}: {str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__}",
+              file=sys.stderr)
         return 1
     return 0
 

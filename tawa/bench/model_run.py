@@ -184,8 +184,10 @@ def float32_reference(cfg: Any, layers: Sequence[Any], final: Any, x: Any, rope:
 
 
 def measure(row: Row, cfg: Any, tables: dict[str, Any], layers: Sequence[Any], final: Any, x: Any, rope: Any,
-            ref: Any, rounds: int, log: Callable[[str], None]) -> None:
-    """Warms up, checks and times both variants of one row (fills `row`)."""
+            ref: Any, rounds: int, log: Callable[[str], None], agree: Callable[[float], float] = float) -> None:
+    """Warms up, checks and times both variants of one row (fills `row`).
+    `agree` makes the forward's time estimate (which sets how many forwards
+    are timed) the same on every rank of a tensor-parallel run."""
     import torch
 
     from tawa.bench import model_nets as nets
@@ -213,7 +215,7 @@ def measure(row: Row, cfg: Any, tables: dict[str, Any], layers: Sequence[Any], f
             for _ in range(WARMUP + (row.mode == "compile")):
                 timers[name]()
         log(f"{row.model} {row.shape} {row.mode}: {name} warmed up in {time.perf_counter() - start:.1f} s")
-    estimate = max(timer() for timer in timers.values())  # one more each: graphs replayed once before timing
+    estimate = agree(max(timer() for timer in timers.values()))  # one more each: graphs replayed once before timing
     outs = {name: timer.out for name, timer in timers.items()}
     row.err_vs_torch = relative_error(outs["tawa"], outs["torch"])
     if ref is not None:
@@ -228,7 +230,10 @@ def measure(row: Row, cfg: Any, tables: dict[str, Any], layers: Sequence[Any], f
 
 def run(model_names: Sequence[str], shapes: Sequence[tuple[int, int]], modes: Sequence[str], rounds: int,
         layers: int | None, log: Callable[[str], None],
-        on_row: Callable[[list[Row], dict[str, Any]], None] = lambda rows, meta: None) -> tuple[list[Row], dict[str, Any]]:
+        on_row: Callable[[list[Row], dict[str, Any]], None] = lambda rows, meta: None,
+        tp: Any = None) -> tuple[list[Row], dict[str, Any]]:
+    """The rows of every model, shape and mode.  `tp`: this rank's
+    `model_tp.TensorParallel` (split weights, all-reduced layers) or None."""
     try:
         import torch
     except ImportError as err:
@@ -243,6 +248,8 @@ def run(model_names: Sequence[str], shapes: Sequence[tuple[int, int]], modes: Se
         tables = {"tawa": model_ops.tawa_ops(), "torch": model_ops.torch_ops()}
     except ImportError as err:
         raise BenchError(str(err)) from None
+    if tp is not None:
+        tables = {name: tp.ops(ops) for name, ops in tables.items()}
     torch.manual_seed(SEED)
     configs = [nets.MODELS[name].with_layers(layers) for name in model_names]
     meta: dict[str, Any] = {
@@ -255,6 +262,7 @@ def run(model_names: Sequence[str], shapes: Sequence[tuple[int, int]], modes: Se
                    "compile": "each block torch.compile(dynamic=False) (regional), wall clock as eager",
                    "graph": "the eager forward in a CUDA graph; CUDA events around a replay"},
         "models": {cfg.name: asdict(cfg) for cfg in configs},
+        "tensor_parallel": 1 if tp is None else tp.world,
         "ops": {cfg.name: {name: ops.described(nets.USES[cfg.family]) for name, ops in tables.items()}
                 for cfg in configs},
     }
@@ -266,6 +274,9 @@ def run(model_names: Sequence[str], shapes: Sequence[tuple[int, int]], modes: Se
     for cfg in configs:
         generator = torch.Generator(device="cuda").manual_seed(SEED)
         weights, final = nets.init_weights(cfg, "cuda", torch.bfloat16, generator)
+        local, shards = cfg, weights
+        if tp is not None:  # every rank drew the whole model: each keeps its part
+            local, shards = tp.config(cfg), [tp.shard(cfg, w) for w in weights]
         for B, S in shapes:
             x = nets.embedded_tokens(cfg, B, S, "cuda", generator=torch.Generator(device="cuda").manual_seed(
                 SEED + 1 + B * 1_000_003 + S))
@@ -276,7 +287,8 @@ def run(model_names: Sequence[str], shapes: Sequence[tuple[int, int]], modes: Se
                 if mode == "compile":
                     torch._dynamo.reset()  # each row compiles its own blocks (and stays under the recompile limit)
                 try:
-                    measure(row, cfg, tables, weights, final, x, rope, ref, rounds, log)
+                    measure(row, local, tables, shards, final, x, rope, ref, rounds, log,
+                            float if tp is None else tp.agree)
                 except Exception as err:  # the row fails, loudly; the others still run
                     lines = str(err).strip().splitlines()
                     row.failure = f"{type(err).__name__}: {lines[0] if lines else ''}"
@@ -290,6 +302,6 @@ def run(model_names: Sequence[str], shapes: Sequence[tuple[int, int]], modes: Se
                 on_row(rows, meta)
                 torch.cuda.empty_cache()
             del x, rope, ref
-        del weights, final
+        del weights, shards, final
         torch.cuda.empty_cache()
     return rows, meta
