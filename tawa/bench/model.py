@@ -245,7 +245,7 @@ def tensor_parallel(args: argparse.Namespace) -> int:
         return 1
     options = {k: getattr(args, k) for k in ("models", "shapes", "modes", "rounds", "layers", "json", "plot")}
     try:
-        model_tp.spawn(args.tp, options)
+        model_tp.spawn(args.tp, options, finish, write_json)
     except BenchError as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 1

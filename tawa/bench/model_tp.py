@@ -106,16 +106,17 @@ class TensorParallel:
         return float(t.item())
 
 
-def worker(rank: int, world: int, port: int, options: dict[str, Any]) -> None:
+def worker(rank: int, world: int, port: int, options: dict[str, Any], report: Any, write_json: Any) -> None:
     """One rank: joins the group, runs the rows with `TensorParallel`; rank 0
-    logs and reports them (`model.finish`), and a failed report exits 1."""
+    logs them, writes the JSON after each row (`write_json(path, rows,
+    meta)`) and reports them (`report(rows, meta, plot)` → exit status), and
+    a failed report exits 1."""
     import sys
     import time
 
     import torch
     import torch.distributed as dist
 
-    from tawa.bench import model
     from tawa.bench.model_run import run
 
     torch.cuda.set_device(rank)
@@ -129,12 +130,12 @@ def worker(rank: int, world: int, port: int, options: dict[str, Any]) -> None:
 
     def on_row(rows: list[Any], meta: dict[str, Any]) -> None:
         if rank == 0 and options["json"]:
-            model.write_json(options["json"], rows, meta)
+            write_json(options["json"], rows, meta)
 
     try:
         rows, meta = run(options["models"], options["shapes"], options["modes"], options["rounds"],
                          options["layers"], log, on_row, tp=TensorParallel(rank, world))
-        code = model.finish(rows, meta, options["plot"]) if rank == 0 else 0
+        code = report(rows, meta, options["plot"]) if rank == 0 else 0
         dist.barrier()
     finally:
         dist.destroy_process_group()
@@ -142,9 +143,10 @@ def worker(rank: int, world: int, port: int, options: dict[str, Any]) -> None:
         raise SystemExit(code)
 
 
-def spawn(world: int, options: dict[str, Any]) -> None:
+def spawn(world: int, options: dict[str, Any], report: Any, write_json: Any) -> None:
     """Runs `worker` on `world` GPUs of this host, one process each (raises
-    when a rank fails); `options`: model.main's parsed arguments."""
+    when a rank fails); `options`: the command's parsed arguments; `report`
+    and `write_json`: module-level functions (the processes unpickle them)."""
     import socket
 
     import torch
@@ -157,4 +159,4 @@ def spawn(world: int, options: dict[str, Any]) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    mp.spawn(worker, args=(world, port, options), nprocs=world, join=True)
+    mp.spawn(worker, args=(world, port, options, report, write_json), nprocs=world, join=True)
