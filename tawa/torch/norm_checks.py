@@ -59,19 +59,25 @@ def check_eps(op: str, eps: Any) -> float:
     return value
 
 
+def _check_dtypes_and_devices(op: str, named: Sequence[tuple[str, TensorInfo]], fake: bool) -> None:
+    """The first tensor (x) of a dtype of `NORM_DTYPES`, the others of its dtype, all on one CUDA device."""
+    name0, x = named[0]
+    if x.dtype not in NORM_DTYPES:
+        raise TypeError(f"tawa.torch.{op}: {name0} is {x.dtype}; supported: {', '.join(NORM_DTYPES)}")
+    for name, t in named[1:]:
+        if t.dtype != x.dtype:
+            raise TypeError(f"tawa.torch.{op}: {name0} is {x.dtype} but {name} is {t.dtype}; all must have one dtype")
+    linear_checks._check_devices(op, named, fake)
+
+
 def check_norm(op: str, x: TensorInfo, vectors: Sequence[tuple[str, TensorInfo | None]],
                residual: TensorInfo | None = None, fake: bool = False) -> NormProblem:
     """x [..., N] with each given vector [N] and `residual` of x's shape, all
     one dtype of `NORM_DTYPES` on one CUDA device (meta too when `fake`)."""
-    if x.dtype not in NORM_DTYPES:
-        raise TypeError(f"tawa.torch.{op}: x is {x.dtype}; supported: {', '.join(NORM_DTYPES)}")
     named = [("x", x)] + [(n, t) for n, t in vectors if t is not None]
     if residual is not None:
         named.append(("residual", residual))
-    for name, t in named[1:]:
-        if t.dtype != x.dtype:
-            raise TypeError(f"tawa.torch.{op}: x is {x.dtype} but {name} is {t.dtype}; all must have one dtype")
-    linear_checks._check_devices(op, named, fake)
+    _check_dtypes_and_devices(op, named, fake)
     if len(x.shape) < 1:
         raise ValueError(f"tawa.torch.{op}: x must be [..., N], got a 0-d tensor")
     N = x.shape[-1]
@@ -106,13 +112,7 @@ def check_rotary(x: TensorInfo, cos: TensorInfo, sin: TensorInfo, heads: Any, fa
     """x [..., S, W] (rows of heads of D channels, the first `heads` of them
     rotated; None: all W / D), cos and sin [S, D], D/2 a power of two ≥ 8."""
     op = "rotary"
-    if x.dtype not in NORM_DTYPES:
-        raise TypeError(f"tawa.torch.{op}: x is {x.dtype}; supported: {', '.join(NORM_DTYPES)}")
-    named = [("x", x), ("cos", cos), ("sin", sin)]
-    for name, t in named[1:]:
-        if t.dtype != x.dtype:
-            raise TypeError(f"tawa.torch.{op}: x is {x.dtype} but {name} is {t.dtype}; all must have one dtype")
-    linear_checks._check_devices(op, named, fake)
+    _check_dtypes_and_devices(op, [("x", x), ("cos", cos), ("sin", sin)], fake)
     if len(x.shape) < 2:
         raise ValueError(f"tawa.torch.{op}: x must be [..., S, W] (positions, then heads of D), got shape {_shape(x)}")
     S, W = x.shape[-2], x.shape[-1]
