@@ -224,7 +224,7 @@ def test_degenerate_sizes_and_errors(torch):
 
 
 @pytest.mark.parametrize("op", ["linear", "gated_mlp"])
-def test_cuda_graph_replay(torch, seed, op):
+def test_cuda_graph_replay(torch, seed, op, replays_match_eager):
     """Captured in a CUDA graph: replays on new inputs equal eager runs bitwise."""
     bf = torch.bfloat16
     if op == "linear":
@@ -237,24 +237,7 @@ def test_cuda_graph_replay(torch, seed, op):
             return tt.gated_mlp(x, wg, wu)
         make = [inputs(torch, seed + i, (2, 100), N, K, bf, False, False, gated=True) for i in range(3)]
         args = [(x, wg, wu) for x, (wg, wu), _, _ in make]
-    static = [t.clone() for t in args[0]]
-    side = torch.cuda.Stream()  # warm-up on a side stream (as torch.cuda.graphs asks): compiles, loads
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(2):
-            fn(*static)
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        static_y = fn(*static)
-    for new in args[1:]:
-        for dst, src in zip(static, new):
-            dst.copy_(src)
-        graph.replay()
-        expected = fn(*new)
-        torch.cuda.synchronize()
-        assert bool(torch.isfinite(static_y).all())
-        assert torch.equal(static_y, expected), "the replayed graph differs from an eager run"
+    replays_match_eager(fn, args)
 
 
 def test_mlp_block_under_torch_compile(torch, seed):

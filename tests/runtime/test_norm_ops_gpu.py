@@ -111,7 +111,7 @@ def test_rotary_of_a_fused_projection(torch, seed, B, S, H, Hkv, D):
 
 
 @pytest.mark.parametrize("op", ["rms_norm", "layer_norm", "add_rms_norm", "rotary"])
-def test_cuda_graph_replay(torch, seed, op):
+def test_cuda_graph_replay(torch, seed, op, replays_match_eager):
     """Captured in a CUDA graph: replays on new inputs equal eager runs bitwise."""
     n = 1024
     g = torch.Generator(device="cuda").manual_seed(seed)
@@ -123,25 +123,7 @@ def test_cuda_graph_replay(torch, seed, op):
           "layer_norm": lambda x, r: tt.layer_norm(x, w, b, EPS),
           "add_rms_norm": lambda x, r: tt.add_rms_norm(x, r, w, EPS)}[op]
     args = [(rand(torch, g, 2, 100, n), rand(torch, g, 2, 100, n)) for _ in range(3)]
-    static = [t.clone() for t in args[0]]
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(2):
-            fn(*static)
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        static_out = fn(*static)
-    for new in args[1:]:
-        for dst, src in zip(static, new):
-            dst.copy_(src)
-        graph.replay()
-        expected = fn(*new)
-        torch.cuda.synchronize()
-        got = static_out if isinstance(static_out, tuple) else (static_out,)
-        want = expected if isinstance(expected, tuple) else (expected,)
-        assert all(torch.equal(a, e) for a, e in zip(got, want)), "the replayed graph differs from an eager run"
+    replays_match_eager(fn, args)
 
 
 def test_under_torch_compile(torch, seed):

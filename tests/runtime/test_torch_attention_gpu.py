@@ -135,7 +135,7 @@ def test_the_permuted_qkv_view_is_read_in_place(torch, seed):
 
 
 @pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
-def test_cuda_graph_replay(torch, seed, compiled):
+def test_cuda_graph_replay(torch, seed, compiled, replays_match_eager):
     """Grouped heads (4 per key/value head) from [B, S, H, D] views, causal,
     captured in a CUDA graph: replays on new inputs equal eager runs bitwise."""
 
@@ -144,22 +144,4 @@ def test_cuda_graph_replay(torch, seed, compiled):
 
     fn = torch.compile(attend, fullgraph=True) if compiled else attend
     g = torch.Generator("cuda").manual_seed(seed)
-    inputs = [operands(torch, g, "bshd", 2, 8, 2, 300, 300, 128) for _ in range(3)]
-    static = [t.clone() for t in inputs[0]]  # clone keeps the strides
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):  # warm-up (as torch.cuda.graphs asks): compiles and loads the kernel
-        for _ in range(2):
-            fn(*static)
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        static_o = fn(*static)
-    for qkv in inputs[1:]:
-        for dst, src in zip(static, qkv):
-            dst.copy_(src)
-        graph.replay()
-        expected = fn(*qkv)
-        torch.cuda.synchronize()
-        assert bool(torch.isfinite(static_o).all())
-        assert torch.equal(static_o, expected), "the replayed graph differs from an eager run"
+    replays_match_eager(fn, [operands(torch, g, "bshd", 2, 8, 2, 300, 300, 128) for _ in range(3)])

@@ -249,7 +249,7 @@ def test_attention_fp8_degenerate_sizes_and_errors(torch):
 
 
 @pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
-def test_attention_fp8_cuda_graph_replay(torch, seed, compiled):
+def test_attention_fp8_cuda_graph_replay(torch, seed, compiled, replays_match_eager):
     """attention_fp8 (its transposed, padded V included) captured in a CUDA
     graph: replays on new inputs equal eager runs bitwise."""
 
@@ -258,26 +258,7 @@ def test_attention_fp8_cuda_graph_replay(torch, seed, compiled):
 
     fn = torch.compile(attend, fullgraph=True) if compiled else attend
     g = torch.Generator("cuda").manual_seed(seed)
-    inputs = [fp8_inputs(torch, g, 2, 3, 200) for _ in range(3)]
-    static = [t.clone() for t in inputs[0]]
-    # Warm-up on a side stream (as torch.cuda.graphs asks): compiles and loads the kernel.
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(2):
-            fn(*static)
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        static_o = fn(*static)
-    for qkv in inputs[1:]:
-        for dst, src in zip(static, qkv):
-            dst.copy_(src)
-        graph.replay()
-        expected = fn(*qkv)
-        torch.cuda.synchronize()
-        assert bool(torch.isfinite(static_o).all())
-        assert torch.equal(static_o, expected), "the replayed graph differs from an eager run"
+    replays_match_eager(fn, [fp8_inputs(torch, g, 2, 3, 200) for _ in range(3)])
 
 
 def test_opcheck(torch):
