@@ -28,7 +28,12 @@ row vector: 2).  Not charged:
   used, so it holds the chain's inputs, not every intermediate tile: a use
   of a streamed value is a use of the charged values it is computed from
   (measured: the GELU epilogue, whose tile-level liveness says 2 live
-  64x256xf32 tiles, assembles with 0 spills in 232 registers).
+  64x256xf32 tiles, assembles with 0 spills in 232 registers).  Only where
+  its values all flow into one op, though: a value read by two ops that are
+  not streamed themselves — a reduction and a later store (RMSNorm's `x`,
+  squared and summed, then scaled and stored), or a store and a reduction —
+  is needed whole at two places, and ptxas holds it in between, so it is
+  charged itself.
 
 Pressure at an op = the fragments live across it (used later, or live for
 the whole of an enclosing loop) + its operands + its results, less the
@@ -87,6 +92,16 @@ _STREAM_USERS = (*_ELEMENTWISE, nvgpu.FragmentStoreOp, nvgpu.FragmentStoreGlobal
                  nvgpu.FragmentReduceWarpsOp)
 
 
+def calls_subroutine(op: Operation) -> bool:
+    """Whether `op`'s PTX has a slow path that ptxas makes a subroutine call
+    (`rcp.rn.f32`, `sqrt.rn.f32`; f32 division, `div.full.f32`, has none):
+    the registers live across it are saved and restored around the call,
+    which this estimate does not count (`tawa-occupancy` does not trust it
+    where a tile takes one per element)."""
+    return isinstance(op, nvgpu.FragmentUnaryOp) and op.kind.data in (nvgpu.FragUnaryKind.SQRT,
+                                                                     nvgpu.FragUnaryKind.RCP)
+
+
 def storage(v: SSAValue) -> SSAValue:
     """The value whose registers `v` names (views resolve to their source)."""
     while isinstance(v, OpResult) and isinstance(v.op, _VIEWS):
@@ -96,10 +111,26 @@ def storage(v: SSAValue) -> SSAValue:
 
 def _streamed(v: SSAValue) -> bool:
     """An elementwise result read only by elementwise ops and stores of its
-    own block, directly or through views (see the module docstring)."""
+    own block, directly or through views, whose values all flow into one
+    op that is not streamed itself (see the module docstring)."""
     if not isinstance(v, OpResult) or not isinstance(v.op, _ELEMENTWISE) or not v.uses:
         return False
-    return _streaming_uses(v, v.op.parent_block())
+    return _streaming_uses(v, v.op.parent_block()) and len(_sinks(v)) <= 1
+
+
+def _sinks(v: SSAValue) -> set[Operation]:
+    """The ops that are not streamed elementwise math which read `v`'s
+    values, directly, through views or through streamed math."""
+    found: set[Operation] = set()
+    for u in v.uses:
+        user = u.operation
+        if isinstance(user, _VIEWS):
+            found |= _sinks(user.results[0])
+        elif isinstance(user, _ELEMENTWISE) and _streamed(user.results[0]):
+            found |= _sinks(user.results[0])
+        else:
+            found.add(user)
+    return found
 
 
 def _streaming_uses(v: SSAValue, block: Block | None) -> bool:

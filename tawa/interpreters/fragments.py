@@ -119,6 +119,9 @@ def scalar_column(x: Any, dtype: np.dtype) -> Any:
     return dtype.type(x)
 
 
+# divf: the GPU's `div.full.f32` lies within 2 ulp of the quotient; the
+# simulator gives the quotient rounded to nearest (as it gives NumPy's exp2
+# for `ex2.approx`), so it matches the tile program's own division.
 _FLOAT = {
     FragBinaryKind.ADDF: np.add, FragBinaryKind.SUBF: np.subtract, FragBinaryKind.MULF: np.multiply,
     FragBinaryKind.DIVF: np.divide, FragBinaryKind.MAXIMUMF: maximum, FragBinaryKind.MINIMUMF: minimum,
@@ -176,7 +179,8 @@ class FragmentFunctions(InterpreterFunctions):
     def run_unary(self, interpreter: Interpreter, op: nvgpu.FragmentUnaryOp, args: PythonValues):
         x = regs(op, args[0], lanes_of(interpreter)).astype(np.float32)
         out = {"exp2": np.exp2, "negf": np.negative, "tanh": np.tanh, "log2": np.log2, "sqrt": np.sqrt,
-               "rsqrt": lambda v: 1 / np.sqrt(v), "absf": np.abs}[op.kind.data.value](x)
+               "rsqrt": lambda v: 1 / np.sqrt(v), "absf": np.abs,
+               "rcp": lambda v: np.float32(1) / v}[op.kind.data.value](x)
         return (_result(op, out),)
 
     @impl(nvgpu.FragmentCmpIOp)

@@ -17,7 +17,7 @@ array objects (what it reads of each array: `tawa.runtime.arrays`):
   parameters (`tawa.Kernel.__call__`);
 - `physical_launch(abi, grid)` is the one place that maps the tile program's
   logical grid (program ids) to the CTA grid: one CTA per program, or for
-  persistent kernels one per SM (whole clusters for clustered ones,
+  persistent kernels `ctas_per_sm` per SM (whole clusters for clustered ones,
   `nvgpu.persistent_ctas`).
 
 Empty tensors (a zero-size dimension) are accepted.  A launch whose logical
@@ -183,12 +183,14 @@ class LaunchShape:
     """`grid` counts programs; launch at most one CTA per SM (`launch_grid`)."""
     cluster: int = 1
     """CTAs per thread-block cluster (persistent kernels): the CTA grid is whole clusters."""
+    ctas_per_sm: int = 1
+    """CTAs an SM holds at once (`tawa-occupancy`): a persistent kernel launches this many per SM."""
 
     def launch_grid(self, num_sms: int) -> tuple[int, int, int]:
         """The CTA grid on a device with `num_sms` multiprocessors."""
         if not self.persistent:
             return self.grid
-        return (persistent_ctas(self.grid, num_sms, self.cluster), 1, 1)
+        return (persistent_ctas(self.grid, num_sms * self.ctas_per_sm, self.cluster), 1, 1)
 
 
 @dataclass(frozen=True)
@@ -225,15 +227,16 @@ def normalize_grid(grid: Any, where: str) -> tuple[int, int, int]:
 
 def physical_launch(abi: KernelABI, grid: tuple[int, int, int]) -> LaunchShape:
     """How the logical `grid` runs: one CTA per program, or, for persistent
-    kernels, as many CTAs as the device has SMs (at most one per program),
-    each looping over programs (the count is settled at launch)."""
+    kernels, `ctas_per_sm` CTAs per SM of the device (at most one per
+    program), each looping over programs (the count is settled at launch)."""
     if abi.persistent:
         batched = any(p.kind == "grid" and p.dim == 2 for p in abi.params)
         if grid[2] != 1 and not batched:
             raise LaunchError(
                 f"@{abi.name} is persistent and uses no program id along axis 2: its grid must be 1-D or 2-D, got {grid}"
             )
-        return LaunchShape(grid, (abi.threads, 1, 1), abi.smem_bytes, persistent=True, cluster=abi.cluster)
+        return LaunchShape(grid, (abi.threads, 1, 1), abi.smem_bytes, persistent=True, cluster=abi.cluster,
+                           ctas_per_sm=abi.ctas_per_sm)
     for axis, (g, limit) in enumerate(zip(grid, MAX_GRID)):
         if g > limit:
             raise LaunchError(

@@ -24,6 +24,11 @@ WARPS_PER_GROUP = 4
 THREADS_PER_GROUP = THREADS_PER_WARP * WARPS_PER_GROUP
 """A warp group: the unit that issues wgmma and executes setmaxnreg together."""
 MAX_THREADS_PER_CTA = 1024
+MAX_THREADS_PER_SM = 2048
+"""Threads resident on one SM at once (64 warps; CUDA programming guide,
+compute capability 9.0)."""
+MAX_CTAS_PER_SM = 32
+"""CTAs resident on one SM at once (compute capability 9.0)."""
 SM_COUNT = 132
 """Streaming multiprocessors of the H100 SXM5 (the board tawa is measured
 on; the PCIe H100 has 114): one persistent CTA each.  The GEMM cost model
@@ -79,11 +84,12 @@ that ptxas fits (d64 attention with 192 query rows: estimated 162, fits the
 160 that setmaxnreg gives four warp groups)."""
 
 
-def launch_register_cap(threads: int) -> int:
+def launch_register_cap(threads: int, ctas: int = 1) -> int:
     """Registers per thread a CTA of `threads` threads may start with
-    (`.maxnreg`): the register file shared out, rounded down to the
-    granule, at most 255."""
-    return min(MAX_REGS_PER_THREAD, REGISTER_FILE_SIZE // threads) // REGS_GRANULE * REGS_GRANULE
+    (`.maxnreg`) so that `ctas` of them fit an SM: the register file shared
+    out, rounded down to the granule (registers are allocated per warp in
+    multiples of 8 a thread), at most 255."""
+    return min(MAX_REGS_PER_THREAD, REGISTER_FILE_SIZE // (threads * ctas)) // REGS_GRANULE * REGS_GRANULE
 
 
 def register_pool(threads: int) -> int:
@@ -99,6 +105,23 @@ def register_pool(threads: int) -> int:
 
 MAX_SMEM_BYTES = 232448
 """227 KB of dynamic shared memory per CTA (the opt-in maximum)."""
+SMEM_BYTES_PER_SM = 233472
+"""228 KB of shared memory per SM, shared by its resident CTAs (CUDA
+programming guide, compute capability 9.0)."""
+SMEM_RESERVED_PER_CTA = 1024
+"""Shared memory the system reserves for each resident CTA besides what it
+asks for (compute capability 8.0 and later)."""
+
+
+def resident_ctas(threads: int, regs: int, smem: int) -> int:
+    """CTAs of `threads` threads, each starting with `regs` registers per
+    thread and asking for `smem` bytes of dynamic shared memory, that one
+    SM holds at once: the least that its register file, its threads, its
+    CTA slots and its shared memory allow (at least 1)."""
+    by_regs = REGISTER_FILE_SIZE // (threads * regs)
+    by_threads = MAX_THREADS_PER_SM // threads
+    by_smem = SMEM_BYTES_PER_SM // (smem + SMEM_RESERVED_PER_CTA)
+    return max(1, min(by_regs, by_threads, MAX_CTAS_PER_SM, by_smem))
 SMEM_ALIGN_SLACK = 1024
 """The dynamic shared-memory base is only 16-byte aligned: the kernel rounds
 it up to 1024 bytes and asks for this much more."""

@@ -98,6 +98,16 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ExpToExp2Pass
 
+    def get_divide_by_reciprocal() -> type[ModulePass]:
+        from tawa.transforms.tile.reciprocal import DivideByReciprocalPass
+
+        return DivideByReciprocalPass
+
+    def get_occupancy() -> type[ModulePass]:
+        from tawa.transforms.lower.occupancy import OccupancyPass
+
+        return OccupancyPass
+
     def get_expand_fragment_stores() -> type[ModulePass]:
         from tawa.transforms.lower.expand_stores import ExpandFragmentStoresPass
 
@@ -168,6 +178,8 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "tawa-encode-wgmma-descriptors": get_encode_wgmma_descriptors,
         "tawa-strength-reduce": get_strength_reduce,
         "tawa-expand-fragment-stores": get_expand_fragment_stores,
+        "tawa-divide-by-reciprocal": get_divide_by_reciprocal,
+        "tawa-occupancy": get_occupancy,
         "tawa-expand-shared-accesses": get_expand_shared_accesses,
         "tawa-expand-bounded-waits": get_expand_bounded_waits,
         "tawa-split-tma-chunks": get_split_tma_chunks,

@@ -1,12 +1,14 @@
 """`tawa-hopper-pipeline`: the whole way from tile programs to Hopper ops.
 
-    tawa-exp-to-exp2 , tawa-warp-specialize{producer-regs consumer-warps consumer-regs strict} ,
+    tawa-exp-to-exp2 , tawa-divide-by-reciprocal ,
+    tawa-warp-specialize{producer-regs consumer-warps consumer-regs strict} ,
     tawa-pipeline{stages ring-depths once-depth} , [tawa-overlap-dots{max-regs early-release-bytes}] ,
     [tawa-cache-hints] , [tawa-cluster{size}] , [tawa-persistent{group-m order}] , [tawa-defer-stores] ,
     tawa-assign-stage-phase , tawa-lower-aref , [tawa-bound-waits{timeout-ms}] ,
     tawa-stage-stores{epilogue staging store-group} , tawa-stage-operands , tawa-lower-tile ,
     [tawa-pingpong] , [tawa-pin-waits] , tawa-drain-stores , tawa-materialize-partitions{group-m order} ,
-    tawa-expand-fragment-stores , tawa-check-resources , tawa-verify-protocol , [tawa-prepare-ptx]
+    tawa-expand-fragment-stores , tawa-occupancy , tawa-check-resources , tawa-verify-protocol ,
+    [tawa-prepare-ptx]
 
 (In brackets: the steps that only some options run; in braces: each step's
 options, which the pipeline sets.  `steps` builds the list after
@@ -47,6 +49,7 @@ from tawa.transforms.lower.drain_stores import DrainStoresPass
 from tawa.transforms.lower.expand_stores import ExpandFragmentStoresPass
 from tawa.transforms.lower.lower_aref import LowerArefPass
 from tawa.transforms.lower.lower_tile import LowerTilePass
+from tawa.transforms.lower.occupancy import OccupancyPass
 from tawa.transforms.lower.operand_staging import operand_types
 from tawa.transforms.lower.pin_waits import PinWaitsPass
 from tawa.transforms.lower.pingpong import PingPongPass
@@ -64,6 +67,7 @@ from tawa.transforms.pipeline.persistent import PersistentPass
 from tawa.transforms.pipeline.pipeline import PipelinePass, ring_depths_of
 from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
 from tawa.transforms.tile.exp_to_exp2 import ExpToExp2Pass
+from tawa.transforms.tile.reciprocal import DivideByReciprocalPass
 from tawa.transforms.tuning import MAX_STAGES, Tuning
 from tawa.transforms.utils import check_choice, kernel_of
 from tawa.verify.check_resources import CheckResourcesPass
@@ -184,12 +188,19 @@ class HopperPipelinePass(ModulePass):
         return ArgSpec(self.name, {**{k: v for k, v in own.items() if k != "tuning"}, **tuned})
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        # exp of f32 tiles as exp2 (what the hardware computes, `ex2.approx`);
-        # exp of other types is left for the lowering to name at its op.
-        ExpToExp2Pass().apply(ctx, op)
+        for p in self.tile_steps():
+            p.apply(ctx, op)
         self.specialize_pass().apply(ctx, op)
         for p in self.planned_steps(op):
             p.apply(ctx, op)
+
+    @staticmethod
+    def tile_steps() -> tuple[ModulePass, ...]:
+        """The rewrites of the tile program before partitioning: exp of f32
+        tiles as exp2 (what the hardware computes, `ex2.approx`; exp of
+        other types is left for the lowering to name at its op), and
+        division by a broadcast as a product with its reciprocal."""
+        return ExpToExp2Pass(), DivideByReciprocalPass()
 
     def check_options(self) -> None:
         """Raises TawaError for an option value no kernel can take (also
@@ -287,6 +298,7 @@ class HopperPipelinePass(ModulePass):
             DrainStoresPass(),
             MaterializePartitionsPass(group_m=self.tuning.group_m, order=self.order),
             ExpandFragmentStoresPass(),
+            OccupancyPass(),
             CheckResourcesPass(),
             VerifyProtocolPass(),
             *((PreparePtxPass(),) if self.prepare else ()),

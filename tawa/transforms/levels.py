@@ -140,6 +140,7 @@ PASS_LEVELS: dict[str, Takes] = {
     "tawa-hopper-pipeline": Takes("tile"),
     "tawa-warp-specialize": Takes("tile"),
     "tawa-exp-to-exp2": Takes("tile"),
+    "tawa-divide-by-reciprocal": Takes("tile"),
     "tawa-strength-reduce": Takes("tile"),
     # A kernel without aref.warp_specialize is left unchanged with a remark.
     "tawa-pipeline": Takes("aref", reports=("tile",)),
@@ -166,6 +167,7 @@ PASS_LEVELS: dict[str, Takes] = {
     "tawa-expand-bounded-waits": Takes("aref-lowered"),
     "tawa-split-tma-chunks": Takes("aref-lowered"),
     "tawa-expand-fragment-stores": Takes("nvgpu"),
+    "tawa-occupancy": Takes("nvgpu"),
     "tawa-check-resources": Takes("nvgpu"),
     # The aref level too (its own proof); between tawa-lower-aref and
     # tawa-materialize-partitions it reports itself.

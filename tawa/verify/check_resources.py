@@ -7,7 +7,9 @@ lowered kernels (nvgpu level, after `tawa-expand-fragment-stores`, before
 
 * **registers**: the per-thread register demand of each role — the block
   that starts with its `nvgpu.setmaxnreg` (a kernel without one: its body,
-  against the launch cap of `#nvgpu.kernel<threads>`) — against its budget.
+  against the registers it starts with, `#nvgpu.kernel<maxnreg>` as
+  `tawa-occupancy` decided it, by default the launch cap of its threads) —
+  against its budget.
   The demand is `RegisterDemand`'s estimate (tawa/analysis/register_demand.py:
   live fragments at the worst op plus a calibrated scalar overhead), which
   lies within `REGISTER_ESTIMATE_ERROR` = 8 of what ptxas needs: a role is
@@ -174,8 +176,12 @@ def check_registers(kernel: func.FuncOp, ops: KernelOps | None = None) -> None:
             )
         _check_role(block, role, budget, f"setmaxnreg gives {budget}", raise_it)
     if not roles and info.threads:
-        cap = launch_register_cap(info.threads)
-        _check_role(kernel.body.block, "kernel", cap, f"{info.threads} threads per CTA allow {cap}",
+        # One role (no producer): the registers the CTA starts with, as tawa-occupancy decided them.
+        cap = info.launch_regs
+        most = launch_register_cap(info.threads)
+        why = (f"it starts with {cap} so that {info.ctas_per_sm} CTAs share an SM" if cap < most
+               else f"{info.threads} threads per CTA allow {cap}")
+        _check_role(kernel.body.block, "consumer warp group" if info.regs else "kernel", cap, why,
                     "launch fewer threads per CTA")
 
 

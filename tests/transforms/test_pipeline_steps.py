@@ -16,7 +16,6 @@ import pytest
 import tawa
 from tawa.transforms import get_all_passes, hopper_pipeline
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.tile.exp_to_exp2 import ExpToExp2Pass
 from tawa.transforms.tuning import Tuning
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +29,7 @@ FEWEST = HopperPipelinePass(persistent=False, prepare=False,
 
 
 def _names(pipeline: HopperPipelinePass) -> list[str]:
-    return [ExpToExp2Pass.name, pipeline.specialize_pass().name, *(p.name for p in pipeline.steps(2))]
+    return [*(p.name for p in pipeline.tile_steps()), pipeline.specialize_pass().name, *(p.name for p in pipeline.steps(2))]
 
 
 STEP = re.compile(r"(\[)?(tawa-[a-z0-9-]+)(?:\{([^}]*)\})?\]?")
@@ -83,5 +82,5 @@ def test_the_spelled_out_command_is_the_pipeline_at_its_defaults():
     module = tawa.parse((ROOT / "examples" / "gemm.mlir").read_text())
     pipeline = HopperPipelinePass()
     pipeline.specialize_pass().apply(tawa.context(), module)
-    steps = [ExpToExp2Pass(), pipeline.specialize_pass(), *pipeline.planned_steps(module)]
+    steps = [*pipeline.tile_steps(), pipeline.specialize_pass(), *pipeline.planned_steps(module)]
     assert command[1] == _spec(",".join(str(p) for p in steps))

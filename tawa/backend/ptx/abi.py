@@ -11,7 +11,11 @@ records its launch shape in its `nvgpu.kernel` attribute
   runtime launches min(programs, SMs) CTAs instead of one per program;
 * `cluster` (optional, persistent kernels): CTAs per thread-block cluster
   along x; the entry declares it (`.reqnctapercluster`), and the runtime
-  launches whole clusters (`nvgpu.persistent_ctas`).
+  launches whole clusters (`nvgpu.persistent_ctas`);
+* `maxnreg` and `ctas_per_sm` (optional, `tawa-occupancy`): the registers per
+  thread the entry starts with (`.maxnreg`) and the CTAs an SM holds at once
+  with them (`.minnctapersm` when more than one); a persistent kernel
+  launches `ctas_per_sm` CTAs per SM.
 
 Parameters, in this order:
 
@@ -107,6 +111,11 @@ class KernelABI:
     are reached only through tensor maps, if at all."""
     cluster: int = 1
     """CTAs per thread-block cluster (along x)."""
+    maxnreg: int = 0
+    """Registers per thread at launch (`.maxnreg`); 0: the register file
+    shared out over `threads` (`launch_register_cap`)."""
+    ctas_per_sm: int = 1
+    """CTAs one SM holds at once (a persistent kernel launches this many per SM)."""
 
     def tensormap_params(self) -> list[Param]:
         return [p for p in self.params if p.kind == "tensormap"]
@@ -175,4 +184,6 @@ def kernel_abi(kernel: func.FuncOp) -> KernelABI:
         info.waits,
         tuple(addressed),
         info.cluster,
+        info.launch_regs,
+        info.ctas_per_sm,
     )

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 FRAG_BINARY = {
     "addf": "add.f32", "subf": "sub.f32", "mulf": "mul.f32",
-    "divf": "div.rn.f32", "maximumf": "max.NaN.f32", "minimumf": "min.NaN.f32",
+    "divf": "div.full.f32", "maximumf": "max.NaN.f32", "minimumf": "min.NaN.f32",
     "addi": "add.s32", "subi": "sub.s32", "muli": "mul.lo.s32",
     "andi": "and.b32", "ori": "or.b32",
 }
@@ -76,7 +76,8 @@ def emit_binary(p: KernelPrinter, op: nvgpu.FragmentBinaryOp) -> None:
 
 def emit_unary(p: KernelPrinter, op: nvgpu.FragmentUnaryOp) -> None:
     inst = {"exp2": "ex2.approx.ftz.f32", "negf": "neg.f32", "tanh": "tanh.approx.f32", "log2": "lg2.approx.ftz.f32",
-            "sqrt": "sqrt.rn.f32", "rsqrt": "rsqrt.approx.ftz.f32", "absf": "abs.f32"}[op.kind.data.value]
+            "sqrt": "sqrt.rn.f32", "rsqrt": "rsqrt.approx.ftz.f32", "absf": "abs.f32",
+            "rcp": "rcp.rn.f32"}[op.kind.data.value]
     for s, d in zip(p.frag(op.input), p.define_frag(op.result)):
         p.emit(f"{inst} {d}, {s};")
 

@@ -315,7 +315,8 @@ class KernelPrinter:
             ")",
             f".reqntid {threads}, 1, 1",
             *([f".reqnctapercluster {self.abi.cluster}, 1, 1"] if self.abi.cluster > 1 else []),
-            f".maxnreg {launch_register_cap(threads)}",
+            f".maxnreg {self.abi.maxnreg or launch_register_cap(threads)}",
+            *([f".minnctapersm {self.abi.ctas_per_sm}"] if self.abi.ctas_per_sm > 1 else []),
             "{",
         ]
         decls = ["\t" + d for d in self.regs.declarations()]

@@ -141,12 +141,13 @@ class FragUnaryKind(StrEnum):
     SQRT = "sqrt"
     RSQRT = "rsqrt"
     ABSF = "absf"
+    RCP = "rcp"
 
 
 @irdl_attr_definition
 class FragUnaryKindAttr(EnumAttribute[FragUnaryKind], SpacedOpaqueSyntaxAttribute):
     """The elementwise function of `nvgpu.frag_unary` (`math.exp2`, `arith.negf`, `math.tanh`,
-    `math.log2`, `math.sqrt`, `math.rsqrt`, `math.absf`)."""
+    `math.log2`, `math.sqrt`, `math.rsqrt`, `math.absf`; `rcp`: `1.0 / x`)."""
 
     name = "nvgpu.frag_unary_kind"
 
@@ -155,7 +156,8 @@ class FragUnaryKindAttr(EnumAttribute[FragUnaryKind], SpacedOpaqueSyntaxAttribut
 class FragmentUnaryOp(IRDLOperation):
     """Elementwise f32 function of a fragment (exp2, tanh, log2 and rsqrt
     are the hardware's approximate `ex2`, `tanh`, `lg2` and `rsqrt`, as in
-    every fast softmax, GELU and norm; sqrt is rounded to nearest).
+    every fast softmax, GELU and norm; sqrt and rcp, the reciprocal 1 / x,
+    are rounded to nearest).
 
     Example: `%p = nvgpu.frag_unary exp2 %s : !nvgpu.frag<64x128xf32, wgmma>`
     """

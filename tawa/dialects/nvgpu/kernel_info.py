@@ -8,6 +8,11 @@ facts the PTX printer and the runtime need (the calling convention,
   (`tawa-lower-aref`, from the shared-memory plan);
 * `threads`: threads per CTA, and `regs`: the `setmaxnreg` budget of each
   warp group in order (`tawa-materialize-partitions`);
+* `maxnreg`: registers per thread the CTA starts with (the PTX entry's
+  `.maxnreg`), and `ctas_per_sm`: the CTAs one SM holds at once with it
+  (`tawa-occupancy`; left out: the register file shared out over `threads`,
+  `launch_register_cap`, and one CTA per SM); the runtime launches a
+  persistent kernel's CTAs `ctas_per_sm` to an SM;
 * `persistent`: the kernel loops over the logical grid, so the runtime
   launches min(programs, SMs) CTAs (`tawa-persistent`);
 * `cluster`: CTAs per thread-block cluster along grid axis x (`tawa-cluster`;
@@ -19,7 +24,8 @@ facts the PTX printer and the runtime need (the calling convention,
   with entries takes a watchdog buffer parameter (`tawa.backend.ptx.abi`).
 
 Syntax: `#nvgpu.kernel<threads = 384, smem = 197696, regs = [40, 232, 232], persistent, cluster = 2,
-waits = [["gemm.mlir:19:5", "producer", "mbarrier<4> at shared offset 197664"]]>`
+waits = [["gemm.mlir:19:5", "producer", "mbarrier<4> at shared offset 197664"]]>`,
+`#nvgpu.kernel<threads = 128, smem = 1024, regs = [168], maxnreg = 168, ctas_per_sm = 3, persistent>`
 (fields not decided yet are left out).  The verifier checks the fields
 against the hardware (tawa.target.hopper).
 """
@@ -40,7 +46,9 @@ from xdsl.utils.exceptions import VerifyException
 
 from tawa.target.hopper import (
     MAX_CLUSTER_SIZE,
+    MAX_CTAS_PER_SM,
     MAX_REGS,
+    MAX_REGS_PER_THREAD,
     MAX_SMEM_BYTES,
     MAX_THREADS_PER_CTA,
     MIN_REGS,
@@ -48,7 +56,8 @@ from tawa.target.hopper import (
     REGS_GRANULE,
     SMEM_ALIGN_SLACK,
     THREADS_PER_GROUP,
-    register_pool,
+    launch_register_cap,
+    resident_ctas,
 )
 
 KERNEL_ATTR = "nvgpu.kernel"
@@ -67,6 +76,17 @@ class KernelInfo:
     """The watchdog's wait table: (location, role, barrier) per wait id."""
     cluster: int = 1
     """CTAs per thread-block cluster (along grid axis x)."""
+    maxnreg: int | None = None
+    """Registers per thread at launch (`.maxnreg`); None: `launch_register_cap(threads)`."""
+    ctas_per_sm: int = 1
+    """CTAs the kernel's resources were budgeted for on one SM."""
+
+    @property
+    def launch_regs(self) -> int:
+        """Registers per thread the CTA starts with: `maxnreg`, or where it
+        was not decided the register file shared out over `threads`."""
+        assert self.threads is not None, "threads not decided yet"
+        return self.maxnreg or launch_register_cap(self.threads)
 
 
 @irdl_attr_definition
@@ -83,6 +103,8 @@ class KernelInfoAttr(ParametrizedAttribute):
     persistent: IntAttr  # 0 or 1
     waits: ArrayAttr[ArrayAttr[StringAttr]]  # empty: no watchdog
     cluster: IntAttr  # 1: no clusters
+    maxnreg: IntAttr  # 0: not decided
+    ctas_per_sm: IntAttr  # 1: one CTA per SM
 
     def __init__(self, info: KernelInfo):
         super().__init__(
@@ -92,6 +114,8 @@ class KernelInfoAttr(ParametrizedAttribute):
             IntAttr(int(info.persistent)),
             ArrayAttr(ArrayAttr(StringAttr(s) for s in w) for w in info.waits),
             IntAttr(info.cluster),
+            IntAttr(info.maxnreg or 0),
+            IntAttr(info.ctas_per_sm),
         )
 
     @property
@@ -104,6 +128,8 @@ class KernelInfoAttr(ParametrizedAttribute):
             bool(self.persistent.data),
             tuple(tuple(s.data for s in w.data) for w in self.waits.data),
             self.cluster.data,
+            self.maxnreg.data or None,
+            self.ctas_per_sm.data,
         )
 
     @classmethod
@@ -117,7 +143,7 @@ class KernelInfoAttr(ParametrizedAttribute):
                     parser.raise_error(f"#nvgpu.kernel field '{key}' given twice", pos)
                 if key == "persistent":
                     fields[key] = True
-                elif key in ("threads", "smem", "cluster"):
+                elif key in ("threads", "smem", "cluster", "maxnreg", "ctas_per_sm"):
                     parser.parse_punctuation("=")
                     fields[key] = parser.parse_integer(allow_boolean=False, allow_negative=False)
                 elif key == "regs":
@@ -132,7 +158,8 @@ class KernelInfoAttr(ParametrizedAttribute):
                     ))
                 else:
                     parser.raise_error(
-                        f"unknown #nvgpu.kernel field '{key}' (threads, smem, regs, persistent, cluster) or waits", pos
+                        f"unknown #nvgpu.kernel field '{key}' (threads, smem, regs, maxnreg, ctas_per_sm, persistent, "
+                        "cluster) or waits", pos
                     )
                 if parser.parse_optional_punctuation(",") is None:
                     break
@@ -147,6 +174,10 @@ class KernelInfoAttr(ParametrizedAttribute):
             parts.append(f"smem = {info.smem}")
         if info.regs is not None:
             parts.append(f"regs = [{', '.join(map(str, info.regs))}]")
+        if info.maxnreg is not None:
+            parts.append(f"maxnreg = {info.maxnreg}")
+        if info.ctas_per_sm != 1:
+            parts.append(f"ctas_per_sm = {info.ctas_per_sm}")
         if info.persistent:
             parts.append("persistent")
         if info.cluster != 1:
@@ -184,11 +215,27 @@ class KernelInfoAttr(ParametrizedAttribute):
                     f"got {len(info.regs)}"
                 )
             total = sum(info.regs) * THREADS_PER_GROUP
-            pool = register_pool(info.threads) if info.threads else REGISTER_FILE_SIZE
+            pool = info.launch_regs * info.threads if info.threads else REGISTER_FILE_SIZE
             if total > pool:
                 raise VerifyException(
                     f"#nvgpu.kernel register budgets oversubscribe the registers the CTA holds at launch: "
                     f"{total} > {pool}"
+                )
+        if info.maxnreg is not None and not (MIN_REGS <= info.maxnreg <= MAX_REGS_PER_THREAD
+                                             and info.maxnreg % REGS_GRANULE == 0):
+            raise VerifyException(f"#nvgpu.kernel maxnreg must be a multiple of {REGS_GRANULE} in "
+                                  f"[{MIN_REGS}, {MAX_REGS_PER_THREAD}], got {info.maxnreg}")
+        if not 1 <= info.ctas_per_sm <= MAX_CTAS_PER_SM:
+            raise VerifyException(f"#nvgpu.kernel ctas_per_sm must be 1 to {MAX_CTAS_PER_SM}, got {info.ctas_per_sm}")
+        if info.ctas_per_sm > 1:
+            if info.threads is None:
+                raise VerifyException("#nvgpu.kernel ctas_per_sm needs threads")
+            fit = resident_ctas(info.threads, info.launch_regs, info.smem or 0)
+            if info.ctas_per_sm > fit:
+                raise VerifyException(
+                    f"#nvgpu.kernel ctas_per_sm = {info.ctas_per_sm} CTAs do not fit an SM: {fit} of "
+                    f"{info.threads} threads at {info.launch_regs} registers and {info.smem or 0} bytes of "
+                    "shared memory do"
                 )
 
 

@@ -21,6 +21,8 @@
   shared memory before it ends.
 - `expand_stores`: `tawa-expand-fragment-stores`, fragment loads and stores as
   per-thread global addresses.
+- `occupancy`: `tawa-occupancy`, CTAs per SM and the registers each starts
+  with (`.maxnreg`), from the machine model and the register demand.
 
 `partitions` holds what these passes share: the consumer partitions of a
 module and the warp group's index in one.

@@ -10,7 +10,7 @@ One `RewritePattern` per op family, applied by `tawa-lower-tile` with xDSL's
 | `RetypeIfResults` | `scf.if` whose branches both yield a fragment of one type | the result retyped |
 | `LowerDot` | `tile.dot` / `tile.dot_async` on aref slots | descriptors, fence, whole-tile `wgmma`, commit (a sync dot also waits); an lhs of `nvgpu.staged_operand` first written to its buffer |
 | `LowerDotWait` | `tile.dot_wait N` | `wgmma_wait_group N` |
-| `LowerElementwise` | f32 `arith` / `math` (exp2, tanh, log, log2, sqrt, rsqrt, absf) on fragments | `frag_binary` / `frag_unary` (log: log2 · ln 2) |
+| `LowerElementwise` | f32 `arith` / `math` (exp2, tanh, log, log2, sqrt, rsqrt, absf) on fragments | `frag_binary` / `frag_unary` (log: log2 · ln 2; 1.0 / x: `rcp`) |
 | `LowerRowReduce` | `tile.reduce` along the columns | `frag_reduce` into the row layout |
 | `LowerConsumerLoad` | `tile.load` left to the consumers (it feeds no dot) | `frag_load` of this warp group's share, in the layout its use gives |
 | `LowerSlotRead` | an aref slot used by anything but a dot (math on a delivered tile) | `frag_load_shared` of this warp group's rows |
@@ -382,6 +382,16 @@ def _unsupported_math(root: Operation) -> TawaError:
     return fail(root, f"{NAME}: '{root.name}' is not supported by the Hopper lowering yet{hint}")
 
 
+def _is_one(value: SSAValue) -> bool:
+    """Whether the tile `value` is a splat of the f32 constant 1.0."""
+    splat = value.owner
+    if not isinstance(splat, tile.SplatOp):
+        return False
+    const = splat.value.owner
+    return (isinstance(const, arith.ConstantOp) and isinstance(const.value, FloatAttr)
+            and isinstance(const.value.type, Float32Type) and const.value.value.data == 1.0)
+
+
 def _pending(value: SSAValue) -> bool:
     """Whether the tile `value` may still become a fragment: a value that
     control flow carries (an `scf.for` iteration argument, an `scf.if` or
@@ -454,6 +464,14 @@ class LowerElementwise(RewritePattern):
             kind = _FRAG_BINARY[type(op)]
             if _pending(lhs) or _pending(rhs):
                 return  # an operand may still become a fragment (carried in, or a dot not lowered yet)
+            if kind == nvgpu.FragBinaryKind.DIVF and _is_frag(rhs) and _is_one(lhs):
+                # 1 / x: the reciprocal rounded to nearest (`rcp.rn`, the bits of `div.rn`), not
+                # the 2-ulp division every other f32 quotient takes (docs/passes.md, "tawa-divide-by-reciprocal").
+                new = nvgpu.FragmentUnaryOp.build(operands=[rhs], result_types=[rhs.type],
+                                                  properties={"kind": nvgpu.FragUnaryKindAttr(nvgpu.FragUnaryKind.RCP)})
+                new.results[0].name_hint = op.results[0].name_hint
+                rewriter.replace(op, new)
+                return
             if not _is_frag(lhs) and kind in (nvgpu.FragBinaryKind.SUBF, nvgpu.FragBinaryKind.DIVF):
                 # Not commutative: the splat becomes a fragment of the other's layout.
                 splat = nvgpu.FragmentSplatOp.build(operands=[_scalar_or_frag(lhs, op)], result_types=[rhs.type])

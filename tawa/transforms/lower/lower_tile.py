@@ -39,6 +39,7 @@ from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWal
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 
+from tawa.analysis.register_demand import calls_subroutine
 from tawa.analysis.smem_plan import extend_plan
 from tawa.dialects import aref, nvgpu, tile
 from tawa.target.hopper import MAX_SMEM_BYTES, THREADS_PER_GROUP
@@ -132,20 +133,13 @@ _SINKABLE = (nvgpu.FragmentBinaryOp, nvgpu.FragmentUnaryOp, nvgpu.FragmentConver
              nvgpu.FragmentSplatOp, nvgpu.FragmentBroadcastOp)
 
 
-def _calls(op: Operation) -> bool:
-    """Whether `op`'s PTX has a slow path that ptxas makes a subroutine call
-    (`div.rn.f32`, `sqrt.rn.f32`): registers live across it are saved."""
-    return (isinstance(op, nvgpu.FragmentBinaryOp) and op.kind.data == nvgpu.FragBinaryKind.DIVF) or (
-        isinstance(op, nvgpu.FragmentUnaryOp) and op.kind.data == nvgpu.FragUnaryKind.SQRT)
-
-
 def _sink_elementwise(region: Region) -> None:
     """Moves each elementwise fragment op of a partition of blocked layouts
     to just before the first op of its block that uses it (last ops
     first, so that chains follow their uses).  The PTX printer emits a
     fragment op for all of a thread's values before the next op, and ptxas
-    reorders them little across the slow paths of `div.rn` and `sqrt.rn`
-    (subroutine calls, `_calls`): computed where they are used, fewer of a
+    reorders them little across the slow paths of `rcp.rn` and `sqrt.rn`
+    (subroutine calls, `calls_subroutine`): computed where they are used, fewer of a
     thread's arrays are live at once (`|x| + 1`, `|x| + 2` and `sqrt(|x|)`
     of one tile: one at a time, not three).  Those ops themselves stay
     where the program put them: sunk below a tile's load they would have
@@ -153,7 +147,7 @@ def _sink_elementwise(region: Region) -> None:
     vector, after the weights' load)."""
     for block in [b for op in region.walk() for r in op.regions for b in r.blocks] + list(region.blocks):
         for op in reversed(list(block.ops)):
-            if not isinstance(op, _SINKABLE) or not op.results[0].uses or _calls(op):
+            if not isinstance(op, _SINKABLE) or not op.results[0].uses or calls_subroutine(op):
                 continue
             users = [block.find_ancestor_op_in_block(u.operation) for u in op.results[0].uses]
             if any(u is None for u in users):

@@ -8,7 +8,10 @@ op itself and the program ids; this pass removes both:
   barrier arrivals are issued by one thread of its warp group;
 * each partition starts with `setmaxnreg` when its budget differs from the
   launch cap (65536 / threads registers, `launch_register_cap`): down below
-  it, up above it, so the producer's registers fund the consumers';
+  it, up above it, so the producer's registers fund the consumers'; a
+  partition launched alone (a kernel without a producer) sets none: its
+  warp groups keep what the CTA starts with, which `tawa-occupancy`
+  decides (at most its budget);
 * the partitions become a chain of `scf.if` on the warp-group id: partition
   i runs on warp groups [start_i, start_i + warps_i / 4), in order; the
   kernel's `#nvgpu.kernel` gets `threads` and the per-warp-group `regs`;
@@ -80,7 +83,7 @@ def _branch_on_warp_group(ws: aref.WarpSpecializeOp, kernel: func.FuncOp) -> Non
     for _, _, regs, region in specs:
         body = ws.detach_region(region)
         block = body.block
-        if regs != cap:
+        if len(specs) > 1 and regs != cap:
             action = nvgpu.RegAction.INC if regs > cap else nvgpu.RegAction.DEC
             Rewriter.insert_op(nvgpu.SetMaxNRegOp(action, regs), InsertPoint.at_start(block))
         block.add_op(scf.YieldOp())

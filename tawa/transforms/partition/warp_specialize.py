@@ -10,11 +10,17 @@ Task-aware partitioning after Tawa (arXiv 2510.14719) and Triton's NVWS:
 * every other op that touches tiles or memory (dots, elementwise math,
   reductions, stores, remaining loads) is a *consumer* op — in a kernel
   without dots (an elementwise or reduction kernel) every tile op is, its
-  loads become per-thread global loads of the consumers, the producer
-  partition is empty, and the `aref.warp_specialize` carries
-  `tawa.blocked_layouts`: its tiles take blocked layouts, held by one
-  consumer warp group per 64 rows where that splits them evenly, else one
-  (`dot_free_warp_groups`);
+  loads become per-thread global loads of the consumers, and the
+  `aref.warp_specialize` carries `tawa.blocked_layouts`: its tiles take
+  blocked layouts, held by one consumer warp group per 64 rows where that
+  splits them evenly, else one (`dot_free_warp_groups`);
+* a kernel whose producer would have nothing to load (no producer loads:
+  every kernel without dots) gets no producer partition: the
+  `aref.warp_specialize` holds its consumer partition alone, whose budget
+  is the launch cap of its threads (or `consumer-regs`), so no warp group
+  is launched only to idle and no `setmaxnreg` moves registers between
+  roles (how many CTAs share an SM is decided after lowering,
+  `tawa-occupancy`);
 * scalar, side-effect-free ops (index arithmetic, constants, program ids) and
   the `scf.for` skeletons are replicated into every partition that needs them:
   a loop goes where its body's ops go, and an op goes wherever its results are
@@ -599,8 +605,10 @@ class WarpSpecializePass(ModulePass):
                     raise TawaError(msg, where) from None
                 sys.stderr.write(f"{where}: remark: {msg}\n")
 
-    def partition_shape(self, kernel: func.FuncOp) -> tuple[int, int, int]:
-        """(consumer warps, producer regs, consumer regs) for `kernel`."""
+    def partition_shape(self, kernel: func.FuncOp, producer: bool = True) -> tuple[int, int, int]:
+        """(consumer warps, producer regs, consumer regs) for `kernel`; with
+        no `producer` partition, the consumers' budget is the launch cap of
+        their threads unless `consumer_regs` is given (producer regs: 0)."""
         warps = self.consumer_warps
         if warps is None:
             warps = consumer_warp_groups(kernel) * WARPS_PER_GROUP
@@ -611,13 +619,17 @@ class WarpSpecializePass(ModulePass):
             group_rows_of_tile(rows, warps // WARPS_PER_GROUP, kernel, self.name)
         else:
             blocked_group_rows(kernel, warps // WARPS_PER_GROUP, kernel, self.name)
+        if not producer:
+            return warps, 0, lone_budget(kernel, warps, self.consumer_regs)
         p, c = register_budgets(kernel, self.producer_warps, warps, self.producer_regs, self.consumer_regs)
         return warps, p, c
 
     def _specialize(self, kernel: func.FuncOp) -> None:
         plan = Partitioning(kernel)
         plan.analyze()
-        consumer_warps, producer_regs, consumer_regs = self.partition_shape(kernel)
+        # Nothing to load for a dot: no producer warp group (it would only idle).
+        producer = bool(plan.groups)
+        consumer_warps, producer_regs, consumer_regs = self.partition_shape(kernel, producer)
         body = kernel.body.block
         ret = body.last_op
         assert isinstance(ret, func.ReturnOp)
@@ -631,14 +643,15 @@ class WarpSpecializePass(ModulePass):
             if all(names):
                 create.result.name_hint = "ref_" + "_".join(n for n in names if n)
             creates.append(create)
+        parts = (PRODUCER, CONSUMER) if producer else (CONSUMER,)
         regions = []
-        for part in (PRODUCER, CONSUMER):
+        for part in parts:
             vmap: dict[SSAValue, SSAValue] = {a: a for a in body.args}
             regions.append(Region(PartitionBuilder(plan, part).build(body, vmap)))
         ws = aref.WarpSpecializeOp(
-            [PRODUCER, CONSUMER],
-            [self.producer_warps, consumer_warps],
-            [producer_regs, consumer_regs],
+            parts,
+            [self.producer_warps, consumer_warps][-len(parts):],
+            [producer_regs, consumer_regs][-len(parts):],
             regions,
         )
         if not has_dots(kernel):
@@ -790,6 +803,21 @@ def group_rows_of_tile(rows: int, groups: int, at: Operation, who: str) -> int:
         raise fail(at, f"{who}: {groups} consumer warp groups cannot split a {rows}-row tile: each needs "
                        f"a multiple of {WGMMA_M} rows (one wgmma per {WGMMA_M}-row block)")
     return rows // groups
+
+
+def lone_budget(kernel: func.FuncOp, consumer_warps: int, consumer_regs: int | None) -> int:
+    """The budget of a consumer partition launched alone (no producer): the
+    registers every thread of a CTA of its threads may start with
+    (`launch_register_cap`), or `consumer_regs` when given, which may not
+    exceed that (no other warp group gives registers up)."""
+    cap = launch_register_cap(consumer_warps * THREADS_PER_WARP)
+    if consumer_regs is None:
+        return cap
+    if consumer_regs > cap:
+        raise fail(kernel, f"{WarpSpecializePass.name}: consumer-regs={consumer_regs} is more than the {cap} "
+                           f"registers a CTA of {consumer_warps * THREADS_PER_WARP} threads starts with, and "
+                           "this kernel has no producer warp group to give registers up (it loads nothing for a dot)")
+    return consumer_regs
 
 
 def register_budgets(kernel: func.FuncOp, producer_warps: int, consumer_warps: int,

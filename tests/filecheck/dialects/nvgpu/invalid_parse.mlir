@@ -241,4 +241,4 @@ func.func @kernel_field() attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128
   func.return
 }
 // CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:83
-// CHECK:      unknown #nvgpu.kernel field 'warps' (threads, smem, regs, persistent, cluster)
+// CHECK:      unknown #nvgpu.kernel field 'warps' (threads, smem, regs, maxnreg, ctas_per_sm, persistent, cluster)

@@ -9,8 +9,10 @@
 // CHECK-NEXT:    %[[X:.*]] = nvgpu.frag_binary subf %[[S]], %[[MB]]
 // CHECK-NEXT:    %[[P:.*]] = nvgpu.frag_unary exp2 %[[X]]
 // CHECK-NEXT:    %[[L:.*]] = nvgpu.frag_reduce sum %[[P]]
-// CHECK-NEXT:    %[[LB:.*]] = nvgpu.frag_broadcast %[[L]]
-// CHECK-NEXT:    %[[O:.*]] = nvgpu.frag_binary divf %[[P]], %[[LB]]
+// The division by the row sums is a product with their reciprocals (tawa-divide-by-reciprocal).
+// CHECK-NEXT:    %[[R:.*]] = nvgpu.frag_unary rcp %[[L]]
+// CHECK-NEXT:    %[[RB:.*]] = nvgpu.frag_broadcast %[[R]]
+// CHECK-NEXT:    %[[O:.*]] = nvgpu.frag_binary mulf %[[P]], %[[RB]]
 // CHECK:         nvgpu.frag_convert %[[O]]
 // CHECK:         nvgpu.memref_base %C
 // CHECK-NOT:     tile.
@@ -22,4 +24,5 @@
 // PTX-NEXT: max.NaN.f32
 // PTX-NEXT: shfl.sync.bfly.b32 %f{{[0-9]+}}, %f{{[0-9]+}}, 2, 31, -1;
 // PTX:      ex2.approx.ftz.f32
-// PTX:      div.rn.f32
+// PTX:      rcp.rn.f32
+// PTX-NOT:  div.rn.f32

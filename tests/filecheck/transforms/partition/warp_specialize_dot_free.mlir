@@ -1,6 +1,7 @@
 // tawa-warp-specialize on a kernel without dots (tawa/transforms/partition/warp_specialize.py): nothing is
 // loaded for a dot, so every op goes to the consumers (their loads are per-thread global loads)
-// and the producer partition is empty; the op carries tawa.blocked_layouts (its tiles take blocked
+// and there is no producer partition (it would only idle): the consumers alone, with the launch
+// cap of their threads as budget; the op carries tawa.blocked_layouts (its tiles take blocked
 // layouts and are stored by the threads); one consumer warp group per 64 rows where that splits the
 // tiles evenly, else one.
 // RUN: tawa-opt %s -p tawa-warp-specialize --split-input-file | filecheck %s
@@ -10,16 +11,17 @@
 
 // CHECK-LABEL: func.func @add_relu
 // CHECK-NOT:     aref.create
-// CHECK:         aref.warp_specialize partition producer warps(4) regs(40) {
-// CHECK-NEXT:    ^bb0:
-// CHECK-NEXT:    } partition consumer warps(8) regs(232) {
+// CHECK:         aref.warp_specialize partition consumer warps(8) regs(248) {
 // CHECK:           tile.load %A
 // CHECK:           tile.load %B
 // CHECK:           arith.maximumf
 // CHECK:           tile.store
 // CHECK:         } attributes {tawa.blocked_layouts}
-// The threads load and store 16-byte vectors (8 bf16 in 4 registers); no TMA store.
+// The threads load and store 16-byte vectors (8 bf16 in 4 registers); no TMA store; 256
+// threads, no setmaxnreg.
 // PTX: .entry add_relu(
+// PTX: .reqntid 256, 1, 1
+// PTX-NOT: setmaxnreg
 // PTX-NOT: wgmma
 // PTX: ld.global.v4.b32
 // PTX: max.
@@ -71,7 +73,7 @@ func.func @sum_slices(%W: memref<?x?x?xf32>, %C: memref<?x?xf32>, %S: index) {
 
 // 16 rows of 1024 bf16 (an RMSNorm tile): one warp group holds the whole tile.
 // CHECK-LABEL: func.func @scale_rows
-// CHECK:         partition consumer warps(4) regs(256)
+// CHECK:         aref.warp_specialize partition consumer warps(4) regs(248) {
 // CHECK:         } attributes {tawa.blocked_layouts}
 func.func @scale_rows(%X: memref<?x?xbf16>, %Y: memref<?x?xbf16>, %s: f32) {
   %c0 = arith.constant 0 : index
