@@ -15,7 +15,9 @@ tensors are q_scale·q8, ...) and transposes v into a padded buffer each call.
 Each is a `torch.library` operator (`torch.ops.tawa.matmul`,
 `torch.ops.tawa.attention`, ..., `torch.ops.tawa.rotary`) with fake
 implementations, so they work inside `torch.compile`d models (as opaque
-calls) and in CUDA graphs.  Forward only: no backward is registered.  An
+calls) and in CUDA graphs.  matmul, attention (head dims 64 and 128),
+linear and gated_mlp have backward passes (`tawa.torch.grads`; docs/runtime.md,
+"Autograd"); the others are forward only.  An
 eager call on plain tensors (every operator but attention_fp8) runs the
 operator's implementation without the dispatcher, and a call on tensors laid out like an earlier call's reuses
 its checked launch (`tawa.torch.calls`).

@@ -14,6 +14,8 @@ memory), so CUDA graphs capture it once a first call has loaded the kernel;
 the fake implementation runs the same checks on metadata and returns an
 empty tensor of the output's shape.
 
+Both have backward passes on tawa's matmul (`tawa.torch.grads`).
+
 This module has no `from __future__ import annotations`: torch infers the
 operators' schemas from the annotations, as objects.
 """
@@ -23,7 +25,7 @@ from typing import Any, Optional
 
 import torch
 
-from tawa.torch import library, linear_kernels
+from tawa.torch import grads, library, linear_kernels
 from tawa.torch import linear_checks as lc
 from tawa.torch.calls import call_cache, dense_copy, launch, remember, sm_count
 from tawa.torch.checks import TensorInfo, describe
@@ -201,7 +203,7 @@ def _gated_mlp_fake(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor, a
     return x.new_empty(p.out_shape)
 
 
-linear = library.define("linear", _linear_op, _linear_fake)
+linear = library.define("linear", _linear_op, _linear_fake, grads.Linear)
 """The operator's overload, what `tawa.torch.linear` calls outside eager calls (torch.compile traces it as one call)."""
-gated_mlp = library.define("gated_mlp", _gated_mlp_op, _gated_mlp_fake)
+gated_mlp = library.define("gated_mlp", _gated_mlp_op, _gated_mlp_fake, grads.GatedMlp)
 """The operator's overload, what `tawa.torch.gated_mlp` calls outside eager calls."""

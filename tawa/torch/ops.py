@@ -12,6 +12,9 @@ allocates and launches only (no synchronization, no host reads of device
 memory), so it can be captured in a CUDA graph once its kernel is loaded
 (a first, eager call loads it).
 
+`matmul` and `attention` have backward passes (`tawa.torch.grads`);
+`attention_fp8` has none.
+
 This module has no `from __future__ import annotations`: torch infers the
 operators' schemas from the annotations, as objects.
 """
@@ -20,7 +23,7 @@ from typing import Optional
 
 import torch
 
-from tawa.torch import calls, checks, kernels, library
+from tawa.torch import calls, checks, grads, kernels, library
 
 
 def _dense(x: torch.Tensor) -> torch.Tensor:
@@ -117,9 +120,9 @@ def _attention_fp8_fake(
     return q.new_empty((p.B, p.H, p.S, p.D), dtype=torch.bfloat16)
 
 
-matmul = library.define("matmul", matmul_impl, _matmul_fake)
+matmul = library.define("matmul", matmul_impl, _matmul_fake, grads.Matmul)
 """The operator's overload, what `tawa.torch.matmul` calls (torch.compile traces it as one call)."""
-attention = library.define("attention", attention_impl, _attention_fake)
+attention = library.define("attention", attention_impl, _attention_fake, grads.Attention)
 """The operator's overload, what `tawa.torch.attention` calls."""
 attention_fp8 = library.define("attention_fp8", attention_fp8_impl, _attention_fp8_fake)
 """The operator's overload, what `tawa.torch.attention_fp8` calls."""

@@ -633,19 +633,19 @@ def test_opcheck(torch, stand_in):
 
 
 def test_inputs_that_require_grad_run_forward_and_backward_raises(torch, stand_in):
-    """No backward is registered: a call on tensors requiring grad computes
-    its output (nn.Parameters outside torch.no_grad() are common), and only
-    a backward through it raises, naming the operator."""
+    """Where no backward kernels exist (attention at head dim 256), a call on
+    tensors requiring grad computes its output (nn.Parameters outside
+    torch.no_grad() are common), and only a backward through it raises,
+    saying why.  The operators' backward passes: tests/runtime/test_autograd_cpu.py."""
     g = torch.Generator().manual_seed(3)
-    a = torch.randn(70, 64, generator=g).to(torch.bfloat16).requires_grad_()
-    w = torch.randn(136, 64, generator=g).to(torch.bfloat16)
-    c = torch.ops.tawa.matmul.default(a, w, True)
-    assert c.requires_grad and len(stand_in) == 1
-    assert torch.allclose(c.float(), a.detach().float() @ w.float().T, rtol=2e-2, atol=2e-2)
-    with pytest.raises(RuntimeError, match=r"tawa::matmul has no backward"):
-        c.float().sum().backward()
+    q = torch.randn(1, 2, 20, 256, generator=g).to(torch.bfloat16).requires_grad_()
+    k = torch.randn(1, 2, 20, 256, generator=g).to(torch.bfloat16)
+    o = torch.ops.tawa.attention.default(q, k, k, False, None)
+    assert o.requires_grad and len(stand_in) == 1
+    with pytest.raises(RuntimeError, match=r"tawa::attention has no backward here: head dim D = 256"):
+        o.float().sum().backward()
     with torch.no_grad():
-        assert not torch.ops.tawa.matmul.default(a, w, True).requires_grad
+        assert not torch.ops.tawa.attention.default(q, k, k, False, None).requires_grad
 
 
 def test_a_given_vt_is_checked_as_the_v_it_holds_and_read_in_place_when_it_can():
