@@ -36,6 +36,7 @@ protocol in two steps; this module is the first:
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -362,10 +363,38 @@ class Launch:
     rank: int = 0
 
 
-_EVAL, _FOR, _IF, _PROTOCOL, _REGION = range(5)
-"""The instructions of a compiled block (`SkeletonRunner._compile`)."""
-_HANDLE, _ROLE, _RANK, _THREAD, _LANE, _WARP, _LAUNCH, _OPAQUE, _ARITH = range(9)
-"""How an `_EVAL` instruction computes its result."""
+_ARITH, _EVAL, _FOR, _IF, _PROTOCOL, _REGION = range(6)
+"""The instructions of a compiled block (`SkeletonRunner._compile`);
+`_ARITH` (arithmetic, the most frequent) is tested first."""
+_HANDLE, _ROLE, _RANK, _THREAD, _LANE, _WARP, _LAUNCH, _OPAQUE, _COMPUTE = range(9)
+"""How an `_EVAL` instruction computes its result (`_COMPUTE`: an `_ARITH`
+instruction instead)."""
+
+
+@functools.cache
+def _protocol_type(kind: type[Operation]) -> bool:
+    # By type, once: xDSL's op classes are ABCs, whose isinstance against
+    # PROTOCOL_OPS' many classes is slow, and the skeleton asks it of every op.
+    return issubclass(kind, PROTOCOL_OPS)
+
+
+class _Values(dict):
+    """A trace's values by SSA value `id`; a value the skeleton did not
+    compute reads as UNKNOWN, so that an instruction fetches its operands
+    with one `itemgetter` call."""
+
+    def __missing__(self, key: int) -> Any:
+        return UNKNOWN
+
+
+def _fetch(operands: tuple[int, ...]) -> Callable[[dict[int, Any]], tuple[Any, ...]]:
+    """Reads the values of `operands` from a `_Values`, as a tuple."""
+    if len(operands) == 1:
+        (only,) = operands
+        return lambda vals: (vals[only],)
+    if not operands:
+        return lambda vals: ()
+    return operator.itemgetter(*operands)
 
 
 class SkeletonRunner:
@@ -385,7 +414,9 @@ class SkeletonRunner:
         self.threads = info.threads or 0
         self.objects = Objects()
         self._interpreter: Any = None  # the CPU interpreter, built for the first op `integer_op` leaves to it
-        self._cache: dict[tuple[Any, ...], Any] = {}
+        self._constants: dict[int, Any] = {}
+        """Values known when compiling (integer constants and what is
+        computed from them alone): every trace starts with them."""
         self._lane_ids: dict[int, tuple[Lanes, Lanes, Lanes]] = {}
         self._emitted: dict[tuple[Any, ...], tuple[tuple[Event, ...], bool]] = {}
         self._split: dict[tuple[Any, ...], tuple[tuple[bool, ...], tuple[bool, ...]]] = {}
@@ -401,7 +432,7 @@ class SkeletonRunner:
 
     def is_protocol(self, op: Operation) -> bool:
         """Whether `op` makes events."""
-        return isinstance(op, PROTOCOL_OPS)
+        return _protocol_type(type(op))
 
     def protocol_operands(self, op: Operation) -> Iterable[SSAValue]:
         """The operands of a protocol op that its events depend on."""
@@ -482,15 +513,15 @@ class SkeletonRunner:
 
     # ------------------------------------------------------------------ compiling
 
-    def _compile(self, block: Block) -> tuple[tuple[tuple[Any, ...], ...], tuple[int, ...]]:
+    def _compile(self, block: Block) -> tuple[tuple[tuple[Any, ...], ...], Callable[[dict[int, Any]], Any]]:
         """The instructions of `block` that the skeleton runs (the slice of
-        `_analyze`), and the values its terminator yields."""
+        `_analyze`), and what reads the values its terminator yields."""
         code: list[tuple[Any, ...]] = []
         for op in block.ops:
             if isinstance(op, scf.YieldOp | func.ReturnOp):
-                return tuple(code), _ids(op.operands)
+                return tuple(code), _fetch(_ids(op.operands))
             if self.is_protocol(op):
-                code.append((_PROTOCOL, op, _ids(self.key_operands(op))))
+                code.append((_PROTOCOL, op, _fetch(_ids(self.key_operands(op)))))
             elif isinstance(op, scf.ForOp):
                 if op in self.executed:
                     body = op.body.block
@@ -506,8 +537,30 @@ class SkeletonRunner:
                 code.append((_REGION, op, choose, tuple(self._compile(r.block) for r in op.regions)))
             elif any(r in self.relevant for r in op.results):
                 how, what = self._evaluator(op)
-                code.append((_EVAL, op, how, what, _ids(op.operands), _ids(op.results)))
-        return tuple(code), ()
+                if how != _COMPUTE:
+                    code.append((_EVAL, op, how, what, _ids(op.operands), _ids(op.results)))
+                elif (fn := integer_op(op)) is None or not self._fold(op, fn):
+                    # the op's results by its operands' values, kept across traces: the
+                    # traces of every problem size run the same ops on the same values
+                    memo: dict[tuple[Any, ...], Any] = {}
+                    code.append((_ARITH, op, fn or self._interpreted(op), _fetch(_ids(op.operands)),
+                                 id(op.results[0]), memo))
+        return tuple(code), _fetch(())
+
+    def _fold(self, op: Operation, fn: Callable[[tuple[Any, ...]], Any]) -> bool:
+        """Computes integer arithmetic on values known when compiling (a
+        constant, or an op of such values) once, into `_constants`, rather
+        than in every trace (`fn`: its `integer_op`); False where an operand
+        is not known, or where it fails (it then fails where a trace reaches
+        it, as it would)."""
+        if not all(id(v) in self._constants for v in op.operands):
+            return False
+        try:
+            value = fn(tuple(self._constants[id(v)] for v in op.operands))
+        except Exception:  # noqa: BLE001 - reported where a trace runs it
+            return False
+        self._constants[id(op.results[0])] = value
+        return True
 
     def _evaluator(self, op: Operation) -> tuple[int, Any]:
         """How the skeleton computes the results of `op`: its instruction's
@@ -532,7 +585,7 @@ class SkeletonRunner:
             return _LAUNCH, (field_, op.axis.value.data)
         if op.dialect_name() != "arith" or op.regions:
             return _OPAQUE, None
-        return _ARITH, integer_op(op) or self._interpreted(op)
+        return _COMPUTE, None  # `integer_op`, else the interpreter
 
     def _interpreted(self, op: Operation) -> Callable[[tuple[Any, ...]], Any]:
         """`op` through tawa's CPU interpreter (what `integer_op` does not
@@ -564,7 +617,8 @@ class SkeletonRunner:
         if not 0 <= launch.rank < self.cluster:
             raise ValueError(f"CTA rank {launch.rank} outside a cluster of {self.cluster}")
         self._events: list[Event] = []
-        self._vals: dict[int, Any] = {id(p): a for p, a in zip(self.kernel.body.block.args, args)}
+        self._vals = _Values(self._constants)
+        self._vals.update((id(p), a) for p, a in zip(self.kernel.body.block.args, args))
         first = role * THREADS_PER_GROUP
         self._tids = tuple(range(first, first + THREADS_PER_GROUP))
         if role not in self._lane_ids:
@@ -574,17 +628,22 @@ class SkeletonRunner:
         self._run(*self._code, None)
         return self._events
 
-    def _run(self, code: tuple[tuple[Any, ...], ...], yielded: tuple[int, ...],
+    def _run(self, code: tuple[tuple[Any, ...], ...], yielded: Callable[[dict[int, Any]], tuple[Any, ...]],
              mask: tuple[bool, ...] | None) -> tuple[Any, ...]:
-        """Runs compiled instructions; the values of `yielded` after them."""
+        """Runs compiled instructions; the values `yielded` reads after them."""
         vals = self._vals
         for ins in code:
             kind = ins[0]
-            if kind == _EVAL:
+            if kind == _ARITH:
+                _, op, fn, fetch, result, memo = ins
+                inputs = fetch(vals)
+                out = memo.get(inputs)
+                if out is None:
+                    out = memo[inputs] = self._arith(op, fn, inputs)
+                vals[result] = out
+            elif kind == _EVAL:
                 _, op, how, what, operands, results = ins
-                if how == _ARITH:
-                    vals[results[0]] = self._arith(op, what, tuple(vals.get(v, UNKNOWN) for v in operands))
-                elif how == _OPAQUE:
+                if how == _OPAQUE:
                     for r in results:
                         vals[r] = UNKNOWN
                 else:
@@ -599,7 +658,7 @@ class SkeletonRunner:
                 i = ins[2](self._role)
                 if i is not None:
                     self._run(*ins[3][i], mask)
-        return tuple(vals.get(v, UNKNOWN) for v in yielded)
+        return yielded(vals)
 
     def _special(self, how: int, what: Any) -> Any:
         if how == _HANDLE:
@@ -614,12 +673,9 @@ class SkeletonRunner:
 
     def _arith(self, op: Operation, fn: Callable[[tuple[Any, ...]], Any], inputs: tuple[Any, ...]) -> Any:
         """`fn` (op's arithmetic) on `inputs`, lane by lane where they differ
-        between lanes; remembered per op and inputs."""
+        between lanes (`_run` remembers it per op and inputs)."""
         if UNKNOWN in inputs:
             return UNKNOWN
-        key = (id(op), inputs)
-        if (hit := self._cache.get(key)) is not None:
-            return hit
         try:
             if any(isinstance(x, Lanes) for x in inputs):
                 outs: dict[tuple[Any, ...], Any] = {}
@@ -631,7 +687,6 @@ class SkeletonRunner:
                 out = fn(inputs)
         except Exception as err:  # division by zero and the like, on our chosen sizes
             raise SkeletonError(op, f"'{op.name}' failed on the checker's sizes: {err}") from None
-        self._cache[key] = out
         return out
 
     def _value(self, v: SSAValue) -> Any:
@@ -727,10 +782,10 @@ class SkeletonRunner:
         """The events of a protocol op (`_PROTOCOL` instruction `ins`), made
         once per op, integer operands, lanes and CTA: they depend on nothing
         else, and the traces of every problem size repeat them."""
-        _, op, operands = ins
+        _, op, fetch = ins
         vals = self._vals
         # The mask by identity: every mask but None comes from `_split`, which keeps it.
-        key = (id(op), tuple(vals.get(v, UNKNOWN) for v in operands), id(mask), self._launch.rank)
+        key = (id(op), fetch(vals), id(mask), self._launch.rank)
         if (made := self._emitted.get(key)) is None:
             start = len(self._events)
             self._protocol(op, mask)

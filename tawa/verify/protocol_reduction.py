@@ -435,7 +435,8 @@ class PersistentSets:
         walk = self._walk[r]
         first, arrived_first = pos[r], nwaits[r] >= 0
         while p < n:
-            kind, b, parity, k, gate_mask, gate_loads, seg_rd, seg_wr, seg_ac, seg_nac, nxt, arrival, *limit = walk[p]
+            (kind, b, parity, k, gate_mask, gate_loads, seg_rd, seg_wr, seg_ac, seg_nac, nxt, arrival,
+             named_i, named_count) = walk[p]
             if kind == _WAIT:
                 b4 = 4 * b
                 phase = bars[b4 + 2]
@@ -460,8 +461,8 @@ class PersistentSets:
                 if named[2 * self.named_index[b]] <= nwaits[r]:
                     break  # arrived, and the generation has not completed
             elif kind == _COUNTED and (p != first or not arrived_first):
-                i, count = limit
-                if named[2 * i + 1] + (named_arrivals >> _ARRIVALS * i & _FIELD) < count:  # `_unfilled`
+                # `_unfilled`:
+                if named[2 * named_i + 1] + (named_arrivals >> _ARRIVALS * named_i & _FIELD) < named_count:
                     # a sync it has yet to arrive at, whose generation cannot complete on such a path
                     wr |= gate_mask
                     nac += arrival
