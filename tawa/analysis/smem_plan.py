@@ -49,6 +49,20 @@ def slot_swizzle(row_bytes: int) -> int | None:
     return next((s for s in sorted(SWIZZLES, reverse=True) if s and row_bytes % s == 0), None)
 
 
+def row_bands_fit(rows: int, row_bytes: int, bands: int) -> bool:
+    """Whether a slot tile of `rows` rows of `row_bytes` bytes splits into
+    `bands` row bands that are each a TMA box starting on the slot's
+    swizzle pattern: rows exactly one swizzle span wide (one box per band)
+    and bands of whole patterns.  What a cluster's CTAs need to multicast
+    the tile, each loading one band (`tawa-cluster`).  Example: a 128×64
+    bf16 tile (rows of 128 bytes, 128B swizzle) splits into 2 bands of 64
+    rows; a 64×128 bf16 tile (rows of 256 bytes) does not."""
+    swizzle = slot_swizzle(row_bytes)
+    if swizzle is None or row_bytes != swizzle or rows % bands:
+        return False
+    return (rows // bands) * row_bytes % SMEM_ALIGNMENT[swizzle] == 0
+
+
 @dataclass(frozen=True)
 class Placement:
     """One allocation: its byte offset and what lives there."""

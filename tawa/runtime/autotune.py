@@ -68,12 +68,14 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from tawa.analysis.smem_plan import row_bands_fit
 from tawa.diagnostics import TawaError
 from tawa.kernels.gemm import (
     BLOCK_M_CHOICES,
     BLOCK_N_CHOICES,
     GemmConfig,
     block_k_for,
+    element_bytes,
     gemm_grid,
     gemm_source,
     unsupported,
@@ -362,6 +364,14 @@ def _configs(problem: GemmProblem, space: Space, sms: int) -> list[tuple[GemmCon
     return configs
 
 
+def _b_bands_fit(config: GemmConfig, cluster: int) -> bool:
+    """Whether B's slot tile ([BLOCK_N, BLOCK_K] read as [N, K], [BLOCK_K,
+    BLOCK_N] as [K, N]) splits into `cluster` bands a cluster can multicast."""
+    rows, cols = ((config.block_n, config.block_k) if config.b_layout == "nk" else
+                  (config.block_k, config.block_n))
+    return row_bands_fit(rows, cols * element_bytes(config.b_dtype), cluster)
+
+
 def space_choices(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM_COUNT) -> list[Choice]:
     """The space's configurations for `problem` (module docstring: what is
     pruned), in the space's order, without estimates."""
@@ -378,8 +388,9 @@ def space_choices(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int =
                 space.group_rows if fixed_rows is None else (fixed_rows,)):
             if config.block_m % group_rows or group_rows * config.block_n > WGMMA_M * WGMMA_MAX_N:
                 continue  # whole warp groups, each at most the widest accumulator (128 registers)
-            if cluster > 1 and (not persistent or rows < cluster):
-                continue  # clusters need a persistent kernel, and rows of tiles to share B along
+            if cluster > 1 and (not persistent or rows < cluster or not _b_bands_fit(config, cluster)):
+                continue  # clusters need a persistent kernel, rows of tiles to share B along, and B tiles
+                # that split into one band per CTA (`tawa-cluster` multicasts nothing else)
             if defer and not persistent:
                 continue  # a deferred store rides the loop over programs
             result[Choice(config, stages, group_m, persistent, cluster, defer, group_rows)] = None

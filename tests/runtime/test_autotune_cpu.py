@@ -13,7 +13,7 @@ import pytest
 
 import tawa
 from tawa.analysis.gemm_cost import estimate
-from tawa.kernels.gemm import GemmConfig, unsupported
+from tawa.kernels.gemm import GemmConfig, gemm_source, unsupported
 from tawa.runtime import autotune as at
 from tawa.runtime.autotune import (
     DEFAULT_SPACE,
@@ -66,6 +66,23 @@ def test_heuristic():
     assert batched.config.batched and batched.grid(512, 512, 64)[2] == 64
     with pytest.raises(AutotuneError, match="MN-major"):
         heuristic(GemmProblem(256, 256, 256, "f8E4M3FN", b_layout="kn"))
+
+
+def test_clusters_only_where_b_tiles_split_into_bands():
+    """A 2-CTA cluster multicasts B in two row bands of whole swizzle spans:
+    [BLOCK_N, 64] bf16 tiles ([N, K] B) split, [64, BLOCK_N > 64] ([K, N] B,
+    rows of 256 bytes or more) do not, and the space does not offer them
+    there (tawa-cluster would refuse the kernel)."""
+    wide = Space(tiles=((128, 256), (128, 128), (64, 128), (64, 64)))
+    for layout in ("nk", "kn"):
+        for c in space_choices(GemmProblem(999, 768, 1032, b_layout=layout), wide):
+            if c.cluster > 1:
+                assert layout == "nk" or c.config.block_n * 2 == 128, c
+    kn = space_choices(GemmProblem(999, 768, 1032, b_layout="kn"), wide)
+    assert {c.config.block_n for c in kn if c.cluster > 1} == {64}
+    # The heuristic's choice for a [K, N] B with K·2 bytes 16 mod 32 compiles.
+    choice = heuristic(GemmProblem(999, 768, 1032, b_layout="kn"))
+    tawa.compile(gemm_source(choice.config), choice.config.kernel, **choice.options)
 
 
 def test_candidates_are_pruned_and_ranked():

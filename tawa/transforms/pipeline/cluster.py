@@ -48,11 +48,11 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tawa.analysis.program_order import TrendAnalysis, independent_of_pid0
-from tawa.analysis.smem_plan import slot_swizzle
+from tawa.analysis.smem_plan import row_bands_fit
 from tawa.dialects import aref, nvgpu, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.dialects.nvgpu.types import element_bytes
-from tawa.target.hopper import MAX_CLUSTER_SIZE, SMEM_ALIGNMENT
+from tawa.target.hopper import MAX_CLUSTER_SIZE
 from tawa.transforms.utils import fail, kernel_of
 
 NAME = "tawa-cluster"
@@ -65,11 +65,7 @@ def band_fits(t: TensorType, size: int) -> bool:
     TMA box of its own starting on the slot's swizzle pattern: rows one
     swizzle span wide (one box per band) and bands of whole patterns."""
     shape = t.get_shape()
-    rows, row_bytes = shape[-2], shape[-1] * element_bytes(t.element_type)
-    swizzle = slot_swizzle(row_bytes)
-    if swizzle is None or row_bytes != swizzle or rows % size:
-        return False
-    return (rows // size) * row_bytes % SMEM_ALIGNMENT[swizzle] == 0
+    return row_bands_fit(shape[-2], shape[-1] * element_bytes(t.element_type), size)
 
 
 def shared_loads(ws: aref.WarpSpecializeOp, size: int) -> list[tile.LoadOp]:
