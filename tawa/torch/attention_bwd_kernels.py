@@ -4,10 +4,11 @@ They are the tile programs of examples/python/attention_bwd.py (`module()`
 loads them): `attention_fwd_lse` (the forward pass that also stores each
 query row's log-sum-exp, run when a gradient will flow through the call),
 `attention_bwd_preprocess` (Delta = rowsum(dO ∘ O)), `attention_bwd_dkdv`
-and `attention_bwd_dq`.  The tiles are those the pipeline compiles without
-spills (docs/passes.md, "Attention backward"): the dK/dV kernel takes
-128-key blocks at head dim 64 and 64-key blocks at head dim 128, whose
-128-key blocks need more registers than a consumer thread has.
+and `attention_bwd_dq`.  The dK/dV kernel's key block is the largest of
+128 and 64 whose kernel the compiler's resource check accepts (`_dkdv_tile`:
+at head dim 128 its 128-key blocks need more registers than a consumer
+thread has, docs/passes.md "Attention backward"); the others' tiles are
+fixed.
 
 `kernel(name, D, causal)` is the compiled `tawa.Kernel` (remembered per
 kernel and constexprs), `grid(name, D, ...)` its launch grid.
@@ -15,30 +16,25 @@ kernel and constexprs), `grid(name, D, ...)` its launch grid.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from typing import Any
 
-ATTENTION_BWD = Path(__file__).resolve().parents[2] / "examples" / "python" / "attention_bwd.py"
+from tawa.torch import kernels
+
 HEAD_DIMS = (64, 128)
 """Head dims with backward kernels."""
 FWD, PRE, DKDV, DQ = "attention_fwd_lse", "attention_bwd_preprocess", "attention_bwd_dkdv", "attention_bwd_dq"
 CAUSAL_KERNELS = (FWD, DKDV, DQ)
 """The kernels that take a CAUSAL constexpr (the preprocess has no mask)."""
 
-_MODULE: list[Any] = []
+DKDV_KEY_BLOCKS = (128, 64)
+"""Keys per dK/dV program, tried largest first (`_dkdv_tile`)."""
 _KERNELS: dict[tuple[Any, ...], Any] = {}
+_DKDV_TILES: dict[int, dict[str, int]] = {}
 
 
 def module() -> Any:
     """The module of examples/python/attention_bwd.py (loaded once)."""
-    if not _MODULE:
-        spec = importlib.util.spec_from_file_location("tawa_examples_attention_bwd", ATTENTION_BWD)
-        assert spec is not None and spec.loader is not None
-        loaded = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(loaded)
-        _MODULE.append(loaded)
-    return _MODULE[0]
+    return kernels.python_example("attention_bwd")
 
 
 def unsupported(D: int) -> str | None:
@@ -56,10 +52,28 @@ def tile(name: str, D: int) -> dict[str, int]:
     if name == PRE:
         return {"BLOCK_M": 64}
     if name == DKDV:
-        return {"BLOCK_M": 64, "BLOCK_N": 128 if D == 64 else 64}
+        return _dkdv_tile(D)
     if name == DQ:
         return {"BLOCK_M": 128, "BLOCK_N": 64}
     raise KeyError(f"no attention training kernel {name!r}; known: {', '.join((FWD, PRE, DKDV, DQ))}")
+
+
+def _dkdv_tile(D: int) -> dict[str, int]:
+    """The dK/dV kernel's blocks at head dim D: 128 keys a program where both
+    its causal and its plain kernel fit the registers (the resource check),
+    else 64."""
+    hit = _DKDV_TILES.get(D)
+    if hit is None:
+        def both(**blocks: int) -> None:
+            for causal in (False, True):
+                _compile(DKDV, **blocks, HEAD_DIM=D, CAUSAL=causal)
+
+        hit = kernels.first_that_fits(both, [{"BLOCK_M": 64, "BLOCK_N": n} for n in DKDV_KEY_BLOCKS])
+        if hit is None:
+            raise ValueError(f"tawa.torch.attention: the dK/dV kernel at head dim {D} fits no key block of "
+                             f"{', '.join(map(str, DKDV_KEY_BLOCKS))}")
+        _DKDV_TILES[D] = hit
+    return dict(hit)
 
 
 def constexprs(name: str, D: int, causal: bool) -> dict[str, Any]:
@@ -92,5 +106,6 @@ def kernel(name: str, D: int, causal: bool) -> Any:
 
 
 def clear_cache() -> None:
-    """Forgets the kernels compiled in this process."""
+    """Forgets the kernels compiled and the tiles chosen in this process."""
     _KERNELS.clear()
+    _DKDV_TILES.clear()

@@ -168,6 +168,45 @@ def matmul_kernel(name: str, dtype: str, M: int, N: int, K: int, sms: int = SM_C
     return kernel, grid
 
 
+_PYTHON_EXAMPLES: dict[str, Any] = {}
+RESOURCE_CHECK = "tawa-check-resources:"
+"""How the compiler's resource check (registers, shared memory) begins its diagnostics."""
+
+
+def python_example(stem: str) -> Any:
+    """The module of examples/python/<stem>.py, loaded once: its
+    `@tawa.kernel` functions are the kernels of the norm, rotary and
+    attention-gradient operators."""
+    loaded = _PYTHON_EXAMPLES.get(stem)
+    if loaded is None:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location(f"tawa_examples_{stem}", EXAMPLES / "python" / f"{stem}.py")
+        assert spec is not None and spec.loader is not None
+        loaded = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(loaded)
+        _PYTHON_EXAMPLES[stem] = loaded
+    return loaded
+
+
+def first_that_fits(compile_one: Any, candidates: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The first of `candidates` (constexprs, largest tile first) whose
+    kernel `compile_one(**candidate)` compiles, skipping those the compiler's
+    resource check refuses (more registers or shared memory than there are);
+    None when it refuses them all.  Any other compile error is raised."""
+    from tawa.diagnostics import TawaError
+
+    for candidate in candidates:
+        try:
+            compile_one(**candidate)
+        except TawaError as err:
+            if RESOURCE_CHECK not in str(err):
+                raise
+            continue
+        return candidate
+    return None
+
+
 def clear_cache() -> None:
     """Forgets the compiled kernels, matmul choices and split-K workspaces
     (tawa.runtime.clear_cache() forgets tawa.compile's)."""

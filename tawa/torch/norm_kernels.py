@@ -25,15 +25,12 @@ many as divide the sequence length, halved the same way.
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 from typing import Any
 
-from tawa.diagnostics import TawaError
 from tawa.target.hopper import MAX_REGS_PER_THREAD, THREADS_PER_GROUP
+from tawa.torch import kernels
 
-NORMS = Path(__file__).resolve().parents[2] / "examples" / "python" / "norms.py"
 KERNELS = {"rmsnorm": "rms_norm", "layernorm": "layer_norm", "add_rmsnorm": "add_rms_norm", "rotary": "rotary"}
 """Kernel → the `tawa.torch` operator it serves (the name its errors give)."""
 ROW_KERNELS = ("softmax", "rmsnorm", "layernorm", "add_rmsnorm")
@@ -44,23 +41,13 @@ CHUNK = 1024
 TILE_ELEMENTS = THREADS_PER_GROUP * (MAX_REGS_PER_THREAD + 1) // 2
 """The f32 elements of the largest tile tried: half of one warp group's
 registers (128 threads × 128), the rest for the kernel's other values."""
-RESOURCE_CHECK = "tawa-check-resources:"
-"""How the compiler's register check begins its diagnostics."""
-
-_MODULE: list[Any] = []
 _TILES: dict[tuple[Any, ...], dict[str, int]] = {}
 _KERNELS: dict[tuple[Any, ...], Any] = {}
 
 
 def norms() -> Any:
     """The module of examples/python/norms.py (loaded once)."""
-    if not _MODULE:
-        spec = importlib.util.spec_from_file_location("tawa_examples_norms", NORMS)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        _MODULE.append(module)
-    return _MODULE[0]
+    return kernels.python_example("norms")
 
 
 def block_n(name: str, N: int) -> int:
@@ -93,18 +80,12 @@ def _fitted(name: str, rows: int, what: str, **constexprs: int) -> dict[str, int
     hit = _TILES.get(key)
     if hit is None:
         bm = 1 << int(math.log2(max(1, rows)))
-        while True:
-            try:
-                _compile(name, BLOCK_M=bm, **constexprs)
-                break
-            except TawaError as err:
-                if RESOURCE_CHECK not in str(err):
-                    raise
-                if bm == 1:
-                    raise ValueError(f"tawa.torch.{KERNELS.get(name, name)}: {what} does not fit one program's registers "
-                                     f"(the {name} kernel with {constexprs})") from None
-                bm //= 2
-        hit = _TILES[key] = {"BLOCK_M": bm, **constexprs}
+        sizes = [{"BLOCK_M": bm >> i, **constexprs} for i in range(bm.bit_length())]
+        hit = kernels.first_that_fits(lambda **c: _compile(name, **c), sizes)
+        if hit is None:
+            raise ValueError(f"tawa.torch.{KERNELS.get(name, name)}: {what} does not fit one program's registers "
+                             f"(the {name} kernel with {constexprs})")
+        _TILES[key] = hit
     return dict(hit)
 
 

@@ -114,9 +114,24 @@ def test_operators_with_a_backward(torch):
         "float scale) -> (Tensor, Tensor, Tensor)")
 
 
-def test_training_tiles_and_grids():
-    assert abk.tile(abk.DKDV, 64) == {"BLOCK_M": 64, "BLOCK_N": 128}
-    assert abk.tile(abk.DKDV, 128) == {"BLOCK_M": 64, "BLOCK_N": 64}  # 128-key blocks exceed the registers
+@pytest.mark.slow
+@pytest.mark.parametrize("D", [64, 128])
+def test_dkdv_key_blocks_are_the_largest_that_fit(D):
+    """Decided by compiling: the largest key block whose causal and plain
+    dK/dV kernels the resource check accepts; every larger one it refuses."""
+    from tawa.diagnostics import TawaError
+
+    abk.clear_cache()
+    chosen = abk.tile(abk.DKDV, D)["BLOCK_N"]
+    assert chosen in abk.DKDV_KEY_BLOCKS
+    for larger in (n for n in abk.DKDV_KEY_BLOCKS if n > chosen):
+        with pytest.raises(TawaError, match="tawa-check-resources"):
+            for causal in (False, True):
+                abk._compile(abk.DKDV, BLOCK_M=64, BLOCK_N=larger, HEAD_DIM=D, CAUSAL=causal)
+
+
+def test_training_tiles_and_grids(monkeypatch):
+    monkeypatch.setattr(abk, "_dkdv_tile", lambda D: {"BLOCK_M": 64, "BLOCK_N": 128 if D == 64 else 64})
     assert abk.constexprs(abk.PRE, 128, True) == {"BLOCK_M": 64, "HEAD_DIM": 128}  # no CAUSAL
     assert abk.grid(abk.DKDV, 128, 70, 300, 4, 2) == (5, 4, 2)
     assert abk.grid(abk.DQ, 128, 70, 300, 4, 2) == (1, 4, 2)
@@ -174,7 +189,8 @@ def test_attention_gradients(torch, kernels_on_cpu, seed, D, causal, H, Hkv, S, 
     # expanded to one key/value head per query head, and dK, dV are summed over each group.
     assert fwd_args[1] is k.detach() or fwd_args[1].data_ptr() == k.data_ptr()
     assert dkdv_args[1].shape == (B, H, SK, D) and (dkdv_args[1].data_ptr() == k.data_ptr()) == (group == 1)
-    assert dkdv_values["BLOCK_N"] == (128 if D == 64 else 64) and dkdv_grid == (-(-SK // dkdv_values["BLOCK_N"]), H, B)
+    assert dkdv_values["BLOCK_N"] == abk.tile(abk.DKDV, D)["BLOCK_N"]
+    assert dkdv_grid == (-(-SK // dkdv_values["BLOCK_N"]), H, B)
     assert dq_grid == (-(-S // 128), H, B) and dkdv_args[8:] == (S, SK, scale)
 
 
