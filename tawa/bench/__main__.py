@@ -3,7 +3,8 @@
 Workloads: `gemm` (bf16 C = A·Bᵀ against cuBLAS); `gemm-variants` (tawa's
 pipeline variants against each other and cuBLAS); `gemm-fp8` (e4m3 inputs
 against cuBLAS's fp8 GEMM); `attention` (FlashAttention forward against torch
-SDPA's cuDNN and FA2 backends); `attention-ab` (two compilations of one
+SDPA's cuDNN and FA2 backends; `attention --backward`: the backward pass);
+`attention-ab` (two compilations of one
 attention kernel against each other and cuDNN: the A/B behind a compiler
 decision); `attention-variants` (every kernel the attention operators could
 run on a problem, against each other and cuDNN: the attention cost model's data);
@@ -12,7 +13,8 @@ copy's bandwidth); `watchdog` (the GEMM with and without
 the hang watchdog's bounded waits); `launch` (host time per call against
 torch.matmul's); `model` (transformer forward passes, GPT-2 and
 Llama style, with tawa's operators against torch's, eager, compiled and in
-CUDA graphs); `plot` (draws a saved result's JSON as a PNG); `python -m tawa.bench gemm -h`
+CUDA graphs; `model --train`: training steps); `plot` (draws a saved
+result's JSON as a PNG); `python -m tawa.bench gemm -h`
 lists its options.
 """
 
@@ -44,9 +46,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if name not in workloads:
         print(f"tawa.bench: error: unknown workload {name!r}; known: {', '.join(workloads)}", file=sys.stderr)
         return 2
+    module = workloads[name]
+    if name == "attention" and "--backward" in rest:  # the backward pass: its own module and options
+        module, rest = "tawa.bench.attention_bwd", [a for a in rest if a != "--backward"]
     import importlib
 
-    return importlib.import_module(workloads[name]).main(rest)
+    return importlib.import_module(module).main(rest)
 
 
 if __name__ == "__main__":

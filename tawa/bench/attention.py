@@ -32,6 +32,10 @@ heads from `RANDOM_HEADS` and a batch log-uniform over 1-64, cut so that one
 operand holds at most `RANDOM_MAX_TOKENS` rows of D.  Each row also prints
 the time the cost model predicts (`tawa.analysis.attention_cost.estimate`)
 and measured / predicted.
+
+`--backward` times the backward pass instead (`tawa.bench.attention_bwd`:
+head dims 64 and 128, against cuDNN's and FlashAttention-2's backward;
+`python -m tawa.bench attention --backward -h` lists its options).
 """
 
 from __future__ import annotations
@@ -76,9 +80,11 @@ def fixed_problems(head_dims: Sequence[int]) -> list[tuple[int, int, int, int, b
     return [(d, B, HEADS, S, causal) for d in head_dims for causal in (False, True) for B, S in SHAPES]
 
 
-def random_problems(count: int, seed: int) -> list[tuple[int, int, int, int, bool]]:
+def random_problems(count: int, seed: int, head_dims: Sequence[int] = tuple(HEAD_DIMS)
+                    ) -> list[tuple[int, int, int, int, bool]]:
     """`count` problems (head dim, B, H, S, causal) drawn with
-    `random.Random(seed)` (see the module's `--random`)."""
+    `random.Random(seed)` (see the module's `--random`), the head dim from
+    `head_dims` (the backward's table draws from 64 and 128)."""
     rng = random.Random(seed)
 
     def log_uniform(lo: int, hi: int) -> int:
@@ -86,7 +92,7 @@ def random_problems(count: int, seed: int) -> list[tuple[int, int, int, int, boo
 
     problems = []
     for _ in range(count):
-        d, causal = rng.choice(sorted(HEAD_DIMS)), rng.random() < 0.5
+        d, causal = rng.choice(sorted(head_dims)), rng.random() < 0.5
         S, H, B = log_uniform(*RANDOM_SEQ), rng.choice(RANDOM_HEADS), log_uniform(*RANDOM_BATCH)
         H = min(H, max(1, RANDOM_MAX_TOKENS // S))
         B = min(B, max(1, RANDOM_MAX_TOKENS // (H * S)))
@@ -227,6 +233,10 @@ def plot_spec(rows: Sequence[dict[str, Any]], meta: dict[str, Any]) -> dict[str,
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tawa.bench attention", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--backward", action="store_true",
+                        help="time the backward pass against cuDNN's and FA2's instead (tawa.bench.attention_bwd, "
+                        "which `python -m tawa.bench attention --backward` runs; its options: --head-dim 64/128, "
+                        "--rounds, --random, --seed, --json, --plot)")
     parser.add_argument("--stages", type=int, default=0, help="ring depth (0: the deepest that fits)")
     parser.add_argument("--head-dim", type=int, action="append", choices=sorted(HEAD_DIMS),
                         help="head dims to time (default: all)")
@@ -245,6 +255,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--causal", action="store_true", help="--explain: causal problems")
     parser.add_argument("--sms", type=int, default=None, help="SMs --explain estimates for (default: the H100's 132)")
     args = parser.parse_args(argv)
+    if args.backward:  # `python -m tawa.bench` hands --backward to tawa.bench.attention_bwd before this
+        print("tawa.bench attention: error: --backward is tawa.bench.attention_bwd's: run "
+              "`python -m tawa.bench attention --backward`", file=sys.stderr)
+        return 1
     if args.explain:
         try:
             for text in args.explain:

@@ -4,6 +4,8 @@ operators against the same model with torch's, timed in the same run.
     python -m tawa.bench model [--models gpt2-1024,gpt2-2048,llama-4096]
         [--shapes 1x128,8x1024,4x4096] [--modes eager,compile,graph]
         [--rounds R] [--layers N] [--json PATH] [--plot PNG] [--tp N]
+    python -m tawa.bench model --train [--models ...] [--shapes ...] [--rounds R]
+        [--layers N] [--json PATH] [--plot PNG]
 
 Each model (`tawa.bench.model_nets.MODELS`) is written once over an ops
 table; the "torch" variant runs `model_ops.torch_ops()` (F.linear,
@@ -36,6 +38,12 @@ what it measured) with the tawa table's notes (which tawa operators ran,
 which stand-ins); `--plot` draws tawa's speed relative to torch per row.
 `--tp N` runs every row tensor-parallel over N GPUs, both variants split
 alike (`tawa.bench.model_tp`).
+
+`--train` times training steps instead (`tawa.bench.model_train`): the
+forward and backward passes of a scalar loss to every weight's gradient,
+eager, one row (mode `train`) per model and shape; the gradients of tawa's
+step are checked against torch's first.  The tawa table runs torch's norms
+and rotary embedding there (tawa's have no backward).
 """
 
 from __future__ import annotations
@@ -126,11 +134,16 @@ def _err(value: float | None) -> str:
 
 
 def format_table(rows: Sequence[Row], meta: dict[str, Any]) -> str:
+    train = bool(meta.get("train"))
     lines = [
-        f"tawa's operators in transformer forward passes vs torch's, on {meta['gpu']}, {meta['date']}",
+        f"tawa's operators in transformer {'training steps' if train else 'forward passes'} vs torch's, on "
+        f"{meta['gpu']}, {meta['date']}",
         f"torch {meta.get('torch', '?')}, tawa {meta.get('tawa', '?')}; {meta['rounds']} interleaved rounds, "
-        "median per forward; eager/compile: wall clock to a synchronize, graph: CUDA events around a replay",
-        "tawa/torch = torch ms / tawa ms (above 1: tawa is faster); errors: relative, final hidden states",
+        + ("median per step (forward + backward to every weight's gradient), eager: wall clock to a synchronize; "
+           "tawa: its linear layers and attention, torch's norms and rotary (tawa's have no backward)" if train else
+           "median per forward; eager/compile: wall clock to a synchronize, graph: CUDA events around a replay"),
+        "tawa/torch = torch ms / tawa ms (above 1: tawa is faster); errors: relative, "
+        + ("the weights' gradients (all together)" if train else "final hidden states"),
         "",
         f"{'model':<11} {'BxS':>7} {'mode':<7} {'tawa ms':>9} {'torch ms':>9} {'tawa/torch':>10} "
         f"{'vs torch':>9} {'tawa vs f32':>11} {'torch vs f32':>12}",
@@ -139,7 +152,7 @@ def format_table(rows: Sequence[Row], meta: dict[str, Any]) -> str:
         lines.append(
             f"{r.model:<11} {r.shape:>7} {r.mode:<7} {r.tawa_median:>9.3f} {r.torch_median:>9.3f} {r.ratio:>10.3f} "
             f"{_err(r.err_vs_torch):>9} {_err(r.tawa_err_vs_f32):>11} {_err(r.torch_err_vs_f32):>12}"
-            + ("" if r.correct else f"  FAILED: {r.failure}")
+            + getattr(r, "detail", "") + ("" if r.correct else f"  FAILED: {r.failure}")
         )
     for mode, g in geomeans(rows).items():
         left = f" ({g['of'] - g['rows']} failed, left out)" if g["rows"] < g["of"] else ""
@@ -152,7 +165,8 @@ def plot_spec(rows: Sequence[Row], meta: dict[str, Any]) -> dict[str, Any]:
     """What `--plot` draws (`tawa.bench.plot`): each row's speed relative to
     torch's (torch = 1; rows of 1 and 60 ms share one axis)."""
     return {
-        "title": f"transformer forward, tawa's operators vs torch's (torch ms / ms), {meta['gpu']}, {meta['date']}",
+        "title": f"transformer {'training step' if meta.get('train') else 'forward'}, tawa's operators vs torch's "
+                 f"(torch ms / ms), {meta['gpu']}, {meta['date']}",
         "ylabel": "speed relative to torch (torch ms / ms)",
         "labels": [f"{r.model} {r.shape} {r.mode}" for r in rows],
         "series": {"tawa": [r.ratio if r.correct else math.nan for r in rows], "torch": [1.0 for _ in rows]},
@@ -189,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help=f"comma-separated (default {','.join(DEFAULT_MODELS)})")
     parser.add_argument("--shapes", type=parse_shapes, default=list(DEFAULT_SHAPES), metavar="BxS,...",
                         help="batch x sequence, comma-separated (default 1x128,8x1024,4x4096)")
-    parser.add_argument("--modes", type=parse_modes, default=list(MODES),
+    parser.add_argument("--modes", type=parse_modes, default=None,
                         help=f"comma-separated of {', '.join(MODES)} (default all)")
     parser.add_argument("--rounds", type=positive, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--layers", type=positive, default=None,
@@ -198,7 +212,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--plot", type=Path, metavar="PNG", help="also draw tawa's speed relative to torch per row")
     parser.add_argument("--tp", type=positive, default=1, metavar="N",
                         help="tensor-parallel over N GPUs of this host, NCCL (default 1; modes eager, graph)")
+    parser.add_argument("--train", action="store_true",
+                        help="time training steps (forward + backward to the weights' gradients, eager) instead "
+                        "of forward passes (tawa.bench.model_train)")
     args = parser.parse_args(argv)
+    if args.train and (args.modes is not None or args.tp > 1):
+        parser.error("--train runs eager training steps on one GPU: without --modes and --tp")
+    args.modes = args.modes or list(MODES)
     started = time.perf_counter()
 
     def log(line: str) -> None:
@@ -212,7 +232,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.tp > 1:
         return tensor_parallel(args)
     try:
-        rows, meta = run(args.models, args.shapes, args.modes, args.rounds, args.layers, log, on_row)
+        if args.train:
+            from tawa.bench import model_train
+
+            rows, meta = model_train.run(args.models, args.shapes, args.rounds, args.layers, log, on_row)
+        else:
+            rows, meta = run(args.models, args.shapes, args.modes, args.rounds, args.layers, log, on_row)
     except BenchError as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 1
