@@ -46,9 +46,10 @@ warp groups issuing wgmma and storing C) say a configuration costs:
   the distinct rows of A and columns of B its programs touch) and C's
   writes, at a fitted bandwidth: a floor under the kernel's time (skinny
   problems are bound by it).
-* **split-K**: the split kernel stores f32 partials (its epilogue and DRAM
-  bytes), then torch sums them (`tawa.runtime.splitk`): one or two more
-  launches and the partials' bytes.
+* **split-K**: every program stores its f32 partial (its epilogue and DRAM
+  bytes), and the last of a tile's programs reads the tile's partials back
+  and stores C, in the same launch (`tawa.runtime.splitk`): the partials'
+  and C's bytes, no launch.
 
 The free parameters (the cycles per instruction, the shared-memory share,
 the bandwidths, the latency, the epilogue's costs, the launch, the fp8
@@ -180,7 +181,8 @@ class Estimate:
     kernel: float
     """The longer of main + epilogue and the DRAM floor."""
     reduction: float
-    """Split-K's reduction (launches and the partials' bytes); 0 unsplit."""
+    """Split-K's reduction in the last program of each tile (the partials'
+    and C's bytes); 0 unsplit."""
     programs: int
     ctas: int
     per_round: int
@@ -358,14 +360,9 @@ def estimate(problem: GemmProblem, choice: Choice, sms: int = SM_COUNT, params: 
     prologue = launch + params.load_latency_s if programs else launch
     kernel = max(main + epilogue, dram)
     reduction = 0.0
-    if split > 1:
+    if split > 1:  # the last arrivers read every partial back and store C, after their own main loops
         mn = problem.M * problem.N
-        out = C_BYTES[c_type]
-        if split == 2 or c_type == "f32":
-            launches, moved = 1, split * mn * 4 + mn * out
-        else:  # a sum into an f32 slab, then a copy into C
-            launches, moved = 2, split * mn * 4 + 2 * mn * 4 + mn * out
-        reduction = launches * params.launch_s + moved / params.dram_bytes_per_s
+        reduction = (split * mn * 4 + mn * C_BYTES[c_type]) / params.dram_bytes_per_s
     return Estimate(prologue + kernel + reduction, prologue, main, epilogue, dram, kernel, reduction, programs, ctas,
                     per_round, rounds, tail, k_steps, depth, full)
 

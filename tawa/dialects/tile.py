@@ -639,6 +639,44 @@ class SelectOp(IRDLOperation):
             )
 
 
+@irdl_op_definition
+class CounterArriveOp(IRDLOperation):
+    """This program's arrival at the counter `counters[index]`, one of `count`
+    programs that arrive there; true in the program whose arrival is the
+    last (the `count`-th), false in the others.  No program waits.
+
+    Memory order: release and acquire at GPU scope.  Every global store the
+    program made before the op is visible, to whichever program arrives
+    last, before its increment; the program that arrives last sees, after
+    the op, every store the others released.  The increment is atomic and
+    wraps: the last arrival sets the counter back to 0, so a counter zeroed
+    once serves every later launch (a replayed CUDA graph) without a reset.
+    So "the last arriver combines what the others wrote" needs no wait and
+    cannot deadlock, whatever order programs run in.
+
+    Example: `%last = tile.counter_arrive %Counters[%tile] count 4 : memref<?xi32>`
+    """
+
+    name = "tile.counter_arrive"
+    counters = operand_def(MemRefType)
+    index = operand_def(IndexType)
+    count = prop_def(IntegerAttr[I64])
+    result = result_def(i1)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$counters `[` $index `]` `count` $count attr-dict `:` type($counters)"
+
+    def __init__(self, counters: SSAValue, index: SSAValue, count: int):
+        super().__init__(operands=[counters, index], properties={"count": IntegerAttr(count, 64)}, result_types=[i1])
+
+    def verify_(self) -> None:
+        t = self.counters.type
+        assert isinstance(t, MemRefType)
+        if t.get_num_dims() != 1 or t.get_element_type() != IntegerType(32):
+            raise VerifyException(f"tile.counter_arrive counters must be a memref<?xi32>, got {t}")
+        if not 1 <= self.count.value.data < 2**31:
+            raise VerifyException(f"tile.counter_arrive count must be in [1, 2^31), got {self.count.value.data}")
+
+
 Tile = Dialect(
     "tile",
     [
@@ -658,6 +696,7 @@ Tile = Dialect(
         TransOp,
         CmpIOp,
         SelectOp,
+        CounterArriveOp,
     ],
     [ReduceKindAttr, CmpIPredicateAttr],
 )

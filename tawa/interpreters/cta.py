@@ -57,7 +57,7 @@ from tawa.interpreters.aref import ArefFunctions, TaskState, check_finished, fre
 from tawa.interpreters.errors import InterpreterError, SimulationError
 from tawa.interpreters.machine import make_interpreter, run_program, tracker_of
 from tawa.interpreters.scf import TileScfFunctions
-from tawa.interpreters.schedule import Schedule, Scheduler, Task
+from tawa.interpreters.schedule import Schedule, Scheduler, Task, program_order
 from tawa.interpreters.simt import LANE_AWARE, Lanes, PerThread, SimtInterpreter, can_block, merge
 from tawa.interpreters.tile import Launch, set_launch
 from tawa.target.hopper import THREADS_PER_GROUP, THREADS_PER_WARP
@@ -210,6 +210,9 @@ class CtaState:
     module: ModuleOp
     barriers: dict[tuple[int, int], Any] = field(default_factory=dict)
     named: dict[int, ThreadBarrier] = field(default_factory=dict)
+    arrivals: dict[int, bool] = field(default_factory=dict)
+    """`nvgpu.counter_arrive` by named barrier: whether the leader's arrival
+    was the last, between the op's two barriers."""
     wgmma: dict[int, Any] = field(default_factory=dict)
     regs: dict[int, int] = field(default_factory=dict)
     cluster: Cluster | None = None
@@ -444,11 +447,12 @@ def run_grid(
     functions: list[InterpreterFunctions],
     schedule: Schedule,
     ctas: int | None = None,
+    order: str = "grid",
 ) -> None:
     """Runs thread-level `kernel` over logical grid `grid` (see the module
     docstring for the CTA grid and clusters): one scheduler per cluster,
     whose tasks are the warp groups of all of its CTAs; clusters one after
-    another.  `ctas`: CTAs of a persistent kernel (clusters of a persistent
+    another, in `order` (`tawa.interpret`).  `ctas`: CTAs of a persistent kernel (clusters of a persistent
     cluster kernel), default `DEFAULT_CTAS`."""
 
     name = f"@{kernel.sym_name.data}"
@@ -469,7 +473,8 @@ def run_grid(
     specialized = any(isinstance(op, aref.WarpSpecializeOp) for op in kernel.walk())
     memory = GlobalMemory()
     smem = smem_bytes(kernel)
-    for z, y, c in itertools.product(range(cta_grid[2]), range(cta_grid[1]), range(cta_grid[0] // size)):
+    clusters = itertools.product(range(cta_grid[2]), range(cta_grid[1]), range(cta_grid[0] // size))
+    for z, y, c in program_order(clusters, order, schedule):
         x0 = c * size
         if size == 1:
             what = f"{name} CTA ({x0}, {y}, {z})"

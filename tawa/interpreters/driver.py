@@ -48,7 +48,7 @@ from tawa.interpreters.errors import ArgumentError, InterpreterError
 from tawa.interpreters.fragments import FragmentFunctions
 from tawa.interpreters.machine import make_interpreter, run_program
 from tawa.interpreters.nvgpu import NvgpuFunctions
-from tawa.interpreters.schedule import Schedule
+from tawa.interpreters.schedule import Schedule, program_order
 from tawa.interpreters.tile import Launch
 from tawa.interpreters.wgmma import WgmmaFunctions
 
@@ -224,6 +224,7 @@ def interpret(
     *args: Any,
     schedule: Schedule | None = None,
     ctas: int | None = None,
+    order: str = "grid",
 ) -> None:
     """Runs tile kernel `kernel` once per program id of `grid`, like a GPU launch.
 
@@ -244,6 +245,12 @@ def interpret(
     on `ctas` CTAs (default 2) that share out the programs of `grid`, or
     with thread-block clusters (`#nvgpu.kernel<..., cluster = N>`) on `ctas`
     clusters of N CTAs, as `nvgpu.persistent_ctas` counts them.
+
+    `order` is the order programs (CTAs, clusters) run in, one after
+    another: `grid` (x fastest, then y, then z), `reversed`, or `shuffled`
+    (seeded by the schedule's seed).  A GPU promises no order, so a kernel
+    whose programs communicate (`tile.counter_arrive`) must compute the same
+    in every one.
     """
     module = as_module(module_or_text)
     func_op = find_kernel(module, kernel)
@@ -257,10 +264,10 @@ def interpret(
     values = check_arguments(func_op, args)
     if is_thread_level(func_op):
         functions = [ArefFunctions(schedule), CtaFunctions(), NvgpuFunctions(), FragmentFunctions(), WgmmaFunctions()]
-        run_grid(module, func_op, grid3, values, functions, schedule or Schedule(), ctas)
+        run_grid(module, func_op, grid3, values, functions, schedule or Schedule(), ctas, order)
         return
     arefs = ArefFunctions(schedule)
     interp = make_interpreter(module, [arefs])
-    for z, y, x in itertools.product(*(range(g) for g in reversed(grid3))):
+    for z, y, x in program_order(itertools.product(*(range(g) for g in reversed(grid3))), order, schedule):
         arefs.attach(interp)
         run_program(interp, func_op, Launch((x, y, z), grid3), values)

@@ -539,6 +539,50 @@ class NvgpuFunctions(SystemFunctions, InterpreterFunctions):
         )
         return ()
 
+    @impl(nvgpu.CounterArriveOp)
+    def run_counter_arrive(self, interpreter: Interpreter, op: nvgpu.CounterArriveOp, args: PythonValues):
+        """The op's PTX, step by step: every thread at the named barrier;
+        the leader's wrapping increment of the i32 at `address` in global
+        memory (the simulator runs one CTA's memory accesses at a time,
+        so it is atomic, and what earlier CTAs stored is visible); the
+        barrier again, after which every thread reads the leader's
+        outcome."""
+        address, leader = args
+        cta, bar, count = cta_of(interpreter), op.barrier_id.value.data, op.count.value.data
+        self._meet(interpreter, op)
+        idx = lanes_of(interpreter).indices()
+        leaders = [int(t) for t in idx if (leader.values[t] if isinstance(leader, PerThread) else leader)]
+        if len(leaders) > 1 or (leaders and bar in cta.arrivals):
+            raise simulation_error(op, f"{op.name}: more than one leader thread in {cta_name(cta)}")
+        if leaders:
+            at = address.values[leaders[0]] if isinstance(address, PerThread) else address
+            old, bad = cta.memory.gather(np.array([int(at)], dtype=np.int64), 4)
+            if bad is not None:
+                raise simulation_error(op, f"{op.name}: address {int(at):#x} is no element of a memref")
+            value = int(old[0])
+            if not 0 <= value < count:
+                raise simulation_error(op, f"{op.name} in {cta_name(cta)}: the counter holds {value}, outside "
+                                           f"[0, {count}): it was not zeroed, or programs of another count share it")
+            cta.memory.scatter(np.array([int(at)], dtype=np.int64), np.array([0 if value == count - 1 else value + 1]), 4)
+            cta.arrivals[bar] = value == count - 1
+        self._meet(interpreter, op)
+        if bar not in cta.arrivals:
+            raise simulation_error(op, f"{op.name}: no leader thread in {cta_name(cta)}")
+        last = cta.arrivals[bar]
+        self._meet(interpreter, op)  # everyone has read the outcome before the slot is reused
+        cta.arrivals.pop(bar, None)
+        return (last,)
+
+    @staticmethod
+    def _meet(interpreter: Interpreter, op: nvgpu.CounterArriveOp) -> None:
+        nb, generation = _named_arrive(interpreter, op)
+        task_of(interpreter).sync(
+            op,
+            lambda: nb.generation > generation,
+            lambda: f"at named barrier {op.barrier_id.value.data} ({nb.arrived} of "
+            f"{op.num_threads.value.data} threads arrived) in {op.name}",
+        )
+
     @impl(nvgpu.NamedBarrierArriveOp)
     def run_named_barrier_arrive(self, interpreter: Interpreter, op: nvgpu.NamedBarrierArriveOp, args: PythonValues):
         _named_arrive(interpreter, op)
@@ -701,8 +745,9 @@ def _named_arrive(interpreter: Interpreter, op: Any) -> tuple[ThreadBarrier, int
                     f"{op.barrier_id.value.data}, which expects {count}") from None
 
 
-simt.LANE_AWARE.update({nvgpu.ElectOneOp, nvgpu.MBarrierArriveOp})
+simt.LANE_AWARE.update({nvgpu.ElectOneOp, nvgpu.MBarrierArriveOp, nvgpu.CounterArriveOp})
 simt.BLOCKING.update({nvgpu.MBarrierWaitParityOp, nvgpu.MBarrierTimedWaitParityOp, nvgpu.NamedBarrierSyncOp,
+                      nvgpu.CounterArriveOp,
                       nvgpu.ClusterSyncOp})
 
 

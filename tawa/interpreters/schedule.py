@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from xdsl.ir import Operation
 
@@ -53,6 +54,24 @@ class Schedule:
         if self.policy not in POLICIES:
             raise TawaError(f"unknown schedule policy '{self.policy}' (choose from {', '.join(POLICIES)})")
 
+
+
+T = TypeVar("T")
+ORDERS = ("grid", "reversed", "shuffled")
+"""The orders `tawa.interpret` may run a grid's programs (CTAs, clusters) in."""
+
+
+def program_order(ids: Iterable[T], order: str, schedule: Schedule | None) -> list[T]:
+    """`ids` in `order`: as given (`grid`), `reversed`, or `shuffled` by
+    `schedule`'s seed.  A GPU promises no order between programs."""
+    if order not in ORDERS:
+        raise TawaError(f"unknown program order '{order}' (choose from {', '.join(ORDERS)})")
+    ids = list(ids)
+    if order == "reversed":
+        ids.reverse()
+    elif order == "shuffled":
+        random.Random((schedule or Schedule()).seed).shuffle(ids)
+    return ids
 
 class _Abort(BaseException):
     """Unwinds a task after another task failed (not an Exception: nothing

@@ -97,6 +97,21 @@ class TileFunctions(InterpreterFunctions):
             array[src] = value.reshape(shape)[dst]
         return ()
 
+    @impl(tile.CounterArriveOp)
+    def run_counter_arrive(self, interpreter: Interpreter, op: tile.CounterArriveOp, args: PythonValues):
+        """Increments counters[index], wrapping to 0 at the last of `count`
+        arrivals (PTX `atom.inc`), and tells whether this arrival was the
+        last.  Programs run one at a time here, so every store of an
+        earlier program is already visible: release and acquire hold."""
+        counters, index = args
+        count = op.count.value.data
+        old = int(counters[index])
+        if not 0 <= old < count:
+            raise InterpretationError(f"tile.counter_arrive: counter {index} holds {old}, outside [0, {count}): "
+                                      "it was not zeroed, or programs of another count share it")
+        counters[index] = 0 if old == count - 1 else old + 1
+        return (old == count - 1,)
+
     @impl(tile.DotOp)
     def run_dot(self, interpreter: Interpreter, op: tile.DotOp, args: PythonValues):
         """lhs · rhs (or lhs · rhsᵀ) + acc: operands converted to f32 as the

@@ -16,21 +16,23 @@ steps, f32 accumulation, grid (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉[, batch]).
   third grid axis (`examples/batched_gemm.mlir`).
 * A C of f32 is the accumulator itself; bf16 and f16 are `arith.truncf` of it.
 * `split_k` = S > 1 (split-K, for grids too small to keep the SMs busy):
-  two programs.  `gemm_source` is the *split* program `@gemm_splitk`
-  (A, B, W, M, N, K), grid (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉, S): program (m, n, s)
-  sums the products of K-slice s, [s·Ks, min(K, (s+1)·Ks)) with
-  Ks = ⌈⌈K/S⌉/BLOCK_K⌉·BLOCK_K (computed from %K), and stores its f32
-  accumulator into the workspace W (S×M×N f32) at [s, m0, n0]; a slice past
-  K is empty and stores zeros, so every element of W is written.
-  `gemm_reduce_source` is the *reduce* program `@gemm_splitk_reduce`
-  (W, C, M, N), grid `reduce_grid`, one program per tile of the GEMM's
-  cut to at most 128×128 (`reduce_tile`: its two live f32 tiles must fit
-  the threads' registers): C = Σₛ W[s] in f32, then C's type.
-  `tawa-hopper-pipeline` compiles both (the reduce program has no dot: all
-  of it runs in the consumer warp groups); the reduce program is the
-  reduction's definition, run by the CPU simulator and tested on the GPU,
-  but the runtime sums W with torch, which measured as fast or faster for
-  two partials (`tawa.runtime.splitk`, docs/runtime.md "Split-K").
+  `@gemm_splitk` (A, B, C, W, Counters, M, N, K), grid
+  (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉, S): program (m, n, s) sums the products of
+  K-slice s, [s·Ks, min(K, (s+1)·Ks)) with Ks = ⌈⌈K/S⌉/BLOCK_K⌉·BLOCK_K
+  (computed from %K), stores its f32 accumulator into the workspace W
+  (S×M×N f32) at [s, m0, n0] (a slice past K is empty and stores zeros),
+  and arrives at its tile's counter, Counters[m·⌈N/BLOCK_N⌉ + n]
+  (`tile.counter_arrive`, one i32 per tile, zero before the first launch).
+  The last of the S programs to arrive sums the tile's S partials from W
+  in f32, in slice order (so C does not depend on which came last), in
+  column chunks of `reduce_chunk` (the chunk's sum and one partial fit the
+  registers the accumulator held), and stores C; its arrival set the
+  counter back to 0 for the next launch.  No program waits for another
+  (`tawa.runtime.splitk`, docs/runtime.md "Split-K").
+  `gemm_reduce_source` is a separate reduce program `@gemm_splitk_reduce`
+  (W, C, M, N), grid `reduce_grid`, C = Σₛ W[s] over a tile cut to at
+  most 128×128 (`reduce_tile`): no longer what the runtime launches, kept
+  as a dot-free kernel of the compiler's tests.
 
 * `epilogue` (an `Epilogue`): what the consumer warp groups do to the f32
   accumulator before the store, C = activation(acc + bias) + residual, or
@@ -147,7 +149,7 @@ class GemmConfig:
     batched: bool = False
     split_k: int = 1
     """Slices of K computed by separate programs (1: no split; > 1: the
-    split program and its reduction, module docstring)."""
+    last program of each tile adds the others' partials, module docstring)."""
     epilogue: Epilogue = field(default=NO_EPILOGUE)
     """Bias, activation, residual, a second B operand (module docstring)."""
 
@@ -408,8 +410,8 @@ def gemm_source(config: GemmConfig, name: str | None = None) -> str:
     """The tile program of `config`: kernel `config.kernel` (`@gemm`,
     `@batched_gemm` when batched, `@gemm_splitk` when split, a suffix per
     epilogue part: `@gemm_bias_gelu_tanh_residual`; `name` renames it) with
-    arguments (A, B[, B2][, Bias][, R], C, M, N, K), or (A, B, W, M, N, K)
-    for the split program (module docstring)."""
+    arguments (A, B[, B2][, Bias][, R], C, M, N, K), or (A, B, C, W,
+    Counters, M, N, K) when split (module docstring)."""
     _check_generable(config, "tawa.kernels.gemm_source")
     bm, bn, bk = config.tile
     a, b, c = config.a_dtype, config.b_dtype, config.c_dtype
@@ -426,9 +428,40 @@ def gemm_source(config: GemmConfig, name: str | None = None) -> str:
     transposed = "" if kn else " {rhs_transposed}"
     b_form = "K×N" if kn else "N×K"
     if split > 1:
-        out = "%W: memref<?x?x?xf32>"
-        epilogue = f"  tile.store %acc, %W[%s, %m0, %n0] : {acc}, memref<?x?x?xf32>\n"
-        c_doc = f"W is {split}×M×N of f32 (the partial sums of C, {c}, by K-slice)"
+        out = f"%C: {c_type}, %W: memref<?x?x?xf32>, %Counters: memref<?xi32>"
+        # Each program publishes its partial in W and arrives at its tile's counter; the last of
+        # the S to arrive sums the S partials of W, its own included, in slice order (the result
+        # does not depend on which program came last), in column chunks: the accumulator is dead
+        # after its store, and a chunk's sum and the partial being added fit where it was.
+        chunk = reduce_chunk(config)
+        part = f"tensor<{bm}x{chunk}xf32>"
+        chunk_config = config.replace(block_n=chunk, split_k=1)
+        c_chunk_type, c_chunk_index = _operand("%m0", "%n1", c, False)
+        epilogue = (
+            f"  tile.store %acc, %W[%s, %m0, %n0] : {acc}, memref<?x?x?xf32>\n"
+            f"  %tiles_n = tile.num_programs 1\n"
+            f"  %tile_row = arith.muli %pid_m, %tiles_n : index\n"
+            f"  %tile = arith.addi %tile_row, %pid_n : index\n"
+            f"  %last = tile.counter_arrive %Counters[%tile] count {split} : memref<?xi32>\n"
+            f"  scf.if %last {{\n"
+            f"    %c1 = arith.constant 1 : index\n"
+            f"    %split_k = arith.constant {split} : index\n"
+            f"    %chunk = arith.constant {chunk} : index\n"
+            f"    scf.for %j = %c0 to %block_n step %chunk {{\n"
+            f"      %n1 = arith.addi %n0, %j : index\n"
+            f"      %sum0 = tile.zeros : {part}\n"
+            f"      %sum = scf.for %r = %c0 to %split_k step %c1 iter_args(%sum_i = %sum0) -> ({part}) {{\n"
+            f"        %partial = tile.load %W[%r, %m0, %n1] : memref<?x?x?xf32> -> {part}\n"
+            f"        %sum_next = arith.addf %sum_i, %partial : {part}\n"
+            f"        scf.yield %sum_next : {part}\n"
+            f"      }}\n"
+            + "".join("    " + line for line in
+                      _epilogue(chunk_config, "%sum", "", c_chunk_type, c_chunk_index).splitlines(True))
+            + "    }\n"
+            + "  }\n"
+        )
+        c_doc = (f"C is M×N of {c}, W is {split}×M×N of f32 (the partial sums by K-slice), Counters one i32 "
+                 f"per tile of C, zero before the first launch")
         grid = f"(⌈M/{bm}⌉, ⌈N/{bn}⌉, {split})"
         # K-slice s is [s·Ks, min(K, (s+1)·Ks)), Ks = ⌈⌈K/S⌉/BLOCK_K⌉·BLOCK_K = ⌈K/(S·BLOCK_K)⌉·BLOCK_K:
         # whole K-steps, so only the last non-empty slice ends ragged.  Both ends are clamped to K,
@@ -492,6 +525,16 @@ def gemm_source(config: GemmConfig, name: str | None = None) -> str:
     )
 
 
+def reduce_chunk(config: GemmConfig) -> int:
+    """Columns of C the last program of a split tile sums at a time: the
+    widest of at most half the tile's (at least a wgmma's 8) that divides
+    BLOCK_N, so that the chunk's sum and the partial added to it hold no
+    more registers than the accumulator did."""
+    bn = config.block_n
+    top = max(bn // 2 // WGMMA_N_STEP * WGMMA_N_STEP, WGMMA_N_STEP)
+    return next(c for c in range(top, 0, -WGMMA_N_STEP) if bn % c == 0)
+
+
 def reduce_tile(config: GemmConfig) -> tuple[int, int]:
     """The tile of the reduce program of a split `config`: the GEMM's tile,
     cut to at most `REDUCE_TILE`."""
@@ -503,10 +546,9 @@ def gemm_reduce_source(config: GemmConfig, name: str | None = None) -> str:
     `@gemm_splitk_reduce` (`name` renames it) with arguments (W, C, M, N),
     grid `reduce_grid(config, M, N)`, one program per `reduce_tile(config)`
     tile of C: C = Σₛ W[s] summed in f32 in order s = 0, 1, ..., then
-    truncated to C's type.  It defines what the runtime's reduction
-    computes; `tawa-hopper-pipeline` compiles it (a dot-free kernel: every
-    op is the consumers'), and the CPU simulator runs it, but the runtime
-    sums with torch (faster for two partials, docs/perf.md)."""
+    truncated to C's type: what the last program of a split tile computes
+    (`gemm_source`).  `tawa-hopper-pipeline` compiles it (a dot-free kernel:
+    every op is the consumers'); the runtime does not launch it."""
     _check_generable(config, "tawa.kernels.gemm_reduce_source")
     if config.split_k == 1:
         raise TawaError(f"{config.id} has no K split (split_k = 1): no reduce program",
@@ -569,15 +611,23 @@ def workspace_shape(config: GemmConfig, M: int, N: int) -> tuple[int, int, int]:
     return (config.split_k, M, N)
 
 
+def counters_shape(config: GemmConfig, M: int, N: int) -> tuple[int]:
+    """The split program's tile counters: one i32 per tile of C."""
+    rows, cols = gemm_grid(config, M, N)[:2]
+    return (rows * cols,)
+
+
 __all__ = [
     "BLOCK_M_CHOICES",
     "BLOCK_N_CHOICES",
     "GemmConfig",
     "accumulator_registers",
     "block_k_for",
+    "counters_shape",
     "gemm_grid",
     "gemm_reduce_source",
     "gemm_source",
+    "reduce_chunk",
     "reduce_grid",
     "reduce_tile",
     "unsupported",

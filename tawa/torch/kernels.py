@@ -19,9 +19,9 @@ shape bucket, kept in the on-disk cache); `compiled(name, dtype,
 config=...)` compiles it; `matmul_kernel` remembers the kernel and grid per
 problem (a warm call is one dictionary look-up; `clear_cache()` after
 changing `OPTIONS`).  A split-K choice is a
-`tawa.runtime.splitk.SplitKGemm`: the split kernel and the torch sum of its
-partials, called like the others; its workspace is cached per device,
-stream and shape.
+`tawa.runtime.splitk.SplitKGemm`: one launch whose last program per tile
+sums the partials, called like the others; its workspace and tile
+counters are cached per device, stream and shape.
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def compiled(name: str, dtype: str | None = None, config: Any = None, **options:
         else:
             from tawa.runtime.splitk import gemm_kernel
 
-            kernel = gemm_kernel(config, name, **options)  # split-K: a SplitKGemm (kernel + reduction)
+            kernel = gemm_kernel(config, name, **options)  # split-K: a SplitKGemm (kernel + workspace)
         _COMPILED[key] = kernel
     return kernel
 

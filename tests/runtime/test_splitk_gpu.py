@@ -1,11 +1,14 @@
-"""Split-K GEMMs on a Hopper GPU (`tawa.runtime.splitk`, docs/runtime.md "Split-K").
+"""Split-K GEMMs on a Hopper GPU (`tawa.runtime.splitk`, docs/runtime.md "Split-K"):
+one launch, the last program of each tile summing the partials.
 
-* split configurations (bf16, f16 → f32 C, B K×N, fp8; the reduction's three
-  forms: one torch.add for 2 partials, a sum and a copy for more, one sum
-  into an f32 C) on ragged shapes — K not a multiple of the slices, empty
-  slices, K = 0, W rows that a tensor map cannot hold (the thread-epilogue
-  twin) — with C and the workspace poisoned with NaN and a sentinel after C,
-  against a float32 reference;
+* split configurations (bf16, f16 → f32 C, B K×N, fp8; S = 2, 3, 4) on ragged
+  shapes — K not a multiple of the slices, empty slices, K = 0, operands a
+  tensor map cannot hold (the thread-epilogue twin) — with C and the
+  workspace poisoned with NaN and a sentinel after C, against a float32
+  reference; the tile counters back at 0 after each launch;
+* a split GEMM captured in a CUDA graph and replayed twice in a row with C
+  poisoned before each replay: the counters reset themselves, each replay
+  is bitwise the eager result;
 * the heuristic's split (`split=True`) through `tawa.torch.matmul`, eagerly, on a side
   stream, and captured in a CUDA graph (replays bitwise equal to eager runs);
 * autotuning a problem whose candidates include splits (GpuTimer poisons
@@ -58,20 +61,24 @@ def run_poisoned(torch, config: GemmConfig, M: int, N: int, K: int, seed: int, s
         return
     err = ((C.float() - ref).norm() / ref.norm()).item()
     assert err <= tolerance(config), f"relative error {err:.3g} ({what})"
+    counters = gemm.counters(C, M, N, stream)
+    assert not bool(counters.any()), f"tile counters not back at 0: {counters.tolist()} ({what})"
 
 
 CONFIGS = [
-    GemmConfig(64, 256, 64, split_k=4),  # the heuristic's for 64x8192x8192: a sum and a copy
-    GemmConfig(128, 128, 64, split_k=2),  # one torch.add
-    GemmConfig(128, 128, 64, "f16", "f16", "f32", split_k=3),  # one sum into C
+    GemmConfig(64, 256, 64, split_k=4),  # the heuristic's for 64x8192x8192
+    GemmConfig(128, 128, 64, split_k=2),  # two consumer warp groups arrive together
+    GemmConfig(128, 128, 64, "f16", "f16", "f32", split_k=3),  # f32 C
     GemmConfig(128, 128, 64, b_layout="kn", split_k=3),
     GemmConfig(64, 256, 128, "f8E4M3FN", "f8E4M3FN", "bf16", split_k=4),
+    GemmConfig(64, 64, 64, split_k=3),  # many tiles, many counters
 ]
 SHAPES = [
     (100, 1000, 1008),  # ragged everywhere; K not a multiple of split_k·BLOCK_K
     (64, 136, 48),  # K < split_k·BLOCK_K: empty slices store zeros
     (200, 264, 8 * 1024 + 32),
-    (67, 130, 528),  # W rows of 520 bytes: no tensor map, the thread-epilogue twin
+    (67, 130, 528),  # C rows of 260 bytes: the thread-epilogue twin
+    (1000, 520, 3000),  # many tiles arriving at once
     (65, 72, 0),  # K = 0: every slice empty, C = 0
 ]
 """K a multiple of 16 (fp8 rows of 16 bytes)."""
@@ -92,6 +99,45 @@ def test_split_gemm_on_a_side_stream(cuda, seed):
 
     side = torch.cuda.Stream()
     run_poisoned(torch, GemmConfig(64, 256, 64, split_k=4), 64, 2048, 4096, seed, stream=side)
+
+
+@pytest.mark.parametrize("config", [GemmConfig(64, 128, 64, split_k=3), GemmConfig(128, 64, 64, split_k=4)],
+                         ids=lambda c: c.id)
+def test_split_gemm_replays_from_a_cuda_graph_twice_in_a_row(cuda, seed, config):
+    """The counters reset themselves: a graph of one launch, replayed back to back with C
+    poisoned before each replay (no memset of the counters in between), gives the eager bits."""
+    import torch
+
+    M, N, K = 130, 200, 64 * 24 + 8
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    A = torch.randn(M, K, device="cuda", generator=g).to(torch.bfloat16)
+    B = torch.randn(N, K, device="cuda", generator=g).to(torch.bfloat16)
+    C = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    choice = Choice(config)
+    gemm = choice.compile()
+    grid = choice.grid(M, N)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):  # compile, load, and make the capture stream's workspace
+            gemm(A, B, C, M, N, K, grid=grid)
+    torch.cuda.current_stream().wait_stream(side)
+    made = gemm.counters(C, M, N, side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=side):  # captured on the warm-up's stream: its counters, no memset captured
+        gemm(A, B, C, M, N, K, grid=grid)
+    assert gemm.counters(C, M, N, side).data_ptr() == made.data_ptr()
+    eager = torch.full_like(C, float("nan"))
+    gemm(A, B, eager, M, N, K, grid=grid)
+    torch.cuda.synchronize()
+    ref = A.float() @ B.float().T
+    assert ((eager.float() - ref).norm() / ref.norm()).item() <= 1e-2
+    for i in range(2):
+        C.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(C, eager), f"replay {i} differs from the eager run ({config.id})"
+    assert not bool(made.any()) and not bool(gemm.counters(eager, M, N).any())
 
 
 def test_split_choice_through_tawa_torch(cuda, seed, request):

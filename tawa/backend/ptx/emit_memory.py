@@ -180,6 +180,21 @@ def emit_named_barrier_sync(p: KernelPrinter, op: nvgpu.NamedBarrierSyncOp) -> N
     p.emit(f"bar.sync {op.barrier_id.value.data}, {op.num_threads.value.data};")
 
 
+def emit_counter_arrive(p: KernelPrinter, op: nvgpu.CounterArriveOp) -> None:
+    """The sequence in `nvgpu.CounterArriveOp`'s docstring: the old value is
+    0 in every thread but the leader, so only the leader's bit can be set."""
+    bar, threads, top = op.barrier_id.value.data, op.num_threads.value.data, op.count.value.data - 1
+    old, mine, last = p.regs.new("r"), p.regs.new("p"), p.define(op.result)
+    leader = p.reg(op.leader)
+    p.emit("fence.acq_rel.gpu;")
+    p.emit(f"bar.sync {bar}, {threads};")
+    p.emit(f"mov.u32 {old}, 0;")
+    p.emit(f"@{leader} atom.acq_rel.gpu.global.inc.u32 {old}, [{p.reg(op.address)}], {top};")
+    p.emit(f"setp.eq.and.u32 {mine}, {old}, {top}, {leader};")
+    p.emit(f"bar.red.or.pred {last}, {bar}, {threads}, {mine};")
+    p.emit("fence.acq_rel.gpu;")
+
+
 def emit_named_barrier_arrive(p: KernelPrinter, op: nvgpu.NamedBarrierArriveOp) -> None:
     p.emit(f"bar.arrive {op.barrier_id.value.data}, {op.num_threads.value.data};")
 
@@ -270,6 +285,7 @@ EMITTERS: dict[type[Operation], Callable] = {
     nvgpu.ClusterSyncOp: emit_cluster_sync,
     nvgpu.NamedBarrierSyncOp: emit_named_barrier_sync,
     nvgpu.NamedBarrierArriveOp: emit_named_barrier_arrive,
+    nvgpu.CounterArriveOp: emit_counter_arrive,
     nvgpu.SetMaxNRegOp: emit_setmaxnreg,
     nvgpu.TmaDescriptorOp: emit_tma_descriptor,
     nvgpu.TmaLoadBoxOp: emit_tma_load_box,

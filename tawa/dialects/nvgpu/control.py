@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import (
     I32,
+    I64,
     IndexType,
     IntegerAttr,
     i1,
 )
+from xdsl.ir import SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
+    operand_def,
     prop_def,
     result_def,
     traits_def,
@@ -94,6 +97,49 @@ class NamedBarrierArriveOp(_NamedBarrierOp):
     """
 
     name = "nvgpu.named_barrier_arrive"
+
+
+@irdl_op_definition
+class CounterArriveOp(IRDLOperation):
+    """A CTA's arrival at a global i32 counter of `count` arrivals, executed
+    by the `num_threads` threads of named barrier `barrier_id` together
+    (`tile.counter_arrive` of their partition): true in all of them when
+    theirs was the `count`-th arrival.  In PTX:
+
+        fence.acq_rel.gpu;                          every thread: its stores before, at GPU scope
+        bar.sync barrier_id, num_threads;           ... all of them before the leader's atomic
+        @leader atom.acq_rel.gpu.global.inc.u32 old, [address], count - 1;
+        bar.red.or.pred last, barrier_id, num_threads, leader && old == count - 1;
+        fence.acq_rel.gpu;                          every thread's later loads after the acquire
+
+    `address` is the counter's byte address, `leader` true in exactly one
+    of the threads.  `atom.inc` wraps (old ≥ count − 1 gives 0), so the last
+    arrival leaves the counter at 0.  The fences are part of the op, so no
+    lowering can leave them out.
+
+    Example: `%last = nvgpu.counter_arrive %addr, %leader count 4 barrier 1 threads 256`
+    """
+
+    name = "nvgpu.counter_arrive"
+    address = operand_def(IndexType)
+    leader = operand_def(i1)
+    count = prop_def(IntegerAttr[I64])
+    barrier_id = prop_def(IntegerAttr[I32])
+    num_threads = prop_def(IntegerAttr[I32])
+    result = result_def(i1)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = ("$address `,` $leader `count` $count `barrier` $barrier_id `threads` $num_threads "
+                       "attr-dict")
+
+    def __init__(self, address: SSAValue, leader: SSAValue, count: int, barrier_id: int, num_threads: int):
+        super().__init__(operands=[address, leader], result_types=[i1], properties={
+            "count": IntegerAttr(count, 64), "barrier_id": IntegerAttr(barrier_id, 32),
+            "num_threads": IntegerAttr(num_threads, 32)})
+
+    def verify_(self) -> None:
+        if not 1 <= self.count.value.data < 2**31:
+            raise VerifyException(f"nvgpu.counter_arrive count must be in [1, 2^31), got {self.count.value.data}")
+        _NamedBarrierOp.verify_(self)  # type: ignore[arg-type]
 
 
 @irdl_op_definition

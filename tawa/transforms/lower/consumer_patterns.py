@@ -16,6 +16,7 @@ One `RewritePattern` per op family, applied by `tawa-lower-tile` with xDSL's
 | `LowerSlotRead` | an aref slot used by anything but a dot (math on a delivered tile) | `frag_load_shared` of this warp group's rows |
 | `LowerBroadcast` | `tile.broadcast(tile.expand_dims(vector, axis))` | `frag_broadcast` |
 | `LowerMaskedSelect` | `tile.select(mask, acc, other)` | per-register masks (`masks.py`), skipped where they hold everywhere |
+| `LowerCounterArrive` | `tile.counter_arrive` | `nvgpu.counter_arrive` by the partition's threads together, its first thread the leader, at the counter's byte address |
 | `LowerStore` | `tile.store(acc)`, `tile.store(arith.truncf(acc))`; the same as `nvgpu.staged_store` | `frag_store` of this warp group's rows; for a staged store the TMA-store epilogue |
 
 A pattern fires only once the values it needs are fragments, so lowering
@@ -51,12 +52,12 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tawa.diagnostics import TawaError
 from tawa.dialects import nvgpu, tile
 from tawa.dialects.nvgpu.fragments import LOADABLE
-from tawa.target.hopper import WGMMA_M
+from tawa.target.hopper import THREADS_PER_GROUP, WGMMA_M
 from tawa.transforms.lower.blocked_layouts import BlockedTile
 from tawa.transforms.lower.masks import Materializer, all_true_condition, symbolic
 from tawa.transforms.lower.operand_staging import emit_operand_store
 from tawa.transforms.lower.partitions import emit_group_index
-from tawa.transforms.lower.tma_epilogue import emit_tma_store
+from tawa.transforms.lower.tma_epilogue import EPILOGUE_BARRIER, emit_tma_store
 from tawa.transforms.utils import const, fail
 
 NAME = "tawa-lower-tile"
@@ -787,6 +788,31 @@ class LowerStore(RewritePattern):
             rewriter.erase(conv)
 
 
+@dataclass
+class LowerCounterArrive(RewritePattern):
+    """The partition's arrival at a counter: all its warp groups meet at
+    the epilogue's named barrier (the TMA-store epilogue's, which the same
+    threads reach in the same order), its first thread increments, and
+    the barrier's reduction tells every thread the outcome, so an `scf.if`
+    on it is uniform over the partition."""
+
+    info: ConsumerInfo
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.CounterArriveOp, rewriter: PatternRewriter) -> None:
+        at = InsertPoint.before(op)
+        base = nvgpu.MemrefBaseOp(op.counters)
+        offset = arith.MuliOp(op.index, const(4, at))  # i32 counters
+        address = arith.AddiOp(base.result, offset.result)
+        tid = nvgpu.ThreadIdOp()
+        leader = arith.CmpiOp(tid.result, const(self.info.first_group * THREADS_PER_GROUP, at), "eq")
+        rewriter.insert([base, offset, address, tid, leader], at)
+        address.result.name_hint = "counter"
+        arrive = nvgpu.CounterArriveOp(address.result, leader.result, op.count.value.data, EPILOGUE_BARRIER,
+                                       self.info.groups * THREADS_PER_GROUP)
+        rewriter.replace(op, arrive)
+
+
 def consumer_patterns(info: ConsumerInfo) -> list[RewritePattern]:
     return [
         LowerAccumulatorInit(info),
@@ -801,6 +827,7 @@ def consumer_patterns(info: ConsumerInfo) -> list[RewritePattern]:
         LowerBroadcast(info),
         LowerMaskedSelect(info),
         LowerStore(info),
+        LowerCounterArrive(info),
     ]
 
 

@@ -182,6 +182,12 @@ def staging_type(store: tile.StoreOp, staging: str = "full", groups: int = 1) ->
     shape, et = tuple(t.get_shape()), t.get_element_type()
     if len(shape) != 2:
         return f"it stores a {len(shape)}-D tile (2-D tiles only)"
+    if _released(store):
+        return ("a tile.counter_arrive after it releases it to other CTAs, and that release orders the threads' "
+                "own stores, not a TMA store's (the async proxy)")
+    if _after_arrival(store):
+        return ("it runs only where a tile.counter_arrive was the last, and the protocol proof follows the "
+                "epilogue's barriers only under conditions it computes")
     if not 2 <= mt.get_num_dims() <= MAX_TMA_RANK:
         return f"its memref has rank {mt.get_num_dims()} (2 to {MAX_TMA_RANK} only)"
     if not isinstance(et, LOADABLE):
@@ -197,6 +203,26 @@ def staging_type(store: tile.StoreOp, staging: str = "full", groups: int = 1) ->
         cols = swizzle // nvgpu.element_bytes(et)
         buffers = min(SUBTILE_BUFFERS[staging], shape[1] // cols)
     return nvgpu.SmemType([buffers * groups, shape[0] // groups, cols], et, swizzle)
+
+
+def _released(store: tile.StoreOp) -> bool:
+    """Whether a `tile.counter_arrive` later in the store's block publishes it."""
+    op = store.next_op
+    while op is not None:
+        if isinstance(op, tile.CounterArriveOp):
+            return True
+        op = op.next_op
+    return False
+
+
+def _after_arrival(store: tile.StoreOp) -> bool:
+    """Whether the store sits in an `scf.if` on a `tile.counter_arrive`."""
+    op = store.parent_op()
+    while op is not None:
+        if isinstance(op, scf.IfOp) and isinstance(op.cond.owner, tile.CounterArriveOp):
+            return True
+        op = op.parent_op()
+    return False
 
 
 def consumer_stores(ws: aref.WarpSpecializeOp, wgmma_only: bool = True) -> list[tile.StoreOp]:
