@@ -228,18 +228,24 @@ def measure(row: Row, cfg: Any, tables: dict[str, Any], layers: Sequence[Any], f
     row.tawa_ms, row.torch_ms = times["tawa"], times["torch"]
 
 
-def run(model_names: Sequence[str], shapes: Sequence[tuple[int, int]], modes: Sequence[str], rounds: int,
-        layers: int | None, log: Callable[[str], None],
-        on_row: Callable[[list[Row], dict[str, Any]], None] = lambda rows, meta: None,
-        tp: Any = None) -> tuple[list[Row], dict[str, Any]]:
-    """The rows of every model, shape and mode.  `tp`: this rank's
-    `model_tp.TensorParallel` (split weights, all-reduced layers) or None."""
+def cuda_torch() -> Any:
+    """torch, where it has a CUDA GPU; else a BenchError saying what is missing."""
     try:
         import torch
     except ImportError as err:
         raise BenchError(f"needs torch with CUDA: {err}") from None
     if not torch.cuda.is_available():
         raise BenchError("needs a CUDA GPU (torch.cuda.is_available() is False)")
+    return torch
+
+
+def run(model_names: Sequence[str], shapes: Sequence[tuple[int, int]], modes: Sequence[str], rounds: int,
+        layers: int | None, log: Callable[[str], None],
+        on_row: Callable[[list[Row], dict[str, Any]], None] = lambda rows, meta: None,
+        tp: Any = None) -> tuple[list[Row], dict[str, Any]]:
+    """The rows of every model, shape and mode.  `tp`: this rank's
+    `model_tp.TensorParallel` (split weights, all-reduced layers) or None."""
+    torch = cuda_torch()
     import tawa
     from tawa.bench import model_nets as nets
     from tawa.bench import model_ops

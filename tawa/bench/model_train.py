@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from tawa.bench.gemm import BenchError
-from tawa.bench.model_run import PROG, SEED, WARMUP, Row, interleaved, iters_for, relative_error
+from tawa.bench.model_run import PROG, SEED, WARMUP, Row, cuda_torch, interleaved, iters_for, relative_error
 
 GRAD_TOLERANCE = 5e-2
 """Relative error of the weights' gradients, all together (tawa against
@@ -214,12 +214,7 @@ def run(model_names: Sequence[str], shapes: Sequence[tuple[int, int]], rounds: i
         on_row: Callable[[list[Row], dict[str, Any]], None] = lambda rows, meta: None,
         ) -> tuple[list[Row], dict[str, Any]]:
     """The training rows of every model and shape (module docstring)."""
-    try:
-        import torch
-    except ImportError as err:
-        raise BenchError(f"needs torch with CUDA: {err}") from None
-    if not torch.cuda.is_available():
-        raise BenchError("needs a CUDA GPU (torch.cuda.is_available() is False)")
+    torch = cuda_torch()
     import tawa
     from tawa.bench import model_nets as nets
     from tawa.bench import model_ops

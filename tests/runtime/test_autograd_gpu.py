@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from test_linear_gpu import act
 
 import tawa.torch as tt
 
@@ -161,15 +162,6 @@ def test_attention_on_bshd_views_and_a_broadcast_gradient(torch, seed, Hkv):
 # --------------------------------------------------------------------------- linear, matmul, gated_mlp
 
 ACTIVATIONS = [None, "gelu_tanh", "silu", "relu"]
-
-
-def act(torch, kind, y):
-    F = torch.nn.functional
-    if kind == "gelu_tanh":
-        return F.gelu(y, approximate="tanh")
-    if kind == "silu":
-        return F.silu(y)
-    return torch.relu(y) if kind == "relu" else y
 
 
 @pytest.mark.parametrize("activation", ACTIVATIONS, ids=str)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType
-from xdsl.ir import Operation, Region, SSAValue
+from xdsl.ir import Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 from xdsl.rewriter import InsertPoint, Rewriter
