@@ -59,9 +59,15 @@ def poisoned_run(torch, run, shape, outputs=1):
 
 
 def close(torch, got, want, what):
-    err = (got.float() - want.float()).abs().max().item()
+    diff = (got.float() - want.float()).abs()
+    err = diff.max().item()
     scale = max(1.0, want.float().abs().max().item())
-    assert err <= TOL * scale, f"{what}: an element off by {err:.3g} (scale {scale:.3g})"
+    if err > TOL * scale:  # where, to tell a wrong program from a stray write
+        bad = (diff > TOL * scale).nonzero()
+        first = tuple(bad[0].tolist())
+        raise AssertionError(f"{what}: {bad.shape[0]} elements off, the worst by {err:.3g} (scale {scale:.3g}); "
+                             f"first at {first} of {tuple(got.shape)}: got {got[first].item():.4g}, "
+                             f"want {want[first].item():.4g}")
 
 
 @pytest.mark.parametrize("lead, n", SHAPES, ids=lambda v: str(v))
