@@ -16,8 +16,8 @@ tile is decided here, per kernel and row width N, from the register file:
   that does not fit alone is a ValueError).
 
 Example: N = 4096 → rmsnorm takes 4×4096 tiles; layernorm's 4×4096 tile
-with its weight and bias rows needs about 283 registers a thread, so it
-takes 2×4096.  `tile(name, N)` returns the choice and `kernel(name, N)`
+with its weight and bias rows needs more registers than a thread has
+(the resource check says so), so it takes 2×4096.  `tile(name, N)` returns the choice and `kernel(name, N)`
 the compiled `tawa.Kernel`, both remembered per (kernel, BLOCK_N).  The
 rotary kernel's rows are positions of one sequence (`rotary_tile`): as
 many as divide the sequence length, halved the same way.
