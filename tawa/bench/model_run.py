@@ -228,6 +228,32 @@ def measure(row: Row, cfg: Any, tables: dict[str, Any], layers: Sequence[Any], f
     row.tawa_ms, row.torch_ms = times["tawa"], times["torch"]
 
 
+def logged_ops(configs: Sequence[Any], tables: dict[str, Any], log: Callable[[str], None]) -> dict[str, Any]:
+    """What each table's entries run, per model (the JSON's `ops`); the tawa table's logged."""
+    from tawa.bench import model_nets as nets
+
+    ops = {cfg.name: {name: t.described(nets.USES[cfg.family]) for name, t in tables.items()} for cfg in configs}
+    for cfg in configs:
+        for name, notes in ops[cfg.name]["tawa"].items():
+            log(f"{cfg.name} tawa {name}: {notes}")
+    return ops
+
+
+def input_seed(B: int, S: int) -> int:
+    """The seed of a B×S row's input: one per shape, the same in every run."""
+    return SEED + 1 + B * 1_000_003 + S
+
+
+def tokens(cfg: Any, B: int, S: int) -> Any:
+    """A B×S row's input hidden states on the GPU (`input_seed`)."""
+    import torch
+
+    from tawa.bench import model_nets as nets
+
+    generator = torch.Generator(device="cuda").manual_seed(input_seed(B, S))
+    return nets.embedded_tokens(cfg, B, S, "cuda", generator=generator)
+
+
 def cuda_torch() -> Any:
     """torch, where it has a CUDA GPU; else a BenchError saying what is missing."""
     try:
@@ -269,12 +295,8 @@ def run(model_names: Sequence[str], shapes: Sequence[tuple[int, int]], modes: Se
                    "graph": "the eager forward in a CUDA graph; CUDA events around a replay"},
         "models": {cfg.name: asdict(cfg) for cfg in configs},
         "tensor_parallel": 1 if tp is None else tp.world,
-        "ops": {cfg.name: {name: ops.described(nets.USES[cfg.family]) for name, ops in tables.items()}
-                for cfg in configs},
+        "ops": logged_ops(configs, tables, log),
     }
-    for cfg in configs:
-        for name, notes in meta["ops"][cfg.name]["tawa"].items():
-            log(f"{cfg.name} tawa {name}: {notes}")
     rows: list[Row] = []
     smallest = min(shapes, key=lambda s: (s[0] * s[1], s))
     for cfg in configs:
@@ -284,8 +306,7 @@ def run(model_names: Sequence[str], shapes: Sequence[tuple[int, int]], modes: Se
         if tp is not None:  # every rank drew the whole model: each keeps its part
             local, shards = tp.config(cfg), [tp.shard(cfg, w) for w in weights]
         for B, S in shapes:
-            x = nets.embedded_tokens(cfg, B, S, "cuda", generator=torch.Generator(device="cuda").manual_seed(
-                SEED + 1 + B * 1_000_003 + S))
+            x = tokens(cfg, B, S)
             rope = nets.rope_tables(cfg, S, "cuda") if cfg.family == "llama" else None
             ref = float32_reference(cfg, weights, final, x, rope) if (B, S) == smallest else None
             for mode in modes:

@@ -37,7 +37,19 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from tawa.bench.gemm import BenchError
-from tawa.bench.model_run import PROG, SEED, WARMUP, Row, cuda_torch, interleaved, iters_for, relative_error
+from tawa.bench.model_run import (
+    PROG,
+    SEED,
+    WARMUP,
+    Row,
+    cuda_torch,
+    input_seed,
+    interleaved,
+    iters_for,
+    logged_ops,
+    relative_error,
+    tokens,
+)
 
 GRAD_TOLERANCE = 5e-2
 """Relative error of the weights' gradients, all together (tawa against
@@ -238,12 +250,8 @@ def run(model_names: Sequence[str], shapes: Sequence[tuple[int, int]], rounds: i
                             "weight); eager"},
         "models": {cfg.name: asdict(cfg) for cfg in configs},
         "tensor_parallel": 1,
-        "ops": {cfg.name: {name: ops.described(nets.USES[cfg.family]) for name, ops in tables.items()}
-                for cfg in configs},
+        "ops": logged_ops(configs, tables, log),
     }
-    for cfg in configs:
-        for name, notes in meta["ops"][cfg.name]["tawa"].items():
-            log(f"{cfg.name} tawa {name}: {notes}")
     rows: list[Row] = []
     smallest = min(shapes, key=lambda s: (s[0] * s[1], s))
     for cfg in configs:
@@ -252,10 +260,9 @@ def run(model_names: Sequence[str], shapes: Sequence[tuple[int, int]], rounds: i
         for t in weights_of(weights, final)[0]:
             t.requires_grad_()
         for B, S in shapes:
-            seed = SEED + 1 + B * 1_000_003 + S
-            x = nets.embedded_tokens(cfg, B, S, "cuda", generator=torch.Generator(device="cuda").manual_seed(seed))
+            x = tokens(cfg, B, S)
             rope = nets.rope_tables(cfg, S, "cuda") if cfg.family == "llama" else None
-            probe = loss_probe(x.shape, "cuda", seed + 1)
+            probe = loss_probe(x.shape, "cuda", input_seed(B, S) + 1)
             row = TrainRow(cfg.name, B, S, "train")
             try:
                 ref = float32_grads(cfg, weights, final, x, rope, probe) if (B, S) == smallest else None
