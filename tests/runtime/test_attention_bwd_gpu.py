@@ -12,27 +12,20 @@ Run: `pytest -m gpu tests/runtime/test_attention_bwd_gpu.py` on an H100.
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from functools import cache
-from pathlib import Path
 
 import pytest
 
+from tawa.torch.kernels import python_example
+
 pytestmark = pytest.mark.gpu
 
-ROOT = Path(__file__).resolve().parents[2]
 TOL = 1e-2  # relative Frobenius error of bf16 outputs
 
 
-@cache
 def bwd():
-    spec = importlib.util.spec_from_file_location("tawa_example_attention_bwd_gpu",
-                                                  ROOT / "examples" / "python" / "attention_bwd.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The module of examples/python/attention_bwd.py (loaded once)."""
+    return python_example("attention_bwd")
 
 
 def rel_err(out, ref) -> float:

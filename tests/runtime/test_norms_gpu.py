@@ -15,27 +15,21 @@ Run: `pytest -m gpu tests/runtime/test_norms_gpu.py` on an H100.
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from functools import cache
-from pathlib import Path
 
 import pytest
 
+from tawa.torch.kernels import python_example
+
 pytestmark = pytest.mark.gpu
 
-ROOT = Path(__file__).resolve().parents[2]
 TOL = 3e-2  # bf16 outputs of values up to about 4 (tests/frontend/test_frontend_norms.py)
 EPS = 1e-6
 
 
-@cache
 def norms():
-    spec = importlib.util.spec_from_file_location("tawa_example_norms_gpu", ROOT / "examples" / "python" / "norms.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The module of examples/python/norms.py (loaded once)."""
+    return python_example("norms")
 
 
 def run(name: str, M: int, N: int, seed: int, **constexprs: int):

@@ -10,10 +10,7 @@ the dK/dV kernel at head dim 128 with 128-key blocks included."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from functools import cache
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -23,21 +20,16 @@ from test_dot_free import lowered
 
 import tawa
 from tawa.backend.ptx.printer import print_ptx
+from tawa.torch.kernels import python_example
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
 
-ROOT = Path(__file__).resolve().parents[2]
 BF16 = ml_dtypes.bfloat16
 B, H = 1, 2
 
 
-@cache
 def bwd():
-    spec = importlib.util.spec_from_file_location("tawa_example_attention_bwd_lowered",
-                                                  ROOT / "examples" / "python" / "attention_bwd.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The module of examples/python/attention_bwd.py (loaded once)."""
+    return python_example("attention_bwd")
 
 
 def cdiv(a: int, b: int) -> int:

@@ -9,11 +9,9 @@ few rows make the layout's warps split a row (its reductions combine through sha
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 import sys
-from functools import cache
 from pathlib import Path
 
 import ml_dtypes
@@ -24,20 +22,16 @@ from test_dot_free import lowered
 
 import tawa
 from tawa.backend.ptx.printer import print_ptx
+from tawa.torch.kernels import python_example
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
 
-ROOT = Path(__file__).resolve().parents[2]
 KERNELS = Path(__file__).resolve().parent / "dot_free"
 BF16 = ml_dtypes.bfloat16
 
 
-@cache
 def norms():
-    spec = importlib.util.spec_from_file_location("tawa_example_norms_blocked", ROOT / "examples" / "python" / "norms.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The module of examples/python/norms.py (loaded once)."""
+    return python_example("norms")
 
 
 def arguments(name: str, M: int, N: int, rng: np.random.Generator):
