@@ -9,15 +9,20 @@ tile is decided here, per kernel and row width N, from the register file:
 * BLOCK_N: the row, rounded up to a power of two (columns past N are
   masked); `add_rmsnorm` takes chunks of `CHUNK` columns (or the row, if
   narrower);
-* BLOCK_M: the most rows, a power of two, whose tile holds at most
-  `TILE_ELEMENTS` f32 values; where the compiler's resource check
-  (`tawa-check-resources`) finds that the kernel's live values need more
-  registers than a thread has, half as many rows, until it fits (a row
-  that does not fit alone is a ValueError).
+* BLOCK_M: rows for a tile of about `PROGRAM_ELEMENTS` values, and at
+  least `MIN_ROWS`, a power of two, never more than `TILE_ELEMENTS` f32
+  values; where the compiler's resource check (`tawa-check-resources`)
+  finds that the kernel's live values need more registers than a thread
+  has, half as many rows, until it fits (a row that does not fit alone is
+  a ValueError).  Small programs leave registers for several CTAs per SM
+  (`tawa-occupancy` decides how many) and give the grid several programs
+  per CTA slot, so that one program's loads overlap another's arithmetic;
+  a program of one row pays its fixed cost (the reductions across warps)
+  for too few bytes.
 
-Example: N = 4096 → rmsnorm takes 4×4096 tiles; layernorm's 4×4096 tile
-with its weight and bias rows needs more registers than a thread has
-(the resource check says so), so it takes 2×4096.  `tile(name, N)` returns the choice and `kernel(name, N)`
+Example: N = 1024 → 4×1024 tiles; N = 4096 → 2×4096; N = 16384 → 1×16384.
+`add_rmsnorm`, which loops over its rows in chunks, keeps its rows at
+`TILE_ELEMENTS` / `CHUNK`.  `tile(name, N)` returns the choice and `kernel(name, N)`
 the compiled `tawa.Kernel`, both remembered per (kernel, BLOCK_N).  The
 rotary kernel's rows are positions of one sequence (`rotary_tile`): as
 many as divide the sequence length, halved the same way.
@@ -41,6 +46,10 @@ CHUNK = 1024
 TILE_ELEMENTS = THREADS_PER_GROUP * (MAX_REGS_PER_THREAD + 1) // 2
 """The f32 elements of the largest tile tried: half of one warp group's
 registers (128 threads × 128), the rest for the kernel's other values."""
+PROGRAM_ELEMENTS = TILE_ELEMENTS // 4
+"""The elements a row kernel's program aims at: 32 a thread of a warp group."""
+MIN_ROWS = 2
+"""Rows a program takes at the least, where they fit `TILE_ELEMENTS`."""
 _TILES: dict[tuple[Any, ...], dict[str, int]] = {}
 _KERNELS: dict[tuple[Any, ...], Any] = {}
 
@@ -62,7 +71,9 @@ def tile(name: str, N: int) -> dict[str, int]:
     if name not in ROW_KERNELS:
         raise KeyError(f"no row kernel {name!r} in examples/python/norms.py; known: {', '.join(ROW_KERNELS)}")
     bn = block_n(name, N)
-    return _fitted(name, TILE_ELEMENTS // bn, f"a row of N = {N}", BLOCK_N=bn)
+    most = TILE_ELEMENTS // bn
+    rows = most if name == "add_rmsnorm" else min(most, max(MIN_ROWS, PROGRAM_ELEMENTS // bn))
+    return _fitted(name, rows, f"a row of N = {N}", BLOCK_N=bn)
 
 
 def rotary_tile(S: int, D: int) -> dict[str, int]:

@@ -96,11 +96,14 @@ def test_rotary_errors(args, error, message):
     assert message in text and text.startswith("tawa.torch.rotary: ") and "\n" not in text
 
 
-def test_tiles_halve_until_the_resource_check_passes():
-    """A 4x4096 LayerNorm tile needs more registers than a thread has (the
-    compiler refuses it); the choice halves its rows.  RMSNorm's fits."""
-    assert norm_kernels.tile("rmsnorm", 4096) == {"BLOCK_M": 4, "BLOCK_N": 4096}
-    assert norm_kernels.tile("layernorm", 4000) == {"BLOCK_M": 2, "BLOCK_N": 4096}
+def test_tiles_aim_at_small_programs_and_halve_until_the_resource_check_passes():
+    """About 4096 elements a program, at least 2 rows where they fit: 4 rows
+    of 1024, 2 of 4096; a 2x8192 LayerNorm tile needs more registers than a
+    thread has (the compiler refuses it), so it takes 1 row; RMSNorm's fits."""
+    assert norm_kernels.tile("rmsnorm", 1000) == {"BLOCK_M": 4, "BLOCK_N": 1024}
+    assert norm_kernels.tile("rmsnorm", 4096) == {"BLOCK_M": 2, "BLOCK_N": 4096}
+    assert norm_kernels.tile("rmsnorm", 8192) == {"BLOCK_M": 2, "BLOCK_N": 8192}
+    assert norm_kernels.tile("layernorm", 8000) == {"BLOCK_M": 1, "BLOCK_N": 8192}
     assert norm_kernels.tile("add_rmsnorm", 300) == {"BLOCK_M": 32, "BLOCK_N": 512}
     assert norm_kernels.rotary_tile(24, 128) == {"BLOCK_M": 8, "HALF": 64}  # 8 divides 24
 
@@ -226,7 +229,7 @@ def test_rms_norm_and_layer_norm(torch, interpreted):
     close(torch, tt._norm_ops.rms_norm_impl(x, w, 1e-6), F.rms_norm(x.float(), (200,), w.float(), 1e-6))
     close(torch, tt._norm_ops.layer_norm_impl(x, w, b, 1e-5), F.layer_norm(x.float(), (200,), w.float(), b.float(), 1e-5))
     (name, tile, grid, args), _ = interpreted
-    assert (name, tile, grid) == ("rmsnorm", {"BLOCK_M": 64, "BLOCK_N": 256}, (1,))
+    assert (name, tile, grid) == ("rmsnorm", {"BLOCK_M": 16, "BLOCK_N": 256}, (2,))
     assert [tuple(a.shape) for a in args[:3]] == [(21, 200), (200,), (21, 200)] and args[3:] == (21, 200, 1e-6)
 
 

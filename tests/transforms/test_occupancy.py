@@ -42,9 +42,9 @@ WIDTHS = (1024, 4096, 8192)
 
 DECISIONS = {
     # (kernel, BLOCK_M, BLOCK_N): (CTAs per SM, .maxnreg)
-    ("softmax", 16, 1024): (2, 248), ("softmax", 4, 4096): (2, 248), ("softmax", 2, 8192): (2, 248),
-    ("rmsnorm", 16, 1024): (2, 248), ("rmsnorm", 4, 4096): (2, 248), ("rmsnorm", 2, 8192): (2, 248),
-    ("layernorm", 16, 1024): (2, 248), ("layernorm", 2, 4096): (2, 248), ("layernorm", 1, 8192): (2, 248),
+    ("softmax", 4, 1024): (6, 80), ("softmax", 2, 4096): (4, 128), ("softmax", 2, 8192): (2, 248),
+    ("rmsnorm", 4, 1024): (5, 96), ("rmsnorm", 2, 4096): (3, 168), ("rmsnorm", 2, 8192): (2, 248),
+    ("layernorm", 4, 1024): (4, 128), ("layernorm", 2, 4096): (2, 248), ("layernorm", 1, 8192): (2, 248),
     ("add_rmsnorm", 16, 1024): (2, 248),
     ("swiglu", 16, 512): (4, 128),
 }
