@@ -21,9 +21,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tawa.diagnostics import TawaError
-from tawa.ir import context, parse
-from tawa.version import __version__
+from tawa import code_cache
+
+# Before xDSL's dialects are defined: their dataclasses' methods are most of
+# what importing tawa compiles (tawa.code_cache).
+code_cache.install()
+
+from tawa.diagnostics import TawaError  # noqa: E402
+from tawa.ir import context, parse  # noqa: E402
+from tawa.version import __version__  # noqa: E402
 
 if TYPE_CHECKING:
     from tawa.frontend import kernel
