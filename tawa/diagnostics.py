@@ -38,6 +38,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyExcepti
 from xdsl.utils.lexer import Input
 
 from tawa.ir_text import FastLexer, FastParser, Locations
+from tawa.op_verifier import verifies
 
 MAX_NESTING = 64
 """Deepest nesting of ops in regions that the parser accepts.  Parsing,
@@ -251,7 +252,23 @@ def verify(module: Operation) -> None:
     failed (inner ops are checked before the ops that contain them).  Then
     checks, for every op, what xdsl's verifier does not (`check_op`).
     Dominance comes first: xdsl's verifiers assume it (and trip over a
-    value the parser left forward-declared)."""
+    value the parser left forward-declared).
+
+    A module that verifies takes one walk (`tawa.op_verifier.verifies`);
+    one that does not is verified again by xdsl, for its error."""
+    dominance = Dominance()
+
+    def dominated(op: Operation) -> None:
+        for operand in op._operands:
+            if dominance.problem(operand, op):
+                raise VerifyException("not dominated")
+
+    def checked(op: Operation) -> None:
+        if check_op(op):
+            raise VerifyException("check_op")
+
+    if verifies(module, dominated, checked):
+        return
     dominance = Dominance()
     for op in module.walk():
         for i, operand in enumerate(op.operands):

@@ -22,12 +22,14 @@ from io import StringIO
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, IntAttr, IntegerAttr, ModuleOp, StringAttr
-from xdsl.ir import Attribute, TypeAttribute
+from xdsl.ir import Attribute, Operation, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
 from xdsl.utils.lexer import Span, Token
 from xdsl.utils.mlir_lexer import KIND_BY_PUNCTUATION_SPELLING, MLIRLexer, MLIRToken, MLIRTokenKind
+
+from tawa.ir_format import class_format, parse_with_format
 
 _K = MLIRTokenKind
 
@@ -136,6 +138,33 @@ class FastParser(Parser):
         finally:
             if enabled:
                 gc.enable()
+
+    def parse_operation(self) -> Operation:
+        """xdsl's, with an op in a declarative format read by
+        `tawa.ir_format.parse_with_format`."""
+        op_loc = self._parser_state.current_token.span
+        bound_results = self._parse_op_result_list()
+        op_name = self._parse_optional_token(_K.BARE_IDENT)
+        if op_name is None:  # the generic format
+            self._resume_from(op_loc.start)
+            return super().parse_operation()
+        op_type = self._get_op_by_name(op_name.text)
+        dialect_stack = self._parser_state.dialect_stack
+        dialect_stack.append(op_type.dialect_name())
+        form = class_format(op_type)
+        op = op_type.parse(self) if form is None else parse_with_format(self, form)
+        dialect_stack.pop()
+        if (location := self.parse_optional_location()) is not None:
+            op.location = location
+        n_bound_results = sum(r[1] for r in bound_results)
+        if n_bound_results != 0 and len(op.results) != n_bound_results:
+            self.raise_error(f"Operation has {len(op.results)} results, but was given {n_bound_results} to bind.",
+                             at_position=op_loc)
+        res_idx = 0
+        for res_span, res_size in bound_results:
+            self._register_ssa_definition(res_span.text[1:], op.results[res_idx : res_idx + res_size], res_span)
+            res_idx += res_size
+        return op
 
     def _consume_token(self, expected_kind: MLIRTokenKind | None = None) -> MLIRToken:
         state = self._parser_state

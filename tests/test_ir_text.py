@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 from xdsl.parser import Parser
+from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Input
@@ -19,6 +20,7 @@ from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from tawa.diagnostics import LocatedParser, verify
 from tawa.ir import context
+from tawa.ir_format import class_format
 from tawa.ir_text import FastLexer, FastParser, FastPrinter, Locations
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,6 +90,56 @@ def _outcome(parser_class: type[Parser], text: str) -> str:
 def test_fast_parser_reads_what_xdsl_reads(name: str, text: str):
     """The same IR or the same error, for every module the tests have."""
     assert _outcome(FastParser, text) == _outcome(Parser, text)
+
+
+def _structure(module) -> list:
+    """Every op as what it holds: its class, its operands (by the op or
+    block that defines them), result types and uses, properties,
+    attributes, regions and blocks, and where it sits."""
+    ops = list(module.walk())
+    index = {id(op): i for i, op in enumerate(ops)}
+    blocks = {id(b): i for i, b in enumerate(b for op in ops for r in op.regions for b in r.blocks)}
+
+    def owner(value):
+        if isinstance(value, ForwardDeclaredValue):  # left by a use in a region that does not see the definition
+            return ("forward", str(value.type))
+        o = value.owner
+        return ("op", index[id(o)], value.index) if id(o) in index else ("block", blocks[id(o)], value.index)
+
+    return [(type(op), [owner(v) for v in op.operands], [(index[id(u.operation)], u.index) for v in op.operands
+                                                          for u in [*v.uses] if u.operation is op],
+             [(r.type, r.index, r.name_hint, sorted((index[id(u.operation)], u.index) for u in r.uses))
+              for r in op.results],
+             dict(op.properties), dict(op.attributes), op.location,
+             [[(blocks[id(b)], [(a.type, a.name_hint, len(list(a.uses))) for a in b.args], len(list(b.ops)))
+               for b in r.blocks] for r in op.regions],
+             None if op.parent is None else blocks[id(op.parent)], [blocks[id(b)] for b in op.successors]) for op in ops]
+
+
+@pytest.mark.parametrize("name, text", _sampled(CHUNKS))
+def test_fast_parser_builds_what_xdsl_builds(name: str, text: str):
+    """The same ops, operand uses and all (`tawa.ir_format.build` makes ops
+    in declarative formats without xdsl's generic builder)."""
+    try:
+        expected = Parser(context(), text, "t.mlir").parse_module()
+    except Exception as err:  # the same error: test_fast_parser_reads_what_xdsl_reads
+        expected = err
+    try:
+        got = FastParser(context(), text, "t.mlir").parse_module()
+    except Exception as err:
+        got = err
+    if isinstance(expected, Exception) or isinstance(got, Exception):
+        assert type(got) is type(expected)
+    else:
+        assert _structure(got) == _structure(expected)
+
+
+def test_declarative_formats_are_read_by_tawa():
+    """The ops of examples/gemm.mlir that have a declarative format are the
+    ones `parse_with_format` reads (else the comparisons above test only xdsl)."""
+    module = FastParser(context(), GEMM).parse_module()
+    formats = {op.name for op in module.walk() if class_format(type(op)) is not None}
+    assert {"arith.constant", "arith.muli", "tile.load", "tile.dot", "scf.yield", "func.return"} <= formats
 
 
 @pytest.mark.parametrize("text", [
