@@ -370,8 +370,13 @@ class Kernels:
             choice = autotune(problem, log=self.log)
         else:  # "split-k": the heuristic's split where its grid leaves SMs idle (off by default)
             choice = heuristic(problem, device_info()[1], split=self.config == "split-k")
-            shape = {k: self.options[k] for k in ("group_rows",) if k in self.options}
-            choice = replace(choice.reshaped(**shape), **{k: v for k, v in self.options.items() if k not in shape})
+            rows = self.options.get("group_rows")
+            if rows is not None and rows != choice.group_rows:  # the heuristic may choose 128-row warp groups itself
+                if choice.group_rows != WGMMA_M:
+                    raise BenchError(f"{M}x{N}x{K}: the heuristic chose {choice.id}; --group-rows {rows} "
+                                     "reshapes only a choice of 64-row warp groups")
+                choice = choice.reshaped(group_rows=rows)
+            choice = replace(choice, **{k: v for k, v in self.options.items() if k != "group_rows"})
         t0 = time.perf_counter()
         kernel = choice.compile()
         kernel.load()
