@@ -211,6 +211,50 @@ class StoreOp(IRDLOperation):
         _verify_box(self.dest.type, self.offsets, self.value.type, "tile.store")
 
 
+@irdl_op_definition
+class LoadScalarOp(IRDLOperation):
+    """Reads the one element at `offsets` (one per memref dimension) as a
+    scalar: an i32 or f32, the memref's element type.  An element outside
+    the memref reads as 0, as a `tile.load` reads one.
+
+    Its result may place other loads and stores (a gather's row index, a
+    block-table entry, the expert of a grouped GEMM's row tile).  Every
+    warp group that needs it reads it itself (`tawa-warp-specialize`
+    replicates it like index arithmetic), so the memref must not be
+    written by the kernel.
+
+    Example: `%e = tile.load_scalar %ExpertOf[%pid_m] : memref<?xi32> -> i32`
+    """
+
+    name = "tile.load_scalar"
+    source = operand_def(MemRefType)
+    offsets = var_operand_def(IndexType)
+    result = result_def()  # the memref's element type: the verifier says which it may be
+    traits = traits_def(MemoryReadEffect())
+    assembly_format = "$source `[` $offsets `]` attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, offsets: Sequence[SSAValue]):
+        t = source.type
+        assert isinstance(t, MemRefType)
+        super().__init__(operands=[source, offsets], result_types=[t.get_element_type()])
+
+    def verify_(self) -> None:
+        t = self.source.type
+        assert isinstance(t, MemRefType)
+        if len(self.offsets) != t.get_num_dims():
+            raise VerifyException(
+                f"tile.load_scalar expects {t.get_num_dims()} offsets for a rank-{t.get_num_dims()} memref, "
+                f"got {len(self.offsets)}"
+            )
+        element = t.get_element_type()
+        if element not in (IntegerType(32), Float32Type()):
+            raise VerifyException(f"tile.load_scalar reads i32 or f32 elements, got a {t}")
+        if self.result.type != element:
+            raise VerifyException(
+                f"tile.load_scalar result type {self.result.type} differs from the memref element type {element}"
+            )
+
+
 class _DotLikeOp(IRDLOperation):
     """Operands, syntax and verifier shared by `tile.dot` and `tile.dot_async`."""
 
@@ -684,6 +728,7 @@ Tile = Dialect(
         NumProgramsOp,
         LoadOp,
         StoreOp,
+        LoadScalarOp,
         DotOp,
         DotAsyncOp,
         DotWaitOp,

@@ -120,8 +120,14 @@ def _grid_op(e: Emitter, cls: Any, axis: Any, what: str) -> Operation:
 
 
 @rule
-def _load(e: Emitter, ref: Any, offsets: Any, shape: Any) -> Tile:
+def _load(e: Emitter, ref: Any, offsets: Any, shape: Any) -> Tile | Scalar:
     ref = _ref(e, ref, "tl.load")
+    if shape is None:  # one element, a scalar
+        if ref.dtype not in (tl.i32, tl.f32):
+            raise e.error(f"tl.load: a scalar (no shape) is read from an i32 or f32 tensor_ref, "
+                          f"but {ref.name} holds {ref.dtype.name}")
+        offs = _offsets(e, ref, offsets, "tl.load")
+        return Scalar(e.result(tile.LoadScalarOp(ref.value, offs)), ref.dtype)
     shape = _constexpr_shape(e, shape, "tl.load")
     if len(shape) > ref.rank:
         raise e.error(f"tl.load: a {len(shape)}-D tile {shape_str(shape)} does not fit the "

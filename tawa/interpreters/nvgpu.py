@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import memref
+from xdsl.dialects.builtin import Float32Type
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
@@ -65,7 +66,7 @@ from tawa.interpreters.cta import (
     task_label,
     task_of,
 )
-from tawa.interpreters.dtypes import dtype_of
+from tawa.interpreters.dtypes import dtype_of, scalar_from_python
 from tawa.interpreters.errors import simulation_error
 from tawa.interpreters.simt import PerThread
 from tawa.interpreters.system import SystemFunctions
@@ -582,6 +583,21 @@ class NvgpuFunctions(SystemFunctions, InterpreterFunctions):
             lambda: f"at named barrier {op.barrier_id.value.data} ({nb.arrived} of "
             f"{op.num_threads.value.data} threads arrived) in {op.name}",
         )
+
+    @impl(nvgpu.LoadGlobalScalarOp)
+    def run_load_global_scalar(self, interpreter: Interpreter, op: nvgpu.LoadGlobalScalarOp, args: PythonValues):
+        """The 32-bit element at `address` where `in_bounds` holds, else 0
+        (the address is then not read); an address in bounds that is no
+        element of a memref is an out-of-bounds load."""
+        address, in_bounds = args
+        f32 = op.result.type == Float32Type()
+        if not in_bounds:
+            return (scalar_from_python(0, op.result.type),)
+        values, _ = cta_of(interpreter).memory.gather(np.array([int(address)], dtype=np.int64), 4)
+        if values is None:
+            raise simulation_error(op, f"{op.name}: address {int(address):#x} is no element of a memref "
+                                       "(an out-of-bounds load)")
+        return (scalar_from_python(float(values[0]) if f32 else int(values[0]), op.result.type),)
 
     @impl(nvgpu.NamedBarrierArriveOp)
     def run_named_barrier_arrive(self, interpreter: Interpreter, op: nvgpu.NamedBarrierArriveOp, args: PythonValues):

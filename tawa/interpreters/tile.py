@@ -18,7 +18,7 @@ from xdsl.utils.exceptions import InterpretationError
 from tawa.dialects import tile
 from tawa.dialects.tile import CmpIPredicate, ReduceKind
 from tawa.interpreters.arith import tensor
-from tawa.interpreters.dtypes import compute_dtype, dtype_of, mma_operand, round_float, unsigned
+from tawa.interpreters.dtypes import compute_dtype, dtype_of, mma_operand, round_float, scalar_from_python, unsigned
 
 
 @dataclass(frozen=True)
@@ -111,6 +111,14 @@ class TileFunctions(InterpreterFunctions):
                                       "it was not zeroed, or programs of another count share it")
         counters[index] = 0 if old == count - 1 else old + 1
         return (old == count - 1,)
+
+    @impl(tile.LoadScalarOp)
+    def run_load_scalar(self, interpreter: Interpreter, op: tile.LoadScalarOp, args: PythonValues):
+        """The element at the offsets as a scalar of its type; 0 outside the array."""
+        array, *offsets = args
+        inside = all(0 <= o < n for o, n in zip(offsets, array.shape, strict=True))
+        value = array[tuple(offsets)] if inside else 0
+        return (scalar_from_python(float(value) if array.dtype.kind == "f" else int(value), op.result.type),)
 
     @impl(tile.DotOp)
     def run_dot(self, interpreter: Interpreter, op: tile.DotOp, args: PythonValues):

@@ -118,10 +118,12 @@ def num_programs(axis):
 
 
 @_builtin
-def load(ref, offsets, shape):
+def load(ref, offsets, shape=None):
     """The tile of constexpr `shape` whose first element is at `offsets` (one
     index per dimension of `ref`).  A shape of lower rank than `ref` covers its
-    trailing dimensions.  Elements outside `ref` read as 0."""
+    trailing dimensions.  Elements outside `ref` read as 0.  Without `shape`,
+    the one element at `offsets` as a scalar (an i32 or f32 `ref`): a row
+    index or table entry that may place other loads and stores."""
 
 
 @_builtin

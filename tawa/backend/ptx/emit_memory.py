@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from xdsl.dialects.builtin import Float32Type
 from xdsl.ir import Operation, SSAValue
 
 from tawa.dialects import nvgpu
@@ -195,6 +196,16 @@ def emit_counter_arrive(p: KernelPrinter, op: nvgpu.CounterArriveOp) -> None:
     p.emit("fence.acq_rel.gpu;")
 
 
+def emit_load_global_scalar(p: KernelPrinter, op: nvgpu.LoadGlobalScalarOp) -> None:
+    """0, then the element where `in_bounds` holds (an out-of-bounds address
+    is never read)."""
+    f32 = isinstance(op.result.type, Float32Type)
+    kind = "f32" if f32 else "b32"
+    r = p.define(op.result)
+    p.emit(f"mov.{kind} {r}, {'0f00000000' if f32 else 0};")
+    p.emit(f"@{p.reg(op.in_bounds)} ld.global.{kind} {r}, [{p.reg(op.address)}];")
+
+
 def emit_named_barrier_arrive(p: KernelPrinter, op: nvgpu.NamedBarrierArriveOp) -> None:
     p.emit(f"bar.arrive {op.barrier_id.value.data}, {op.num_threads.value.data};")
 
@@ -286,6 +297,7 @@ EMITTERS: dict[type[Operation], Callable] = {
     nvgpu.NamedBarrierSyncOp: emit_named_barrier_sync,
     nvgpu.NamedBarrierArriveOp: emit_named_barrier_arrive,
     nvgpu.CounterArriveOp: emit_counter_arrive,
+    nvgpu.LoadGlobalScalarOp: emit_load_global_scalar,
     nvgpu.SetMaxNRegOp: emit_setmaxnreg,
     nvgpu.TmaDescriptorOp: emit_tma_descriptor,
     nvgpu.TmaLoadBoxOp: emit_tma_load_box,

@@ -66,6 +66,7 @@ from tawa.dialects.nvgpu.fragments import (
     FragUnaryKindAttr,
     MemrefBaseOp,
 )
+from tawa.dialects.nvgpu.global_scalar import LoadGlobalScalarOp
 from tawa.dialects.nvgpu.kernel_info import (
     KERNEL_ATTR,
     KernelInfo,
@@ -203,6 +204,7 @@ NVGPU = Dialect(
         GridDimOp,
         LaunchGridOp,
         CounterArriveOp,
+        LoadGlobalScalarOp,
         ElectOneOp,
         ClusterRankOp,
         ClusterSyncOp,
@@ -228,6 +230,7 @@ __all__ = [
     "ClusterRankOp",
     "ClusterSyncOp",
     "CounterArriveOp",
+    "LoadGlobalScalarOp",
     "ElectOneOp",
     "FLOAT_KINDS",
     "FRAGMENT_ELEMENT_TYPES",

@@ -46,6 +46,7 @@ from tawa.target.hopper import MAX_SMEM_BYTES, THREADS_PER_GROUP
 from tawa.transforms.lower.blocked_layouts import BlockedTile, plan_blocked_layouts
 from tawa.transforms.lower.consumer_patterns import NAME, ConsumerInfo, consumer_patterns, diagnose
 from tawa.transforms.lower.partitions import check_arefs_lowered, consumers_of
+from tawa.transforms.lower.scalar_loads import lower_scalar_loads
 from tawa.transforms.lower.tma_epilogue import group_barrier
 from tawa.transforms.partition.warp_specialize import (
     BLOCKED_LAYOUTS,
@@ -173,6 +174,7 @@ class LowerTilePass(ModulePass):
         for ws in [o for o in op.walk() if isinstance(o, aref.WarpSpecializeOp)]:
             kernel_of(ws, NAME)
             check_arefs_lowered(ws, NAME)
+            lower_scalar_loads(ws)  # in every partition: the producer's TMA coordinates may need them
             for c in consumers_of(ws):
                 lower_consumer(c.region, c.first_group, c.groups)
         # What materialize-partitions lowers (the partitions, program ids)

@@ -25,7 +25,11 @@ Task-aware partitioning after Tawa (arXiv 2510.14719) and Triton's NVWS:
   the `scf.for` skeletons are replicated into every partition that needs them:
   a loop goes where its body's ops go, and an op goes wherever its results are
   needed (demand flows backwards through operands, loop bounds, iter_args and
-  yields);
+  yields); so is a scalar load (`tile.load_scalar`: a gather's row index, a
+  table entry), each partition reading the value itself, which is sound only
+  where the kernel does not write what it reads (else the pass declines) and
+  which may place loads and stores but not a loop's bounds (the protocol
+  proof derives every trip count from sizes and program ids);
 * each group of producer loads that feeds the same consumer op travels
   through one aref: `aref.put` in the producer after the loads, `aref.get` in
   the consumer right before the first op that uses the values,
@@ -102,12 +106,45 @@ tile) adds no hazard the kernel did not have."""
 
 
 def _replicable(op: Operation) -> bool:
-    """Scalar side-effect-free ops: cheap to recompute in every partition."""
+    """Scalar side-effect-free ops: cheap to recompute in every partition.
+    A scalar load (`tile.load_scalar`: a row index, a block-table entry)
+    counts as one: it reads memory the kernel does not write
+    (`Partitioning._check_scalar_loads`), so every partition that reads it
+    sees the same value, and a warp group's own load of a few bytes costs
+    less than a crossing through an aref slot and its barriers would."""
     return (
         not op.regions
-        and (isinstance(op, _INTEGER_DIVISIONS) or is_side_effect_free(op))
+        and (isinstance(op, (*_INTEGER_DIVISIONS, tile.LoadScalarOp)) or is_side_effect_free(op))
         and not any(_is_tensor(v) for v in (*op.operands, *op.results))
     )
+
+
+def _loaded_scalar(*values: SSAValue) -> tile.LoadScalarOp | None:
+    """A `tile.load_scalar` that one of `values` is computed from (through
+    scalar ops and the loops that carry them), if any."""
+    seen: set[SSAValue] = set()
+    work = list(values)
+    while work:
+        v = work.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        if isinstance(v, BlockArgument):
+            loop = v.block.parent_op()
+            if isinstance(loop, scf.ForOp):
+                if v.index == 0:
+                    work += [loop.lb, loop.step]
+                else:
+                    work += [loop.iter_args[v.index - 1], loop.body.block.last_op.operands[v.index - 1]]  # type: ignore[union-attr]
+            continue
+        op = v.owner
+        if isinstance(op, tile.LoadScalarOp):
+            return op
+        if isinstance(op, scf.ForOp):
+            work += [op.iter_args[v.index], op.body.block.last_op.operands[v.index]]  # type: ignore[union-attr, attr-defined]
+        elif isinstance(op, Operation) and not op.regions:
+            work += list(op.operands)
+    return None
 
 
 def _ancestor_in(block: Block, op: Operation) -> Operation:
@@ -232,6 +269,7 @@ class Partitioning:
                         "loads, so it cannot load on some paths only: load unconditionally "
                         "(rows and columns out of bounds read as 0)"
                     )
+        self._check_scalar_loads(body)
         self._find_carried(body)
         self._check_crossings()
         self._seed(body)
@@ -247,6 +285,33 @@ class Partitioning:
         if any(isinstance(op, aref.WarpSpecializeOp) for op in body.walk()):
             raise Declined("the kernel is already warp-specialized")
         return body
+
+    def _check_scalar_loads(self, body: Block) -> None:
+        """Scalar loads are replicated, each partition reading the value
+        itself: sound only where nothing the kernel runs writes the memory
+        they read, so every read sees the same value."""
+        for load in body.walk():
+            if not isinstance(load, tile.LoadScalarOp):
+                continue
+            writer = next((u.operation for u in load.source.uses
+                           if not isinstance(u.operation, tile.LoadOp | tile.LoadScalarOp)), None)
+            if writer is not None:
+                name = load.source.name_hint or "its memref"
+                raise Declined(
+                    f"the tile.load_scalar{_at(load)} reads {name}, which '{writer.name}'{_at(writer)} "
+                    "writes: each warp group that needs a loaded scalar reads it itself, so the kernel "
+                    "may not write the memory it reads (pass the values in a tensor the kernel only reads)"
+                )
+        for loop in body.walk():
+            if not isinstance(loop, scf.ForOp):
+                continue
+            load = _loaded_scalar(loop.lb, loop.ub, loop.step)
+            if load is not None:
+                raise Declined(
+                    f"the bounds of the scf.for{_at(loop)} depend on the tile.load_scalar{_at(load)}: a trip "
+                    "count read from memory (a variable-length loop) is not supported yet; the protocol proof "
+                    "derives every loop's trip count from the kernel's sizes and program ids"
+                )
 
     def _ancestors(self, op: Operation) -> list[Operation]:
         out: list[Operation] = []

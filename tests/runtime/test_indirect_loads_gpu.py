@@ -1,0 +1,75 @@
+"""Loads placed by loaded values on the GPU: examples/python/gather_rows.py
+and examples/python/grouped_gemm.py launched through `kernel[grid](...)`
+against float32 references on fresh random data, NaN-poisoned outputs,
+ragged shapes, tables shuffled with repeated entries, entries past the end
+of the tensors they index (those read zeros) and programs past the end of
+the table (their entries read 0).  Needs an sm_90 GPU with torch; skipped
+elsewhere, saying why.  The CPU side: tests/transforms/test_indirect_loads.py."""
+
+from __future__ import annotations
+
+import math
+import runpy
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+ROOT = Path(__file__).resolve().parents[2]
+TOL = 1e-2
+
+
+@cache
+def kernel(name: str):
+    return runpy.run_path(str(ROOT / "examples" / "python" / f"{name}.py"))[name]
+
+
+@pytest.mark.parametrize("blocks, N, extra", [(5, 200, 1), (40, 1024, 0), (3, 8, 2)])
+def test_gather_rows(cuda, seed, blocks, N, extra):
+    import torch
+
+    BM, BN = 64, 128
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    rows = blocks * BM - 10  # a ragged last block
+    x = torch.randn(rows, N, device="cuda", generator=g).to(torch.bfloat16)
+    n_idx = 2 * blocks
+    idx = torch.randint(0, blocks + 1, (n_idx,), device="cuda", generator=g, dtype=torch.int32)  # repeats; `blocks` lies outside X
+    scale = torch.rand(n_idx, device="cuda", generator=g) + 0.5
+    programs = n_idx + extra  # programs past the table read index 0 and scale 0
+    out = torch.full((programs * BM, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+    kernel("gather_rows")[(programs, math.ceil(N / BN))](x, idx, scale, out, N)
+    torch.cuda.synchronize()
+    padded = torch.zeros((blocks + 1) * BM, N, device="cuda")
+    padded[:rows] = x.float()
+    ref = torch.zeros(programs * BM, N, device="cuda")
+    for i in range(n_idx):
+        j = int(idx[i])
+        ref[i * BM:(i + 1) * BM] = (padded[j * BM:(j + 1) * BM] * scale[i]).to(torch.bfloat16).float()
+    assert not torch.isnan(out.float()).any(), "some of Out was not written (or is NaN)"
+    assert torch.equal(out.float(), ref), f"max difference {(out.float() - ref).abs().max().item()}"
+
+
+@pytest.mark.parametrize("M, N, K, E", [(1000, 264, 392, 4), (2048, 1024, 1024, 8), (130, 8, 8, 2)])
+@pytest.mark.parametrize("constexprs", [{}, {"BLOCK_M": 64, "BLOCK_N": 256}])
+def test_grouped_gemm(cuda, seed, M, N, K, E, constexprs):
+    import torch
+
+    BM, BN = constexprs.get("BLOCK_M", 128), constexprs.get("BLOCK_N", 128)
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    a = torch.randn(M, K, device="cuda", generator=g).to(torch.bfloat16)
+    w = torch.randn(E, N, K, device="cuda", generator=g).to(torch.bfloat16)
+    blocks = math.ceil(M / BM)
+    order = torch.randperm(blocks, device="cuda", generator=g)
+    experts = torch.randint(0, E + 1, (blocks,), device="cuda", generator=g)  # E: past the last expert, zeros
+    table = torch.stack([order, experts], dim=1).to(torch.int32).contiguous()
+    c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+    kernel("grouped_gemm")[(blocks, math.ceil(N / BN))](a, w, table, c, N, K, **constexprs)
+    torch.cuda.synchronize()
+    ref = torch.zeros(M, N, device="cuda")
+    for blk, e in table.tolist():
+        if e < E:
+            ref[blk * BM:(blk + 1) * BM] = a[blk * BM:(blk + 1) * BM].float() @ w[e].float().T
+    assert not torch.isnan(c.float()).any(), "some of C was not written (or is NaN)"
+    err = ((c.float() - ref).norm() / ref.norm().clamp_min(1e-6)).item()
+    assert err <= TOL, f"relative error {err:.3g} ({M}x{N}x{K}, {E} experts, {constexprs})"

@@ -1,0 +1,219 @@
+"""Loads placed by a loaded value: `tl.load(ref, offsets)` without a shape
+reads one element (`tile.load_scalar`), and its value places other loads and
+stores.  The two examples, examples/python/gather_rows.py (a row-block
+gather, a kernel without dots: its consumers read the index and load the
+block themselves) and examples/python/grouped_gemm.py (a table gives each
+program its A row block and its expert; the producer reads both to place
+its TMA loads, the consumers read the row block to place their store), are
+checked in the tile interpreter against NumPy, through the whole
+`tawa-hopper-pipeline` in the CTA simulator against the tile program (tables
+permuted, entries repeated, entries and programs past the table's end), and
+by ptxas; and what stays refused is a one-line located error."""
+
+from __future__ import annotations
+
+import io
+import runpy
+from contextlib import redirect_stderr
+from functools import cache
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+from ptxas_check import assert_assembles_without_spills, needs_ptxas
+from xdsl.dialects.builtin import ModuleOp
+
+import tawa
+from tawa.diagnostics import TawaError
+from tawa.interpreters.schedule import Schedule
+from tawa.transforms.hopper_pipeline import HopperPipelinePass
+from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
+
+ROOT = Path(__file__).resolve().parents[2]
+BF16 = ml_dtypes.bfloat16
+
+
+@cache
+def kernel(name: str):
+    return runpy.run_path(str(ROOT / "examples" / "python" / f"{name}.py"))[name]
+
+
+@cache
+def lowered(name: str, **constexprs) -> ModuleOp:
+    """The structured output the simulator runs (the PTX printer's input, less scf-to-cf)."""
+    module = tawa.parse(kernel(name).ir(**constexprs), f"{name}.py")
+    pipeline, ctx = HopperPipelinePass(prepare=False, stages=2), tawa.context()
+    for p in [pipeline.specialize_pass(), *pipeline.steps(2), *PreparePtxPass.steps()[:-1]]:
+        p.apply(ctx, module)
+    return module
+
+
+def f64(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.float64)
+
+
+# --------------------------------------------------------------------------- the row-block gather
+
+BM, BN = 64, 128
+
+
+def gather_case(seed: int, programs: int = 6):
+    """X of 5 row blocks (the last ragged); an index table with repeats, an
+    index past X (zeros) and, for the last program, no entry at all (its
+    index and scale read 0)."""
+    rng = np.random.default_rng(seed)
+    rows, n = 5 * BM - 10, 200
+    x = rng.standard_normal((rows, n)).astype(BF16)
+    idx = rng.permutation(np.array([3, 0, 3, 4, 7], np.int32))  # 3 twice; 7 lies outside X
+    scale = rng.uniform(0.5, 2.0, 5).astype(np.float32)
+    padded = np.zeros((8 * BM, n))
+    padded[:rows] = f64(x)
+    ref = np.zeros((programs * BM, n))
+    for i, (j, s) in enumerate(zip(idx, scale)):
+        ref[i * BM:(i + 1) * BM] = f64((padded[j * BM:(j + 1) * BM] * np.float64(s)).astype(BF16))
+    return x, idx, scale, n, ref, (programs, -(-n // BN))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_gather_interpreter_matches_numpy(seed: int):
+    x, idx, scale, n, ref, grid = gather_case(seed)
+    out = np.full(ref.shape, np.nan, BF16)
+    kernel("gather_rows").interpret(grid, x, idx, scale, out, n)
+    assert np.array_equal(f64(out), ref)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_gather_simulator_matches_the_tile_program(seed: int):
+    x, idx, scale, n, ref, grid = gather_case(seed)
+    got = np.full(ref.shape, np.nan, BF16)
+    tawa.interpret(lowered("gather_rows"), "gather_rows", grid, x, idx, scale, got, n,
+                   schedule=Schedule("random", seed=seed), ctas=2)
+    assert np.array_equal(f64(got), ref)  # one rounding per element in both: bit for bit
+
+
+# --------------------------------------------------------------------------- the grouped GEMM
+
+GM = 128
+
+
+def grouped_case(seed: int, m: int = 3 * GM - 20, n: int = 100, k: int = 3 * 64 - 20, experts: int = 3):
+    """Row blocks in a shuffled order, experts repeated and one past the
+    last (its W reads zeros); a ragged last row block, N and K."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((m, k)).astype(BF16)
+    w = rng.standard_normal((experts, n, k)).astype(BF16)
+    blocks = -(-m // GM)
+    table = np.stack([rng.permutation(blocks), rng.choice([0, 2, experts], blocks)], axis=1).astype(np.int32)
+    ref = np.zeros((m, n))
+    for blk, e in table:
+        rows = slice(blk * GM, min(blk * GM + GM, m))
+        if e < experts:
+            ref[rows] = f64(a[rows]) @ f64(w[e]).T
+    return a, w, table, n, k, ref, (blocks, -(-n // 128))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_grouped_gemm_interpreter_matches_numpy(seed: int):
+    a, w, table, n, k, ref, grid = grouped_case(seed)
+    out = np.full(ref.shape, np.nan, BF16)
+    kernel("grouped_gemm").interpret(grid, a, w, table, out, n, k)
+    assert not np.isnan(f64(out)).any()
+    assert np.linalg.norm(f64(out) - ref) / np.linalg.norm(ref) < 1e-2
+
+
+@pytest.mark.parametrize("seed, k", [(0, 3 * 64 - 20), (1, 64), (2, 5 * 64)])
+def test_grouped_gemm_simulator_matches_the_tile_program(seed: int, k: int):
+    """K loops of 1, 3 and 5 iterations against a ring of 2 slots."""
+    a, w, table, n, k, _, grid = grouped_case(seed, k=k)
+    want = np.full((a.shape[0], n), np.nan, BF16)
+    kernel("grouped_gemm").interpret(grid, a, w, table, want, n, k)
+    got = np.full_like(want, np.nan)
+    tawa.interpret(lowered("grouped_gemm"), "grouped_gemm", grid, a, w, table, got, n, k,
+                   schedule=Schedule("random", seed=seed), ctas=2)
+    assert not np.isnan(f64(got)).any(), f"{int(np.isnan(f64(got)).sum())} elements of C never written"
+    assert np.linalg.norm(f64(got) - f64(want)) / np.linalg.norm(f64(want)) <= 1e-2
+
+
+def test_grouped_gemm_producer_reads_the_table():
+    """Both partitions read the table: the producer its two entries (they
+    place A's and W's TMA loads), the consumers the row block (it places
+    their store)."""
+    ptx_module = lowered("grouped_gemm")
+    loads = [o for o in ptx_module.walk() if o.name == "nvgpu.load_global_scalar"]
+    assert len(loads) == 3
+
+
+@needs_ptxas
+@pytest.mark.parametrize("name, constexprs", [("gather_rows", {}), ("grouped_gemm", {}),
+                                              ("grouped_gemm", {"BLOCK_M": 64, "BLOCK_N": 256})])
+def test_examples_assemble_without_spills(tmp_path: Path, name: str, constexprs: dict):
+    ptx = kernel(name).compile(**constexprs).ptx
+    assert "ld.global.b32" in ptx
+    assert_assembles_without_spills(ptx, tmp_path)
+
+
+# --------------------------------------------------------------------------- what stays refused
+
+def write_kernel(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "k.py"
+    path.write_text("import tawa\nimport tawa.language as tl\n\n\n" + body)
+    return path
+
+
+def compile_error(path: Path) -> str:
+    k = runpy.run_path(str(path))["k"]
+    with pytest.raises(TawaError) as err, redirect_stderr(io.StringIO()):
+        k.compile()
+    return str(err.value)
+
+
+def test_a_table_the_kernel_writes_is_refused(tmp_path: Path):
+    path = write_kernel(tmp_path, '''@tawa.kernel
+def k(X: tl.tensor_ref(tl.f32, 2), Idx: tl.tensor_ref(tl.i32, 2)):
+    pid = tl.program_id(0)
+    i = tl.load(Idx, (pid, 0)).to(tl.index)
+    tl.store(Idx, (pid, 0), tl.zeros((1, 1), tl.i32))
+    tl.store(X, (pid * 64, 0), tl.load(X, (i * 64, 0), (64, 64)))
+''')
+    msg = compile_error(path)
+    assert msg.startswith(f"{path}:6:1: error: tawa-warp-specialize left @k unchanged: the tile.load_scalar "
+                          f"(at {path}:8:9) reads Idx, which 'tile.store' (at {path}:9:5) writes")
+    assert "\n" not in msg
+
+
+def test_a_trip_count_read_from_memory_is_refused(tmp_path: Path):
+    path = write_kernel(tmp_path, '''@tawa.kernel
+def k(A: tl.tensor_ref(tl.bf16, 2), B: tl.tensor_ref(tl.bf16, 2), Lens: tl.tensor_ref(tl.i32, 1),
+      C: tl.tensor_ref(tl.bf16, 2)):
+    pid = tl.program_id(0)
+    kt = tl.load(Lens, (pid,)).to(tl.index)
+    acc = tl.zeros((128, 128), tl.f32)
+    for k in tl.range(0, kt, 64):
+        acc = tl.dot(tl.load(A, (pid * 128, k), (128, 64)), tl.load(B, (0, k), (128, 64)), acc, trans_b=True)
+    tl.store(C, (pid * 128, 0), acc.to(tl.bf16))
+''')
+    msg = compile_error(path)
+    assert f"the bounds of the scf.for (at {path}:11:5) depend on the tile.load_scalar (at {path}:9:10)" in msg
+    assert "variable-length loop" in msg and "\n" not in msg
+
+
+def test_a_table_read_by_a_cluster_is_refused():
+    """CTAs of a cluster differ in program id 0, so their table entries (and
+    the tiles those place) differ: nothing is shared, a located error."""
+    with pytest.raises(TawaError, match=r"grouped_gemm\.py:\d+:1: error: tawa-cluster: @grouped_gemm loads no tile"):
+        kernel("grouped_gemm").compile({"cluster": 2})
+
+
+@pytest.mark.parametrize("body, message", [
+    ("def k(X: tl.tensor_ref(tl.bf16, 1)):\n    x = tl.load(X, (0,))\n",
+     "7:9: error: tl.load: a scalar (no shape) is read from an i32 or f32 tensor_ref, but X holds bf16"),
+    ("def k(X: tl.tensor_ref(tl.i32, 2)):\n    x = tl.load(X, (0,))\n",
+     "7:9: error: tl.load: X has rank 2 but 1 offsets are given"),
+])
+def test_front_end_errors(tmp_path: Path, body: str, message: str):
+    path = write_kernel(tmp_path, "@tawa.kernel\n" + body)
+    k = runpy.run_path(str(path))["k"]
+    with pytest.raises(TawaError) as err:
+        k.ir()
+    assert str(err.value) == f"{path}:{message}"
