@@ -255,6 +255,41 @@ class LoadScalarOp(IRDLOperation):
             )
 
 
+@irdl_op_definition
+class AtomicAddOp(IRDLOperation):
+    """Adds f32 tile `value` into the box of its shape whose first element is
+    at `offsets` (`tile.store`'s box: a tile of lower rank covers the trailing
+    dimensions; elements outside the memref are dropped).
+
+    Each element's add is atomic on its own (relaxed, GPU scope): programs
+    that add into the same elements may run in any order and at the same
+    time, and every add lands once.  Nothing is ordered with anything else:
+    a program that reads the sums must run after the kernel (a later
+    launch).  Floating-point adds in another order round differently, so
+    the sums are the same up to rounding, not bit for bit.  Front end:
+    `tl.atomic_add(ref, offsets, value)`.  Lowered for 2-D tiles whose
+    threads hold each element once (wgmma accumulators, blocked tiles).
+
+    Example: `tile.atomic_add %dq, %dQ[%b, %h, %m0, %c0] : tensor<64x128xf32>, memref<?x?x?x?xf32>`
+    """
+
+    name = "tile.atomic_add"
+    value = operand_def(TensorType)
+    dest = operand_def(MemRefType)
+    offsets = var_operand_def(IndexType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$value `,` $dest `[` $offsets `]` attr-dict `:` type($value) `,` type($dest)"
+    )
+
+    def verify_(self) -> None:
+        _verify_box(self.dest.type, self.offsets, self.value.type, "tile.atomic_add")
+        t = self.value.type
+        assert isinstance(t, TensorType)
+        if not isinstance(t.get_element_type(), Float32Type):
+            raise VerifyException(f"tile.atomic_add adds f32 tiles (red.global.add.f32), got {t}")
+
+
 class _DotLikeOp(IRDLOperation):
     """Operands, syntax and verifier shared by `tile.dot` and `tile.dot_async`."""
 
@@ -728,6 +763,7 @@ Tile = Dialect(
         NumProgramsOp,
         LoadOp,
         StoreOp,
+        AtomicAddOp,
         LoadScalarOp,
         DotOp,
         DotAsyncOp,

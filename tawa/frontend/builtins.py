@@ -152,6 +152,20 @@ def _store(e: Emitter, ref: Any, offsets: Any, value: Any) -> None:
 
 
 @rule
+def _atomic_add(e: Emitter, ref: Any, offsets: Any, value: Any) -> None:
+    ref = _ref(e, ref, "tl.atomic_add")
+    value = _tile(e, value, "tl.atomic_add")
+    if len(value.shape) > ref.rank:
+        raise e.error(f"tl.atomic_add: the {len(value.shape)}-D tile {describe(value)} does not fit the "
+                      f"{ref.rank}-D {ref.name}")
+    if value.dtype != tl.f32 or ref.dtype != tl.f32:
+        raise e.error(f"tl.atomic_add: adds f32 tiles into an f32 tensor_ref, got {describe(value)} into "
+                      f"{ref.name} of {ref.dtype.name}")
+    offs = _offsets(e, ref, offsets, "tl.atomic_add")
+    e.emit(tile.AtomicAddOp.build(operands=[value.value, ref.value, offs]))
+
+
+@rule
 def _dot(e: Emitter, a: Any, b: Any, acc: Any, trans_b: Any) -> Tile:
     a, b = _tile(e, a, "tl.dot"), _tile(e, b, "tl.dot")
     if not isinstance(trans_b, bool):

@@ -411,6 +411,47 @@ class FragmentFunctions(InterpreterFunctions):
                         f"{addrs[lane, i]:#x}, outside every memref (an out-of-bounds store)")
         return ()
 
+    @impl(nvgpu.FragmentAtomicAddOp)
+    def run_atomic_add(self, interpreter: Interpreter, op: nvgpu.FragmentAtomicAddOp, args: PythonValues):
+        """`run_store`, adding in f32."""
+        lanes = lanes_of(interpreter)
+        frag, dest, *offsets = args
+        regs(op, frag, lanes)
+        for g in whole_groups(op, lanes.mask):
+            group = cta_of(interpreter).group_lanes(g)
+            at = [group.uniform(o, lambda: f"{op.name}: offset") for o in offsets]
+            tile = frag.group_tile(g).astype(np.float32)
+            lead, box = at[:dest.ndim - tile.ndim], at[dest.ndim - tile.ndim:]
+            inside = [min(n, max(dim - b, 0)) for b, n, dim in zip(box, tile.shape, dest.shape[len(lead):])]
+            if all(0 <= i < d for i, d in zip(lead, dest.shape)) and all(inside):
+                dest[(*lead, *(slice(b, b + n) for b, n in zip(box, inside)))] += tile[tuple(slice(0, n) for n in inside)]
+        return ()
+
+    @impl(nvgpu.FragmentRedGlobalOp)
+    def run_red_global(self, interpreter: Interpreter, op: nvgpu.FragmentRedGlobalOp, args: PythonValues):
+        """`run_store_global`, adding in f32."""
+        lanes = lanes_of(interpreter)
+        frag, address, pitch, *mask = args
+        values = regs(op, frag, lanes)
+        keep = regs(op, mask[0], lanes) if mask else None
+        t = frag.type
+        idx = lanes.indices()
+        addrs = _addresses(t, _lane_ints(address, idx), _lane_ints(pitch, idx))
+        added = np.ones(addrs.shape, dtype=bool) if keep is None else keep[idx].astype(bool)
+        if keep is None:
+            _check_aligned(op, "adds", idx, addrs, t.vector_length(), 4)
+        memory = cta_of(interpreter).memory
+        old, where = memory.gather(addrs[added], 4)
+        if old is None:
+            lane, i = (int(v) for v in np.argwhere(added)[where])
+            raise simulation_error(op, f"{op.name}: thread {idx[lane]} adds value {i} at "
+                                       f"{addrs[lane, i]:#x}, outside every memref (an out-of-bounds add)")
+        # One thread per element (the verifier refuses replicated layouts), so no address repeats;
+        # one CTA's accesses at a time, so each add is atomic, and adds commute (any program order).
+        sums = old.astype(np.float32) + values[idx][added].astype(np.float32)
+        memory.scatter(addrs[added], sums, 4)
+        return ()
+
 
 def _fold(combine: Any, x: np.ndarray) -> np.ndarray:
     """Combines the columns of `x` (lanes × values) per lane in the order
@@ -463,6 +504,6 @@ simt.LANE_AWARE.update({
     nvgpu.FragmentSplatOp, nvgpu.FragmentBinaryOp, nvgpu.FragmentCmpIOp, nvgpu.FragmentSelectOp,
     nvgpu.FragmentStoreOp, nvgpu.FragmentStoreGlobalOp, nvgpu.FragmentLoadOp, nvgpu.FragmentLoadGlobalOp,
     nvgpu.FragmentLoadSharedOp, nvgpu.FragmentStoreSharedOp, nvgpu.FragmentLoadSharedAtOp,
-    nvgpu.FragmentStoreSharedAtOp,
+    nvgpu.FragmentStoreSharedAtOp, nvgpu.FragmentAtomicAddOp, nvgpu.FragmentRedGlobalOp,
 })
 

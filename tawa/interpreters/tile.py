@@ -97,6 +97,21 @@ class TileFunctions(InterpreterFunctions):
             array[src] = value.reshape(shape)[dst]
         return ()
 
+    @impl(tile.AtomicAddOp)
+    def run_atomic_add(self, interpreter: Interpreter, op: tile.AtomicAddOp, args: PythonValues):
+        """Adds the box into the array in place, in f32 (each element
+        rounded once per add, as `red.global.add.f32` does); elements
+        outside it are dropped.  Programs run one at a time here, so every
+        add is atomic; another program order changes only the rounding."""
+        value, array, *offsets = args
+        if not array.flags.writeable:
+            raise InterpretationError("tile.atomic_add: the destination array is read-only")
+        box = inside_box(array.shape, offsets, value.shape)
+        if box is not None:
+            src, dst, shape = box
+            array[src] += value.reshape(shape)[dst].astype(np.float32)
+        return ()
+
     @impl(tile.CounterArriveOp)
     def run_counter_arrive(self, interpreter: Interpreter, op: tile.CounterArriveOp, args: PythonValues):
         """Increments counters[index], wrapping to 0 at the last of `count`

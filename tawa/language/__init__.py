@@ -133,6 +133,13 @@ def store(ref, offsets, value):
 
 
 @_builtin
+def atomic_add(ref, offsets, value):
+    """Adds f32 tile `value` into `ref` (f32) at `offsets`, each element
+    atomically (relaxed, GPU scope): programs may add into the same
+    elements in any order.  Elements outside `ref` are dropped."""
+
+
+@_builtin
 def dot(a, b, acc=None, trans_b=False):
     """`a · b + acc` in f32 (`a · bᵀ + acc` with `trans_b`); `acc` defaults to
     zeros.  a is M×K, b is K×N (N×K with trans_b)."""
@@ -248,7 +255,7 @@ def cdiv(a: int, b: int) -> int:
 
 
 __all__ = [
-    "DTYPES", "abs", "arange", "bf16", "broadcast_to", "cdiv", "constexpr", "dot", "dtype", "exp",
+    "DTYPES", "abs", "arange", "atomic_add", "bf16", "broadcast_to", "cdiv", "constexpr", "dot", "dtype", "exp",
     "exp2", "expand_dims", "f8e4m3fn", "f8e5m2", "f16", "f32", "f64", "full", "i1", "i32", "i64",
     "index", "load", "log", "log2", "max", "maximum", "minimum", "num_programs", "program_id",
     "range", "rsqrt", "sqrt", "store", "sum", "tanh", "tensor_ref", "trans", "where", "zeros",

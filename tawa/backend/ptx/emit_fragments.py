@@ -336,6 +336,25 @@ def emit_store_global(p: KernelPrinter, op: nvgpu.FragmentStoreGlobalOp) -> None
             p.emit(f"@{mask[i]} st.global.f32 {at(i)}, {reg};")
 
 
+RED_ADD = "red.relaxed.gpu.global.add"
+"""`nvgpu.frag_red_global`'s reduction: relaxed (ordered with nothing), GPU
+scope (every CTA's add to an element lands once), no result to wait for."""
+
+
+def emit_red_global(p: KernelPrinter, op: nvgpu.FragmentRedGlobalOp) -> None:
+    """Value i is added at [address + row(i)·pitch + col(i)·4], the address
+    `emit_store_global` stores it to, under its mask bit where there is a
+    mask: one `red...add.f32` per element (the vector form,
+    `red...add.v2.f32`, needs PTX ISA 8.1; kernels are printed as 8.0)."""
+    t = _type(op.values)
+    at = _addresses(p, t, t.element_type, op.address, op.row_pitch)
+    regs = p.frag(op.values)
+    mask = p.frag(op.mask) if op.mask is not None else None
+    for i, reg in enumerate(regs):
+        guard = f"@{mask[i]} " if mask is not None else ""
+        p.emit(f"{guard}{RED_ADD}.f32 {at(i)}, {reg};")
+
+
 def emit_load_global(p: KernelPrinter, op: nvgpu.FragmentLoadGlobalOp) -> None:
     """Value i comes from [address + row(i)·pitch + col(i)·bytes]:
     unmasked, each vector in loads of up to 16 bytes (`_vector_accesses`:
@@ -384,6 +403,7 @@ EMITTERS: dict[type[Operation], Callable] = {
     nvgpu.FragmentBroadcastOp: emit_broadcast,
     nvgpu.MemrefBaseOp: emit_memref_base,
     nvgpu.FragmentStoreGlobalOp: emit_store_global,
+    nvgpu.FragmentRedGlobalOp: emit_red_global,
     nvgpu.FragmentLoadGlobalOp: emit_load_global,
     memref.DimOp: emit_memref_dim,
 }

@@ -64,6 +64,7 @@ EMITTERS: dict[type[Operation], Callable] = {
 PREPARED_BY: dict[str, str] = {
     "nvgpu.frag_store": "tawa-expand-fragment-stores",
     "nvgpu.frag_load": "tawa-expand-fragment-stores",
+    "nvgpu.frag_atomic_add": "tawa-expand-fragment-stores",
     "nvgpu.frag_load_shared": "tawa-expand-shared-accesses",
     "nvgpu.frag_store_shared": "tawa-expand-shared-accesses",
     "nvgpu.tma_load": "tawa-split-tma-chunks",

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from xdsl.ir import Dialect
 
+from tawa.dialects.nvgpu.atomics import FragmentAtomicAddOp, FragmentRedGlobalOp
 from tawa.dialects.nvgpu.control import (
     BlockIdOp,
     ClusterRankOp,
@@ -180,6 +181,8 @@ NVGPU = Dialect(
         FragmentUnaryOp,
         FragmentStoreOp,
         FragmentStoreGlobalOp,
+        FragmentAtomicAddOp,
+        FragmentRedGlobalOp,
         FragmentLoadOp,
         FragmentLoadGlobalOp,
         FragmentLoadSharedOp,
@@ -244,6 +247,7 @@ __all__ = [
     "FragIndexAxisAttr",
     "FragUnaryKind",
     "FragUnaryKindAttr",
+    "FragmentAtomicAddOp",
     "FragmentBinaryOp",
     "FragmentBroadcastOp",
     "FragmentCmpIOp",
@@ -253,6 +257,7 @@ __all__ = [
     "FragmentLoadOp",
     "FragmentLoadSharedAtOp",
     "FragmentLoadSharedOp",
+    "FragmentRedGlobalOp",
     "FragmentReduceOp",
     "FragmentReduceWarpsOp",
     "FragmentSelectOp",

@@ -16,6 +16,7 @@ One `RewritePattern` per op family, applied by `tawa-lower-tile` with xDSL's
 | `LowerSlotRead` | an aref slot used by anything but a dot (math on a delivered tile) | `frag_load_shared` of this warp group's rows |
 | `LowerBroadcast` | `tile.broadcast(tile.expand_dims(vector, axis))` | `frag_broadcast` |
 | `LowerMaskedSelect` | `tile.select(mask, acc, other)` | per-register masks (`masks.py`), skipped where they hold everywhere |
+| `LowerAtomicAdd` | `tile.atomic_add(acc)` of a 2-D f32 fragment | `frag_atomic_add` of this warp group's rows, as `LowerStore` stores them; copies of an element (a replicated layout) refused |
 | `LowerCounterArrive` | `tile.counter_arrive` | `nvgpu.counter_arrive` by the partition's threads together, its first thread the leader, at the counter's byte address |
 | `LowerStore` | `tile.store(acc)`, `tile.store(arith.truncf(acc))`; the same as `nvgpu.staged_store` | `frag_store` of this warp group's rows; for a staged store the TMA-store epilogue |
 
@@ -51,6 +52,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.diagnostics import TawaError
 from tawa.dialects import nvgpu, tile
+from tawa.dialects.nvgpu.atomics import replicated
 from tawa.dialects.nvgpu.fragments import LOADABLE
 from tawa.target.hopper import THREADS_PER_GROUP, WGMMA_M
 from tawa.transforms.lower.blocked_layouts import BlockedTile
@@ -789,6 +791,36 @@ class LowerStore(RewritePattern):
 
 
 @dataclass
+class LowerAtomicAdd(RewritePattern):
+    """`tile.atomic_add` of a 2-D f32 fragment → `nvgpu.frag_atomic_add` of
+    this warp group's rows, as `LowerStore` stores them.  A consumer-side
+    global side effect like a store: no aref slot, no barrier, nothing for
+    the protocol proof.  A layout whose threads hold copies of an element
+    is refused: each copy would be added."""
+
+    info: ConsumerInfo
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.AtomicAddOp, rewriter: PatternRewriter) -> None:
+        value = op.value
+        if not _is_frag(value):
+            return  # not ready: its producer is lowered first
+        t = value.type
+        assert isinstance(t, nvgpu.FragmentType)
+        if len(t.get_shape()) != 2:
+            raise fail(op, f"{NAME}: tile.atomic_add adds 2-D tiles for now, got {t}")
+        if replicated(t.tiled_layout, tuple(t.get_shape())):
+            raise fail(op, f"{NAME}: tile.atomic_add of {t}: its threads hold copies of an element, which "
+                           "would be added once per copy")
+        offsets = list(op.offsets)
+        if self.info.tiles is None or self.info.groups > 1:  # this warp group's rows
+            row = arith.AddiOp(offsets[-2], self.info.row0)
+            offsets[-2] = row.result
+            rewriter.insert(row, InsertPoint.before(op))
+        rewriter.replace(op, nvgpu.FragmentAtomicAddOp.build(operands=[value, op.dest, offsets]), [])
+
+
+@dataclass
 class LowerCounterArrive(RewritePattern):
     """The partition's arrival at a counter: all its warp groups meet at
     the epilogue's named barrier (the TMA-store epilogue's, which the same
@@ -827,6 +859,7 @@ def consumer_patterns(info: ConsumerInfo) -> list[RewritePattern]:
         LowerBroadcast(info),
         LowerMaskedSelect(info),
         LowerStore(info),
+        LowerAtomicAdd(info),
         LowerCounterArrive(info),
     ]
 

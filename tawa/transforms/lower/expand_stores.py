@@ -24,6 +24,11 @@ The register-dependent part of each address (which row and column value i
 sits at, relative to the thread's first) is the layout's `value_offsets`,
 which the PTX printer reads to form `[address + offset]` operands.
 
+`nvgpu.frag_atomic_add` (`tile.atomic_add` lowered) is written out as a
+store is, with `nvgpu.frag_red_global` in both paths: one
+`red.relaxed.gpu.global.add.f32` per element, no predicates on the fast
+path, the in-bounds mask on the edge path.
+
 `nvgpu.frag_load` (a tile the consumers read themselves: a bias vector, a
 C tile) is written out the same way, for fragments of any layout and rank
 1 or 2: the thread's first element and its address, a fast path of
@@ -193,6 +198,57 @@ class ExpandFragmentStore(RewritePattern):
         rewriter.replace(op, scf.IfOp(fast, [], Region(fast_block), Region(edge_block)))
 
 
+class ExpandFragmentAtomicAdd(RewritePattern):
+    """`nvgpu.frag_atomic_add` → address math, a fast path and a masked edge path."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nvgpu.FragmentAtomicAddOp, rewriter: PatternRewriter) -> None:
+        ft, mt = op.fragment.type, op.dest.type
+        assert isinstance(ft, nvgpu.FragmentType) and isinstance(mt, MemRefType)
+        shape, layout = tuple(ft.get_shape()), ft.tiled_layout
+        if len(shape) != 2:
+            raise fail(op, f"{NAME}: only 2-D fragments can be added, got {ft}")
+        b = _Builder()
+        lane = b.add(nvgpu.LaneIdOp())
+        warp = b.add(arith.RemUIOp(b.add(nvgpu.WarpIdOp()), b.index(WARPS_PER_GROUP)))
+        offsets = list(op.offsets)
+        row = b.add(arith.AddiOp(offsets[-2], thread_coordinate(b, layout, shape, 0, warp, lane)))
+        col = b.add(arith.AddiOp(offsets[-1], thread_coordinate(b, layout, shape, 1, warp, lane)))
+        dims = [b.add(memref.DimOp(op.dest, b.index(d))) for d in range(mt.get_num_dims())]
+        linear: SSAValue | None = None  # ((o0·d1 + o1)·d2 + row)·d3 + col
+        for off, dim in zip([*offsets[:-2], row], dims[1:]):
+            outer = off if linear is None else b.add(arith.AddiOp(linear, off))
+            linear = b.add(arith.MuliOp(outer, dim))
+        assert linear is not None
+        linear = b.add(arith.AddiOp(linear, col))
+        size = b.index(4)
+        address = b.add(arith.AddiOp(b.add(nvgpu.MemrefBaseOp(op.dest)), b.add(arith.MuliOp(linear, size))))
+        pitch = b.add(arith.MuliOp(dims[-1], size))
+        last_row = b.add(arith.AddiOp(row, b.index(max(layout.value_offsets(shape, 0)))))
+        last_col = b.add(arith.AddiOp(col, b.index(max(layout.value_offsets(shape, 1)))))
+        m, n, rows, cols = (b.add(arith.IndexCastOp(v, i32)) for v in (offsets[-2], offsets[-1], *dims[-2:]))
+        inside = b.add(arith.AndIOp(
+            b.add(arith.CmpiOp(last_row, dims[-2], "ult")), b.add(arith.CmpiOp(last_col, dims[-1], "ult"))
+        ))
+        fast = b.add(arith.AndIOp(inside, aligned(b, address, pitch, ft.vector_length() * 4)))
+        fast_block = Block([nvgpu.FragmentRedGlobalOp.build(operands=[op.fragment, address, pitch, []]),
+                            scf.YieldOp()])
+        # (m + row < rows) & (n + col < cols) over the fragment's coordinates, as a store masks.
+        edge = _Builder()
+        in_bounds = Binary(
+            nvgpu.FragBinaryKind.ANDI,
+            Compare(CmpIPredicate.SLT, Coord(0), Scalar(rows)),
+            Compare(CmpIPredicate.SLT, Binary(nvgpu.FragBinaryKind.ADDI, Coord(1), Scalar(n)), Scalar(cols)),
+        )
+        mask = Materializer(ft.with_element_type(i32), m, edge.add)(in_bounds)
+        assert mask.type == ft.with_element_type(i1)
+        edge.add(nvgpu.FragmentRedGlobalOp.build(operands=[op.fragment, address, pitch, [mask]]))
+        edge_block = Block(edge.ops)
+        edge_block.add_op(scf.YieldOp())
+        rewriter.insert(b.ops, InsertPoint.before(op))
+        rewriter.replace(op, scf.IfOp(fast, [], Region(fast_block), Region(edge_block)))
+
+
 def _vector_access(b: _Builder, memory: SSAValue, offsets: list[SSAValue], ft: nvgpu.FragmentType):
     """For a 1-D fragment at `offsets` of `memory`: the thread's first
     element's address, the row pitch, whether its vectors are all inside
@@ -291,12 +347,15 @@ class ExpandFragmentLoad(RewritePattern):
 
 @dataclass(frozen=True)
 class ExpandFragmentStoresPass(ModulePass):
-    """Writes out epilogue stores (`nvgpu.frag_store`) and consumer-side loads
-    (`nvgpu.frag_load`) as address math, a fast path and a masked edge path."""
+    """Writes out epilogue stores (`nvgpu.frag_store`), atomic adds
+    (`nvgpu.frag_atomic_add`) and
+    consumer-side loads (`nvgpu.frag_load`) as address math, a fast path and
+    a masked edge path."""
 
     name = NAME
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([ExpandFragmentStore(), ExpandFragmentLoad()]), apply_recursively=False
+            GreedyRewritePatternApplier([ExpandFragmentStore(), ExpandFragmentLoad(), ExpandFragmentAtomicAdd()]),
+            apply_recursively=False,
         ).rewrite_module(op)
