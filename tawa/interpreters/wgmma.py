@@ -20,8 +20,12 @@ swizzle atom of 8 rows; then the swizzle of the absolute address):
 
 * K-major (A, and B when `rhs_transposed`): element (m, k) of a 64 x k
   (or N x k) operand is at start + (m / 8)·SBO + (m % 8)·S + k·bytes;
-* MN-major (B otherwise): element (k, n) of a k x N operand is at
+* MN-major (B otherwise, A when `lhs_transposed`): element (k, n) of a
+  k x N (or k x 64) operand is at
   start + (n / (S/bytes))·LBO + (n % (S/bytes))·bytes + (k % 8)·S + (k / 8)·SBO.
+
+Before encoding, a descriptor with `columns` is columns [col, col + C) of
+every row of the stage (an MN-major A's M columns).
 
 One instruction contracts k = 32 bytes of K (`WGMMA_K_BYTES`).  Operands
 are multiplied as the tensor core reads them (`dtypes.mma_operand`: f32 as
@@ -98,26 +102,38 @@ class Descriptor:
 @dataclass(frozen=True)
 class TileDescriptor:
     """A descriptor before encoding: rows [row, row + rows) of stage `stage`
-    of `buffer`, moved `offset` bytes on by `wgmma_desc_advance` (to the
-    element whose unswizzled address is that much further)."""
+    of `buffer` (with `columns`, columns [row, row + rows) of every row),
+    moved `offset` bytes on by `wgmma_desc_advance` (to the element whose
+    unswizzled address is that much further)."""
 
     buffer: SmemBuffer
     stage: int
     row: int
     rows: int
     offset: int = 0
+    columns: bool = False
 
     def read(self, cta: CtaState, op: Operation, shape: tuple[int, int]) -> np.ndarray:
         """The `shape` operand starting `offset` bytes into the tile."""
-        tile = read_rows(cta.smem, self.buffer, self.stage, self.row, self.rows, op)
+        t = self.buffer.type
+        first = (0, 0)
+        if self.columns:
+            tile = read_rows(cta.smem, self.buffer, self.stage, 0, t.get_shape()[1], op)
+            if self.row < 0 or self.row + self.rows > tile.shape[1]:
+                raise simulation_error(op, f"{op.name}: columns [{self.row}, {self.row + self.rows}) leave the "
+                                           f"{tile.shape} tile")
+            tile, first = tile[:, self.row : self.row + self.rows], (0, self.row)
+        else:
+            tile = read_rows(cta.smem, self.buffer, self.stage, self.row, self.rows, op)
         if not self.offset and shape == tile.shape:
             return tile
-        t = self.buffer.type
         plain = tile_addresses(t, 0, swizzled=False)
-        at = np.argwhere(plain - plain[0, 0] == self.offset)
+        at = np.argwhere(plain - plain[first] == self.offset)
         if not len(at):
             raise simulation_error(op, f"{op.name}: descriptor offset {self.offset} is not an element of {t}")
-        r, c = at[0]
+        r, c = at[0] - np.array(first)
+        if r < 0 or c < 0:
+            raise simulation_error(op, f"{op.name}: descriptor offset {self.offset} is outside its columns of {t}")
         if r + shape[0] > tile.shape[0] or c + shape[1] > tile.shape[1]:
             raise simulation_error(op, f"{op.name}: a {shape} operand at offset {self.offset} leaves the {tile.shape} tile")
         return tile[r : r + shape[0], c : c + shape[1]]
@@ -155,22 +171,27 @@ def _operand(cta: CtaState, mma: Mma, x: Any, side: str) -> np.ndarray:
     dt = dtype_of(t.element_type)
     eb = element_bytes(t.element_type)
     # One instruction contracts k; a whole-tile nvgpu.wgmma all of its K.
-    k = WGMMA_K_BYTES // eb if isinstance(op, nvgpu.WgmmaMmaAsyncOp) else t.get_shape()[1 if side == "lhs" else 0]
+    k = (WGMMA_K_BYTES // eb if isinstance(op, nvgpu.WgmmaMmaAsyncOp)
+         else op.lhs_k() if side == "lhs" else t.get_shape()[0])
     n = mma.result.shape()[1]
     transposed = op.rhs_transposed is not None
+    # An MN-major A (`lhs_transposed`) is read as k x M, like an MN-major B, and transposed.
+    lhs_mn = side == "lhs" and op.lhs_transposed is not None
     if side == "lhs":
-        shape, k_major = (WGMMA_M, k), True
+        shape, k_major = ((k, WGMMA_M), False) if lhs_mn else ((WGMMA_M, k), True)
     else:
         shape, k_major = ((n, k), True) if transposed else ((k, n), False)
     if isinstance(x, TileDescriptor):
         if not isinstance(op, nvgpu.WgmmaMmaAsyncOp):
-            shape = (x.rows, t.get_shape()[1])
-        return x.read(cta, op, shape)
+            shape = (t.get_shape()[0], x.rows) if x.columns else (x.rows, t.get_shape()[1])
+        tile = x.read(cta, op, shape)
+        return tile.T if lhs_mn else tile
     # A 64-bit descriptor of one instruction.
     addresses = Descriptor.decode(int(x)).addresses(*shape, eb, k_major, op)
     if addresses.min() < 0 or addresses.max() + eb > len(cta.smem):
         raise simulation_error(op, f"{op.name}: the {side} descriptor reads outside shared memory")
-    return read_tile(cta.smem, addresses, dt)
+    tile = read_tile(cta.smem, addresses, dt)
+    return tile.T if lhs_mn else tile
 
 
 def retire(cta: CtaState, mma: Mma) -> None:
@@ -202,12 +223,14 @@ class WgmmaFunctions(InterpreterFunctions):
     @impl(nvgpu.WgmmaDescriptorOp)
     def run_descriptor(self, interpreter: Interpreter, op: nvgpu.WgmmaDescriptorOp, args: PythonValues):
         buf, stage, row = args
-        rows = op.result.type.get_shape()[0]
+        columns = op.columns is not None
+        rows = op.result.type.get_shape()[1 if columns else 0]
         if not any(isinstance(a, PerThread) for a in (stage, row)):
-            return (TileDescriptor(buf, stage, row, rows),)
+            return (TileDescriptor(buf, stage, row, rows, columns=columns),)
         lanes = lanes_of(interpreter)
         idx = lanes.indices()
-        values = [TileDescriptor(buf, simt.lane_value(stage, i), simt.lane_value(row, i), rows) for i in idx]
+        values = [TileDescriptor(buf, simt.lane_value(stage, i), simt.lane_value(row, i), rows, columns=columns)
+                  for i in idx]
         return (simt.pack(values, idx, lanes.threads),)
 
     @impl(nvgpu.SmemAddressOp)

@@ -80,8 +80,8 @@ def emit_mma_async(p: KernelPrinter, op: nvgpu.WgmmaMmaAsyncOp) -> None:
         # A in registers: no imm-trans-a; imm-trans-b = 1 for an MN-major B.
         tail = f", 1, 1, {0 if rhs_k_major else 1}"
     else:
-        # imm-trans-a = 0 (A is K-major); imm-trans-b = 1 for an MN-major B.
-        tail = f", 1, 1, 0, {0 if rhs_k_major else 1}"
+        # imm-trans-a = 1 for an MN-major A (`lhs_transposed`); imm-trans-b = 1 for an MN-major B.
+        tail = f", 1, 1, {0 if op.lhs_transposed is None else 1}, {0 if rhs_k_major else 1}"
     acc = p.frag(op.acc)
     if p.dead_after(op, op.acc):
         dst = acc

@@ -65,8 +65,15 @@ class WgmmaDescriptorOp(IRDLOperation):
     `source`, where R is the result's row count (e.g. consumer c of a 128-row A
     tile takes rows [64c, 64c + 64)).
 
-    Example:
+    With `columns` it is columns [row, row + C) of every row instead, C the
+    result's column count: the M columns of an MN-major A (a K×M tile read
+    with `lhs_transposed`) that a consumer owns.  `row` is then the first
+    column, a multiple of the tile's swizzle span (the columns start a
+    column chunk: consumers own multiples of 64 rows of M).
+
+    Examples:
     `%da = nvgpu.wgmma_descriptor %sa[%s, %row] : !nvgpu.smem<4x128x64xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>`
+    `%da = nvgpu.wgmma_descriptor %sa[%s, %col] {columns} : !nvgpu.smem<4x64x128xbf16, swizzle = 128> -> !nvgpu.wgmma_desc<64x64xbf16, swizzle = 128>`
     """
 
     name = "nvgpu.wgmma_descriptor"
@@ -74,6 +81,8 @@ class WgmmaDescriptorOp(IRDLOperation):
     stage = operand_def(IndexType)
     row = operand_def(IndexType)
     result = result_def(WgmmaDescriptorType)
+    columns = opt_prop_def(UnitAttr)
+    irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure())
     assembly_format = (
         "$source `[` $stage `,` $row `]` attr-dict `:` type($source) `->` type($result)"
@@ -88,7 +97,13 @@ class WgmmaDescriptorOp(IRDLOperation):
                 f"nvgpu.wgmma_descriptor source must be stages x rows x cols, got {src}"
             )
         rows, cols = desc.get_shape() if len(desc.get_shape()) == 2 else (0, 0)
-        if len(desc.get_shape()) != 2 or cols != shape[2] or rows > shape[1]:
+        if self.columns is not None:
+            if len(desc.get_shape()) != 2 or rows != shape[1] or cols > shape[2]:
+                raise VerifyException(
+                    f"nvgpu.wgmma_descriptor: {desc} is not a column range of the {shape[1]}x{shape[2]} "
+                    f"tiles of {src}"
+                )
+        elif len(desc.get_shape()) != 2 or cols != shape[2] or rows > shape[1]:
             raise VerifyException(
                 f"nvgpu.wgmma_descriptor: {desc} is not a row range of the {shape[1]}x{shape[2]} tiles of {src}"
             )
@@ -120,6 +135,7 @@ class _WgmmaBase(IRDLOperation):
     accumulate = operand_def(i1)
     result = result_def(ACC)
     rhs_transposed = opt_prop_def(UnitAttr)
+    lhs_transposed = opt_prop_def(UnitAttr)
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(MemoryReadEffect())
     assembly_format = (
@@ -135,6 +151,19 @@ class _WgmmaBase(IRDLOperation):
     def k_step(self) -> int:
         """K of one wgmma instruction for these operands (16; 32 for fp8; 8 for tf32)."""
         return self.wgmma_types()[0].k
+
+    def m(self) -> int:
+        """Rows of the product: the lhs descriptor's rows, or its columns
+        when `lhs_transposed` (a KxM descriptor)."""
+        lt = self.lhs.type
+        assert isinstance(lt, WgmmaDescriptorType | FragmentType)
+        return lt.get_shape()[1] if self.lhs_transposed is not None else lt.get_shape()[0]
+
+    def lhs_k(self) -> int:
+        """K of the lhs operand (its rows when `lhs_transposed`)."""
+        lt = self.lhs.type
+        assert isinstance(lt, WgmmaDescriptorType | FragmentType)
+        return lt.get_shape()[0] if self.lhs_transposed is not None else lt.get_shape()[1]
 
     def n(self) -> int:
         rt = self.rhs.type
@@ -161,7 +190,16 @@ class _WgmmaBase(IRDLOperation):
             )
         if len(lt.get_shape()) != 2 or len(rt.get_shape()) != 2:
             raise VerifyException(f"{self.name} operands must be 2-D")
-        m = lt.get_shape()[0]
+        if self.lhs_transposed is not None and isinstance(lt, FragmentType):
+            raise VerifyException(
+                f"{self.name} lhs_transposed reads an MN-major A from shared memory; a register lhs is "
+                "M×K in the wgmma layout and has no transposed form"
+            )
+        if self.lhs_transposed is not None and not a.mn_major:
+            raise VerifyException(
+                f"{self.name} with {et} operands needs a K-major lhs: wgmma transposes only 16-bit operands"
+            )
+        m = self.m()
         n = self.n()
         if m % WGMMA_M or m <= 0 or (isinstance(lt, FragmentType) and m != WGMMA_M):
             raise VerifyException(
@@ -193,6 +231,9 @@ class WgmmaOp(_WgmmaBase):
     register fragment; the accumulator is MxN; `rhs` is an
     NxK descriptor when `rhs_transposed` (K-major, PTX imm-trans-b = 0) and a
     KxN one otherwise (MN-major, imm-trans-b = 1; 16-bit types only).
+    With `lhs_transposed` the lhs is a KxM descriptor read MN-major
+    (imm-trans-a = 1; 16-bit types only, never a register lhs): the A of
+    `Aᵀ·B` where A is stored K×M.
     `tawa-expand-wgmma` turns it into M/64 · K/16 (K/32 for fp8, K/8 for
     tf32) `nvgpu.wgmma_mma_async`.  `accumulate`
     is wgmma's scale-d predicate: false makes the first instruction
@@ -208,7 +249,7 @@ class WgmmaOp(_WgmmaBase):
         super().verify_()
         lt, rt = self.lhs.type, self.rhs.type
         assert isinstance(lt, WgmmaDescriptorType | FragmentType) and isinstance(rt, WgmmaDescriptorType)
-        k = lt.get_shape()[1]
+        k = self.lhs_k()
         k2 = rt.get_shape()[1] if self.rhs_transposed is not None else rt.get_shape()[0]
         if k != k2 or k % self.k_step():
             raise VerifyException(

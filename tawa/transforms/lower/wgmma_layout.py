@@ -14,8 +14,9 @@ writes the same canonical layouts as `((8,m),(T,2))` for K-major and
 * swizzled, K-major: SBO = the next 8 rows (8 × span); LBO is not read (a
   k-step stays inside one row of the span) and tawa sets the chunk distance,
   as verified on the H100 (hopper-verified.md §2.1: 16, 0 and 8192 agree);
-* swizzled, MN-major: LBO = the next chunk of MN (rows × span), SBO = the
-  next 8 rows of K (8 × span) (§2.2: 8192 and 1024 for 128B);
+* swizzled, MN-major (B read as K×N, A read as K×M with `lhs_transposed`):
+  LBO = the next chunk of MN (rows × span), SBO = the next 8 rows of K
+  (8 × span) (§2.2: 8192 and 1024 for 128B);
 * unswizzled: LBO is the stride along K between core matrices and SBO the
   stride along MN — K-major: LBO = the next chunk, SBO = 8 rows × 16 bytes;
   MN-major: LBO = 8 rows × 16 bytes, SBO = the next chunk.
@@ -67,6 +68,16 @@ class TileLayout:
         one after the other), so a descriptor `rows` further down reads the
         same k-steps of the rows below (a warp group's second 64-row block of A)."""
         return rows * self.span
+
+    def mn_offset(self, elements: int, element_bytes: int) -> int:
+        """Byte offset of element `elements` along MN of an MN-major
+        operand (a column of the tile), a multiple of the span: whole column
+        chunks further (the second 64-row block of an MN-major A)."""
+        along = elements * element_bytes
+        if along % self.span:
+            raise ValueError(f"{elements} elements of {element_bytes} bytes are no whole number of "
+                             f"{self.span}-byte column chunks")
+        return along // self.span * self.chunk_bytes
 
 
 def tile_layout(t: nvgpu.SmemType) -> TileLayout:

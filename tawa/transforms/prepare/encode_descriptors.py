@@ -2,11 +2,13 @@
 
 `nvgpu.wgmma_descriptor %buf[%stage, %row]` becomes the tile's shared
 address in `arith` on i32 — the buffer's (`nvgpu.smem_address`) plus
-stage × stage bytes plus row × span (a row of a column chunk) — and an
+stage × stage bytes plus row × span (a row of a column chunk; with
+`columns`, column × rows × element bytes: the column starts a chunk) — and an
 `nvgpu.wgmma_desc_encode` of it whose properties are the descriptor fields:
 leading and stride byte offsets and swizzle, computed here from the tile's
 swizzle and shape and from how the descriptor is read (K-major as a lhs or a
-transposed rhs, MN-major otherwise; see `tawa.transforms.lower.wgmma_layout`).
+transposed rhs, MN-major as a rhs or an `lhs_transposed` lhs; see
+`tawa.transforms.lower.wgmma_layout`).
 Run after `tawa-expand-wgmma`, which reads the tiles of the descriptor ops.
 """
 
@@ -45,7 +47,8 @@ def reads_k_major(desc: SSAValue, at: Operation) -> bool:
             if isinstance(user, nvgpu.WgmmaDescAdvanceOp):
                 pending.append(user.result)
             elif isinstance(user, nvgpu.WgmmaOp | nvgpu.WgmmaMmaAsyncOp) and use.index in (0, 1):
-                majors.add(use.index == 0 or user.rhs_transposed is not None)
+                transposed = user.lhs_transposed if use.index == 0 else user.rhs_transposed
+                majors.add((transposed is None) == (use.index == 0))
             else:
                 raise fail(at, f"{NAME}: a wgmma descriptor is used by '{user.name}'")
     if len(majors) > 1:
@@ -74,7 +77,9 @@ class EncodeDescriptor(RewritePattern):
         stage_off = arith.MuliOp(stage, c_stage)
         at_stage = arith.AddiOp(stage_off, base)
         row = arith.IndexCastOp(op.row, i32)
-        c_row = const(layout.span)
+        # A row is `span` bytes of its chunk; a column (`columns`, a multiple of the span) starts a
+        # chunk, `rows × span` bytes per span of columns: rows × element bytes per column.
+        c_row = const(t.get_shape()[1] * nvgpu.element_bytes(t.element_type) if op.columns else layout.span)
         row_off = arith.MuliOp(row, c_row)
         address = arith.AddiOp(row_off, at_stage)
         desc_type = op.result.type

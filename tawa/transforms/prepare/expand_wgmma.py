@@ -12,7 +12,9 @@ later steps add to what step 0 wrote).
 
 A warp group that owns 64·R rows (an MxNxK wgmma, M = 64·R, lhs a
 descriptor) issues R instructions per k-step, one per 64-row block
-(`row_block` r, the A descriptor a further 64·r rows down): k-steps outer,
+(`row_block` r, the A descriptor a further 64·r rows down, or 64·r
+columns on for an MN-major A, `lhs_transposed`: whole column chunks;
+its k-steps are k rows down, as an MN-major B's): k-steps outer,
 row blocks inner, so consecutive instructions write different registers
 and the tensor core need not wait for one to finish before the next.  Descriptors must still be
 `nvgpu.wgmma_descriptor` ops: their source tile gives the chunk distance
@@ -81,16 +83,23 @@ class ExpandWgmma(RewritePattern):
         lt = op.lhs.type
         assert isinstance(lt, nvgpu.WgmmaDescriptorType | nvgpu.FragmentType)
         k_step = op.k_step()
-        steps = lt.get_shape()[1] // k_step
+        steps = op.lhs_k() // k_step
         rhs_k_major = op.rhs_transposed is not None
         b_offsets = layout_of(op.rhs, op).k_offsets(steps, k_step, rhs_k_major)
-        blocks, row_bytes = lt.get_shape()[0] // WGMMA_M, 0
+        blocks, row_bytes = op.m() // WGMMA_M, 0
         if isinstance(lt, nvgpu.FragmentType):
             slice_type = nvgpu.FragmentType([lt.get_shape()[0], k_step], lt.element_type, lt.tiled_layout)
         else:
             a_layout = layout_of(op.lhs, op)
-            a_offsets = a_layout.k_offsets(steps, k_step, True)
-            row_bytes = a_layout.row_offset(WGMMA_M)
+            a_k_major = op.lhs_transposed is None
+            a_offsets = a_layout.k_offsets(steps, k_step, a_k_major)
+            if a_k_major:
+                row_bytes = a_layout.row_offset(WGMMA_M)
+            else:  # an MN-major A: the next 64 rows of M are the next column chunks
+                try:
+                    row_bytes = a_layout.mn_offset(WGMMA_M, nvgpu.element_bytes(lt.element_type))
+                except ValueError as err:
+                    raise fail(op, f"{NAME}: {err}") from None
         new: list[Operation] = []
         acc = op.acc
         for j in range(steps):
