@@ -203,7 +203,17 @@ class PersistentSets:
         `arrivals` and `named_arrivals` its result can depend on (the gates
         from there on)."""
         self._segment_reads, self._segment_writes, self._next_wait = [], [], []
+        self._suffix_reads: list[list[int]] = []
+        """Per role and position, the union of what its blocks from there on
+        read (with the completions of the loads they issue)..."""
+        self._suffix_writes: list[list[int]] = []
+        """...and write (with their arrivals at named syncs): `_reach` never
+        gives more, whatever the state."""
         self._load: dict[tuple[int, int, int], int] = {}
+        self._load_bytes: dict[tuple[int, int, int], tuple[int, int]] = {}
+        """The barrier and the bytes of each TMA load."""
+        self._queue_of: dict[tuple[int, int, int], int] = {}
+        """The completion queue of each TMA load (`_queue_key`)."""
         self._load_reads: dict[tuple[int, int, int], int] = {}
         """What the completion of a TMA load reads: "exit c" for a load into
         another CTA, "arrive b" (fine footprints)."""
@@ -266,6 +276,8 @@ class PersistentSets:
                         arrives += e.count << (_ARRIVALS * e.barrier)
                     elif k == TMA:
                         self._load[(r, p, i)] = bar(e.barrier) | stage(load_base, e.slot)
+                        self._load_bytes[(r, p, i)] = (e.barrier, e.tx)
+                        self._queue_of[(r, p, i)] = e.barrier * nr + r if fine else e.barrier
                         if arrivals(e.barrier):
                             self._load_reads[(r, p, i)] = self._load_reads.get((r, p, i), 0) | arrivals(e.barrier)
                         if fine:
@@ -337,6 +349,16 @@ class PersistentSets:
             self._next_wait.append(next_wait)
             self._segment_reads.append(segment_reads)
             self._segment_writes.append(segment_writes)
+            # Everything the role may still do, whatever gates it passes: a bound on `_reach`
+            # (its segments, the arrival at each named sync it waits at) for `_persistent`'s test.
+            suffix_reads, suffix_writes = [0] * (n + 1), [0] * (n + 1)
+            for p in reversed(range(n)):
+                gate = role.gates[p]
+                suffix_reads[p] = suffix_reads[p + 1] | reads[p] | later[p][0]
+                suffix_writes[p] = (suffix_writes[p + 1] | writes[p] | later[p][1]
+                                    | (gates[p] if gate is not None and gate.kind == NAMED_SYNC else 0))
+            self._suffix_reads.append(suffix_reads)
+            self._suffix_writes.append(suffix_writes)
             walk = []
             for p, gate in enumerate(role.gates):
                 kind, barrier, parity, limit = _PLAIN, -1, 0, (0, 0)
@@ -539,59 +561,71 @@ class PersistentSets:
         n = len(self.roles)
         step_reads: dict[int, int] = {}
         step_writes: dict[int, int] = {}
-        step_named: dict[int, int] = {}  # the threads of a role's step at each named barrier
-        step_arrivals: dict[int, int] = {}  # ...and on each mbarrier
-        named_limits = self._named_limits
         for r, arrive in moves:
             step_reads[r], step_writes[r] = (self._arrival[r][pos[r]] if arrive else
                                              (self._reads[r][pos[r]], self._writes[r][pos[r]]))
-            if named_limits:
-                step_named[r] = (self._arrival_named if arrive else self._step_named)[r][pos[r]]
-            if self._fine and not arrive:
-                step_arrivals[r] = self._block_arrivals[r][pos[r]]
         named = state[3]
         queue_writes: dict[int, int] = {}  # completions of queue b (`_queue_key`): agent n + b
         queue_reads: dict[int, int] = {}
-        load_reads = self._load_reads
+        load_reads, load = self._load_reads, self._load
         for b, ks in queues.items():
-            step_reads[n + b], step_writes[n + b] = load_reads.get(inflight[ks[0]], 0), self._load[inflight[ks[0]]]
-            queue_writes[n + b] = queue_reads[n + b] = 0
+            step_reads[n + b], step_writes[n + b] = load_reads.get(inflight[ks[0]], 0), load[inflight[ks[0]]]
+            written = read = 0
             for k in ks:
-                queue_writes[n + b] |= self._load[inflight[k]]
+                written |= load[inflight[k]]
                 if load_reads:
-                    queue_reads[n + b] |= load_reads.get(inflight[k], 0)
+                    read |= load_reads.get(inflight[k], 0)
+            queue_writes[n + b], queue_reads[n + b] = written, read
         live = [r for r, p in enumerate(pos) if p < len(self.roles[r].blocks)]
-        reaches: dict[tuple[int, int, frozenset[int], int, int, int], tuple[int, int, int, int]] = {}  # memoized
+        named_limits = self._named_limits
         senses = self._senses
-        waiting = self._waiting(state) if self._symmetric else None
-        # Fine footprints: the bytes each completion queue carries, per barrier; a barrier is
-        # *settled* when its phase has all arrivals and its loads in flight carry at most the
-        # bytes it misses (then no order of their completions completes it early: they commute).
+        # What only `joining_of` reads, made on its first call (`alone` often decides first).
+        step_named: dict[int, int] = {}  # the threads of a role's step at each named barrier
+        step_arrivals: dict[int, int] = {}  # ...and on each mbarrier
+        reaches: dict[tuple[int, int, frozenset[int], int, int, int], tuple[int, int, int, int]] = {}  # memoized
+        waiting: dict[int, tuple[int, ...] | None] | None = None
         queue_bar: dict[int, int] = {}
         queue_bytes: dict[int, int] = {}
         in_flight: dict[int, int] = {}
         settled = short_base = 0
         bars = state[1]
-        if self._fine:
-            for q, ks in queues.items():
-                b = self._load_barrier(inflight[ks[0]])
-                carried = 0
-                for k in ks:
-                    carried += self._load_event(inflight[k]).tx
-                queue_bar[n + q], queue_bytes[n + q] = b, carried
-                in_flight[b] = in_flight.get(b, 0) + carried
-            for b, carried in in_flight.items():
-                if bars[4 * b] == 0 and 0 < carried <= bars[4 * b + 1]:
-                    settled |= 1 << b
-            for b in range(self.nb):  # phases with all arrivals that their loads in flight cannot complete
-                if bars[4 * b] == 0 and bars[4 * b + 1] > in_flight.get(b, 0):
-                    short_base |= 1 << b
+        prepared = False
+
+        def prepare() -> None:
+            nonlocal waiting, settled, short_base, prepared
+            prepared = True
+            for r, arrive in moves:
+                if named_limits:
+                    step_named[r] = (self._arrival_named if arrive else self._step_named)[r][pos[r]]
+                if self._fine and not arrive:
+                    step_arrivals[r] = self._block_arrivals[r][pos[r]]
+            waiting = self._waiting(state) if self._symmetric else None
+            # Fine footprints: the bytes each completion queue carries, per barrier; a barrier is
+            # *settled* when its phase has all arrivals and its loads in flight carry at most the
+            # bytes it misses (then no order of their completions completes it early: they commute).
+            if self._fine:
+                load_bytes = self._load_bytes
+                for q, ks in queues.items():
+                    b = load_bytes[inflight[ks[0]]][0]
+                    carried = 0
+                    for k in ks:
+                        carried += load_bytes[inflight[k]][1]
+                    queue_bar[n + q], queue_bytes[n + q] = b, carried
+                    in_flight[b] = in_flight.get(b, 0) + carried
+                for b, carried in in_flight.items():
+                    if bars[4 * b] == 0 and 0 < carried <= bars[4 * b + 1]:
+                        settled |= 1 << b
+                for b in range(self.nb):  # phases with all arrivals that their loads in flight cannot complete
+                    if bars[4 * b] == 0 and bars[4 * b + 1] > in_flight.get(b, 0):
+                        short_base |= 1 << b
 
         def joining_of(group: set[int], any_: bool = False) -> set[int]:
             """The agents outside `group` that must join it (see above);
             `any_`: only whether there are any (a non-empty subset, found
             as soon as the fixpoint's reach so far conflicts: it only
             grows)."""
+            if not prepared:
+                prepare()
             t_reads = t_writes = t_completes = gates = t_named = 0
             for a in group:
                 if a in step_reads:
@@ -661,13 +695,35 @@ class PersistentSets:
                            if c not in group and (wr & queue_conflicts or queue_reads[c] & t_writes))
             return joining
 
+        suffix_reads, suffix_writes, commuting = self._suffix_reads, self._suffix_writes, self._commuting
+
+        def alone(seed: int) -> bool:
+            """Whether `{seed}` is persistent already by what the others may do
+            at all: `joining_of({seed}, True)` with each live role's reach
+            replaced by everything its remaining blocks touch (a superset of
+            any `_reach`, so no conflict there means none at the fixpoint) and
+            the conflicts of no named barrier waived (`_settled_named` only
+            removes some), the completions checked as there."""
+            rd, wr = step_reads[seed], step_writes[seed]
+            conflicts = rd | (wr & ~commuting)
+            for o in live:
+                if o != seed and (suffix_writes[o][pos[o]] & conflicts or suffix_reads[o][pos[o]] & wr):
+                    return False
+            if seed >= n and not prepared:
+                prepare()
+            queue_conflicts = conflicts if seed < n else rd | (wr & ~commuting & ~settled)
+            for c, cw in queue_writes.items():
+                if c != seed and (cw & queue_conflicts or queue_reads[c] & wr):
+                    return False
+            return True
+
         if self._fine:  # first any agent that is a persistent set on its own (the usual case)
             seeds = list(step_reads)
             if hint in step_reads:
                 seeds.remove(hint)
                 seeds.insert(0, hint)
             for seed in seeds:
-                if not joining_of({seed}, True):
+                if alone(seed) or not joining_of({seed}, True):
                     return {seed}
         best: set[int] | None = None
         for seed in step_reads:

@@ -497,8 +497,9 @@ class Explorer(PersistentSets):
                     continue
             moves.append((r, False))
         queues: dict[int, list[int]] = {}  # `_queue_key` -> indices into inflight, in issue order
+        queue_of = self._queue_of
         for k, entry in enumerate(inflight):
-            queues.setdefault(self._queue_key(entry), []).append(k)
+            queues.setdefault(queue_of[entry], []).append(k)
         chosen = self._persistent(state, moves, queues, hint) if reduce and len(moves) + len(queues) > 1 else None
         for r, arrive in moves:
             if chosen is None or r in chosen:
@@ -630,9 +631,7 @@ class Explorer(PersistentSets):
         """The queue of a load in flight: its barrier, or with fine
         footprints its barrier and issuing role (`_footprints`): the loads
         of one queue complete in issue order, queues independently."""
-        r, p, i = entry
-        b = self.roles[r].blocks[p][i].barrier
-        return b * len(self.roles) + r if self._fine else b
+        return self._queue_of[entry]  # made with the footprints
 
     def _load_order(self, entry: tuple[int, int, int]):
         """The order of the loads in flight: by queue, each in issue order
