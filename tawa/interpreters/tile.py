@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from xdsl.dialects import memref
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 from xdsl.utils.exceptions import InterpretationError
 
@@ -134,6 +135,13 @@ class TileFunctions(InterpreterFunctions):
         inside = all(0 <= o < n for o, n in zip(offsets, array.shape, strict=True))
         value = array[tuple(offsets)] if inside else 0
         return (scalar_from_python(float(value) if array.dtype.kind == "f" else int(value), op.result.type),)
+
+    @impl(memref.DimOp)
+    def run_dim(self, interpreter: Interpreter, op: memref.DimOp, args: PythonValues):
+        """The array's extent along an axis: the guards of accesses placed
+        by loaded values compare offsets with it (`tawa-warp-specialize`)."""
+        array, axis = args
+        return (int(array.shape[axis]),)
 
     @impl(tile.DotOp)
     def run_dot(self, interpreter: Interpreter, op: tile.DotOp, args: PythonValues):

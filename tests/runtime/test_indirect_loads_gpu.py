@@ -2,8 +2,9 @@
 and examples/python/grouped_gemm.py launched through `kernel[grid](...)`
 against float32 references on fresh random data, NaN-poisoned outputs,
 ragged shapes, tables shuffled with repeated entries, entries past the end
-of the tensors they index (those read zeros) and programs past the end of
-the table (their entries read 0).  Needs an sm_90 GPU with torch; skipped
+of the tensors they index, negative ones and ones whose rows lie beyond 2^31
+(those read zeros: `tawa/transforms/partition/loaded_offsets.py`), and
+programs past the end of the table (their entries read 0).  Needs an sm_90 GPU with torch; skipped
 elsewhere, saying why.  The CPU side: tests/transforms/test_indirect_loads.py."""
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ def test_gather_rows(cuda, seed, blocks, N, extra):
     rows = blocks * BM - 10  # a ragged last block
     x = torch.randn(rows, N, device="cuda", generator=g).to(torch.bfloat16)
     n_idx = 2 * blocks
-    idx = torch.randint(0, blocks + 1, (n_idx,), device="cuda", generator=g, dtype=torch.int32)  # repeats; `blocks` lies outside X
+    # Repeats; `blocks` lies past X, -1 before it, 2^31 - 1 beyond 2^31 rows: those read zeros.
+    idx = torch.randint(-1, blocks + 1, (n_idx,), device="cuda", generator=g, dtype=torch.int32)
+    idx[0] = 2**31 - 1
     scale = torch.rand(n_idx, device="cuda", generator=g) + 0.5
     programs = n_idx + extra  # programs past the table read index 0 and scale 0
     out = torch.full((programs * BM, N), float("nan"), device="cuda", dtype=torch.bfloat16)
@@ -45,7 +48,8 @@ def test_gather_rows(cuda, seed, blocks, N, extra):
     ref = torch.zeros(programs * BM, N, device="cuda")
     for i in range(n_idx):
         j = int(idx[i])
-        ref[i * BM:(i + 1) * BM] = (padded[j * BM:(j + 1) * BM] * scale[i]).to(torch.bfloat16).float()
+        if 0 <= j <= blocks:
+            ref[i * BM:(i + 1) * BM] = (padded[j * BM:(j + 1) * BM] * scale[i]).to(torch.bfloat16).float()
     assert not torch.isnan(out.float()).any(), "some of Out was not written (or is NaN)"
     assert torch.equal(out.float(), ref), f"max difference {(out.float() - ref).abs().max().item()}"
 
@@ -61,14 +65,16 @@ def test_grouped_gemm(cuda, seed, M, N, K, E, constexprs):
     w = torch.randn(E, N, K, device="cuda", generator=g).to(torch.bfloat16)
     blocks = math.ceil(M / BM)
     order = torch.randperm(blocks, device="cuda", generator=g)
-    experts = torch.randint(0, E + 1, (blocks,), device="cuda", generator=g)  # E: past the last expert, zeros
+    # E: past the last expert, -1 before the first, 2^31 - 1 beyond 2^31 rows of W: those read zeros.
+    experts = torch.randint(-1, E + 1, (blocks,), device="cuda", generator=g)
+    experts[0] = 2**31 - 1
     table = torch.stack([order, experts], dim=1).to(torch.int32).contiguous()
     c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
     kernel("grouped_gemm")[(blocks, math.ceil(N / BN))](a, w, table, c, N, K, **constexprs)
     torch.cuda.synchronize()
     ref = torch.zeros(M, N, device="cuda")
     for blk, e in table.tolist():
-        if e < E:
+        if 0 <= e < E:
             ref[blk * BM:(blk + 1) * BM] = a[blk * BM:(blk + 1) * BM].float() @ w[e].float().T
     assert not torch.isnan(c.float()).any(), "some of C was not written (or is NaN)"
     err = ((c.float() - ref).norm() / ref.norm().clamp_min(1e-6)).item()

@@ -7,8 +7,10 @@ program its A row block and its expert; the producer reads both to place
 its TMA loads, the consumers read the row block to place their store), are
 checked in the tile interpreter against NumPy, through the whole
 `tawa-hopper-pipeline` in the CTA simulator against the tile program (tables
-permuted, entries repeated, entries and programs past the table's end), and
-by ptxas; and what stays refused is a one-line located error."""
+permuted, entries repeated, entries past the tensors' ends, negative or
+beyond 2^31 rows, which the guards of `tawa/transforms/partition/loaded_offsets.py`
+turn into zeros, and programs past the table's end), and by ptxas; and what
+stays refused is a one-line located error."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ import tawa
 from tawa.diagnostics import TawaError
 from tawa.interpreters.schedule import Schedule
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
+from tawa.transforms.partition.warp_specialize import WarpSpecializePass
 from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,20 +61,22 @@ def f64(x: np.ndarray) -> np.ndarray:
 BM, BN = 64, 128
 
 
-def gather_case(seed: int, programs: int = 6):
-    """X of 5 row blocks (the last ragged); an index table with repeats, an
-    index past X (zeros) and, for the last program, no entry at all (its
-    index and scale read 0)."""
+def gather_case(seed: int, programs: int = 8):
+    """X of 5 row blocks (the last ragged); an index table with repeats,
+    indices past X, a negative one and one whose rows lie beyond 2^31 (all
+    three read zeros) and, for the last program, no entry at all (its index
+    and scale read 0)."""
     rng = np.random.default_rng(seed)
     rows, n = 5 * BM - 10, 200
     x = rng.standard_normal((rows, n)).astype(BF16)
-    idx = rng.permutation(np.array([3, 0, 3, 4, 7], np.int32))  # 3 twice; 7 lies outside X
-    scale = rng.uniform(0.5, 2.0, 5).astype(np.float32)
-    padded = np.zeros((8 * BM, n))
+    idx = rng.permutation(np.array([3, 0, 3, 4, 7, -1, 2**31 - 1], np.int32))  # 3 twice
+    scale = rng.uniform(0.5, 2.0, len(idx)).astype(np.float32)
+    padded = np.zeros((5 * BM, n))
     padded[:rows] = f64(x)
     ref = np.zeros((programs * BM, n))
     for i, (j, s) in enumerate(zip(idx, scale)):
-        ref[i * BM:(i + 1) * BM] = f64((padded[j * BM:(j + 1) * BM] * np.float64(s)).astype(BF16))
+        if 0 <= j < 5:
+            ref[i * BM:(i + 1) * BM] = f64((padded[j * BM:(j + 1) * BM] * np.float64(s)).astype(BF16))
     return x, idx, scale, n, ref, (programs, -(-n // BN))
 
 
@@ -98,17 +103,19 @@ GM = 128
 
 
 def grouped_case(seed: int, m: int = 3 * GM - 20, n: int = 100, k: int = 3 * 64 - 20, experts: int = 3):
-    """Row blocks in a shuffled order, experts repeated and one past the
-    last (its W reads zeros); a ragged last row block, N and K."""
+    """Row blocks in a shuffled order, experts repeated, and experts past
+    the last, negative or beyond 2^31 rows of W (their W reads zeros); a
+    ragged last row block, N and K."""
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((m, k)).astype(BF16)
     w = rng.standard_normal((experts, n, k)).astype(BF16)
     blocks = -(-m // GM)
-    table = np.stack([rng.permutation(blocks), rng.choice([0, 2, experts], blocks)], axis=1).astype(np.int32)
+    choices = [0, 2, experts, -1, 2**31 - 1]
+    table = np.stack([rng.permutation(blocks), rng.choice(choices, blocks)], axis=1).astype(np.int32)
     ref = np.zeros((m, n))
     for blk, e in table:
         rows = slice(blk * GM, min(blk * GM + GM, m))
-        if e < experts:
+        if 0 <= e < experts:
             ref[rows] = f64(a[rows]) @ f64(w[e]).T
     return a, w, table, n, k, ref, (blocks, -(-n // 128))
 
@@ -133,6 +140,25 @@ def test_grouped_gemm_simulator_matches_the_tile_program(seed: int, k: int):
                    schedule=Schedule("random", seed=seed), ctas=2)
     assert not np.isnan(f64(got)).any(), f"{int(np.isnan(f64(got)).sum())} elements of C never written"
     assert np.linalg.norm(f64(got) - f64(want)) / np.linalg.norm(f64(want)) <= 1e-2
+
+
+@pytest.mark.parametrize("name", ["gather_rows", "grouped_gemm"])
+def test_partitions_match_the_tile_program(name: str):
+    """After `tawa-warp-specialize` (the aref level: each partition reads
+    the table, accesses placed by it are guarded), bit for bit."""
+    module = tawa.parse(kernel(name).ir(), f"{name}.py")
+    WarpSpecializePass(strict=True).apply(tawa.context(), module)
+    if name == "gather_rows":
+        x, idx, scale, n, _, grid = gather_case(3)
+        args = [x, idx, scale]
+        shape, rest = (grid[0] * BM, n), [n]
+    else:
+        a, w, table, n, k, _, grid = grouped_case(3)
+        args, shape, rest = [a, w, table], (a.shape[0], n), [n, k]
+    want, got = np.full(shape, np.nan, BF16), np.full(shape, np.nan, BF16)
+    kernel(name).interpret(grid, *args, want, *rest)
+    tawa.interpret(module, name, grid, *args, got, *rest, schedule=Schedule("random", seed=3))
+    assert np.array_equal(f64(want), f64(got), equal_nan=True)
 
 
 def test_grouped_gemm_producer_reads_the_table():
@@ -217,3 +243,25 @@ def test_front_end_errors(tmp_path: Path, body: str, message: str):
     with pytest.raises(TawaError) as err:
         k.ir()
     assert str(err.value) == f"{path}:{message}"
+
+
+def test_the_protocol_proof_refuses_a_trip_count_it_cannot_compute(tmp_path: Path, monkeypatch):
+    """Without `tawa-warp-specialize`'s refusal, the protocol proof still
+    refuses a loop bound read from memory: a loaded value is data to it
+    (`nvgpu.load_global_scalar` is opaque), like TMA coordinates, so a
+    protocol that depends on one is an error, never a proof."""
+    from tawa.transforms.partition import warp_specialize
+
+    monkeypatch.setattr(warp_specialize, "_loaded_scalar", lambda *values: None)
+    path = write_kernel(tmp_path, '''@tawa.kernel
+def k(A: tl.tensor_ref(tl.bf16, 2), B: tl.tensor_ref(tl.bf16, 2), Lens: tl.tensor_ref(tl.i32, 1),
+      C: tl.tensor_ref(tl.bf16, 2)):
+    pid = tl.program_id(0)
+    kt = tl.load(Lens, (pid,)).to(tl.index)
+    acc = tl.zeros((128, 128), tl.f32)
+    for k in tl.range(0, kt, 64):
+        acc = tl.dot(tl.load(A, (pid * 128, k), (128, 64)), tl.load(B, (0, k), (128, 64)), acc, trans_b=True)
+    tl.store(C, (pid * 128, 0), acc.to(tl.bf16))
+''')
+    msg = compile_error(path)
+    assert "tawa-verify-protocol" in msg and "does not compute (data)" in msg, msg

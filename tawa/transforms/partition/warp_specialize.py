@@ -29,7 +29,9 @@ Task-aware partitioning after Tawa (arXiv 2510.14719) and Triton's NVWS:
   table entry), each partition reading the value itself, which is sound only
   where the kernel does not write what it reads (else the pass declines) and
   which may place loads and stores but not a loop's bounds (the protocol
-  proof derives every trip count from sizes and program ids);
+  proof derives every trip count from sizes and program ids); the accesses
+  it places are guarded against entries outside the tensor
+  (`tawa.transforms.partition.loaded_offsets`);
 * each group of producer loads that feeds the same consumer op travels
   through one aref: `aref.put` in the producer after the loads, `aref.get` in
   the consumer right before the first op that uses the values,
@@ -79,6 +81,7 @@ from tawa.target.hopper import (
     launch_register_cap,
     register_pool,
 )
+from tawa.transforms.partition.loaded_offsets import guard_loaded_offsets
 from tawa.transforms.utils import fail
 
 PRODUCER, CONSUMER = PartitionRole.PRODUCER, PartitionRole.CONSUMER
@@ -721,6 +724,7 @@ class WarpSpecializePass(ModulePass):
         )
         if not has_dots(kernel):
             ws.attributes[BLOCKED_LAYOUTS] = UnitAttr()
+        guard_loaded_offsets(ws, lambda v: _loaded_scalar(v) is not None)
         for new in (*creates, ws):
             body.insert_op_before(new, ret)
         for old in reversed(old_ops):

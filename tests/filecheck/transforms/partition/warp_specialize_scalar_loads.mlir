@@ -4,6 +4,7 @@
 // each program reads its A row block and its expert from Tiles.  The loads that
 // place the producer's TMA loads are replicated like index arithmetic: the producer
 // reads both entries, the consumers only the row block their store needs.
+// (tawa/transforms/partition/loaded_offsets.py: the guards.)
 
   func.func @grouped_gemm(%A: memref<?x?xbf16>, %W: memref<?x?x?xbf16>, %Tiles: memref<?x?xi32>, %C: memref<?x?xbf16>, %N: index, %K: index) {
     %c0 = arith.constant 0 : index
@@ -35,11 +36,24 @@
 // CHECK:        %[[ROW:.*]] = tile.load_scalar %Tiles[%p, %c0] : memref<?x?xi32> -> i32
 // CHECK:        %[[E:.*]] = tile.load_scalar %Tiles[%p, %c1] : memref<?x?xi32> -> i32
 // CHECK-NEXT:   %expert = arith.index_cast %[[E]] : i32 to index
-// CHECK:        scf.for
-// CHECK-NEXT:     %a = tile.load %A[%m0, %k]
-// CHECK-NEXT:     %w = tile.load %W[%expert, %n0, %k]
+
+// Offsets read from the table are guarded before the loop: outside the tensor, the box
+// moves past its end (leading axes to 0, the tile's first axis to its dimension).
+// CHECK:        %[[M:.*]] = memref.dim %A, %{{.*}} : memref<?x?xbf16>
+// CHECK-NEXT:   %[[MOK:.*]] = arith.cmpi ult, %m0, %[[M]] : index
+// CHECK-NEXT:   %m0_guarded = arith.select %[[MOK]], %m0, %[[M]] : index
+// CHECK:        %[[E_DIM:.*]] = memref.dim %W, %{{.*}} : memref<?x?x?xbf16>
+// CHECK-NEXT:   %[[EOK:.*]] = arith.cmpi ult, %expert, %[[E_DIM]] : index
+// CHECK:        %expert_guarded = arith.select %[[EOK]], %expert, %{{.*}} : index
+// CHECK:        %[[N:.*]] = memref.dim %W, %{{.*}} : memref<?x?x?xbf16>
+// CHECK-NEXT:   %n0_guarded = arith.select %[[EOK]], %n0, %[[N]] : index
+// CHECK-NEXT:   scf.for
+// CHECK-NEXT:     %a = tile.load %A[%m0_guarded, %k]
+// CHECK-NEXT:     %w = tile.load %W[%expert_guarded, %n0_guarded, %k]
 // CHECK-NEXT:     aref.put
 // CHECK:      } partition consumer warps(4) regs(256) {
 // CHECK:        tile.load_scalar %Tiles[%p_1, %c0_1] : memref<?x?xi32> -> i32
 // CHECK-NOT:    tile.load_scalar
-// CHECK:        tile.store %{{.*}}, %C[%m0_1, %n0_1]
+// CHECK:        arith.cmpi ult, %m0_1
+// CHECK-NEXT:   %m0_guarded_1 = arith.select
+// CHECK:        tile.store %{{.*}}, %C[%m0_guarded_1, %n0_1]
