@@ -1,5 +1,5 @@
-"""Loads placed by loaded values on the GPU: examples/python/gather_rows.py
-and examples/python/grouped_gemm.py launched through `kernel[grid](...)`
+"""Loads placed by loaded values on the GPU: examples/python/gather_rows.py,
+examples/python/grouped_gemm.py and examples/python/paged_gemm.py launched through `kernel[grid](...)`
 against float32 references on fresh random data, NaN-poisoned outputs,
 ragged shapes, tables shuffled with repeated entries, entries past the end
 of the tensors they index, negative ones and ones whose rows lie beyond 2^31
@@ -79,3 +79,30 @@ def test_grouped_gemm(cuda, seed, M, N, K, E, constexprs):
     assert not torch.isnan(c.float()).any(), "some of C was not written (or is NaN)"
     err = ((c.float() - ref).norm() / ref.norm().clamp_min(1e-6)).item()
     assert err <= TOL, f"relative error {err:.3g} ({M}x{N}x{K}, {E} experts, {constexprs})"
+
+
+@pytest.mark.parametrize("M, N, K", [(1000, 264, 392), (2048, 1024, 1024), (130, 8, 64)])
+def test_paged_gemm(cuda, seed, M, N, K):
+    import torch
+
+    BM, BN, BK = 128, 128, 64
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    nb, kb = math.ceil(N / BN), math.ceil(K / BK)
+    total = nb * kb + 2  # two pages nobody uses
+    a = torch.randn(M, K, device="cuda", generator=g).to(torch.bfloat16)
+    pool = torch.randn(total * BN, BK, device="cuda", generator=g).to(torch.bfloat16)
+    pages = torch.randperm(total, device="cuda", generator=g)[: nb * kb].reshape(nb, kb).to(torch.int32)
+    pages[0, 0] = total + 3  # outside the pool: that tile of B reads zeros
+    c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+    kernel("paged_gemm")[(math.ceil(M / BM), nb)](a, pool, pages.contiguous(), c, K)
+    torch.cuda.synchronize()
+    b = torch.zeros(nb * BN, kb * BK, device="cuda")
+    for j in range(nb):
+        for k in range(kb):
+            p = int(pages[j, k])
+            if p < total:
+                b[j * BN:(j + 1) * BN, k * BK:(k + 1) * BK] = pool[p * BN:(p + 1) * BN].float()
+    ref = a.float() @ b[:N, :K].T
+    assert not torch.isnan(c.float()).any(), "some of C was not written (or is NaN)"
+    err = ((c.float() - ref).norm() / ref.norm()).item()
+    assert err <= TOL, f"relative error {err:.3g} ({M}x{N}x{K})"

@@ -1,10 +1,11 @@
 """Loads placed by a loaded value: `tl.load(ref, offsets)` without a shape
 reads one element (`tile.load_scalar`), and its value places other loads and
-stores.  The two examples, examples/python/gather_rows.py (a row-block
+stores.  The examples examples/python/gather_rows.py (a row-block
 gather, a kernel without dots: its consumers read the index and load the
 block themselves) and examples/python/grouped_gemm.py (a table gives each
 program its A row block and its expert; the producer reads both to place
-its TMA loads, the consumers read the row block to place their store), are
+its TMA loads, the consumers read the row block to place their store) and
+examples/python/paged_gemm.py (a page table read in the K loop) are
 checked in the tile interpreter against NumPy, through the whole
 `tawa-hopper-pipeline` in the CTA simulator against the tile program (tables
 permuted, entries repeated, entries past the tensors' ends, negative or
@@ -195,36 +196,15 @@ def test_examples_assemble_without_spills(tmp_path: Path, name: str, constexprs:
 
 # --------------------------------------------------------------------------- a table read in the K loop
 
-PAGED = '''import tawa
-import tawa.language as tl
-
-
-@tawa.kernel
-def paged_gemm(A: tl.tensor_ref(tl.bf16, 2), Pool: tl.tensor_ref(tl.bf16, 2), Pages: tl.tensor_ref(tl.i32, 2),
-               C: tl.tensor_ref(tl.bf16, 2), K: tl.index,
-               BLOCK_M: tl.constexpr = 128, BLOCK_N: tl.constexpr = 128, BLOCK_K: tl.constexpr = 64):
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), tl.f32)
-    for k in tl.range(0, K, BLOCK_K):
-        page = tl.load(Pages, (pid_n, k // BLOCK_K)).to(tl.index)
-        a = tl.load(A, (pid_m * BLOCK_M, k), (BLOCK_M, BLOCK_K))
-        b = tl.load(Pool, (page * BLOCK_N, 0), (BLOCK_N, BLOCK_K))
-        acc = tl.dot(a, b, acc, trans_b=True)
-    tl.store(C, (pid_m * BLOCK_M, pid_n * BLOCK_N), acc.to(tl.bf16))
-'''
-
-
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_page_table_read_in_the_k_loop(tmp_path: Path, seed: int):
-    """B stored as pages (one BLOCK_N x BLOCK_K tile of Bᵀ's column block
-    and K block each, in a shuffled pool): the producer reads the page of
-    every K step (the basis of paged attention's block table) and places
-    that step's TMA load with it; the whole pipeline in the CTA simulator
-    matches the tile program, and the tile program matches NumPy."""
-    path = tmp_path / "paged.py"
-    path.write_text(PAGED)
-    k_ = runpy.run_path(str(path))["paged_gemm"]
+    """examples/python/paged_gemm.py: B stored as pages (one BLOCK_N x
+    BLOCK_K tile of Bᵀ's column block and K block each, in a shuffled pool):
+    the producer reads the page of every K step (the basis of paged
+    attention's block table) and places that step's TMA load with it; the
+    whole pipeline in the CTA simulator matches the tile program, and the
+    tile program matches NumPy."""
+    k_ = kernel("paged_gemm")
     rng = np.random.default_rng(seed)
     m, n_blocks, k_blocks = 2 * 128 - 30, 2, 3
     a = rng.standard_normal((m, k_blocks * 64)).astype(BF16)
@@ -239,12 +219,8 @@ def test_a_page_table_read_in_the_k_loop(tmp_path: Path, seed: int):
     k_.interpret(grid, a, pool, pages, want, k)
     ref = f64(a) @ b.T
     assert np.linalg.norm(f64(want) - ref) / np.linalg.norm(ref) < 1e-2
-    module = tawa.parse(k_.ir(), "paged.py")
-    pipeline, ctx = HopperPipelinePass(prepare=False, stages=2), tawa.context()
-    for p in [pipeline.specialize_pass(), *pipeline.steps(2), *PreparePtxPass.steps()[:-1]]:
-        p.apply(ctx, module)
     got = np.full_like(want, np.nan)
-    tawa.interpret(module, "paged_gemm", grid, a, pool, pages, got, k, schedule=Schedule("random", seed=seed), ctas=2)
+    tawa.interpret(lowered("paged_gemm"), "paged_gemm", grid, a, pool, pages, got, k, schedule=Schedule("random", seed=seed), ctas=2)
     assert not np.isnan(f64(got)).any()
     assert np.linalg.norm(f64(got) - f64(want)) / np.linalg.norm(f64(want)) <= 1e-2
     if PTXAS is not None and seed == 0:
