@@ -7,38 +7,80 @@ directives, then builds the op with `IRDLOperation.build`, whose
 definition: it converts each group of operands and regions, checks each
 group's size against its definition, and looks through the definition's
 options.  `build` does that check in a few comparisons for a class without
-options and then makes the op as `irdl_op_init` ends: with
-`Operation.__init__`, on the same flat lists.  Anything it was not made for
+options and then makes the op as `irdl_op_init` ends, with what
+`Operation.__init__` does on the same flat lists.  Anything it was not made for
 goes to `IRDLOperation.build`, so its errors are xdsl's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from xdsl.ir import Attribute, Operation, Region, SSAValue
+from xdsl.dialects.builtin import UNKNOWN_LOC
+from xdsl.ir import Attribute, OpResult, Operation, Region, SSAValue, SSAValues, Use
 from xdsl.irdl import IRDLOperation
+from xdsl.irdl.constraints import RangeConstraint, SingleOf, VerificationContext
 from xdsl.irdl.declarative_assembly_format import FormatProgram, ParsingState
-from xdsl.irdl.operations import OpDef, OptionalDef, VariadicDef
+from xdsl.irdl.operations import AttrSizedSegments, OpDef, OptionalDef, SameVariadicSize, VariadicDef
 from xdsl.parser import Parser
+
+from tawa.op_verifier import Check, Rejected, attr_check
+
+_new = object.__new__
 
 _GENERATED_PARSE = "get_accessors_from_op_def.<locals>.parse_with_format"
 
 
 class ClassFormat:
-    """An op class's declarative format and what `build` needs of its
-    definition, found once."""
+    """An op class's declarative format and what parsing and `build` need
+    of its definition, found once."""
 
     def __init__(self, op_type: type[IRDLOperation], op_def: OpDef, program: FormatProgram):
         self.op_type = op_type
         self.op_def = op_def
         self.program = program
-        self.plain = not op_def.options and not op_def.successors
-        """No segment-size or same-size option and no successors: the
-        groups of operands, results and regions are all `build` checks."""
+        self.plain = not op_def.successors and not any(
+            isinstance(o, AttrSizedSegments | SameVariadicSize) for o in op_def.options)
+        """No segment-size or same-size option (the others do not change
+        how `irdl_op_init` builds) and no successors: the groups of
+        operands, results and regions are all `build` checks."""
         self.operands = _sizes(op_def.operands)
         self.results = _sizes(op_def.results)
         self.regions = _sizes(op_def.regions)
+        self.counts = (len(op_def.operands), len(op_def.results), len(op_def.regions), len(op_def.successors))
+        self.operand_checks = [_range_check(d.constr) for _, d in op_def.operands]
+        self.result_checks = [_range_check(d.constr) for _, d in op_def.results]
+        self.attribute_checks = [
+            (name, d.default_value, attr_check(d.constr), is_property)
+            for is_property, defs in ((True, op_def.properties), (False, op_def.attributes))
+            for name, d in defs.items()
+            if not (isinstance(d, OptionalDef) and d.default_value is None)
+        ]
+        """What `resolve_constraint_variables` checks of properties and
+        attributes: (name, default, check or None, is a property)."""
+        self.defaults = (
+            [(name, d.default_value) for name, d in op_def.properties.items()
+             if not isinstance(d, OptionalDef) and d.default_value is not None],
+            [(name, d.default_value) for name, d in op_def.attributes.items()
+             if not isinstance(d, OptionalDef) and d.default_value is not None],
+        )
+        """The values that `IRDLOperation.__post_init__` fills in."""
+        mro = op_type.__mro__
+        after = mro[mro.index(IRDLOperation) + 1:]
+        self.post_init = (op_type.__post_init__ is IRDLOperation.__post_init__
+                          and next(c for c in after if "__post_init__" in c.__dict__) is Operation
+                          and isinstance(op_type.name, str) and op_type.name != "")
+        """`__post_init__` is IRDLOperation's (the defaults), then
+        Operation's (checks of the class's name, made here once)."""
+
+
+def _range_check(constr: RangeConstraint) -> tuple[bool, Check | None, Callable, Callable]:
+    """(single, check of the one attribute or None, the constraint's
+    `verify` and `verify_length`): a single definition's check needs no
+    tuple."""
+    if type(constr) is SingleOf:
+        return True, attr_check(constr.constr), constr.verify, constr.verify_length
+    return False, None, constr.verify, constr.verify_length
 
 
 def _sizes(defs: list) -> tuple[tuple[bool, bool], ...]:
@@ -68,26 +110,95 @@ def class_format(op_type: type[Operation]) -> ClassFormat | None:
 
 
 def parse_with_format(parser: Parser, form: ClassFormat) -> IRDLOperation:
-    """`FormatProgram.parse`, building the op with `build`."""
+    """`FormatProgram.parse`, with the checks of what was read worked out
+    once per class and the op made by `build`."""
     program, op_def, op_type = form.program, form.op_def, form.op_type
-    state = ParsingState(op_type)
+    # ParsingState(op_type), its fields sized from the definition once.
+    state = _new(ParsingState)
+    n_operands, n_results, n_regions, n_successors = form.counts
+    state.op_type = op_type
+    state.operands = [None] * n_operands
+    state.operand_types = [None] * n_operands
+    state.result_types = [None] * n_results
+    state.regions = [None] * n_regions
+    state.successors = [None] * n_successors
+    state.attributes = {}
+    state.properties = {}
+    ctx = state.context = VerificationContext()
     for stmt in program.stmts:
         stmt.parse(parser, state)
-    program.resolve_constraint_variables(state, op_def)
+    try:
+        _resolve_constraint_variables(form, state)
+    except Exception:  # xdsl's, from the start, for its error
+        state.context = ctx = VerificationContext()
+        program.resolve_constraint_variables(state, op_def)
     assert None not in state.operands
-    operand_types = program.resolve_operand_types(state, op_def)
-    result_types = program.resolve_result_types(state, op_def)
+    operand_types = state.operand_types
+    if None in operand_types:
+        operand_types = program.resolve_operand_types(state, op_def)
+    result_types = state.result_types
+    if None in result_types:
+        result_types = program.resolve_result_types(state, op_def)
     pos = parser.pos
-    operands = tuple(parser.resolve_operands(uo, ot, pos)
-                     for uo, ot in zip(state.operands, operand_types, strict=True))
+    resolve = parser.resolve_operand
+    operands = []
+    for names, types in zip(state.operands, operand_types, strict=True):
+        if len(names) == len(types) and (type(types) is tuple or type(types) is list):
+            operands.append([resolve(name, t) for name, t in zip(names, types)])
+        else:
+            operands.append(parser.resolve_operands(names, types, pos))  # xdsl's error
     return build(form, operands, result_types, state.attributes, state.properties, state.regions,
                  state.successors)
 
 
-def _flat(groups: Sequence, sizes: tuple[tuple[bool, bool], ...], item: type) -> list | None:
+def _resolve_constraint_variables(form: ClassFormat, state: ParsingState) -> None:
+    """What `FormatProgram.resolve_constraint_variables` checks, and the
+    same constraint variables bound; raises where it fails."""
+    ctx = state.context
+    for operands, types, (single, check, verify, verify_length) in zip(
+            state.operands, state.operand_types, form.operand_checks, strict=True):
+        if type(operands) is not tuple and type(operands) is not list:
+            raise Rejected
+        if types is not None and type(types) is not tuple and type(types) is not list:
+            raise Rejected
+        if single:
+            if len(operands) != 1:
+                raise Rejected
+            if types is None:
+                continue
+            if len(types) != 1:
+                raise Rejected
+            if check is not None:
+                check(types[0], ctx)
+        else:
+            verify_length(len(operands), ctx)
+            if types is not None:
+                verify(types, ctx)
+    for types, (single, check, verify, _) in zip(state.result_types, form.result_checks, strict=True):
+        if types is None:
+            continue
+        if type(types) is not tuple and type(types) is not list:
+            raise Rejected
+        if single:
+            if len(types) != 1:
+                raise Rejected
+            if check is not None:
+                check(types[0], ctx)
+        else:
+            verify(types, ctx)
+    properties, attributes = state.properties, state.attributes
+    for name, default, check, is_property in form.attribute_checks:
+        attr = (properties if is_property else attributes).get(name, default)
+        if attr is not None and check is not None:
+            check(attr, ctx)
+
+
+def _flat(groups: Sequence, sizes: tuple[tuple[bool, bool], ...], item: type, kinds: dict[type, bool]) -> list | None:
     """The values of `groups` in one list, as `irdl_build_arg_list` makes it
     from lists of `item`s or single `item`s; None where a group is of
-    another kind or of a size its definition does not allow."""
+    another kind or of a size its definition does not allow.  `kinds`
+    remembers which classes are `item`s (a check of an abstract class is
+    slow)."""
     if len(groups) != len(sizes):
         return None
     flat: list = []
@@ -98,7 +209,10 @@ def _flat(groups: Sequence, sizes: tuple[tuple[bool, bool], ...], item: type) ->
             if (n != 1 and not variadic) or (optional and n > 1):
                 return None
             for value in group:
-                if not isinstance(value, item):
+                ok = kinds.get(type(value))
+                if ok is None:
+                    ok = kinds[type(value)] = issubclass(type(value), item)
+                if not ok:
                     return None
             flat.extend(group)
         elif isinstance(group, item):
@@ -106,6 +220,11 @@ def _flat(groups: Sequence, sizes: tuple[tuple[bool, bool], ...], item: type) ->
         else:
             return None
     return flat
+
+
+_values: dict[type, bool] = {}
+_types: dict[type, bool] = {}
+_regions: dict[type, bool] = {}
 
 
 def build(
@@ -123,21 +242,32 @@ def build(
     op_type = form.op_type
     flat_operands = flat_types = flat_regions = None
     if form.plain and not successors:
-        flat_operands = _flat(operands, form.operands, SSAValue)
-        flat_types = _flat(result_types, form.results, Attribute)
-        flat_regions = _flat([[] if r is None else r for r in regions], form.regions, Region)
+        flat_operands = _flat(operands, form.operands, SSAValue, _values)
+        flat_types = _flat(result_types, form.results, Attribute, _types)
+        flat_regions = _flat([[] if r is None else r for r in regions], form.regions, Region, _regions)
     if flat_operands is None or flat_types is None or flat_regions is None:
         return op_type.build(operands=operands, result_types=result_types, attributes=attributes,
                              properties=properties, regions=regions, successors=successors)
+    # What Operation.__init__ does, its setters' work on empty fields left out.
     op = op_type.__new__(op_type)
-    Operation.__init__(
-        op,
-        operands=flat_operands,
-        result_types=flat_types,
-        properties={k: v for k, v in properties.items() if v is not None},
-        attributes={k: v for k, v in attributes.items() if v is not None},
-        successors=[],
-        regions=flat_regions,
-    )
+    values = op._operands = SSAValues(flat_operands)
+    uses = op._operand_uses = tuple([Use(op, i) for i in range(len(values))])
+    for value, use in zip(values, uses):
+        value.add_use(use)
+    op.results = SSAValues([OpResult(t, op, i) for i, t in enumerate(flat_types)])
+    op.properties = {k: v for k, v in properties.items() if v is not None}
+    op.attributes = {k: v for k, v in attributes.items() if v is not None}
+    op.location = UNKNOWN_LOC
+    op._successors = op._successor_uses = ()
+    op.regions = ()
+    for region in flat_regions:
+        op.add_region(region)
+    if form.post_init:
+        for table, defaults in zip((op.properties, op.attributes), form.defaults):
+            for name, default in defaults:
+                if name not in table:
+                    table[name] = default
+    else:
+        op.__post_init__()
     return op
 

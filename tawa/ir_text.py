@@ -24,6 +24,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, IntAttr, IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Operation, TypeAttribute
 from xdsl.parser import Parser
+from xdsl.parser.core import UnresolvedOperand
 from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
 from xdsl.utils.lexer import Span, Token
@@ -165,6 +166,36 @@ class FastParser(Parser):
             self._register_ssa_definition(res_span.text[1:], op.results[res_idx : res_idx + res_size], res_span)
             res_idx += res_size
         return op
+
+    def parse_optional_unresolved_operand(self) -> UnresolvedOperand | None:
+        """`%name`, the common case, in one step; `%name#1` by xdsl's."""
+        state = self._parser_state
+        token = state.current_token
+        if token.kind is not _K.PERCENT_IDENT:
+            return None
+        following = state.current_token = state.lexer.lex()
+        if following.kind is _K.HASH_IDENT:
+            self._resume_from(token.span.start)
+            return super().parse_optional_unresolved_operand()
+        return UnresolvedOperand(token.span, 0)
+
+    def parse_unresolved_operand(self, msg: str = "operand expected") -> UnresolvedOperand:
+        operand = self.parse_optional_unresolved_operand()
+        return operand if operand is not None else super().parse_unresolved_operand(msg)
+
+    def parse_type(self) -> TypeAttribute:
+        parsed = self.parse_optional_type()
+        return parsed if parsed is not None else super().parse_type()  # xdsl's error
+
+    def parse_optional_attr_dict(self) -> dict[str, Attribute]:
+        if self._parser_state.current_token.kind is not _K.L_BRACE:
+            return {}
+        return super().parse_optional_attr_dict()
+
+    def parse_optional_location(self):  # type: ignore[override]
+        if self._parser_state.current_token.text != "loc":
+            return None
+        return super().parse_optional_location()
 
     def _consume_token(self, expected_kind: MLIRTokenKind | None = None) -> MLIRToken:
         state = self._parser_state

@@ -49,15 +49,15 @@ from xdsl.irdl.operations import (
 from xdsl.traits import IsTerminator, NoTerminator, OpTrait
 
 
-class _No(Exception):
-    """A check failed: xdsl's verifier says why."""
+class Rejected(Exception):
+    """A check failed: xdsl's own check says why."""
 
 
 Check = Callable[[Attribute, VerificationContext], object]
 """Raises where the constraint rejects the attribute."""
 
 
-def _attr_check(constr: AttrConstraint) -> Check | None:
+def attr_check(constr: AttrConstraint) -> Check | None:
     """A check equivalent to `constr.verify` (None: it accepts everything)."""
     if type(constr) is AnyAttr:
         return None
@@ -66,18 +66,18 @@ def _attr_check(constr: AttrConstraint) -> Check | None:
 
         def check(attr: Attribute, ctx: VerificationContext, base=base) -> None:
             if not isinstance(attr, base):
-                raise _No
+                raise Rejected
         return check
     if type(constr) is EqAttrConstraint:
         expected = constr.attr
 
         def check(attr: Attribute, ctx: VerificationContext, expected=expected) -> None:
             if attr != expected:
-                raise _No
+                raise Rejected
         return check
     if type(constr) is AnyOf:
         # xdsl's dispatch: the constraint of the attribute's class, else the abstract one.
-        parts = [(_attr_check(c), c) for c in constr.attr_constrs]
+        parts = [(attr_check(c), c) for c in constr.attr_constrs]
         if any(part is None for part, _ in parts):
             return constr.verify
         by_constr = {id(c): part for part, c in parts}
@@ -87,7 +87,7 @@ def _attr_check(constr: AttrConstraint) -> Check | None:
         def check(attr: Attribute, ctx: VerificationContext, based=based, abstract=abstract) -> None:
             part = based.get(type(attr), abstract)
             if part is None:
-                raise _No
+                raise Rejected
             part(attr, ctx)
         return check
     return constr.verify
@@ -117,7 +117,7 @@ class _Group:
             if i == self.variadic:
                 self.range_check = constr.verify
                 continue
-            check = _attr_check(constr.constr) if type(constr) is SingleOf else _range_check(constr.verify)
+            check = attr_check(constr.constr) if type(constr) is SingleOf else _range_check(constr.verify)
             if check is not None:
                 self.checks.append((i if self.variadic < 0 or i < self.variadic else i - self.count, check))
 
@@ -125,11 +125,11 @@ class _Group:
         count = self.count
         if self.variadic < 0:
             if len(values) != count:
-                raise _No
+                raise Rejected
         else:
             extra = len(values) - count  # the variadic definition has extra + 1 values
             if extra < -1 or (self.optional and extra > 0):
-                raise _No
+                raise Rejected
             start = self.variadic
             self.range_check(tuple(v.type for v in values[start : start + extra + 1]), ctx)
         for i, check in self.checks:
@@ -155,9 +155,9 @@ class ClassCheck:
         segments = any(isinstance(o, AttrSizedSegments) for o in options)
         self.has_regions = bool(op_def.regions) or segments
         self.has_successors = bool(op_def.successors) or segments
-        self.properties = [(name, _attr_check(d.constr), isinstance(d, OptPropertyDef))
+        self.properties = [(name, attr_check(d.constr), isinstance(d, OptPropertyDef))
                            for name, d in op_def.properties.items()]
-        self.attributes = [(name, _attr_check(d.constr), isinstance(d, OptAttributeDef))
+        self.attributes = [(name, attr_check(d.constr), isinstance(d, OptAttributeDef))
                            for name, d in op_def.attributes.items()]
         self.traits = [t.verify for t in op_def.traits if type(t).verify is not OpTrait.verify]
         self.is_terminator = op_type.has_trait(IsTerminator)
@@ -174,32 +174,32 @@ class ClassCheck:
         if self.has_regions:
             irdl_op_verify_regions(op, op_def, ctx)
         elif op.regions:
-            raise _No
+            raise Rejected
         if self.has_successors:
             verify_variadic_size(op, op_def, VarIRConstruct.SUCCESSOR)
         elif op._successors:
-            raise _No
+            raise Rejected
         properties = op.properties
         for name, check, optional in self.properties:
             attr = properties.get(name)
             if attr is None:
                 if optional and name not in properties:
                     continue
-                raise _No
+                raise Rejected
             if check is not None:
                 check(attr, ctx)
         if len(properties) > len(self.properties):
-            raise _No  # one that the class does not define
+            raise Rejected  # one that the class does not define
         for name in properties:
             if name not in op_def.properties:
-                raise _No
+                raise Rejected
         attributes = op.attributes
         for name, check, optional in self.attributes:
             attr = attributes.get(name)
             if attr is None:
                 if optional and name not in attributes:
                     continue
-                raise _No
+                raise Rejected
             if check is not None:
                 check(attr, ctx)
         for verify in self.traits:
@@ -254,23 +254,23 @@ def _verify(op: Operation, before: Hook, after: Hook) -> None:
     check = _checks.get(op_type) if op_type in _checks else class_check(op_type)
     for operand in op._operands:
         if isinstance(operand, ErasedSSAValue):
-            raise _No
+            raise Rejected
     block = op.parent
     region = None if block is None else block.parent
     if op._successors:
         if region is None or block.last_op is not op:
-            raise _No
+            raise Rejected
         for successor in op._successors:
             if successor.parent != region:
-                raise _No
+                raise Rejected
     if region is not None and block.last_op is op:
         is_terminator = check.is_terminator if check is not None else op.has_trait(IsTerminator)
         if not is_terminator:
             if len(region.blocks) > 1:
-                raise _No
+                raise Rejected
             parent = region.parent
             if parent is not None and not parent.has_trait(NoTerminator):
-                raise _No
+                raise Rejected
     for nested in op.regions:
         _verify_region(nested, before, after)
     if check is None:
@@ -285,7 +285,7 @@ def _verify_region(region: Region, before: Hook, after: Hook) -> None:
     for block in region.blocks:
         _verify_block(block, before, after)
         if block.parent is not region:
-            raise _No
+            raise Rejected
 
 
 def _verify_block(block: Block, before: Hook, after: Hook) -> None:
@@ -294,9 +294,9 @@ def _verify_block(block: Block, before: Hook, after: Hook) -> None:
         parent = block.parent
         if parent is not None and parent.parent is not None and len(parent.blocks) == 1:
             if not parent.parent.has_trait(NoTerminator):
-                raise _No
+                raise Rejected
     while op is not None:
         if op.parent is not block:
-            raise _No
+            raise Rejected
         _verify(op, before, after)
         op = op._next_op

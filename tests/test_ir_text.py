@@ -169,6 +169,42 @@ def test_fast_parser_types_read_once_are_read_right(text: str):
     assert _outcome(FastParser, text) == _outcome(Parser, text)
 
 
+FORMAT_ERRORS = [
+    "%a = arith.constant 1 : index\n%b = arith.addi %a, %a : i32",
+    "%a = arith.constant 1 : i32\n%b = arith.addf %a, %a : i32",
+    "%a = arith.constant 1 : index\n%b = arith.select %a, %a, %a : index",
+    "%a = arith.constant 1 : index\n%b = arith.cmpi foo, %a, %a : index",
+    "%a = arith.constant 1 : index\n%b = arith.addi %a, %a {overflowFlags = 3 : i32} : index",
+    "%a = arith.constant 1 : index\n%b = arith.addi %a, %a {overflowFlags = #arith.overflow<nsw>} : index",
+    "%a = arith.constant 1 : index\n%b = arith.addi %a, %a overflow<nuw> : index",
+    "%a = arith.constant 1 : index\n%b = arith.addi %a %a : index",
+    "%a = arith.constant 1 : index\n%b = arith.addi %a, %a",
+    "%a = arith.constant 1 : index\n%b, %c = arith.addi %a, %a : index",
+    "%c = arith.constant 1.0 : i32",
+    "%c = arith.constant 1 : i32 loc(unknown)",
+    "%c = arith.constant {value = 1 : i32} 1 : i32",
+    "%p = tile.program_id 5",
+    "%p = tile.program_id x",
+    "%z = tile.zeros : tensor<4xf32>\n%x = tile.load %z[%z] : tensor<4xf32> -> tensor<4xf32>",
+    "%z = tile.zeros : i32",
+    "%a = arith.constant 1 : index\n%b = arith.truncf %a : index to f16",
+    "%a = arith.constant 1.0 : f32\n%b = arith.truncf %a : f32 to f16\n%c = arith.truncf %a : f16 to f32",
+    "%a = arith.constant 1 : index\n%b = arith.addi %a, %undefined : index",
+    "%a = arith.constant 1 : index\n%b = arith.addi %a#1, %a : index",
+    "func.func @f(%x: index) -> index {\n  func.return %x, %x : index, index\n}",
+    "func.func @f(%x: index) -> index {\n  func.return %x : index, index\n}",
+    "func.func @f(%x: index) {\n  func.return %x, %x : index\n}",
+    "func.func @f(%x: index) {\n  scf.yield\n}",
+]
+
+
+@pytest.mark.parametrize("text", FORMAT_ERRORS)
+def test_fast_parser_reads_declarative_formats_as_xdsl_does(text: str):
+    """Ops in declarative formats, right and wrong: the same IR or the same
+    error (`tawa.ir_format` checks what it read its own way first)."""
+    assert _outcome(FastParser, text) == _outcome(Parser, text)
+
+
 @pytest.mark.parametrize("results", ["%a", "%a:2", "%a, %b", "%a : 2", "%a %b", "%a,", "%a:x", "%a#1"])
 def test_fast_parser_reads_result_lists_as_xdsl_does(results: str):
     text = f'{results} = "test.op"() : () -> (i32, i32)\n%c = "test.op"(%a) : (i32) -> i32'
