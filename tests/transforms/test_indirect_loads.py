@@ -5,7 +5,8 @@ gather, a kernel without dots: its consumers read the index and load the
 block themselves) and examples/python/grouped_gemm.py (a table gives each
 program its A row block and its expert; the producer reads both to place
 its TMA loads, the consumers read the row block to place their store) and
-examples/python/paged_gemm.py (a page table read in the K loop) are
+examples/python/paged_gemm.py (a page table read in the K loop) and
+examples/python/paged_attention.py (a block table and sequence lengths) are
 checked in the tile interpreter against NumPy, through the whole
 `tawa-hopper-pipeline` in the CTA simulator against the tile program (tables
 permuted, entries repeated, entries past the tensors' ends, negative or
@@ -187,7 +188,8 @@ def test_grouped_gemm_producer_reads_the_table():
 
 @needs_ptxas
 @pytest.mark.parametrize("name, constexprs", [("gather_rows", {}), ("grouped_gemm", {}),
-                                              ("grouped_gemm", {"BLOCK_M": 64, "BLOCK_N": 256})])
+                                              ("grouped_gemm", {"BLOCK_M": 64, "BLOCK_N": 256}),
+                                              ("paged_attention", {}), ("paged_attention", {"HEAD_DIM": 64})])
 def test_examples_assemble_without_spills(tmp_path: Path, name: str, constexprs: dict):
     ptx = kernel(name).compile(**constexprs).ptx
     assert "ld.global.b32" in ptx
@@ -225,6 +227,52 @@ def test_a_page_table_read_in_the_k_loop(tmp_path: Path, seed: int):
     assert np.linalg.norm(f64(got) - f64(want)) / np.linalg.norm(f64(want)) <= 1e-2
     if PTXAS is not None and seed == 0:
         assert_assembles_without_spills(k_.compile().ptx, tmp_path)
+
+
+# --------------------------------------------------------------------------- paged attention
+
+
+def paged_attention_case(seed: int, d: int = 64):
+    """Two sequences of different lengths in shuffled pages of 128 keys
+    (grouped-query heads: two query heads per key/value head); the table
+    entry past the shorter one's end points outside the pool."""
+    rng = np.random.default_rng(seed)
+    batch, heads, group, q_len, kv_len, bn = 2, 2, 2, 100, 300, 128
+    n_pages = -(-kv_len // bn)
+    pool = 2 * batch * n_pages + 1
+    q = rng.standard_normal((batch, heads, q_len, d)).astype(BF16)
+    kc = rng.standard_normal((pool, heads // group, bn, d)).astype(BF16)
+    vc = rng.standard_normal((pool, heads // group, bn, d)).astype(BF16)
+    table = rng.permutation(pool)[: batch * n_pages].reshape(batch, n_pages).astype(np.int32)
+    lens = np.array([kv_len, 170], np.int32)
+    table[1, 2] = -7  # keys 256.. of a sequence of 170: never read
+    ref = np.zeros((batch, heads, q_len, d))
+    for b in range(batch):
+        keys = [f64(kc[table[b, j]]) for j in range(-(-int(lens[b]) // bn))]
+        vals = [f64(vc[table[b, j]]) for j in range(-(-int(lens[b]) // bn))]
+        k_all, v_all = np.concatenate(keys, axis=1)[:, : lens[b]], np.concatenate(vals, axis=1)[:, : lens[b]]
+        for h in range(heads):
+            s = f64(q[b, h]) @ k_all[h // group].T / np.sqrt(d)
+            p = np.exp(s - s.max(1, keepdims=True))
+            ref[b, h] = (p / p.sum(1, keepdims=True)) @ v_all[h // group]
+    args = (q, kc, vc, table, lens)
+    rest = (kv_len, float(1 / np.sqrt(d)), group)
+    return args, rest, ref, (-(-q_len // 128), heads, batch)
+
+
+def test_paged_attention_matches_numpy_in_the_simulator():
+    """examples/python/paged_attention.py: the producer reads each key
+    block's page, the consumers each sequence's length; the whole pipeline
+    in the CTA simulator against the tile program, and that against NumPy."""
+    args, rest, ref, grid = paged_attention_case(0)
+    want = np.full(ref.shape, np.nan, BF16)
+    kernel("paged_attention").interpret(grid, *args, want, *rest, HEAD_DIM=64)
+    assert np.linalg.norm(f64(want) - ref) / np.linalg.norm(ref) < 1e-2
+    got = np.full_like(want, np.nan)
+    tawa.interpret(lowered("paged_attention", HEAD_DIM=64), "paged_attention", grid, *args, got, *rest,
+                   schedule=Schedule("random", seed=0), ctas=2)
+    assert not np.isnan(f64(got)).any()
+    assert np.linalg.norm(f64(got) - f64(want)) / np.linalg.norm(f64(want)) <= 1e-3
 
 
 # --------------------------------------------------------------------------- what stays refused
