@@ -20,9 +20,18 @@ from xdsl.dialects.builtin import UNKNOWN_LOC
 from xdsl.ir import Attribute, OpResult, Operation, Region, SSAValue, SSAValues, Use
 from xdsl.irdl import IRDLOperation
 from xdsl.irdl.constraints import RangeConstraint, SingleOf, VerificationContext
-from xdsl.irdl.declarative_assembly_format import FormatProgram, ParsingState
+from xdsl.irdl.declarative_assembly_format import (
+    AttrDictDirective,
+    FormatProgram,
+    OperandVariable,
+    ParsingState,
+    PrintingState,
+    ResultVariable,
+    TypeDirective,
+)
 from xdsl.irdl.operations import AttrSizedSegments, OpDef, OptionalDef, SameVariadicSize, VariadicDef
 from xdsl.parser import Parser
+from xdsl.printer import Printer
 
 from tawa.op_verifier import Check, Rejected, attr_check
 
@@ -271,3 +280,76 @@ def build(
         op.__post_init__()
     return op
 
+
+
+PrintStep = Callable[[Printer, PrintingState, IRDLOperation], None]
+
+
+def _print_steps(form: ClassFormat) -> list[PrintStep]:
+    """The format's directives as printing steps: a single operand, or the
+    type of a single operand or result, read by its index where the class
+    has no variadic definitions of that kind (xdsl's accessor works the
+    index out at every use), and an attribute dictionary that has nothing
+    to print skipped; every other directive prints itself."""
+    op_def = form.op_def
+    segments = any(isinstance(o, AttrSizedSegments) for o in op_def.options)
+    fixed_operands = not segments and not any(v for v, _ in form.operands)
+    fixed_results = not segments and not any(v for v, _ in form.results)
+    steps: list[PrintStep] = []
+    for stmt in form.program.stmts:
+        kind = type(stmt)
+        if kind is OperandVariable and fixed_operands:
+            steps.append(_print_operand(stmt.index, len(form.operands), stmt.print))
+        elif kind is TypeDirective and type(stmt.inner) is OperandVariable and fixed_operands:
+            steps.append(_print_type(stmt.inner.index, True, len(form.operands), stmt.print))
+        elif kind is TypeDirective and type(stmt.inner) is ResultVariable and fixed_results:
+            steps.append(_print_type(stmt.inner.index, False, len(form.results), stmt.print))
+        elif kind is AttrDictDirective:
+            steps.append(_print_attr_dict(stmt))
+        else:
+            steps.append(stmt.print)
+    return steps
+
+
+def _print_operand(index: int, count: int, directive: PrintStep) -> PrintStep:
+    def step(printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        if len(op._operands) != count:  # an op that does not verify: xdsl's accessor
+            return directive(printer, state, op)
+        state.print_whitespace(printer)
+        printer.print_ssa_value(op._operands[index])
+    return step
+
+
+def _print_type(index: int, operand: bool, count: int, directive: PrintStep) -> PrintStep:
+    def step(printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        values = op._operands if operand else op.results
+        if len(values) != count:  # an op that does not verify: xdsl's accessor
+            return directive(printer, state, op)
+        state.print_whitespace(printer)
+        printer.print_attribute(values[index].type)
+    return step
+
+
+def _print_attr_dict(directive: AttrDictDirective) -> PrintStep:
+    expected = directive.expected_properties
+    full = directive.print
+
+    def step(printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        # Nothing to print (xdsl's would find an empty dictionary): no attributes, and
+        # none of the properties that this dictionary holds.
+        if op.attributes or (expected and not expected.isdisjoint(op.properties)):
+            full(printer, state, op)
+    return step
+
+
+_steps: dict[type, list[PrintStep]] = {}
+
+
+def print_with_format(printer: Printer, form: ClassFormat, op: IRDLOperation) -> None:
+    """`FormatProgram.print`, with the steps of `_print_steps`."""
+    steps = _steps.get(form.op_type)
+    if steps is None:
+        steps = _steps[form.op_type] = _print_steps(form)
+    state = PrintingState()
+    for step in steps:
+        step(printer, state, op)

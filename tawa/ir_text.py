@@ -22,15 +22,16 @@ from io import StringIO
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, IntAttr, IntegerAttr, ModuleOp, StringAttr
-from xdsl.ir import Attribute, Operation, TypeAttribute
+from xdsl.ir import Attribute, Operation, SSAValue, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.parser.core import UnresolvedOperand
 from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
+from xdsl.traits import IsolatedFromAbove
 from xdsl.utils.lexer import Span, Token
 from xdsl.utils.mlir_lexer import KIND_BY_PUNCTUATION_SPELLING, MLIRLexer, MLIRToken, MLIRTokenKind
 
-from tawa.ir_format import class_format, parse_with_format
+from tawa.ir_format import class_format, parse_with_format, print_with_format
 
 _K = MLIRTokenKind
 
@@ -352,6 +353,11 @@ class Locations:
         return loc
 
 
+_opens_scope: dict[type[Operation], bool] = {}
+"""Whether ops of a class in a declarative format are isolated from above
+(their traits are the class's)."""
+
+
 class FastPrinter(Printer):
     """xdsl's printer, writing pieces without a newline straight to its
     stream and a type's text from a table: the same output."""
@@ -369,6 +375,37 @@ class FastPrinter(Printer):
             return
         self._current_column += len(text)
         stream.write(text)
+
+    def print_ssa_value(self, value: SSAValue) -> str:
+        """xdsl's, with the name of a value printed before found in one look-up."""
+        name = self._ssa_values.get(value)
+        if name is None:
+            return super().print_ssa_value(value)
+        self.print_string("%" + name)
+        return name
+
+    def print_op(self, op: Operation) -> None:
+        """xdsl's, with an op in a declarative format printed by
+        `tawa.ir_format.print_with_format`, and whether an op class opens a
+        scope of names found once."""
+        op_type = type(op)
+        form = class_format(op_type)
+        if form is None or self.print_generic_format or op in self.diagnostic.op_messages:
+            super().print_op(op)
+            return
+        scope = _opens_scope.get(op_type)
+        if scope is None:
+            scope = _opens_scope[op_type] = bool(op.get_traits_of_type(IsolatedFromAbove))
+        self._print_results(op)
+        if scope:
+            self.enter_scope()
+        self.print_string(op.name)
+        print_with_format(self, form, op)
+        if self.print_debuginfo:
+            self.print_string(" ")
+            self.print_attribute(op.location)
+        if scope:
+            self.exit_scope()
 
     def print_attribute(self, attribute: Attribute) -> None:
         if not isinstance(attribute, TypeAttribute) or self.stream is None:
