@@ -104,23 +104,29 @@ def attention_bwd_dkdv(Q: tl.tensor_ref(tl.bf16, 4), K: tl.tensor_ref(tl.bf16, 4
                        V: tl.tensor_ref(tl.bf16, 4), dO: tl.tensor_ref(tl.bf16, 4),
                        LSE: tl.tensor_ref(tl.f32, 3), Delta: tl.tensor_ref(tl.f32, 3),
                        dK: tl.tensor_ref(tl.bf16, 4), dV: tl.tensor_ref(tl.bf16, 4),
-                       q_len: tl.index, kv_len: tl.index, sm_scale: tl.f32,
+                       q_len: tl.index, kv_len: tl.index, sm_scale: tl.f32, group: tl.index,
                        BLOCK_M: tl.constexpr = 64, BLOCK_N: tl.constexpr = 128,
                        HEAD_DIM: tl.constexpr = 128, CAUSAL: tl.constexpr = False):
     n0 = tl.program_id(0) * BLOCK_N
-    h = tl.program_id(1)
+    hk = tl.program_id(1)
     b = tl.program_id(2)
     qk_scale = sm_scale * LOG2E
     shift = kv_len - q_len
-    k = tl.load(K, (b, h, n0, 0), (BLOCK_N, HEAD_DIM))
-    v = tl.load(V, (b, h, n0, 0), (BLOCK_N, HEAD_DIM))
+    k = tl.load(K, (b, hk, n0, 0), (BLOCK_N, HEAD_DIM))
+    v = tl.load(V, (b, hk, n0, 0), (BLOCK_N, HEAD_DIM))
     key = (n0 + tl.arange(0, BLOCK_N))[:, None]
     dk = tl.zeros((BLOCK_N, HEAD_DIM), tl.f32)
     dv = tl.zeros((BLOCK_N, HEAD_DIM), tl.f32)
     # Causal: query i sees key n0 from i = n0 − shift on; start at the query block holding
     # it (max before the subtraction: offsets are unsigned).
     lo = (tl.maximum(n0, shift) - shift) // BLOCK_M * BLOCK_M if CAUSAL else 0
-    for m0 in tl.range(lo, q_len, BLOCK_M):
+    # One loop over the group's query heads and their query blocks from lo on: step t is
+    # block t % blocks of query head hk·group + t // blocks (none where lo ≥ q_len: a key
+    # block no query sees).
+    blocks = (tl.maximum(q_len, lo) - lo + BLOCK_M - 1) // BLOCK_M
+    for t in tl.range(0, group * blocks, 1):
+        h = hk * group + t // blocks
+        m0 = lo + t % blocks * BLOCK_M
         q = tl.load(Q, (b, h, m0, 0), (BLOCK_M, HEAD_DIM))
         do = tl.load(dO, (b, h, m0, 0), (BLOCK_M, HEAD_DIM))
         lse = tl.load(LSE, (b, h, m0), (BLOCK_M,))
@@ -135,8 +141,51 @@ def attention_bwd_dkdv(Q: tl.tensor_ref(tl.bf16, 4), K: tl.tensor_ref(tl.bf16, 4
         dst = pt * (dpt - delta[None, :])
         dk = tl.dot(dst.to(tl.bf16), q, dk)
     # dS is the gradient of the scaled scores S·sm_scale: dK = sm_scale · dSᵀ·Q.
-    tl.store(dK, (b, h, n0, 0), (dk * sm_scale).to(tl.bf16))
-    tl.store(dV, (b, h, n0, 0), dv.to(tl.bf16))
+    tl.store(dK, (b, hk, n0, 0), (dk * sm_scale).to(tl.bf16))
+    tl.store(dV, (b, hk, n0, 0), dv.to(tl.bf16))
+
+
+@tawa.kernel
+def attention_bwd_dkdvdq(Q: tl.tensor_ref(tl.bf16, 4), K: tl.tensor_ref(tl.bf16, 4),
+                         V: tl.tensor_ref(tl.bf16, 4), dO: tl.tensor_ref(tl.bf16, 4),
+                         LSE: tl.tensor_ref(tl.f32, 3), Delta: tl.tensor_ref(tl.f32, 3),
+                         dK: tl.tensor_ref(tl.bf16, 4), dV: tl.tensor_ref(tl.bf16, 4),
+                         dQacc: tl.tensor_ref(tl.f32, 4),
+                         q_len: tl.index, kv_len: tl.index, sm_scale: tl.f32, group: tl.index,
+                         BLOCK_M: tl.constexpr = 64, BLOCK_N: tl.constexpr = 64,
+                         HEAD_DIM: tl.constexpr = 128, CAUSAL: tl.constexpr = False):
+    n0 = tl.program_id(0) * BLOCK_N
+    hk = tl.program_id(1)
+    b = tl.program_id(2)
+    qk_scale = sm_scale * LOG2E
+    shift = kv_len - q_len
+    k = tl.load(K, (b, hk, n0, 0), (BLOCK_N, HEAD_DIM))
+    v = tl.load(V, (b, hk, n0, 0), (BLOCK_N, HEAD_DIM))
+    key = (n0 + tl.arange(0, BLOCK_N))[:, None]
+    dk = tl.zeros((BLOCK_N, HEAD_DIM), tl.f32)
+    dv = tl.zeros((BLOCK_N, HEAD_DIM), tl.f32)
+    lo = (tl.maximum(n0, shift) - shift) // BLOCK_M * BLOCK_M if CAUSAL else 0
+    blocks = (tl.maximum(q_len, lo) - lo + BLOCK_M - 1) // BLOCK_M
+    for t in tl.range(0, group * blocks, 1):
+        h = hk * group + t // blocks
+        m0 = lo + t % blocks * BLOCK_M
+        q = tl.load(Q, (b, h, m0, 0), (BLOCK_M, HEAD_DIM))
+        do = tl.load(dO, (b, h, m0, 0), (BLOCK_M, HEAD_DIM))
+        lse = tl.load(LSE, (b, h, m0), (BLOCK_M,))
+        delta = tl.load(Delta, (b, h, m0), (BLOCK_M,))
+        st = tl.dot(k, q, trans_b=True)
+        if CAUSAL:
+            query = (m0 + shift + tl.arange(0, BLOCK_M))[None, :]
+            st = tl.where(key <= query, st, float("-inf"))
+        pt = tl.exp2(st * qk_scale - lse[None, :])
+        dv = tl.dot(pt.to(tl.bf16), do, dv)
+        dpt = tl.dot(v, do, trans_b=True)
+        ds16 = (pt * (dpt - delta[None, :])).to(tl.bf16)
+        dk = tl.dot(ds16, q, dk)
+        # This key block's share of dQ = dS·K (unscaled: attention_bwd_dq_convert scales the sum).
+        tl.atomic_add(dQacc, (b, h, m0, 0), tl.dot(tl.trans(ds16), k))
+    tl.store(dK, (b, hk, n0, 0), (dk * sm_scale).to(tl.bf16))
+    tl.store(dV, (b, hk, n0, 0), dv.to(tl.bf16))
 
 
 @tawa.kernel
@@ -144,12 +193,13 @@ def attention_bwd_dq(Q: tl.tensor_ref(tl.bf16, 4), K: tl.tensor_ref(tl.bf16, 4),
                      V: tl.tensor_ref(tl.bf16, 4), dO: tl.tensor_ref(tl.bf16, 4),
                      LSE: tl.tensor_ref(tl.f32, 3), Delta: tl.tensor_ref(tl.f32, 3),
                      dQ: tl.tensor_ref(tl.bf16, 4),
-                     q_len: tl.index, kv_len: tl.index, sm_scale: tl.f32,
+                     q_len: tl.index, kv_len: tl.index, sm_scale: tl.f32, group: tl.index,
                      BLOCK_M: tl.constexpr = 128, BLOCK_N: tl.constexpr = 64,
                      HEAD_DIM: tl.constexpr = 128, CAUSAL: tl.constexpr = False):
     m0 = tl.program_id(0) * BLOCK_M
     h = tl.program_id(1)
     b = tl.program_id(2)
+    hk = h // group
     qk_scale = sm_scale * LOG2E
     m0_key = m0 + (kv_len - q_len)
     query = (m0_key + tl.arange(0, BLOCK_M))[:, None]
@@ -160,8 +210,8 @@ def attention_bwd_dq(Q: tl.tensor_ref(tl.bf16, 4), K: tl.tensor_ref(tl.bf16, 4),
     dq = tl.zeros((BLOCK_M, HEAD_DIM), tl.f32)
     hi = tl.minimum(m0_key + BLOCK_M, kv_len) if CAUSAL else kv_len
     for n0 in tl.range(0, hi, BLOCK_N):
-        k = tl.load(K, (b, h, n0, 0), (BLOCK_N, HEAD_DIM))
-        v = tl.load(V, (b, h, n0, 0), (BLOCK_N, HEAD_DIM))
+        k = tl.load(K, (b, hk, n0, 0), (BLOCK_N, HEAD_DIM))
+        v = tl.load(V, (b, hk, n0, 0), (BLOCK_N, HEAD_DIM))
         s = tl.dot(q, k, trans_b=True)
         key = (n0 + tl.arange(0, BLOCK_N))[None, :]
         valid = key < kv_len
@@ -172,4 +222,14 @@ def attention_bwd_dq(Q: tl.tensor_ref(tl.bf16, 4), K: tl.tensor_ref(tl.bf16, 4),
         dp = tl.dot(do, v, trans_b=True)
         ds = p * (dp - delta[:, None])
         dq = tl.dot(ds.to(tl.bf16), k, dq)
+    tl.store(dQ, (b, h, m0, 0), (dq * sm_scale).to(tl.bf16))
+
+
+@tawa.kernel
+def attention_bwd_dq_convert(dQacc: tl.tensor_ref(tl.f32, 4), dQ: tl.tensor_ref(tl.bf16, 4),
+                             sm_scale: tl.f32, BLOCK_M: tl.constexpr = 64, HEAD_DIM: tl.constexpr = 128):
+    m0 = tl.program_id(0) * BLOCK_M
+    h = tl.program_id(1)
+    b = tl.program_id(2)
+    dq = tl.load(dQacc, (b, h, m0, 0), (BLOCK_M, HEAD_DIM))
     tl.store(dQ, (b, h, m0, 0), (dq * sm_scale).to(tl.bf16))

@@ -34,6 +34,15 @@ draws TFLOP/s per row (`tawa.bench.plot`); a backend that cannot run a row
 shows NaN.  `--random N --seed S` times N problems drawn as the forward's
 `--random` draws them (`tawa.bench.attention.random_problems`), at head
 dims 64 and 128.
+
+`--dq kernel,atomic` times tawa's backward on each of those dQ paths
+(`tawa.torch.attention_bwd_kernels.DQ_PATHS`: the separate dQ kernel, or
+the dK/dV kernel's atomic adds) in the same interleaved run: the first
+path is the table's "tawa", each other one a variant "tawa-<path>" whose
+gradients are checked the same way and whose TFLOP/s and ratio to cuDNN
+follow the row (a path that cannot run, or whose gradients are wrong, is
+reported there and not timed, and the command exits 1).  Default: the
+path the operator runs (`DQ_PATH`).
 """
 
 from __future__ import annotations
@@ -49,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from tawa.bench.attention import BACKENDS, HEADS, fixed_problems, geomean, interleaved, random_problems
-from tawa.torch.attention_bwd_kernels import HEAD_DIMS, unsupported
+from tawa.torch.attention_bwd_kernels import DQ_PATH, DQ_PATHS, HEAD_DIMS, unsupported
 
 PROG = "tawa.bench attention --backward"
 TOLERANCE = 2e-2
@@ -90,6 +99,25 @@ def row_ok(row: dict[str, Any]) -> bool:
     return not row.get("error") and bool(row["finite"]) and all(row["rel_err"][g] <= TOLERANCE for g in GRADS)
 
 
+def dq_paths(text: str) -> tuple[str, ...]:
+    """The paths of `--dq` ("kernel,atomic"), each once, in order; ValueError names an unknown one."""
+    paths = tuple(dict.fromkeys(p.strip() for p in text.split(",") if p.strip()))
+    bad = [p for p in paths if p not in DQ_PATHS]
+    if bad or not paths:
+        raise ValueError(f"--dq takes paths of {', '.join(DQ_PATHS)} separated by commas, got {text!r}")
+    return paths
+
+
+def variant(path: str, paths: Sequence[str]) -> str:
+    """The table's name of tawa on dQ path `path`: "tawa" for the first of `paths`, else "tawa-<path>"."""
+    return "tawa" if path == paths[0] else f"tawa-{path}"
+
+
+def extra_paths(row: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The row's other dQ paths than the first: {variant name: its check}."""
+    return row.get("paths", {})
+
+
 def failed_row(problem: tuple[int, int, int, int, bool], err: BaseException) -> dict[str, Any]:
     """The row of a problem whose measurement raised `err` (its first line kept)."""
     d, B, H, S, causal = problem
@@ -117,6 +145,15 @@ def format_row(row: dict[str, Any]) -> str:
     elif not row_ok(row):
         line += "  WRONG: " + ("gradients not finite (unwritten elements?)" if not row["finite"]
                                else f"relative error above {TOLERANCE:g}; not timed")
+    for name, other in extra_paths(row).items():
+        if other.get("error"):
+            line += f"  {name}: FAILED: {other['error']}"
+        elif not row_ok(other):
+            line += f"  {name}: WRONG: " + ("gradients not finite" if not other["finite"]
+                                            else f"relative error above {TOLERANCE:g}")
+        else:
+            errs = " ".join(f"{other['rel_err'][g]:.2e}" for g in GRADS)
+            line += f"  {name}: {tf.get(name, math.nan):.1f} ({tf.get(name, math.nan) / tf['cuDNN']:.3f}x cuDNN; err {errs})"
     return line
 
 
@@ -128,6 +165,10 @@ def summary(rows: Sequence[dict[str, Any]]) -> str:
     for base in ("cuDNN", "FA2"):
         ratios = [r["tflops"]["tawa"] / r["tflops"][base] for r in ok]
         parts.append(f"tawa/{base}: geomean {geomean(ratios):.3f}, min {min(ratios, default=math.nan):.3f}")
+    for name in dict.fromkeys(n for r in rows for n in extra_paths(r)):
+        ratios = [r["tflops"][name] / r["tflops"]["cuDNN"] for r in ok
+                  if name in extra_paths(r) and row_ok(extra_paths(r)[name])]
+        parts.append(f"{name}/cuDNN: geomean {geomean(ratios):.3f}, min {min(ratios, default=math.nan):.3f}")
     left = len(rows) - len(ok)
     return "; ".join(parts) + (f" ({left} wrong row{'s' if left > 1 else ''} left out)" if left else "")
 
@@ -137,7 +178,8 @@ def plot_spec(rows: Sequence[dict[str, Any]], meta: dict[str, Any]) -> dict[str,
         "title": f"attention backward bf16, tawa vs torch SDPA, {meta['gpu']}, {meta['date']}",
         "ylabel": "TFLOP/s (backward = 2.5 times forward FLOPs)",
         "labels": [f"d{r['d']} {r['B']}x{r['H']}x{r['S']}{' causal' if r['causal'] else ''}" for r in rows],
-        "series": {name: [r["tflops"][name] if row_ok(r) else math.nan for r in rows] for name in BACKENDS},
+        "series": {name: [r["tflops"].get(name, math.nan) if row_ok(r) else math.nan for r in rows]
+                   for name in (*BACKENDS, *dict.fromkeys(n for r in rows for n in extra_paths(r)))},
         "ratio": ["tawa", "cuDNN"],
     }
 
@@ -233,17 +275,31 @@ def check(forward: Callable[[], Any], q: Any, k: Any, v: Any, do: Any, want: Seq
     return relative_errors(got, want), finite
 
 
+def on_path(path: str | None, call: Callable[[], Any]) -> Callable[[], Any]:
+    """`call` run with tawa's backward on dQ path `path` (None: as it is)."""
+    if path is None:
+        return call
+
+    def run() -> Any:
+        from tawa.torch import attention_bwd_kernels as abk
+
+        with abk.dq_path(path):
+            return call()
+    return run
+
+
 def measure(problem: tuple[int, int, int, int, bool], attention: Callable[..., Any], baselines: dict[str, Any],
             rounds: int, device: str = "cuda", poison: Callable[[int], None] | None = None,
             timed: Callable[[dict[str, Callable[[], Any]], int], dict[str, list[float]]] = interleaved,
-            ) -> dict[str, Any]:
+            paths: Sequence[str] | None = None) -> dict[str, Any]:
     """One row: fresh bf16 q, k, v, dO on `device`; tawa's gradients
     (`attention(q, k, v, causal=...)`) checked against float32 after
     `poison` (default: `poison_pools` on CUDA), the baselines' (SDPA under
     each of `baselines`' backends) measured against the same reference;
     then, if tawa's are right, the backward calls of all `timed` for
     `rounds` rounds (`interleaved`: ms per round, NaN for a backend that
-    raises RuntimeError)."""
+    raises RuntimeError).  `paths`: tawa's dQ paths to check and time
+    (`variant` names them; None: the operator's own, unswitched)."""
     import torch
 
     head_dim, B, H, S, causal = problem
@@ -260,7 +316,17 @@ def measure(problem: tuple[int, int, int, int, bool], attention: Callable[..., A
         poison = poison_pools
     if poison is not None:
         poison(8 * q.numel() * q.element_size())
-    err, finite = check(run_tawa, q, k, v, do, want)
+    first = paths[0] if paths else None
+    err, finite = check(on_path(first, run_tawa), q, k, v, do, want)
+    others: dict[str, dict[str, Any]] = {}
+    for path in (paths or ())[1:]:
+        try:
+            e, f = check(on_path(path, run_tawa), q, k, v, do, want)
+            others[variant(path, paths)] = {"rel_err": e, "finite": f}
+        except (ValueError, RuntimeError) as failure:  # (a path whose kernels do not compile)
+            lines = str(failure).strip().splitlines()
+            others[variant(path, paths)] = {"rel_err": {g: math.nan for g in GRADS}, "finite": False,
+                                            "error": f"{type(failure).__name__}: {lines[0] if lines else ''}"}
     base_err: dict[str, float] = {}
     for name, forward in forwards.items():
         try:
@@ -270,19 +336,34 @@ def measure(problem: tuple[int, int, int, int, bool], attention: Callable[..., A
     del want
     row: dict[str, Any] = {"d": head_dim, "B": B, "H": H, "S": S, "causal": causal, "rel_err": err,
                            "finite": finite, "baseline_rel_err": base_err,
-                           "tflops": {n: math.nan for n in ("tawa", *baselines)}, "ms_per_round": {}}
+                           "tflops": {n: math.nan for n in ("tawa", *others, *baselines)}, "ms_per_round": {}}
+    if others:
+        row["paths"] = others
     if not row_ok(row):
         return row
-    calls: dict[str, Callable[[], Any]] = {"tawa": backward_call(run_tawa, (q, k, v), do)}
+    calls: dict[str, Callable[[], Any]] = {"tawa": on_path(first, backward_call(on_path(first, run_tawa), (q, k, v),
+                                                                                  do))}
+    for path in (paths or ())[1:]:
+        name = variant(path, paths)
+        if row_ok(others[name]):
+            calls[name] = on_path(path, backward_call(on_path(path, run_tawa), (q, k, v), do))
     for name, forward in forwards.items():
         try:
             calls[name] = backward_call(forward, (q, k, v), do)
         except RuntimeError as e:
             calls[name] = _raising(e)
     times = timed(calls, rounds)
-    row["tflops"] = backward_tflops(times, B, S, head_dim, causal, H)
+    row["tflops"] = {**row["tflops"], **backward_tflops(times, B, S, head_dim, causal, H)}  # (NaN: not timed)
     row["ms_per_round"] = times
     return row
+
+
+def _tile_or_why(abk: Any, name: str, d: int) -> Any:
+    """Kernel `name`'s blocks at head dim d, or why it has none (it does not compile)."""
+    try:
+        return abk.tile(name, d)
+    except Exception as err:  # recorded in the JSON; the row then says it failed
+        return f"{type(err).__name__}: {str(err).strip().splitlines()[0]}"
 
 
 def _raising(err: RuntimeError) -> Callable[[], Any]:
@@ -307,7 +388,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of --random (default 0)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--plot", type=Path, metavar="PNG", help="also draw TFLOP/s per row (needs matplotlib)")
+    parser.add_argument("--dq", default=DQ_PATH, metavar="PATHS",
+                        help=f"tawa's dQ paths to time, separated by commas, of {', '.join(DQ_PATHS)} "
+                        f"(default {DQ_PATH}; the first is the table's tawa)")
     args = parser.parse_args(argv)
+    try:
+        paths = dq_paths(args.dq)
+    except ValueError as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return 1
     if args.random is not None and (args.random < 1 or args.head_dim):
         print(f"{PROG}: error: --random takes N >= 1, without --head-dim", file=sys.stderr)
         return 1
@@ -347,8 +436,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                  "triton.testing.do_bench median (L2 flushed)",
         "flops": "2.5 times the forward's 4*B*H*S^2*d, halved for causal",
         "tolerance": TOLERANCE, "skipped": notes,
-        "tawa_kernels": {d: {name: abk.tile(name, d) for name in (abk.FWD, abk.PRE, abk.DKDV, abk.DQ)}
-                         for d in HEAD_DIMS},
+        "dq_paths": {variant(p, paths): p for p in paths},
+        "tawa_kernels": {d: {name: _tile_or_why(abk, name, d)
+                             for p in paths for name in (abk.FWD, *abk.PATH_KERNELS[p])} for d in HEAD_DIMS},
         **({"random": args.random, "seed": args.seed} if args.random is not None else {}),
     }
     print(f"tawa attention backward vs torch SDPA's on {meta['gpu']}, {meta['date']}, "
@@ -361,7 +451,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     baselines = {"cuDNN": SDPBackend.CUDNN_ATTENTION, "FA2": SDPBackend.FLASH_ATTENTION}
     for problem in todo:
         try:
-            row = measure(problem, tt.attention, baselines, args.rounds)
+            row = measure(problem, tt.attention, baselines, args.rounds, paths=paths)
         except Exception as err:  # the row fails, loudly; the others still run
             row = failed_row(problem, err)
         rows.append(row)
@@ -376,7 +466,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if not save(plot_spec(rows, meta), args.plot, PROG):
             return 1
-    wrong = [r for r in rows if not row_ok(r)]
+    wrong = [r for r in rows if not row_ok(r) or not all(row_ok(o) for o in extra_paths(r).values())]
     if wrong:
         print(f"{PROG}: error: {len(wrong)} of {len(rows)} rows failed or have wrong gradients (above)",
               file=sys.stderr)

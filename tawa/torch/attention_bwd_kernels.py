@@ -3,12 +3,25 @@
 They are the tile programs of examples/python/attention_bwd.py (`module()`
 loads them): `attention_fwd_lse` (the forward pass that also stores each
 query row's log-sum-exp, run when a gradient will flow through the call),
-`attention_bwd_preprocess` (Delta = rowsum(dO ∘ O)), `attention_bwd_dkdv`
-and `attention_bwd_dq`.  The dK/dV kernel's key block is the largest of
-128 and 64 whose kernel the compiler's resource check accepts (`_dkdv_tile`:
-at head dim 128 its 128-key blocks need more registers than a consumer
-thread has, docs/passes.md "Attention backward"); the others' tiles are
-fixed.
+`attention_bwd_preprocess` (Delta = rowsum(dO ∘ O)), and dQ, dK, dV by one
+of two paths (`DQ_PATHS`; `DQ_PATH` is the one the operator runs, a
+module-level switch the benchmark flips, not a user option):
+
+* "kernel": `attention_bwd_dkdv`, then `attention_bwd_dq`, a separate
+  kernel that recomputes S and dP;
+* "atomic": `attention_bwd_dkdvdq`, the dK/dV kernel that also adds each
+  key block's dS·K into a zeroed f32 dQ with `tl.atomic_add`, then
+  `attention_bwd_dq_convert` (scale and round to bf16).
+
+A dK/dV kernel's key block is the largest of 128 and 64 at which both its
+causal and its plain kernel compile (`_key_block`: the compiler's resource
+check refuses a block that needs more registers than a consumer thread
+has, docs/passes.md "Attention backward"); the others' tiles are fixed.
+`unavailable(path, D)` says why a path cannot run at head dim D (the atomic
+path's kernel does not compile yet: its dS·K needs a transposed register
+operand).  The dK/dV kernels run one program per key block of a key/value
+head (they loop over its group of query heads); the others one per query
+block of a query head.
 
 `kernel(name, D, causal)` is the compiled `tawa.Kernel` (remembered per
 kernel and constexprs), `grid(name, D, ...)` its launch grid.
@@ -16,6 +29,8 @@ kernel and constexprs), `grid(name, D, ...)` its launch grid.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from tawa.torch import kernels
@@ -23,13 +38,56 @@ from tawa.torch import kernels
 HEAD_DIMS = (64, 128)
 """Head dims with backward kernels."""
 FWD, PRE, DKDV, DQ = "attention_fwd_lse", "attention_bwd_preprocess", "attention_bwd_dkdv", "attention_bwd_dq"
-CAUSAL_KERNELS = (FWD, DKDV, DQ)
-"""The kernels that take a CAUSAL constexpr (the preprocess has no mask)."""
+DKDVDQ, CONVERT = "attention_bwd_dkdvdq", "attention_bwd_dq_convert"
+KERNELS = (FWD, PRE, DKDV, DQ, DKDVDQ, CONVERT)
+CAUSAL_KERNELS = (FWD, DKDV, DQ, DKDVDQ)
+"""The kernels that take a CAUSAL constexpr (the preprocess and conversion have no mask)."""
+KEY_BLOCK_KERNELS = (DKDV, DKDVDQ)
+"""The kernels with one program per key block (of a key/value head)."""
+
+DQ_PATHS = ("kernel", "atomic")
+"""How the backward gets dQ: a separate dQ kernel, or atomic adds by the dK/dV kernel."""
+DQ_PATH = "kernel"
+"""The path `tawa::attention_bwd` runs (`dq_path` switches it for a while)."""
+PATH_KERNELS = {"kernel": (PRE, DKDV, DQ), "atomic": (PRE, DKDVDQ, CONVERT)}
+"""The backward's kernels on each path, in launch order."""
 
 DKDV_KEY_BLOCKS = (128, 64)
-"""Keys per dK/dV program, tried largest first (`_dkdv_tile`)."""
+"""Keys per dK/dV program, tried largest first (`_key_block`)."""
 _KERNELS: dict[tuple[Any, ...], Any] = {}
-_DKDV_TILES: dict[int, dict[str, int]] = {}
+_DKDV_TILES: dict[tuple[str, int], dict[str, int]] = {}
+_UNAVAILABLE: dict[tuple[str, int], str | None] = {}
+
+
+@contextlib.contextmanager
+def dq_path(path: str) -> Iterator[None]:
+    """Runs the backward on `path` (one of `DQ_PATHS`) inside the block."""
+    global DQ_PATH
+    if path not in DQ_PATHS:
+        raise ValueError(f"no dQ path {path!r}; known: {', '.join(DQ_PATHS)}")
+    before, DQ_PATH = DQ_PATH, path
+    try:
+        yield
+    finally:
+        DQ_PATH = before
+
+
+def unavailable(path: str, D: int) -> str | None:
+    """Why the backward cannot take `path` at head dim D (a kernel that does
+    not compile: the compiler's one-line error), or None.  Compiles the
+    path's kernels, causal and not, once per process."""
+    key = (path, D)
+    if key not in _UNAVAILABLE:
+        from tawa.diagnostics import TawaError
+
+        try:
+            for name in PATH_KERNELS[path]:
+                for causal in (False, True):
+                    kernel(name, D, causal)
+            _UNAVAILABLE[key] = None
+        except (TawaError, ValueError) as err:
+            _UNAVAILABLE[key] = str(err).strip().splitlines()[0]
+    return _UNAVAILABLE[key]
 
 
 def module() -> Any:
@@ -49,30 +107,30 @@ def tile(name: str, D: int) -> dict[str, int]:
     """The block constexprs of kernel `name` at head dim D."""
     if name == FWD:
         return {"BLOCK_M": 128, "BLOCK_N": 128}
-    if name == PRE:
+    if name in (PRE, CONVERT):
         return {"BLOCK_M": 64}
-    if name == DKDV:
-        return _dkdv_tile(D)
+    if name in KEY_BLOCK_KERNELS:
+        return _key_block(name, D)
     if name == DQ:
         return {"BLOCK_M": 128, "BLOCK_N": 64}
-    raise KeyError(f"no attention training kernel {name!r}; known: {', '.join((FWD, PRE, DKDV, DQ))}")
+    raise KeyError(f"no attention training kernel {name!r}; known: {', '.join(KERNELS)}")
 
 
-def _dkdv_tile(D: int) -> dict[str, int]:
-    """The dK/dV kernel's blocks at head dim D: 128 keys a program where both
+def _key_block(name: str, D: int) -> dict[str, int]:
+    """A dK/dV kernel's blocks at head dim D: 128 keys a program where both
     its causal and its plain kernel fit the registers (the resource check),
     else 64."""
-    hit = _DKDV_TILES.get(D)
+    hit = _DKDV_TILES.get((name, D))
     if hit is None:
         def both(**blocks: int) -> None:
             for causal in (False, True):
-                _compile(DKDV, **blocks, HEAD_DIM=D, CAUSAL=causal)
+                _compile(name, **blocks, HEAD_DIM=D, CAUSAL=causal)
 
         hit = kernels.first_that_fits(both, [{"BLOCK_M": 64, "BLOCK_N": n} for n in DKDV_KEY_BLOCKS])
         if hit is None:
-            raise ValueError(f"tawa.torch.attention: the dK/dV kernel at head dim {D} fits no key block of "
+            raise ValueError(f"tawa.torch.attention: {name} at head dim {D} fits no key block of "
                              f"{', '.join(map(str, DKDV_KEY_BLOCKS))}")
-        _DKDV_TILES[D] = hit
+        _DKDV_TILES[(name, D)] = hit
     return dict(hit)
 
 
@@ -85,10 +143,11 @@ def constexprs(name: str, D: int, causal: bool) -> dict[str, Any]:
 
 
 def grid(name: str, D: int, q_len: int, kv_len: int, heads: int, batch: int) -> tuple[int, int, int]:
-    """(blocks, heads, batch): one program per block of queries (per block of
-    keys for the dK/dV kernel) of one head of one sequence."""
+    """(blocks, heads, batch): one program per block of queries of one head
+    of one sequence; for the dK/dV kernels one per block of keys, `heads`
+    then the key/value heads."""
     t = tile(name, D)
-    rows, n = (t["BLOCK_N"], kv_len) if name == DKDV else (t["BLOCK_M"], q_len)
+    rows, n = (t["BLOCK_N"], kv_len) if name in KEY_BLOCK_KERNELS else (t["BLOCK_M"], q_len)
     return (-(-n // rows), heads, batch)
 
 
@@ -109,3 +168,4 @@ def clear_cache() -> None:
     """Forgets the kernels compiled and the tiles chosen in this process."""
     _KERNELS.clear()
     _DKDV_TILES.clear()
+    _UNAVAILABLE.clear()

@@ -8,18 +8,20 @@ examples/python/attention_bwd.py (`tawa.torch.attention_bwd_kernels`).
   log-sum-exp of each query row [B, H, S] f32 (base 2, of the scaled scores:
   what the backward kernels subtract to recompute the softmax).
 * `attention_bwd(do, q, k, v, o, lse, causal, scale) -> (dq, dk, dv)`:
-  Delta = rowsum(dO ∘ O), then the dK/dV kernel and the dQ kernel; dense
-  gradients of q's, k's and v's shapes.  `scale` is the softmax scale the
-  forward pass used (resolved: a float).
+  Delta = rowsum(dO ∘ O), then dK, dV and dQ on the path
+  `attention_bwd_kernels.DQ_PATH` names: the dK/dV kernel and the dQ
+  kernel ("kernel"), or the dK/dV kernel that adds dQ atomically into a
+  zeroed f32 buffer, scaled and rounded by a conversion kernel ("atomic");
+  dense gradients of q's, k's and v's shapes.  `scale` is the softmax
+  scale the forward pass used (resolved: a float).
 
-Grouped-query heads: the forward kernel reads each key/value head for its
-group of query heads; the backward kernels take as many key/value heads as
-query heads, so k and v are expanded to H heads (a copy each), and the
-gradients of the expanded heads are summed over each group by torch (in
-f32, then rounded to bf16).  Views a tensor map cannot describe (q, k, v,
-dO, O) are copied densely, as the forward operator copies them.  The
-kernels launch through their checked path (no launch templates); nothing
-synchronizes.
+Grouped-query heads: every kernel reads k and v in place, at key/value
+head h // group for query head h; the dK/dV program of a key/value head
+loops over its group's query heads, so dK and dV are summed over the group
+in f32 inside the kernel, with no copies.  Views a tensor map cannot
+describe (q, k, v, dO, O) are copied densely, as the forward operator
+copies them.  The kernels launch through their checked path (no launch
+templates); nothing synchronizes.
 
 This module has no `from __future__ import annotations`: torch infers the
 operators' schemas from the annotations, as objects.
@@ -29,6 +31,7 @@ from typing import Optional
 
 import torch
 
+from tawa.diagnostics import TawaError
 from tawa.torch import attention_bwd_kernels as abk
 from tawa.torch import checks, library
 from tawa.torch.calls import dense_copy
@@ -111,24 +114,27 @@ def attention_bwd_impl(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: to
     if dq.numel() == 0 or dk.numel() == 0:
         return dq, dk.zero_(), dv.zero_()  # no queries: nothing flows into k and v
     D, S, Sk, H, B = p.D, p.S, p.kv_len, p.H, p.B
-    pre, dkdv, dq_kernel = (abk.kernel(name, D, causal) for name in (abk.PRE, abk.DKDV, abk.DQ))
-    group = p.group
-    if group > 1:
-        # The backward kernels index k and v by the query head: one key/value head per query head.
-        k, v = (t.repeat_interleave(group, dim=1) for t in (k, v))
-        dk_heads, dv_heads = (torch.empty((B, H, Sk, D), dtype=dk.dtype, device=dk.device) for _ in range(2))
-    else:
-        dk_heads, dv_heads = dk, dv
+    path = abk.DQ_PATH
+    try:
+        pre, dkdv, finish = (abk.kernel(name, D, causal) for name in abk.PATH_KERNELS[path])
+    except TawaError as err:  # (the atomic path's kernel does not compile yet)
+        raise ValueError(f"tawa.torch.attention_bwd: the {path!r} dQ path cannot run at head dim {D}: "
+                         f"{str(err).strip().splitlines()[0]}") from None
     o4, do4 = _readable(o, 0, pre), _readable(do, 1, pre)
     delta = torch.empty((B, H, S), dtype=torch.float32, device=q.device)
     pre(o4, do4, delta, S, grid=abk.grid(abk.PRE, D, S, Sk, H, B))
-    # Q, K, V, dO are the first arguments of both kernels.
-    q4, k4, v4, do4 = (_readable(t, i, dkdv, dq_kernel) for i, t in enumerate((q, k, v, do4)))
-    dkdv(q4, k4, v4, do4, lse, delta, dk_heads, dv_heads, S, Sk, scale, grid=abk.grid(abk.DKDV, D, S, Sk, H, B))
-    dq_kernel(q4, k4, v4, do4, lse, delta, dq, S, Sk, scale, grid=abk.grid(abk.DQ, D, S, Sk, H, B))
-    if group > 1:
-        for summed, heads in ((dk, dk_heads), (dv, dv_heads)):
-            summed.copy_(heads.view(B, p.kv_heads, group, Sk, D).sum(2, dtype=torch.float32))
+    if path == "kernel":
+        # Q, K, V, dO are the first arguments of both kernels.
+        q4, k4, v4, do4 = (_readable(t, i, dkdv, finish) for i, t in enumerate((q, k, v, do4)))
+        dkdv(q4, k4, v4, do4, lse, delta, dk, dv, S, Sk, scale, p.group,
+             grid=abk.grid(abk.DKDV, D, S, Sk, p.kv_heads, B))
+        finish(q4, k4, v4, do4, lse, delta, dq, S, Sk, scale, p.group, grid=abk.grid(abk.DQ, D, S, Sk, H, B))
+    else:
+        q4, k4, v4, do4 = (_readable(t, i, dkdv) for i, t in enumerate((q, k, v, do4)))
+        dq_sum = torch.zeros((B, H, S, D), dtype=torch.float32, device=q.device)
+        dkdv(q4, k4, v4, do4, lse, delta, dk, dv, dq_sum, S, Sk, scale, p.group,
+             grid=abk.grid(abk.DKDVDQ, D, S, Sk, p.kv_heads, B))
+        finish(dq_sum, dq, scale, grid=abk.grid(abk.CONVERT, D, S, Sk, H, B))
     return dq, dk, dv
 
 

@@ -23,6 +23,7 @@ from tawa.bench.plot import check_spec, ratios
     (["--random", "0"], "--random takes N >= 1, without --head-dim"),
     (["--random", "3", "--head-dim", "64"], "--random takes N >= 1, without --head-dim"),
     (["--rounds", "0"], "--rounds must be at least 1"),
+    (["--dq", "kernel,fast"], "--dq takes paths of kernel, atomic separated by commas, got 'kernel,fast'"),
 ])
 def test_misuse_is_one_line(argv, message, capsys):
     assert bench_main.main(["attention", "--backward", *argv]) == 1
@@ -115,6 +116,28 @@ def test_row_line_and_wrong_rows():
         f"  WRONG: relative error above {attention_bwd.TOLERANCE:g}; not timed")
     assert attention_bwd.format_row(fake_row(finite=False)).endswith("WRONG: gradients not finite (unwritten elements?)")
     assert len(attention_bwd.HEADER) == len(attention_bwd.format_row(good))  # the columns line up
+
+
+def test_dq_paths_and_their_names():
+    assert attention_bwd.dq_paths("atomic, kernel,atomic") == ("atomic", "kernel")
+    assert [attention_bwd.variant(p, ("kernel", "atomic")) for p in ("kernel", "atomic")] == ["tawa", "tawa-atomic"]
+    with pytest.raises(ValueError, match="--dq takes paths"):
+        attention_bwd.dq_paths(" , ")
+
+
+def test_other_paths_follow_the_row():
+    row = fake_row()
+    row["tflops"]["tawa-atomic"] = 456.0
+    row["paths"] = {"tawa-atomic": {"rel_err": dict(zip(attention_bwd.GRADS, (5e-3, 4e-3, 2e-3))), "finite": True}}
+    line = attention_bwd.format_row(row)
+    assert line.endswith(f"  tawa-atomic: 456.0 ({456 / 380:.3f}x cuDNN; err 5.00e-03 4.00e-03 2.00e-03)")
+    failed = {**fake_row(), "paths": {"tawa-atomic": {"rel_err": {g: math.nan for g in attention_bwd.GRADS},
+                                                       "finite": False, "error": "ValueError: no"}}}
+    assert attention_bwd.format_row(failed).endswith("  tawa-atomic: FAILED: ValueError: no")
+    text = attention_bwd.summary([row, failed])
+    assert text.endswith(f"; tawa-atomic/cuDNN: geomean {456 / 380:.3f}, min {456 / 380:.3f}")
+    spec = check_spec(attention_bwd.plot_spec([row, failed], META))
+    assert spec["series"]["tawa-atomic"][0] == 456.0 and math.isnan(spec["series"]["tawa-atomic"][1])
 
 
 def test_a_row_that_raised():
@@ -232,6 +255,39 @@ def test_a_baseline_that_refuses_the_row_is_nan(torch, monkeypatch):
     assert math.isnan(row["baseline_rel_err"]["cuDNN"]) and math.isnan(row["tflops"]["cuDNN"])
 
 
+def test_measure_times_each_path_and_reports_one_that_cannot_run(torch):
+    """`paths`: the first is "tawa", the others are checked and timed as
+    "tawa-<path>" with the operator switched to them; one that raises is
+    reported, not timed."""
+    from tawa.torch import attention_bwd_kernels as abk
+
+    ran = []
+
+    def attention(q, k, v, causal=False):
+        ran.append(abk.DQ_PATH)
+        return sdpa_attention(torch)(q, k, v, causal)
+
+    seen = {}
+    row = attention_bwd.measure((64, 1, 1, 20, True), attention, {}, 1, device="cpu", timed=fake_timer(seen),
+                                paths=("atomic", "kernel"))
+    assert attention_bwd.row_ok(row) and set(seen) == {"tawa", "tawa-kernel"}
+    assert attention_bwd.row_ok(row["paths"]["tawa-kernel"]) and ran[:2] == ["atomic", "kernel"]
+    assert not math.isnan(row["tflops"]["tawa-kernel"]) and abk.DQ_PATH == "kernel"
+
+    def refusing(q, k, v, causal=False):
+        if abk.DQ_PATH == "atomic":
+            raise ValueError("tawa.torch.attention_bwd: the 'atomic' dQ path cannot run at head dim 64: no")
+        return sdpa_attention(torch)(q, k, v, causal)
+
+    seen = {}
+    row = attention_bwd.measure((64, 1, 1, 20, True), refusing, {}, 1, device="cpu", timed=fake_timer(seen),
+                                paths=("kernel", "atomic"))
+    assert attention_bwd.row_ok(row) and set(seen) == {"tawa"}
+    assert row["paths"]["tawa-atomic"]["error"].startswith("ValueError: tawa.torch.attention_bwd: the 'atomic'")
+    assert math.isnan(row["tflops"]["tawa-atomic"]) and "tawa-atomic: FAILED" in attention_bwd.format_row(
+        {**row, "tflops": {**row["tflops"], "cuDNN": 1.0, "FA2": 1.0}, "baseline_rel_err": {"cuDNN": 0, "FA2": 0}})
+
+
 class Interpreted:
     """A training kernel of examples/python/attention_bwd.py run by the CPU
     interpreter on the CPU tensors a launch passes (written in place)."""
@@ -255,7 +311,7 @@ class Interpreted:
 @pytest.mark.slow
 def test_measure_with_tawas_backward_in_the_interpreter(torch, monkeypatch):
     """The row's glue around the real `tawa.torch.attention` (its autograd,
-    attention_fwd_lse and the three backward kernels, interpreted)."""
+    attention_fwd_lse and the backward kernels of both dQ paths, interpreted)."""
     import tawa.torch as tt
 
     if tt.UNAVAILABLE is not None:
@@ -269,9 +325,10 @@ def test_measure_with_tawas_backward_in_the_interpreter(torch, monkeypatch):
     try:
         seen = {}
         row = attention_bwd.measure((64, 1, 2, 70, True), tt.attention, {"cuDNN": None}, 1, device="cpu",
-                                    timed=fake_timer(seen))
+                                    timed=fake_timer(seen), paths=("kernel", "atomic"))
         assert attention_bwd.row_ok(row), row
         assert all(e < 1e-2 for e in row["rel_err"].values())
+        assert attention_bwd.row_ok(row["paths"]["tawa-atomic"]) and set(seen) == {"tawa", "tawa-atomic", "cuDNN"}
         wrong = attention_bwd.measure((64, 1, 1, 40, True), lambda q, k, v, causal: tt.attention(q, k, v, causal=False),
                                       {}, 1, device="cpu", timed=fake_timer({}))
         assert not attention_bwd.row_ok(wrong)

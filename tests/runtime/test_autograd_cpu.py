@@ -131,7 +131,7 @@ def test_dkdv_key_blocks_are_the_largest_that_fit(D):
 
 
 def test_training_tiles_and_grids(monkeypatch):
-    monkeypatch.setattr(abk, "_dkdv_tile", lambda D: {"BLOCK_M": 64, "BLOCK_N": 128 if D == 64 else 64})
+    monkeypatch.setattr(abk, "_key_block", lambda name, D: {"BLOCK_M": 64, "BLOCK_N": 128 if D == 64 else 64})
     assert abk.constexprs(abk.PRE, 128, True) == {"BLOCK_M": 64, "HEAD_DIM": 128}  # no CAUSAL
     assert abk.grid(abk.DKDV, 128, 70, 300, 4, 2) == (5, 4, 2)
     assert abk.grid(abk.DQ, 128, 70, 300, 4, 2) == (1, 4, 2)
@@ -185,13 +185,13 @@ def test_attention_gradients(torch, kernels_on_cpu, seed, D, causal, H, Hkv, S, 
     (_, _, fwd_grid, fwd_args), _, (_, dkdv_values, dkdv_grid, dkdv_args), (_, _, dq_grid, _) = launches
     group = H // Hkv
     assert fwd_args[5:] == (S, SK, scale, group) and fwd_grid == (-(-S // 128), H, B)
-    # The forward reads k and v as given (their heads grouped); the backward kernels take them
-    # expanded to one key/value head per query head, and dK, dV are summed over each group.
+    # Every kernel reads k and v as given (their heads grouped): the dK/dV kernel runs one
+    # program per key block of a key/value head and sums dK, dV over its group of query heads.
     assert fwd_args[1] is k.detach() or fwd_args[1].data_ptr() == k.data_ptr()
-    assert dkdv_args[1].shape == (B, H, SK, D) and (dkdv_args[1].data_ptr() == k.data_ptr()) == (group == 1)
+    assert dkdv_args[1].shape == (B, Hkv, SK, D) and dkdv_args[1].data_ptr() == k.data_ptr()
     assert dkdv_values["BLOCK_N"] == abk.tile(abk.DKDV, D)["BLOCK_N"]
-    assert dkdv_grid == (-(-SK // dkdv_values["BLOCK_N"]), H, B)
-    assert dq_grid == (-(-S // 128), H, B) and dkdv_args[8:] == (S, SK, scale)
+    assert dkdv_grid == (-(-SK // dkdv_values["BLOCK_N"]), Hkv, B)
+    assert dq_grid == (-(-S // 128), H, B) and dkdv_args[8:] == (S, SK, scale, group)
 
 
 def test_attention_views_read_in_place_and_a_broadcast_gradient_copied(torch, kernels_on_cpu):
@@ -216,7 +216,7 @@ def test_attention_views_read_in_place_and_a_broadcast_gradient_copied(torch, ke
     (_, _, _, fwd), (_, _, _, pre), (_, _, _, dkdv), _ = launches
     assert pre[0].data_ptr() == fwd[3].data_ptr() == o.data_ptr()  # the saved O, read in place
     assert pre[1].is_contiguous() and 0 not in pre[1].stride() and dkdv[3] is pre[1]  # dO: one dense copy, shared
-    assert dkdv[8:] == (S, S, 0.2)
+    assert dkdv[8:] == (S, S, 0.2, 1)
 
 
 def test_attention_without_backward_kernels_runs_forward_and_backward_raises(torch, kernels_on_cpu):

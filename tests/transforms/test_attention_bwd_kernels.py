@@ -1,8 +1,9 @@
 """The kernels of examples/python/attention_bwd.py through `tawa-hopper-pipeline`
 (docs/passes.md, "Attention backward"): the forward pass that stores its
 log-sum-exp (a row vector of the wgmma accumulators), the preprocessing
-Delta = rowsum(dO ∘ O) (no dots: blocked layouts), the dK/dV kernel and the
-dQ kernel.  Each lowered kernel, run by the CPU simulator on two CTAs over
+Delta = rowsum(dO ∘ O) (no dots: blocked layouts), the dK/dV kernel, the
+dQ kernel and the conversion of an f32 dQ sum (no dots); the dK/dV kernel
+that adds dQ atomically is refused with a located error for now.  Each lowered kernel, run by the CPU simulator on two CTAs over
 ragged lengths with NaN-poisoned outputs, gives what its tile program gives
 in the interpreter (the oracle, itself checked against NumPy by
 tests/frontend/test_attention_bwd.py); ptxas assembles each without spills,
@@ -57,10 +58,13 @@ def arguments(name: str, constexprs: dict, S: int, SK: int, rng: np.random.Gener
     if name == "attention_bwd_preprocess":
         return (rows, H, B), [o, do, np.full((B, H, S), np.nan, np.float32), S], (2,)
     if name == "attention_bwd_dq":
-        return (rows, H, B), [q, k, v, do, lse, delta, np.full(q.shape, np.nan, BF16), S, SK, scale], (6,)
+        return (rows, H, B), [q, k, v, do, lse, delta, np.full(q.shape, np.nan, BF16), S, SK, scale, 1], (6,)
+    if name == "attention_bwd_dq_convert":
+        acc = rng.standard_normal((B, H, S, D)).astype(np.float32)
+        return (rows, H, B), [acc, np.full(q.shape, np.nan, BF16), scale], (1,)
     assert name == "attention_bwd_dkdv"
     outs = [np.full(k.shape, np.nan, BF16), np.full(v.shape, np.nan, BF16)]
-    return (cdiv(SK, values["BLOCK_N"]), H, B), [q, k, v, do, lse, delta, *outs, S, SK, scale], (6, 7)
+    return (cdiv(SK, values["BLOCK_N"]), H, B), [q, k, v, do, lse, delta, *outs, S, SK, scale, 1], (6, 7)
 
 
 def case(name: str, marks=(), **constexprs):
@@ -70,6 +74,7 @@ def case(name: str, marks=(), **constexprs):
 
 CASES = [
     case("attention_bwd_preprocess"),
+    case("attention_bwd_dq_convert"),
     case("attention_bwd_preprocess", [pytest.mark.slow], HEAD_DIM=64),
     case("attention_fwd_lse", [pytest.mark.slow]),
     case("attention_fwd_lse", [pytest.mark.slow], CAUSAL=True),
@@ -104,6 +109,8 @@ def test_lowered_kernel_matches_the_tile_program(name, constexprs, seed):
 
 SPILL_FREE = [
     case("attention_bwd_preprocess"),
+    case("attention_bwd_dq_convert"),
+    case("attention_bwd_dq_convert", HEAD_DIM=64),
     case("attention_bwd_preprocess", HEAD_DIM=64),
     case("attention_fwd_lse", [pytest.mark.slow]),
     case("attention_fwd_lse", [pytest.mark.slow], CAUSAL=True),
@@ -126,3 +133,14 @@ def test_assembles_without_spills(name, constexprs, tmp_path):
     module = tawa.parse(getattr(bwd(), name).ir(**constexprs))
     HopperPipelinePass().apply(tawa.context(), module)
     assert_assembles_without_spills(print_ptx(module), tmp_path)
+
+
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_dkdvdq_needs_a_transposed_register_operand(head_dim):
+    """The dK/dV kernel that also adds dQ = dS·K: dS is computed in registers in the
+    kernel's transposed frame (dSᵀ), and wgmma reads a transposed A only from shared
+    memory; until the compiler stages a register A there, tawa-lower-tile refuses the
+    dot with a located error (the operator's atomic path is then unavailable)."""
+    module = tawa.parse(bwd().attention_bwd_dkdvdq.ir(HEAD_DIM=head_dim))
+    with pytest.raises(tawa.TawaError, match=r"attention_bwd.py:\d+:\d+: error: tawa-lower-tile: tile.dot lhs"):
+        HopperPipelinePass().apply(tawa.context(), module)
