@@ -14,7 +14,12 @@ loops over kv_len keys (the longest sequence), so the loop's trip count does
 not come from memory (the protocol proof derives trip counts from sizes and
 program ids): a shorter sequence's blocks past its end are masked out, and
 table entries there may be anything (a page outside the pool reads zeros).
-Launch grid: (⌈q_len/BLOCK_M⌉, heads, batch).  Not causal."""
+Launch grid: (⌈q_len/BLOCK_M⌉, heads, batch).
+
+With CAUSAL=True query i of a sequence of length L sees keys j <= i + L -
+q_len (aligned bottom-right, as in attention_fwd.py: L >= q_len): the mask
+does it, every program still looping over kv_len keys (stopping at the
+diagonal would make the trip count depend on L, read from memory)."""
 
 import tawa
 import tawa.language as tl
@@ -26,14 +31,17 @@ LOG2E = 1.44269504
 def paged_attention(Q: tl.tensor_ref(tl.bf16, 4), KCache: tl.tensor_ref(tl.bf16, 4),
                     VCache: tl.tensor_ref(tl.bf16, 4), BlockTable: tl.tensor_ref(tl.i32, 2),
                     SeqLens: tl.tensor_ref(tl.i32, 1), O: tl.tensor_ref(tl.bf16, 4),  # noqa: E741
-                    kv_len: tl.index, sm_scale: tl.f32, group: tl.index,
-                    BLOCK_M: tl.constexpr = 128, BLOCK_N: tl.constexpr = 128, HEAD_DIM: tl.constexpr = 128):
+                    q_len: tl.index, kv_len: tl.index, sm_scale: tl.f32, group: tl.index,
+                    BLOCK_M: tl.constexpr = 128, BLOCK_N: tl.constexpr = 128, HEAD_DIM: tl.constexpr = 128,
+                    CAUSAL: tl.constexpr = False):
     m0 = tl.program_id(0) * BLOCK_M
     h = tl.program_id(1)
     b = tl.program_id(2)
     hk = h // group
     seq_len = tl.load(SeqLens, (b,)).to(tl.index)
     qk_scale = sm_scale * LOG2E
+    # The queries' positions among the sequence's keys (bottom-right: its last q_len).
+    query = (m0 + (seq_len - q_len) + tl.arange(0, BLOCK_M))[:, None]
     q = tl.load(Q, (b, h, m0, 0), (BLOCK_M, HEAD_DIM))
     m_i = tl.full((BLOCK_M,), float("-inf"), tl.f32)
     l_i = tl.zeros((BLOCK_M,), tl.f32)
@@ -45,7 +53,10 @@ def paged_attention(Q: tl.tensor_ref(tl.bf16, 4), KCache: tl.tensor_ref(tl.bf16,
         s = tl.dot(q, k, trans_b=True)
         # Keys past this sequence's end are masked out.
         key = (n0 + tl.arange(0, BLOCK_N))[None, :]
-        s = tl.where(key < seq_len, s, float("-inf"))
+        valid = key < seq_len
+        if CAUSAL:
+            valid = valid & (key <= query)
+        s = tl.where(valid, s, float("-inf"))
         m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
         p = tl.exp2(s * qk_scale - m_new[:, None])
         alpha = tl.exp2(m_i - m_new)

@@ -108,9 +108,10 @@ def test_paged_gemm(cuda, seed, M, N, K):
     assert err <= TOL, f"relative error {err:.3g} ({M}x{N}x{K})"
 
 
+@pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("head_dim", [128, 64])
-@pytest.mark.parametrize("q_len, kv_len", [(130, 1000), (1, 300), (256, 128)])
-def test_paged_attention(cuda, seed, head_dim, q_len, kv_len):
+@pytest.mark.parametrize("q_len, kv_len", [(130, 1000), (1, 300), (128, 128)])
+def test_paged_attention(cuda, seed, causal, head_dim, q_len, kv_len):
     import torch
 
     B, H, G, BN = 3, 4, 2, 128
@@ -121,14 +122,14 @@ def test_paged_attention(cuda, seed, head_dim, q_len, kv_len):
     kc = torch.randn(pool, H // G, BN, head_dim, device="cuda", generator=g).to(torch.bfloat16)
     vc = torch.randn(pool, H // G, BN, head_dim, device="cuda", generator=g).to(torch.bfloat16)
     table = torch.randperm(pool, device="cuda", generator=g)[: B * n_pages].reshape(B, n_pages).to(torch.int32)
-    lens = torch.randint(1, kv_len + 1, (B,), device="cuda", generator=g, dtype=torch.int32)
+    lens = torch.randint(q_len if causal else 1, kv_len + 1, (B,), device="cuda", generator=g, dtype=torch.int32)
     lens[0] = kv_len
     for b in range(B):  # entries past a sequence's end are never read: make them nonsense
         table[b, math.ceil(int(lens[b]) / BN):] = -1
     o = torch.full((B, H, q_len, head_dim), float("nan"), device="cuda", dtype=torch.bfloat16)
     scale = 1 / math.sqrt(head_dim)
-    kernel("paged_attention")[(math.ceil(q_len / 128), H, B)](q, kc, vc, table.contiguous(), lens, o, kv_len, scale, G,
-                                                             HEAD_DIM=head_dim)
+    kernel("paged_attention")[(math.ceil(q_len / 128), H, B)](q, kc, vc, table.contiguous(), lens, o, q_len, kv_len,
+                                                             scale, G, HEAD_DIM=head_dim, CAUSAL=causal)
     torch.cuda.synchronize()
     assert not torch.isnan(o.float()).any(), "some of O was not written (or is NaN)"
     for b in range(B):
@@ -136,6 +137,10 @@ def test_paged_attention(cuda, seed, head_dim, q_len, kv_len):
         pages = table[b, : math.ceil(n / BN)].long()
         k = kc[pages].permute(1, 0, 2, 3).reshape(H // G, -1, head_dim)[:, :n].float().repeat_interleave(G, 0)
         v = vc[pages].permute(1, 0, 2, 3).reshape(H // G, -1, head_dim)[:, :n].float().repeat_interleave(G, 0)
-        ref = torch.softmax(q[b].float() @ k.transpose(1, 2) * scale, -1) @ v
+        s = q[b].float() @ k.transpose(1, 2) * scale
+        if causal:  # query i sits at position i + n - q_len among the sequence's keys
+            key, query = torch.arange(n, device="cuda"), torch.arange(q_len, device="cuda") + n - q_len
+            s = s.masked_fill(key[None, :] > query[:, None], float("-inf"))
+        ref = torch.softmax(s, -1) @ v
         err = ((o[b].float() - ref).norm() / ref.norm()).item()
         assert err <= TOL, f"sequence {b} ({n} keys): relative error {err:.3g}"

@@ -80,8 +80,10 @@ failed += run("paged_gemm", [bf16(200, 4 * 64 - 8), pool, pages, np.full((200, 2
 kc, vc = bf16(9, 1, 128, 128), bf16(9, 1, 128, 128)
 block_table = np.array([[4, 0, 7], [2, -1, HUGE]], np.int32)
 lens = np.array([300, 100], np.int32)
-failed += run("paged_attention", [bf16(2, 2, 130, 128), kc, vc, block_table, lens, np.full((2, 2, 130, 128), np.nan, BF16),
-                                  300, 1 / math.sqrt(128), 2], 5, (2, 2, 2))
+for causal in (False, True):
+    failed += run("paged_attention", [bf16(2, 2, 100, 128), kc, vc, block_table, lens,
+                                      np.full((2, 2, 100, 128), np.nan, BF16), 100, 300, 1 / math.sqrt(128), 2],
+                  5, (1, 2, 2), CAUSAL=causal)
 sys.exit(1 if failed else 0)
 '''
 

@@ -189,7 +189,8 @@ def test_grouped_gemm_producer_reads_the_table():
 @needs_ptxas
 @pytest.mark.parametrize("name, constexprs", [("gather_rows", {}), ("grouped_gemm", {}),
                                               ("grouped_gemm", {"BLOCK_M": 64, "BLOCK_N": 256}),
-                                              ("paged_attention", {}), ("paged_attention", {"HEAD_DIM": 64})])
+                                              ("paged_attention", {}), ("paged_attention", {"HEAD_DIM": 64}),
+                                              ("paged_attention", {"CAUSAL": True})])
 def test_examples_assemble_without_spills(tmp_path: Path, name: str, constexprs: dict):
     ptx = kernel(name).compile(**constexprs).ptx
     assert "ld.global.b32" in ptx
@@ -232,10 +233,11 @@ def test_a_page_table_read_in_the_k_loop(tmp_path: Path, seed: int):
 # --------------------------------------------------------------------------- paged attention
 
 
-def paged_attention_case(seed: int, d: int = 64):
+def paged_attention_case(seed: int, causal: bool, d: int = 64):
     """Two sequences of different lengths in shuffled pages of 128 keys
     (grouped-query heads: two query heads per key/value head); the table
-    entry past the shorter one's end points outside the pool."""
+    entry past the shorter one's end points outside the pool.  Causal: the
+    queries are each sequence's last q_len positions."""
     rng = np.random.default_rng(seed)
     batch, heads, group, q_len, kv_len, bn = 2, 2, 2, 100, 300, 128
     n_pages = -(-kv_len // bn)
@@ -248,29 +250,33 @@ def paged_attention_case(seed: int, d: int = 64):
     table[1, 2] = -7  # keys 256.. of a sequence of 170: never read
     ref = np.zeros((batch, heads, q_len, d))
     for b in range(batch):
-        keys = [f64(kc[table[b, j]]) for j in range(-(-int(lens[b]) // bn))]
-        vals = [f64(vc[table[b, j]]) for j in range(-(-int(lens[b]) // bn))]
-        k_all, v_all = np.concatenate(keys, axis=1)[:, : lens[b]], np.concatenate(vals, axis=1)[:, : lens[b]]
+        n = int(lens[b])
+        keys = np.concatenate([f64(kc[table[b, j]]) for j in range(-(-n // bn))], axis=1)[:, :n]
+        vals = np.concatenate([f64(vc[table[b, j]]) for j in range(-(-n // bn))], axis=1)[:, :n]
         for h in range(heads):
-            s = f64(q[b, h]) @ k_all[h // group].T / np.sqrt(d)
+            s = f64(q[b, h]) @ keys[h // group].T / np.sqrt(d)
+            if causal:
+                s[np.arange(n)[None, :] > np.arange(q_len)[:, None] + n - q_len] = -np.inf
             p = np.exp(s - s.max(1, keepdims=True))
-            ref[b, h] = (p / p.sum(1, keepdims=True)) @ v_all[h // group]
+            ref[b, h] = (p / p.sum(1, keepdims=True)) @ vals[h // group]
     args = (q, kc, vc, table, lens)
-    rest = (kv_len, float(1 / np.sqrt(d)), group)
+    rest = (q_len, kv_len, float(1 / np.sqrt(d)), group)
     return args, rest, ref, (-(-q_len // 128), heads, batch)
 
 
-def test_paged_attention_matches_numpy_in_the_simulator():
+@pytest.mark.parametrize("causal", [False, True])
+def test_paged_attention_matches_numpy_in_the_simulator(causal: bool):
     """examples/python/paged_attention.py: the producer reads each key
-    block's page, the consumers each sequence's length; the whole pipeline
-    in the CTA simulator against the tile program, and that against NumPy."""
-    args, rest, ref, grid = paged_attention_case(0)
+    block's page, the consumers each sequence's length (its keys' mask, and
+    where its queries sit for the causal mask); the whole pipeline in the
+    CTA simulator against the tile program, and that against NumPy."""
+    args, rest, ref, grid = paged_attention_case(0, causal)
     want = np.full(ref.shape, np.nan, BF16)
-    kernel("paged_attention").interpret(grid, *args, want, *rest, HEAD_DIM=64)
+    kernel("paged_attention").interpret(grid, *args, want, *rest, HEAD_DIM=64, CAUSAL=causal)
     assert np.linalg.norm(f64(want) - ref) / np.linalg.norm(ref) < 1e-2
     got = np.full_like(want, np.nan)
-    tawa.interpret(lowered("paged_attention", HEAD_DIM=64), "paged_attention", grid, *args, got, *rest,
-                   schedule=Schedule("random", seed=0), ctas=2)
+    tawa.interpret(lowered("paged_attention", HEAD_DIM=64, CAUSAL=causal), "paged_attention", grid, *args, got,
+                   *rest, schedule=Schedule("random", seed=0), ctas=2)
     assert not np.isnan(f64(got)).any()
     assert np.linalg.norm(f64(got) - f64(want)) / np.linalg.norm(f64(want)) <= 1e-3
 
