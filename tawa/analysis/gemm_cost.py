@@ -48,12 +48,15 @@ warp groups issuing wgmma and storing C) say a configuration costs:
   problems are bound by it).
 * **split-K**: every program stores its f32 partial (its epilogue and DRAM
   bytes), and the last of a tile's programs reads the tile's partials back
-  and stores C, in the same launch (`tawa.runtime.splitk`): the partials'
-  and C's bytes, no launch.
+  and stores C, in the same launch (`tawa.runtime.splitk`): one CTA per
+  tile does that, so a tile's reduction costs a fixed wait plus its
+  partials at one SM's read rate and C's tile at its store rate, the
+  tiles' reductions sharing the SMs, and all of them together at least
+  the partials' and C's bytes at the DRAM bandwidth.
 
 The free parameters (the cycles per instruction, the shared-memory share,
 the bandwidths, the latency, the epilogue's costs, the launch, the fp8
-rate's share; the clock is the measured `LOADED_SM_CLOCK_HZ`) are fitted by `python -m tawa.bench.fit_cost` to the H100 measurements in
+rate's share, split-K's reduction; the clock is the measured `LOADED_SM_CLOCK_HZ`) are fitted by `python -m tawa.bench.fit_cost` to the H100 measurements in
 docs/perf/ and recorded in `FITTED` (docs/perf.md, "Cost model").
 """
 
@@ -123,6 +126,11 @@ class CostParameters:
     whole L2 sectors apart."""
     cluster_overhead: float
     """The share a k-step's time grows by in a 2-CTA cluster."""
+    split_fixed_s: float
+    """Per tile of a split configuration: its last program's wait for the
+    tile counter and the fences around the partials, before it reads them."""
+    reduce_bytes_per_s: float
+    """Per SM: the f32 partials the last program of a tile reads back."""
 
     def as_dict(self) -> dict[str, float]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -130,17 +138,19 @@ class CostParameters:
 
 FITTED = CostParameters(
     clock_hz=LOADED_SM_CLOCK_HZ,
-    instruction_cycles=6.441,
-    smem_share=1.015,
-    l2_bytes_per_s=1.179e+13,
-    dram_bytes_per_s=2.438e+12,
-    load_latency_s=8.381e-07,
-    epilogue_s=1.439e-07,
-    store_bytes_per_s=1.057e+11,
-    launch_s=4.431e-06,
-    fp8_rate_share=0.9673,
-    misaligned_l2_factor=2.512,
-    cluster_overhead=0.1121,
+    instruction_cycles=5.899,
+    smem_share=1.021,
+    l2_bytes_per_s=1.163e+13,
+    dram_bytes_per_s=2.231e+12,
+    load_latency_s=8.343e-07,
+    epilogue_s=1.351e-07,
+    store_bytes_per_s=9.89e+10,
+    launch_s=5.193e-06,
+    fp8_rate_share=0.9706,
+    misaligned_l2_factor=2.466,
+    cluster_overhead=0.03079,
+    split_fixed_s=3.6e-06,
+    reduce_bytes_per_s=3.039e+10,
 )
 """Fitted by `python -m tawa.bench.fit_cost` (docs/perf.md, "Cost model")."""
 
@@ -360,9 +370,16 @@ def estimate(problem: GemmProblem, choice: Choice, sms: int = SM_COUNT, params: 
     prologue = launch + params.load_latency_s if programs else launch
     kernel = max(main + epilogue, dram)
     reduction = 0.0
-    if split > 1:  # the last arrivers read every partial back and store C, after their own main loops
-        mn = problem.M * problem.N
-        reduction = (split * mn * 4 + mn * C_BYTES[c_type]) / params.dram_bytes_per_s
+    if split > 1:
+        # The last program of each tile, after its own main loop, reads the
+        # tile's partials back and stores C: one CTA per tile, so each reads
+        # `split` f32 tiles at one SM's rate, and the tiles' last programs
+        # share the SMs; all of them together are bound by DRAM.
+        mn = problem.M * problem.N * batch
+        tiles = rows * cols * batch
+        per_tile = (params.split_fixed_s + split * bm * bn * 4 / params.reduce_bytes_per_s
+                    + bm * bn * C_BYTES[c_type] / params.store_bytes_per_s)
+        reduction = max(-(-tiles // sms) * per_tile, (split * mn * 4 + mn * C_BYTES[c_type]) / params.dram_bytes_per_s)
     return Estimate(prologue + kernel + reduction, prologue, main, epilogue, dram, kernel, reduction, programs, ctas,
                     per_round, rounds, tail, k_steps, depth, full)
 

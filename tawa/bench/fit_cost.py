@@ -13,7 +13,9 @@ each read by the first of `READERS` whose pattern its name matches:
   model), interleaved rounds, median;
 * `gemm-tiles-groupm-*.txt`, `gemm-2048-candidates-*.txt`: candidates
   against cuBLAS (times from their TFLOP/s), and `gemm-group-rows-ab*.txt`
-  (times from the ratio to cuBLAS and cuBLAS's TFLOP/s).
+  (times from the ratio to cuBLAS and cuBLAS's TFLOP/s);
+* `gemm-split-sweep-*.txt`: shapes' tiles unsplit and split into several
+  slices of K (do_bench, L2 flushed, times in µs).
 
 It minimises the mean squared log error of the estimate
 (`tawa.analysis.gemm_cost.estimate`) over the parameters of
@@ -51,7 +53,7 @@ MANIFEST = "cost-model-data.txt"
 PRIORS = CostParameters(clock_hz=LOADED_SM_CLOCK_HZ, instruction_cycles=8.0, smem_share=1.0, l2_bytes_per_s=8e12,
                         dram_bytes_per_s=0.8 * DRAM_BYTES_PER_S, load_latency_s=1e-6, epilogue_s=1e-6,
                         store_bytes_per_s=40e9, launch_s=3e-6, fp8_rate_share=1.0, misaligned_l2_factor=1.5,
-                        cluster_overhead=0.05)
+                        cluster_overhead=0.05, split_fixed_s=2e-6, reduce_bytes_per_s=1e11)
 """A start for the fit from the hardware facts and round guesses."""
 
 
@@ -93,7 +95,7 @@ def choice_from_id(text: str) -> Choice:
             a, _, b = part.partition("x")
             b = b or a
             c = parts[i + 1]
-    config = GemmConfig(bm, bn, bk, a, b, c, layout, batched, split)
+    config = GemmConfig(bm, bn, bk, a, b, c, b_layout=layout, batched=batched, split_k=split)
     options: dict[str, object] = {}
     for word in words[1:]:
         if word == "defer-stores":
@@ -165,6 +167,21 @@ def read_candidates(path: Path) -> list[Measurement]:
     return out
 
 
+def read_split_sweep(path: Path) -> list[Measurement]:
+    """`## MxNxK: cuBLAS ...` blocks of `<id>  <T> us` lines: a shape's
+    tiles, each unsplit and split into several slices of K (do_bench, L2
+    flushed)."""
+    out, shape = [], None
+    for line in path.read_text().splitlines():
+        if m := re.match(r"^## (\d+)x(\d+)x(\d+):", line):
+            shape = tuple(int(m.group(i)) for i in (1, 2, 3))
+        elif shape and (m := re.match(r"^\s+(\d+x\d+x\d+\S*(?: \S+=\S+| defer-stores)*)\s+([\d.]+) us", line)):
+            M, N, K = shape
+            out.append(Measurement(_problem(M, N, K, "bf16"), choice_from_id(m.group(1)), float(m.group(2)) * 1e-6,
+                                   False, path.name))
+    return out
+
+
 GROUP_ROWS_RUNS = {
     "coop": Choice(GemmConfig(128, 256, 64)),
     "coopA": Choice(GemmConfig(256, 128, 64), group_rows=128),
@@ -193,6 +210,7 @@ def read_group_rows(path: Path) -> list[Measurement]:
 
 READERS = (("gemm-sweep-autotune-*.txt", read_autotune_log), ("gemm-tiles-groupm-*.txt", read_candidates),
            ("gemm-2048-candidates-*.txt", read_candidates), ("gemm-group-rows-ab*.txt", read_group_rows),
+           ("gemm-split-sweep-*.txt", read_split_sweep),
            ("gemm-*.json", read_bench_json))
 """How a listed file is read, by the first pattern its name matches."""
 

@@ -49,6 +49,33 @@ def test_rounds_and_the_last_round():
     assert estimate(GemmProblem(0, 256, 256), Choice(GemmConfig(64, 64, 64))).programs == 0
 
 
+def test_a_split_tile_is_reduced_by_one_cta():
+    """Split-K's reduction: the last program of each tile reads the tile's
+    S partials at one SM's rate after a fixed wait, the tiles' reductions
+    sharing the SMs, and never faster than the partials' bytes at the
+    DRAM bandwidth.  So a small grid pays about the fixed wait plus S
+    tiles' reads, whatever its number of tiles, and a grid of more tiles
+    than SMs pays in rounds."""
+    def reduction(M: int, N: int, split: int) -> float:
+        return estimate(GemmProblem(M, N, 4096), Choice(GemmConfig(64, 64, 64, split_k=split))).reduction
+
+    one_tile = FITTED.split_fixed_s + 2 * 64 * 64 * 4 / FITTED.reduce_bytes_per_s + 64 * 64 * 2 / FITTED.store_bytes_per_s
+    assert reduction(64, 64, 2) == pytest.approx(one_tile)
+    assert reduction(64, 64 * 8, 2) == pytest.approx(one_tile)  # 8 tiles, 8 SMs, at once
+    assert reduction(64, 64, 4) > reduction(64, 64, 2)  # more partials to read
+    two_rounds = reduction(64, 64 * (SM_COUNT + 1), 2)  # one tile more than SMs: two rounds
+    dram = (2 * 4 + 2) * 64 * 64 * (SM_COUNT + 1) / FITTED.dram_bytes_per_s
+    assert two_rounds == pytest.approx(max(2 * one_tile, dram))
+
+
+def test_small_grids_split_only_where_the_reduction_pays():
+    """The reduction's fixed wait makes a split not pay on a short K (216 x
+    912 x 1456: 60 tiles of 64x64 run unsplit), where a long K on few tiles
+    still splits (32 x 264 x 28576: 5 tiles, 447 k-steps each)."""
+    assert heuristic(GemmProblem(216, 912, 1456), split=True).config.split_k == 1
+    assert heuristic(GemmProblem(32, 264, 28576), split=True).config.split_k > 4
+
+
 def test_a_k_step_is_bound_by_its_longest_term():
     e = estimate(GemmProblem(8192, 8192, 8192), Choice(GemmConfig(128, 256, 64)))
     s = e.step
