@@ -104,7 +104,8 @@ def test_paged_gemm(cuda, seed, M, N, K):
                 b[j * BN:(j + 1) * BN, k * BK:(k + 1) * BK] = pool[p * BN:(p + 1) * BN].float()
     ref = a.float() @ b[:N, :K].T
     assert not torch.isnan(c.float()).any(), "some of C was not written (or is NaN)"
-    err = ((c.float() - ref).norm() / ref.norm()).item()
+    # With one tile of B (130x8x64), the page outside the pool makes all of B, so C, zero.
+    err = ((c.float() - ref).norm() / ref.norm().clamp_min(1e-6)).item()
     assert err <= TOL, f"relative error {err:.3g} ({M}x{N}x{K})"
 
 
