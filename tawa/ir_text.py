@@ -83,14 +83,13 @@ class FastLexer(MLIRLexer):
 
     def lex(self) -> MLIRToken:
         input = self.input
-        content = input.content
-        match = _HOT_TOKEN.match(content, self.pos)
+        match = _HOT_TOKEN.match(input.content, self.pos)
         if match is None:
             return super().lex()
         index = match.lastindex  # the token's group: the others are not capturing
-        start = match.start(index)
-        end = self.pos = match.end()
-        text = content[start:end]
+        start, end = match.span(index)  # the token ends the match
+        self.pos = end
+        text = match.group(index)
         # A frozen Span made as its __init__ would, without its checks per field.
         span = _new(Span)
         _set(span, "__dict__", {"start": start, "end": end, "input": input, "line_offset": 0})
@@ -341,8 +340,9 @@ class Locations:
     def at(self, line: int, column: int) -> FileLineColLoc:
         ints = self.ints
         line_attr = ints.get(line)
-        if line_attr is None:
-            line_attr = IntAttr(line)
+        if line_attr is None:  # an IntAttr of a positive int, which its verifier accepts
+            line_attr = _new(IntAttr)
+            _set(line_attr, "data", line)
         column_attr = ints.get(column)
         if column_attr is None:
             column_attr = ints[column] = IntAttr(column)
