@@ -13,13 +13,12 @@ module-level switch the benchmark flips, not a user option):
   key block's dS·K into a zeroed f32 dQ with `tl.atomic_add`, then
   `attention_bwd_dq_convert` (scale and round to bf16).
 
-A dK/dV kernel's key block is the largest of 128 and 64 at which both its
-causal and its plain kernel compile (`_key_block`: the compiler's resource
-check refuses a block that needs more registers than a consumer thread
-has, docs/passes.md "Attention backward"); the others' tiles are fixed.
-`unavailable(path, D)` says why a path cannot run at head dim D (the atomic
-path's kernel does not compile yet: its dS·K needs a transposed register
-operand).  The dK/dV kernels run one program per key block of a key/value
+A dK/dV kernel's key block is the largest of its `KEY_BLOCKS` at which
+both its causal and its plain kernel compile (`_key_block`: the compiler's
+resource check refuses a block that needs more registers than a consumer
+thread has, docs/passes.md "Attention backward"); the others' tiles are
+fixed.  `unavailable(path, D)` says why a path cannot run at head dim D
+(a kernel that does not compile), or None.  The dK/dV kernels run one program per key block of a key/value
 head (they loop over its group of query heads); the others one per query
 block of a query head.
 
@@ -54,6 +53,10 @@ PATH_KERNELS = {"kernel": (PRE, DKDV, DQ), "atomic": (PRE, DKDVDQ, CONVERT)}
 
 DKDV_KEY_BLOCKS = (128, 64)
 """Keys per dK/dV program, tried largest first (`_key_block`)."""
+KEY_BLOCKS = {DKDV: DKDV_KEY_BLOCKS, DKDVDQ: (64,)}
+"""Each dK/dV kernel's key blocks.  The atomic one takes 64: its dQ share
+dS·K reads dSᵀ from shared memory as a transposed A, all of its key rows
+in one warp group (docs/passes.md, "Attention backward")."""
 _KERNELS: dict[tuple[Any, ...], Any] = {}
 _DKDV_TILES: dict[tuple[str, int], dict[str, int]] = {}
 _UNAVAILABLE: dict[tuple[str, int], str | None] = {}
@@ -117,19 +120,19 @@ def tile(name: str, D: int) -> dict[str, int]:
 
 
 def _key_block(name: str, D: int) -> dict[str, int]:
-    """A dK/dV kernel's blocks at head dim D: 128 keys a program where both
-    its causal and its plain kernel fit the registers (the resource check),
-    else 64."""
+    """A dK/dV kernel's blocks at head dim D: the most keys a program (of its
+    `KEY_BLOCKS`) at which both its causal and its plain kernel fit the
+    registers (the resource check)."""
     hit = _DKDV_TILES.get((name, D))
     if hit is None:
         def both(**blocks: int) -> None:
             for causal in (False, True):
                 _compile(name, **blocks, HEAD_DIM=D, CAUSAL=causal)
 
-        hit = kernels.first_that_fits(both, [{"BLOCK_M": 64, "BLOCK_N": n} for n in DKDV_KEY_BLOCKS])
+        hit = kernels.first_that_fits(both, [{"BLOCK_M": 64, "BLOCK_N": n} for n in KEY_BLOCKS[name]])
         if hit is None:
             raise ValueError(f"tawa.torch.attention: {name} at head dim {D} fits no key block of "
-                             f"{', '.join(map(str, DKDV_KEY_BLOCKS))}")
+                             f"{', '.join(map(str, KEY_BLOCKS[name]))}")
         _DKDV_TILES[(name, D)] = hit
     return dict(hit)
 
