@@ -1,10 +1,13 @@
 """Attention for training, FlashAttention-2 style, as tile programs: a forward
 pass that also writes each query row's log-sum-exp, and the backward pass in
-three kernels.
+three kernels, with dQ either from a kernel of its own or added atomically
+by the dK/dV kernel.
 
 Q, O, dO, dQ are [batch, heads, q_len, HEAD_DIM] and K, V, dK, dV [batch,
-heads, kv_len, HEAD_DIM], bf16 (rows contiguous, any other strides); LSE and
-Delta are [batch, heads, q_len] f32.  sm_scale > 0.  Causal kernels mask key
+kv_heads, kv_len, HEAD_DIM], bf16 (rows contiguous, any other strides), with
+`group` = heads / kv_heads query heads per key/value head (grouped-query
+attention; 1: multi-head); LSE and Delta are [batch, heads, q_len] f32.
+sm_scale > 0.  Causal kernels mask key
 j for query i when j > i + kv_len - q_len (aligned bottom-right, kv_len >=
 q_len), as examples/python/attention_fwd.py does.
 
@@ -16,17 +19,24 @@ q_len), as examples/python/attention_fwd.py does.
 * `attention_bwd_preprocess`: Delta = rowsum(dO ∘ O), the term dS = P ∘ (dP −
   Delta) subtracts (Σⱼ Pᵢⱼ·dPᵢⱼ = rowsum(dO ∘ O)).  No dots.  Grid
   (⌈q_len/BLOCK_M⌉, heads, batch).
-* `attention_bwd_dkdv`: one program per block of BLOCK_N keys, looping over
-  the query blocks that see it (causal: from the diagonal on).  It works in
-  the transposed frame — Sᵀ = K·Qᵀ, Pᵀ, dPᵀ = V·dOᵀ, dSᵀ — so that both
-  products it accumulates, dV += Pᵀ·dO and dK += dSᵀ·Q, take a tile computed
-  in registers as their A operand and a loaded tile as B, and no tile is
-  transposed.  LSE and Delta are column vectors of that frame.  Grid
-  (⌈kv_len/BLOCK_N⌉, heads, batch).
+* `attention_bwd_dkdv`: one program per block of BLOCK_N keys of a key/value
+  head, looping over the query blocks that see it (causal: from the diagonal
+  on) of each query head of its group, so dK and dV are the group's sums.
+  It works in the transposed frame — Sᵀ = K·Qᵀ, Pᵀ, dPᵀ = V·dOᵀ, dSᵀ — so
+  that both products it accumulates, dV += Pᵀ·dO and dK += dSᵀ·Q, take a
+  tile computed in registers as their A operand and a loaded tile as B, and
+  no tile is transposed.  LSE and Delta are column vectors of that frame.
+  Grid (⌈kv_len/BLOCK_N⌉, kv_heads, batch).
 * `attention_bwd_dq`: one program per block of BLOCK_M queries, looping over
   the key blocks it sees (causal: up to the diagonal), dQ += dS·K in f32 and
   stored once.  It recomputes S and dP rather than taking dS from the dK/dV
   kernel: no atomics, and every output written by one program.  Grid
+  (⌈q_len/BLOCK_M⌉, heads, batch).
+* `attention_bwd_dkdvdq`: `attention_bwd_dkdv` that also adds each key
+  block's share of dQ, dS·K = (dSᵀ)ᵀ·K, into dQacc
+  [batch, heads, q_len, HEAD_DIM] f32, zeroed before, with `tl.atomic_add`:
+  no second kernel recomputes S and dP.  Same grid as the dK/dV kernel.
+* `attention_bwd_dq_convert`: dQ = sm_scale · dQacc in bf16.  Grid
   (⌈q_len/BLOCK_M⌉, heads, batch).
 
 Query rows past q_len read zeros (Q, dO) and an LSE and Delta of 0, so their
@@ -120,26 +130,23 @@ def attention_bwd_dkdv(Q: tl.tensor_ref(tl.bf16, 4), K: tl.tensor_ref(tl.bf16, 4
     # Causal: query i sees key n0 from i = n0 − shift on; start at the query block holding
     # it (max before the subtraction: offsets are unsigned).
     lo = (tl.maximum(n0, shift) - shift) // BLOCK_M * BLOCK_M if CAUSAL else 0
-    # One loop over the group's query heads and their query blocks from lo on: step t is
-    # block t % blocks of query head hk·group + t // blocks (none where lo ≥ q_len: a key
-    # block no query sees).
-    blocks = (tl.maximum(q_len, lo) - lo + BLOCK_M - 1) // BLOCK_M
-    for t in tl.range(0, group * blocks, 1):
-        h = hk * group + t // blocks
-        m0 = lo + t % blocks * BLOCK_M
-        q = tl.load(Q, (b, h, m0, 0), (BLOCK_M, HEAD_DIM))
-        do = tl.load(dO, (b, h, m0, 0), (BLOCK_M, HEAD_DIM))
-        lse = tl.load(LSE, (b, h, m0), (BLOCK_M,))
-        delta = tl.load(Delta, (b, h, m0), (BLOCK_M,))
-        st = tl.dot(k, q, trans_b=True)
-        if CAUSAL:
-            query = (m0 + shift + tl.arange(0, BLOCK_M))[None, :]
-            st = tl.where(key <= query, st, float("-inf"))
-        pt = tl.exp2(st * qk_scale - lse[None, :])
-        dv = tl.dot(pt.to(tl.bf16), do, dv)
-        dpt = tl.dot(v, do, trans_b=True)
-        dst = pt * (dpt - delta[None, :])
-        dk = tl.dot(dst.to(tl.bf16), q, dk)
+    # The group's query heads, each over its query blocks from lo on (none where lo ≥ q_len:
+    # a key block no query sees).
+    for h in tl.range(hk * group, hk * group + group, 1):
+        for m0 in tl.range(lo, q_len, BLOCK_M):
+            q = tl.load(Q, (b, h, m0, 0), (BLOCK_M, HEAD_DIM))
+            do = tl.load(dO, (b, h, m0, 0), (BLOCK_M, HEAD_DIM))
+            lse = tl.load(LSE, (b, h, m0), (BLOCK_M,))
+            delta = tl.load(Delta, (b, h, m0), (BLOCK_M,))
+            st = tl.dot(k, q, trans_b=True)
+            if CAUSAL:
+                query = (m0 + shift + tl.arange(0, BLOCK_M))[None, :]
+                st = tl.where(key <= query, st, float("-inf"))
+            pt = tl.exp2(st * qk_scale - lse[None, :])
+            dv = tl.dot(pt.to(tl.bf16), do, dv)
+            dpt = tl.dot(v, do, trans_b=True)
+            dst = pt * (dpt - delta[None, :])
+            dk = tl.dot(dst.to(tl.bf16), q, dk)
     # dS is the gradient of the scaled scores S·sm_scale: dK = sm_scale · dSᵀ·Q.
     tl.store(dK, (b, hk, n0, 0), (dk * sm_scale).to(tl.bf16))
     tl.store(dV, (b, hk, n0, 0), dv.to(tl.bf16))
@@ -165,25 +172,23 @@ def attention_bwd_dkdvdq(Q: tl.tensor_ref(tl.bf16, 4), K: tl.tensor_ref(tl.bf16,
     dk = tl.zeros((BLOCK_N, HEAD_DIM), tl.f32)
     dv = tl.zeros((BLOCK_N, HEAD_DIM), tl.f32)
     lo = (tl.maximum(n0, shift) - shift) // BLOCK_M * BLOCK_M if CAUSAL else 0
-    blocks = (tl.maximum(q_len, lo) - lo + BLOCK_M - 1) // BLOCK_M
-    for t in tl.range(0, group * blocks, 1):
-        h = hk * group + t // blocks
-        m0 = lo + t % blocks * BLOCK_M
-        q = tl.load(Q, (b, h, m0, 0), (BLOCK_M, HEAD_DIM))
-        do = tl.load(dO, (b, h, m0, 0), (BLOCK_M, HEAD_DIM))
-        lse = tl.load(LSE, (b, h, m0), (BLOCK_M,))
-        delta = tl.load(Delta, (b, h, m0), (BLOCK_M,))
-        st = tl.dot(k, q, trans_b=True)
-        if CAUSAL:
-            query = (m0 + shift + tl.arange(0, BLOCK_M))[None, :]
-            st = tl.where(key <= query, st, float("-inf"))
-        pt = tl.exp2(st * qk_scale - lse[None, :])
-        dv = tl.dot(pt.to(tl.bf16), do, dv)
-        dpt = tl.dot(v, do, trans_b=True)
-        ds16 = (pt * (dpt - delta[None, :])).to(tl.bf16)
-        dk = tl.dot(ds16, q, dk)
-        # This key block's share of dQ = dS·K (unscaled: attention_bwd_dq_convert scales the sum).
-        tl.atomic_add(dQacc, (b, h, m0, 0), tl.dot(tl.trans(ds16), k))
+    for h in tl.range(hk * group, hk * group + group, 1):
+        for m0 in tl.range(lo, q_len, BLOCK_M):
+            q = tl.load(Q, (b, h, m0, 0), (BLOCK_M, HEAD_DIM))
+            do = tl.load(dO, (b, h, m0, 0), (BLOCK_M, HEAD_DIM))
+            lse = tl.load(LSE, (b, h, m0), (BLOCK_M,))
+            delta = tl.load(Delta, (b, h, m0), (BLOCK_M,))
+            st = tl.dot(k, q, trans_b=True)
+            if CAUSAL:
+                query = (m0 + shift + tl.arange(0, BLOCK_M))[None, :]
+                st = tl.where(key <= query, st, float("-inf"))
+            pt = tl.exp2(st * qk_scale - lse[None, :])
+            dv = tl.dot(pt.to(tl.bf16), do, dv)
+            dpt = tl.dot(v, do, trans_b=True)
+            ds16 = (pt * (dpt - delta[None, :])).to(tl.bf16)
+            dk = tl.dot(ds16, q, dk)
+            # This key block's share of dQ = dS·K (unscaled: attention_bwd_dq_convert scales the sum).
+            tl.atomic_add(dQacc, (b, h, m0, 0), tl.dot(tl.trans(ds16), k))
     tl.store(dK, (b, hk, n0, 0), (dk * sm_scale).to(tl.bf16))
     tl.store(dV, (b, hk, n0, 0), dv.to(tl.bf16))
 
