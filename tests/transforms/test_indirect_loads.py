@@ -281,6 +281,54 @@ def test_paged_attention_matches_numpy_in_the_simulator(causal: bool):
     assert np.linalg.norm(f64(got) - f64(want)) / np.linalg.norm(f64(want)) <= 1e-3
 
 
+# --------------------------------------------------------------------------- a loaded offset through scf.if
+
+IF_YIELD = """
+func.func @k(%X: memref<?x?xf32>, %Out: memref<?x?xf32>, %Idx: memref<?xi32>, %flag: index) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %pid = tile.program_id 0
+  %i = tile.load_scalar %Idx[%pid] : memref<?xi32> -> i32
+  %ii = arith.index_cast %i : i32 to index
+  %use = arith.cmpi ne, %flag, %c0 : index
+  %row = scf.if %use -> (index) {
+    %r = arith.muli %ii, %c64 : index
+    scf.yield %r : index
+  } else {
+    scf.yield %c0 : index
+  }
+  %x = tile.load %X[%row, %c0] : memref<?x?xf32> -> tensor<64x64xf32>
+  %m0 = arith.muli %pid, %c64 : index
+  tile.store %x, %Out[%m0, %c0] : tensor<64x64xf32>, memref<?x?xf32>
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("flag", [1, 0])
+def test_a_loaded_offset_yielded_by_scf_if_is_guarded(tmp_path: Path, flag: int):
+    """An offset that an `scf.if` yields from a loaded value is guarded too
+    (a negative entry and one past X read zeros, in the simulator as in
+    the tile program)."""
+    module = tawa.parse(IF_YIELD, "if_yield.mlir")
+    WarpSpecializePass(strict=True).apply(tawa.context(), module)
+    assert "%row_guarded = arith.select" in str(module)
+    rng = np.random.default_rng(flag)
+    x = rng.standard_normal((200, 64)).astype(np.float32)
+    idx = np.array([2, -1, 7, 1], np.int32)
+    want = np.full((256, 64), np.nan, np.float32)
+    got = want.copy()
+    tawa.interpret(IF_YIELD, "k", (4,), x, want, idx, flag)
+    module = tawa.parse(IF_YIELD, "if_yield.mlir")
+    pipeline, ctx = HopperPipelinePass(prepare=False, stages=2), tawa.context()
+    for p in [pipeline.specialize_pass(), *pipeline.steps(2), *PreparePtxPass.steps()[:-1]]:
+        p.apply(ctx, module)
+    tawa.interpret(module, "k", (4,), x, got, idx, flag, schedule=Schedule("random", seed=flag), ctas=2)
+    assert np.array_equal(want, got)
+    if PTXAS is not None and flag:
+        assert_assembles_without_spills(tawa.compile(IF_YIELD, "k").ptx, tmp_path)
+
+
 # --------------------------------------------------------------------------- what stays refused
 
 def write_kernel(tmp_path: Path, body: str) -> Path:

@@ -62,7 +62,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType, UnitAttr
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
-from xdsl.traits import is_side_effect_free
+from xdsl.traits import IsTerminator, is_side_effect_free
 
 from tawa.diagnostics import TawaError, location_of
 from tawa.dialects import aref, tile
@@ -124,7 +124,8 @@ def _replicable(op: Operation) -> bool:
 
 def _loaded_scalar(*values: SSAValue) -> tile.LoadScalarOp | None:
     """A `tile.load_scalar` that one of `values` is computed from (through
-    scalar ops and the loops that carry them), if any."""
+    scalar ops, the loops that carry them and the region ops that yield
+    them), if any."""
     seen: set[SSAValue] = set()
     work = list(values)
     while work:
@@ -136,7 +137,7 @@ def _loaded_scalar(*values: SSAValue) -> tile.LoadScalarOp | None:
             loop = v.block.parent_op()
             if isinstance(loop, scf.ForOp):
                 if v.index == 0:
-                    work += [loop.lb, loop.step]
+                    work += [loop.lb, loop.ub, loop.step]
                 else:
                     work += [loop.iter_args[v.index - 1], loop.body.block.last_op.operands[v.index - 1]]  # type: ignore[union-attr]
             continue
@@ -145,8 +146,13 @@ def _loaded_scalar(*values: SSAValue) -> tile.LoadScalarOp | None:
             return op
         if isinstance(op, scf.ForOp):
             work += [op.iter_args[v.index], op.body.block.last_op.operands[v.index]]  # type: ignore[union-attr, attr-defined]
-        elif isinstance(op, Operation) and not op.regions:
+        elif isinstance(op, Operation):
             work += list(op.operands)
+            for region in op.regions:  # an scf.if: what its branches yield
+                for block in region.blocks:
+                    end = block.last_op
+                    if end is not None and end.has_trait(IsTerminator) and v.index < len(end.operands):
+                        work.append(end.operands[v.index])
     return None
 
 
