@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     ModuleOp,
 )
-from xdsl.ir import AttributeInvT, Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import AttributeInvT, Block, BlockArgument, OpResult, Operation, SSAValue
 from xdsl.parser.core import ForwardDeclaredValue, UnresolvedOperand
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
@@ -257,11 +257,24 @@ def verify(module: Operation) -> None:
     A module that verifies takes one walk (`tawa.op_verifier.verifies`);
     one that does not is verified again by xdsl, for its error."""
     dominance = Dominance()
+    seen: set[int] = set()
+    """Ids of the ops walked so far: in the block of the op being checked,
+    those before it (the walk goes through each block in order)."""
 
     def dominated(op: Operation) -> None:
+        block = op.parent
         for operand in op._operands:
+            # The common cases in one look-up: a result of an op before this one in
+            # its block, or an argument of its block.
+            kind = type(operand)
+            if kind is OpResult:
+                if operand.op.parent is block and block is not None and id(operand.op) in seen:
+                    continue
+            elif kind is BlockArgument and operand.block is block and block is not None:
+                continue
             if dominance.problem(operand, op):
                 raise VerifyException("not dominated")
+        seen.add(id(op))
 
     def checked(op: Operation) -> None:
         if check_op(op):
