@@ -36,6 +36,7 @@ from xdsl.printer import Printer
 from tawa.op_verifier import Check, Rejected, attr_check
 
 _new = object.__new__
+_item = tuple.__getitem__  # of SSAValues, without its Python-level __getitem__
 
 _GENERATED_PARSE = "get_accessors_from_op_def.<locals>.parse_with_format"
 
@@ -316,7 +317,7 @@ def _print_operand(index: int, count: int, directive: PrintStep) -> PrintStep:
         if len(op._operands) != count:  # an op that does not verify: xdsl's accessor
             return directive(printer, state, op)
         state.print_whitespace(printer)
-        printer.print_ssa_value(op._operands[index])
+        printer.print_ssa_value(_item(op._operands, index))
     return step
 
 
@@ -326,7 +327,7 @@ def _print_type(index: int, operand: bool, count: int, directive: PrintStep) -> 
         if len(values) != count:  # an op that does not verify: xdsl's accessor
             return directive(printer, state, op)
         state.print_whitespace(printer)
-        printer.print_attribute(values[index].type)
+        printer.print_attribute(_item(values, index).type)
     return step
 
 

@@ -49,6 +49,11 @@ from xdsl.irdl.operations import (
 from xdsl.traits import IsTerminator, NoTerminator, OpTrait
 
 
+_item = tuple.__getitem__
+"""An item of `SSAValues`, whose own `__getitem__` is Python's (it makes
+slices `SSAValues`)."""
+
+
 class Rejected(Exception):
     """A check failed: xdsl's own check says why."""
 
@@ -133,7 +138,7 @@ class _Group:
             start = self.variadic
             self.range_check(tuple(v.type for v in values[start : start + extra + 1]), ctx)
         for i, check in self.checks:
-            check(values[i].type, ctx)
+            check(_item(values, i).type, ctx)
 
 
 def _range_check(verify: Callable) -> Check:
