@@ -80,9 +80,15 @@ def _split_k_case(rng, M=200, N=100, K=300):
     return (-(-M // 128), -(-N // 64), -(-K // 128)), [a, b, c, K], 2, want
 
 
-@pytest.mark.parametrize("order", ["grid", "reversed", "shuffled"])
-@pytest.mark.parametrize("kernel, make", [(add_rows, _add_rows_case), (split_k, _split_k_case)],
-                         ids=["blocked", "wgmma"])
+def _order_case(kernel, make, order):
+    slow = kernel is split_k and order != "grid"  # (a second of CPU each)
+    return pytest.param(kernel, make, order, marks=[pytest.mark.slow] if slow else [],
+                        id=f"{'wgmma' if kernel is split_k else 'blocked'}-{order}")
+
+
+@pytest.mark.parametrize("kernel, make, order", [_order_case(k, m, o) for k, m in ((add_rows, _add_rows_case),
+                                                                                 (split_k, _split_k_case))
+                                                 for o in ("grid", "reversed", "shuffled")])
 def test_lowered_kernel_matches_the_tile_program_in_any_order(kernel, make, order, seed):
     grid, args, out, want = make(np.random.default_rng(seed))
     text = kernel.ir()
