@@ -21,15 +21,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tawa import code_cache
+from tawa import code_cache, startup
 
 # Before xDSL's dialects are defined: their dataclasses' methods are most of
-# what importing tawa compiles (tawa.code_cache).
+# what importing tawa compiles (tawa.code_cache), and the collector would
+# scan their classes over and over while they are made (tawa.startup).
 code_cache.install()
-
-from tawa.diagnostics import TawaError  # noqa: E402
-from tawa.ir import context, parse  # noqa: E402
-from tawa.version import __version__  # noqa: E402
+with startup.paused_collector():
+    from tawa.diagnostics import TawaError  # noqa: E402
+    from tawa.ir import context, parse  # noqa: E402
+    from tawa.version import __version__  # noqa: E402
 
 if TYPE_CHECKING:
     from tawa.frontend import kernel

@@ -17,6 +17,7 @@ lists tawa's passes and targets and `--help-all` xDSL's passes as well;
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import re
 import sys
@@ -39,6 +40,7 @@ from tawa.backend import get_all_targets
 from tawa.diagnostics import LocatedParser, TawaError, first_line, parse_error, verify
 from tawa.dialects import get_all_dialects
 from tawa.ir_text import FastPrinter
+from tawa.startup import paused_collector
 from tawa.transforms import get_all_passes
 from tawa.transforms.levels import LEVELS, PASS_LEVELS, check_level
 
@@ -319,10 +321,19 @@ def _summary(cls: type) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `tawa-opt` script; returns the exit status."""
+    """Entry point of the `tawa-opt` script; returns the exit status.
+    Without `argv` (the command line of this process, the script's case)
+    the objects made while starting are frozen for the collector
+    (`tawa.startup`): a process that calls it with arguments, again and
+    again, keeps its collector as it was."""
     warnings.filterwarnings("default", category=DeprecationWarning)
     try:
-        TawaOptMain(args=argv).run()
+        # Setting up the pipeline imports the passes' modules (tawa.startup).
+        with paused_collector():
+            opt = TawaOptMain(args=argv)
+        if argv is None:  # the command: its start-up is done, later collections skip what it made
+            gc.freeze()
+        opt.run()
         return 0
     except TawaError as err:
         print(err, file=sys.stderr)  # its line and details, never xDSL's IR dump
