@@ -26,12 +26,14 @@ from xdsl.irdl.declarative_assembly_format import (
     OperandVariable,
     ParsingState,
     PrintingState,
+    PunctuationDirective,
     ResultVariable,
     TypeDirective,
 )
 from xdsl.irdl.operations import AttrSizedSegments, OpDef, OptionalDef, SameVariadicSize, VariadicDef
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.utils.mlir_lexer import KIND_BY_PUNCTUATION_SPELLING, MLIRTokenKind
 
 from tawa.op_verifier import Check, Rejected, attr_check
 
@@ -77,6 +79,9 @@ class ClassFormat:
         """The values that `IRDLOperation.__post_init__` fills in."""
         mro = op_type.__mro__
         after = mro[mro.index(IRDLOperation) + 1:]
+        self.parse_steps: list[ParseStep] | None = None
+        """The format's directives as parsing steps (`_parse_steps`), made
+        at the first op of the class."""
         self.post_init = (op_type.__post_init__ is IRDLOperation.__post_init__
                           and next(c for c in after if "__post_init__" in c.__dict__) is Operation
                           and isinstance(op_type.name, str) and op_type.name != "")
@@ -135,8 +140,11 @@ def parse_with_format(parser: Parser, form: ClassFormat) -> IRDLOperation:
     state.attributes = {}
     state.properties = {}
     ctx = state.context = VerificationContext()
-    for stmt in program.stmts:
-        stmt.parse(parser, state)
+    steps = form.parse_steps
+    if steps is None:
+        steps = form.parse_steps = _parse_steps(form)
+    for step in steps:
+        step(parser, state)
     try:
         _resolve_constraint_variables(form, state)
     except Exception:  # xdsl's, from the start, for its error
@@ -159,6 +167,63 @@ def parse_with_format(parser: Parser, form: ClassFormat) -> IRDLOperation:
             operands.append(parser.resolve_operands(names, types, pos))  # xdsl's error
     return build(form, operands, result_types, state.attributes, state.properties, state.regions,
                  state.successors)
+
+
+ParseStep = Callable[[Parser, ParsingState], None]
+
+
+def _parse_steps(form: ClassFormat) -> list[ParseStep]:
+    """The format's directives as parsing steps, the common ones with a
+    call less each: a punctuation taken by its token kind, a single operand
+    or the type of a single operand or result stored as the directive
+    stores it, an attribute dictionary that is not there skipped.  Every
+    other directive parses itself."""
+    steps: list[ParseStep] = []
+    for stmt in form.program.stmts:
+        kind = type(stmt)
+        if kind is PunctuationDirective and stmt.punctuation in KIND_BY_PUNCTUATION_SPELLING:
+            steps.append(_parse_punctuation(stmt.punctuation))
+        elif kind is OperandVariable:
+            steps.append(_parse_operand(stmt.index))
+        elif kind is TypeDirective and type(stmt.inner) in (OperandVariable, ResultVariable):
+            steps.append(_parse_type(stmt.inner.index, type(stmt.inner) is OperandVariable))
+        elif kind is AttrDictDirective and not stmt.with_keyword:
+            steps.append(_parse_attr_dict(stmt.parse))
+        else:
+            steps.append(stmt.parse)
+    return steps
+
+
+def _parse_punctuation(punctuation: str) -> ParseStep:
+    token_kind = KIND_BY_PUNCTUATION_SPELLING[punctuation]
+
+    def step(parser: Parser, state: ParsingState) -> None:
+        parser_state = parser._parser_state
+        if parser_state.current_token.kind is token_kind:
+            parser_state.current_token = parser_state.lexer.lex()
+        else:
+            parser.parse_punctuation(punctuation)  # xdsl's error
+    return step
+
+
+def _parse_operand(index: int) -> ParseStep:
+    def step(parser: Parser, state: ParsingState) -> None:
+        state.operands[index] = (parser.parse_unresolved_operand(),)
+    return step
+
+
+def _parse_type(index: int, operand: bool) -> ParseStep:
+    def step(parser: Parser, state: ParsingState) -> None:
+        (state.operand_types if operand else state.result_types)[index] = (parser.parse_type(),)
+    return step
+
+
+def _parse_attr_dict(directive: ParseStep) -> ParseStep:
+    def step(parser: Parser, state: ParsingState) -> None:
+        # No `{`: xdsl's would read an empty dictionary, and store nothing.
+        if parser._parser_state.current_token.kind is MLIRTokenKind.L_BRACE:
+            directive(parser, state)
+    return step
 
 
 def _resolve_constraint_variables(form: ClassFormat, state: ParsingState) -> None:
