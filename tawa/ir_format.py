@@ -1,15 +1,23 @@
-"""Ops in a declarative assembly format, parsed and built with less of
-xdsl's generic work per op (docs/testing.md, "Parsing large modules").
+"""Ops in a declarative assembly format, parsed, built and printed with
+less of xdsl's generic work per op (docs/testing.md, "Parsing large
+modules").
 
 xdsl's `FormatProgram.parse` reads the op's pieces with the format's
-directives, then builds the op with `IRDLOperation.build`, whose
+directives, checks them against the definition
+(`resolve_constraint_variables`), infers the types not written, resolves
+the operands, then builds the op with `IRDLOperation.build`, whose
 `irdl_op_init` works out again, at every op, how the pieces match the
 definition: it converts each group of operands and regions, checks each
 group's size against its definition, and looks through the definition's
-options.  `build` does that check in a few comparisons for a class without
-options and then makes the op as `irdl_op_init` ends, with what
-`Operation.__init__` does on the same flat lists.  Anything it was not made for
-goes to `IRDLOperation.build`, so its errors are xdsl's.
+options.  Here all that is worked out once per op class (`ClassFormat`):
+the common directives become parsing steps with a call less each, the
+checks of what was read are the definition's constraints taken apart once
+(`tawa.op_verifier.attr_check`), and `build` checks the group sizes in a
+few comparisons for a class without segment options and then makes the op
+as `irdl_op_init` and `Operation.__init__` make it, from the same flat
+lists.  Wherever a check fails or a case is not one of these, xdsl's own
+function runs from the start, so errors are xdsl's.  `print_with_format`
+prints the same way, reading single operands and types by index.
 """
 
 from __future__ import annotations
@@ -77,11 +85,11 @@ class ClassFormat:
              if not isinstance(d, OptionalDef) and d.default_value is not None],
         )
         """The values that `IRDLOperation.__post_init__` fills in."""
-        mro = op_type.__mro__
-        after = mro[mro.index(IRDLOperation) + 1:]
         self.parse_steps: list[ParseStep] | None = None
         """The format's directives as parsing steps (`_parse_steps`), made
         at the first op of the class."""
+        mro = op_type.__mro__
+        after = mro[mro.index(IRDLOperation) + 1:]
         self.post_init = (op_type.__post_init__ is IRDLOperation.__post_init__
                           and next(c for c in after if "__post_init__" in c.__dict__) is Operation
                           and isinstance(op_type.name, str) and op_type.name != "")
