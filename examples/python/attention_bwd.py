@@ -33,7 +33,7 @@ q_len), as examples/python/attention_fwd.py does.
   kernel: no atomics, and every output written by one program.  Grid
   (⌈q_len/BLOCK_M⌉, heads, batch).
 * `attention_bwd_dkdvdq`: `attention_bwd_dkdv` that also adds each key
-  block's share of dQ, dS·K = (dSᵀ)ᵀ·K, into dQacc
+  block's share of dQ, dS·K = (dSᵀ)ᵀ·K (dSᵀ read transposed), into dQacc
   [batch, heads, q_len, HEAD_DIM] f32, zeroed before, with `tl.atomic_add`:
   no second kernel recomputes S and dP.  Same grid as the dK/dV kernel.
 * `attention_bwd_dq_convert`: dQ = sm_scale · dQacc in bf16.  Grid
@@ -187,7 +187,8 @@ def attention_bwd_dkdvdq(Q: tl.tensor_ref(tl.bf16, 4), K: tl.tensor_ref(tl.bf16,
             dpt = tl.dot(v, do, trans_b=True)
             ds16 = (pt * (dpt - delta[None, :])).to(tl.bf16)
             dk = tl.dot(ds16, q, dk)
-            # This key block's share of dQ = dS·K (unscaled: attention_bwd_dq_convert scales the sum).
+            # This key block's share of dQ = dS·K = (dSᵀ)ᵀ·K (unscaled: attention_bwd_dq_convert scales
+            # the sum); wgmma reads the transposed dSᵀ from shared memory (tawa-stage-operands).
             tl.atomic_add(dQacc, (b, h, m0, 0), tl.dot(tl.trans(ds16), k))
     tl.store(dK, (b, hk, n0, 0), (dk * sm_scale).to(tl.bf16))
     tl.store(dV, (b, hk, n0, 0), dv.to(tl.bf16))

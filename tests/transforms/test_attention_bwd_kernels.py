@@ -2,8 +2,9 @@
 (docs/passes.md, "Attention backward"): the forward pass that stores its
 log-sum-exp (a row vector of the wgmma accumulators), the preprocessing
 Delta = rowsum(dO ∘ O) (no dots: blocked layouts), the dK/dV kernel, the
-dQ kernel and the conversion of an f32 dQ sum (no dots); the dK/dV kernel
-that adds dQ atomically is refused with a located error for now.  Each lowered kernel, run by the CPU simulator on two CTAs over
+dQ kernel, the dK/dV kernel that adds dQ atomically (its dSᵀ staged in
+shared memory and read as a transposed A) and the conversion of the f32 dQ
+sum (no dots).  Each lowered kernel, run by the CPU simulator on two CTAs over
 ragged lengths with NaN-poisoned outputs, gives what its tile program gives
 in the interpreter (the oracle, itself checked against NumPy by
 tests/frontend/test_attention_bwd.py); ptxas assembles each without spills,
@@ -62,8 +63,11 @@ def arguments(name: str, constexprs: dict, S: int, SK: int, rng: np.random.Gener
     if name == "attention_bwd_dq_convert":
         acc = rng.standard_normal((B, H, S, D)).astype(np.float32)
         return (rows, H, B), [acc, np.full(q.shape, np.nan, BF16), scale], (1,)
-    assert name == "attention_bwd_dkdv"
     outs = [np.full(k.shape, np.nan, BF16), np.full(v.shape, np.nan, BF16)]
+    if name == "attention_bwd_dkdvdq":  # dQ added into a buffer that holds something already
+        acc = rng.standard_normal((B, H, S, D)).astype(np.float32)
+        return (cdiv(SK, values["BLOCK_N"]), H, B), [q, k, v, do, lse, delta, *outs, acc, S, SK, scale, 1], (6, 7, 8)
+    assert name == "attention_bwd_dkdv"
     return (cdiv(SK, values["BLOCK_N"]), H, B), [q, k, v, do, lse, delta, *outs, S, SK, scale, 1], (6, 7)
 
 
@@ -84,6 +88,8 @@ CASES = [
     case("attention_bwd_dkdv", [pytest.mark.slow], HEAD_DIM=64, CAUSAL=True),
     case("attention_bwd_dkdv", [pytest.mark.slow], BLOCK_N=64, CAUSAL=True),
     case("attention_bwd_dkdv", [pytest.mark.slow], CAUSAL=True),  # head dim 128, 128-key blocks
+    case("attention_bwd_dkdvdq", [pytest.mark.slow], HEAD_DIM=64, CAUSAL=True),
+    case("attention_bwd_dkdvdq", [pytest.mark.slow]),
 ]
 
 
@@ -97,9 +103,13 @@ def test_lowered_kernel_matches_the_tile_program(name, constexprs, seed):
     for i in outputs:
         want[i], got[i] = args[i].copy(), args[i].copy()
     tawa.interpret(text, name, grid, *want)
-    tawa.interpret(lowered(text), name, grid, *got, ctas=2)
+    # The atomic kernel's programs add into the same dQ rows: in another order, the same sums.
+    order = "shuffled" if name == "attention_bwd_dkdvdq" else "grid"
+    tawa.interpret(lowered(text), name, grid, *got, ctas=2, order=order)
     for i in outputs:
         w, g = want[i].astype(np.float64), got[i].astype(np.float64)
+        if name == "attention_bwd_dkdvdq" and i == 8:  # what the kernel added to the buffer
+            w, g = w - args[i], g - args[i]
         assert not np.isnan(w).any()
         assert not np.isnan(g).any(), f"{name}: {int(np.isnan(g).sum())} output elements never written"
         # wgmma sums K in other chunks than the interpreter's dot, reductions fold in another order.
@@ -124,6 +134,9 @@ SPILL_FREE = [
     # 64x64 score tiles per consumer warp group fit setmaxnreg's 232 without spills.
     case("attention_bwd_dkdv", [pytest.mark.slow]),
     case("attention_bwd_dkdv", [pytest.mark.slow], CAUSAL=True),
+    # 64-key blocks, one consumer warp group: dK, dV and the dQ share accumulators at head dim 128.
+    case("attention_bwd_dkdvdq", [pytest.mark.slow], HEAD_DIM=64),
+    case("attention_bwd_dkdvdq", [pytest.mark.slow], CAUSAL=True),
 ]
 
 
@@ -135,12 +148,24 @@ def test_assembles_without_spills(name, constexprs, tmp_path):
     assert_assembles_without_spills(print_ptx(module), tmp_path)
 
 
-@pytest.mark.parametrize("head_dim", [64, 128])
-def test_dkdvdq_needs_a_transposed_register_operand(head_dim):
-    """The dK/dV kernel that also adds dQ = dS·K: dS is computed in registers in the
-    kernel's transposed frame (dSᵀ), and wgmma reads a transposed A only from shared
-    memory; until the compiler stages a register A there, tawa-lower-tile refuses the
-    dot with a located error (the operator's atomic path is then unavailable)."""
-    module = tawa.parse(bwd().attention_bwd_dkdvdq.ir(HEAD_DIM=head_dim))
-    with pytest.raises(tawa.TawaError, match=r"attention_bwd.py:\d+:\d+: error: tawa-lower-tile: tile.dot lhs"):
+def test_dkdvdq_stages_dst_and_reads_it_transposed():
+    """dQ's share dS·K is a dot of dSᵀ (computed in registers) read transposed:
+    tawa-stage-operands gives it a shared buffer of one [keys, queries] tile,
+    the dot reads its query columns (a `{columns}` descriptor), and the adds
+    are `red` per element."""
+    module = tawa.parse(bwd().attention_bwd_dkdvdq.ir(HEAD_DIM=64))
+    HopperPipelinePass(prepare=False).apply(tawa.context(), module)
+    text = str(module)
+    assert "nvgpu.smem_alloc" in text and "!nvgpu.smem<1x64x64xbf16, swizzle = 128>" in text
+    descriptors = [o for o in module.walk() if o.name == "nvgpu.wgmma_descriptor" and o.properties.get("columns")]
+    assert [str(d.source.type) for d in descriptors] == ["!nvgpu.smem<1x64x64xbf16, swizzle = 128>"]
+    assert "nvgpu.frag_red_global" in text
+
+
+def test_dkdvdq_with_two_warp_groups_is_a_located_error():
+    """128-key blocks would split dSᵀ's key rows over two warp groups, while the dQ
+    share has 64 query rows: refused where the rows disagree."""
+    module = tawa.parse(bwd().attention_bwd_dkdvdq.ir(HEAD_DIM=64, BLOCK_N=128))
+    with pytest.raises(tawa.TawaError, match=r"attention_bwd.py:\d+:\d+: error: tawa-warp-specialize: this dot's "
+                                             r"accumulator has 64 rows but the dot at .* has 128"):
         HopperPipelinePass().apply(tawa.context(), module)

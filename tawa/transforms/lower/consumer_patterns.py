@@ -57,7 +57,7 @@ from tawa.dialects.nvgpu.fragments import LOADABLE
 from tawa.target.hopper import THREADS_PER_GROUP, WGMMA_M
 from tawa.transforms.lower.blocked_layouts import BlockedTile
 from tawa.transforms.lower.masks import Materializer, all_true_condition, symbolic
-from tawa.transforms.lower.operand_staging import emit_operand_store
+from tawa.transforms.lower.operand_staging import emit_operand_store, transposed_lhs
 from tawa.transforms.lower.partitions import emit_group_index
 from tawa.transforms.lower.tma_epilogue import EPILOGUE_BARRIER, emit_tma_store
 from tawa.transforms.utils import const, fail
@@ -248,6 +248,10 @@ class LowerDot(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.DotOp | tile.DotAsyncOp, rewriter: PatternRewriter) -> None:
         src, rhs = op.lhs, op.rhs.owner
+        # tile.trans of a staged tile: a transposed A that wgmma reads from the buffer.
+        trans = src.owner if isinstance(src.owner, tile.TransOp) else None
+        if trans is not None and isinstance(trans.input.owner, nvgpu.StagedOperandOp):
+            src = trans.input
         staged = src.owner if isinstance(src.owner, nvgpu.StagedOperandOp) else None
         if staged is not None:
             src = staged.value
@@ -282,6 +286,8 @@ class LowerDot(RewritePattern):
             properties={"rhs_transposed": UnitAttr()} if op.rhs_transposed is not None else {},
         )
         mma.location = op.location  # errors about the wgmma point at the dot
+        if staged is not None and transposed_lhs(op):  # the buffer's K×M tile, read MN-major
+            mma.properties["lhs_transposed"] = UnitAttr()
         ops: list[Operation] = [*([a] if a else []), b, *([acc] if acc else []), accumulate, nvgpu.WgmmaFenceOp(),
                                 mma, nvgpu.WgmmaCommitGroupOp()]
         result = mma.result
@@ -294,6 +300,8 @@ class LowerDot(RewritePattern):
         # unnamed result of the new ops the dot's name.
         rewriter.insert(ops, InsertPoint.before(op))
         rewriter.replace(op, [], [result])
+        if trans is not None and not trans.result.uses:
+            rewriter.erase(trans)
         if staged is not None and not staged.result.uses:
             rewriter.erase(staged)
         if isinstance(lhs, arith.TruncFOp) and not lhs.result.uses:
@@ -308,10 +316,10 @@ class LowerDot(RewritePattern):
         register fragment, or this warp group's rows of a slot.  `src` is
         the dot's lhs, or with `staged` the value staged."""
         lhs = src.owner
-        if staged is not None:  # an 8-bit A operand: through shared memory
+        if staged is not None:  # an 8-bit or transposed A operand: through shared memory
             value = lhs.input if isinstance(lhs, arith.TruncFOp) else src
             desc = emit_operand_store(value, staged.buffer, self.info.group_index(), self.info.groups,
-                                      InsertPoint.before(op))
+                                      InsertPoint.before(op), transposed=transposed_lhs(op))
             return None, desc.result
         if isinstance(lhs, nvgpu.SmemTileOp):
             st = lhs.source.type

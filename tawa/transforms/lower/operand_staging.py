@@ -30,6 +30,17 @@ threads; the TMA-store epilogue's per-warp-group barrier: the same threads,
 one after the other).  wgmma reads all of the warp group's rows, written by
 all of its threads.
 
+**Transposed A** (a dot whose lhs is `tile.trans` of a K×M tile computed
+in registers, or `tile.dot {lhs_transposed}` of one: attention's dSᵀ, whose
+transpose times K is a key block's share of dQ): wgmma reads a transposed
+(MN-major) A only from shared memory, so the K×M tile is written there as
+it is, one row of K per fragment row (the staged operand is the trans's
+input: `tile.trans(nvgpu.staged_operand %dst16 via %operand)`), and the dot
+reads it through a column-range descriptor (`{columns}`: the M columns of
+every K row) with `lhs_transposed` on the wgmma, as it reads a K×M slot.  Every one of the K rows
+feeds every output row, so one warp group must hold them all: a partition
+of more warp groups is a located error.
+
 **Reuse**: the buffer is written again only at the dot's next instance.
 Every earlier wgmma that read it was waited for before then: a loop's dot
 waits at once (`tile.dot`), and an overlapped loop (`tawa-overlap-dots`)
@@ -41,7 +52,7 @@ waited for, so an overwrite before that shows up as a wrong result.
 from __future__ import annotations
 
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import Float8E4M3FNType, Float8E5M2Type, TensorType
+from xdsl.dialects.builtin import Float8E4M3FNType, Float8E5M2Type, TensorType, UnitAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -57,25 +68,43 @@ EIGHT_BIT = Float8E4M3FNType | Float8E5M2Type
 """Element types wgmma takes from shared memory only."""
 
 
+def transposed_lhs(dot: Operation) -> bool:
+    """Whether `dot` reads its lhs transposed (wgmma's MN-major A): it is
+    `lhs_transposed` (a K×M lhs), or its lhs is `tile.trans` of a K×M tile."""
+    return dot.properties.get("lhs_transposed") is not None or isinstance(dot.operands[0].owner, tile.TransOp)
+
+
+def _register_tile(value: SSAValue) -> bool:
+    """Whether `value` is computed in registers (no slot, not staged yet)."""
+    return not isinstance(value.owner, aref.GetOp | nvgpu.SmemTileOp | nvgpu.StagedOperandOp)
+
+
+def staged_value(dot: Operation) -> SSAValue:
+    """What goes to the buffer: the lhs, or for `tile.trans` of a tile, that
+    tile (the K×M tile as the fragment holds it)."""
+    lhs = dot.operands[0]
+    return lhs.owner.input if isinstance(lhs.owner, tile.TransOp) else lhs
+
+
 def staged_operand(dot: Operation) -> bool:
     """Whether `dot`'s lhs is computed in registers (not a slot) in a type
-    wgmma cannot read from registers."""
+    wgmma cannot read from registers, or read transposed."""
     if not isinstance(dot, tile.DotOp | tile.DotAsyncOp):
         return False
-    t = dot.lhs.type
+    value = staged_value(dot)
+    t = value.type
     et = t.get_element_type() if isinstance(t, TensorType) else getattr(t, "element_type", None)
-    return isinstance(et, EIGHT_BIT) and not isinstance(dot.lhs.owner, aref.GetOp | nvgpu.SmemTileOp
-                                                        | nvgpu.StagedOperandOp)
+    return (isinstance(et, EIGHT_BIT) or transposed_lhs(dot)) and _register_tile(value)
 
 
 def operand_type(dot: tile.DotOp | tile.DotAsyncOp, groups: int, rows: int) -> nvgpu.SmemType:
     """The staging buffer of `dot`'s lhs in a partition of `groups` warp
     groups of `rows` rows each."""
-    t = dot.lhs.type
+    t = staged_value(dot).type
     assert isinstance(t, TensorType)
-    k, et = t.get_shape()[1], t.get_element_type()
-    swizzle = slot_swizzle(k * nvgpu.element_bytes(et))
-    return nvgpu.SmemType([groups, rows, k], et, swizzle or 0)
+    cols, et = t.get_shape()[1], t.get_element_type()  # K, or M for a transposed lhs
+    swizzle = slot_swizzle(cols * nvgpu.element_bytes(et))
+    return nvgpu.SmemType([groups, rows, cols], et, swizzle or 0)
 
 
 def _consumer_dots(ws: aref.WarpSpecializeOp, who: str) -> list[tuple[Operation, nvgpu.SmemType]]:
@@ -86,6 +115,11 @@ def _consumer_dots(ws: aref.WarpSpecializeOp, who: str) -> list[tuple[Operation,
         dots = [o for o in region.walk() if staged_operand(o)]
         if dots:
             groups = warps // WARPS_PER_GROUP
+            for d in dots:
+                if transposed_lhs(d) and groups != 1:
+                    raise fail(d, f"{who}: a transposed lhs computed in registers is read by wgmma from shared "
+                               f"memory, all of its K rows by each warp group, but {groups} warp groups hold them "
+                               "here: give the consumer one warp group (a 64-row tile)")
             rows = group_rows(region, groups, who)
             out += [(d, operand_type(d, groups, rows)) for d in dots]
     return out
@@ -116,22 +150,32 @@ def stage_operands(ws: aref.WarpSpecializeOp, kernel: func.FuncOp, who: str) -> 
         buf.result.name_hint = "operand"
         Rewriter.insert_op(buf, InsertPoint.before(ws))
         assert isinstance(dot, tile.DotOp | tile.DotAsyncOp)
-        staged = nvgpu.StagedOperandOp(dot.lhs, buf.result)
+        value = staged_value(dot)
+        staged = nvgpu.StagedOperandOp(value, buf.result)
         staged.location = dot.location
-        staged.result.name_hint = f"{dot.lhs.name_hint}_staged" if dot.lhs.name_hint else "staged"
+        staged.result.name_hint = f"{value.name_hint}_staged" if value.name_hint else "staged"
         Rewriter.insert_op(staged, InsertPoint.before(dot))
-        dot.operands[0] = staged.result
+        if value is dot.lhs:
+            dot.operands[0] = staged.result
+        else:  # the dot's own tile.trans of the staged tile (tawa-lower-tile reads it as one op)
+            trans = dot.lhs.owner
+            mine = tile.TransOp.build(operands=[staged.result], result_types=[dot.lhs.type])
+            Rewriter.insert_op(mine, InsertPoint.before(dot))
+            dot.operands[0] = mine.results[0]
+            if not trans.results[0].uses:
+                Rewriter.erase_op(trans)
     nvgpu.record_kernel_info(kernel, smem=plan.total)
     return len(wanted)
 
 
 def emit_operand_store(value: SSAValue, buffer: SSAValue, group: SSAValue, groups: int,
-                       at: InsertPoint) -> nvgpu.WgmmaDescriptorOp:
+                       at: InsertPoint, transposed: bool = False) -> nvgpu.WgmmaDescriptorOp:
     """Writes this warp group's fragment `value` (converted to the buffer's
     type) to its tile of `buffer`, makes it visible to wgmma, waits for the
     warp group's other threads, and returns the descriptor to read it by
-    (module docstring).  `group` is the warp group's index among the
-    partition's `groups`."""
+    (module docstring): K-major rows×K, or with `transposed` the K×M tile's
+    M columns (`{columns}`, wgmma's MN-major A).  `group` is the warp
+    group's index among the partition's `groups`."""
     ft, bt = value.type, buffer.type
     assert isinstance(ft, nvgpu.FragmentType) and isinstance(bt, nvgpu.SmemType)
     if ft.element_type != bt.element_type:
@@ -146,10 +190,11 @@ def emit_operand_store(value: SSAValue, buffer: SSAValue, group: SSAValue, group
     else:
         barrier = per_group(group_tests(group, groups, at),
                             [[nvgpu.NamedBarrierSyncOp(group_barrier(g), THREADS_PER_GROUP)] for g in range(groups)])
-    rows, k = bt.get_shape()[1:]
+    rows, cols = bt.get_shape()[1:]
     desc = nvgpu.WgmmaDescriptorOp.build(
         operands=[buffer, group, zero.result],
-        result_types=[nvgpu.WgmmaDescriptorType([rows, k], bt.element_type, bt.swizzle.data)],
+        result_types=[nvgpu.WgmmaDescriptorType([rows, cols], bt.element_type, bt.swizzle.data)],
+        properties={"columns": UnitAttr()} if transposed else {},
     )
     Rewriter.insert_op([
         nvgpu.FragmentStoreSharedOp.build(operands=[value, buffer, group, zero.result]),

@@ -1,4 +1,4 @@
-"""`tawa-stage-operands`: 8-bit A operands computed in registers get a shared-memory buffer.
+"""`tawa-stage-operands`: 8-bit and transposed A operands computed in registers get a shared-memory buffer.
 
 Runs after `tawa-lower-aref` and `tawa-stage-stores` (its buffers follow
 the rings and the staging buffers) and before `tawa-lower-tile`.  wgmma reads
@@ -15,8 +15,11 @@ kernel's shared-memory size, and gives the dot its lhs through an
     %p8_staged = nvgpu.staged_operand %p8 via %operand : tensor<128x64xf8E4M3FN>, !nvgpu.smem<...>
     %o = tile.dot %p8_staged, %v, %acc : ...
 
-`tawa-lower-tile` writes each warp group's rows there and lets the wgmma
-read them through a descriptor.  Too much shared memory in all is a
+A dot whose lhs is `tile.trans` of a 16-bit tile computed in registers
+(attention backward's dSᵀ) is staged the same way, the buffer holding the
+untransposed tile, which wgmma then reads as an MN-major A; one warp group
+only.  `tawa-lower-tile` writes each warp group's rows there and lets the
+wgmma read them through a descriptor.  Too much shared memory in all is a
 located error.  The rules are those of `tawa.transforms.lower.operand_staging`.
 """
 
@@ -38,7 +41,7 @@ NAME = "tawa-stage-operands"
 
 @dataclass(frozen=True)
 class StageOperandsPass(ModulePass):
-    """Gives the 8-bit A operands that consumers compute in registers a shared-memory buffer."""
+    """Gives the 8-bit and transposed A operands that consumers compute in registers a shared-memory buffer."""
 
     name = NAME
 
