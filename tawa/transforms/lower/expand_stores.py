@@ -131,42 +131,10 @@ class ExpandFragmentStore(RewritePattern):
         values = op.fragment
         if ft.element_type != et:  # (a fragment converted already is stored as it is)
             values = b.add(nvgpu.FragmentConvertOp.build(operands=[op.fragment], result_types=[ft.with_element_type(et)]))
-        # The thread's first element, and its address.
-        lane = b.add(nvgpu.LaneIdOp())
-        warp = b.add(arith.RemUIOp(b.add(nvgpu.WarpIdOp()), b.index(WARPS_PER_GROUP)))
-        offsets = list(op.offsets)
-        row = b.add(arith.AddiOp(offsets[-2], thread_coordinate(b, layout, shape, 0, warp, lane)))
-        col = b.add(arith.AddiOp(offsets[-1], thread_coordinate(b, layout, shape, 1, warp, lane)))
-        dims = [b.add(memref.DimOp(op.dest, b.index(d))) for d in range(mt.get_num_dims())]
-        linear: SSAValue | None = None  # ((o0·d1 + o1)·d2 + row)·d3 + col
-        for off, dim in zip([*offsets[:-2], row], dims[1:]):
-            outer = off if linear is None else b.add(arith.AddiOp(linear, off))
-            linear = b.add(arith.MuliOp(outer, dim))
-        assert linear is not None
-        linear = b.add(arith.AddiOp(linear, col))
-        size = b.index(nbytes)
-        address = b.add(arith.AddiOp(b.add(nvgpu.MemrefBaseOp(op.dest)), b.add(arith.MuliOp(linear, size))))
-        pitch = b.add(arith.MuliOp(dims[-1], size))
-        # Fast path: the thread's last element is inside, and rows are whole vectors.
-        last_row = b.add(arith.AddiOp(row, b.index(max(layout.value_offsets(shape, 0)))))
-        last_col = b.add(arith.AddiOp(col, b.index(max(layout.value_offsets(shape, 1)))))
-        # (i32 operands of the edge path's mask)
-        m, n, rows, cols = (b.add(arith.IndexCastOp(v, i32)) for v in (offsets[-2], offsets[-1], *dims[-2:]))
-        inside = b.add(arith.AndIOp(
-            b.add(arith.CmpiOp(last_row, dims[-2], "ult")), b.add(arith.CmpiOp(last_col, dims[-1], "ult"))
-        ))
-        fast = b.add(arith.AndIOp(inside, aligned(b, address, pitch, ft.vector_length() * nbytes)))
+        address, pitch, fast, mask_of = _fragment_access(b, op.dest, list(op.offsets), ft, nbytes)
         fast_block = Block([nvgpu.FragmentStoreGlobalOp.build(operands=[values, address, pitch, []]), scf.YieldOp()])
-        # The in-bounds mask, built by the mask machinery of tawa-lower-tile:
-        # (m + row < rows) & (n + col < cols) over the fragment's coordinates.
         edge = _Builder()
-        in_bounds = Binary(
-            nvgpu.FragBinaryKind.ANDI,
-            Compare(CmpIPredicate.SLT, Coord(0), Scalar(rows)),
-            Compare(CmpIPredicate.SLT, Binary(nvgpu.FragBinaryKind.ADDI, Coord(1), Scalar(n)), Scalar(cols)),
-        )
-        mask = Materializer(ft.with_element_type(i32), m, edge.add)(in_bounds)
-        assert mask.type == ft.with_element_type(i1)
+        mask = mask_of(edge)
         edge.add(nvgpu.FragmentStoreGlobalOp.build(operands=[values, address, pitch, [mask]]))
         edge_block = Block(edge.ops)
         edge_block.add_op(scf.YieldOp())
@@ -209,32 +177,53 @@ class ExpandFragmentAtomicAdd(RewritePattern):
         if len(shape) != 2:
             raise fail(op, f"{NAME}: only 2-D fragments can be added, got {ft}")
         b = _Builder()
-        lane = b.add(nvgpu.LaneIdOp())
-        warp = b.add(arith.RemUIOp(b.add(nvgpu.WarpIdOp()), b.index(WARPS_PER_GROUP)))
-        offsets = list(op.offsets)
-        row = b.add(arith.AddiOp(offsets[-2], thread_coordinate(b, layout, shape, 0, warp, lane)))
-        col = b.add(arith.AddiOp(offsets[-1], thread_coordinate(b, layout, shape, 1, warp, lane)))
-        dims = [b.add(memref.DimOp(op.dest, b.index(d))) for d in range(mt.get_num_dims())]
-        linear: SSAValue | None = None  # ((o0·d1 + o1)·d2 + row)·d3 + col
-        for off, dim in zip([*offsets[:-2], row], dims[1:]):
-            outer = off if linear is None else b.add(arith.AddiOp(linear, off))
-            linear = b.add(arith.MuliOp(outer, dim))
-        assert linear is not None
-        linear = b.add(arith.AddiOp(linear, col))
-        size = b.index(4)
-        address = b.add(arith.AddiOp(b.add(nvgpu.MemrefBaseOp(op.dest)), b.add(arith.MuliOp(linear, size))))
-        pitch = b.add(arith.MuliOp(dims[-1], size))
-        last_row = b.add(arith.AddiOp(row, b.index(max(layout.value_offsets(shape, 0)))))
-        last_col = b.add(arith.AddiOp(col, b.index(max(layout.value_offsets(shape, 1)))))
-        m, n, rows, cols = (b.add(arith.IndexCastOp(v, i32)) for v in (offsets[-2], offsets[-1], *dims[-2:]))
-        inside = b.add(arith.AndIOp(
-            b.add(arith.CmpiOp(last_row, dims[-2], "ult")), b.add(arith.CmpiOp(last_col, dims[-1], "ult"))
-        ))
-        fast = b.add(arith.AndIOp(inside, aligned(b, address, pitch, ft.vector_length() * 4)))
+        address, pitch, fast, mask_of = _fragment_access(b, op.dest, list(op.offsets), ft, 4)
         fast_block = Block([nvgpu.FragmentRedGlobalOp.build(operands=[op.fragment, address, pitch, []]),
                             scf.YieldOp()])
-        # (m + row < rows) & (n + col < cols) over the fragment's coordinates, as a store masks.
         edge = _Builder()
+        mask = mask_of(edge)
+        edge.add(nvgpu.FragmentRedGlobalOp.build(operands=[op.fragment, address, pitch, [mask]]))
+        edge_block = Block(edge.ops)
+        edge_block.add_op(scf.YieldOp())
+        rewriter.insert(b.ops, InsertPoint.before(op))
+        rewriter.replace(op, scf.IfOp(fast, [], Region(fast_block), Region(edge_block)))
+
+
+def _fragment_access(b: _Builder, memory: SSAValue, offsets: list[SSAValue], ft: nvgpu.FragmentType,
+                     nbytes: int):
+    """For a 2-D fragment at `offsets` of `memory` (elements of `nbytes`):
+    the thread's first element's address, the row pitch, whether the
+    thread's last element is inside and its rows are whole aligned vectors
+    (the fast path), and a function emitting the in-bounds mask of its
+    elements, (m + row < rows) & (n + col < cols), with the mask machinery
+    of tawa-lower-tile (the edge path)."""
+    mt = memory.type
+    assert isinstance(mt, MemRefType)
+    shape, layout = tuple(ft.get_shape()), ft.tiled_layout
+    lane = b.add(nvgpu.LaneIdOp())
+    warp = b.add(arith.RemUIOp(b.add(nvgpu.WarpIdOp()), b.index(WARPS_PER_GROUP)))
+    row = b.add(arith.AddiOp(offsets[-2], thread_coordinate(b, layout, shape, 0, warp, lane)))
+    col = b.add(arith.AddiOp(offsets[-1], thread_coordinate(b, layout, shape, 1, warp, lane)))
+    dims = [b.add(memref.DimOp(memory, b.index(d))) for d in range(mt.get_num_dims())]
+    linear: SSAValue | None = None  # ((o0·d1 + o1)·d2 + row)·d3 + col
+    for off, dim in zip([*offsets[:-2], row], dims[1:]):
+        outer = off if linear is None else b.add(arith.AddiOp(linear, off))
+        linear = b.add(arith.MuliOp(outer, dim))
+    assert linear is not None
+    linear = b.add(arith.AddiOp(linear, col))
+    size = b.index(nbytes)
+    address = b.add(arith.AddiOp(b.add(nvgpu.MemrefBaseOp(memory)), b.add(arith.MuliOp(linear, size))))
+    pitch = b.add(arith.MuliOp(dims[-1], size))
+    last_row = b.add(arith.AddiOp(row, b.index(max(layout.value_offsets(shape, 0)))))
+    last_col = b.add(arith.AddiOp(col, b.index(max(layout.value_offsets(shape, 1)))))
+    # (i32 operands of the edge path's mask)
+    m, n, rows, cols = (b.add(arith.IndexCastOp(v, i32)) for v in (offsets[-2], offsets[-1], *dims[-2:]))
+    inside = b.add(arith.AndIOp(
+        b.add(arith.CmpiOp(last_row, dims[-2], "ult")), b.add(arith.CmpiOp(last_col, dims[-1], "ult"))
+    ))
+    fast = b.add(arith.AndIOp(inside, aligned(b, address, pitch, ft.vector_length() * nbytes)))
+
+    def mask_of(edge: _Builder) -> SSAValue:
         in_bounds = Binary(
             nvgpu.FragBinaryKind.ANDI,
             Compare(CmpIPredicate.SLT, Coord(0), Scalar(rows)),
@@ -242,11 +231,9 @@ class ExpandFragmentAtomicAdd(RewritePattern):
         )
         mask = Materializer(ft.with_element_type(i32), m, edge.add)(in_bounds)
         assert mask.type == ft.with_element_type(i1)
-        edge.add(nvgpu.FragmentRedGlobalOp.build(operands=[op.fragment, address, pitch, [mask]]))
-        edge_block = Block(edge.ops)
-        edge_block.add_op(scf.YieldOp())
-        rewriter.insert(b.ops, InsertPoint.before(op))
-        rewriter.replace(op, scf.IfOp(fast, [], Region(fast_block), Region(edge_block)))
+        return mask
+
+    return address, pitch, fast, mask_of
 
 
 def _vector_access(b: _Builder, memory: SSAValue, offsets: list[SSAValue], ft: nvgpu.FragmentType):
