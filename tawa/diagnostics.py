@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     ModuleOp,
 )
-from xdsl.ir import AttributeInvT, Block, BlockArgument, OpResult, Operation, SSAValue
+from xdsl.ir import AttributeInvT, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.parser.core import ForwardDeclaredValue, UnresolvedOperand
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException

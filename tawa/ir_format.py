@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects.builtin import UNKNOWN_LOC
-from xdsl.ir import Attribute, OpResult, Operation, Region, SSAValue, SSAValues, Use
+from xdsl.ir import Attribute, Operation, OpResult, Region, SSAValue, SSAValues, Use
 from xdsl.irdl import IRDLOperation
 from xdsl.irdl.constraints import RangeConstraint, SingleOf, VerificationContext
 from xdsl.irdl.declarative_assembly_format import (
@@ -147,7 +147,7 @@ def parse_with_format(parser: Parser, form: ClassFormat) -> IRDLOperation:
     state.successors = [None] * n_successors
     state.attributes = {}
     state.properties = {}
-    ctx = state.context = VerificationContext()
+    state.context = VerificationContext()
     steps = form.parse_steps
     if steps is None:
         steps = form.parse_steps = _parse_steps(form)
@@ -156,7 +156,7 @@ def parse_with_format(parser: Parser, form: ClassFormat) -> IRDLOperation:
     try:
         _resolve_constraint_variables(form, state)
     except Exception:  # xdsl's, from the start, for its error
-        state.context = ctx = VerificationContext()
+        state.context = VerificationContext()
         program.resolve_constraint_variables(state, op_def)
     assert None not in state.operands
     operand_types = state.operand_types

@@ -48,7 +48,6 @@ from xdsl.irdl.operations import (
 )
 from xdsl.traits import IsTerminator, NoTerminator, OpTrait
 
-
 _item = tuple.__getitem__
 """An item of `SSAValues`, whose own `__getitem__` is Python's (it makes
 slices `SSAValues`)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from test_ir_text import CHUNKS, SAMPLE, _sampled
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
@@ -29,7 +30,6 @@ from xdsl.parser import Parser
 from tawa.diagnostics import LocatedParser, TawaError, verify
 from tawa.ir import context
 from tawa.op_verifier import verifies
-from test_ir_text import CHUNKS, SAMPLE, _sampled
 
 
 def _xdsl_verifies(module: Operation) -> bool:

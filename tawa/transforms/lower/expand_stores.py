@@ -173,7 +173,7 @@ class ExpandFragmentAtomicAdd(RewritePattern):
     def match_and_rewrite(self, op: nvgpu.FragmentAtomicAddOp, rewriter: PatternRewriter) -> None:
         ft, mt = op.fragment.type, op.dest.type
         assert isinstance(ft, nvgpu.FragmentType) and isinstance(mt, MemRefType)
-        shape, layout = tuple(ft.get_shape()), ft.tiled_layout
+        shape = tuple(ft.get_shape())
         if len(shape) != 2:
             raise fail(op, f"{NAME}: only 2-D fragments can be added, got {ft}")
         b = _Builder()
