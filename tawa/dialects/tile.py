@@ -212,6 +212,41 @@ class StoreOp(IRDLOperation):
 
 
 @irdl_op_definition
+class AtomicAddOp(IRDLOperation):
+    """Adds f32 tile `value` into the box of its shape whose first element is
+    at `offsets` (`tile.store`'s box: a tile of lower rank covers the trailing
+    dimensions; elements outside the memref are dropped).
+
+    Each element's add is atomic on its own (relaxed, GPU scope): programs
+    that add into the same elements may run in any order and at the same
+    time, and every add lands once.  Nothing is ordered with anything else:
+    a program that reads the sums must run after the kernel (a later
+    launch).  Floating-point adds in another order round differently, so
+    the sums are the same up to rounding, not bit for bit.  Front end:
+    `tl.atomic_add(ref, offsets, value)`.  Lowered for 2-D tiles whose
+    threads hold each element once (wgmma accumulators, blocked tiles).
+
+    Example: `tile.atomic_add %dq, %dQ[%b, %h, %m0, %c0] : tensor<64x128xf32>, memref<?x?x?x?xf32>`
+    """
+
+    name = "tile.atomic_add"
+    value = operand_def(TensorType)
+    dest = operand_def(MemRefType)
+    offsets = var_operand_def(IndexType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$value `,` $dest `[` $offsets `]` attr-dict `:` type($value) `,` type($dest)"
+    )
+
+    def verify_(self) -> None:
+        _verify_box(self.dest.type, self.offsets, self.value.type, "tile.atomic_add")
+        t = self.value.type
+        assert isinstance(t, TensorType)
+        if not isinstance(t.get_element_type(), Float32Type):
+            raise VerifyException(f"tile.atomic_add adds f32 tiles (red.global.add.f32), got {t}")
+
+
+@irdl_op_definition
 class LoadScalarOp(IRDLOperation):
     """Reads the one element at `offsets` (one per memref dimension) as a
     scalar: an i32 or f32, the memref's element type.  An element outside
@@ -255,41 +290,6 @@ class LoadScalarOp(IRDLOperation):
             )
 
 
-@irdl_op_definition
-class AtomicAddOp(IRDLOperation):
-    """Adds f32 tile `value` into the box of its shape whose first element is
-    at `offsets` (`tile.store`'s box: a tile of lower rank covers the trailing
-    dimensions; elements outside the memref are dropped).
-
-    Each element's add is atomic on its own (relaxed, GPU scope): programs
-    that add into the same elements may run in any order and at the same
-    time, and every add lands once.  Nothing is ordered with anything else:
-    a program that reads the sums must run after the kernel (a later
-    launch).  Floating-point adds in another order round differently, so
-    the sums are the same up to rounding, not bit for bit.  Front end:
-    `tl.atomic_add(ref, offsets, value)`.  Lowered for 2-D tiles whose
-    threads hold each element once (wgmma accumulators, blocked tiles).
-
-    Example: `tile.atomic_add %dq, %dQ[%b, %h, %m0, %c0] : tensor<64x128xf32>, memref<?x?x?x?xf32>`
-    """
-
-    name = "tile.atomic_add"
-    value = operand_def(TensorType)
-    dest = operand_def(MemRefType)
-    offsets = var_operand_def(IndexType)
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
-    assembly_format = (
-        "$value `,` $dest `[` $offsets `]` attr-dict `:` type($value) `,` type($dest)"
-    )
-
-    def verify_(self) -> None:
-        _verify_box(self.dest.type, self.offsets, self.value.type, "tile.atomic_add")
-        t = self.value.type
-        assert isinstance(t, TensorType)
-        if not isinstance(t.get_element_type(), Float32Type):
-            raise VerifyException(f"tile.atomic_add adds f32 tiles (red.global.add.f32), got {t}")
-
-
 class _DotLikeOp(IRDLOperation):
     """Operands, syntax and verifier shared by `tile.dot` and `tile.dot_async`."""
 
@@ -299,15 +299,18 @@ class _DotLikeOp(IRDLOperation):
     acc = operand_def(ACC)
     result = result_def(ACC)
     rhs_transposed = opt_prop_def(UnitAttr)
+    lhs_transposed = opt_prop_def(UnitAttr)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = (
         "$lhs `,` $rhs `,` $acc attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
     )
 
     def __init__(
-        self, lhs: SSAValue, rhs: SSAValue, acc: SSAValue, rhs_transposed: bool = False
+        self, lhs: SSAValue, rhs: SSAValue, acc: SSAValue, rhs_transposed: bool = False,
+        lhs_transposed: bool = False,
     ):
-        props = {"rhs_transposed": UnitAttr()} if rhs_transposed else {}
+        props = {name: UnitAttr() for name, on in (("rhs_transposed", rhs_transposed),
+                                                    ("lhs_transposed", lhs_transposed)) if on}
         super().__init__(
             operands=[lhs, rhs, acc], result_types=[acc.type], properties=props
         )
@@ -336,7 +339,7 @@ class _DotLikeOp(IRDLOperation):
                 f"{self.name} accumulates in f32, got accumulator {at.get_element_type()}"
             )
         transposed = self.rhs_transposed is not None
-        m, k = tensor_shape(lt)
+        m, k = tensor_shape(lt)[::-1] if self.lhs_transposed is not None else tensor_shape(lt)
         n, k2 = tensor_shape(rt) if transposed else tensor_shape(rt)[::-1]
         if k != k2:
             raise VerifyException(
@@ -358,14 +361,21 @@ class _DotLikeOp(IRDLOperation):
                 f"{self.name} with {rt_et} operands needs a K-major rhs (rhs_transposed): "
                 "wgmma reads MN-major (transposed) operands only for 16-bit types"
             )
+        if self.lhs_transposed is not None and not a.mn_major:
+            raise VerifyException(
+                f"{self.name} with {et} operands needs a K-major lhs (no lhs_transposed): "
+                "wgmma reads MN-major (transposed) operands only for 16-bit types"
+            )
 
 
 @irdl_op_definition
 class DotOp(_DotLikeOp):
     """`result = lhs · rhs + acc`, accumulated in f32.
 
-    `lhs` is M×K.  `rhs` is K×N, or N×K when `rhs_transposed` is set (then the
-    product is lhs · rhsᵀ, the layout of GEMM's B and of attention's keys).
+    `lhs` is M×K, or K×M when `lhs_transposed` is set (then the product is
+    lhsᵀ · rhs: a weight gradient dYᵀ·X reads dY as stored, [K, M]).  `rhs`
+    is K×N, or N×K when `rhs_transposed` is set (then the product is
+    lhs · rhsᵀ, the layout of GEMM's B and of attention's keys).
     Operands are bf16, f16, f8E4M3FN, f8E5M2 or f32, of the same type except
     that the two fp8 formats mix (e4m3 × e5m2); the accumulator and the result
     are f32.  f32 operands are multiplied as tf32 (10-bit mantissa: the
@@ -373,10 +383,15 @@ class DotOp(_DotLikeOp):
     summed in f32.  Shapes follow the Hopper wgmma instruction: M a multiple of
     64, N a multiple of 8, K a multiple of 32 bytes of the operand type (k16
     for 16-bit types, k32 for fp8, k8 for f32).  fp8 and f32 operands must be
-    K-major, i.e. `rhs_transposed` (wgmma transposes only 16-bit operands).
+    K-major, i.e. `rhs_transposed` and no `lhs_transposed` (wgmma
+    transposes only 16-bit operands).  A transposed lhs is read from shared
+    memory (wgmma's MN-major A): a loaded tile as it is, or one computed in
+    registers once `tawa-stage-operands` has written it to a buffer (a
+    partition of one consumer warp group).
 
-    Example:
+    Examples:
     `%d = tile.dot %a, %b, %c {rhs_transposed} : tensor<128x64xbf16>, tensor<256x64xbf16> -> tensor<128x256xf32>`
+    `%d = tile.dot %at, %b, %c {lhs_transposed} : tensor<64x128xbf16>, tensor<64x256xbf16> -> tensor<128x256xf32>`
     """
 
     name = "tile.dot"

@@ -166,26 +166,36 @@ def _atomic_add(e: Emitter, ref: Any, offsets: Any, value: Any) -> None:
 
 
 @rule
-def _dot(e: Emitter, a: Any, b: Any, acc: Any, trans_b: Any) -> Tile:
+def _dot(e: Emitter, a: Any, b: Any, acc: Any, trans_b: Any, trans_a: Any) -> Tile:
     a, b = _tile(e, a, "tl.dot"), _tile(e, b, "tl.dot")
-    if not isinstance(trans_b, bool):
-        raise e.error(f"tl.dot: trans_b must be a constexpr bool, got {describe(trans_b)}")
+    for flag, value in (("trans_b", trans_b), ("trans_a", trans_a)):
+        if not isinstance(value, bool):
+            raise e.error(f"tl.dot: {flag} must be a constexpr bool, got {describe(value)}")
     for x in (a, b):
         if len(x.shape) != 2:
             raise e.error(f"tl.dot: operands must be 2-D tiles, got {describe(a)} and {describe(b)}")
         if tile.dot_operand_type(tensor_type(x.shape, x.dtype).get_element_type()) is None:
             raise e.error(f"tl.dot: unsupported operand dtype {x.dtype.name} "
                           f"(wgmma multiplies {tile.DOT_OPERAND_TYPES})")
-    m, k = a.shape
+    if trans_a:
+        et = tile.dot_operand_type(tensor_type(a.shape, a.dtype).get_element_type())
+        if et is not None and not et.mn_major:
+            raise e.error(f"tl.dot: trans_a reads a {a.dtype.name} operand transposed in place, which wgmma "
+                          "does only for 16-bit types (bf16, f16): store A as M×K")
+    k, m = a.shape if trans_a else a.shape[::-1]
     n, k2 = b.shape if trans_b else b.shape[::-1]
     if k != k2:
         hint = ""
         other_k = b.shape[0] if trans_b else b.shape[1]
+        other_a = a.shape[1] if trans_a else a.shape[0]
+        args = _call_args(e)
         if other_k == k:
-            args = _call_args(e)
             hint = (f" (did you mean tl.dot({args}, trans_b={not trans_b})?)")
+        elif other_a == k2:
+            hint = (f" (did you mean tl.dot({args}, trans_a={not trans_a})?)")
+        flags = " with " + " and ".join(f for f, on in (("trans_a", trans_a), ("trans_b", trans_b)) if on)
         raise e.error(f"tl.dot: contraction sizes differ: {shape_str(a.shape)} and "
-                      f"{shape_str(b.shape)}{' with trans_b' if trans_b else ''}{hint}")
+                      f"{shape_str(b.shape)}{flags if trans_a or trans_b else ''}{hint}")
     if acc is None:
         acc_value = e.result(tile.ZerosOp(tensor_type((m, n), tl.f32)))
     else:
@@ -194,7 +204,8 @@ def _dot(e: Emitter, a: Any, b: Any, acc: Any, trans_b: Any) -> Tile:
             raise e.error(f"tl.dot: the accumulator is {describe(acc)} but the product of "
                           f"{describe(a)} and {describe(b)} is {m}x{n}xf32")
         acc_value = acc.value
-    return Tile(e.result(tile.DotOp(a.value, b.value, acc_value, rhs_transposed=trans_b)), (m, n), tl.f32)
+    return Tile(e.result(tile.DotOp(a.value, b.value, acc_value, rhs_transposed=trans_b, lhs_transposed=trans_a)),
+                (m, n), tl.f32)
 
 
 def _call_args(e: Emitter) -> str:

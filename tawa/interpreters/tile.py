@@ -145,11 +145,14 @@ class TileFunctions(InterpreterFunctions):
 
     @impl(tile.DotOp)
     def run_dot(self, interpreter: Interpreter, op: tile.DotOp, args: PythonValues):
-        """lhs · rhs (or lhs · rhsᵀ) + acc: operands converted to f32 as the
-        tensor core reads them (exactly; f32 as tf32), products summed in f32."""
+        """lhs · rhs (lhsᵀ with `lhs_transposed`, rhsᵀ with `rhs_transposed`)
+        + acc: operands converted to f32 as the tensor core reads them
+        (exactly; f32 as tf32), products summed in f32."""
         lhs, rhs, acc = args
         a = mma_operand(lhs)
         b = mma_operand(rhs)
+        if op.lhs_transposed is not None:
+            a = a.T
         if op.rhs_transposed is not None:
             b = b.T
         return (tensor(np.matmul(a, b) + acc),)

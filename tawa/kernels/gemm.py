@@ -12,6 +12,11 @@ steps, f32 accumulation, grid (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉[, batch]).
 * `b_layout="nk"`: C = A · Bᵀ with B N×K (`examples/gemm.mlir`, an
   `nn.Linear` weight); `"kn"`: C = A · B with B K×N, read MN-major
   (`examples/matmul.mlir`).
+* `a_layout="mk"`: A is M×K (K-major); `"km"`: A is stored K×M and read
+  MN-major in place (`tile.dot {lhs_transposed}`: a weight gradient dYᵀ·X
+  with dY as stored), its tiles BLOCK_K × BLOCK_M (the TMA box).  Both
+  layouts of A go with both of B: four programs from this one generator.
+  Only 16-bit types are read MN-major (`unsupported`).
 * `batched`: A, B and C gain a leading batch dimension, the batch is the
   third grid axis (`examples/batched_gemm.mlir`).
 * A C of f32 is the accumulator itself; bf16 and f16 are `arith.truncf` of it.
@@ -75,6 +80,7 @@ from tawa.target.hopper import (
 OUTPUT_TYPES = ("bf16", "f16", "f32")
 """Element types of C: the f32 accumulator, or it truncated."""
 B_LAYOUTS = ("nk", "kn")
+A_LAYOUTS = ("mk", "km")
 BLOCK_M_CHOICES = tuple(range(WGMMA_M, 4 * WGMMA_M + 1, WGMMA_M))
 """64..256: one consumer warp group per 64 rows, at most 4 (a TMA box dim ≤ 256)."""
 BLOCK_N_CHOICES = (64, 96, 128, 192, 256)
@@ -152,6 +158,8 @@ class GemmConfig:
     last program of each tile adds the others' partials, module docstring)."""
     epilogue: Epilogue = field(default=NO_EPILOGUE)
     """Bias, activation, residual, a second B operand (module docstring)."""
+    a_layout: str = "mk"
+    """"mk": A is M×K; "km": A is K×M, read transposed in place (C = Aᵀ·B or Aᵀ·Bᵀ)."""
 
     def __post_init__(self) -> None:
         if isinstance(self.epilogue, dict):  # from as_dict (a cache entry, `replace`)
@@ -168,6 +176,9 @@ class GemmConfig:
                             "tawa.kernels.GemmConfig")
         if self.b_layout not in B_LAYOUTS:
             raise TawaError(f"b_layout={self.b_layout!r}: expected 'nk' (B is N×K) or 'kn' (B is K×N)",
+                            "tawa.kernels.GemmConfig")
+        if self.a_layout not in A_LAYOUTS:
+            raise TawaError(f"a_layout={self.a_layout!r}: expected 'mk' (A is M×K) or 'km' (A is K×M)",
                             "tawa.kernels.GemmConfig")
         for name in ("block_m", "block_n", "block_k"):
             value = getattr(self, name)
@@ -201,6 +212,8 @@ class GemmConfig:
         if types != ("bf16",) * 3:
             ab = self.a_dtype if self.a_dtype == self.b_dtype else f"{self.a_dtype}x{self.b_dtype}"
             parts.append(f"{ab}-{self.c_dtype}")
+        if self.a_layout == "km":
+            parts.append("a_km")
         if self.b_layout == "kn":
             parts.append("b_kn")
         if self.batched:
@@ -280,6 +293,8 @@ def unsupported(config: GemmConfig, group_rows: int = WGMMA_M) -> str | None:
         return f"wgmma takes no {config.a_dtype} × {config.b_dtype} product (one family: f16, bf16, tf32 or fp8)"
     if config.b_layout == "kn" and not b.mn_major:
         return f"a K×N B of {config.b_dtype} would be read MN-major, which wgmma allows only for 16-bit types"
+    if config.a_layout == "km" and not a.mn_major:
+        return f"a K×M A of {config.a_dtype} would be read MN-major, which wgmma allows only for 16-bit types"
     if config.block_m not in BLOCK_M_CHOICES:
         return f"BLOCK_M = {config.block_m}: expected one of {', '.join(map(str, BLOCK_M_CHOICES))}"
     if config.block_n % WGMMA_N_STEP or config.block_n > WGMMA_MAX_N:
@@ -401,7 +416,7 @@ def _epilogue_doc(config: GemmConfig) -> str:
     x = "acc + Bias" if ep.bias else "acc"
     y = f"{ep.activation}({x})" if ep.activation else x
     if ep.gated:
-        y = f"{y} · acc2 (acc2 = A · B2{'' if config.b_layout == 'kn' else 'ᵀ'}, B2 shaped as B)"
+        y = f"{y} · acc2 (acc2 = A{'ᵀ' if config.a_layout == 'km' else ''} · B2{'' if config.b_layout == 'kn' else 'ᵀ'}, B2 shaped as B)"
     operands = [f"Bias a vector of N {config.c_dtype}"] * ep.bias + ["R shaped as C"] * ep.residual
     return f"  // Epilogue: C = {y}{' + R' if ep.residual else ''}{'; ' if operands else ''}{', '.join(operands)}.\n"
 
@@ -416,17 +431,20 @@ def gemm_source(config: GemmConfig, name: str | None = None) -> str:
     bm, bn, bk = config.tile
     a, b, c = config.a_dtype, config.b_dtype, config.c_dtype
     batched, kn, split = config.batched, config.b_layout == "kn", config.split_k
+    km = config.a_layout == "km"
     ep = config.epilogue
     gated = ep.gated
     name = name or config.kernel
-    a_type, a_index = _operand("%m0", "%k", a, batched)
+    a_type, a_index = _operand("%k" if km else "%m0", "%m0" if km else "%k", a, batched)
     b_type, b_index = _operand("%k" if kn else "%n0", "%n0" if kn else "%k", b, batched)
     c_type, c_index = _operand("%m0", "%n0", c, batched)
     acc = f"tensor<{bm}x{bn}xf32>"
-    a_tile = f"tensor<{bm}x{bk}x{a}>"
+    a_tile = f"tensor<{bk}x{bm}x{a}>" if km else f"tensor<{bm}x{bk}x{a}>"
     b_tile = f"tensor<{bk}x{bn}x{b}>" if kn else f"tensor<{bn}x{bk}x{b}>"
-    transposed = "" if kn else " {rhs_transposed}"
+    transposed_parts = ["lhs_transposed"] * km + ["rhs_transposed"] * (not kn)
+    transposed = f" {{{', '.join(transposed_parts)}}}" if transposed_parts else ""
     b_form = "K×N" if kn else "N×K"
+    a_form = "K×M" if km else "M×K"
     if split > 1:
         out = f"%C: {c_type}, %W: memref<?x?x?xf32>, %Counters: memref<?xi32>"
         # Each program publishes its partial in W and arrives at its tile's counter; the last of
@@ -503,7 +521,7 @@ def gemm_source(config: GemmConfig, name: str | None = None) -> str:
     return (
         f"func.func @{name}(%A: {a_type}, %B: {b_type}{operands}, {out},\n"
         f"    %M: index, %N: index, %K: index) {{\n"
-        f"  // C = A · B{'' if kn else 'ᵀ'} ({config.id}): A is {'batch×' * batched}M×K of {a}, "
+        f"  // C = A{'ᵀ' if km else ''} · B{'' if kn else 'ᵀ'} ({config.id}): A is {'batch×' * batched}{a_form} of {a}, "
         f"B is {'batch×' * batched}{b_form} of {b},\n"
         f"  // {c_doc}; tawa.kernels.gemm_source, launch grid {grid}.\n"
         f"{_epilogue_doc(config)}"

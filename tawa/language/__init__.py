@@ -140,9 +140,11 @@ def atomic_add(ref, offsets, value):
 
 
 @_builtin
-def dot(a, b, acc=None, trans_b=False):
-    """`a · b + acc` in f32 (`a · bᵀ + acc` with `trans_b`); `acc` defaults to
-    zeros.  a is M×K, b is K×N (N×K with trans_b)."""
+def dot(a, b, acc=None, trans_b=False, trans_a=False):
+    """`a · b + acc` in f32 (`a · bᵀ + acc` with `trans_b`, `aᵀ · b + acc`
+    with `trans_a`); `acc` defaults to zeros.  a is M×K (K×M with trans_a:
+    loaded as stored, read transposed in place; 16-bit types only), b is
+    K×N (N×K with trans_b)."""
 
 
 @_builtin

@@ -120,7 +120,8 @@ class AutotuneCacheWarning(UserWarning):
 @dataclass(frozen=True)
 class GemmProblem:
     """A GEMM to run: C (M×N) = A (M×K) · B, B N×K (`b_layout="nk"`,
-    C = A·Bᵀ) or K×N (`"kn"`); `batch` for a batched GEMM (leading dims)."""
+    C = A·Bᵀ) or K×N (`"kn"`); A stored K×M and read transposed in place
+    with `a_layout="km"`; `batch` for a batched GEMM (leading dims)."""
 
     M: int
     N: int
@@ -131,6 +132,7 @@ class GemmProblem:
     c_dtype: str = "bf16"
     b_layout: str = "nk"
     batch: int | None = None
+    a_layout: str = "mk"
 
     @property
     def types(self) -> tuple[str, str, str]:
@@ -139,7 +141,8 @@ class GemmProblem:
     def config(self, block_m: int, block_n: int, block_k: int, split_k: int = 1) -> GemmConfig:
         """The problem's tile program with these tile sizes (and K split)."""
         a, b, c = self.types
-        return GemmConfig(block_m, block_n, block_k, a, b, c, self.b_layout, self.batch is not None, split_k)
+        return GemmConfig(block_m, block_n, block_k, a, b, c, self.b_layout, self.batch is not None, split_k,
+                          a_layout=self.a_layout)
 
     def bucket(self) -> tuple[int, ...]:
         """M, N, K (and the batch) each rounded up to a power of two."""
@@ -476,7 +479,8 @@ def cache_key(problem: GemmProblem, device: str, choices: Sequence[Choice]) -> s
     listed = hashlib.sha256("\n".join(ch.id for ch in choices).encode()).hexdigest()[:12]
     sizes = (problem.M, problem.N, problem.K) + (() if problem.batch is None else (problem.batch,))
     shape = "x".join(map(str, sizes))
-    return f"{device} | {a}x{b}->{c} {problem.b_layout}{batched} | {shape} | tawa {__version__} | {listed}"
+    layout = problem.b_layout if problem.a_layout == "mk" else f"{problem.a_layout}-{problem.b_layout}"
+    return f"{device} | {a}x{b}->{c} {layout}{batched} | {shape} | tawa {__version__} | {listed}"
 
 
 def read_cache(path: Path) -> dict[str, Any]:
@@ -569,11 +573,13 @@ class GpuTimer:
             a, b, c = (getattr(torch, TORCH_DTYPES[t]) for t in p.types)
             lead = () if p.batch is None else (p.batch,)
             g = torch.Generator(device="cuda").manual_seed(self.seed)
-            A = torch.randn(*lead, p.M, p.K, device="cuda", generator=g).to(a)
+            km = p.a_layout == "km"
+            A = torch.randn(*lead, *((p.K, p.M) if km else (p.M, p.K)), device="cuda", generator=g).to(a)
             b_shape = (p.K, p.N) if p.b_layout == "kn" else (p.N, p.K)
             B = torch.randn(*lead, *b_shape, device="cuda", generator=g).to(b)
             C = torch.empty(*lead, p.M, p.N, device="cuda", dtype=c)
-            ref = A.float() @ (B.float() if p.b_layout == "kn" else B.float().transpose(-1, -2))
+            ref = ((A.float().transpose(-1, -2) if km else A.float())
+                   @ (B.float() if p.b_layout == "kn" else B.float().transpose(-1, -2)))
             self._tensors = (A, B, C, ref)
         return self._tensors
 

@@ -194,9 +194,10 @@ class _Merger:
         elif isinstance(op, tile.DotOp | tile.DotAsyncOp):
             lhs, rhs, acc, res = op.lhs, op.rhs, op.acc, op.result
             n_axis, k_axis = (0, 1) if op.rhs_transposed is not None else (1, 0)
+            m_axis, lhs_k = (1, 0) if op.lhs_transposed is not None else (0, 1)
             self.same(acc, res)
-            self.uf.union(self.axis(lhs, 0), self.axis(res, 0))
-            self.uf.union(self.axis(lhs, 1), self.axis(rhs, k_axis))
+            self.uf.union(self.axis(lhs, m_axis), self.axis(res, 0))
+            self.uf.union(self.axis(lhs, lhs_k), self.axis(rhs, k_axis))
             self.uf.union(self.axis(rhs, n_axis), self.axis(res, 1))
         elif isinstance(op, tile.DotWaitOp):
             for v, r in zip(op.values, op.results_):

@@ -114,13 +114,19 @@ class MatmulCall:
     kernel: Any
     """A `tawa.Kernel`, or a split-K GEMM (`tawa.runtime.splitk.SplitKGemm`)."""
     grid: Any
+    a_transposed: bool = False
+    """A (seen as [M, K]) is the transpose of a row-major [K, M]: the kernel
+    reads that [K, M] in place (`checks.matmul_a_operand`)."""
     bound: Any = field(default=None)
     """The `BoundLaunch` of `kernel` (made at the second call: the first
     launches through the checked path)."""
     launches: int = 0
 
     def operands(self, a: torch.Tensor, b: torch.Tensor, transpose_b: bool) -> tuple[torch.Tensor, torch.Tensor]:
-        a2 = dense_copy(a).view(self.M, self.K) if self.copy_a else a.reshape(self.M, self.K)
+        if self.a_transposed:
+            a2 = a.view(self.M, self.K).t()  # the row-major [K, M] that a is the transpose of
+        else:
+            a2 = dense_copy(a).view(self.M, self.K) if self.copy_a else a.reshape(self.M, self.K)
         b_kn = b.t() if transpose_b else b
         operand = b_kn if self.b_name == "matmul" else b_kn.t()
         return a2, dense_copy(operand) if self.copy_b else operand
@@ -135,14 +141,15 @@ def _matmul_call(a: torch.Tensor, b: torch.Tensor, transpose_b: bool) -> MatmulC
     a_info = checks.describe(a)
     b_kn = b.t() if transpose_b else b
     name, copy_b = checks.matmul_b_operand(checks.describe(b_kn))
+    flat = _flat_strides(a, M, K)
+    a_transposed, copy_a = (False, True) if flat is None else checks.matmul_a_operand(
+        checks.TensorInfo((M, K), a_info.dtype, a_info.device, flat, a_info.data_ptr))
     kernel = grid = None
     if M * N and K:
         tune = os.environ.get(kernels.AUTOTUNE_ENV) == "1" and not torch.cuda.is_current_stream_capturing()
-        kernel, grid = kernels.matmul_kernel(name, p.dtype, M, N, K, sm_count(a.device), tune)
-    flat = _flat_strides(a, M, K)
-    copy_a = flat is None or checks.needs_copy(checks.TensorInfo((M, K), a_info.dtype, a_info.device, flat,
-                                                                 a_info.data_ptr))
-    return MatmulCall(tuple(p.out_shape), M, N, K, copy_a, name, copy_b, kernel, grid)
+        kernel, grid = kernels.matmul_kernel(kernels.matmul_kernel_name(name, a_transposed), p.dtype, M, N, K,
+                                             sm_count(a.device), tune)
+    return MatmulCall(tuple(p.out_shape), M, N, K, copy_a, name, copy_b, kernel, grid, a_transposed)
 
 
 def _flat_strides(a: torch.Tensor, M: int, K: int) -> tuple[int, int] | None:

@@ -7,8 +7,8 @@ operator's check returns the problem's sizes or raises a one-line error:
 `TypeError` for a dtype, `ValueError` for a device, rank, shape or alignment
 the kernels cannot take.  Layouts never raise: an operand that the kernels
 cannot read in place is copied (`needs_copy`; attention's q, k, v:
-`tma_readable`), `matmul_b_operand` chooses between the two GEMM kernels by
-the layout B already has, and attention's output takes q's order of heads
+`tma_readable`), `matmul_b_operand` and `matmul_a_operand` choose among the
+GEMM kernels by the layouts B and A already have, and attention's output takes q's order of heads
 and positions (`attention_out_strides`).
 """
 
@@ -349,6 +349,28 @@ def needs_copy(t: TensorInfo) -> bool:
     itemsize = ELEMENT_BYTES[t.dtype]
     dense = is_dense_row_major(t.shape, [s * itemsize for s in t.strides], itemsize)
     return not dense or t.data_ptr % TMA_ALIGN != 0
+
+
+def matmul_a_operand(a_mk: TensorInfo) -> tuple[bool, bool]:
+    """How the kernels read A seen as [M, K]: (transposed, copied).
+
+    - A row-major [M, K] at a 16-byte-aligned address: read in place (the
+      kernels' K is a multiple of 16 bytes: `check_matmul`);
+    - A the transpose of a row-major [K, M] with 16-byte rows (M a multiple
+      of 8 bf16; a weight gradient's dYᵀ): read in place, MN-major (the
+      "_at" kernels: `GemmConfig.a_layout = "km"`);
+    - anything else: a dense [M, K] copy.
+    """
+    assert a_mk.strides is not None and a_mk.data_ptr is not None, "a real tensor"
+    M, K = a_mk.shape
+    aligned = a_mk.data_ptr % TMA_ALIGN == 0
+    itemsize = ELEMENT_BYTES[a_mk.dtype]
+    bytes_mk = [s * itemsize for s in a_mk.strides]
+    if is_dense_row_major((M, K), bytes_mk, itemsize):
+        return False, not aligned
+    if aligned and is_dense_row_major((K, M), bytes_mk[::-1], itemsize) and (M * itemsize) % TMA_ALIGN == 0:
+        return True, False
+    return False, True
 
 
 def matmul_b_operand(b_kn: TensorInfo) -> tuple[str, bool]:

@@ -8,14 +8,15 @@ gradient flows through a call (docs/runtime.md, "Autograd").
   backward pass by `tawa.torch.linear(x, w, bias)` rather than kept from the
   forward pass: one more GEMM instead of an [M, N] tensor held per layer;
   dY' = dY without an activation), dX = dY'·W reads W as it is and
-  dW = dY'ᵀ·X reads X as it is, while dY'ᵀ is copied (the generated GEMMs
-  read A as row-major [M, K] only); dbias = Σ dY' over the rows (torch, in
-  f32); the residual's gradient is dY.
+  dW = dY'ᵀ·X reads both dY' and X as they are (dY'ᵀ is the transpose of
+  a row-major [tokens, N]: the "_at" GEMMs read it in place as wgmma's
+  MN-major A); dbias = Σ dY' over the rows (torch, in f32); the
+  residual's gradient is dY.
 * `GatedMlp` (`tawa::gated_mlp`, Y = act(G)·U, G = X·W_gateᵀ, U = X·W_upᵀ):
   G and U recomputed by two matmuls; dG = dY·U·act'(G), dU = dY·act(G)
   (torch, elementwise); dX = dG·W_gate + dU·W_up in one `tawa.torch.linear`
   call (dU·W_up from a matmul as its residual); dW_gate = dGᵀ·X,
-  dW_up = dUᵀ·X with dGᵀ, dUᵀ copied.
+  dW_up = dUᵀ·X with dGᵀ, dUᵀ read in place (as dY'ᵀ above).
 * `Attention` (`tawa::attention`): the forward pass runs
   `tawa::attention_fwd_lse` (tawa.torch.attention_grad), which also gives
   each query row's log-sum-exp; O and it are saved; the backward pass runs
@@ -24,7 +25,8 @@ gradient flows through a call (docs/runtime.md, "Autograd").
 
 A product whose reduction (the contracted dimension) is not a multiple of
 8 elements, which the kernels' 16-byte TMA rows need, has both operands
-copied into zero-padded buffers.  Backward passes are not differentiable
+copied into zero-padded buffers (a transposed A padded in its own layout,
+so that the copy is still read in place as a transpose).  Backward passes are not differentiable
 themselves (no double backward).
 """
 
@@ -56,12 +58,15 @@ def _padded(t: torch.Tensor, dim: int, size: int) -> torch.Tensor:
 
 
 def _mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """a [P, R] · b [R, Q] on tawa's matmul (b read as it is where the kernels
-    can, a copied unless row-major); R padded with zeros where unaligned."""
+    """a [P, R] · b [R, Q] on tawa's matmul (a and b read as they are where
+    the kernels can: a row-major or the transpose of a row-major [R, P]); R
+    padded with zeros where unaligned."""
     R = a.shape[1]
     if R % _ALIGN:
         size = -(-R // _ALIGN) * _ALIGN
-        a, b = _padded(a, 1, size), _padded(b, 0, size)
+        # A transposed A (dYᵀ) is padded as the [R, P] it is the transpose of: still read in place.
+        a = _padded(a.t(), 0, size).t() if a.t().is_contiguous() and not a.is_contiguous() else _padded(a, 1, size)
+        b = _padded(b, 0, size)
     return library.call("matmul", a, b, False)
 
 

@@ -10,8 +10,9 @@ operators take a kernel and its compile options per problem from the cost
 model (`tawa.analysis.attention_cost`); `OPTIONS` adds a user's own options
 per kernel on top (`options_for(name)`; empty: the compiler's choices).
 
-The matmul kernels ("matmul": B K×N, "gemm": B N×K) are generated per
-problem instead (`tawa.kernels.gemm`): `matmul_choice` picks the tile
+The matmul kernels ("matmul": B K×N, "gemm": B N×K; "matmul_at" and
+"gemm_at" the same with A stored K×M, read transposed in place) are
+generated per problem instead (`tawa.kernels.gemm`): `matmul_choice` picks the tile
 configuration, the heuristic's with K split where the cost model says a
 split pays (`tawa.runtime.autotune.heuristic(split=True)`), or the
 autotuned one when `$TAWA_AUTOTUNE` is 1 (timed on the first call of each
@@ -67,8 +68,17 @@ def options_for(name: str) -> dict[str, Any]:
     return dict(OPTIONS.get(name, {}))
 
 
-MATMUL_LAYOUTS = {"matmul": "kn", "gemm": "nk"}
+MATMUL_LAYOUTS = {"matmul": "kn", "gemm": "nk", "matmul_at": "kn", "gemm_at": "nk"}
 """B's layout of each matmul kernel (`GemmConfig.b_layout`)."""
+MATMUL_A_LAYOUTS = {"matmul": "mk", "gemm": "mk", "matmul_at": "km", "gemm_at": "km"}
+"""A's layout of each matmul kernel (`GemmConfig.a_layout`): "km" reads the
+transpose of a row-major [K, M] (a weight gradient's dYᵀ) in place."""
+
+
+def matmul_kernel_name(b_name: str, a_transposed: bool) -> str:
+    """The matmul kernel of B's kernel name ("matmul" or "gemm") with A
+    read as [M, K] or, `a_transposed`, as the transpose of a [K, M]."""
+    return f"{b_name}_at" if a_transposed else b_name
 AUTOTUNE_ENV = "TAWA_AUTOTUNE"
 """Set to 1 to autotune the matmul configurations instead of using the heuristic's."""
 
@@ -139,7 +149,7 @@ def matmul_choice(name: str, dtype: str, M: int, N: int, K: int, sms: int = SM_C
         from tawa.runtime.autotune import GemmProblem, autotune, heuristic
 
         t = ELEMENT_TYPES[dtype]
-        problem = GemmProblem(M, N, K, t, t, t, MATMUL_LAYOUTS[name])
+        problem = GemmProblem(M, N, K, t, t, t, MATMUL_LAYOUTS[name], a_layout=MATMUL_A_LAYOUTS[name])
         if tune and os.environ.get(AUTOTUNE_ENV) == "1":
             choice = autotune(problem, sms=sms)
         else:

@@ -250,7 +250,7 @@ def top_op(op: Operation, block: Block) -> Operation | None:
 def async_dot(dot: tile.DotOp, vmap: dict[SSAValue, SSAValue]) -> tile.DotAsyncOp:
     """`dot` as a `tile.dot_async` of its operands mapped by `vmap` (not inserted)."""
     new = tile.DotAsyncOp(vmap.get(dot.lhs, dot.lhs), vmap.get(dot.rhs, dot.rhs), vmap.get(dot.acc, dot.acc),
-                          dot.rhs_transposed is not None)
+                          dot.rhs_transposed is not None, dot.lhs_transposed is not None)
     new.result.name_hint = dot.result.name_hint
     return new
 

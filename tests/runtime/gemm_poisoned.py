@@ -12,15 +12,17 @@ TORCH_TYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "f8E4M3FN
 
 
 def run_poisoned(torch: Any, choice: Choice, M: int, N: int, K: int, seed: int, batch: int = 3):
-    """Runs `choice` on fresh inputs of `seed` (B as N×K, or K×N for the
-    `kn` layout; `batch` batches for a batched configuration) and checks that
+    """Runs `choice` on fresh inputs of `seed` (A as M×K, or K×M for the
+    `km` layout; B as N×K, or K×N for the `kn` layout; `batch` batches for a
+    batched configuration) and checks that
     every element of C is written, nothing past it, and C is A·B within the
     output type's tolerance (0 for K = 0).  Returns (A, B, C)."""
     config = choice.config
     t = {k: getattr(torch, v) for k, v in TORCH_TYPES.items()}
     g = torch.Generator(device="cuda").manual_seed(seed)
     lead = (batch,) if config.batched else ()
-    A = torch.randn(*lead, M, K, device="cuda", generator=g).to(t[config.a_dtype])
+    a_shape = (K, M) if config.a_layout == "km" else (M, K)
+    A = torch.randn(*lead, *a_shape, device="cuda", generator=g).to(t[config.a_dtype])
     b_shape = (K, N) if config.b_layout == "kn" else (N, K)
     B = torch.randn(*lead, *b_shape, device="cuda", generator=g).to(t[config.b_dtype])
     size = (batch if config.batched else 1) * M * N
@@ -41,7 +43,7 @@ def run_poisoned(torch: Any, choice: Choice, M: int, N: int, K: int, seed: int, 
         assert not bool(C.float().any()), f"K = 0 must give C = 0 ({what})"
         return A, B, C
     bt = B.float() if config.b_layout == "kn" else B.float().transpose(-1, -2)
-    ref = A.float() @ bt
+    ref = (A.float().transpose(-1, -2) if config.a_layout == "km" else A.float()) @ bt
     err = ((C.float() - ref).norm() / ref.norm()).item()
     assert err <= (1e-4 if config.c_dtype == "f32" else 1e-2), f"relative error {err:.3g} ({what})"
     return A, B, C

@@ -275,7 +275,8 @@ def linear_reference(torch, x, w, bias, activation, residual):
 
 
 def _by_name(launches, kind):
-    return [c for c in launches["matmul"] if c[0] in ("matmul", "gemm")] if kind == "matmul" else launches["linear"]
+    return ([c for c in launches["matmul"] if c[0] in ("matmul", "gemm", "matmul_at", "gemm_at")] if kind == "matmul"
+            else launches["linear"])
 
 
 @pytest.mark.parametrize("activation", [None, "gelu_tanh", "silu", "relu"])
@@ -313,9 +314,11 @@ def test_linear_gradients(torch, kernels_on_cpu, activation, bias, residual):
     (dx_name, _, dx_args, _), (dw_name, _, dw_args, _) = kernels_on_cpu["matmul"]
     # dX = dY'·W: W [N, K] read in place as the matmul's B [K, N]
     assert dx_name == "matmul" and dx_args[1].data_ptr() == w.data_ptr() and dx_args[3:] == (M0 * M1, K, N)
-    # dW = dY'ᵀ·X: dY'ᵀ copied, its 70 columns padded to 72 (and X's rows with it)
-    assert dw_args[3:] == (N, K, 72) and dw_args[0].is_contiguous()
-    assert bool((dw_args[0][:, 70:] == 0).all()) and bool((dw_args[1][70:] == 0).all())
+    # dW = dY'ᵀ·X: dY'ᵀ read as the [tokens, N] it is the transpose of ("_at"), its 70 tokens
+    # padded to 72 in that layout (and X's rows with it)
+    assert dw_name == "matmul_at" and dw_args[3:] == (N, K, 72)
+    assert dw_args[0].shape == (72, N) and dw_args[0].is_contiguous()
+    assert bool((dw_args[0][70:] == 0).all()) and bool((dw_args[1][70:] == 0).all())
 
 
 def test_linear_only_the_gradients_needed(torch, kernels_on_cpu):

@@ -226,6 +226,22 @@ def test_matmul_b_operand(b_kn, expected):
     assert checks.matmul_b_operand(b_kn) == expected
 
 
+@pytest.mark.parametrize(
+    "a_mk, expected",
+    [
+        (info([100, 64]), (False, False)),  # row-major [M, K]: in place
+        (info([100, 64], ptr=(1 << 20) + 8), (False, True)),  # misaligned: a copy
+        (info([136, 64], strides=(1, 136)), (True, False)),  # dy.t() of a row-major [K, M]: in place, "_at"
+        (info([100, 64], strides=(1, 100)), (False, True)),  # [K, M] rows of 200 bytes: TMA cannot read them
+        (info([136, 64], strides=(1, 136), ptr=(1 << 20) + 4), (False, True)),  # misaligned transpose: a copy
+        (info([136, 64], strides=(1, 272)), (False, True)),  # neither layout: a slice of a transpose
+        (info([128, 64], strides=(128, 2)), (False, True)),  # every other column
+    ],
+)
+def test_matmul_a_operand(a_mk, expected):
+    assert checks.matmul_a_operand(a_mk) == expected
+
+
 def test_grids_follow_the_examples():
     assert checks.matmul_grid(200, 136) == (2, 1)
     assert checks.matmul_grid(256, 257) == (2, 2)
@@ -459,10 +475,11 @@ class StandIn:
         import torch
 
         self.calls.append((self.name, self.dtype, args, grid))
-        if self.name in ("matmul", "gemm"):
+        if self.name in ("matmul", "gemm", "matmul_at", "gemm_at"):  # "_at": A given as [K, M]
             A, B, C = (t.float() for t in args[:3])
             C_ref = args[2]
-            C_ref.copy_(A @ (B if self.name == "matmul" else B.T))
+            A = A.T if self.name.endswith("_at") else A
+            C_ref.copy_(A @ (B if self.name.startswith("matmul") else B.T))
             return
         if self.name.startswith("attention_fwd_fp8"):  # Vᵀ [B·H, D, S padded], then v_scale
             q, k, vt, o, S, scale, v_scale = args
@@ -528,6 +545,33 @@ def test_matmul_real_implementation(torch, stand_in, case, kernel, b_in_place):
     assert args[0].shape == (140, 64) and args[0].data_ptr() == a.data_ptr()  # a read in place
     assert args[1].is_contiguous() and (args[1].data_ptr() == b.data_ptr()) == b_in_place
     assert args[2].data_ptr() == c.data_ptr()
+
+
+@pytest.mark.parametrize("b_kn", [True, False], ids=["b_kn", "b_nk"])
+def test_matmul_reads_a_transposed_a_in_place(torch, stand_in, b_kn):
+    """A = dYᵀ (the transpose of a row-major [K, M]) is read in place by the "_at" kernels."""
+    g = torch.Generator().manual_seed(1)
+    dy = torch.randn(72, 136, generator=g).to(torch.bfloat16)  # [K, M]: tokens × features
+    b = torch.randn(72, 64, generator=g).to(torch.bfloat16)
+    b = b if b_kn else b.t().contiguous().t()  # [K, N] row-major, or the transpose of an [N, K]
+    c = tt.matmul(dy.t(), b)
+    ref = dy.float().T @ b.float()
+    assert c.shape == (136, 64) and torch.allclose(c.float(), ref, rtol=1e-2, atol=1e-2)
+    ((name, _, args, grid),) = stand_in
+    assert name == ("matmul_at" if b_kn else "gemm_at") and args[3:] == (136, 64, 72)
+    assert args[0].shape == (72, 136) and args[0].data_ptr() == dy.data_ptr() and args[0].is_contiguous()
+    assert args[1].data_ptr() == b.data_ptr()
+
+
+def test_matmul_copies_an_a_neither_layout_describes(torch, stand_in):
+    g = torch.Generator().manual_seed(2)
+    wide = torch.randn(64, 272, generator=g).to(torch.bfloat16)
+    a = wide[:, ::2].t()  # [136, 64], strides (2, 272): no row-major [M, K] or [K, M]
+    c = tt.matmul(a, torch.randn(64, 48, generator=g).to(torch.bfloat16))
+    assert torch.allclose(c.float(), a.float() @ stand_in[0][2][1].float(), rtol=1e-2, atol=1e-2)
+    ((name, _, args, _),) = stand_in
+    assert name == "matmul" and args[0].shape == (136, 64) and args[0].is_contiguous()
+    assert args[0].data_ptr() != wide.data_ptr()
 
 
 def test_matmul_degenerate_sizes_launch_nothing(torch, stand_in):

@@ -283,7 +283,8 @@ class LowerDot(RewritePattern):
         mma = nvgpu.WgmmaOp.build(
             operands=[a_value, b.result, acc.result if acc else op.acc, accumulate.result],
             result_types=[op.acc.type],
-            properties={"rhs_transposed": UnitAttr()} if op.rhs_transposed is not None else {},
+            properties={name: UnitAttr() for name in ("rhs_transposed", "lhs_transposed")
+                        if op.properties.get(name) is not None},
         )
         mma.location = op.location  # errors about the wgmma point at the dot
         if staged is not None and transposed_lhs(op):  # the buffer's K×M tile, read MN-major
@@ -324,9 +325,20 @@ class LowerDot(RewritePattern):
         if isinstance(lhs, nvgpu.SmemTileOp):
             st = lhs.source.type
             assert isinstance(st, nvgpu.SmemType)
+            if op.lhs_transposed is not None:
+                # A K×M tile read MN-major: this warp group's M columns of every K row.
+                a_t = nvgpu.WgmmaDescriptorType([st.get_shape()[1], self.info.rows], st.element_type,
+                                                st.swizzle.data)
+                a = nvgpu.WgmmaDescriptorOp.build(operands=[lhs.source, lhs.stage, self.info.row0],
+                                                  result_types=[a_t], properties={"columns": UnitAttr()})
+                return a, a.results[0]
             a_t = nvgpu.WgmmaDescriptorType([self.info.rows, st.get_shape()[2]], st.element_type, st.swizzle.data)
             a = nvgpu.WgmmaDescriptorOp.build(operands=[lhs.source, lhs.stage, self.info.row0], result_types=[a_t])
             return a, a.results[0]
+        if op.lhs_transposed is not None:
+            raise fail(op, f"{NAME}: {op.name} with lhs_transposed reads its K×M lhs from shared memory (wgmma's "
+                       "MN-major A), but this lhs is computed in registers, where wgmma's A is M×K: transpose "
+                       "it before the dot or load it from memory")
         lt = src.type
         et = lt.element_type if isinstance(lt, nvgpu.FragmentType) else lt.get_element_type()
         if not isinstance(et, BFloat16Type | Float16Type):

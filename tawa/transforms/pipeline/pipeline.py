@@ -261,7 +261,8 @@ class KeepDotInFlight(RewritePattern):
         if c is None:
             return
         loop = c.loop
-        new_dot = tile.DotAsyncOp(dot.lhs, dot.rhs, dot.acc, dot.rhs_transposed is not None)
+        new_dot = tile.DotAsyncOp(dot.lhs, dot.rhs, dot.acc, dot.rhs_transposed is not None,
+                                  dot.lhs_transposed is not None)
         new_dot.result.name_hint = dot.result.name_hint
         rewriter.replace(dot, new_dot)
         c.rewritten.append(new_dot)
