@@ -86,8 +86,10 @@ def rotary_tile(S: int, D: int) -> dict[str, int]:
 
 def _fitted(name: str, rows: int, what: str, **constexprs: int) -> dict[str, int]:
     """BLOCK_M (the largest power of two ≤ `rows` whose kernel the resource
-    check accepts) with `constexprs`, remembered per kernel and constexprs."""
-    key = (name, *sorted(constexprs.items()))
+    check accepts) with `constexprs`, remembered per kernel, `rows` and
+    constexprs (the rotary kernel's rows also depend on the sequence
+    length, which its constexprs do not say)."""
+    key = (name, rows, *sorted(constexprs.items()))
     hit = _TILES.get(key)
     if hit is None:
         bm = 1 << int(math.log2(max(1, rows)))

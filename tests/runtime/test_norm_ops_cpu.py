@@ -108,6 +108,19 @@ def test_tiles_aim_at_small_programs_and_halve_until_the_resource_check_passes()
     assert norm_kernels.rotary_tile(24, 128) == {"BLOCK_M": 8, "HALF": 64}  # 8 divides 24
 
 
+def test_rotary_rows_divide_each_sequence_length_asked_in_turn():
+    """A program's rows are positions of one sequence, so BLOCK_M divides S
+    whatever was asked before: a tile remembered for S = 128 (more rows) is
+    not handed to S = 100 (4 rows), whose programs would straddle two
+    sequences and read cos and sin past S."""
+    long = norm_kernels.rotary_tile(128, 128)["BLOCK_M"]
+    assert long > 4 and 128 % long == 0
+    assert norm_kernels.rotary_tile(100, 128)["BLOCK_M"] == 4
+    assert norm_kernels.rotary_tile(7, 128)["BLOCK_M"] == 1
+    assert norm_kernels.rotary_tile(128, 128)["BLOCK_M"] == long
+    assert norm_kernels.rotary_kernel(100, 128)[1] == 4
+
+
 # --------------------------------------------------------------------------- with torch
 
 
