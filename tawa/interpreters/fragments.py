@@ -269,17 +269,9 @@ class FragmentFunctions(InterpreterFunctions):
 
     @impl(nvgpu.FragmentStoreOp)
     def run_store(self, interpreter: Interpreter, op: nvgpu.FragmentStoreOp, args: PythonValues):
-        lanes = lanes_of(interpreter)
-        frag, dest, *offsets = args
-        regs(op, frag, lanes)
-        for g in whole_groups(op, lanes.mask):
-            group = cta_of(interpreter).group_lanes(g)
-            at = [group.uniform(o, lambda: f"{op.name}: offset") for o in offsets]
-            tile = frag.group_tile(g).astype(dest.dtype)
-            lead, box = at[:dest.ndim - tile.ndim], at[dest.ndim - tile.ndim:]
-            inside = [min(n, max(dim - b, 0)) for b, n, dim in zip(box, tile.shape, dest.shape[len(lead):])]
-            if all(0 <= i < d for i, d in zip(lead, dest.shape)) and all(inside):
-                dest[(*lead, *(slice(b, b + n) for b, n in zip(box, inside)))] = tile[tuple(slice(0, n) for n in inside)]
+        for where, tile in _group_boxes(interpreter, op, args, None):
+            dest = args[1]
+            dest[where] = tile.astype(dest.dtype)
         return ()
 
     @impl(nvgpu.FragmentLoadOp)
@@ -414,17 +406,8 @@ class FragmentFunctions(InterpreterFunctions):
     @impl(nvgpu.FragmentAtomicAddOp)
     def run_atomic_add(self, interpreter: Interpreter, op: nvgpu.FragmentAtomicAddOp, args: PythonValues):
         """`run_store`, adding in f32."""
-        lanes = lanes_of(interpreter)
-        frag, dest, *offsets = args
-        regs(op, frag, lanes)
-        for g in whole_groups(op, lanes.mask):
-            group = cta_of(interpreter).group_lanes(g)
-            at = [group.uniform(o, lambda: f"{op.name}: offset") for o in offsets]
-            tile = frag.group_tile(g).astype(np.float32)
-            lead, box = at[:dest.ndim - tile.ndim], at[dest.ndim - tile.ndim:]
-            inside = [min(n, max(dim - b, 0)) for b, n, dim in zip(box, tile.shape, dest.shape[len(lead):])]
-            if all(0 <= i < d for i, d in zip(lead, dest.shape)) and all(inside):
-                dest[(*lead, *(slice(b, b + n) for b, n in zip(box, inside)))] += tile[tuple(slice(0, n) for n in inside)]
+        for where, tile in _group_boxes(interpreter, op, args, np.float32):
+            args[1][where] += tile
         return ()
 
     @impl(nvgpu.FragmentRedGlobalOp)
@@ -507,3 +490,23 @@ simt.LANE_AWARE.update({
     nvgpu.FragmentStoreSharedAtOp, nvgpu.FragmentAtomicAddOp, nvgpu.FragmentRedGlobalOp,
 })
 
+
+def _group_boxes(interpreter: Interpreter, op: Any, args: PythonValues, dtype: Any):
+    """For a store-like op (fragment, destination, offsets...): per warp
+    group of the running lanes, the index of the part of its box inside the
+    destination and that part of its tile (as `dtype`, or as it is); boxes
+    wholly outside (past an edge, or a leading offset out of range) give
+    nothing."""
+    lanes = lanes_of(interpreter)
+    frag, dest, *offsets = args
+    regs(op, frag, lanes)
+    for g in whole_groups(op, lanes.mask):
+        group = cta_of(interpreter).group_lanes(g)
+        at = [group.uniform(o, lambda: f"{op.name}: offset") for o in offsets]
+        tile = frag.group_tile(g)
+        if dtype is not None:
+            tile = tile.astype(dtype)
+        lead, box = at[:dest.ndim - tile.ndim], at[dest.ndim - tile.ndim:]
+        inside = [min(n, max(dim - b, 0)) for b, n, dim in zip(box, tile.shape, dest.shape[len(lead):])]
+        if all(0 <= i < d for i, d in zip(lead, dest.shape)) and all(inside):
+            yield (*lead, *(slice(b, b + n) for b, n in zip(box, inside))), tile[tuple(slice(0, n) for n in inside)]
