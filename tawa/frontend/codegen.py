@@ -244,6 +244,13 @@ class KernelBuilder(Emitter):
             raise self.error("for ... else is not supported", s.orelse[0])
         if not isinstance(s.target, ast.Name):
             raise self.error("the loop variable must be a single name", s.target)
+        if s.target.id in self.env:
+            # Python would rebind the name to the loop's last index; a loop's index here is
+            # its own, gone after the loop, so a value of that name before it cannot be kept.
+            at = self.assigned_at.get(s.target.id)
+            where = f" (line {at.lineno + self.line_offset})" if at is not None else ""
+            raise self.error(f"the loop variable '{s.target.id}' reuses the name of a value defined before the "
+                             f"loop{where}: give the loop its own variable", s.target)
         assert isinstance(it, ast.Call)
         self.node = it
         args = [self.expr(a) for a in it.args]

@@ -207,6 +207,22 @@ def test_loop_local_used_after_loop():
 
 
 @tawa.kernel
+def loop_variable_shadows(A: Ref2, K: tl.index):
+    m0 = tl.program_id(0) * 64
+    acc = tl.zeros((64, 64), tl.f32)
+    for h in tl.range(0, K, 1):
+        for m0 in tl.range(0, K, 64):  # error at: m0 in
+            acc = acc + tl.load(A, (m0, 0), (64, 64))
+    tl.store(A, (0, 0), acc)
+
+
+def test_loop_variable_reusing_an_earlier_name():
+    """A loop inside another whose variable was a value before both (a
+    fuzzed duplicate line once made this an internal error)."""
+    expect(loop_variable_shadows, "the loop variable 'm0' reuses the name of a value defined before the loop (line ")
+
+
+@tawa.kernel
 def offsets_count(A: Ref2):
     tl.load(A, (0,), (64, 64))  # error at: tl.load
 
