@@ -184,28 +184,13 @@ class ClassCheck:
         elif op._successors:
             raise Rejected
         properties = op.properties
-        for name, check, optional in self.properties:
-            attr = properties.get(name)
-            if attr is None:
-                if optional and name not in properties:
-                    continue
-                raise Rejected
-            if check is not None:
-                check(attr, ctx)
+        _check_entries(self.properties, properties, ctx)
         if len(properties) > len(self.properties):
             raise Rejected  # one that the class does not define
         for name in properties:
             if name not in op_def.properties:
                 raise Rejected
-        attributes = op.attributes
-        for name, check, optional in self.attributes:
-            attr = attributes.get(name)
-            if attr is None:
-                if optional and name not in attributes:
-                    continue
-                raise Rejected
-            if check is not None:
-                check(attr, ctx)
+        _check_entries(self.attributes, op.attributes, ctx)
         for verify in self.traits:
             verify(op)
         if self.custom is not None:
@@ -304,3 +289,17 @@ def _verify_block(block: Block, before: Hook, after: Hook) -> None:
             raise Rejected
         _verify(op, before, after)
         op = op._next_op
+
+
+def _check_entries(entries: list, present: dict, ctx: VerificationContext) -> None:
+    """The class's (name, check, optional) entries against an op's
+    properties or attributes: each required one present, each present one
+    passing its constraint; else `Rejected`."""
+    for name, check, optional in entries:
+        attr = present.get(name)
+        if attr is None:
+            if optional and name not in present:
+                continue
+            raise Rejected
+        if check is not None:
+            check(attr, ctx)

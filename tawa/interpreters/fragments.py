@@ -384,18 +384,8 @@ class FragmentFunctions(InterpreterFunctions):
 
     @impl(nvgpu.FragmentStoreGlobalOp)
     def run_store_global(self, interpreter: Interpreter, op: nvgpu.FragmentStoreGlobalOp, args: PythonValues):
-        lanes = lanes_of(interpreter)
-        frag, address, pitch, *mask = args
-        values = regs(op, frag, lanes)
-        keep = regs(op, mask[0], lanes) if mask else None
-        t = frag.type
-        eb = element_bytes(t.element_type)
-        vec = t.vector_length()
-        idx = lanes.indices()
-        addrs = _addresses(t, _lane_ints(address, idx), _lane_ints(pitch, idx))
-        stored = np.ones(addrs.shape, dtype=bool) if keep is None else keep[idx].astype(bool)
-        if keep is None:
-            _check_aligned(op, "stores", idx, addrs, vec, eb)
+        eb = element_bytes(args[0].type.element_type)
+        values, idx, addrs, stored = _global_access(interpreter, op, args, "stores", eb)
         where = cta_of(interpreter).memory.scatter(addrs[stored], values[idx][stored], eb)
         if where is not None:
             lane, i = (int(v) for v in np.argwhere(stored)[where])
@@ -413,16 +403,7 @@ class FragmentFunctions(InterpreterFunctions):
     @impl(nvgpu.FragmentRedGlobalOp)
     def run_red_global(self, interpreter: Interpreter, op: nvgpu.FragmentRedGlobalOp, args: PythonValues):
         """`run_store_global`, adding in f32."""
-        lanes = lanes_of(interpreter)
-        frag, address, pitch, *mask = args
-        values = regs(op, frag, lanes)
-        keep = regs(op, mask[0], lanes) if mask else None
-        t = frag.type
-        idx = lanes.indices()
-        addrs = _addresses(t, _lane_ints(address, idx), _lane_ints(pitch, idx))
-        added = np.ones(addrs.shape, dtype=bool) if keep is None else keep[idx].astype(bool)
-        if keep is None:
-            _check_aligned(op, "adds", idx, addrs, t.vector_length(), 4)
+        values, idx, addrs, added = _global_access(interpreter, op, args, "adds", 4)
         memory = cta_of(interpreter).memory
         old, where = memory.gather(addrs[added], 4)
         if old is None:
@@ -510,3 +491,21 @@ def _group_boxes(interpreter: Interpreter, op: Any, args: PythonValues, dtype: A
         inside = [min(n, max(dim - b, 0)) for b, n, dim in zip(box, tile.shape, dest.shape[len(lead):])]
         if all(0 <= i < d for i, d in zip(lead, dest.shape)) and all(inside):
             yield (*lead, *(slice(b, b + n) for b, n in zip(box, inside))), tile[tuple(slice(0, n) for n in inside)]
+
+
+def _global_access(interpreter: Interpreter, op: Any, args: PythonValues, what: str, nbytes: int):
+    """For a global store-like op (fragment, address, pitch[, mask]): the
+    fragment's registers, the running lanes, each lane's element addresses
+    and which of them are accessed (all, or the mask's); unmasked accesses
+    must be aligned vectors (`what` names them in the error)."""
+    lanes = lanes_of(interpreter)
+    frag, address, pitch, *mask = args
+    values = regs(op, frag, lanes)
+    keep = regs(op, mask[0], lanes) if mask else None
+    t = frag.type
+    idx = lanes.indices()
+    addrs = _addresses(t, _lane_ints(address, idx), _lane_ints(pitch, idx))
+    accessed = np.ones(addrs.shape, dtype=bool) if keep is None else keep[idx].astype(bool)
+    if keep is None:
+        _check_aligned(op, what, idx, addrs, t.vector_length(), nbytes)
+    return values, idx, addrs, accessed
