@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tawa.backend.ptx.abi import KernelABI
+from tawa.diagnostics import TawaError
 from tawa.runtime.errors import TensorMapError
 from tawa.runtime.launch import (
     LaunchKeys,
@@ -26,7 +27,8 @@ from tawa.runtime.launch import (
 from tawa.runtime.ptxas import ARCH, Cubin, RegisterSpillWarning, assemble
 
 PREPARED_LAUNCHES = 64
-"""Prepared launches a kernel keeps (each holds ~0.5 KiB of packed parameters)."""
+"""Prepared launches a kernel keeps, and launch templates (each holds
+~0.5 KiB of packed parameters)."""
 
 
 class _Twin:
@@ -38,6 +40,11 @@ class _Twin:
 
 
 _TWIN = _Twin()
+_SEEN = object()
+"""In `Kernel._bound`: a layout launched once, through the checked path."""
+_UNBOUND = object()
+"""In `Kernel._bound`: a layout whose launches need more than a template
+(`Kernel.template` gave None)."""
 
 
 class Kernel:
@@ -76,6 +83,10 @@ class Kernel:
         """`tawa.runtime.cuda.PreparedLaunch`es by launch key (oldest dropped first)."""
         self._keys = LaunchKeys(argument_kinds(abi))
         """Reads launch keys (`tawa.runtime.launch.LaunchKeys`)."""
+        self._layouts = LaunchKeys(argument_kinds(abi), addresses=False)
+        """Reads layout keys: launch keys without the addresses."""
+        self._bound: dict[tuple[Any, ...], Any] = {}
+        """Launch templates (`BoundLaunch`) by layout key, `_SEEN` or `_UNBOUND`."""
         self.fallback: Callable[[], Kernel] | None = None
         """For a kernel compiled with `epilogue="auto"`: compiles its twin with
         `epilogue="threads"`, launched when an argument is one a tensor map
@@ -142,14 +153,19 @@ class Kernel:
         A launch with the same arguments as an earlier one (pointers, shapes,
         strides, dtypes, scalars and grid: `tawa.runtime.launch.LaunchKeys`)
         reuses that launch's checked and packed parameters: one key read, one
-        dictionary lookup and one driver call."""
+        dictionary lookup and one driver call.  A launch on new arrays laid
+        out like earlier ones (the same key but for the addresses; a model's
+        new activations every call) goes through a launch template
+        (`template`) made the second time the layout is seen: the addresses
+        are written into parameters checked and packed once."""
         key = None
         if stream is None:
             key = self._keys.read(args, grid)
             try:
                 prepared = self._prepared[key]  # never stored under None
             except KeyError:
-                pass
+                if self._again_in_layout(args, grid):
+                    return
             else:
                 if prepared.again():
                     return
@@ -174,6 +190,35 @@ class Kernel:
         prepared = cuda.launch(self.load(plan.device), plan, stream)
         if key is not None and prepared is not None:
             self._remember(key, prepared)
+
+    def _again_in_layout(self, args: Any, grid: Any) -> bool:
+        """Launches through the template of the arguments' layout, made here
+        when the layout was launched once before; False, with nothing
+        launched, where there is none (the checked path then launches)."""
+        read = self._layouts.read(args, grid)
+        if read is None:
+            return False
+        layout, ptrs = read
+        bound = self._bound.get(layout)
+        if bound is None:
+            self._bind(layout, _SEEN)
+            return False
+        if bound is _UNBOUND:
+            return False
+        if bound is _SEEN:
+            try:
+                bound = self.template(*args, grid=grid)
+            except TawaError:
+                bound = None  # the checked path reports it
+            self._bind(layout, _UNBOUND if bound is None else bound)
+            if bound is None:
+                return False
+        return bound.launch(ptrs)
+
+    def _bind(self, layout: tuple[Any, ...], bound: Any) -> None:
+        if len(self._bound) >= PREPARED_LAUNCHES and layout not in self._bound:
+            self._bound.pop(next(iter(self._bound)))
+        self._bound[layout] = bound
 
     def _fallback_twin(self) -> Kernel | None:
         """The `fallback` twin (compiled on first use), or None when there is

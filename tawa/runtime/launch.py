@@ -537,19 +537,32 @@ def _torch_read(v: str) -> str:
     return f"{v}.data_ptr(), {v}.shape, {v}.is_contiguous() or {v}.stride(), {v}.dtype"
 
 
+def _torch_layout(v: str, p: str) -> tuple[str, str]:
+    # The device is read from the tensor (-1 on the CPU): the address no
+    # longer names it.
+    return f"{p} = {v}.data_ptr()", f"{p} & 15, {v}.get_device(), {v}.shape, {v}.is_contiguous() or {v}.stride(), {v}.dtype"
+
+
 def _cupy_read(v: str) -> str:
     return f"{v}.data.ptr, {v}.shape, {v}.strides, {v}.dtype"
 
 
-def _array_read(t: type) -> Callable[[str], str] | None:
-    """The key's read of an array of exact type `t` (as Python source over
-    the variable named by its argument), or None: no cheap read."""
+def _cupy_layout(v: str, p: str) -> tuple[str, str]:
+    return f"{p} = {v}.data.ptr", f"{p} & 15, {v}.data.device_id, {v}.shape, {v}.strides, {v}.dtype"
+
+
+def _array_read(t: type, addresses: bool = True) -> Callable[..., Any] | None:
+    """The key's read of an array of exact type `t`, or None: no cheap read.
+    With `addresses`, a function of the argument's variable name giving the
+    key's Python source; without, of the variable and the name its address
+    goes to, giving the statement that reads the address and the key's
+    source (`LaunchKeys`'s layout keys)."""
     torch = sys.modules.get("torch")
     if torch is not None and issubclass(t, torch.Tensor):
-        return _torch_read
+        return _torch_read if addresses else _torch_layout
     cupy = sys.modules.get("cupy")
     if cupy is not None and issubclass(t, cupy.ndarray):
-        return _cupy_read
+        return _cupy_read if addresses else _cupy_layout
     return None
 
 
@@ -591,10 +604,19 @@ class LaunchKeys:
     for different types never compare equal; `miss` looks up or makes the
     reader of the new types.  A grid of ints as a list keys like the tuple
     (the checks take both alike); grids of other numbers take the full path.
-    Every key is hashable."""
+    Every key is hashable.
 
-    def __init__(self, kinds: Sequence[str]):
+    `LaunchKeys(kinds, addresses=False)` reads *layout keys*: each array's
+    address modulo 16 and device in place of its address, and the
+    addresses themselves beside the key, `(key, (p0, p2))`, in argument
+    order.  Two launches with equal layout keys get plans that differ only
+    in the addresses, which a launch template writes
+    (`tawa.runtime.template`): every check that reads an address reads its
+    alignment (at most 16 bytes) or its device."""
+
+    def __init__(self, kinds: Sequence[str], addresses: bool = True):
         self.kinds = tuple(kinds)
+        self.addresses = addresses
         self._readers: dict[tuple[type, ...], Callable[[Sequence[Any], Any], Any]] = {}
         self.read: Callable[[Sequence[Any], Any], tuple[Any, ...] | None] = self._miss
         """The reader of the types seen last (what `__call__` runs)."""
@@ -624,13 +646,19 @@ class LaunchKeys:
     def _reader(self, types: tuple[type, ...], rank: int) -> Callable[[Sequence[Any], Any], Any] | None:
         """The reader of arguments of `types` and a grid of `rank` ints (0:
         an int), or None if an argument has no cheap read."""
-        reads = []
+        reads, loads, ptrs = [], [], []
         for i, (kind, t) in enumerate(zip(self.kinds, types)):
             if kind == "array":
-                read = _array_read(t)
+                read = _array_read(t, self.addresses)
                 if read is None:
                     return None
-                reads.append(read(f"a{i}"))
+                if self.addresses:
+                    reads.append(read(f"a{i}"))
+                else:
+                    load, key = read(f"a{i}", f"p{i}")
+                    loads.append(f"        {load}\n")
+                    reads.append(key)
+                    ptrs.append(f"p{i}")
             elif t in _SCALAR_TYPES.get(kind, ()):
                 reads.append(f"a{i}")
             else:
@@ -643,6 +671,9 @@ class LaunchKeys:
         guard = [f"type(a{i}) is t{i}" for i in range(n)]
         guard += [f"type(g{j}) is int" for j in range(rank)] if rank else ["type(grid) is int"]
         grid = [f"g{j}" for j in range(rank)] if rank else ["grid"]
+        result = f"(mark, {', '.join(grid + reads)})"
+        if not self.addresses:
+            result = f"{result}, ({''.join(p + ', ' for p in ptrs)})"
         source = (
             "def read(args, grid):\n"
             "    try:\n"
@@ -650,7 +681,8 @@ class LaunchKeys:
             "    except (ValueError, TypeError):\n"
             "        return miss(args, grid)\n"
             f"    if {' and '.join(guard)}:\n"
-            f"        return (mark, {', '.join(grid + reads)})\n"
+            f"{''.join(loads)}"
+            f"        return {result}\n"
             "    return miss(args, grid)\n"
         )
         scope: dict[str, Any] = {f"t{i}": t for i, t in enumerate(types)}

@@ -1,12 +1,14 @@
 """Launch templates: a checked launch whose array addresses change from call to call.
 
 A model calls an operator with new tensors every time: the same shapes,
-strides and dtypes, new pointers.  `Kernel.__call__` keys its prepared
-launches by pointer too, so each such call would check every argument again,
-encode its tensor maps and pack its parameters (tens of µs of host time).
-A `LaunchTemplate` is made once from a checked `LaunchPlan` and launches it
-with other addresses: the packed parameters are kept, and each launch writes
-the new addresses into them and calls `cuLaunchKernel`.
+strides and dtypes, new pointers.  A launch keyed by pointer would check
+every argument again for each such call, encode its tensor maps and pack
+its parameters (tens to hundreds of µs of host time).  A `LaunchTemplate`
+is made once from a checked `LaunchPlan` and launches it with other
+addresses: the packed parameters are kept, and each launch writes the new
+addresses into them and calls `cuLaunchKernel`.  `Kernel.__call__` makes
+one per layout of its arguments (`LaunchKeys(..., addresses=False)`), and
+`tawa.torch`'s operators keep one per call.
 
 What a new address changes in the parameters:
 
@@ -26,8 +28,7 @@ device with `template.launch((A'.data_ptr(), B'.data_ptr(), C'.data_ptr()))`:
 six 8-byte writes and one driver call.
 
 The template is valid only for arrays laid out like those it was made from.
-Its caller guarantees that (`tawa.torch` keys templates by shapes, strides,
-dtype and device); `launch` itself checks what differs between addresses:
+Its caller guarantees that (by the arrays' shapes, strides, dtypes and devices); `launch` itself checks what differs between addresses:
 their alignment (16 bytes for TMA, the element size otherwise).  A launch it
 cannot make returns False, having launched nothing.
 """

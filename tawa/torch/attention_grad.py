@@ -20,35 +20,40 @@ head h // group for query head h; the dK/dV program of a key/value head
 loops over its group's query heads, so dK and dV are summed over the group
 in f32 inside the kernel, with no copies.  Views a tensor map cannot
 describe (q, k, v, dO, O) are copied densely, as the forward operator
-copies them.  The kernels launch through their checked path (no launch
-templates); nothing synchronizes.
+copies them.  Nothing synchronizes.
+
+As the other operators do (`tawa.torch.calls`), each operator remembers per
+layout of its tensors (shapes, strides, dtypes, devices, address
+alignment) what the checks decided: the problem, which operands are
+copied, the kernels and their grids; a call on new tensors of a layout seen
+before allocates its outputs and launches, each kernel through the launch
+template of its arguments' layout (`tawa.Kernel.__call__`).
 
 This module has no `from __future__ import annotations`: torch infers the
 operators' schemas from the annotations, as objects.
 """
 
-from typing import Optional
+from dataclasses import dataclass
+from typing import Any, Optional
 
 import torch
 
 from tawa.diagnostics import TawaError
 from tawa.torch import attention_bwd_kernels as abk
 from tawa.torch import checks, library
-from tawa.torch.calls import dense_copy
+from tawa.torch.calls import call_cache, dense_copy, remember
 
 O_ARGUMENT = 3
 """attention_fwd_lse's argument O (after Q, K, V)."""
 
 
-def _readable(t: torch.Tensor, index: int, *kernels) -> torch.Tensor:
-    """`t`, argument `index` of each of `kernels`, as they can read it:
-    itself where a tensor map describes it (and, for an argument a kernel's
-    threads address, where it is dense), else a dense copy."""
+def _copied(t: torch.Tensor, index: int, *kernels) -> bool:
+    """Whether `t`, argument `index` of each of `kernels`, is copied densely
+    for them: where a tensor map cannot describe it, or where a kernel's
+    threads address it and it is not dense."""
     info = checks.describe(t)
     addressed = any(index in kernel.abi.addressed for kernel in kernels)
-    if not checks.tma_readable(info) or (addressed and checks.needs_copy(info)):
-        return dense_copy(t)
-    return t
+    return not checks.tma_readable(info) or (addressed and checks.needs_copy(info))
 
 
 def _problem(op: str, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> checks.AttentionProblem:
@@ -59,25 +64,61 @@ def _problem(op: str, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal:
     return p
 
 
+def layout_key(*tensors: torch.Tensor) -> tuple:
+    """What the checks read of `tensors`: shapes, strides, dtypes, devices
+    and each address modulo 16 (an operand TMA cannot read at its
+    alignment is copied)."""
+    return tuple((t.shape, t.stride(), t.dtype, t.device, t.data_ptr() & 15) for t in tensors)
+
+
+@dataclass(frozen=True)
+class _Forward:
+    """Everything an attention_fwd_lse call on q, k, v of one layout decides."""
+
+    problem: checks.AttentionProblem
+    out_strides: tuple[int, ...]
+    copies: tuple[bool, bool, bool]
+    """q, k, v: copied (a tensor map cannot describe the view) or read in place."""
+    o_through_copy: bool
+    """The kernel's threads store O as dense and the output is not: a dense buffer, copied over."""
+    kernel: Any
+    grid: tuple[int, int, int]
+    scalars: tuple[int, int, float, int]
+    """q_len, kv_len, the softmax scale, the group of query heads per key/value head."""
+
+
+_FORWARD: dict[Any, _Forward] = call_cache()
+
+
+def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, scale: Optional[float]) -> _Forward:
+    p = _problem("attention", q, k, v, causal)
+    out_strides = checks.attention_out_strides(q.shape, q.stride())
+    kernel = abk.kernel(abk.FWD, p.D, causal)
+    dense = out_strides == (p.H * p.S * p.D, p.S * p.D, p.D, 1)
+    return _Forward(p, out_strides, tuple(_copied(t, i, kernel) for i, t in enumerate((q, k, v))),
+                    not dense and O_ARGUMENT in kernel.abi.addressed, kernel,
+                    abk.grid(abk.FWD, p.D, p.S, p.kv_len, p.H, p.B),
+                    (p.S, p.kv_len, checks.attention_scale(p.D, scale), p.group))
+
+
 def attention_fwd_lse_impl(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,
                            scale: Optional[float]) -> tuple[torch.Tensor, torch.Tensor]:
     """softmax(q·kᵀ·scale [causally masked, bottom-right])·v over q [B, H, S, D]
     and k, v [B, Hkv, Sk, D], and each query row's log-sum-exp → (o, lse [B, H, S] f32)."""
-    p = _problem("attention", q, k, v, causal)
-    sm_scale = checks.attention_scale(p.D, scale)
+    key = (layout_key(q, k, v), causal, scale)
+    call = _FORWARD.get(key)
+    if call is None:
+        call = _forward(q, k, v, causal, scale)
+        remember(_FORWARD, key, call)
+    p = call.problem
     # The output first (the GPU tests poison the block the caching allocator hands out next).
-    out = torch.empty_strided((p.B, p.H, p.S, p.D), checks.attention_out_strides(q.shape, q.stride()),
-                              dtype=q.dtype, device=q.device)
+    out = torch.empty_strided((p.B, p.H, p.S, p.D), call.out_strides, dtype=q.dtype, device=q.device)
     lse = torch.empty((p.B, p.H, p.S), dtype=torch.float32, device=q.device)
     if out.numel() == 0:
         return out, lse
-    kernel = abk.kernel(abk.FWD, p.D, causal)
-    q4, k4, v4 = (_readable(t, i, kernel) for i, t in enumerate((q, k, v)))
-    dense = out.is_contiguous()
-    # A kernel whose threads store O address it as dense: a seq-major output is written through a dense buffer.
-    o4 = out if dense or O_ARGUMENT not in kernel.abi.addressed else torch.empty(out.shape, dtype=out.dtype,
-                                                                                 device=out.device)
-    kernel(q4, k4, v4, o4, lse, p.S, p.kv_len, sm_scale, p.group, grid=abk.grid(abk.FWD, p.D, p.S, p.kv_len, p.H, p.B))
+    q4, k4, v4 = (dense_copy(t) if copy else t for t, copy in zip((q, k, v), call.copies))
+    o4 = torch.empty(out.shape, dtype=out.dtype, device=out.device) if call.o_through_copy else out
+    call.kernel(q4, k4, v4, o4, lse, *call.scalars, grid=call.grid)
     if o4 is not out:
         out.copy_(o4)
     return out, lse
@@ -102,17 +143,29 @@ def _check_saved(p: checks.AttentionProblem, do: torch.Tensor, o: torch.Tensor, 
                              f"got {t.dtype} [{', '.join(map(str, t.shape))}]")
 
 
-def attention_bwd_impl(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
-                       lse: torch.Tensor, causal: bool, scale: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The gradients (dq, dk, dv) of attention_fwd_lse's output o for the
-    output's gradient do, from the saved o and lse; `scale` the softmax scale."""
+@dataclass(frozen=True)
+class _Backward:
+    """Everything an attention_bwd call on tensors of one layout decides."""
+
+    problem: checks.AttentionProblem
+    path: str
+    """The dQ path (`attention_bwd_kernels.DQ_PATH` when decided)."""
+    kernels: tuple[Any, Any, Any]
+    """The preprocess, the dK/dV kernel and the dQ (or dQ conversion) kernel."""
+    grids: tuple[tuple[int, int, int], ...]
+    pre_copies: tuple[bool, bool]
+    """o, do copied for the preprocess."""
+    copies: tuple[bool, bool, bool, bool]
+    """q, k, v and the preprocess's dO copied for the dK/dV and dQ kernels."""
+
+
+_BACKWARD: dict[Any, _Backward] = call_cache()
+
+
+def _backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
+              lse: torch.Tensor, causal: bool) -> _Backward:
     p = _problem("attention_bwd", q, k, v, causal)
     _check_saved(p, do, o, lse)
-    dq = torch.empty((p.B, p.H, p.S, p.D), dtype=q.dtype, device=q.device)
-    dk = torch.empty((p.B, p.kv_heads, p.kv_len, p.D), dtype=k.dtype, device=k.device)
-    dv = torch.empty_like(dk)
-    if dq.numel() == 0 or dk.numel() == 0:
-        return dq, dk.zero_(), dv.zero_()  # no queries: nothing flows into k and v
     D, S, Sk, H, B = p.D, p.S, p.kv_len, p.H, p.B
     path = abk.DQ_PATH
     try:
@@ -120,21 +173,45 @@ def attention_bwd_impl(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: to
     except TawaError as err:  # (the atomic path's kernel does not compile yet)
         raise ValueError(f"tawa.torch.attention_bwd: the {path!r} dQ path cannot run at head dim {D}: "
                          f"{str(err).strip().splitlines()[0]}") from None
-    o4, do4 = _readable(o, 0, pre), _readable(do, 1, pre)
-    delta = torch.empty((B, H, S), dtype=torch.float32, device=q.device)
-    pre(o4, do4, delta, S, grid=abk.grid(abk.PRE, D, S, Sk, H, B))
-    if path == "kernel":
-        # Q, K, V, dO are the first arguments of both kernels.
-        q4, k4, v4, do4 = (_readable(t, i, dkdv, finish) for i, t in enumerate((q, k, v, do4)))
-        dkdv(q4, k4, v4, do4, lse, delta, dk, dv, S, Sk, scale, p.group,
-             grid=abk.grid(abk.DKDV, D, S, Sk, p.kv_heads, B))
-        finish(q4, k4, v4, do4, lse, delta, dq, S, Sk, scale, p.group, grid=abk.grid(abk.DQ, D, S, Sk, H, B))
+    pre_copies = (_copied(o, 0, pre), _copied(do, 1, pre))
+    # Q, K, V, dO are the first arguments of the dK/dV and dQ kernels (the conversion takes none).
+    readers = (dkdv, finish) if path == "kernel" else (dkdv,)
+    copies = (*(_copied(t, i, *readers) for i, t in enumerate((q, k, v))),
+              not pre_copies[1] and _copied(do, 3, *readers))
+    dkdv_name, finish_name = abk.PATH_KERNELS[path][1:]
+    grids = (abk.grid(abk.PRE, D, S, Sk, H, B), abk.grid(dkdv_name, D, S, Sk, p.kv_heads, B),
+             abk.grid(finish_name, D, S, Sk, H, B))
+    return _Backward(p, path, (pre, dkdv, finish), grids, pre_copies, copies)  # type: ignore[arg-type]
+
+
+def attention_bwd_impl(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
+                       lse: torch.Tensor, causal: bool, scale: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The gradients (dq, dk, dv) of attention_fwd_lse's output o for the
+    output's gradient do, from the saved o and lse; `scale` the softmax scale."""
+    key = (layout_key(do, q, k, v, o, lse), causal, abk.DQ_PATH)
+    call = _BACKWARD.get(key)
+    if call is None:
+        call = _backward(do, q, k, v, o, lse, causal)
+        remember(_BACKWARD, key, call)
+    p = call.problem
+    dq = torch.empty((p.B, p.H, p.S, p.D), dtype=q.dtype, device=q.device)
+    dk = torch.empty((p.B, p.kv_heads, p.kv_len, p.D), dtype=k.dtype, device=k.device)
+    dv = torch.empty_like(dk)
+    if dq.numel() == 0 or dk.numel() == 0:
+        return dq, dk.zero_(), dv.zero_()  # no queries: nothing flows into k and v
+    pre, dkdv, finish = call.kernels
+    pre_grid, dkdv_grid, finish_grid = call.grids
+    o4, do4 = (dense_copy(t) if copy else t for t, copy in zip((o, do), call.pre_copies))
+    delta = torch.empty((p.B, p.H, p.S), dtype=torch.float32, device=q.device)
+    pre(o4, do4, delta, p.S, grid=pre_grid)
+    q4, k4, v4, do4 = (dense_copy(t) if copy else t for t, copy in zip((q, k, v, do4), call.copies))
+    if call.path == "kernel":
+        dkdv(q4, k4, v4, do4, lse, delta, dk, dv, p.S, p.kv_len, scale, p.group, grid=dkdv_grid)
+        finish(q4, k4, v4, do4, lse, delta, dq, p.S, p.kv_len, scale, p.group, grid=finish_grid)
     else:
-        q4, k4, v4, do4 = (_readable(t, i, dkdv) for i, t in enumerate((q, k, v, do4)))
-        dq_sum = torch.zeros((B, H, S, D), dtype=torch.float32, device=q.device)
-        dkdv(q4, k4, v4, do4, lse, delta, dk, dv, dq_sum, S, Sk, scale, p.group,
-             grid=abk.grid(abk.DKDVDQ, D, S, Sk, p.kv_heads, B))
-        finish(dq_sum, dq, scale, grid=abk.grid(abk.CONVERT, D, S, Sk, H, B))
+        dq_sum = torch.zeros((p.B, p.H, p.S, p.D), dtype=torch.float32, device=q.device)
+        dkdv(q4, k4, v4, do4, lse, delta, dk, dv, dq_sum, p.S, p.kv_len, scale, p.group, grid=dkdv_grid)
+        finish(dq_sum, dq, scale, grid=finish_grid)
     return dq, dk, dv
 
 

@@ -71,3 +71,36 @@ def test_an_unknown_path_is_refused():
         with abk.dq_path("fast"):
             pass
     assert abk.DQ_PATH == "kernel"
+
+
+def test_a_layout_seen_before_is_not_checked_again(torch, kernels_on_cpu, monkeypatch):  # noqa: F811
+    """A training step's new tensors of the same layouts: the second step runs
+    the same kernels on its own tensors without checking again (the checks'
+    decisions are remembered per layout); another layout is checked."""
+    from tawa.torch import attention_grad, checks
+
+    checked = []
+    check = checks.check_attention
+    monkeypatch.setattr(checks, "check_attention", lambda *a, **kw: checked.append(a) or check(*a, **kw))
+    B, H, S, D = 1, 2, 40, 64
+
+    def step(S):
+        (q, k, v), _ = leaves(torch, *(torch.randn(B, H, S, D) for _ in range(3)))
+        tt.attention(q, k, v, causal=True).backward(torch.randn(B, H, S, D).to(torch.bfloat16))
+        return q, k, v
+
+    step(S)
+    assert len(checked) == 2  # the forward's and the backward's
+    launches = kernels_on_cpu["attention"]
+    del launches[:]
+    q, k, v = step(S)
+    assert len(checked) == 2 and [name for name, *_ in launches] == [abk.FWD, abk.PRE, abk.DKDV, abk.DQ]
+    assert [a.data_ptr() for a in launches[2][3][:3]] == [t.data_ptr() for t in (q, k, v)]
+    assert q.grad is not None and k.grad is not None and v.grad is not None
+    step(S + 8)
+    assert len(checked) == 4
+    # An error is not remembered: the same bad call is refused every time.
+    bad = torch.zeros(B, H, S, 96, dtype=torch.bfloat16)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="head dim"):
+            attention_grad.attention_fwd_lse_impl(bad, bad, bad, False, None)

@@ -19,11 +19,12 @@ from xdsl.dialects.builtin import BFloat16Type, Float32Type, IndexType, MemRefTy
 
 from tawa.backend.ptx.abi import KernelABI, Param
 from tawa.runtime import cuda
-from tawa.runtime.cuda import LaunchAPI, PreparedLaunch
+from tawa.runtime.cuda import BoundLaunch, LaunchAPI, PreparedLaunch
 from tawa.runtime.errors import ArgumentError, LaunchError
 from tawa.runtime.kernel import Kernel
 from tawa.runtime.launch import LaunchKeys, kernel_arguments, tensormap_by_value
 from tawa.runtime.params import PackedParams
+from tawa.runtime.template import LaunchTemplate
 
 
 def read_back(packed: PackedParams, i: int) -> bytes:
@@ -68,6 +69,9 @@ class FakeTensor:
     def data_ptr(self) -> int:
         return self.ptr
 
+    def get_device(self) -> int:
+        return self.device.index
+
     def stride(self) -> tuple[int, ...]:
         return self.strides
 
@@ -83,7 +87,7 @@ class FakeCupyArray:
     """What the key reads of a CuPy array."""
 
     def __init__(self, ptr: int, shape: tuple[int, ...], dtype: str = "bfloat16"):
-        self.data = types.SimpleNamespace(ptr=ptr)
+        self.data = types.SimpleNamespace(ptr=ptr, device_id=0)
         self.shape, self.dtype = shape, dtype
         self.strides = FakeTensor(ptr, shape).strides
 
@@ -169,6 +173,8 @@ class Recorder:
 
     def __init__(self) -> None:
         self.launches: list[tuple[int, ...]] = []
+        self.first_params: list[int] = []
+        """The first parameter (a pointer) of each launch, read as the driver would at the call."""
         self.device = 0
         self.stream = 7
         self.refuse = False
@@ -178,6 +184,8 @@ class Recorder:
             if self.refuse:
                 raise RuntimeError("refused")
             self.launches.append(args)
+            first = ctypes.cast(args[9], ctypes.POINTER(ctypes.c_uint64))[0]
+            self.first_params.append(int.from_bytes(ctypes.string_at(first, 8), "little"))
 
         return LaunchAPI(launch_kernel, lambda: self.device, RuntimeError, lambda uses_torch, device: lambda: self.stream)
 
@@ -214,7 +222,9 @@ def test_prepared_launch_reads_the_current_stream_and_device_every_time():
     assert one.again() and len(rec.launches) == 3
 
 
-def test_a_repeated_call_reuses_only_a_launch_of_equal_arguments(fake_torch, monkeypatch):
+def recorded_kernel(monkeypatch: pytest.MonkeyPatch) -> tuple[Kernel, Recorder, list[tuple]]:
+    """`scale_kernel()` whose launches and templates go to a `Recorder`, and
+    the arguments of each plan it makes (its checked launches)."""
     kernel, rec = scale_kernel(), Recorder()
     planned: list[tuple] = []
     full = kernel.plan
@@ -225,20 +235,33 @@ def test_a_repeated_call_reuses_only_a_launch_of_equal_arguments(fake_torch, mon
 
     monkeypatch.setattr(kernel, "plan", plan)
 
-    def launch(loaded, plan, stream):  # tawa.runtime.cuda.launch without a GPU
+    def prepared(plan, params):
         s = plan.shape
-        p = PreparedLaunch(0xF00, s.grid, s.block, s.smem_bytes, PackedParams(kernel_arguments(plan.params, None)),
-                           0, plan.uses_torch, rec.api())  # fmt: skip
+        return PreparedLaunch(0xF00, s.grid, s.block, s.smem_bytes, params, 0, plan.uses_torch, rec.api())
+
+    def launch(loaded, plan, stream):  # tawa.runtime.cuda.launch without a GPU
+        p = prepared(plan, PackedParams(kernel_arguments(plan.params, None)))
         p(rec.stream)
         return p
 
+    def bind(loaded, plan, program, array_args, alignments):  # tawa.runtime.cuda.bind without a GPU
+        template = LaunchTemplate(plan, program, array_args, alignments, None, lambda spec: None)
+        return BoundLaunch(template, prepared(plan, template.params))
+
     monkeypatch.setattr(cuda, "launch", launch)
+    monkeypatch.setattr(cuda, "bind", bind)
     monkeypatch.setattr(kernel, "load", lambda device: None)
+    return kernel, rec, planned
+
+
+def test_a_repeated_call_reuses_only_a_launch_of_equal_arguments(fake_torch, monkeypatch):
+    kernel, rec, planned = recorded_kernel(monkeypatch)
     X = FakeTensor(0x10000, (4, 8))
     for _ in range(3):
         kernel(X, 32, 2.0, grid=(3,))
     assert len(planned) == 1 and len(rec.launches) == 3  # checked once, launched thrice
-    # Each change is planned anew: pointer, shape, strides, dtype (a view), scalar, grid.
+    # Each change is planned anew: pointer (the layout's template is made), shape, strides,
+    # dtype (a view), scalar, grid.
     kernel(FakeTensor(0x20000, (4, 8)), 32, 2.0, grid=(3,))
     kernel(FakeTensor(0x10000, (8, 4)), 32, 2.0, grid=(3,))
     with pytest.raises(ArgumentError, match="must be dense row-major"):
@@ -248,15 +271,42 @@ def test_a_repeated_call_reuses_only_a_launch_of_equal_arguments(fake_torch, mon
     kernel(X, 33, 2.0, grid=(3,))
     kernel(X, 32, 2.0, grid=(4,))
     assert len(planned) == 7
-    pointers = [int.from_bytes(ctypes.string_at(ctypes.cast(a[9], ctypes.POINTER(ctypes.c_uint64))[0], 8), "little")
-                for a in rec.launches]  # fmt: skip
-    assert pointers == [0x10000] * 3 + [0x20000, 0x10000, 0x10000, 0x10000]
+    assert rec.first_params == [0x10000] * 3 + [0x20000, 0x10000, 0x10000, 0x10000]
     rec.device = 1  # another device current: the full path
     kernel(X, 32, 2.0, grid=(3,))
     assert len(planned) == 8
     # A grid with an unhashable entry is reported by the checks, not by the lookup.
     with pytest.raises(LaunchError, match="grid must be"):
         kernel(X, 32, 2.0, grid=([3],))
+
+
+def test_new_arrays_of_a_layout_seen_before_launch_through_its_template(fake_torch, monkeypatch):
+    """A model's new activations every call: the same shapes, strides and
+    dtypes at new addresses.  The second address makes the layout's template
+    (one more plan); every later one only writes its address."""
+    kernel, rec, planned = recorded_kernel(monkeypatch)
+    addresses = [0x10000 + 0x1000 * i for i in range(6)]
+    for ptr in addresses:
+        kernel(FakeTensor(ptr, (4, 8)), 32, 2.0, grid=(3,))
+    assert len(planned) == 2 and rec.first_params == addresses
+    # Another alignment, device or shape is another layout: checked (and refused) as before.
+    kernel(FakeTensor(0x30002, (4, 8)), 32, 2.0, grid=(3,))
+    with pytest.raises(ArgumentError, match="not aligned to its 2-byte elements"):
+        kernel(FakeTensor(0x30001, (4, 8)), 32, 2.0, grid=(3,))
+    with pytest.raises(ArgumentError, match="not aligned to its 2-byte elements"):
+        kernel(FakeTensor(0x40001, (4, 8)), 32, 2.0, grid=(3,))  # seen: its template fails the checks too
+    assert len(planned) == 6 and rec.first_params[-1] == 0x30002
+    with pytest.raises(ArgumentError, match="not aligned to its 2-byte elements"):
+        kernel(FakeTensor(0x50001, (4, 8)), 32, 2.0, grid=(3,))  # no template is tried again
+    assert len(planned) == 7
+    host = FakeTensor(0x50000, (4, 8))
+    host.is_cuda, host.device = False, types.SimpleNamespace(index=None)
+    for _ in range(2):
+        with pytest.raises(ArgumentError, match="move it to the GPU"):
+            kernel(host, 32, 2.0, grid=(3,))
+    # A launch with an explicit stream takes the checked path.
+    kernel(FakeTensor(0x60000, (4, 8)), 32, 2.0, grid=(3,), stream=rec.stream)
+    assert rec.first_params[-1] == 0x60000
 
 
 def test_host_only_benchmark_times_each_step_without_a_gpu():
