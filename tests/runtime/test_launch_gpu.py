@@ -47,6 +47,37 @@ def test_repeated_launches_reuse_only_what_is_the_same(cuda, seed):
     assert rel_err(C2, A2, B2) < TOL and rel_err(Cs, A[:m], B[:n]) < TOL
 
 
+def test_new_tensors_of_a_known_layout_launch_through_its_template(cuda, seed):
+    """A model's new activations every call: new tensors of the same shapes,
+    at new addresses (more than `PREPARED_LAUNCHES` of them), each launch
+    writing its own addresses into the layout's template; kept tensors are
+    reread correctly; a misaligned view of the same layout is not the
+    template's (its launch is checked and refused)."""
+    import torch
+
+    from tawa.runtime import ArgumentError
+
+    gemm = kernel_for()
+    M, N, K = 192, 256, 64
+    kept = []
+    for i in range(70):
+        A, B = inputs(M, N, K, "bf16", seed + i)
+        C, _ = poisoned(M, N, "bf16")
+        gemm(A, B, C, M, N, K, grid=grid(M, N))
+        kept.append((A, B, C))  # alive: every call gets new addresses
+        if i % 10 == 0 or i == 69:
+            torch.cuda.synchronize()
+            assert rel_err(C, A, B) < TOL, i
+    assert len(gemm._bound) == 1
+    torch.cuda.synchronize()
+    for i, (A, B, C) in enumerate(kept):
+        assert rel_err(C, A, B) < TOL, i
+    wide = torch.empty(M * K + 8, device="cuda", dtype=torch.bfloat16)
+    A = wide[1:].view(-1)[: M * K].view(M, K)  # 2 bytes past a 16-byte boundary
+    with pytest.raises(ArgumentError, match="16-byte aligned"):
+        gemm(A, kept[0][1], kept[0][2], M, N, K, grid=grid(M, N))
+
+
 def test_reused_launch_follows_the_current_stream(cuda, seed):
     import torch
 
