@@ -49,8 +49,13 @@ steps, f32 accumulation, grid (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉[, batch]).
   R an M×N residual of C's type (batch×M×N when batched).  The activation
   is computed in f32 on the accumulator with ops the lowering has
   (`ACTIVATIONS`: GELU's tanh form, SiLU as x·(½ + ½·tanh(x/2)), the
-  identity σ(x) = ½(1 + tanh(x/2)), and ReLU).  The default (no epilogue)
-  writes the program above, unchanged.
+  identity σ(x) = ½(1 + tanh(x/2)), and ReLU).  With `save_pre` (an
+  activation, not gated) the consumers also store the pre-activation
+  P = acc + bias, rounded to C's type, into a second output P shaped as C,
+  before they apply the activation: the arguments are then
+  (A, B[, Bias][, R], C, P, M, N, K), and a training forward pass keeps P
+  for the activation's derivative instead of recomputing the product.
+  The default (no epilogue) writes the program above, unchanged.
 
 `unsupported(config)` says why a configuration is outside the space that
 `tawa-hopper-pipeline` accepts (docs/passes.md, "Tile shapes"), or None.
@@ -117,9 +122,11 @@ class Epilogue:
     """An M×N tile of C's type added last."""
     gated: bool = False
     """A second B operand: the activation's output times its product."""
+    save_pre: bool = False
+    """A second output P shaped as C: acc + bias before the activation, in C's type."""
 
     def __post_init__(self) -> None:
-        for name in ("bias", "residual", "gated"):
+        for name in ("bias", "residual", "gated", "save_pre"):
             if not isinstance(getattr(self, name), bool):
                 raise TawaError(f"{name}={getattr(self, name)!r}: expected a bool", "tawa.kernels.Epilogue")
         if self.activation is not None and self.activation not in ACTIVATIONS:
@@ -127,11 +134,15 @@ class Epilogue:
                             "tawa.kernels.Epilogue")
         if self.gated and self.bias:
             raise TawaError("a gated epilogue takes no bias (it would be one per product)", "tawa.kernels.Epilogue")
+        if self.save_pre and (self.gated or self.activation is None):
+            # Gated, the pre-activations are two products; without an activation P is C less R.
+            raise TawaError("save_pre needs an activation and no gated product (P is acc + bias before the "
+                            "activation)", "tawa.kernels.Epilogue")
 
     @property
     def parts(self) -> tuple[str, ...]:
-        """What it does, in order: gated, bias, the activation, residual."""
-        return tuple(p for p, on in (("gated", self.gated), ("bias", self.bias),
+        """What it does, in order: gated, bias, save_pre, the activation, residual."""
+        return tuple(p for p, on in (("gated", self.gated), ("bias", self.bias), ("save_pre", self.save_pre),
                                      (self.activation or "", self.activation is not None),
                                      ("residual", self.residual)) if on)
 
@@ -389,6 +400,12 @@ def _epilogue(config: GemmConfig, acc: str, acc2: str, c_type: str, c_index: str
                   f"  %bias_t = tile.broadcast %bias_row : tensor<1x{bn}xf32> -> {t}\n",
                   f"  %biased = arith.addf {x}, %bias_t : {t}\n"]
         x = "%biased"
+    if ep.save_pre:  # P stored before the activation: its rounded copy is dead before the activation's temporaries
+        if c == "f32":
+            lines.append(f"  tile.store {x}, %P[{c_index}] : {t}, {c_type}\n")
+        else:
+            lines += [f"  %pre = arith.truncf {x} : {t} to tensor<{bm}x{bn}x{c}>\n",
+                      f"  tile.store %pre, %P[{c_index}] : tensor<{bm}x{bn}x{c}>, {c_type}\n"]
     if ep.activation is not None:
         act, x = _activation(ep.activation, x, t)
         lines += act
@@ -418,14 +435,16 @@ def _epilogue_doc(config: GemmConfig) -> str:
     if ep.gated:
         y = f"{y} · acc2 (acc2 = A{'ᵀ' if config.a_layout == 'km' else ''} · B2{'' if config.b_layout == 'kn' else 'ᵀ'}, B2 shaped as B)"
     operands = [f"Bias a vector of N {config.c_dtype}"] * ep.bias + ["R shaped as C"] * ep.residual
-    return f"  // Epilogue: C = {y}{' + R' if ep.residual else ''}{'; ' if operands else ''}{', '.join(operands)}.\n"
+    saved = f"; P = {x} (before the activation), shaped as C" if ep.save_pre else ""
+    return (f"  // Epilogue: C = {y}{' + R' if ep.residual else ''}{'; ' if operands else ''}{', '.join(operands)}"
+            f"{saved}.\n")
 
 
 def gemm_source(config: GemmConfig, name: str | None = None) -> str:
     """The tile program of `config`: kernel `config.kernel` (`@gemm`,
     `@batched_gemm` when batched, `@gemm_splitk` when split, a suffix per
     epilogue part: `@gemm_bias_gelu_tanh_residual`; `name` renames it) with
-    arguments (A, B[, B2][, Bias][, R], C, M, N, K), or (A, B, C, W,
+    arguments (A, B[, B2][, Bias][, R], C[, P], M, N, K), or (A, B, C, W,
     Counters, M, N, K) when split (module docstring)."""
     _check_generable(config, "tawa.kernels.gemm_source")
     bm, bn, bk = config.tile
@@ -498,7 +517,7 @@ def gemm_source(config: GemmConfig, name: str | None = None) -> str:
         )
         lo, hi = "%k_lo", "%k_hi"
     else:
-        out = f"%C: {c_type}"
+        out = f"%C: {c_type}" + f", %P: {c_type}" * ep.save_pre
         epilogue = _epilogue(config, "%acc#0" if gated else "%acc", "%acc#1", c_type, c_index)
         c_doc = f"C is {'batch×' * batched}M×N of {c}"
         grid = f"(⌈M/{bm}⌉, ⌈N/{bn}⌉{', batch' if batched else ''})"

@@ -4,9 +4,10 @@ gradient flows through a call (docs/runtime.md, "Autograd").
 
 * `Matmul` (`tawa::matmul`, C = A·B or A·Bᵀ) and `Linear` (`tawa::linear`,
   Y = act(X·Wᵀ + bias) + residual): the gradients are products on tawa's
-  matmul.  With dY' = dY·act'(P) (P = X·Wᵀ + bias, recomputed in the
-  backward pass by `tawa.torch.linear(x, w, bias)` rather than kept from the
-  forward pass: one more GEMM instead of an [M, N] tensor held per layer;
+  matmul.  With dY' = dY·act'(P) (P = X·Wᵀ + bias, which the forward pass
+  of an activated layer stores besides Y from the same kernel,
+  `tawa::linear_save`, and keeps for the backward pass, as torch keeps it:
+  an [M, N] tensor held per layer instead of one more GEMM;
   dY' = dY without an activation), dX = dY'·W reads W as it is and
   dW = dY'ᵀ·X reads both dY' and X as they are (dY'ᵀ is the transpose of
   a row-major [tokens, N]: the "_at" GEMMs read it in place as wgmma's
@@ -120,19 +121,22 @@ class Linear(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None, activation: str | None,
                 residual: torch.Tensor | None) -> torch.Tensor:
-        ctx.save_for_backward(x, w, bias)
         ctx.activation = activation
-        return library.call("linear", x, w, bias, activation, residual)
+        if activation is None:
+            ctx.save_for_backward(x, w, bias, None)
+            return library.call("linear", x, w, bias, None, residual)
+        y, pre = library.call("linear_save", x, w, bias, activation, residual)
+        ctx.save_for_backward(x, w, bias, pre)
+        return y
 
     @staticmethod
     @once_differentiable
     def backward(ctx: Any, dy: torch.Tensor) -> tuple[Any, ...]:
-        x, w, bias = ctx.saved_tensors
+        x, w, bias, pre = ctx.saved_tensors
         need_x, need_w, need_bias, _, need_residual = ctx.needs_input_grad
         N, K = w.shape
         dyp = dy
-        if ctx.activation is not None:
-            pre = library.call("linear", x, w, bias, None, None)  # the pre-activation, recomputed
+        if ctx.activation is not None:  # act'(P), P from the forward pass
             dyp = _ACTIVATION_GRADS[ctx.activation](dy, pre)
         dy2 = dyp.reshape(-1, N)
         dx, dw = _grad_products(dy2, x.reshape(-1, K), w, need_x, need_w)

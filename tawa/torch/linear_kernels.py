@@ -4,12 +4,14 @@
 Each is `tawa.kernels.gemm_source` of a `GemmConfig` with an `Epilogue`:
 one GEMM kernel whose consumer warp groups add the bias, apply the
 activation on the f32 accumulator, multiply by the second product (gated),
-add the residual tile and store.  `epilogue_choice` picks the tile: the
-heuristic's choice for the same problem as `tawa.torch.matmul`'s
-(`tawa.runtime.autotune.heuristic`), unsplit, where the epilogue's live
-tiles (a second accumulator, a residual tile, the bias) fit the consumers'
-registers (`tawa.kernels.gemm.unsupported`); else the next smaller tile
-that does (`HEURISTIC_TILES`, each cut to the heuristic's).
+add the residual tile and store (the training forward pass of an activated
+linear layer stores the pre-activation too, `save_pre`).
+`epilogue_choice` picks the tile: the heuristic's choice for the same
+problem as `tawa.torch.matmul`'s (`tawa.runtime.autotune.heuristic`),
+unsplit, where the epilogue's live tiles (a second accumulator, a
+residual tile, the bias) fit the consumers' registers
+(`tawa.kernels.gemm.unsupported`); else the next smaller tile that does
+(`HEURISTIC_TILES`, each cut to the heuristic's).
 `linear_kernel` compiles it (`build`) and remembers the kernel and grid
 per problem: a warm call is one dictionary look-up.
 """
@@ -66,14 +68,17 @@ def build(choice: Any) -> Any:
 
 
 def linear_kernel(layout: str, dtype: str, M: int, N: int, K: int, bias: bool, activation: str | None,
-                  residual: bool, gated: bool, sms: int = SM_COUNT) -> tuple[Any, tuple[int, ...]]:
+                  residual: bool, gated: bool, sms: int = SM_COUNT,
+                  save_pre: bool = False) -> tuple[Any, tuple[int, ...]]:
     """The kernel and launch grid for a problem (`epilogue_choice`),
-    compiled once and remembered per (layout, dtype, M, N, K, epilogue)."""
-    key = (layout, dtype, M, N, K, bias, activation, residual, gated)
+    compiled once and remembered per (layout, dtype, M, N, K, epilogue);
+    `save_pre`: the kernel also stores the pre-activation (the training
+    forward pass's `tawa::linear_save`)."""
+    key = (layout, dtype, M, N, K, bias, activation, residual, gated, save_pre)
     hit = _KERNELS.get(key)
     if hit is not None:
         return hit
-    epilogue = Epilogue(bias=bias, activation=activation, residual=residual, gated=gated)
+    epilogue = Epilogue(bias=bias, activation=activation, residual=residual, gated=gated, save_pre=save_pre)
     choice = epilogue_choice(layout, dtype, M, N, K, epilogue, sms)
     hit = _KERNELS[key] = (build(choice), choice.grid(M, N))
     return hit

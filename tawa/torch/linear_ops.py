@@ -1,6 +1,10 @@
 """The fused linear operators: `torch.library` operators `tawa::linear` and
 `tawa::gated_mlp` (imported by `tawa.torch` when torch ≥ 2.5 is there; it
-imports torch), registered by `tawa.torch.library.define`.
+imports torch), registered by `tawa.torch.library.define`, and
+`tawa::linear_save`, the training forward pass of an activated linear layer
+(`tawa.torch.grads.Linear`): `linear`'s output and the pre-activation
+P = x·wᵀ + bias, from one kernel whose consumers store both (the epilogue's
+`save_pre`), for the backward pass to read instead of recomputing the product.
 
 Each runs one generated GEMM kernel with its epilogue fused
 (`tawa.torch.linear_kernels`); nothing else is launched but copies of
@@ -54,6 +58,8 @@ class FusedCall:
     kernel: Any
     """A `tawa.Kernel`; None where nothing is launched (an empty output, K = 0)."""
     grid: Any
+    save_pre: bool = False
+    """Whether the kernel also stores the pre-activation (`tawa::linear_save`)."""
     bound: Any = field(default=None)
     """The kernel's launch template (`BoundLaunch`), made at the second call."""
     launches: int = 0
@@ -90,7 +96,7 @@ def _flat(t: torch.Tensor, shape: tuple) -> Optional[TensorInfo]:
 
 
 def _call(p: lc.LinearProblem, x: torch.Tensor, weights: tuple, bias: Optional[torch.Tensor],
-          activation: Optional[str], residual: Optional[torch.Tensor]) -> FusedCall:
+          activation: Optional[str], residual: Optional[torch.Tensor], save_pre: bool = False) -> FusedCall:
     """The call of a checked problem: copies, the weights' layout, the kernel."""
     M, N, K = p.M, p.N, p.K
     flat_x = _flat(x, (M, K))
@@ -110,8 +116,9 @@ def _call(p: lc.LinearProblem, x: torch.Tensor, weights: tuple, bias: Optional[t
     kernel = grid = None
     if M * N and K:
         kernel, grid = linear_kernels.linear_kernel(layout, p.dtype, M, N, K, bias is not None, activation,
-                                                    residual is not None, len(weights) == 2, sm_count(x.device))
-    return FusedCall(tuple(p.out_shape), M, N, K, layout, tuple(copies), kernel, grid)
+                                                    residual is not None, len(weights) == 2, sm_count(x.device),
+                                                    save_pre)
+    return FusedCall(tuple(p.out_shape), M, N, K, layout, tuple(copies), kernel, grid, save_pre)
 
 
 def _degenerate(out: torch.Tensor, bias, activation, residual, gated: bool) -> torch.Tensor:
@@ -129,21 +136,27 @@ def _degenerate(out: torch.Tensor, bias, activation, residual, gated: bool) -> t
     return out.copy_(y)
 
 
-def _run(call: FusedCall, x: torch.Tensor, weights: tuple, bias, activation, residual) -> torch.Tensor:
-    # The output first: nothing else is allocated before it (the GPU tests
-    # poison the block the caching allocator hands out next).
+def _run(call: FusedCall, x: torch.Tensor, weights: tuple, bias, activation, residual) -> Any:
+    """The output, or with `call.save_pre` (the output, the pre-activation)."""
+    # The outputs first: nothing else is allocated before them (the GPU tests
+    # poison the blocks the caching allocator hands out next).
     out = torch.empty(call.out_shape, dtype=x.dtype, device=x.device)
+    outs = (out, torch.empty(call.out_shape, dtype=x.dtype, device=x.device)) if call.save_pre else (out,)
+    result = outs if call.save_pre else out
     if call.kernel is None:
-        return _degenerate(out, bias, activation, residual, len(weights) == 2)
+        if call.save_pre:  # the pre-activation of a product of zeros: the bias
+            _degenerate(outs[1], bias, None, None, False)
+        _degenerate(out, bias, activation, residual, len(weights) == 2)
+        return result
     bound = call.bound
     if bound is not None and not any(call.copies):
         ptrs = (x.data_ptr(), *(w.data_ptr() for w in weights), *(t.data_ptr() for t in (bias, residual) if t is not None),
-                out.data_ptr())
+                *(o.data_ptr() for o in outs))
         if bound.launch(ptrs):
-            return out
-    arrays = (*call.operands(x, weights, bias, residual), out.view(call.M, call.N))
+            return result
+    arrays = (*call.operands(x, weights, bias, residual), *(o.view(call.M, call.N) for o in outs))
     launch(call, (*arrays, call.M, call.N, call.K), len(arrays))
-    return out
+    return result
 
 
 def linear_impl(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor], activation: Optional[str],
@@ -155,6 +168,21 @@ def linear_impl(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor], 
         p = lc.check_linear(describe(x), describe(w), None if bias is None else describe(bias), activation,
                             None if residual is None else describe(residual))
         call = _call(p, x, (w,), bias, activation, residual)
+        remember(_CALLS, key, call)
+    return _run(call, x, (w,), bias, activation, residual)
+
+
+def linear_save_impl(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor], activation: str,
+                     residual: Optional[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """`linear_impl`'s output and the pre-activation x·wᵀ + bias, both
+    [..., N] (`tawa::linear_save`; an activation is required)."""
+    key = ("linear_save", _layout_key(x), _layout_key(w), _layout_key(bias), activation, _layout_key(residual))
+    call = _CALLS.get(key)
+    if call is None:
+        lc.check_activation("linear_save", activation, allow_none=False)
+        p = lc.check_linear(describe(x), describe(w), None if bias is None else describe(bias), activation,
+                            None if residual is None else describe(residual))
+        call = _call(p, x, (w,), bias, activation, residual, save_pre=True)
         remember(_CALLS, key, call)
     return _run(call, x, (w,), bias, activation, residual)
 
@@ -193,6 +221,30 @@ def _linear_fake(
     return x.new_empty(p.out_shape)
 
 
+def _linear_save_op(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    bias: Optional[torch.Tensor],
+    activation: str,
+    residual: Optional[torch.Tensor],
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(activation(p) + residual, p) for p = x [..., K] · w [N, K]ᵀ + bias [N] → two [..., N]."""
+    return linear_save_impl(x, w, bias, activation, residual)
+
+
+def _linear_save_fake(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    bias: Optional[torch.Tensor],
+    activation: str,
+    residual: Optional[torch.Tensor],
+) -> tuple[torch.Tensor, torch.Tensor]:
+    lc.check_activation("linear_save", activation, allow_none=False)
+    x_, w_, bias_, residual_ = (None if t is None else describe(t, fake=True) for t in (x, w, bias, residual))
+    p = lc.check_linear(x_, w_, bias_, activation, residual_, fake=True)
+    return x.new_empty(p.out_shape), x.new_empty(p.out_shape)
+
+
 def _gated_mlp_op(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor, activation: str) -> torch.Tensor:
     """activation(x [..., K] · w_gate [N, K]ᵀ) · (x · w_upᵀ) → [..., N]."""
     return gated_mlp_impl(x, w_gate, w_up, activation)
@@ -205,5 +257,7 @@ def _gated_mlp_fake(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor, a
 
 linear = library.define("linear", _linear_op, _linear_fake, grads.Linear)
 """The operator's overload, what `tawa.torch.linear` calls outside eager calls (torch.compile traces it as one call)."""
+linear_save = library.define("linear_save", _linear_save_op, _linear_save_fake)
+"""The operator's overload: the training forward pass of an activated linear layer (no backward of its own)."""
 gated_mlp = library.define("gated_mlp", _gated_mlp_op, _gated_mlp_fake, grads.GatedMlp)
 """The operator's overload, what `tawa.torch.gated_mlp` calls outside eager calls."""

@@ -305,12 +305,15 @@ def test_linear_gradients(torch, kernels_on_cpu, activation, bias, residual):
         if got is not None:
             assert got.grad.shape == got.shape and got.grad.dtype == torch.bfloat16
             close(torch, got.grad, exp.grad, name)
-    # Forward, then the pre-activation recomputed (no activation, no residual) where there is one.
-    linears = kernels_on_cpu["linear"]
-    assert len(linears) == 1 + (activation is not None)
+    # One launch: the forward, which with an activation also stores the pre-activation the
+    # backward pass reads (no GEMM recomputes it).
+    ((config, args, _),) = kernels_on_cpu["linear"]
+    assert config.epilogue.save_pre == (activation is not None)
+    assert (config.epilogue.activation, config.epilogue.residual, config.epilogue.bias) == (activation, residual, bias)
     if activation is not None:
-        epilogue = linears[1][0].epilogue
-        assert (epilogue.activation, epilogue.residual, epilogue.bias) == (None, False, bias)
+        pre = args[-4]  # (..., C, P, M, N, K)
+        assert pre.shape == (M0 * M1, N) and pre.dtype == torch.bfloat16
+        close(torch, pre, (xf @ wf.T + (0 if bf is None else bf)).detach().reshape(-1, N), "P")
     (dx_name, _, dx_args, _), (dw_name, _, dw_args, _) = kernels_on_cpu["matmul"]
     # dX = dY'·W: W [N, K] read in place as the matmul's B [K, N]
     assert dx_name == "matmul" and dx_args[1].data_ptr() == w.data_ptr() and dx_args[3:] == (M0 * M1, K, N)
@@ -410,3 +413,44 @@ def test_torch_compile_training_step(torch, kernels_on_cpu):
     compiled = grads(torch.compile(block, backend="aot_eager", fullgraph=True))
     for e, c in zip(eager, compiled):
         close(torch, c, e, "compiled")
+
+
+def test_torch_compile_keeps_the_saved_pre_activation(torch, kernels_on_cpu):
+    """An activated linear layer under torch.compile(backend="aot_eager",
+    fullgraph=True): the traced forward runs tawa::linear_save (one launch,
+    Y and P), the backward reads the saved P (no GEMM recomputes it);
+    gradients as eager tawa's and within bf16 of float32 torch's."""
+    from torch._functorch.aot_autograd import aot_function, make_boxed_func
+
+    g = torch.Generator().manual_seed(9)
+    (x, w, b), (xf, wf, bf) = leaves(torch, torch.randn(3, 16, 64, generator=g),
+                                     torch.randn(96, 64, generator=g) * 0.2, torch.randn(96, generator=g))
+
+    def layer(x, w, b):
+        return tt.linear(x, w, b, activation="silu")
+
+    graphs = []
+
+    def keep(graph, _):
+        graphs.append(graph)
+        return make_boxed_func(graph)
+
+    def grads(fn):
+        params = [t.detach().clone().requires_grad_() for t in (x, w, b)]
+        fn(*params).float().square().sum().backward()
+        return [p.grad for p in params]
+
+    eager = grads(layer)
+    kernels_on_cpu["linear"].clear()
+    compiled = grads(torch.compile(layer, backend="aot_eager", fullgraph=True))
+    ((config, _, _),) = kernels_on_cpu["linear"]
+    assert config.epilogue.save_pre and config.epilogue.activation == "silu"
+    for e, c in zip(eager, compiled):
+        close(torch, c, e, "compiled")
+    torch.nn.functional.silu(xf @ wf.T + bf).square().sum().backward()
+    for name, got, want in zip(("dX", "dW", "dbias"), eager, (xf.grad, wf.grad, bf.grad)):
+        close(torch, got, want, name)
+    aot_function(layer, fw_compiler=keep, bw_compiler=keep)(x, w, b).sum().backward()
+    forward, backward = ({str(n.target) for n in gm.graph.nodes if n.op == "call_function"} for gm in graphs)
+    assert "tawa.linear_save.default" in forward and "tawa.linear.default" not in forward
+    assert "tawa.matmul.default" in backward and not {"tawa.linear.default", "tawa.linear_save.default"} & backward

@@ -9,7 +9,9 @@
 - linear (every activation, with and without bias and residual), matmul
   (B [N, K] and [K, N]) and gated_mlp: the gradients of x, w, bias,
   residual against float32 references, token counts and feature counts
-  that are not multiples of 8 (padded reductions).
+  that are not multiples of 8 (padded reductions); the training forward
+  `tawa::linear_save`'s two outputs (Y and the pre-activation the backward
+  pass reads); GPT-2's MLP at the model benchmark's widths 1024 and 2048.
 - a block (QKV projection, attention, output projection with residual,
   gated MLP) trained one step under `torch.compile(fullgraph=True)`,
   against the same block in float32 torch.
@@ -194,6 +196,51 @@ def test_linear_gradients(torch, seed, activation, bias, residual, lead, N, K):
     for name, t, tf in zip(("dX", "dW", "dbias", "dresidual"), (x, w, b, r), (xf, wf, bf, rf)):
         if t is not None:
             check_grad(torch, f"{name} ({activation}, {lead}x{N}x{K})", t.grad, tf.grad, t.shape)
+
+
+@pytest.mark.parametrize("activation", ["gelu_tanh", "silu", "relu"])
+@pytest.mark.parametrize("lead, N, K, bias, residual", [
+    ((1000,), 264, 200, True, True),
+    ((17,), 100, 512, False, False),  # rows of 200 bytes: C and P through the thread epilogue
+    ((2, 1024), 4096, 1024, True, False),  # GPT-2 medium's MLP up projection, 2048 tokens
+], ids=str)
+def test_linear_save_outputs(torch, seed, activation, lead, N, K, bias, residual):
+    """tawa::linear_save, the training forward: Y and the pre-activation
+    P = x·wᵀ + bias from one kernel, both in NaN-poisoned memory, against float32."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    x, w = randn(torch, g, *lead, K), randn(torch, g, N, K, scale=K**-0.5)
+    b = randn(torch, g, N) if bias else None
+    r = randn(torch, g, *lead, N) if residual else None
+    poison_pools(torch)
+    y, pre = torch.ops.tawa.linear_save(x, w, b, activation, r)
+    torch.cuda.synchronize()
+    want_pre = x.float() @ w.float().T + (0 if b is None else b.float())
+    want = act(torch, activation, want_pre) + (0 if r is None else r.float())
+    for name, got, exp in (("Y", y, want), ("P", pre, want_pre)):
+        assert got.shape == (*lead, N) and got.dtype == torch.bfloat16, name
+        assert bool(torch.isfinite(got).all()), f"{name}: elements not written"
+        assert rel_err(got, exp) <= TOL, f"{name}: relative error {rel_err(got, exp):.3g}"
+
+
+@pytest.mark.parametrize("tokens, width", [(2048, 1024), (512, 2048)])
+def test_model_mlp_gradients(torch, seed, tokens, width):
+    """GPT-2's MLP (x·W_fcᵀ + b_fc, GELU, then W_proj with the residual) at
+    tawa.bench's widths: the saved pre-activation's gradients against float32."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    hidden = 4 * width
+    tensors = [randn(torch, g, tokens, width), randn(torch, g, hidden, width, scale=width**-0.5),
+               randn(torch, g, hidden, scale=0.1), randn(torch, g, width, hidden, scale=hidden**-0.5)]
+    (x, w_fc, b_fc, w_proj), (xf, w_fcf, b_fcf, w_projf) = twins(torch, *tensors)
+    dy = randn(torch, g, tokens, width)
+    poison_pools(torch)
+    y = tt.linear(tt.linear(x, w_fc, b_fc, "gelu_tanh"), w_proj, residual=x)
+    poison_pools(torch)
+    y.backward(dy)
+    torch.cuda.synchronize()
+    h = act(torch, "gelu_tanh", xf @ w_fcf.T + b_fcf)
+    (h @ w_projf.T + xf).backward(dy.float())
+    for name, t, tf in (("dx", x, xf), ("dW_fc", w_fc, w_fcf), ("db_fc", b_fc, b_fcf), ("dW_proj", w_proj, w_projf)):
+        check_grad(torch, name, t.grad, tf.grad, t.shape)
 
 
 @pytest.mark.parametrize("transpose_b", [True, False])

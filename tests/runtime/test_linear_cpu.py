@@ -252,6 +252,7 @@ class StandIn:
         if ep.bias:
             bias, *rest = rest
             y = y + f(bias)
+        pre = y
         y = {None: y, "gelu_tanh": torch.nn.functional.gelu(y, approximate="tanh"),
              "silu": torch.nn.functional.silu(y), "relu": torch.relu(y)}[ep.activation]
         if ep.gated:
@@ -259,9 +260,11 @@ class StandIn:
         if ep.residual:
             R, *rest = rest
             y = y + f(R)
-        C, M, N, K = rest
-        assert C.shape == (M, N) and A.shape == (M, K)
-        C.copy_(y)
+        *outs, M, N, K = rest
+        assert len(outs) == 1 + ep.save_pre and A.shape == (M, K)
+        for out, value in zip(outs, (y, pre)):
+            assert out.shape == (M, N)
+            out.copy_(value)
 
 
 @pytest.fixture
@@ -419,3 +422,74 @@ def test_opcheck(torch, stand_in):
     torch.library.opcheck(torch.ops.tawa.linear.default, (x, w, b, "gelu_tanh", r))
     torch.library.opcheck(torch.ops.tawa.linear.default, (x, w, None, None, None))
     torch.library.opcheck(torch.ops.tawa.gated_mlp.default, (x, w, w, "silu"))
+
+
+# --------------------------------------------------------------------------- the training forward: linear_save
+
+
+def test_linear_save_is_registered(torch):
+    assert str(torch.ops.tawa.linear_save.default._schema) == (
+        "tawa::linear_save(Tensor x, Tensor w, Tensor? bias, str activation, Tensor? residual) -> (Tensor, Tensor)"
+    )
+
+
+def test_linear_save_meta_shapes_and_errors(torch):
+    bf = dict(dtype=torch.bfloat16, device="meta")
+    x, w = torch.empty(2, 100, 64, **bf), torch.empty(136, 64, **bf)
+    y, pre = torch.ops.tawa.linear_save(x, w, torch.empty(136, **bf), "silu", torch.empty(2, 100, 136, **bf))
+    assert y.shape == pre.shape == (2, 100, 136) and pre.dtype == torch.bfloat16 and pre.is_contiguous()
+    with pytest.raises(ValueError, match="tawa.torch.linear_save: unknown activation 'gelu'"):
+        torch.ops.tawa.linear_save(x, w, None, "gelu", None)
+    with pytest.raises(ValueError, match="tawa.torch.linear: K = 60 is not a multiple of 8"):
+        torch.ops.tawa.linear_save(torch.empty(4, 60, **bf), torch.empty(8, 60, **bf), None, "relu", None)
+
+
+@pytest.mark.parametrize("activation", ["gelu_tanh", "silu", "relu"])
+@pytest.mark.parametrize("bias, residual", [(True, True), (False, False)])
+def test_linear_save_real_implementation(torch, stand_in, activation, bias, residual):
+    """One kernel with the save_pre epilogue: Y as tawa::linear's, P = x·wᵀ + bias
+    a second output of Y's shape; operands read in place as tawa::linear reads them."""
+    from tawa.torch import linear_ops
+
+    g = torch.Generator().manual_seed(5)
+    bf = torch.bfloat16
+    x = torch.randn(2, 70, 64, generator=g).to(bf)
+    w = torch.randn(136, 64, generator=g).to(bf)
+    b = torch.randn(136, generator=g).to(bf) if bias else None
+    r = torch.randn(2, 70, 136, generator=g).to(bf) if residual else None
+    y, pre = linear_ops.linear_save_impl(x, w, b, activation, r)
+    assert y.shape == pre.shape == (2, 70, 136) and y.dtype == pre.dtype == bf
+    torch.testing.assert_close(y.float(), reference(torch, x, w, b, activation, r), rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(pre.float(), reference(torch, x, w, b), rtol=2e-2, atol=2e-2)
+    ((config, args, grid),) = stand_in
+    epilogue = Epilogue(bias=bias, activation=activation, residual=residual, save_pre=True)
+    assert config == linear_kernels.epilogue_choice("nk", "bfloat16", 140, 136, 64, epilogue).config
+    assert args[0].data_ptr() == x.data_ptr() and args[1].data_ptr() == w.data_ptr()
+    assert args[-5].data_ptr() == y.data_ptr() and args[-4].data_ptr() == pre.data_ptr()
+    assert args[-3:] == (140, 136, 64)
+    # Remembered per layout apart from tawa::linear's calls of the same operands.
+    tt.linear(x, w, b, activation, r)
+    linear_ops.linear_save_impl(x.clone(), w, b, activation, r)
+    assert len(linear_ops._CALLS) == 2 and [c[0].epilogue.save_pre for c in stand_in] == [True, False, True]
+
+
+def test_linear_save_degenerate_sizes(torch, stand_in):
+    from tawa.torch import linear_ops
+
+    bf = torch.bfloat16
+    bias, res = torch.tensor([-1.0, 0.5, 2.0]).to(bf), torch.ones(2, 3, dtype=bf)
+    y, pre = linear_ops.linear_save_impl(torch.ones(2, 0, dtype=bf), torch.ones(3, 0, dtype=bf), bias, "relu", res)
+    assert y.tolist() == [[1.0, 1.5, 3.0]] * 2 and pre.tolist() == [[-1.0, 0.5, 2.0]] * 2
+    y, pre = linear_ops.linear_save_impl(torch.ones(0, 8, dtype=bf), torch.ones(5, 8, dtype=bf), None, "silu", None)
+    assert y.shape == pre.shape == (0, 5) and stand_in == []
+
+
+def test_linear_save_opcheck(torch, stand_in):
+    g = torch.Generator().manual_seed(6)
+    bf = torch.bfloat16
+    x = torch.randn(2, 35, 64, generator=g).to(bf)
+    w = torch.randn(136, 64, generator=g).to(bf)
+    b = torch.randn(136, generator=g).to(bf)
+    r = torch.randn(2, 35, 136, generator=g).to(bf)
+    torch.library.opcheck(torch.ops.tawa.linear_save.default, (x, w, b, "gelu_tanh", r))
+    torch.library.opcheck(torch.ops.tawa.linear_save.default, (x, w, None, "relu", None))

@@ -7,8 +7,8 @@ what `tawa.torch.linear` and `tawa.torch.gated_mlp` run.
 * the tile program in the CPU interpreter against NumPy float32 on ragged
   M, N, K (not multiples of the tile), C poisoned with NaN: every
   activation × bias × residual, gated with each activation, f32 and f16 C,
-  B K×N, batched; the bias + GELU program computes the bits of
-  examples/gemm_bias_gelu.mlir;
+  B K×N, batched, the pre-activation saved (P poisoned too); the bias +
+  GELU program computes the bits of examples/gemm_bias_gelu.mlir;
 * the program lowered by `tawa-hopper-pipeline` and run by the CTA simulator
   on 2 persistent CTAs computes what the tile program computes;
 * the register rule (`unsupported`) agrees with tawa-check-resources on
@@ -63,7 +63,8 @@ def reference_activation(kind: str | None, y: np.ndarray) -> np.ndarray:
 
 
 def operands(config: GemmConfig, M: int, N: int, K: int, seed: int = 0, batch: int | None = None):
-    """The kernel's arguments (C poisoned) and NumPy's float32 reference."""
+    """The kernel's arguments (C, and P where saved, poisoned) and NumPy's
+    float32 reference: C's, or with `save_pre` (C's, P's)."""
     rng = np.random.default_rng(seed)
     ep, t = config.epilogue, NUMPY_TYPES[config.c_dtype]
     lead = () if batch is None else (batch,)
@@ -82,6 +83,7 @@ def operands(config: GemmConfig, M: int, N: int, K: int, seed: int = 0, batch: i
         bias = randn(N, dtype=t)
         args.append(bias)
         y = y + f(bias)
+    pre = y
     y = reference_activation(ep.activation, y)
     if ep.gated:
         y = y * products[1]
@@ -89,8 +91,8 @@ def operands(config: GemmConfig, M: int, N: int, K: int, seed: int = 0, batch: i
         R = randn(*lead, M, N, dtype=t)
         args.append(R)
         y = y + f(R)
-    C = np.full((*lead, M, N), np.nan, t)
-    return [*args, C, M, N, K], y
+    outs = [np.full((*lead, M, N), np.nan, t) for _ in range(1 + ep.save_pre)]
+    return [*args, *outs, M, N, K], ((y, pre) if ep.save_pre else y)
 
 
 def assert_close(got: np.ndarray, want: np.ndarray, c_dtype: str) -> None:
@@ -101,9 +103,10 @@ def assert_close(got: np.ndarray, want: np.ndarray, c_dtype: str) -> None:
 
 
 def run(module, config: GemmConfig, M: int, N: int, K: int, seed: int = 0, batch: int | None = None, **kw):
+    """(C, want) after running `module`; with `save_pre`, ((C, P), (C's, P's want))."""
     args, want = operands(config, M, N, K, seed, batch)
     tawa.interpret(module, config.kernel, gemm_grid(config, M, N, batch), *args, **kw)
-    return args[-4], want
+    return (tuple(args[-5:-3]) if config.epilogue.save_pre else args[-4]), want
 
 
 def check_lines(text: str, expected: list[str]) -> None:
@@ -423,3 +426,137 @@ def test_row_groups_of_128_assemble_without_spills(activation, tmp_path, monkeyp
     monkeypatch.setenv("TAWA_CACHE_DIR", str(tmp_path))
     config = GemmConfig(256, 128, 64, epilogue=Epilogue(bias=True, activation=activation, residual=True))
     assert_assembles_without_spills(Choice(config, group_rows=128))
+
+
+# --------------------------------------------------------------------------- the pre-activation saved
+
+SAVE_PRE = Epilogue(bias=True, activation="gelu_tanh", save_pre=True)
+
+
+def test_save_pre_text():
+    """P is a second output after C; acc + bias is rounded and stored into it
+    before the activation's ops."""
+    config = GemmConfig(128, 256, 64, epilogue=SAVE_PRE)
+    assert config.kernel == "gemm_bias_save_pre_gelu_tanh" and config.id == "128x256x64-bias-save_pre-gelu_tanh"
+    text = gemm_source(config)
+    check_lines(text, [
+        "func.func @gemm_bias_save_pre_gelu_tanh(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, "
+        "%Bias: memref<?xbf16>, %C: memref<?x?xbf16>, %P: memref<?x?xbf16>,",
+        "%M: index, %N: index, %K: index) {",
+        "// Epilogue: C = gelu_tanh(acc + Bias); Bias a vector of N bf16; P = acc + Bias (before the activation), "
+        "shaped as C.",
+        "%biased = arith.addf %acc, %bias_t",
+        "%pre = arith.truncf %biased : tensor<128x256xf32> to tensor<128x256xbf16>",
+        "tile.store %pre, %P[%m0, %n0] : tensor<128x256xbf16>, memref<?x?xbf16>",
+        "%act_tanh = math.tanh",
+        "tile.store %c, %C[%m0, %n0]",
+    ])
+    f32 = gemm_source(GemmConfig(64, 64, 64, "f16", "f16", "f32",
+                                 epilogue=Epilogue(activation="relu", residual=True, save_pre=True)))
+    check_lines(f32, ["%R: memref<?x?xf32>, %C: memref<?x?xf32>, %P: memref<?x?xf32>,",
+                      "tile.store %acc, %P[%m0, %n0] : tensor<64x64xf32>", "%act = arith.maximumf %acc",
+                      "tile.store %with_res, %C[%m0, %n0]"])
+    assert "arith.truncf" not in f32
+
+
+@pytest.mark.parametrize("kwargs", [dict(), dict(bias=True, residual=True), dict(activation="silu", gated=True)],
+                         ids=["plain", "bias-residual", "gated"])
+def test_save_pre_rules(kwargs):
+    with pytest.raises(TawaError, match=r"save_pre needs an activation and no gated product"):
+        Epilogue(save_pre=True, **kwargs)
+    with pytest.raises(TawaError, match="save_pre=1: expected a bool"):
+        Epilogue(activation="relu", save_pre=1)
+
+
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("bias, residual", [(False, False), (True, True)], ids=["plain", "bias-residual"])
+def test_save_pre_in_the_interpreter(activation, bias, residual, seed):
+    config = GemmConfig(64, 64, 64, epilogue=Epilogue(bias=bias, activation=activation, residual=residual,
+                                                      save_pre=True))
+    (C, P), (want, want_pre) = run(gemm_source(config), config, *RAGGED, seed=seed)
+    assert_close(C, want, "bf16")
+    assert_close(P, want_pre, "bf16")
+
+
+@pytest.mark.parametrize("config, batch", [
+    (GemmConfig(64, 64, 64, "f16", "f16", "f32", epilogue=Epilogue(bias=True, activation="silu", save_pre=True)), None),
+    (GemmConfig(64, 64, 64, b_layout="kn", batched=True,
+                epilogue=Epilogue(bias=True, activation="gelu_tanh", residual=True, save_pre=True)), 2),
+], ids=lambda v: v.id if isinstance(v, GemmConfig) else str(v))
+def test_save_pre_types_and_batches_in_the_interpreter(config, batch, seed):
+    (C, P), (want, want_pre) = run(gemm_source(config), config, *RAGGED, seed=seed, batch=batch)
+    assert_close(C, want, config.c_dtype)
+    assert_close(P, want_pre, config.c_dtype)
+
+
+SAVE_PRE_SIMULATED = [
+    (Choice(GemmConfig(128, 128, 64, epilogue=SAVE_PRE)), "auto"),
+    _slow(Choice(GemmConfig(64, 128, 64, epilogue=Epilogue(bias=True, activation="relu", residual=True,
+                                                           save_pre=True))), "threads"),
+    _slow(Choice(GemmConfig(128, 256, 64, epilogue=Epilogue(bias=True, activation="silu", residual=True,
+                                                            save_pre=True)))),
+]
+
+
+@pytest.mark.parametrize("choice, epilogue", SAVE_PRE_SIMULATED,
+                         ids=lambda v: v.id.replace(" ", "-") if isinstance(v, Choice) else v)
+def test_lowered_save_pre_computes_the_tile_program(choice, epilogue, seed):
+    """The consumers' two stores (P, then C) lowered, on ragged M, N, K, 3
+    programs per CTA: both outputs as the tile program's, bit for bit."""
+    config = choice.config
+    M, N, K = config.block_m * 2 + 17, config.block_n + 40, 3 * 64 - 24
+    want, _ = run(gemm_source(config), config, M, N, K, seed=seed)
+    got, _ = run(lowered(choice, epilogue), config, M, N, K, seed=seed, ctas=2)
+    for name, g, w in zip("CP", got, want):
+        assert not np.isnan(g.astype(np.float32)).any(), f"elements of {name} never written"
+        g, w = g.astype(np.float64), w.astype(np.float64)
+        assert np.linalg.norm(g - w) / np.linalg.norm(w) < 1e-2, name
+
+
+def model_save_pre_choices() -> list[Choice]:
+    """The distinct choices `tawa.torch.linear` makes for the training
+    forward of tawa.bench's GPT-2 MLPs (x·W_fcᵀ + b_fc, GELU): widths 1024
+    and 2048 (N = 4·width), 128 to 16384 tokens."""
+    from tawa.bench.model_nets import MODELS
+
+    choices = {}
+    for cfg in MODELS.values():
+        if cfg.family != "gpt2":
+            continue
+        for tokens in (128, 256, 512, 1024, 2048, 4096, 8192, 16384):
+            choices.setdefault(epilogue_choice("nk", "bfloat16", tokens, cfg.hidden, cfg.width, SAVE_PRE), None)
+    return list(choices)
+
+
+def test_model_save_pre_choices():
+    """Every tile of the heuristic's list from 64x64 up: what the slow ptxas sweep assembles."""
+    tiles = sorted(c.config.tile for c in model_save_pre_choices())
+    assert tiles == [(64, 64, 64), (64, 128, 64), (128, 128, 64), (128, 256, 64)]
+
+
+@needs_ptxas
+def test_save_pre_default_tile_assembles_without_spills(tmp_path, monkeypatch):
+    monkeypatch.setenv("TAWA_CACHE_DIR", str(tmp_path))
+    choice = epilogue_choice("nk", "bfloat16", 8192, 4096, 1024, SAVE_PRE)
+    assert choice.config.tile == (128, 256, 64)
+    assert_assembles_without_spills(choice)
+    # Two TMA stores of 64-column boxes per warp group's 64 rows: C's and P's.
+    assert choice.compile().ptx.count("cp.async.bulk.tensor.2d.global.shared") == 8
+
+
+@needs_ptxas
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(4))
+def test_model_save_pre_choices_assemble_without_spills(index, tmp_path, monkeypatch):
+    monkeypatch.setenv("TAWA_CACHE_DIR", str(tmp_path))
+    assert_assembles_without_spills(model_save_pre_choices()[index])
+
+
+@needs_ptxas
+@pytest.mark.slow
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("bias, residual", [(False, False), (True, True)], ids=["plain", "bias-residual"])
+def test_save_pre_combinations_assemble_without_spills(activation, bias, residual, tmp_path, monkeypatch):
+    monkeypatch.setenv("TAWA_CACHE_DIR", str(tmp_path))
+    epilogue = Epilogue(bias=bias, activation=activation, residual=residual, save_pre=True)
+    assert_assembles_without_spills(epilogue_choice("nk", "bfloat16", 8192, 8192, 8192, epilogue))
