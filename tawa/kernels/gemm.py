@@ -50,11 +50,12 @@ steps, f32 accumulation, grid (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉[, batch]).
   is computed in f32 on the accumulator with ops the lowering has
   (`ACTIVATIONS`: GELU's tanh form, SiLU as x·(½ + ½·tanh(x/2)), the
   identity σ(x) = ½(1 + tanh(x/2)), and ReLU).  With `save_pre` (an
-  activation, not gated) the consumers also store the pre-activation
-  P = acc + bias, rounded to C's type, into a second output P shaped as C,
-  before they apply the activation: the arguments are then
-  (A, B[, Bias][, R], C, P, M, N, K), and a training forward pass keeps P
-  for the activation's derivative instead of recomputing the product.
+  activation) the consumers also store the pre-activation P = acc + bias,
+  rounded to C's type, into a second output P shaped as C, before they
+  apply the activation, and when gated the second product acc₂ into a
+  third, P2: the arguments are then (A, B[, B2][, Bias][, R], C, P[, P2],
+  M, N, K), and a training forward pass keeps them for the backward pass
+  instead of recomputing the products.
   The default (no epilogue) writes the program above, unchanged.
 
 `unsupported(config)` says why a configuration is outside the space that
@@ -123,7 +124,8 @@ class Epilogue:
     gated: bool = False
     """A second B operand: the activation's output times its product."""
     save_pre: bool = False
-    """A second output P shaped as C: acc + bias before the activation, in C's type."""
+    """A second output P shaped as C: acc + bias before the activation, in C's
+    type; gated, a third, P2: acc₂ (the product the activation's output multiplies)."""
 
     def __post_init__(self) -> None:
         for name in ("bias", "residual", "gated", "save_pre"):
@@ -134,10 +136,9 @@ class Epilogue:
                             "tawa.kernels.Epilogue")
         if self.gated and self.bias:
             raise TawaError("a gated epilogue takes no bias (it would be one per product)", "tawa.kernels.Epilogue")
-        if self.save_pre and (self.gated or self.activation is None):
-            # Gated, the pre-activations are two products; without an activation P is C less R.
-            raise TawaError("save_pre needs an activation and no gated product (P is acc + bias before the "
-                            "activation)", "tawa.kernels.Epilogue")
+        if self.save_pre and self.activation is None:  # without one, P would be C less R
+            raise TawaError("save_pre needs an activation (P is acc + bias before the activation)",
+                            "tawa.kernels.Epilogue")
 
     @property
     def parts(self) -> tuple[str, ...]:
@@ -262,7 +263,9 @@ def consumer_registers(config: GemmConfig, group_rows: int = WGMMA_M) -> int:
     consumer warp group owning `group_rows` rows of the tile: its
     accumulators (two when gated), the residual tile and the bias vector in
     C's type (16-bit values packed in pairs; a bias of BLOCK_N columns is
-    BLOCK_N/4 values a thread, whatever its rows), plus
+    BLOCK_N/4 values a thread, whatever its rows), or, where more, a saved
+    pre-activation's rounded tile (`save_pre`: stored while the
+    accumulators are live, before the residual is loaded), plus
     `SCALAR_REGS_OVERHEAD`.  The activation's intermediates cost nothing
     more: ptxas computes the elementwise chain element by element
     (tawa/analysis/register_demand.py)."""
@@ -271,7 +274,8 @@ def consumer_registers(config: GemmConfig, group_rows: int = WGMMA_M) -> int:
     narrow = 2 if config.c_dtype == "f32" else 1  # 32-bit registers per pair of C's values
     residual = acc // 2 * narrow if ep.residual else 0
     bias = config.block_n // 8 * narrow if ep.bias else 0
-    return acc * (1 + ep.gated) + residual + bias + SCALAR_REGS_OVERHEAD
+    pre = acc // 2 * narrow if ep.save_pre else 0
+    return acc * (1 + ep.gated) + max(residual + bias, pre) + SCALAR_REGS_OVERHEAD
 
 
 def consumer_budget(block_m: int, group_rows: int = WGMMA_M) -> int:
@@ -327,8 +331,11 @@ def unsupported(config: GemmConfig, group_rows: int = WGMMA_M) -> str | None:
                 f"registers but a CTA of {threads} threads starts with {cap} (tawa-check-resources)")
     need, budget = consumer_registers(config, group_rows), consumer_budget(config.block_m, group_rows)
     if need - REGISTER_ESTIMATE_ERROR > budget:
-        what = "two accumulators" if config.epilogue.gated else "the accumulator"
-        extra = [n for n, on in (("a residual tile", config.epilogue.residual), ("a bias", config.epilogue.bias)) if on]
+        ep = config.epilogue
+        what = "two accumulators" if ep.gated else "the accumulator"
+        extra = [n for n, on in (("a residual tile", ep.residual), ("a bias", ep.bias)) if on]
+        if ep.save_pre and not extra:
+            extra = ["a saved pre-activation tile"]
         return (f"{config.block_m}x{config.block_n} ({'-'.join(config.epilogue.parts) or 'no epilogue'}): "
                 f"{' and '.join([', '.join([what, *extra[:-1]]), *extra[-1:]])} need ~{need} registers a "
                 f"consumer thread but setmaxnreg gives {budget} (tawa-check-resources); use a smaller BLOCK_N")
@@ -400,12 +407,13 @@ def _epilogue(config: GemmConfig, acc: str, acc2: str, c_type: str, c_index: str
                   f"  %bias_t = tile.broadcast %bias_row : tensor<1x{bn}xf32> -> {t}\n",
                   f"  %biased = arith.addf {x}, %bias_t : {t}\n"]
         x = "%biased"
-    if ep.save_pre:  # P stored before the activation: its rounded copy is dead before the activation's temporaries
+    # P (and P2, gated) stored before the activation: the rounded copies are dead before its temporaries.
+    for value, out, name in ((x, "%P", "pre"), (acc2, "%P2", "pre2"))[: ep.save_pre * (1 + ep.gated)]:
         if c == "f32":
-            lines.append(f"  tile.store {x}, %P[{c_index}] : {t}, {c_type}\n")
+            lines.append(f"  tile.store {value}, {out}[{c_index}] : {t}, {c_type}\n")
         else:
-            lines += [f"  %pre = arith.truncf {x} : {t} to tensor<{bm}x{bn}x{c}>\n",
-                      f"  tile.store %pre, %P[{c_index}] : tensor<{bm}x{bn}x{c}>, {c_type}\n"]
+            lines += [f"  %{name} = arith.truncf {value} : {t} to tensor<{bm}x{bn}x{c}>\n",
+                      f"  tile.store %{name}, {out}[{c_index}] : tensor<{bm}x{bn}x{c}>, {c_type}\n"]
     if ep.activation is not None:
         act, x = _activation(ep.activation, x, t)
         lines += act
@@ -435,7 +443,7 @@ def _epilogue_doc(config: GemmConfig) -> str:
     if ep.gated:
         y = f"{y} · acc2 (acc2 = A{'ᵀ' if config.a_layout == 'km' else ''} · B2{'' if config.b_layout == 'kn' else 'ᵀ'}, B2 shaped as B)"
     operands = [f"Bias a vector of N {config.c_dtype}"] * ep.bias + ["R shaped as C"] * ep.residual
-    saved = f"; P = {x} (before the activation), shaped as C" if ep.save_pre else ""
+    saved = f"; P = {x}{', P2 = acc2' if ep.gated else ''} (before the activation), shaped as C" if ep.save_pre else ""
     return (f"  // Epilogue: C = {y}{' + R' if ep.residual else ''}{'; ' if operands else ''}{', '.join(operands)}"
             f"{saved}.\n")
 
@@ -444,7 +452,7 @@ def gemm_source(config: GemmConfig, name: str | None = None) -> str:
     """The tile program of `config`: kernel `config.kernel` (`@gemm`,
     `@batched_gemm` when batched, `@gemm_splitk` when split, a suffix per
     epilogue part: `@gemm_bias_gelu_tanh_residual`; `name` renames it) with
-    arguments (A, B[, B2][, Bias][, R], C[, P], M, N, K), or (A, B, C, W,
+    arguments (A, B[, B2][, Bias][, R], C[, P[, P2]], M, N, K), or (A, B, C, W,
     Counters, M, N, K) when split (module docstring)."""
     _check_generable(config, "tawa.kernels.gemm_source")
     bm, bn, bk = config.tile
@@ -517,7 +525,7 @@ def gemm_source(config: GemmConfig, name: str | None = None) -> str:
         )
         lo, hi = "%k_lo", "%k_hi"
     else:
-        out = f"%C: {c_type}" + f", %P: {c_type}" * ep.save_pre
+        out = f"%C: {c_type}" + f", %P: {c_type}" * ep.save_pre + f", %P2: {c_type}" * (ep.save_pre and gated)
         epilogue = _epilogue(config, "%acc#0" if gated else "%acc", "%acc#1", c_type, c_index)
         c_doc = f"C is {'batch×' * batched}M×N of {c}"
         grid = f"(⌈M/{bm}⌉, ⌈N/{bn}⌉{', batch' if batched else ''})"

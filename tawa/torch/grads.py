@@ -14,7 +14,8 @@ gradient flows through a call (docs/runtime.md, "Autograd").
   MN-major A); dbias = Σ dY' over the rows (torch, in f32); the
   residual's gradient is dY.
 * `GatedMlp` (`tawa::gated_mlp`, Y = act(G)·U, G = X·W_gateᵀ, U = X·W_upᵀ):
-  G and U recomputed by two matmuls; dG = dY·U·act'(G), dU = dY·act(G)
+  G and U stored by the forward pass's kernel besides Y
+  (`tawa::gated_mlp_save`) and kept; dG = dY·U·act'(G), dU = dY·act(G)
   (torch, elementwise); dX = dG·W_gate + dU·W_up in one `tawa.torch.linear`
   call (dU·W_up from a matmul as its residual); dW_gate = dGᵀ·X,
   dW_up = dUᵀ·X with dGᵀ, dUᵀ read in place (as dY'ᵀ above).
@@ -150,18 +151,19 @@ class GatedMlp(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor,
                 activation: str) -> torch.Tensor:
-        ctx.save_for_backward(x, w_gate, w_up)
         ctx.activation = activation
-        return library.call("gated_mlp", x, w_gate, w_up, activation)
+        y, g, u = library.call("gated_mlp_save", x, w_gate, w_up, activation)
+        ctx.save_for_backward(x, w_gate, w_up, g, u)
+        return y
 
     @staticmethod
     @once_differentiable
     def backward(ctx: Any, dy: torch.Tensor) -> tuple[Any, ...]:
-        x, w_gate, w_up = ctx.saved_tensors
+        x, w_gate, w_up, g, u = ctx.saved_tensors
         need_x, need_gate, need_up, _ = ctx.needs_input_grad
         N, K = w_gate.shape
         x2, dy2 = x.reshape(-1, K), dy.reshape(-1, N)
-        g, u = (library.call("matmul", x2, w, True) for w in (w_gate, w_up))  # recomputed
+        g, u = g.reshape(-1, N), u.reshape(-1, N)
         dg = _ACTIVATION_GRADS[ctx.activation](dy2.float() * u.float(), g.float()).to(x.dtype)
         du = (dy2.float() * _ACTIVATIONS[ctx.activation](g.float())).to(x.dtype)
         dx = None

@@ -72,8 +72,9 @@ def linear_kernel(layout: str, dtype: str, M: int, N: int, K: int, bias: bool, a
                   save_pre: bool = False) -> tuple[Any, tuple[int, ...]]:
     """The kernel and launch grid for a problem (`epilogue_choice`),
     compiled once and remembered per (layout, dtype, M, N, K, epilogue);
-    `save_pre`: the kernel also stores the pre-activation (the training
-    forward pass's `tawa::linear_save`)."""
+    `save_pre`: the kernel also stores the pre-activation, or gated both
+    products (the training forward passes, `tawa::linear_save` and
+    `tawa::gated_mlp_save`)."""
     key = (layout, dtype, M, N, K, bias, activation, residual, gated, save_pre)
     hit = _KERNELS.get(key)
     if hit is not None:

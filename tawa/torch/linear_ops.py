@@ -1,10 +1,12 @@
 """The fused linear operators: `torch.library` operators `tawa::linear` and
 `tawa::gated_mlp` (imported by `tawa.torch` when torch ≥ 2.5 is there; it
-imports torch), registered by `tawa.torch.library.define`, and
-`tawa::linear_save`, the training forward pass of an activated linear layer
-(`tawa.torch.grads.Linear`): `linear`'s output and the pre-activation
-P = x·wᵀ + bias, from one kernel whose consumers store both (the epilogue's
-`save_pre`), for the backward pass to read instead of recomputing the product.
+imports torch), registered by `tawa.torch.library.define`, and their
+training forward passes (`tawa.torch.grads`): `tawa::linear_save` (an
+activated linear layer) returns `linear`'s output and the pre-activation
+P = x·wᵀ + bias, `tawa::gated_mlp_save` `gated_mlp`'s output and both
+products G = x·w_gateᵀ and U = x·w_upᵀ, each from one kernel whose
+consumers store them all (the epilogue's `save_pre`), for the backward pass
+to read instead of recomputing the products.
 
 Each runs one generated GEMM kernel with its epilogue fused
 (`tawa.torch.linear_kernels`); nothing else is launched but copies of
@@ -59,7 +61,7 @@ class FusedCall:
     """A `tawa.Kernel`; None where nothing is launched (an empty output, K = 0)."""
     grid: Any
     save_pre: bool = False
-    """Whether the kernel also stores the pre-activation (`tawa::linear_save`)."""
+    """Whether the kernel also stores the pre-activation: one output more per weight (the `_save` operators)."""
     bound: Any = field(default=None)
     """The kernel's launch template (`BoundLaunch`), made at the second call."""
     launches: int = 0
@@ -137,15 +139,17 @@ def _degenerate(out: torch.Tensor, bias, activation, residual, gated: bool) -> t
 
 
 def _run(call: FusedCall, x: torch.Tensor, weights: tuple, bias, activation, residual) -> Any:
-    """The output, or with `call.save_pre` (the output, the pre-activation)."""
+    """The output, or with `call.save_pre` (the output, the pre-activation of
+    each weight's product)."""
     # The outputs first: nothing else is allocated before them (the GPU tests
     # poison the blocks the caching allocator hands out next).
     out = torch.empty(call.out_shape, dtype=x.dtype, device=x.device)
-    outs = (out, torch.empty(call.out_shape, dtype=x.dtype, device=x.device)) if call.save_pre else (out,)
-    result = outs if call.save_pre else out
+    saved = len(weights) if call.save_pre else 0
+    outs = (out, *(torch.empty(call.out_shape, dtype=x.dtype, device=x.device) for _ in range(saved)))
+    result = outs if saved else out
     if call.kernel is None:
-        if call.save_pre:  # the pre-activation of a product of zeros: the bias
-            _degenerate(outs[1], bias, None, None, False)
+        for pre in outs[1:]:  # of a product of zeros: the bias (linear), zeros (gated)
+            _degenerate(pre, bias, None, None, False)
         _degenerate(out, bias, activation, residual, len(weights) == 2)
         return result
     bound = call.bound
@@ -198,6 +202,19 @@ def gated_mlp_impl(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor, ac
     return _run(call, x, (w_gate, w_up), None, activation, None)
 
 
+def gated_mlp_save_impl(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor,
+                        activation: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """`gated_mlp_impl`'s output and the products x·w_gateᵀ and x·w_upᵀ,
+    all [..., N] (`tawa::gated_mlp_save`)."""
+    key = ("gated_mlp_save", _layout_key(x), _layout_key(w_gate), _layout_key(w_up), activation)
+    call = _CALLS.get(key)
+    if call is None:
+        p = lc.check_gated_mlp(describe(x), describe(w_gate), describe(w_up), activation)
+        call = _call(p, x, (w_gate, w_up), None, activation, None, save_pre=True)
+        remember(_CALLS, key, call)
+    return _run(call, x, (w_gate, w_up), None, activation, None)
+
+
 def _linear_op(
     x: torch.Tensor,
     w: torch.Tensor,
@@ -245,6 +262,18 @@ def _linear_save_fake(
     return x.new_empty(p.out_shape), x.new_empty(p.out_shape)
 
 
+def _gated_mlp_save_op(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor,
+                       activation: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(activation(g) · u, g, u) for g = x [..., K] · w_gate [N, K]ᵀ, u = x · w_upᵀ → three [..., N]."""
+    return gated_mlp_save_impl(x, w_gate, w_up, activation)
+
+
+def _gated_mlp_save_fake(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor,
+                         activation: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    p = lc.check_gated_mlp(*(describe(t, fake=True) for t in (x, w_gate, w_up)), activation, fake=True)
+    return x.new_empty(p.out_shape), x.new_empty(p.out_shape), x.new_empty(p.out_shape)
+
+
 def _gated_mlp_op(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor, activation: str) -> torch.Tensor:
     """activation(x [..., K] · w_gate [N, K]ᵀ) · (x · w_upᵀ) → [..., N]."""
     return gated_mlp_impl(x, w_gate, w_up, activation)
@@ -261,3 +290,5 @@ linear_save = library.define("linear_save", _linear_save_op, _linear_save_fake)
 """The operator's overload: the training forward pass of an activated linear layer (no backward of its own)."""
 gated_mlp = library.define("gated_mlp", _gated_mlp_op, _gated_mlp_fake, grads.GatedMlp)
 """The operator's overload, what `tawa.torch.gated_mlp` calls outside eager calls."""
+gated_mlp_save = library.define("gated_mlp_save", _gated_mlp_save_op, _gated_mlp_save_fake)
+"""The operator's overload: the training forward pass of the gated MLP (no backward of its own)."""

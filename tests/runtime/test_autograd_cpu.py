@@ -381,10 +381,18 @@ def test_gated_mlp_gradients(torch, kernels_on_cpu, activation, N):
     for name, got, want in (("dX", x, xf), ("dW_gate", wg, wgf), ("dW_up", wu, wuf)):
         close(torch, got.grad, want.grad, name)
     linears = kernels_on_cpu["linear"]
-    # The forward; with N aligned, dX's two products in one linear call (dU·W_up its residual)
-    assert len(linears) == 1 + (N % 8 == 0)
+    # The forward, which also stores G and U for the backward pass (no matmul recomputes them);
+    # with N aligned, dX's two products in one linear call (dU·W_up its residual)
+    assert len(linears) == 1 + (N % 8 == 0) and linears[0][0].epilogue.save_pre
+    fwd_args = linears[0][1]
+    g_saved, u_saved = fwd_args[-5], fwd_args[-4]  # (..., C, P, P2, M, N, K)
+    close(torch, g_saved, (xf @ wgf.T).detach().reshape(-1, N), "G")
+    close(torch, u_saved, (xf @ wuf.T).detach().reshape(-1, N), "U")
     if N % 8 == 0:
         assert linears[1][0].epilogue.residual and linears[1][0].b_layout == "kn"
+    # dU·W_up (or dG·W_gate and dU·W_up where N is unaligned), dW_gate, dW_up: no [tokens, N] product.
+    matmuls = kernels_on_cpu["matmul"]
+    assert len(matmuls) == (3 if N % 8 == 0 else 4) and all(args[-2] != N for _, _, args, _ in matmuls)
 
 
 def test_torch_compile_training_step(torch, kernels_on_cpu):

@@ -11,7 +11,8 @@
   residual against float32 references, token counts and feature counts
   that are not multiples of 8 (padded reductions); the training forward
   `tawa::linear_save`'s two outputs (Y and the pre-activation the backward
-  pass reads); GPT-2's MLP at the model benchmark's widths 1024 and 2048.
+  pass reads) and `tawa::gated_mlp_save`'s three (Y, G, U); the MLPs of
+  the model benchmark: GPT-2's at widths 1024 and 2048, Llama-3-8B's.
 - a block (QKV projection, attention, output projection with residual,
   gated MLP) trained one step under `torch.compile(fullgraph=True)`,
   against the same block in float32 torch.
@@ -240,6 +241,43 @@ def test_model_mlp_gradients(torch, seed, tokens, width):
     h = act(torch, "gelu_tanh", xf @ w_fcf.T + b_fcf)
     (h @ w_projf.T + xf).backward(dy.float())
     for name, t, tf in (("dx", x, xf), ("dW_fc", w_fc, w_fcf), ("db_fc", b_fc, b_fcf), ("dW_proj", w_proj, w_projf)):
+        check_grad(torch, name, t.grad, tf.grad, t.shape)
+
+
+@pytest.mark.parametrize("activation", ["silu", "gelu_tanh"])
+@pytest.mark.parametrize("lead, N, K", [((2, 150), 688, 256), ((17,), 100, 64), ((1024,), 14336, 4096)], ids=str)
+def test_gated_mlp_save_outputs(torch, seed, activation, lead, N, K):
+    """tawa::gated_mlp_save, the gated MLP's training forward: Y and both
+    products G and U from one kernel, in NaN-poisoned memory, against float32
+    (N = 100: through the thread epilogue; 14336 x 4096: Llama-3-8B's MLP)."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    x, wg, wu = randn(torch, g, *lead, K), randn(torch, g, N, K, scale=K**-0.5), randn(torch, g, N, K, scale=K**-0.5)
+    poison_pools(torch)
+    y, gate, up = torch.ops.tawa.gated_mlp_save(x, wg, wu, activation)
+    torch.cuda.synchronize()
+    want_g, want_u = x.float() @ wg.float().T, x.float() @ wu.float().T
+    for name, got, exp in (("Y", y, act(torch, activation, want_g) * want_u), ("G", gate, want_g), ("U", up, want_u)):
+        assert got.shape == (*lead, N) and got.dtype == torch.bfloat16, name
+        assert bool(torch.isfinite(got).all()), f"{name}: elements not written"
+        assert rel_err(got, exp) <= TOL, f"{name}: relative error {rel_err(got, exp):.3g}"
+
+
+def test_llama_mlp_gradients(torch, seed):
+    """Llama-3-8B's MLP (SwiGLU, then W_down with the residual), 1024 tokens:
+    the gradients from the saved G and U against float32."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    tokens, width, hidden = 1024, 4096, 14336
+    tensors = [randn(torch, g, tokens, width), randn(torch, g, hidden, width, scale=width**-0.5),
+               randn(torch, g, hidden, width, scale=width**-0.5), randn(torch, g, width, hidden, scale=hidden**-0.5)]
+    (x, wg, wu, wd), (xf, wgf, wuf, wdf) = twins(torch, *tensors)
+    dy = randn(torch, g, tokens, width)
+    poison_pools(torch)
+    y = tt.linear(tt.gated_mlp(x, wg, wu), wd, residual=x)
+    poison_pools(torch)
+    y.backward(dy)
+    torch.cuda.synchronize()
+    ((torch.nn.functional.silu(xf @ wgf.T) * (xf @ wuf.T)) @ wdf.T + xf).backward(dy.float())
+    for name, t, tf in (("dx", x, xf), ("dW_gate", wg, wgf), ("dW_up", wu, wuf), ("dW_down", wd, wdf)):
         check_grad(torch, name, t.grad, tf.grad, t.shape)
 
 

@@ -261,8 +261,9 @@ class StandIn:
             R, *rest = rest
             y = y + f(R)
         *outs, M, N, K = rest
-        assert len(outs) == 1 + ep.save_pre and A.shape == (M, K)
-        for out, value in zip(outs, (y, pre)):
+        saved = [pre, *products[1:]] if ep.save_pre else []  # P, and P2 (the second product) gated
+        assert len(outs) == 1 + len(saved) and A.shape == (M, K)
+        for out, value in zip(outs, (y, *saved), strict=True):
             assert out.shape == (M, N)
             out.copy_(value)
 
@@ -493,3 +494,52 @@ def test_linear_save_opcheck(torch, stand_in):
     r = torch.randn(2, 35, 136, generator=g).to(bf)
     torch.library.opcheck(torch.ops.tawa.linear_save.default, (x, w, b, "gelu_tanh", r))
     torch.library.opcheck(torch.ops.tawa.linear_save.default, (x, w, None, "relu", None))
+
+
+# --------------------------------------------------------------------------- the training forward: gated_mlp_save
+
+
+def test_gated_mlp_save_is_registered_and_traced(torch):
+    assert str(torch.ops.tawa.gated_mlp_save.default._schema) == (
+        "tawa::gated_mlp_save(Tensor x, Tensor w_gate, Tensor w_up, str activation) -> (Tensor, Tensor, Tensor)"
+    )
+    bf = dict(dtype=torch.bfloat16, device="meta")
+    x, w = torch.empty(3, 5, 64, **bf), torch.empty(200, 64, **bf)
+    outs = torch.ops.tawa.gated_mlp_save(x, w, w, "silu")
+    assert [t.shape for t in outs] == [(3, 5, 200)] * 3
+    with pytest.raises(ValueError, match="tawa.torch.gated_mlp: w_gate \\[200, 64\\] and w_up \\[8, 64\\]"):
+        torch.ops.tawa.gated_mlp_save(x, w, w[:8], "silu")
+
+
+def test_gated_mlp_save_real_implementation(torch, stand_in):
+    """One kernel: Y as tawa::gated_mlp's, G = x·w_gateᵀ and U = x·w_upᵀ its
+    second and third outputs; a fused gate-up weight's halves read in place."""
+    from tawa.torch import linear_ops
+
+    g = torch.Generator().manual_seed(7)
+    bf = torch.bfloat16
+    x = torch.randn(3, 17, 64, generator=g).to(bf)
+    wgu = torch.randn(2 * 200, 64, generator=g).to(bf)
+    wg, wu = wgu[:200], wgu[200:]
+    y, gate, up = linear_ops.gated_mlp_save_impl(x, wg, wu, "gelu_tanh")
+    want_g, want_u = x.float() @ wg.float().T, x.float() @ wu.float().T
+    torch.testing.assert_close(y.float(), torch.nn.functional.gelu(want_g, approximate="tanh") * want_u,
+                               rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(gate.float(), want_g, rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(up.float(), want_u, rtol=2e-2, atol=2e-2)
+    ((config, args, _),) = stand_in
+    assert config.epilogue == Epilogue(activation="gelu_tanh", gated=True, save_pre=True)
+    assert args[1].data_ptr() == wg.data_ptr() and args[2].data_ptr() == wu.data_ptr()
+    assert [a.data_ptr() for a in args[-6:-3]] == [t.data_ptr() for t in (y, gate, up)]
+    # K = 0: the products are zeros.
+    outs = linear_ops.gated_mlp_save_impl(torch.ones(2, 0, dtype=bf), torch.ones(3, 0, dtype=bf),
+                                          torch.ones(3, 0, dtype=bf), "silu")
+    assert all(bool((t == 0).all()) and t.shape == (2, 3) for t in outs) and len(stand_in) == 1
+
+
+def test_gated_mlp_save_opcheck(torch, stand_in):
+    g = torch.Generator().manual_seed(8)
+    bf = torch.bfloat16
+    x = torch.randn(2, 35, 64, generator=g).to(bf)
+    w = torch.randn(136, 64, generator=g).to(bf)
+    torch.library.opcheck(torch.ops.tawa.gated_mlp_save.default, (x, w, w, "silu"))

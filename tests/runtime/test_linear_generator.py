@@ -63,8 +63,8 @@ def reference_activation(kind: str | None, y: np.ndarray) -> np.ndarray:
 
 
 def operands(config: GemmConfig, M: int, N: int, K: int, seed: int = 0, batch: int | None = None):
-    """The kernel's arguments (C, and P where saved, poisoned) and NumPy's
-    float32 reference: C's, or with `save_pre` (C's, P's)."""
+    """The kernel's arguments (C, and P and P2 where saved, poisoned) and
+    NumPy's float32 reference: C's, or with `save_pre` (C's, P's[, P2's])."""
     rng = np.random.default_rng(seed)
     ep, t = config.epilogue, NUMPY_TYPES[config.c_dtype]
     lead = () if batch is None else (batch,)
@@ -91,8 +91,9 @@ def operands(config: GemmConfig, M: int, N: int, K: int, seed: int = 0, batch: i
         R = randn(*lead, M, N, dtype=t)
         args.append(R)
         y = y + f(R)
-    outs = [np.full((*lead, M, N), np.nan, t) for _ in range(1 + ep.save_pre)]
-    return [*args, *outs, M, N, K], ((y, pre) if ep.save_pre else y)
+    saved = [pre, *products[1:]] if ep.save_pre else []
+    outs = [np.full((*lead, M, N), np.nan, t) for _ in range(1 + len(saved))]
+    return [*args, *outs, M, N, K], ((y, *saved) if saved else y)
 
 
 def assert_close(got: np.ndarray, want: np.ndarray, c_dtype: str) -> None:
@@ -103,10 +104,10 @@ def assert_close(got: np.ndarray, want: np.ndarray, c_dtype: str) -> None:
 
 
 def run(module, config: GemmConfig, M: int, N: int, K: int, seed: int = 0, batch: int | None = None, **kw):
-    """(C, want) after running `module`; with `save_pre`, ((C, P), (C's, P's want))."""
+    """(C, want) after running `module`; with `save_pre`, ((C, P[, P2]), (C's, P's[, P2's] want))."""
     args, want = operands(config, M, N, K, seed, batch)
     tawa.interpret(module, config.kernel, gemm_grid(config, M, N, batch), *args, **kw)
-    return (tuple(args[-5:-3]) if config.epilogue.save_pre else args[-4]), want
+    return (tuple(args[-4 - len(want) + 1:-3]) if config.epilogue.save_pre else args[-4]), want
 
 
 def check_lines(text: str, expected: list[str]) -> None:
@@ -322,6 +323,11 @@ def test_lowered_program_computes_the_tile_program(choice, epilogue, seed):
     (GemmConfig(192, 128, 64, epilogue=Epilogue(activation="silu", gated=True)), 64),  # 154 ≤ 160
     (GemmConfig(256, 128, 64, epilogue=Epilogue(bias=True, residual=True)), 128),  # 234 ≤ 232 + 8
     (GemmConfig(256, 128, 64, epilogue=Epilogue(activation="silu", gated=True)), 128),  # 282
+    # A saved pre-activation: its rounded tile is live with the accumulators, not with R or the bias.
+    (GemmConfig(128, 256, 64, epilogue=Epilogue(bias=True, activation="gelu_tanh", save_pre=True)), 64),  # 218
+    (GemmConfig(192, 192, 64, epilogue=Epilogue(activation="silu", save_pre=True)), 64),  # 170 > 160 + 8
+    (GemmConfig(128, 192, 64, epilogue=Epilogue(activation="silu", gated=True, save_pre=True)), 64),  # 266
+    (GemmConfig(128, 128, 64, epilogue=Epilogue(activation="silu", gated=True, residual=True, save_pre=True)), 64),
 ], ids=lambda v: v.id if isinstance(v, GemmConfig) else str(v))
 def test_register_rule_agrees_with_the_compiler(config, group_rows):
     options = Choice(config, group_rows=group_rows).options
@@ -459,13 +465,37 @@ def test_save_pre_text():
     assert "arith.truncf" not in f32
 
 
-@pytest.mark.parametrize("kwargs", [dict(), dict(bias=True, residual=True), dict(activation="silu", gated=True)],
-                         ids=["plain", "bias-residual", "gated"])
+@pytest.mark.parametrize("kwargs", [dict(), dict(bias=True, residual=True)], ids=["plain", "bias-residual"])
 def test_save_pre_rules(kwargs):
-    with pytest.raises(TawaError, match=r"save_pre needs an activation and no gated product"):
+    with pytest.raises(TawaError, match=r"save_pre needs an activation \(P is acc \+ bias before the activation\)"):
         Epilogue(save_pre=True, **kwargs)
     with pytest.raises(TawaError, match="save_pre=1: expected a bool"):
         Epilogue(activation="relu", save_pre=1)
+
+
+def test_gated_save_pre_text():
+    """Gated: P is the first product and P2 the second, stored before the activation."""
+    config = GemmConfig(128, 128, 64, epilogue=Epilogue(activation="silu", gated=True, residual=True, save_pre=True))
+    assert config.kernel == "gemm_gated_save_pre_silu_residual"
+    check_lines(gemm_source(config), [
+        "%R: memref<?x?xbf16>, %C: memref<?x?xbf16>, %P: memref<?x?xbf16>, %P2: memref<?x?xbf16>,",
+        "P = acc, P2 = acc2 (before the activation), shaped as C.",
+        "%pre = arith.truncf %acc#0", "tile.store %pre, %P[%m0, %n0]",
+        "%pre2 = arith.truncf %acc#1", "tile.store %pre2, %P2[%m0, %n0]",
+        "%act_arg = arith.mulf %acc#0", "%gated = arith.mulf %act, %acc#1", "tile.store %c, %C[%m0, %n0]",
+    ])
+
+
+def test_save_pre_register_rule():
+    """The rounded P tile is live with the accumulators (gated: both): at
+    128x192 two 96-register accumulators and a 48-register P need ~266."""
+    config = GemmConfig(128, 192, 64, epilogue=Epilogue(activation="silu", gated=True, save_pre=True))
+    assert consumer_registers(config) == 2 * 96 + 48 + 26
+    assert "two accumulators and a saved pre-activation tile need ~266 registers" in unsupported(config)
+    # Not on top of a residual tile (loaded after P's store) nor of a bias.
+    plain = Epilogue(bias=True, activation="silu", residual=True)
+    assert consumer_registers(GemmConfig(128, 128, 64, epilogue=plain)) == \
+        consumer_registers(GemmConfig(128, 128, 64, epilogue=Epilogue(**{**plain.__dict__, "save_pre": True})))
 
 
 @pytest.mark.parametrize("activation", ACTIVATIONS)
@@ -482,11 +512,15 @@ def test_save_pre_in_the_interpreter(activation, bias, residual, seed):
     (GemmConfig(64, 64, 64, "f16", "f16", "f32", epilogue=Epilogue(bias=True, activation="silu", save_pre=True)), None),
     (GemmConfig(64, 64, 64, b_layout="kn", batched=True,
                 epilogue=Epilogue(bias=True, activation="gelu_tanh", residual=True, save_pre=True)), 2),
+    (GemmConfig(64, 64, 64, epilogue=Epilogue(activation="silu", gated=True, residual=True, save_pre=True)), None),
+    (GemmConfig(64, 64, 64, "f16", "f16", "f32", epilogue=Epilogue(activation="gelu_tanh", gated=True,
+                                                                   save_pre=True)), None),
 ], ids=lambda v: v.id if isinstance(v, GemmConfig) else str(v))
 def test_save_pre_types_and_batches_in_the_interpreter(config, batch, seed):
-    (C, P), (want, want_pre) = run(gemm_source(config), config, *RAGGED, seed=seed, batch=batch)
-    assert_close(C, want, config.c_dtype)
-    assert_close(P, want_pre, config.c_dtype)
+    got, want = run(gemm_source(config), config, *RAGGED, seed=seed, batch=batch)
+    assert len(got) == len(want) == 2 + config.epilogue.gated
+    for g, w in zip(got, want):
+        assert_close(g, w, config.c_dtype)
 
 
 SAVE_PRE_SIMULATED = [
@@ -495,43 +529,52 @@ SAVE_PRE_SIMULATED = [
                                                            save_pre=True))), "threads"),
     _slow(Choice(GemmConfig(128, 256, 64, epilogue=Epilogue(bias=True, activation="silu", residual=True,
                                                             save_pre=True)))),
+    (Choice(GemmConfig(128, 128, 64, epilogue=Epilogue(activation="silu", gated=True, save_pre=True))), "auto"),
+    _slow(Choice(GemmConfig(64, 128, 64, b_layout="kn", epilogue=Epilogue(activation="gelu_tanh", gated=True,
+                                                                          residual=True, save_pre=True))), "threads"),
 ]
 
 
 @pytest.mark.parametrize("choice, epilogue", SAVE_PRE_SIMULATED,
                          ids=lambda v: v.id.replace(" ", "-") if isinstance(v, Choice) else v)
 def test_lowered_save_pre_computes_the_tile_program(choice, epilogue, seed):
-    """The consumers' two stores (P, then C) lowered, on ragged M, N, K, 3
-    programs per CTA: both outputs as the tile program's, bit for bit."""
+    """The consumers' stores (P, P2 when gated, then C) lowered, on ragged
+    M, N, K, 3 programs per CTA: every output as the tile program's."""
     config = choice.config
     M, N, K = config.block_m * 2 + 17, config.block_n + 40, 3 * 64 - 24
     want, _ = run(gemm_source(config), config, M, N, K, seed=seed)
     got, _ = run(lowered(choice, epilogue), config, M, N, K, seed=seed, ctas=2)
-    for name, g, w in zip("CP", got, want):
+    assert len(got) == 2 + config.epilogue.gated
+    for name, g, w in zip(("C", "P", "P2"), got, want):
         assert not np.isnan(g.astype(np.float32)).any(), f"elements of {name} never written"
         g, w = g.astype(np.float64), w.astype(np.float64)
         assert np.linalg.norm(g - w) / np.linalg.norm(w) < 1e-2, name
 
 
+GATED_SAVE_PRE = Epilogue(activation="silu", gated=True, save_pre=True)
+
+
 def model_save_pre_choices() -> list[Choice]:
-    """The distinct choices `tawa.torch.linear` makes for the training
-    forward of tawa.bench's GPT-2 MLPs (x·W_fcᵀ + b_fc, GELU): widths 1024
-    and 2048 (N = 4·width), 128 to 16384 tokens."""
+    """The distinct choices `tawa.torch.linear` and `gated_mlp` make for the
+    training forward of tawa.bench's models' MLPs, 128 to 16384 tokens:
+    GPT-2's x·W_fcᵀ + b_fc with GELU at widths 1024 and 2048 (N = 4·width),
+    Llama's SwiGLU at width 4096 (N = 14336)."""
     from tawa.bench.model_nets import MODELS
 
     choices = {}
     for cfg in MODELS.values():
-        if cfg.family != "gpt2":
-            continue
+        epilogue = SAVE_PRE if cfg.family == "gpt2" else GATED_SAVE_PRE
         for tokens in (128, 256, 512, 1024, 2048, 4096, 8192, 16384):
-            choices.setdefault(epilogue_choice("nk", "bfloat16", tokens, cfg.hidden, cfg.width, SAVE_PRE), None)
+            choices.setdefault(epilogue_choice("nk", "bfloat16", tokens, cfg.hidden, cfg.width, epilogue), None)
     return list(choices)
 
 
 def test_model_save_pre_choices():
-    """Every tile of the heuristic's list from 64x64 up: what the slow ptxas sweep assembles."""
-    tiles = sorted(c.config.tile for c in model_save_pre_choices())
-    assert tiles == [(64, 64, 64), (64, 128, 64), (128, 128, 64), (128, 256, 64)]
+    """Every tile of the heuristic's list from 64x64 up (gated: 128x128,
+    where the saved products fit): what the slow ptxas sweep assembles."""
+    tiles = sorted((c.config.epilogue.gated, c.config.tile) for c in model_save_pre_choices())
+    assert tiles == [(False, (64, 64, 64)), (False, (64, 128, 64)), (False, (128, 128, 64)),
+                     (False, (128, 256, 64)), (True, (128, 128, 64))]
 
 
 @needs_ptxas
@@ -546,7 +589,7 @@ def test_save_pre_default_tile_assembles_without_spills(tmp_path, monkeypatch):
 
 @needs_ptxas
 @pytest.mark.slow
-@pytest.mark.parametrize("index", range(4))
+@pytest.mark.parametrize("index", range(5))
 def test_model_save_pre_choices_assemble_without_spills(index, tmp_path, monkeypatch):
     monkeypatch.setenv("TAWA_CACHE_DIR", str(tmp_path))
     assert_assembles_without_spills(model_save_pre_choices()[index])
@@ -560,3 +603,5 @@ def test_save_pre_combinations_assemble_without_spills(activation, bias, residua
     monkeypatch.setenv("TAWA_CACHE_DIR", str(tmp_path))
     epilogue = Epilogue(bias=bias, activation=activation, residual=residual, save_pre=True)
     assert_assembles_without_spills(epilogue_choice("nk", "bfloat16", 8192, 8192, 8192, epilogue))
+    gated = Epilogue(activation=activation, residual=residual, gated=True, save_pre=True)
+    assert_assembles_without_spills(epilogue_choice("nk", "bfloat16", 8192, 8192, 8192, gated))
