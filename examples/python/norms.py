@@ -1,12 +1,13 @@
 """Memory-bound kernels of a transformer, written as tile programs: a row
 softmax, RMSNorm, LayerNorm, a residual add fused with RMSNorm, a SwiGLU
-gate and the rotary embedding (tawa.torch's norm and rotary operators run
-these).  Each program takes BLOCK_M rows of an M×N row-major bf16 input and
-computes in f32; the norms and the softmax see a whole row in one tile
+gate and its gradient, and the rotary embedding (tawa.torch's norm and
+rotary operators and the gated MLP's backward pass run these).  Each
+program takes BLOCK_M rows of an M×N row-major bf16 input and computes in
+f32; the norms and the softmax see a whole row in one tile
 (N ≤ BLOCK_N), except `add_rmsnorm`, which loops over the row in chunks of
 BLOCK_N columns twice (the sum of squares, then the scaled output), as a
 kernel for rows wider than its registers must.  Launch grid (⌈M/BLOCK_M⌉,)
-(`swiglu`: (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉); `rotary`: (⌈M/BLOCK_M⌉, heads)).
+(`swiglu`, `swiglu_bwd`: (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉); `rotary`: (⌈M/BLOCK_M⌉, heads)).
 
 They run in the CPU interpreter (`kernel.interpret`) and match NumPy
 (tests/frontend/test_frontend_norms.py); they compile for the GPU with
@@ -88,6 +89,23 @@ def swiglu(G: tl.tensor_ref(tl.bf16, 2), U: tl.tensor_ref(tl.bf16, 2), Y: tl.ten
     g = tl.load(G, (m0, n0), (BLOCK_M, BLOCK_N)).to(tl.f32)
     u = tl.load(U, (m0, n0), (BLOCK_M, BLOCK_N)).to(tl.f32)
     tl.store(Y, (m0, n0), (g / (tl.exp(-g) + 1.0) * u).to(tl.bf16))
+
+
+@tawa.kernel
+def swiglu_bwd(DY: tl.tensor_ref(tl.bf16, 2), G: tl.tensor_ref(tl.bf16, 2), U: tl.tensor_ref(tl.bf16, 2),
+               DG: tl.tensor_ref(tl.bf16, 2), DU: tl.tensor_ref(tl.bf16, 2), M: tl.index, N: tl.index,
+               BLOCK_M: tl.constexpr = 8, BLOCK_N: tl.constexpr = 512):
+    """The gradients of Y = silu(G) · U for Y's gradient dY, elementwise:
+    dU = dY · silu(G) = dY · G · s and dG = dY · U · silu'(G) =
+    dY · U · s · (1 + G · (1 − s)), s = 1 / (1 + e^-G)."""
+    m0 = tl.program_id(0) * BLOCK_M
+    n0 = tl.program_id(1) * BLOCK_N
+    dy = tl.load(DY, (m0, n0), (BLOCK_M, BLOCK_N)).to(tl.f32)
+    g = tl.load(G, (m0, n0), (BLOCK_M, BLOCK_N)).to(tl.f32)
+    u = tl.load(U, (m0, n0), (BLOCK_M, BLOCK_N)).to(tl.f32)
+    s = 1.0 / (tl.exp(-g) + 1.0)
+    tl.store(DU, (m0, n0), (dy * g * s).to(tl.bf16))
+    tl.store(DG, (m0, n0), (dy * u * s * (g * (1.0 - s) + 1.0)).to(tl.bf16))
 
 
 @tawa.kernel

@@ -170,7 +170,7 @@ __all__ += ["gated_mlp", "linear", "linear_checks"]
 from tawa.torch import norm_checks  # noqa: E402  (no torch needed)
 
 if UNAVAILABLE is None:
-    from tawa.torch import norm_ops as _norm_ops  # registers tawa::rms_norm, layer_norm, add_rms_norm, rotary
+    from tawa.torch import norm_ops as _norm_ops  # registers the norms, rotary and swiglu_grad
 
 
 def _norm_tensors(op: str, **tensors: Any) -> list[Any]:

@@ -16,7 +16,8 @@ gradient flows through a call (docs/runtime.md, "Autograd").
 * `GatedMlp` (`tawa::gated_mlp`, Y = act(G)·U, G = X·W_gateᵀ, U = X·W_upᵀ):
   G and U stored by the forward pass's kernel besides Y
   (`tawa::gated_mlp_save`) and kept; dG = dY·U·act'(G), dU = dY·act(G)
-  (torch, elementwise); dX = dG·W_gate + dU·W_up in one `tawa.torch.linear`
+  elementwise (for silu on bf16 one tawa kernel, `tawa::swiglu_grad`,
+  f32 math; else torch in f32); dX = dG·W_gate + dU·W_up in one `tawa.torch.linear`
   call (dU·W_up from a matmul as its residual); dW_gate = dGᵀ·X,
   dW_up = dUᵀ·X with dGᵀ, dUᵀ read in place (as dY'ᵀ above).
 * `Attention` (`tawa::attention`): the forward pass runs
@@ -44,6 +45,7 @@ from tawa.torch import (
     attention_grad,  # noqa: F401  (registers tawa::attention_fwd_lse, tawa::attention_bwd)
     checks,
     library,
+    norm_ops,  # noqa: F401  (registers tawa::swiglu_grad)
 )
 
 _ALIGN = 8
@@ -164,8 +166,11 @@ class GatedMlp(torch.autograd.Function):
         N, K = w_gate.shape
         x2, dy2 = x.reshape(-1, K), dy.reshape(-1, N)
         g, u = g.reshape(-1, N), u.reshape(-1, N)
-        dg = _ACTIVATION_GRADS[ctx.activation](dy2.float() * u.float(), g.float()).to(x.dtype)
-        du = (dy2.float() * _ACTIVATIONS[ctx.activation](g.float())).to(x.dtype)
+        if ctx.activation == "silu" and x.dtype == torch.bfloat16:  # one kernel reads dY, G, U once
+            dg, du = library.call("swiglu_grad", dy2, g, u)
+        else:
+            dg = _ACTIVATION_GRADS[ctx.activation](dy2.float() * u.float(), g.float()).to(x.dtype)
+            du = (dy2.float() * _ACTIVATIONS[ctx.activation](g.float())).to(x.dtype)
         dx = None
         if need_x:
             if N % _ALIGN == 0:  # dG·W_gate + dU·W_up, the sum in the GEMM's epilogue

@@ -5,7 +5,9 @@ torch, no GPU, so the CPU tests exercise all of it).
 `add_rms_norm(x, residual, weight, eps)` normalize over the last dimension
 of x [..., N]: the kernels (examples/python/norms.py) see x as M rows of N,
 M the product of its leading dimensions.  `rotary(x, cos, sin, heads)`
-rotates heads of x [..., S, W] (row m at position m mod S).  Each check returns the problem's
+rotates heads of x [..., S, W] (row m at position m mod S).
+`swiglu_grad(dy, g, u)` takes three tensors of one shape, elementwise.
+Each check returns the problem's
 sizes or raises a one-line error: `TypeError` for a dtype or an eps that is
 not a number, `ValueError` for a device, rank, shape or eps the kernels
 cannot take.  Layouts never raise: a tensor that is not dense row-major is
@@ -25,7 +27,8 @@ from tawa.torch import linear_checks
 from tawa.torch.checks import TensorInfo
 from tawa.torch.linear_checks import dense
 
-__all__ = ["MAX_ROW", "NORM_DTYPES", "NormProblem", "RotaryProblem", "check_eps", "check_norm", "check_rotary", "dense"]
+__all__ = ["MAX_ROW", "NORM_DTYPES", "NormProblem", "RotaryProblem", "check_elementwise", "check_eps", "check_norm",
+           "check_rotary", "dense"]
 
 NORM_DTYPES = ("bfloat16",)
 """The dtypes the norm kernels are written in (bf16 in and out, f32 math)."""
@@ -92,6 +95,18 @@ def check_norm(op: str, x: TensorInfo, vectors: Sequence[tuple[str, TensorInfo |
                          "normalizes in registers")
     return NormProblem(prod(x.shape[:-1]), N, tuple(x.shape))
 
+
+def check_elementwise(op: str, named: Sequence[tuple[str, TensorInfo]], fake: bool = False) -> NormProblem:
+    """Tensors of one shape [..., N] (at least 1-d), one dtype of
+    `NORM_DTYPES`, on one CUDA device: M rows of N, as the norms see x."""
+    _check_dtypes_and_devices(op, named, fake)
+    name0, x = named[0]
+    if len(x.shape) < 1:
+        raise ValueError(f"tawa.torch.{op}: {name0} must be [..., N], got a 0-d tensor")
+    for name, t in named[1:]:
+        if tuple(t.shape) != tuple(x.shape):
+            raise ValueError(f"tawa.torch.{op}: {name} must have {name0}'s shape {_shape(x)}, got {_shape(t)}")
+    return NormProblem(prod(x.shape[:-1]), x.shape[-1], tuple(x.shape))
 
 
 @dataclass(frozen=True)

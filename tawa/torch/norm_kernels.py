@@ -24,6 +24,10 @@ Example: N = 1024 → 4×1024 tiles; N = 4096 → 2×4096; N = 16384 → 1×1638
 `add_rmsnorm`, which loops over its rows in chunks, keeps its rows at
 `TILE_ELEMENTS` / `CHUNK`.  `tile(name, N)` returns the choice and `kernel(name, N)`
 the compiled `tawa.Kernel`, both remembered per (kernel, BLOCK_N).  The
+elementwise kernels (`swiglu`, `swiglu_bwd`) take tiles of
+`ELEMENTWISE_COLUMNS` columns of any row, as many rows as half of
+`TILE_ELEMENTS` holds, halved the same way until they fit
+(`elementwise_tile`).  The
 rotary kernel's rows are positions of one sequence (`rotary_tile`): as
 many as divide the sequence length, halved the same way.
 """
@@ -50,6 +54,10 @@ PROGRAM_ELEMENTS = TILE_ELEMENTS // 4
 """The elements a row kernel's program aims at: 32 a thread of a warp group."""
 MIN_ROWS = 2
 """Rows a program takes at the least, where they fit `TILE_ELEMENTS`."""
+ELEMENTWISE_KERNELS = ("swiglu", "swiglu_bwd")
+"""The kernels that treat each element alone: any tile covers any row."""
+ELEMENTWISE_COLUMNS = 512
+"""Columns of an elementwise kernel's tile."""
 _TILES: dict[tuple[Any, ...], dict[str, int]] = {}
 _KERNELS: dict[tuple[Any, ...], Any] = {}
 
@@ -74,6 +82,15 @@ def tile(name: str, N: int) -> dict[str, int]:
     most = TILE_ELEMENTS // bn
     rows = most if name == "add_rmsnorm" else min(most, max(MIN_ROWS, PROGRAM_ELEMENTS // bn))
     return _fitted(name, rows, f"a row of N = {N}", BLOCK_N=bn)
+
+
+def elementwise_tile(name: str) -> dict[str, int]:
+    """{"BLOCK_M", "BLOCK_N"} of elementwise kernel `name` (module docstring):
+    its inputs live in f32 together, so half of `TILE_ELEMENTS` to start."""
+    if name not in ELEMENTWISE_KERNELS:
+        raise KeyError(f"no elementwise kernel {name!r}; known: {', '.join(ELEMENTWISE_KERNELS)}")
+    return _fitted(name, TILE_ELEMENTS // 2 // ELEMENTWISE_COLUMNS, "an elementwise tile",
+                   BLOCK_N=ELEMENTWISE_COLUMNS)
 
 
 def rotary_tile(S: int, D: int) -> dict[str, int]:
@@ -114,6 +131,12 @@ def kernel(name: str, N: int) -> tuple[Any, int]:
     """The compiled norm kernel `name` for rows of N, and its rows per program."""
     t = tile(name, N)
     return _compile(name, **t), t["BLOCK_M"]
+
+
+def elementwise_kernel(name: str) -> tuple[Any, dict[str, int]]:
+    """The compiled elementwise kernel `name` and its tile (`elementwise_tile`)."""
+    t = elementwise_tile(name)
+    return _compile(name, **t), t
 
 
 def rotary_kernel(S: int, D: int) -> tuple[Any, int]:

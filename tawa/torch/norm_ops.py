@@ -1,5 +1,7 @@
 """The row operators: `torch.library` operators `tawa::rms_norm`,
-`tawa::layer_norm`, `tawa::add_rms_norm` and `tawa::rotary` (imported by `tawa.torch` when
+`tawa::layer_norm`, `tawa::add_rms_norm`, `tawa::rotary` and
+`tawa::swiglu_grad` (the gated MLP's backward pass runs it: dG and dU of
+silu(G)·U in one kernel) (imported by `tawa.torch` when
 torch ≥ 2.5 is there; it imports torch), registered by
 `tawa.torch.library.define`.
 
@@ -88,6 +90,17 @@ def _rotary_call(given: tuple, heads: Optional[int]) -> RowCall:
                    (p.M, p.S))
 
 
+def _elementwise_call(name: str, op: str, named: tuple) -> RowCall:
+    p = nc.check_elementwise(op, [(n, describe(t)) for n, t in named])
+    rows = (p.M, p.N)
+    kernel = grid = None
+    if p.M * p.N:
+        kernel, t = norm_kernels.elementwise_kernel(name)
+        grid = (-(-p.M // t["BLOCK_M"]), -(-p.N // t["BLOCK_N"]))
+    copies = tuple(not nc.dense(describe(t)) for _, t in named)
+    return RowCall(tuple(p.shape), (rows,) * len(named), rows, copies, kernel, grid, rows)
+
+
 def _run(key: tuple, make: Any, given: tuple, outputs: int) -> list:
     """Runs the call remembered under `key` (made by `make()` the first
     time) on the `given` tensors; its `outputs` new tensors."""
@@ -142,6 +155,16 @@ def rotary_impl(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, heads: Op
     return _run(key, lambda: _rotary_call(given, heads), given, 1)[0]
 
 
+def swiglu_grad_impl(dy: torch.Tensor, g: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(dG, dU) of Y = silu(G)·U for Y's gradient dY, elementwise, f32 math
+    on bf16 tensors of one shape (`tawa::swiglu_grad`)."""
+    given = (dy, g, u)
+    key = ("swiglu_bwd", *(_layout_key(t) for t in given))
+    dg, du = _run(key, lambda: _elementwise_call("swiglu_bwd", "swiglu_grad", (("dy", dy), ("g", g), ("u", u))),
+                  given, 2)
+    return dg, du
+
+
 def _fake_problem(op: str, x: torch.Tensor, vectors: list, eps: Any,
                   residual: Optional[torch.Tensor] = None) -> Any:
     if isinstance(eps, (int, float)):  # not a SymFloat: checked when traced
@@ -169,6 +192,12 @@ def _rotary_fake(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, heads: O
     return x.new_empty(p.out_shape)
 
 
+def _swiglu_grad_fake(dy: torch.Tensor, g: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    p = nc.check_elementwise("swiglu_grad", [(n, describe(t, fake=True)) for n, t in (("dy", dy), ("g", g), ("u", u))],
+                             fake=True)
+    return dy.new_empty(p.shape), dy.new_empty(p.shape)
+
+
 rms_norm = library.define("rms_norm", rms_norm_impl, _rms_norm_fake)
 """The operator's overload, what `tawa.torch.rms_norm` calls outside eager calls."""
 layer_norm = library.define("layer_norm", layer_norm_impl, _layer_norm_fake)
@@ -177,3 +206,5 @@ add_rms_norm = library.define("add_rms_norm", add_rms_norm_impl, _add_rms_norm_f
 """The operator's overload, what `tawa.torch.add_rms_norm` calls outside eager calls."""
 rotary = library.define("rotary", rotary_impl, _rotary_fake)
 """The operator's overload, what `tawa.torch.rotary` calls outside eager calls."""
+swiglu_grad = library.define("swiglu_grad", swiglu_grad_impl, _swiglu_grad_fake)
+"""The operator's overload, what the gated MLP's backward pass calls (`library.call`)."""

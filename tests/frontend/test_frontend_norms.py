@@ -78,3 +78,15 @@ def test_swiglu(norms, seed):
     norms.swiglu.interpret((3, 2), G, U, Y, M, N)
     g = f32(G)
     np.testing.assert_allclose(f32(Y), g / (1 + np.exp(-g)) * f32(U), atol=TOLERANCE, rtol=TOLERANCE)
+
+
+def test_swiglu_bwd(norms, seed):
+    """The gradients of silu(G)·U against NumPy's derivative."""
+    rng = np.random.default_rng(seed)
+    DY, G, U = rand(rng, M, N), rand(rng, M, N), rand(rng, M, N)
+    DG, DU = poisoned(M, N), poisoned(M, N)
+    norms.swiglu_bwd.interpret((-(-M // 8), -(-N // 512)), DY, G, U, DG, DU, M, N)
+    dy, g, u = f32(DY), f32(G), f32(U)
+    s = 1 / (1 + np.exp(-g))
+    np.testing.assert_allclose(f32(DU), dy * g * s, atol=TOLERANCE, rtol=TOLERANCE)
+    np.testing.assert_allclose(f32(DG), dy * u * (s + g * s * (1 - s)), atol=TOLERANCE, rtol=TOLERANCE)

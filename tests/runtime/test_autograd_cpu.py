@@ -23,11 +23,12 @@ import types
 import ml_dtypes
 import pytest
 from test_linear_cpu import StandIn as LinearStandIn
+from test_norm_ops_cpu import Interpreted as NormInterpreted
 from test_torch_cpu import StandIn as KernelStandIn
 
 import tawa.torch as tt
 from tawa.torch import attention_bwd_kernels as abk
-from tawa.torch import checks, kernels, linear_checks, linear_kernels
+from tawa.torch import checks, kernels, linear_checks, linear_kernels, norm_kernels
 
 BF16 = ml_dtypes.bfloat16
 TOL = 2e-2  # relative Frobenius error of bf16 gradients
@@ -67,24 +68,28 @@ class Interpreted:
 @pytest.fixture
 def kernels_on_cpu(torch, monkeypatch):
     """Real implementations on CPU tensors: attention's training kernels run
-    by the interpreter, the GEMMs by stand-ins.  Yields the launches:
-    {"attention": [...], "matmul": [...], "linear": [...]}."""
+    by the interpreter, the GEMMs by stand-ins, the elementwise kernels by
+    the interpreter.  Yields the launches:
+    {"attention": [...], "matmul": [...], "linear": [...], "norms": [...]}."""
     from tawa.torch import calls as calls_module
 
-    launches = {"attention": [], "matmul": [], "linear": []}
+    launches = {"attention": [], "matmul": [], "linear": [], "norms": []}
     for module in (checks, linear_checks):
         monkeypatch.setattr(module, "_check_devices", lambda *args: None)
     monkeypatch.setattr(abk, "_compile", lambda name, **values: Interpreted(name, values, launches["attention"]))
     monkeypatch.setattr(kernels, "compiled",
                         lambda name, dtype=None, **options: KernelStandIn(name, dtype, launches["matmul"]))
     monkeypatch.setattr(linear_kernels, "build", lambda choice: LinearStandIn(choice, launches["linear"]))
+    monkeypatch.setattr(norm_kernels, "_compile", lambda name, **tile: NormInterpreted(name, tile, launches["norms"]))
     calls_module.forget()  # calls remembered by earlier tests hold their stand-ins
     linear_kernels.clear_cache()
     kernels.clear_cache()
+    norm_kernels.clear_cache()
     yield launches
     calls_module.forget()
     linear_kernels.clear_cache()
     kernels.clear_cache()
+    norm_kernels.clear_cache()
 
 
 def rel(torch, got, want) -> float:
@@ -393,6 +398,13 @@ def test_gated_mlp_gradients(torch, kernels_on_cpu, activation, N):
     # dU·W_up (or dG·W_gate and dU·W_up where N is unaligned), dW_gate, dW_up: no [tokens, N] product.
     matmuls = kernels_on_cpu["matmul"]
     assert len(matmuls) == (3 if N % 8 == 0 else 4) and all(args[-2] != N for _, _, args, _ in matmuls)
+    # silu's dG and dU: one elementwise kernel over dY, G and U (the saved ones, read in place).
+    norms = kernels_on_cpu["norms"]
+    if activation == "silu":
+        ((name, _, _, args),) = norms
+        assert name == "swiglu_bwd" and args[1].data_ptr() == g_saved.data_ptr() and args[5:] == (40, N)
+    else:
+        assert not norms
 
 
 def test_torch_compile_training_step(torch, kernels_on_cpu):

@@ -298,3 +298,26 @@ def test_rotary_of_a_fused_projection(torch, interpreted):
     close(torch, y, want)
     (name, tile, grid, _), = interpreted
     assert (name, tile, grid) == ("rotary", {"BLOCK_M": 4, "HALF": 16}, (6, H + Hkv))
+
+
+def test_swiglu_grad(torch, interpreted):
+    """dG and dU of silu(G)·U in one kernel, against torch autograd in float32;
+    a transposed dY is copied, G and U read in place; empty tensors launch nothing."""
+    g = torch.Generator().manual_seed(4)
+    dy = rand(torch, g, 700, 37).t()  # not row-major: copied
+    G, U = rand(torch, g, 37, 700), rand(torch, g, 37, 700)
+    dg, du = tt._norm_ops.swiglu_grad_impl(dy, G, U)
+    gf, uf = G.float().requires_grad_(), U.float().requires_grad_()
+    (torch.nn.functional.silu(gf) * uf).backward(dy.float())
+    close(torch, dg, gf.grad)
+    close(torch, du, uf.grad)
+    (name, tile, grid, args), = interpreted
+    assert name == "swiglu_bwd" and grid == (-(-37 // tile["BLOCK_M"]), -(-700 // tile["BLOCK_N"]))
+    assert args[0].data_ptr() != dy.data_ptr() and args[1].data_ptr() == G.data_ptr() and args[5:] == (37, 700)
+    empty = torch.empty(0, 8, dtype=torch.bfloat16)
+    assert [t.shape for t in tt._norm_ops.swiglu_grad_impl(empty, empty, empty)] == [(0, 8), (0, 8)]
+    assert len(interpreted) == 1
+    with pytest.raises(ValueError, match="u must have dy's shape"):
+        tt._norm_ops.swiglu_grad_impl(G, G, U[:5])
+    with pytest.raises(TypeError, match="dy is float32"):
+        tt._norm_ops.swiglu_grad_impl(G.float(), G, U)

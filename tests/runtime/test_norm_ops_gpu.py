@@ -7,6 +7,8 @@
   element must come out finite, within 3e-2 of the reference (bf16 outputs).
 - Layouts: a transposed x (copied), x a row slice of a wider matrix (not
   dense: copied), a residual from a permuted view.
+- The gated MLP's elementwise gradient (`tawa::swiglu_grad`) on the same
+  shapes and Llama-3-8B's MLP width.
 - The rotary embedding of a fused QKV projection's q and k heads (head dims
   64, 128, 256; S = 100, 7, 1) against a rotate-half reference.
 - A CUDA graph of each operator: replays on new inputs equal eager runs
@@ -84,6 +86,22 @@ def test_norms(torch, seed, lead, n):
     y, s = poisoned_run(torch, lambda: tt.add_rms_norm(x, r, w, EPS), shape, outputs=2)
     assert torch.equal(s, x + r), "the new residual stream is x + residual in bf16"
     close(torch, y, F.rms_norm(s.float(), (n,), w.float(), EPS), f"add_rms_norm {shape}")
+
+
+@pytest.mark.parametrize("lead, n", SHAPES + [((8192,), 14336)], ids=lambda v: str(v))
+def test_swiglu_grad(torch, seed, lead, n):
+    """dG and dU of silu(G)·U (the gated MLP's backward pass) against torch
+    autograd in float32; both outputs in NaN-filled blocks."""
+    from tawa.torch import norm_ops
+
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    dy, G, U = (rand(torch, g, *lead, n) for _ in range(3))
+    shape = (*lead, n)
+    dg, du = poisoned_run(torch, lambda: norm_ops.swiglu_grad(dy, G, U), shape, outputs=2)
+    gf, uf = G.float().requires_grad_(), U.float().requires_grad_()
+    (torch.nn.functional.silu(gf) * uf).backward(dy.float())
+    close(torch, dg, gf.grad, f"dG {shape}")
+    close(torch, du, uf.grad, f"dU {shape}")
 
 
 def test_strided_views_are_copied(torch, seed):

@@ -48,13 +48,14 @@ def arguments(name: str, M: int, N: int, rng: np.random.Generator):
         "layernorm": ([rand(M, N), rand(N), rand(N)], [out()], [M, N, 1e-5]),
         "add_rmsnorm": ([rand(M, N), rand(M, N), rand(N)], [out(), out()], [M, N, 1e-6]),
         "swiglu": ([rand(M, N), rand(M, N)], [out()], [M, N]),
+        "swiglu_bwd": ([rand(M, N), rand(M, N), rand(M, N)], [out(), out()], [M, N]),
     }[name]
 
 
 def grid(name: str, M: int, N: int, constexprs: dict[str, int]) -> tuple[int, ...]:
     values = getattr(norms(), name).constexprs(constexprs)
     rows = -(-M // values["BLOCK_M"])
-    return (rows, -(-N // values["BLOCK_N"])) if name == "swiglu" else (rows,)
+    return (rows, -(-N // values["BLOCK_N"])) if name in ("swiglu", "swiglu_bwd") else (rows,)
 
 
 CASES = [
@@ -65,6 +66,7 @@ CASES = [
     ("add_rmsnorm", 37, 700, {}),
     ("add_rmsnorm", 37, 700, {"BLOCK_N": 256}),  # 3 chunks a row, the last ragged
     ("swiglu", 37, 700, {}),
+    ("swiglu_bwd", 37, 700, {}),
     # rows the layout's warps split: reductions through shared memory (in a loop, too),
     ("softmax", 9, 700, {"BLOCK_M": 1}),
     ("rmsnorm", 7, 5000, {"BLOCK_M": 2, "BLOCK_N": 8192}),
@@ -119,7 +121,8 @@ def test_column_sums(seed):
 
 
 SPILL_FREE = [
-    ("softmax", {}), ("rmsnorm", {}), ("layernorm", {}), ("add_rmsnorm", {}), ("swiglu", {}),
+    ("softmax", {}), ("rmsnorm", {}), ("layernorm", {}), ("add_rmsnorm", {}), ("swiglu", {}), ("swiglu_bwd", {}),
+    ("swiglu_bwd", {"BLOCK_M": 4, "BLOCK_N": 1024}),
     ("softmax", {"BLOCK_M": 1}), ("rmsnorm", {"BLOCK_M": 2, "BLOCK_N": 8192}),
     ("layernorm", {"BLOCK_M": 1, "BLOCK_N": 4096}), ("softmax", {"BLOCK_M": 4, "BLOCK_N": 4096}),
 ]
