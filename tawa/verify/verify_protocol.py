@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from math import gcd
 from pathlib import Path
 from typing import Any
 
@@ -194,11 +195,10 @@ def _explore(kernel: func.FuncOp, names: _Names, runner: SkeletonRunner, roles: 
                     if violation.problem == protocol_slots.NOT_HELD:
                         raise _error(kernel, *held, describe)  # clearer than what it leads to
             initial = runner.initial_counts() if isinstance(runner, ArefSkeletonRunner) else []
-            proof = (tuple(tuple(e.semantic_key() for e in tr) for tr in traces),
-                     len(objects.barriers), max_states, cluster, layout.barrier_cta, _aliases(layout),
-                     tuple(initial))
+            proof = (_scaled_bytes(traces), len(objects.barriers), max_states, cluster, layout.barrier_cta,
+                     _aliases(layout), tuple(initial))
             if proof in _PROVED or proof in _STORE:
-                continue  # the same protocol was explored before (another compile of it)
+                continue  # the same protocol was explored before (another kernel or compile of it)
             explorer = Explorer(traces, len(objects.barriers), describe.barrier, describe.slot,
                                 describe.role, max_states, layout=layout, initial=initial, words=words,
                                 shortest=not aref_level)  # the aref level: the reduced search's trace
@@ -217,12 +217,33 @@ def _explore(kernel: func.FuncOp, names: _Names, runner: SkeletonRunner, roles: 
         raise _error(kernel, *held, describe)
 
 
+def _scaled_bytes(traces: list[list[Event]]) -> tuple[tuple[tuple[Any, ...], ...], ...]:
+    """The traces by their semantics (`Event.semantic_key`), each event's
+    transaction bytes divided by the greatest common divisor of those on
+    its barrier.  The search adds and subtracts a barrier's bytes only with
+    bytes of the same barrier and compares the sums with zero or with each
+    other (`protocol_search`, `protocol_reduction`), so scaling one
+    barrier's bytes by a positive factor maps states to states, steps to
+    steps and violations to violations: two kernels that differ only in
+    their tiles' bytes (attention with two or three consumer warp groups
+    at the aref level, one producer and one consumer partition either way)
+    have one proof."""
+    keys = [[e.semantic_key() for e in trace] for trace in traces]
+    unit: dict[int, int] = {}
+    for trace in keys:
+        for k in trace:
+            if k[5]:
+                unit[k[1]] = gcd(unit.get(k[1], 0), k[5])
+    return tuple(tuple(k[:5] + (k[5] // unit[k[1]],) + k[6:] if k[5] else k for k in trace) for trace in keys)
+
+
 _PROVED: set[Any] = set()
-"""Event sequences (by their semantics, per role, with the barrier count,
-the state limit, the cluster size, the CTA of each barrier and which stages
-overlap) whose exploration found no violation, in this process: a
-kernel compiled again, or another kernel with the same protocol, is not
-explored again.  Only successes are kept (a violation's trace names ops)."""
+"""Event sequences (by their semantics, per role, each barrier's bytes up
+to a scale: `_scaled_bytes`, with the barrier count, the state limit, the
+cluster size, the CTA of each barrier and which stages overlap) whose
+exploration found no violation, in this process: a kernel compiled again,
+or another kernel with the same protocol, is not explored again.  Only
+successes are kept (a violation's trace names ops)."""
 _PROVED_LIMIT = 4096
 _STORE = ProofStore("protocol", [Path(__file__), Path(protocol_model.__file__), Path(protocol_search.__file__),
                                  Path(protocol_reduction.__file__), Path(protocol_slots.__file__),
