@@ -690,6 +690,8 @@ class PersistentSets:
                         and named_counted == named_arrivals):
                     break
                 others, opening, arrivals, named_arrivals = grown, opened, counted, named_counted
+            if any_:  # every reach of the last round and every queue passed the checks above
+                return set()
             joining = {o for o, (rd, wr, _, _) in reach.items() if wr & conflicts or rd & t_writes}
             joining.update(c for c, wr in queue_writes.items()
                            if c not in group and (wr & queue_conflicts or queue_reads[c] & t_writes))
