@@ -4,9 +4,13 @@ imports torch), registered by `tawa.torch.library.define`, and their
 training forward passes (`tawa.torch.grads`): `tawa::linear_save` (an
 activated linear layer) returns `linear`'s output and the pre-activation
 P = x·wᵀ + bias, `tawa::gated_mlp_save` `gated_mlp`'s output and both
-products G = x·w_gateᵀ and U = x·w_upᵀ, each from one kernel whose
-consumers store them all (the epilogue's `save_pre`), for the backward pass
-to read instead of recomputing the products.
+products G = x·w_gateᵀ and U = x·w_upᵀ, for the backward pass to read
+instead of recomputing the products: each from one kernel whose consumers
+store them all (the epilogue's `save_pre`), except the gated MLP of silu on
+bf16, whose G and U come from two matmuls and Y from the elementwise
+`swiglu` kernel (`tawa.torch.norm_ops`): a kernel storing three [M, N]
+tiles runs smaller tiles than a GEMM (its registers), and was slower at
+every size but the smallest (docs/perf.md, "Training steps").
 
 Each runs one generated GEMM kernel with its epilogue fused
 (`tawa.torch.linear_kernels`); nothing else is launched but copies of
@@ -31,7 +35,7 @@ from typing import Any, Optional
 
 import torch
 
-from tawa.torch import grads, library, linear_kernels
+from tawa.torch import calls, grads, library, linear_kernels, norm_ops
 from tawa.torch import linear_checks as lc
 from tawa.torch.calls import call_cache, dense_copy, launch, remember, sm_count
 from tawa.torch.checks import TensorInfo, describe
@@ -210,9 +214,19 @@ def gated_mlp_save_impl(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tenso
     call = _CALLS.get(key)
     if call is None:
         p = lc.check_gated_mlp(describe(x), describe(w_gate), describe(w_up), activation)
-        call = _call(p, x, (w_gate, w_up), None, activation, None, save_pre=True)
+        if activation == "silu" and p.dtype == "bfloat16":
+            call = _PRODUCTS_THEN_GATE
+        else:
+            call = _call(p, x, (w_gate, w_up), None, activation, None, save_pre=True)
         remember(_CALLS, key, call)
+    if call is _PRODUCTS_THEN_GATE:
+        g, u = calls.matmul(x, w_gate, True), calls.matmul(x, w_up, True)
+        return norm_ops.swiglu_impl(g, u), g, u
     return _run(call, x, (w_gate, w_up), None, activation, None)
+
+
+_PRODUCTS_THEN_GATE = object()
+"""In `_CALLS`: a gated_mlp_save call of two matmuls and the swiglu kernel (module docstring)."""
 
 
 def _linear_op(

@@ -155,6 +155,14 @@ def rotary_impl(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, heads: Op
     return _run(key, lambda: _rotary_call(given, heads), given, 1)[0]
 
 
+def swiglu_impl(g: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """silu(G)·U elementwise, f32 math on bf16 tensors of one shape (the gated
+    MLP's training forward runs it after its two products)."""
+    given = (g, u)
+    key = ("swiglu", *(_layout_key(t) for t in given))
+    return _run(key, lambda: _elementwise_call("swiglu", "gated_mlp", (("g", g), ("u", u))), given, 1)[0]
+
+
 def swiglu_grad_impl(dy: torch.Tensor, g: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(dG, dU) of Y = silu(G)·U for Y's gradient dY, elementwise, f32 math
     on bf16 tensors of one shape (`tawa::swiglu_grad`)."""

@@ -385,26 +385,45 @@ def test_gated_mlp_gradients(torch, kernels_on_cpu, activation, N):
     (act(xf @ wgf.T) * (xf @ wuf.T)).backward(dy.float())
     for name, got, want in (("dX", x, xf), ("dW_gate", wg, wgf), ("dW_up", wu, wuf)):
         close(torch, got.grad, want.grad, name)
-    linears = kernels_on_cpu["linear"]
-    # The forward, which also stores G and U for the backward pass (no matmul recomputes them);
-    # with N aligned, dX's two products in one linear call (dU·W_up its residual)
-    assert len(linears) == 1 + (N % 8 == 0) and linears[0][0].epilogue.save_pre
-    fwd_args = linears[0][1]
-    g_saved, u_saved = fwd_args[-5], fwd_args[-4]  # (..., C, P, P2, M, N, K)
+    linears, matmuls, norms = kernels_on_cpu["linear"], kernels_on_cpu["matmul"], kernels_on_cpu["norms"]
+    silu = activation == "silu"
+    # The forward, which also gives G and U for the backward pass (nothing recomputes them): for
+    # silu two matmuls and the swiglu kernel, else one kernel storing all three.
+    if silu:
+        (_, _, g_args, _), (_, _, u_args, _) = matmuls[:2]
+        g_saved, u_saved = g_args[2], u_args[2]
+        assert norms[0][0] == "swiglu"
+        assert [a.data_ptr() for a in norms[0][3][:2]] == [g_saved.data_ptr(), u_saved.data_ptr()]
+    else:
+        assert linears[0][0].epilogue.save_pre
+        g_saved, u_saved = linears[0][1][-5], linears[0][1][-4]  # (..., C, P, P2, M, N, K)
     close(torch, g_saved, (xf @ wgf.T).detach().reshape(-1, N), "G")
     close(torch, u_saved, (xf @ wuf.T).detach().reshape(-1, N), "U")
+    # With N aligned, dX's two products in one linear call (dU·W_up its residual).
+    assert len(linears) == (not silu) + (N % 8 == 0)
     if N % 8 == 0:
-        assert linears[1][0].epilogue.residual and linears[1][0].b_layout == "kn"
+        assert linears[-1][0].epilogue.residual and linears[-1][0].b_layout == "kn"
     # dU·W_up (or dG·W_gate and dU·W_up where N is unaligned), dW_gate, dW_up: no [tokens, N] product.
-    matmuls = kernels_on_cpu["matmul"]
-    assert len(matmuls) == (3 if N % 8 == 0 else 4) and all(args[-2] != N for _, _, args, _ in matmuls)
+    backward = matmuls[2:] if silu else matmuls
+    assert len(backward) == (3 if N % 8 == 0 else 4) and all(args[-2] != N for _, _, args, _ in backward)
     # silu's dG and dU: one elementwise kernel over dY, G and U (the saved ones, read in place).
-    norms = kernels_on_cpu["norms"]
-    if activation == "silu":
-        ((name, _, _, args),) = norms
-        assert name == "swiglu_bwd" and args[1].data_ptr() == g_saved.data_ptr() and args[5:] == (40, N)
+    if silu:
+        (name, _, _, args) = norms[1]
+        assert len(norms) == 2 and name == "swiglu_bwd" and args[5:] == (40, N)
+        assert args[1].data_ptr() == g_saved.data_ptr() and args[2].data_ptr() == u_saved.data_ptr()
     else:
         assert not norms
+
+
+@pytest.mark.slow
+def test_gated_mlp_save_of_silu_opcheck(torch, kernels_on_cpu):
+    """opcheck of the gated MLP's training forward where it runs two matmuls
+    and the swiglu kernel (kernels interpreted and stood in)."""
+    g = torch.Generator().manual_seed(8)
+    x = torch.randn(2, 35, 64, generator=g).to(torch.bfloat16)
+    w = torch.randn(136, 64, generator=g).to(torch.bfloat16)
+    torch.library.opcheck(torch.ops.tawa.gated_mlp_save.default, (x, w, w, "silu"),
+                          test_utils=("test_schema", "test_faketensor", "test_aot_dispatch_dynamic"))
 
 
 def test_torch_compile_training_step(torch, kernels_on_cpu):
