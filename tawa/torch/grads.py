@@ -11,7 +11,7 @@ gradient flows through a call (docs/runtime.md, "Autograd").
   dY' = dY without an activation), dX = dY'·W reads W as it is and
   dW = dY'ᵀ·X reads both dY' and X as they are (dY'ᵀ is the transpose of
   a row-major [tokens, N]: the "_at" GEMMs read it in place as wgmma's
-  MN-major A); dbias = Σ dY' over the rows (torch, in f32); the
+  MN-major A); dbias = Σ dY' over the rows (torch, summed in f32); the
   residual's gradient is dY.
 * `GatedMlp` (`tawa::gated_mlp`, Y = act(G)·U, G = X·W_gateᵀ, U = X·W_upᵀ):
   G and U stored by the forward pass's kernel besides Y
@@ -143,7 +143,7 @@ class Linear(torch.autograd.Function):
             dyp = _ACTIVATION_GRADS[ctx.activation](dy, pre)
         dy2 = dyp.reshape(-1, N)
         dx, dw = _grad_products(dy2, x.reshape(-1, K), w, need_x, need_w)
-        dbias = dy2.sum(0, dtype=torch.float32).to(bias.dtype) if need_bias else None
+        dbias = dy2.sum(0) if need_bias else None  # (torch sums bf16 and f16 in f32: one rounding, one kernel)
         return (None if dx is None else dx.view(x.shape), dw, dbias, None, dy if need_residual else None)
 
 
