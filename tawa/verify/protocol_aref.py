@@ -114,6 +114,9 @@ class ArefSkeletonRunner(SkeletonRunner):
         self._slot_events: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self._slot_info: dict[int, tuple[Any, ...]] = {}
         super().__init__(kernel)
+        # An unnamed slot's stage and phase come from a count of the partition's uses (`_uses`),
+        # not from the values a loop iteration reads: such iterations are run every time.
+        self.memo_loops = all(o.has_slot() for o in kernel.walk() if isinstance(o, SLOT_OPS))
         self.depth = max((v.type.depth.data for v in {*self.putters, *self.getters}
                           if isinstance(v.type, ArefType)), default=1)
 

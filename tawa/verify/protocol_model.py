@@ -423,6 +423,10 @@ class SkeletonRunner:
         self._protocol_regions: set[Operation] = set()
         self.relevant: set[SSAValue] = set()
         self.executed: set[Operation] = set()
+        self.memo_loops = True
+        """Whether a loop iteration's events are kept by the values it reads
+        (`_for`): False for a subclass whose events depend on state of its
+        own beyond the values."""
         self._analyze()
         self._code = self._compile(kernel.body.block)
 
@@ -525,8 +529,12 @@ class SkeletonRunner:
             elif isinstance(op, scf.ForOp):
                 if op in self.executed:
                     body = op.body.block
+                    compiled = self._compile(body)
+                    reads = tuple(self._reads(compiled[0], _yielded(body)))
+                    args = set(_ids(body.args))
                     code.append((_FOR, op, id(op.lb), id(op.ub), id(op.step), _ids(op.iter_args),
-                                 _ids(body.args), self._compile(body), _ids(op.results)))
+                                 _ids(body.args), compiled, _ids(op.results),
+                                 tuple(v for v in reads if v not in args), _fetch(reads), {}))
             elif isinstance(op, scf.IfOp):
                 if op in self.executed:
                     then, other = (self._compile(r.block) if r.blocks else None
@@ -546,6 +554,41 @@ class SkeletonRunner:
                     code.append((_ARITH, op, fn or self._interpreted(op), _fetch(_ids(op.operands)),
                                  id(op.results[0]), memo))
         return tuple(code), _fetch(())
+
+    def _reads(self, code: tuple[tuple[Any, ...], ...], yielded: tuple[int, ...]) -> dict[int, None]:
+        """The values (by id, in order) that compiled `code`, nested code
+        included, and the values it yields read without defining them first
+        (constants left out: every trace has the same)."""
+        reads: dict[int, None] = {}
+        defined: set[int] = set(self._constants)
+
+        def use(ids: Iterable[int]) -> None:
+            reads.update((v, None) for v in ids if v not in defined)
+
+        for ins in code:
+            kind, op = ins[0], ins[1]
+            if kind == _ARITH:
+                use(_ids(op.operands))
+                defined.add(ins[4])
+            elif kind == _EVAL:  # reads no value: the warp group, its launch or nothing
+                defined.update(ins[5])
+            elif kind == _PROTOCOL:  # its events depend on these alone (`_events_of`)
+                use(_ids(self.key_operands(op)))
+                defined.update(_ids(op.results))
+            elif kind == _FOR:
+                use((ins[2], ins[3], ins[4], *ins[5], *ins[9]))
+                defined.update(ins[8])
+            elif kind == _IF:
+                use((ins[2],))
+                for region, nested in ((op.true_region, ins[3]), (op.false_region, ins[4])):
+                    if nested is not None:
+                        use(self._reads(nested[0], _yielded(region.block)))
+                defined.update(ins[5])
+            else:  # _REGION: which region runs depends on the warp group alone
+                for region, nested in zip(op.regions, ins[3]):
+                    use(self._reads(nested[0], _yielded(region.block)))
+        use(yielded)
+        return reads
 
     def _fold(self, op: Operation, fn: Callable[[tuple[Any, ...]], Any]) -> bool:
         """Computes integer arithmetic on values known when compiling (a
@@ -614,6 +657,7 @@ class SkeletonRunner:
         (UNKNOWN for those the skeleton need not know) and `launch`."""
         self._role = role
         self._launch = launch
+        self._where = (role, launch.block_id, launch.grid_dim, launch.launch_grid, launch.rank)
         if not 0 <= launch.rank < self.cluster:
             raise ValueError(f"CTA rank {launch.rank} outside a cluster of {self.cluster}")
         self._events: list[Event] = []
@@ -703,7 +747,7 @@ class SkeletonRunner:
         return x
 
     def _for(self, ins: tuple[Any, ...], mask: tuple[bool, ...] | None) -> None:
-        _, op, lb_id, ub_id, step_id, iter_args, block_args, (code, yielded), results = ins
+        _, op, lb_id, ub_id, step_id, iter_args, block_args, (code, yielded), results, _, reads, memo = ins
         lb = self._uniform(op, lb_id, "the loop's lower bound")
         ub = self._uniform(op, ub_id, "the loop's upper bound")
         step = self._uniform(op, step_id, "the loop's step")
@@ -715,9 +759,28 @@ class SkeletonRunner:
         if trips > MAX_LOOP_TRIPS:
             raise SkeletonError(op, f"the loop runs {trips} times (from {lb} to {ub} step {step}) at a problem "
                                 f"size the protocol is checked for; more than {MAX_LOOP_TRIPS} is not a kernel's loop")
+        events = self._events
+        # An iteration's events and yielded values follow from the values its body reads (the
+        # induction variable, carried values and values from outside the loop: `_reads`), the
+        # lanes that run it, and the warp group and CTA; the traces of the problem sizes repeat
+        # many iterations.
+        if not self.memo_loops:
+            for i in range(lb, ub, step):
+                vals.update(zip(block_args, (i, *carried)))
+                carried = self._run(code, yielded, mask)
+            vals.update(zip(results, carried))
+            return
+        where = (id(mask), self._where)
         for i in range(lb, ub, step):
             vals.update(zip(block_args, (i, *carried)))
+            key = (reads(vals), where)
+            if (made := memo.get(key)) is not None:
+                events.extend(made[0])
+                carried = made[1]
+                continue
+            start = len(events)
             carried = self._run(code, yielded, mask)
+            memo[key] = (tuple(events[start:]), carried)
         vals.update(zip(results, carried))
 
     def _if(self, ins: tuple[Any, ...], mask: tuple[bool, ...] | None) -> None:
@@ -874,6 +937,12 @@ class SkeletonRunner:
 
 def _ids(values: Iterable[SSAValue]) -> tuple[int, ...]:
     return tuple(id(v) for v in values)
+
+
+def _yielded(block: Block) -> tuple[int, ...]:
+    """The values a block's terminator yields to the op that holds it (`_compile`)."""
+    term = block.last_op
+    return _ids(term.operands) if isinstance(term, scf.YieldOp | func.ReturnOp) else ()
 
 
 def _lanes(x: Any) -> tuple[Any, ...]:

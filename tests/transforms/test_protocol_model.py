@@ -1,9 +1,10 @@
 """The protocol checker's integer arithmetic (`protocol_model.integer_op`,
 which the skeleton runs instead of the CPU interpreter) computes what the
 interpreter computes, op by op, on edge and random values of each width,
-errors included; and a compile of the GEMM does not import the
-interpreters (NumPy, xDSL's interpreters), which the checker no longer
-needs."""
+errors included; a compile of the GEMM does not import the interpreters
+(NumPy, xDSL's interpreters), which the checker no longer needs; and the
+loop iterations the skeleton keeps by the values they read give the traces
+of running every iteration."""
 
 from __future__ import annotations
 
@@ -144,3 +145,70 @@ def test_a_compile_imports_no_interpreter():
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
                          env={**os.environ, "TAWA_PROOF_CACHE": "0"}, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def _proof_runners(example: str):
+    """Per kernel of `example`, the aref level (after tawa-assign-stage-phase,
+    its proof off) and the lowered level: (runner class, kernel, ring depth,
+    persistent)."""
+    from xdsl.dialects import func
+
+    import tawa
+    from tawa.dialects import aref, nvgpu
+    from tawa.dialects.nvgpu.kernel_info import kernel_info
+    from tawa.dialects.nvgpu.types import MBarrierType
+    from tawa.transforms.hopper_pipeline import HopperPipelinePass
+    from tawa.transforms.pipeline.assign_stage_phase import AssignStagePhasePass
+    from tawa.verify.protocol_aref import ArefSkeletonRunner
+
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "examples" / example).read_text()
+    out = []
+    module = tawa.parse(text, example)
+    pipeline = HopperPipelinePass(prepare=False)
+    ctx = tawa.context()
+    pipeline.specialize_pass().apply(ctx, module)
+    for step in pipeline.planned_steps(module):
+        if isinstance(step, AssignStagePhasePass):
+            AssignStagePhasePass(verify=False).apply(ctx, module)
+            for k in module.walk():
+                if isinstance(k, func.FuncOp) and any(isinstance(o, aref.WarpSpecializeOp) for o in k.walk()):
+                    probe = ArefSkeletonRunner(k.clone())
+                    out.append((ArefSkeletonRunner, probe.kernel, probe.depth, kernel_info(k).persistent))
+            break
+        step.apply(ctx, module)
+    lowered = tawa.parse(text, example)
+    HopperPipelinePass(prepare=False).apply(tawa.context(), lowered)
+    for k in lowered.walk():
+        if isinstance(k, func.FuncOp) and k.body.blocks:
+            depth = max((o.result.type.count.data for o in k.walk() if isinstance(o, nvgpu.SmemAllocOp)
+                         and isinstance(o.result.type, MBarrierType)), default=1)
+            out.append((SkeletonRunner, k, depth, kernel_info(k).persistent))
+    return out
+
+
+@pytest.mark.parametrize("example", ["gemm.mlir", pytest.param("attention_fwd_d64.mlir", marks=pytest.mark.slow)])
+def test_loop_iterations_kept_by_what_they_read_give_the_same_traces(example):
+    """`SkeletonRunner._for` keeps each loop iteration's events and yielded
+    values by the values its body reads: every trace of the proof's problem
+    sizes, taken in the proof's order (so that later sizes reuse the
+    iterations of earlier ones), is the trace of a runner that runs every
+    iteration; at the aref level and lowered."""
+    from tawa.verify.verify_protocol import _launches, _programs_per_cta, _size_arguments
+
+    checked = 0
+    for cls, kernel, depth, persistent in _proof_runners(example):
+        kept, every = cls(kernel), cls(kernel)
+        every.memo_loops = False
+        sizes = _size_arguments(kept)
+        roles = kept.roles if hasattr(kept, "partitions") else -(-kept.threads // 128)
+        for t in range(2 * depth + 2):
+            for programs in _programs_per_cta(t, depth) if persistent else (1,):
+                args = [t * sizes[p] if p in sizes else t if isinstance(p.type, IndexType | IntegerType)
+                        else protocol_model.UNKNOWN for p in kernel.body.block.args]
+                for launch in _launches(persistent, programs, kept.cluster):
+                    for r in range(roles):
+                        got = [e.key() for e in kept.trace(r, args, launch)]
+                        assert got == [e.key() for e in every.trace(r, args, launch)], (cls.__name__, t, r)
+                        checked += len(got)
+    assert checked
