@@ -128,13 +128,23 @@ class Event:
     is_async: bool = False
 
     def key(self) -> tuple[Any, ...]:
-        return (self.kind, id(self.op), self.barrier, self.slot, self.parity, self.count,
-                self.tx, self.threads)
+        # Made once per event: the runner makes an event once per op and values, and the
+        # traces of every problem size repeat it (`verify_protocol._explore` keys each trace).
+        try:
+            return self.__dict__["_key"]
+        except KeyError:
+            k = self.__dict__["_key"] = (self.kind, id(self.op), self.barrier, self.slot, self.parity,
+                                         self.count, self.tx, self.threads)
+            return k
 
     def semantic_key(self) -> tuple[Any, ...]:
         """What the exploration depends on (not which op it reports)."""
-        return (self.kind, self.barrier, self.slot, self.parity, self.count, self.tx, self.threads,
-                self.is_async)
+        try:
+            return self.__dict__["_semantic_key"]
+        except KeyError:
+            k = self.__dict__["_semantic_key"] = (self.kind, self.barrier, self.slot, self.parity, self.count,
+                                                  self.tx, self.threads, self.is_async)
+            return k
 
 
 @dataclass
