@@ -551,21 +551,23 @@ def test_lowered_save_pre_computes_the_tile_program(choice, epilogue, seed):
         assert np.linalg.norm(g - w) / np.linalg.norm(w) < 1e-2, name
 
 
-GATED_SAVE_PRE = Epilogue(activation="silu", gated=True, save_pre=True)
+GATED_SAVE_PRE = Epilogue(activation="gelu_tanh", gated=True, save_pre=True)
+"""A gated MLP's training forward that runs the saving kernel (silu's runs two
+matmuls and the swiglu kernel instead)."""
+MODEL_MLPS = (("gpt2", 1024, 4096), ("gpt2", 2048, 8192), ("llama", 4096, 14336))
+"""(family, width, hidden) of tawa.bench's models' MLPs (tawa.bench.model_nets.MODELS, which needs torch)."""
 
 
 def model_save_pre_choices() -> list[Choice]:
     """The distinct choices `tawa.torch.linear` and `gated_mlp` make for the
-    training forward of tawa.bench's models' MLPs, 128 to 16384 tokens:
-    GPT-2's x·W_fcᵀ + b_fc with GELU at widths 1024 and 2048 (N = 4·width),
-    Llama's SwiGLU at width 4096 (N = 14336)."""
-    from tawa.bench.model_nets import MODELS
-
+    training forward of MLPs of tawa.bench's models' sizes, 128 to 16384
+    tokens: GPT-2's x·W_fcᵀ + b_fc with GELU at widths 1024 and 2048
+    (N = 4·width), a gated MLP at Llama's width 4096 (N = 14336)."""
     choices = {}
-    for cfg in MODELS.values():
-        epilogue = SAVE_PRE if cfg.family == "gpt2" else GATED_SAVE_PRE
+    for family, width, hidden in MODEL_MLPS:
+        epilogue = SAVE_PRE if family == "gpt2" else GATED_SAVE_PRE
         for tokens in (128, 256, 512, 1024, 2048, 4096, 8192, 16384):
-            choices.setdefault(epilogue_choice("nk", "bfloat16", tokens, cfg.hidden, cfg.width, epilogue), None)
+            choices.setdefault(epilogue_choice("nk", "bfloat16", tokens, hidden, width, epilogue), None)
     return list(choices)
 
 
