@@ -12,9 +12,13 @@ Rows, each the median over R interleaved rounds:
 
 - `tawa (repeated)`: the same arguments every call: the launch reuses its
   packed parameters (docs/runtime.md, "Launch cost");
-- `tawa (checked)`: the prepared launches dropped before every call, so each
-  call checks its arguments, packs them and launches (encoded tensor maps
-  stay cached): what a call with new tensors costs;
+- `tawa (checked)`: the prepared launches and launch templates dropped
+  before every call, so each call checks its arguments, packs them and
+  launches (encoded tensor maps stay cached);
+- `tawa (fresh)`: each call on other tensors of the same layout than the
+  call before (a rotation of `FRESH_TENSORS` triples A, B, C): the launch
+  goes through the layout's launch template (docs/runtime.md, "New tensors
+  of a known layout"), what a model's `kernel(...)` calls cost;
 - `torch.matmul`: `torch.matmul(A, B.T)` (cuBLAS), the baseline;
 - `tawa.torch (fresh)` and `torch.matmul (fresh)`: operator calls as a model
   makes them, each on other tensors than the call before, over rotating
@@ -152,7 +156,16 @@ def run(
 
     def checked() -> None:
         kernel._prepared.clear()
+        kernel._bound.clear()
         kernel(A, B, C, M, N, K, grid=g)
+
+    triples = [(torch.randn(M, K, device="cuda").to(torch.bfloat16), torch.randn(N, K, device="cuda").to(torch.bfloat16),
+                torch.empty(M, N, dtype=torch.bfloat16, device="cuda")) for _ in range(FRESH_TENSORS)]
+    rotation = iter(range(1 << 62))
+
+    def fresh() -> None:
+        A2, B2, C2 = triples[next(rotation) % FRESH_TENSORS]
+        kernel(A2, B2, C2, M, N, K, grid=g)
 
     def matmul() -> None:
         torch.matmul(A, B.T)
@@ -170,7 +183,7 @@ def run(
         return graph.replay
 
     graphs = {"tawa (CUDA graph)": graph_of(repeated), "torch (CUDA graph)": graph_of(matmul)}
-    cases = {"tawa (repeated)": repeated, "tawa (checked)": checked, "torch.matmul": matmul}
+    cases = {"tawa (repeated)": repeated, "tawa (checked)": checked, "tawa (fresh)": fresh, "torch.matmul": matmul}
     cases.update(fresh_operator_calls(torch, M, N, K))
     if steps:  # the parts of a repeated call
         args = (A, B, C, M, N, K)
