@@ -34,6 +34,11 @@ Global memory is the NumPy arrays of the memref arguments; addresses
 (`nvgpu.memref_base` and the arithmetic on it) live in a flat address space
 where each array gets its own 2^40-byte window (`GlobalMemory`), so a store
 to an address outside every array is an error, not a silent corruption.
+Byte offsets in a window are the array's own: element (i0, ..., in) is at
+Σ iₖ·strideₖ, so a strided NumPy view (rows contiguous, other strides
+positive: what `nvgpu.memref_stride` reports) is addressed in place, as the
+GPU addresses a strided torch view, and an address between its elements
+(in a gap of a column slice) is outside it.
 """
 
 from __future__ import annotations
@@ -81,6 +86,9 @@ class GlobalMemory:
     (i + 1) << 40."""
 
     arrays: list[np.ndarray] = field(default_factory=list)
+    views: dict[int, np.ndarray] = field(default_factory=dict)
+    """For a strided (not C-contiguous) array, by window: the row-major
+    index of the element at each element offset of its span, -1 in gaps."""
 
     WINDOW = 1 << 40
 
@@ -89,46 +97,81 @@ class GlobalMemory:
             if a is array:
                 return (i + 1) * self.WINDOW
         if not array.flags.c_contiguous:
-            raise InterpretationError("a memref whose address is taken must be a dense row-major array")
+            self.views[len(self.arrays) + 1] = _element_map(array)
         self.arrays.append(array)
         return len(self.arrays) * self.WINDOW
 
+    def _elements(self, w: int, offsets: np.ndarray) -> np.ndarray:
+        """The row-major index in window `w`'s array of the element at each
+        element offset, -1 where none is."""
+        array, table = self.arrays[w - 1], self.views.get(w)
+        if table is None:
+            return np.where(offsets < array.size, offsets, -1)
+        inside = offsets < table.size
+        return np.where(inside, table[np.where(inside, offsets, 0)], -1)
+
     def _locate(self, addresses: np.ndarray, itemsize: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(array window, byte offset, whether at an element of that array)
-        of every address."""
+        """(array window, row-major element index, whether at an element of
+        that array) of every address."""
         window, offset = np.divmod(addresses, self.WINDOW)
         ok = (window >= 1) & (window <= len(self.arrays)) & (offset % itemsize == 0)
+        index = np.full(addresses.shape, -1, dtype=np.int64)
         for w in np.unique(window[ok]):
             array = self.arrays[int(w) - 1]
-            mine = window == w
-            ok[mine] &= (array.itemsize == itemsize) & (offset[mine] // itemsize < array.size)
-        return window, offset, ok
+            mine = ok & (window == w)
+            if array.itemsize != itemsize:
+                ok[mine] = False
+                continue
+            index[mine] = self._elements(int(w), offset[mine] // itemsize)
+        return window, index, ok & (index >= 0)
 
     def scatter(self, addresses: np.ndarray, values: np.ndarray, itemsize: int) -> int | None:
         """Stores `values[i]` at byte `addresses[i]`; returns None, or the
         first i outside every array (or not at an element of one), before
         storing anything."""
-        window, offset, ok = self._locate(addresses, itemsize)
+        window, index, ok = self._locate(addresses, itemsize)
         if not ok.all():
             return int(np.flatnonzero(~ok)[0])
         for w in np.unique(window):
             array = self.arrays[int(w) - 1]
             mine = window == w
-            array.reshape(-1)[offset[mine] // itemsize] = values[mine].astype(array.dtype)
+            array[np.unravel_index(index[mine], array.shape)] = values[mine].astype(array.dtype)
         return None
 
     def gather(self, addresses: np.ndarray, itemsize: int) -> tuple[np.ndarray | None, int | None]:
         """The values at byte `addresses` (as float64), or (None, the first
         i outside every array or not at an element of one)."""
-        window, offset, ok = self._locate(addresses, itemsize)
+        window, index, ok = self._locate(addresses, itemsize)
         if not ok.all():
             return None, int(np.flatnonzero(~ok)[0])
         out = np.zeros(addresses.shape, dtype=np.float64)
         for w in np.unique(window):
             array = self.arrays[int(w) - 1]
             mine = window == w
-            out[mine] = array.reshape(-1)[offset[mine] // itemsize].astype(np.float64)
+            out[mine] = array[np.unravel_index(index[mine], array.shape)].astype(np.float64)
         return out, None
+
+
+def _element_map(array: np.ndarray) -> np.ndarray:
+    """For a strided view: at each element offset from its element 0 (Σ
+    index·stride), the row-major index of the element there, -1 between
+    elements.  Its rows must be contiguous and its other strides positive,
+    as the runtime requires of an array the kernel addresses."""
+    shape, itemsize = array.shape, array.itemsize
+    strides = [st for n, st in zip(shape, array.strides) if n != 1]
+    if (
+        strides and strides[-1] != itemsize and shape[-1] != 1
+    ) or any(st <= 0 or st % itemsize for st in strides):
+        raise InterpretationError(
+            f"a memref the kernel addresses must have contiguous rows and positive strides, got byte strides "
+            f"{array.strides} for shape {shape}"
+        )
+    offsets = np.zeros((), dtype=np.int64)
+    for n, st in zip(shape, array.strides):
+        offsets = np.add.outer(offsets, np.arange(n, dtype=np.int64) * (st // itemsize if n != 1 else 0))
+    table = np.full(int(offsets.max(initial=0)) + 1, -1, dtype=np.int64)
+    table[offsets.reshape(-1)] = np.arange(array.size, dtype=np.int64)
+    return table
 
 
 # --------------------------------------------------------------------------- per-CTA state

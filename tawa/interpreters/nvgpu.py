@@ -723,6 +723,13 @@ class NvgpuFunctions(SystemFunctions, InterpreterFunctions):
     def run_memref_base(self, interpreter: Interpreter, op: Operation, args: PythonValues):
         return (cta_of(interpreter).memory.address_of(args[0]),)
 
+    @impl(nvgpu.MemrefStrideOp)
+    def run_memref_stride(self, interpreter: Interpreter, op: nvgpu.MemrefStrideOp, args: PythonValues):
+        # A size-1 dimension's stride is arbitrary in NumPy: only index 0 of
+        # it is ever addressed, and the memory's element map ignores it too.
+        array, d = args[0], op.dim.value.data
+        return (int(array.strides[d] // array.itemsize) if array.shape[d] != 1 else 0,)
+
     @impl(memref.DimOp)
     def run_dim(self, interpreter: Interpreter, op: Operation, args: PythonValues):
         array, index = args

@@ -250,7 +250,7 @@ def arg_names(abi: KernelABI) -> tuple[str, ...]:
     position when the IR had none), recovered from the ABI's parameter names."""
     names = [str(i) for i in range(len(abi.arg_types))]
     for p in abi.params:
-        if p.kind in ("tensormap", "dim", "grid") or not 0 <= p.arg < len(names):
+        if p.kind in ("tensormap", "dim", "stride", "grid") or not 0 <= p.arg < len(names):
             continue
         name = p.name.removesuffix("_ptr") if p.kind == "ptr" else p.name
         prefix = f"arg{p.arg}_"
@@ -281,7 +281,9 @@ class ArgSpec:
     """Read or written through a tensor map: TMA's alignment rules apply."""
     tma_only: bool = False
     """Accessed only through tensor maps (no address of the kernel's own):
-    leading strides need not be dense, as long as TMA can describe them."""
+    leading strides need not be dense, as long as TMA can describe them.
+    An array the kernel addresses itself takes its strides as parameters
+    (`stride`): its rows must be contiguous and its other strides positive."""
     bits: int = 0
     lo: int = 0
     hi: int = 0
@@ -299,7 +301,7 @@ class Signature:
     names: tuple[str, ...]
     args: tuple[ArgSpec, ...]
     program: tuple[tuple[Any, ...], ...]
-    """Per parameter: `("ptr", arg)`, `("dim", arg, axis)`, `("scalar", arg)`,
+    """Per parameter: `("ptr", arg)`, `("dim", arg, axis)`, `("stride", arg, axis)`, `("scalar", arg)`,
     `("grid", axis)`, `("tensormap", arg, param)` or `("watchdog", -1)`."""
 
 
@@ -345,6 +347,8 @@ def signature(abi: KernelABI, names: tuple[str, ...] | None = None) -> Signature
             program.append(("ptr", p.arg))
         elif p.kind == "dim":
             program.append(("dim", p.arg, p.dim))
+        elif p.kind == "stride":
+            program.append(("stride", p.arg, p.dim))
         elif p.kind == "grid":
             program.append(("grid", p.dim))
         elif p.kind == "watchdog":
@@ -363,7 +367,8 @@ def signature(abi: KernelABI, names: tuple[str, ...] | None = None) -> Signature
 
 
 def _check_array(a: ArgSpec, value: Any) -> tuple[ArrayInfo, tuple[int, ...]]:
-    """The array's info and dense byte strides, or an ArgumentError."""
+    """The array's info and byte strides (dense ones for its size-1
+    dimensions, whose own are arbitrary), or an ArgumentError."""
     label, elem, rank = a.label, a.elem, a.rank
     assert elem is not None
     try:
@@ -392,14 +397,15 @@ def _check_array(a: ArgSpec, value: Any) -> tuple[ArrayInfo, tuple[int, ...]]:
             raise ArgumentError(f"{label}: dimension {axis} must be {size} ({a.type}), got shape {shape}")
     strides = dense_strides(shape, info.itemsize)
     if not is_dense_row_major(shape, info.strides, info.itemsize):
-        if not (a.tma_only and _tma_strided(shape, info.strides, info.itemsize)):
+        if not _rows_strided(shape, info.strides, info.itemsize):
             why = (
-                "its rows must be contiguous and its other strides positive multiples of 16 bytes (TMA)"
-                if a.tma_only else "the kernel addresses it itself"
+                "a tensor map reads it: its rows must be contiguous and its other strides positive multiples of 16 bytes"
+                if a.tma_only else
+                "the kernel addresses it itself: its rows must be contiguous and its other strides positive"
             )
             error = TensorMapError if a.tma_only else ArgumentError
             raise error(
-                f"{label}: must be dense row-major (C-contiguous), got byte strides {info.strides} "
+                f"{label}: {_bad_stride(shape, info.strides, info.itemsize)}: got byte strides {info.strides} "
                 f"for shape {shape} ({why}); pass a contiguous copy"
             )
         assert info.strides is not None
@@ -430,16 +436,30 @@ def _check_array(a: ArgSpec, value: Any) -> tuple[ArrayInfo, tuple[int, ...]]:
     return info, strides
 
 
-def _tma_strided(shape: Sequence[int], strides: Sequence[int] | None, itemsize: int) -> bool:
-    """Whether a non-dense array is one a tensor map can describe: unit
-    stride along the last dimension, positive strides along the others
-    (their 16-byte alignment is checked as for dense arrays).  A slice of a
-    bigger matrix (`x[:, :k]`) is; a transposed view is not."""
+def _rows_strided(shape: Sequence[int], strides: Sequence[int] | None, itemsize: int) -> bool:
+    """Whether a non-dense array is one a kernel reads in place, through a
+    tensor map or its own addresses (`nvgpu.memref_stride`): unit stride
+    along the last dimension, positive strides, whole elements, along the
+    others (a tensor map's 16-byte alignment is checked as for dense
+    arrays).  A slice of a bigger matrix (`x[:, :k]`) or one head of a
+    [B, S, H, D] tensor is; a transposed view is not."""
     if strides is None or not shape:
         return False
     return (shape[-1] == 1 or strides[-1] == itemsize) and all(
-        st > 0 for d, st in zip(shape[:-1], strides[:-1]) if d != 1
+        st > 0 and st % itemsize == 0 for d, st in zip(shape[:-1], strides[:-1]) if d != 1
     )
+
+
+def _bad_stride(shape: Sequence[int], strides: Sequence[int] | None, itemsize: int) -> str:
+    """What is wrong with the strides `_rows_strided` refuses, naming the dimension."""
+    if strides is None or not shape:
+        return "must be dense row-major (C-contiguous)"
+    if shape[-1] != 1 and strides[-1] != itemsize:
+        return f"the stride of its last dimension is {strides[-1]} bytes, not one {itemsize}-byte element"
+    for axis, (d, st) in enumerate(zip(shape[:-1], strides[:-1])):
+        if d != 1 and (st <= 0 or st % itemsize):
+            return f"the stride of dimension {axis} is {st} bytes, not a positive multiple of its {itemsize}-byte elements"
+    return "must be dense row-major (C-contiguous)"
 
 
 def _check_scalar(a: ArgSpec, value: Any) -> int | float:
@@ -506,6 +526,9 @@ def plan_launch(
             params.append(("u64", values[i][0].ptr))
         elif op == "dim":
             params.append(("u64", values[i][0].shape[step[2]]))
+        elif op == "stride":
+            info, strides = values[i]
+            params.append(("u64", strides[step[2]] // info.itemsize))
         elif op == "scalar":
             params.append((sig.args[i].packed, values[i]))
         elif op == "grid":

@@ -159,13 +159,15 @@ def test_launch_key_gives_up_on_arguments_without_a_cheap_read(fake_torch):
 
 
 def scale_kernel() -> Kernel:
-    """`@scale(%X: memref<?x?xbf16>, %n: index, %alpha: f32)`: no GPU, no PTX needed to plan."""
+    """`@scale(%X: memref<?x?xbf16>, %n: index, %alpha: f32)`, which
+    addresses X itself (its row stride is a parameter): no GPU, no PTX
+    needed to plan."""
     X = MemRefType(BFloat16Type(), [-1, -1])
     params = (
         Param("arg0_X_ptr", "ptr", 0), Param("arg0_X_dim0", "dim", 0, 0), Param("arg0_X_dim1", "dim", 0, 1),
-        Param("arg1_n", "index", 1), Param("arg2_alpha", "f32", 2),
+        Param("arg0_X_stride0", "stride", 0, 0), Param("arg1_n", "index", 1), Param("arg2_alpha", "f32", 2),
     )  # fmt: skip
-    return Kernel.from_ptx("", KernelABI("scale", params, (X, IndexType(), Float32Type()), 128, 0))
+    return Kernel.from_ptx("", KernelABI("scale", params, (X, IndexType(), Float32Type()), 128, 0, addressed=(0,)))
 
 
 class Recorder:
@@ -206,8 +208,8 @@ def test_prepared_launch_reads_the_current_stream_and_device_every_time():
     assert prepared.again()
     address = prepared.params.address
     assert rec.launches == [(0xF00, 3, 2, 1, 128, 1, 1, 0, 7, address, 0), (0xF00, 3, 2, 1, 128, 1, 1, 0, 9, address, 0)]
-    assert [read_back(prepared.params, i) for i in range(5)] == [
-        (0x10000).to_bytes(8, "little"), (4).to_bytes(8, "little"), (8).to_bytes(8, "little"),
+    assert [read_back(prepared.params, i) for i in range(6)] == [
+        (0x10000).to_bytes(8, "little"), (4).to_bytes(8, "little"), (8).to_bytes(8, "little"), (8).to_bytes(8, "little"),
         (32).to_bytes(8, "little"), struct.pack("<f", 2.0),
     ]  # fmt: skip
     rec.device = 1  # another device is current: nothing launched, the full path takes over
@@ -264,17 +266,19 @@ def test_a_repeated_call_reuses_only_a_launch_of_equal_arguments(fake_torch, mon
     # dtype (a view), scalar, grid.
     kernel(FakeTensor(0x20000, (4, 8)), 32, 2.0, grid=(3,))
     kernel(FakeTensor(0x10000, (8, 4)), 32, 2.0, grid=(3,))
-    with pytest.raises(ArgumentError, match="must be dense row-major"):
-        kernel(FakeTensor(0x10000, (4, 8), strides=(16, 1)), 32, 2.0, grid=(3,))
+    kernel(FakeTensor(0x10000, (4, 8), strides=(16, 1)), 32, 2.0, grid=(3,))  # a column slice: its rows 16 apart
+    assert scale_kernel().plan(*planned[-1], grid=(3,)).params[3] == ("u64", 16)
+    with pytest.raises(ArgumentError, match="the stride of its last dimension is 4 bytes"):
+        kernel(FakeTensor(0x10000, (4, 8), strides=(16, 2)), 32, 2.0, grid=(3,))
     with pytest.raises(ArgumentError, match="expected bf16 elements"):
         kernel(FakeTensor(0x10000, (4, 8), "float16"), 32, 2.0, grid=(3,))
     kernel(X, 33, 2.0, grid=(3,))
     kernel(X, 32, 2.0, grid=(4,))
-    assert len(planned) == 7
-    assert rec.first_params == [0x10000] * 3 + [0x20000, 0x10000, 0x10000, 0x10000]
+    assert len(planned) == 8
+    assert rec.first_params == [0x10000] * 3 + [0x20000, 0x10000, 0x10000, 0x10000, 0x10000]
     rec.device = 1  # another device current: the full path
     kernel(X, 32, 2.0, grid=(3,))
-    assert len(planned) == 8
+    assert len(planned) == 9
     # A grid with an unhashable entry is reported by the checks, not by the lookup.
     with pytest.raises(LaunchError, match="grid must be"):
         kernel(X, 32, 2.0, grid=([3],))

@@ -338,17 +338,70 @@ def test_reinterpret_cupy_uint16_as_bf16(gemm):
 def test_column_slices_of_tma_only_arrays_keep_their_strides(gemm):
     """A and B are read only through tensor maps: slices of wider matrices
     (leading strides not dense, rows contiguous) go to TMA with their own
-    strides.  C is addressed by the kernel itself: it must be dense."""
+    strides."""
     M, N, K = 256, 512, 128
     A = FakeTensor((M, K), ptr=0x1000_0000, strides=(3 * K, 1))  # A[:, :K] of an M x 3K matrix
     plan = gemm.plan(*gemm_args(M, N, K, A=A), grid=(2, 2))
     maps = [v for k, v in plan.params if k == "tensormap"]
     a_map = next(m for m in maps if m.dims == (K, M))
     assert a_map.strides == (3 * K * 2,)  # bytes, the outer dimension's
-    with pytest.raises(ArgumentError, match=r"argument 2 \(%C\): must be dense row-major .*the kernel addresses it itself"):
-        gemm.plan(*gemm_args(M, N, K, C=FakeTensor((M, N), ptr=0x3000_0000, strides=(2 * N, 1))), grid=(2, 2))
-    with pytest.raises(ArgumentError, match=r"argument 0 \(%A\): must be dense row-major .*rows must be contiguous"):
+    with pytest.raises(ArgumentError, match=r"argument 0 \(%A\): the stride of its last dimension is 4 bytes, not one "
+                       r"2-byte element: got byte strides \(512, 4\) .*a tensor map reads it: its rows must be contiguous"):
         gemm.plan(*gemm_args(M, N, K, A=FakeTensor((M, K), ptr=0x1000_0000, strides=(2 * K, 2))), grid=(2, 2))
+
+
+ADDRESSED = """
+func.func @rows(%X: memref<?x?x?xbf16>, %V: memref<?xf32>, %Y: memref<?x?xbf16>, %n: index)
+    attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128, smem = 0>} {
+  %x = nvgpu.memref_base %X : memref<?x?x?xbf16>
+  %s = nvgpu.memref_stride %X, 1 : memref<?x?x?xbf16>
+  %v = nvgpu.memref_base %V : memref<?xf32>
+  func.return
+}
+"""
+
+
+def test_arrays_the_kernel_addresses_take_their_strides():
+    """An array the kernel's threads address (`KernelABI.addressed`) takes
+    the stride of each dimension but the innermost after its dims, in
+    elements, so a view with contiguous rows (a column slice, a head of a
+    [B, S, H, D] tensor) is read in place; a 1-D one takes none, nor does an
+    array the kernel does not address (%Y).  A view whose rows are not
+    contiguous, or whose strides are not positive, is refused naming the
+    stride."""
+    abi = kernel_abi(tawa.parse(ADDRESSED).ops.first)
+    assert abi.addressed == (0, 1)
+    assert [p.name for p in abi.params] == [
+        "arg0_X_ptr", "arg0_X_dim0", "arg0_X_dim1", "arg0_X_dim2", "arg0_X_stride0", "arg0_X_stride1",
+        "arg1_V_ptr", "arg1_V_dim0",
+        "arg2_Y_ptr", "arg2_Y_dim0", "arg2_Y_dim1", "arg3_n",
+    ]  # fmt: skip
+    assert [p.ptx_decl for p in abi.params if p.kind == "stride"] == [".param .u64 arg0_X_stride0",
+                                                                       ".param .u64 arg0_X_stride1"]
+    assert arg_names(abi) == ("X", "V", "Y", "n")
+    kernel = tawa.Kernel.from_ptx("", abi)
+    V, Y = FakeTensor((8,), "float32", ptr=0x2000_0000), FakeTensor((4, 8), ptr=0x3000_0000)
+
+    def x_params(X):
+        plan = kernel.plan(X, V, Y, 3, grid=(1,))
+        return [v for (_, v), p in zip(plan.params, abi.params) if p.arg == 0]
+
+    B, S, H, D = 2, 5, 3, 64
+    assert x_params(FakeTensor((B, S, D), ptr=0x1000_0000)) == [0x1000_0000, B, S, D, S * D, D]  # dense
+    # One head of a seq-major [B, S, H, D] tensor, read as [B, S, D].
+    head = FakeTensor((B, S, D), ptr=0x1000_0000, strides=(S * H * D, H * D, 1))
+    assert x_params(head) == [0x1000_0000, B, S, D, S * H * D, H * D]
+    # A size-1 dimension's stride is arbitrary: the dense one is passed.
+    assert x_params(FakeTensor((1, S, D), ptr=0x1000_0000, strides=(3, 2 * D, 1))) == [
+        0x1000_0000, 1, S, D, S * D, 2 * D]
+    with pytest.raises(ArgumentError, match=r"^tawa.launch: error: @rows argument 0 \(%X\): the stride of its last dimension is 4 bytes, "
+                       r"not one 2-byte element: got byte strides \(1280, 256, 4\) for shape \(2, 5, 64\) \(the "
+                       r"kernel addresses it itself: its rows must be contiguous and its other strides positive\); "
+                       r"pass a contiguous copy$"):
+        x_params(FakeTensor((B, S, D), ptr=0x1000_0000, strides=(S * D * 2, D * 2, 2)))
+    with pytest.raises(ArgumentError, match=r"^tawa.launch: error: @rows argument 0 \(%X\): the stride of dimension 1 is 0 bytes, not a "
+                       r"positive multiple of its 2-byte elements: got byte strides \(128, 0, 2\)"):
+        x_params(FakeTensor((B, S, D), ptr=0x1000_0000, strides=(D, 0, 1)))  # an expanded view
 
 
 def test_plan_packs_parameters_in_abi_order(gemm):
@@ -484,7 +537,8 @@ def _transposed():
         ),
         (
             lambda a: a.__setitem__(0, _transposed()),
-            r"argument 0 \(%A\): must be dense row-major \(C-contiguous\), got byte strides \(2, 512\)",
+            r"argument 0 \(%A\): the stride of its last dimension is 512 bytes, not one 2-byte element: "
+            r"got byte strides \(2, 512\)",
         ),
         (
             lambda a: a.__setitem__(2, FakeTensor((256, 512), device=None)),

@@ -171,3 +171,48 @@ def test_a_tile_far_too_large_is_refused_quickly(tmp_path):
     res = run_opt(norms().softmax.ir(BLOCK_M=65536, BLOCK_N=1024), tmp_path)
     assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
     assert "tawa-check-resources: consumer warp group needs ~" in res.stderr
+
+
+def column_slice(a: np.ndarray, fill: float) -> np.ndarray:
+    """`a` as columns 16.. of a wider array (rows contiguous, 40 elements
+    longer than its own), the columns beside it `fill`: a strided view."""
+    wide = np.full((a.shape[0], a.shape[1] + 40), fill, a.dtype)
+    view = wide[:, 16 : 16 + a.shape[1]]
+    view[...] = a
+    assert not view.flags.c_contiguous
+    return view
+
+
+@pytest.mark.parametrize("name", ["rmsnorm", "add_rmsnorm", "swiglu_bwd"])
+def test_strided_views_are_addressed_in_place(name, seed):
+    """Every matrix a column slice of a wider array (what tawa.torch passes
+    for a strided view instead of a copy): the lowered kernel, which
+    addresses them itself with their row strides (`nvgpu.memref_stride`),
+    reads and writes them in place and gives the dense tile program's
+    results; NaN beside the slices is neither read (it would spread into
+    the rows) nor overwritten."""
+    M, N = 37, 700
+    inputs, outputs, scalars = arguments(name, M, N, np.random.default_rng(seed))
+    text = getattr(norms(), name).ir()
+    want = [o.copy() for o in outputs]
+    tawa.interpret(text, name, grid(name, M, N, {}), *inputs, *want, *scalars)
+    views = [column_slice(a, np.nan) if a.ndim == 2 else a for a in inputs]
+    got = [column_slice(o, np.nan) for o in outputs]
+    tawa.interpret(lowered(text), name, grid(name, M, N, {}), *views, *got, *scalars, ctas=2)
+    for w, g in zip(want, got):
+        w, g = w.astype(np.float32), g.astype(np.float32)
+        assert not np.isnan(g).any(), "some of the view was not written"
+        np.testing.assert_allclose(g, w, rtol=2**-7, atol=0)
+        assert (g != w).mean() < 1e-3
+    for g in got:
+        assert np.isnan(g.base[:, :16].astype(np.float32)).all() and np.isnan(g.base[:, 16 + N :].astype(np.float32)).all()
+
+
+def test_the_simulator_refuses_a_view_without_contiguous_rows():
+    """An addressed array whose rows are not contiguous cannot be what the
+    runtime passes (it refuses it): the simulator says so, in one line."""
+    M, N = 8, 64
+    inputs, outputs, scalars = arguments("rmsnorm", M, N, np.random.default_rng(0))
+    X = np.asfortranarray(inputs[0])
+    with pytest.raises(tawa.TawaError, match="contiguous rows and positive strides, got byte strides"):
+        tawa.interpret(lowered(norms().rmsnorm.ir()), "rmsnorm", (1,), X, inputs[1], *outputs, *scalars, ctas=1)

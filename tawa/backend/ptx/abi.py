@@ -21,9 +21,17 @@ Parameters, in this order:
 
 1. for every function argument, in order:
    * `memref<?x...xT>` → its base pointer (`.u64`), then each dimension
-     (`.u64`, outermost first); arrays the kernel addresses itself
-     (`KernelABI.addressed`) are dense row-major, arrays reached only through
-     tensor maps may have any leading strides TMA can describe;
+     (`.u64`, outermost first); then, if the kernel addresses its elements
+     itself (`KernelABI.addressed`: its threads load or store them, not
+     TMA), the stride of each dimension but the innermost, in elements
+     (`.u64`, outermost first, named `..._stride0`, ...; read by
+     `nvgpu.memref_stride`).  Such an array's rows are contiguous (the
+     innermost stride is 1) and its other strides positive: a strided view
+     (a column slice, one head of a [B, S, H, D] tensor) is read in place.
+     Arrays reached only through tensor maps take no strides here (the
+     tensor map holds them) and may have any leading strides TMA can
+     describe.  (The stride parameters changed the PTX of kernels with an
+     addressed array of rank 2 or more; kernels without one are unchanged.);
    * `index` → `.u64`; integer scalars → `.u32`/`.u64` by width; `f32` → `.f32`;
 2. for every axis read by an `nvgpu.launch_grid` op, the logical grid size
    along it (`.u64`, named `grid0`, `grid1`, ...);
@@ -76,11 +84,11 @@ class Param:
 
     name: str
     kind: str
-    """`ptr`, `dim`, `index`, `i32`, `i64`, `f32`, `grid`, `tensormap` or `watchdog`."""
+    """`ptr`, `dim`, `stride`, `index`, `i32`, `i64`, `f32`, `grid`, `tensormap` or `watchdog`."""
     arg: int
     """Position of the kernel argument it is derived from."""
     dim: int = -1
-    """For `dim`: which dimension (outermost = 0); for `grid`: which axis."""
+    """For `dim` and `stride`: which dimension (outermost = 0); for `grid`: which axis."""
     box: tuple[int, ...] = ()
     """For `tensormap`: the box, outermost dimension first."""
     swizzle: int = 0
@@ -90,7 +98,7 @@ class Param:
     def ptx_decl(self) -> str:
         if self.kind == "tensormap":
             return f".param .align 128 .b8 {self.name}[128]"
-        ty = {"ptr": "u64", "dim": "u64", "index": "u64", "i64": "u64", "i32": "u32", "f32": "f32", "grid": "u64",
+        ty = {"ptr": "u64", "dim": "u64", "stride": "u64", "index": "u64", "i64": "u64", "i32": "u32", "f32": "f32", "grid": "u64",
               "watchdog": "u64"}
         return f".param .{ty[self.kind]} {self.name}"
 
@@ -107,8 +115,9 @@ class KernelABI:
     """The watchdog's wait table (location, role, barrier) by wait id; empty: no watchdog."""
     addressed: tuple[int, ...] = ()
     """Memref arguments whose base pointer the kernel reads (`nvgpu.memref_base`:
-    it forms addresses itself, so they must be dense row-major); the others
-    are reached only through tensor maps, if at all."""
+    it forms addresses itself from their strides, so their rows must be
+    contiguous and their other strides positive); the others are reached
+    only through tensor maps, if at all."""
     cluster: int = 1
     """CTAs per thread-block cluster (along x)."""
     maxnreg: int = 0
@@ -136,20 +145,6 @@ def kernel_abi(kernel: func.FuncOp) -> KernelABI:
         )
     params: list[Param] = []
     types = tuple(kernel.function_type.inputs.data)
-    for i, t in enumerate(types):
-        name = _arg_name(kernel, i)
-        if isinstance(t, MemRefType):
-            params.append(Param(f"{name}_ptr", "ptr", i))
-            params += [Param(f"{name}_dim{d}", "dim", i, d) for d in range(t.get_num_dims())]
-        elif isinstance(t, IndexType):
-            params.append(Param(name, "index", i))
-        elif isinstance(t, IntegerType) and t.width.data in (32, 64):
-            params.append(Param(name, f"i{t.width.data}", i))
-        elif isinstance(t, Float32Type):
-            params.append(Param(name, "f32", i))
-        else:
-            raise TawaError(f"@{kernel.sym_name.data}: arguments of type {t} are not supported",
-                            location_of(kernel) or "tawa")
     # The ops the ABI reads, in one walk.
     grids: set[int] = set()
     maps: list[nvgpu.TmaDescriptorOp] = []
@@ -159,8 +154,24 @@ def kernel_abi(kernel: func.FuncOp) -> KernelABI:
             grids.add(op.axis.value.data)
         elif isinstance(op, nvgpu.TmaDescriptorOp):
             maps.append(op)
-        elif isinstance(op, nvgpu.MemrefBaseOp) and isinstance(op.source, BlockArgument):
+        elif isinstance(op, nvgpu.MemrefBaseOp | nvgpu.MemrefStrideOp) and isinstance(op.source, BlockArgument):
             bases.add(op.source.index)
+    for i, t in enumerate(types):
+        name = _arg_name(kernel, i)
+        if isinstance(t, MemRefType):
+            params.append(Param(f"{name}_ptr", "ptr", i))
+            params += [Param(f"{name}_dim{d}", "dim", i, d) for d in range(t.get_num_dims())]
+            if i in bases:
+                params += [Param(f"{name}_stride{d}", "stride", i, d) for d in range(t.get_num_dims() - 1)]
+        elif isinstance(t, IndexType):
+            params.append(Param(name, "index", i))
+        elif isinstance(t, IntegerType) and t.width.data in (32, 64):
+            params.append(Param(name, f"i{t.width.data}", i))
+        elif isinstance(t, Float32Type):
+            params.append(Param(name, "f32", i))
+        else:
+            raise TawaError(f"@{kernel.sym_name.data}: arguments of type {t} are not supported",
+                            location_of(kernel) or "tawa")
     params += [Param(f"grid{a}", "grid", -1, a) for a in sorted(grids)]
     for j, op in enumerate(maps):
         src = op.source

@@ -241,6 +241,10 @@ def emit_memref_base(p: KernelPrinter, op: nvgpu.MemrefBaseOp) -> None:
     p.vals[op.result] = p.memrefs[op.source][0]
 
 
+def emit_memref_stride(p: KernelPrinter, op: nvgpu.MemrefStrideOp) -> None:
+    p.vals[op.result] = p.strides[op.source][op.dim.value.data]
+
+
 def emit_memref_dim(p: KernelPrinter, op: memref.DimOp) -> None:
     index = p.consts.get(op.index)
     if index is None:
@@ -402,6 +406,7 @@ EMITTERS: dict[type[Operation], Callable] = {
     nvgpu.FragmentReduceWarpsOp: emit_reduce_warps,
     nvgpu.FragmentBroadcastOp: emit_broadcast,
     nvgpu.MemrefBaseOp: emit_memref_base,
+    nvgpu.MemrefStrideOp: emit_memref_stride,
     nvgpu.FragmentStoreGlobalOp: emit_store_global,
     nvgpu.FragmentRedGlobalOp: emit_red_global,
     nvgpu.FragmentLoadGlobalOp: emit_load_global,

@@ -139,6 +139,8 @@ class KernelPrinter:
         self.lines: list[str] = []
         self.vals: dict[SSAValue, str | list[str]] = {}
         self.memrefs: dict[SSAValue, tuple[str, list[str]]] = {}
+        self.strides: dict[SSAValue, list[str]] = {}
+        """The stride registers of a memref the kernel addresses (outer dimensions)."""
         self.labels = 0
         self.block_labels: dict[Block, str] = {}
         self.next_block: Block | None = None
@@ -355,7 +357,9 @@ class KernelPrinter:
                     regs.append(r)
                 ptr = regs[0]
                 self.emit(f"cvta.to.global.u64 {ptr}, {ptr};")
-                self.memrefs[a] = (ptr, regs[1:])
+                rank = a.type.get_num_dims()
+                self.memrefs[a] = (ptr, regs[1 : 1 + rank])
+                self.strides[a] = regs[1 + rank :]
                 continue
             (p,) = ps
             r = self.define(a)

@@ -66,6 +66,7 @@ from tawa.dialects.nvgpu.fragments import (
     FragUnaryKind,
     FragUnaryKindAttr,
     MemrefBaseOp,
+    MemrefStrideOp,
 )
 from tawa.dialects.nvgpu.global_scalar import LoadGlobalScalarOp
 from tawa.dialects.nvgpu.kernel_info import (
@@ -190,6 +191,7 @@ NVGPU = Dialect(
         FragmentLoadSharedAtOp,
         FragmentStoreSharedAtOp,
         MemrefBaseOp,
+        MemrefStrideOp,
         SmemTileOp,
         StagedStoreOp,
         StagedOperandOp,
@@ -284,6 +286,7 @@ __all__ = [
     "MBarrierType",
     "MBarrierWaitParityOp",
     "MemrefBaseOp",
+    "MemrefStrideOp",
     "NAMED_LAYOUTS",
     "NamedBarrierArriveOp",
     "NamedBarrierSyncOp",

@@ -9,7 +9,10 @@ every decision visible to FileCheck and to later passes:
 * each thread's first element — the thread part of the layout's element map
   (`TiledLayout.thread_terms`), computed from `nvgpu.lane_id` and
   `nvgpu.warp_id` with `arith` — gives its byte address in the memref
-  (`nvgpu.memref_base` + linear index × element bytes) and the row pitch;
+  (`nvgpu.memref_base` + the element offset × element bytes, the offset
+  Σ coordinate·`nvgpu.memref_stride` over the outer dimensions plus the
+  column: the memref may be a view with contiguous rows) and the row pitch
+  (the rows' stride × element bytes);
 * **fast path** (`scf.if`): when the thread's last row and column are inside
   the memref and its first element's address and the row pitch are
   multiples of a vector's bytes (so every vector is aligned, whatever the
@@ -60,6 +63,7 @@ from tawa.dialects import nvgpu
 from tawa.dialects.nvgpu.layouts import VECTOR_BYTES
 from tawa.dialects.tile import CmpIPredicate
 from tawa.target.hopper import THREADS_PER_WARP, WARPS_PER_GROUP
+from tawa.transforms.lower.addressing import element_offset
 from tawa.transforms.lower.masks import Binary, Compare, Coord, Materializer, Scalar
 from tawa.transforms.utils import fail
 
@@ -205,15 +209,11 @@ def _fragment_access(b: _Builder, memory: SSAValue, offsets: list[SSAValue], ft:
     row = b.add(arith.AddiOp(offsets[-2], thread_coordinate(b, layout, shape, 0, warp, lane)))
     col = b.add(arith.AddiOp(offsets[-1], thread_coordinate(b, layout, shape, 1, warp, lane)))
     dims = [b.add(memref.DimOp(memory, b.index(d))) for d in range(mt.get_num_dims())]
-    linear: SSAValue | None = None  # ((o0·d1 + o1)·d2 + row)·d3 + col
-    for off, dim in zip([*offsets[:-2], row], dims[1:]):
-        outer = off if linear is None else b.add(arith.AddiOp(linear, off))
-        linear = b.add(arith.MuliOp(outer, dim))
-    assert linear is not None
-    linear = b.add(arith.AddiOp(linear, col))
+    linear, row_stride = element_offset(b.add, memory, [*offsets[:-2], row, col])
+    assert row_stride is not None  # a 2-D fragment's memref has rows
     size = b.index(nbytes)
     address = b.add(arith.AddiOp(b.add(nvgpu.MemrefBaseOp(memory)), b.add(arith.MuliOp(linear, size))))
-    pitch = b.add(arith.MuliOp(dims[-1], size))
+    pitch = b.add(arith.MuliOp(row_stride, size))
     last_row = b.add(arith.AddiOp(row, b.index(max(layout.value_offsets(shape, 0)))))
     last_col = b.add(arith.AddiOp(col, b.index(max(layout.value_offsets(shape, 1)))))
     # (i32 operands of the edge path's mask)
@@ -248,13 +248,12 @@ def _vector_access(b: _Builder, memory: SSAValue, offsets: list[SSAValue], ft: n
     coords = list(offsets)
     coords[-1] = b.add(arith.AddiOp(offsets[-1], thread_coordinate(b, ft.tiled_layout, ft.get_shape(), 0, warp, lane)))
     dims = [b.add(memref.DimOp(memory, b.index(d))) for d in range(mt.get_num_dims())]
-    linear = coords[0]
-    for c, dim in zip(coords[1:], dims[1:]):
-        linear = b.add(arith.AddiOp(b.add(arith.MuliOp(linear, dim)), c))
+    linear, row_stride = element_offset(b.add, memory, coords)
     nbytes = nvgpu.element_bytes(mt.get_element_type())
     size = b.index(nbytes)
     address = b.add(arith.AddiOp(b.add(nvgpu.MemrefBaseOp(memory)), b.add(arith.MuliOp(linear, size))))
-    pitch = b.add(arith.MuliOp(dims[-1], size))
+    # (a 1-D fragment's elements are one row: the pitch is never applied)
+    pitch = b.add(arith.MuliOp(dims[-1] if row_stride is None else row_stride, size))
     both = b.add(arith.AndIOp(address, b.index(min(ft.vector_length() * nbytes, VECTOR_BYTES) - 1)))
     fast = b.add(arith.CmpiOp(both, b.index(0), "eq"))
     last = b.add(arith.AddiOp(coords[-1], b.index(max(ft.tiled_layout.value_offsets(ft.get_shape(), 0)))))
@@ -290,12 +289,11 @@ class ExpandFragmentLoad(RewritePattern):
             coords[first_axis + axis] = b.add(arith.AddiOp(
                 offsets[first_axis + axis], thread_coordinate(b, layout, shape, axis, warp, lane)))
         dims = [b.add(memref.DimOp(op.source, b.index(d))) for d in range(mt.get_num_dims())]
-        linear = coords[0]
-        for c, dim in zip(coords[1:], dims[1:]):
-            linear = b.add(arith.AddiOp(b.add(arith.MuliOp(linear, dim)), c))
+        linear, row_stride = element_offset(b.add, op.source, coords)
         size = b.index(nvgpu.element_bytes(et))
         address = b.add(arith.AddiOp(b.add(nvgpu.MemrefBaseOp(op.source)), b.add(arith.MuliOp(linear, size))))
-        pitch = b.add(arith.MuliOp(dims[-1], size))
+        # (the rows of a 1-D memref: one, whose pitch is never applied)
+        pitch = b.add(arith.MuliOp(dims[-1] if row_stride is None else row_stride, size))
         # Fast path: the thread's last element is inside on every axis, and
         # its vectors are aligned (its first element and the row pitch).
         fast = aligned(b, address, pitch, ft.vector_length() * nvgpu.element_bytes(et))

@@ -5,8 +5,9 @@ A scalar load is replicated into each partition that needs its value
 grouped GEMM's expert, a gather's row), and the consumers, whose stores or
 loads it places.  Each lowers the same way, so `tawa-lower-tile` runs this
 on the whole `aref.warp_specialize`: the element's byte address from the
-memref's base and dimensions (the memref is dense row-major: the kernel
-addresses it itself, `KernelABI.addressed`), and whether every offset is
+memref's base and strides (the kernel addresses it itself,
+`KernelABI.addressed`: its rows are contiguous, its other dimensions
+`nvgpu.memref_stride` apart), and whether every offset is
 inside its dimension (an unsigned compare: an offset is never negative),
 which predicates the load: outside, the value is 0 and nothing is read.
 Every thread of the partition reads the element; the threads of a warp read
@@ -21,6 +22,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tawa.dialects import nvgpu, tile
+from tawa.transforms.lower.addressing import element_offset
 
 
 def lower_scalar_loads(root: Operation) -> None:
@@ -43,10 +45,10 @@ def lower_scalar_load(op: tile.LoadScalarOp) -> None:
 
     dims = [add(memref.DimOp(op.source, index(d))) for d in range(mt.get_num_dims())]
     offsets = list(op.offsets)
-    linear, inside = offsets[0], add(arith.CmpiOp(offsets[0], dims[0], "ult"))
+    inside = add(arith.CmpiOp(offsets[0], dims[0], "ult"))
     for off, dim in zip(offsets[1:], dims[1:]):
-        linear = add(arith.AddiOp(add(arith.MuliOp(linear, dim)), off))
         inside = add(arith.AndIOp(inside, add(arith.CmpiOp(off, dim, "ult"))))
+    linear, _ = element_offset(add, op.source, offsets)
     size = index(nvgpu.element_bytes(mt.get_element_type()))
     address = add(arith.AddiOp(add(nvgpu.MemrefBaseOp(op.source)), add(arith.MuliOp(linear, size))))
     load = nvgpu.LoadGlobalScalarOp(address, inside, op.result.type)

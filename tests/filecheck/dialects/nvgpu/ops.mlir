@@ -402,6 +402,7 @@ func.func @prepared(%sa: !nvgpu.smem<4x128x64xbf16, swizzle = 128>, %acc: !nvgpu
   %a1 = nvgpu.wgmma_k_slice %a[1] : !nvgpu.frag<64x64xbf16, wgmma> -> !nvgpu.frag<64x16xbf16, wgmma>
   %r = nvgpu.wgmma_mma_async %a1, %d1, %acc, %t {rhs_transposed} : !nvgpu.frag<64x16xbf16, wgmma>, !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>, !nvgpu.frag<64x128xf32, wgmma>
   %base = nvgpu.memref_base %C : memref<?x?xbf16>
+  %stride = nvgpu.memref_stride %C, 0 : memref<?x?xbf16>
   nvgpu.frag_store_global %v, %base, %p : !nvgpu.frag<64x128xbf16, wgmma>
   nvgpu.frag_store_global %v, %base, %p mask %m : !nvgpu.frag<64x128xbf16, wgmma>, !nvgpu.frag<64x128xi1, wgmma>
   func.return
@@ -414,6 +415,7 @@ func.func @prepared(%sa: !nvgpu.smem<4x128x64xbf16, swizzle = 128>, %acc: !nvgpu
 // CHECK-NEXT:    %a1 = nvgpu.wgmma_k_slice %a[1] : !nvgpu.frag<64x64xbf16, wgmma> -> !nvgpu.frag<64x16xbf16, wgmma>
 // CHECK-NEXT:    %r = nvgpu.wgmma_mma_async %a1, %d1, %acc, %t {rhs_transposed} : !nvgpu.frag<64x16xbf16, wgmma>, !nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>, !nvgpu.frag<64x128xf32, wgmma>
 // CHECK-NEXT:    %base = nvgpu.memref_base %C : memref<?x?xbf16>
+// CHECK-NEXT:    %stride = nvgpu.memref_stride %C, 0 : memref<?x?xbf16>
 // CHECK-NEXT:    nvgpu.frag_store_global %v, %base, %p : !nvgpu.frag<64x128xbf16, wgmma>
 // CHECK-NEXT:    nvgpu.frag_store_global %v, %base, %p mask %m : !nvgpu.frag<64x128xbf16, wgmma>, !nvgpu.frag<64x128xi1, wgmma>
 
@@ -424,6 +426,7 @@ func.func @prepared(%sa: !nvgpu.smem<4x128x64xbf16, swizzle = 128>, %acc: !nvgpu
 // CHECK-GENERIC: "nvgpu.wgmma_k_slice"(%a) <{index = 1 : i64}>
 // CHECK-GENERIC: "nvgpu.wgmma_mma_async"(%a1, %d1, %acc, %t) <{rhs_transposed}>
 // CHECK-GENERIC: "nvgpu.memref_base"(%C) : (memref<?x?xbf16>) -> index
+// CHECK-GENERIC: "nvgpu.memref_stride"(%C) <{dim = 0 : i64}> : (memref<?x?xbf16>) -> index
 // CHECK-GENERIC: "nvgpu.frag_store_global"(%v, %base, %p) : (!nvgpu.frag<64x128xbf16, wgmma>, index, index) -> ()
 // CHECK-GENERIC: "nvgpu.frag_store_global"(%v, %base, %p, %m)
 

@@ -3,7 +3,7 @@
 
 // A 64x256 accumulator stored as bf16: each thread's first element comes
 // from the wgmma layout's thread terms (warp w: rows 16w.., lane l: row l/4,
-// columns 2·(l%4)..), its address from the memref's base and dims; the fast
+// columns 2·(l%4)..), its address from the memref's base and row stride; the fast
 // path stores one packed pair per register, the edge path element by element
 // under the in-bounds mask.
 func.func @store(%C: memref<?x?xbf16>, %m: index, %n: index) attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128, smem = 0>} {
@@ -29,13 +29,16 @@ func.func @store(%C: memref<?x?xbf16>, %m: index, %n: index) attributes {nvgpu.k
 // CHECK-NEXT:    %[[COL:.*]] = arith.addi %n, %[[TCOL]] : index
 // CHECK:         %[[ROWS:.*]] = memref.dim %C, %{{.*}} : memref<?x?xbf16>
 // CHECK:         %[[COLS:.*]] = memref.dim %C, %{{.*}} : memref<?x?xbf16>
-// CHECK-NEXT:    %[[LIN0:.*]] = arith.muli %[[ROW]], %[[COLS]] : index
+// The rows are `memref_stride` elements apart (a view: not always the
+// columns), the columns contiguous.
+// CHECK-NEXT:    %[[STRIDE:.*]] = nvgpu.memref_stride %C, 0 : memref<?x?xbf16>
+// CHECK-NEXT:    %[[LIN0:.*]] = arith.muli %[[ROW]], %[[STRIDE]] : index
 // CHECK-NEXT:    %[[LIN:.*]] = arith.addi %[[LIN0]], %[[COL]] : index
 // CHECK-NEXT:    %[[TWO:.*]] = arith.constant 2 : index
 // CHECK-NEXT:    %[[BASE:.*]] = nvgpu.memref_base %C : memref<?x?xbf16>
 // CHECK-NEXT:    %[[OFF:.*]] = arith.muli %[[LIN]], %[[TWO]] : index
 // CHECK-NEXT:    %[[ADDR:.*]] = arith.addi %[[BASE]], %[[OFF]] : index
-// CHECK-NEXT:    %[[PITCH:.*]] = arith.muli %[[COLS]], %[[TWO]] : index
+// CHECK-NEXT:    %[[PITCH:.*]] = arith.muli %[[STRIDE]], %[[TWO]] : index
 // The thread's last element is 8 rows and 249 columns past its first.
 // CHECK-NEXT:    %[[C8:.*]] = arith.constant 8 : index
 // CHECK-NEXT:    %[[LROW:.*]] = arith.addi %[[ROW]], %[[C8]] : index
@@ -57,6 +60,10 @@ func.func @store(%C: memref<?x?xbf16>, %m: index, %n: index) attributes {nvgpu.k
 // CHECK-NEXT:      nvgpu.frag_store_global %[[V]], %[[ADDR]], %[[PITCH]] mask %[[MASK]] : !nvgpu.frag<64x256xbf16, wgmma>, !nvgpu.frag<64x256xi1, wgmma>
 // CHECK-NEXT:    }
 
+// The rows' stride is a parameter after the dims (tawa.backend.ptx.abi).
+// PTX:      .param .u64 arg0_C_dim1,
+// PTX-NEXT: .param .u64 arg0_C_stride0,
+// PTX:      ld.param.u64 %rd{{[0-9]+}}, [arg0_C_stride0];
 // The fast path: 64 packed stores, the row-half base (row + 8) computed once.
 // PTX:      mad.lo.s64 [[HALF:%rd[0-9]+]], [[PITCH:%rd[0-9]+]], 8, [[ADDR:%rd[0-9]+]];
 // PTX-NEXT: st.global.b32 [[[ADDR]]+0], %r{{[0-9]+}};
