@@ -22,7 +22,12 @@ counters (torch keeps cuBLAS workspaces per stream for the same reason).  A
 call while a CUDA graph is being captured may allocate its workspace then
 (torch allocates from the graph's pool, and the zeroing is captured too);
 the graph's replays use it, and the cache keeps it alive.
-`clear_workspaces()` frees them all.
+`clear_workspaces()` frees them all but those a launch template holds.
+
+`template(A, B, C, M, N, K, grid=...)` makes a launch template of calls
+laid out like these on the current stream (the kernel's template, with the
+workspace's addresses fixed): `tawa.torch.matmul` launches a split GEMM on
+new tensors through it as it does an unsplit one.
 """
 
 from __future__ import annotations
@@ -147,6 +152,20 @@ class SplitKGemm:
         handle = stream if isinstance(stream, int) else stream.cuda_stream
         return torch.cuda.ExternalStream(handle, device=C.device)
 
+    def template(self, A: Any, B: Any, C: Any, M: int, N: int, K: int, *, grid: Any) -> Any:
+        """A `SplitLaunch` that launches calls with A, B, C laid out like these
+        on the current stream, `launch((A_ptr, B_ptr, C_ptr))`; None where the
+        kernel has no template (`tawa.Kernel.template`) or nothing is launched."""
+        self._check(C, M, N, grid)
+        if M == 0 or N == 0:
+            return None
+        on = self._stream(C, None)
+        W, counters = self._workspace(C, M, N, on)
+        bound = self.kernel.template(A, B, C, W, counters, M, N, K, grid=grid)
+        if bound is None:
+            return None
+        return SplitLaunch(bound, W, counters, on)
+
     def __call__(self, A: Any, B: Any, C: Any, M: int, N: int, K: int, *, grid: Any, stream: Any = None) -> None:
         """C = A·B (as the configuration's layout says): one launch of the
         split kernel on `stream` (default: torch's current stream),
@@ -164,4 +183,28 @@ class SplitKGemm:
         self.kernel(A, B, C, W, counters, M, N, K, grid=grid, stream=on)
 
 
-__all__ = ["SplitKGemm", "clear_workspaces", "gemm_kernel"]
+class SplitLaunch:
+    """A split GEMM's launch template (`SplitKGemm.template`): the kernel's
+    `BoundLaunch` with W's and the counters' addresses fixed.  It holds the
+    workspace (alive while the template is) and launches only on the stream
+    that workspace belongs to: `launch(ptrs)` is False, with nothing
+    launched, on another stream (the call then takes `SplitKGemm.__call__`,
+    which finds or makes that stream's workspace)."""
+
+    def __init__(self, bound: Any, W: Any, counters: Any, stream: Any):
+        import torch
+
+        self.bound, self.workspace = bound, (W, counters)
+        self._fixed = (W.data_ptr(), counters.data_ptr())
+        self._stream = stream.cuda_stream
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        index = stream.device.index
+        self._current = (lambda: raw(index)) if raw is not None else (lambda: torch.cuda.current_stream(index).cuda_stream)
+
+    def launch(self, ptrs: Any) -> bool:
+        if self._current() != self._stream:
+            return False
+        return self.bound.launch((*ptrs, *self._fixed))
+
+
+__all__ = ["SplitKGemm", "SplitLaunch", "clear_workspaces", "gemm_kernel"]

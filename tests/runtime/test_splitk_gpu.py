@@ -9,8 +9,8 @@ one launch, the last program of each tile summing the partials.
 * a split GEMM captured in a CUDA graph and replayed twice in a row with C
   poisoned before each replay: the counters reset themselves, each replay
   is bitwise the eager result;
-* the heuristic's split (`split=True`) through `tawa.torch.matmul`, eagerly, on a side
-  stream, and captured in a CUDA graph (replays bitwise equal to eager runs);
+* the heuristic's split (`split=True`) through `tawa.torch.matmul`, eagerly (on new
+  tensors every call: the split launch template), on a side stream, and captured in a CUDA graph (replays bitwise equal to eager runs);
 * autotuning a problem whose candidates include splits (GpuTimer poisons
   their workspaces), the winner checked.
 
@@ -161,6 +161,27 @@ def test_split_choice_through_tawa_torch(cuda, seed, request):
     y = tt.matmul(x, w, transpose_b=True)
     err = ((y.float() - ref).norm() / ref.norm()).item()
     assert err <= 1e-2, f"relative error {err:.3g} ({choice.id})"
+
+    # New activations every call, as a model makes them: from the second call on through the
+    # split launch template (the workspace's addresses fixed), each result its own product.
+    from tawa.runtime.splitk import SplitLaunch
+    from tawa.torch.calls import _MATMUL
+
+    kept = []
+    for i in range(12):
+        xi = torch.randn(M, K, device="cuda", generator=g).to(torch.bfloat16)
+        kept.append((xi, tt.matmul(xi, w, transpose_b=True)))
+    assert any(isinstance(c.bound, SplitLaunch) for c in _MATMUL.values())
+    side = torch.cuda.Stream()  # another stream: its own workspace, through the checked call
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        kept.append((x, tt.matmul(x, w, transpose_b=True)))
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    for i, (xi, yi) in enumerate(kept):
+        ref = xi.float() @ w.float().T
+        err = ((yi.float() - ref).norm() / ref.norm()).item()
+        assert err <= 1e-2, f"call {i}: relative error {err:.3g}"
 
     # Captured in a CUDA graph after an eager warm-up on the capture's side stream.
     static_x = x.clone()
