@@ -198,10 +198,6 @@ class PersistentSets:
             self._commuting |= named(n)
         self._reads, self._writes, self._gate, self._arrival = [], [], [], []
         self._gate_loads, self._segment_arrivals = [], []
-        self._senses: list[list[tuple[int, int, int, int]]] = []
-        """Per role and position, what of `_reach`'s `others`, `short`,
-        `arrivals` and `named_arrivals` its result can depend on (the gates
-        from there on)."""
         self._segment_reads, self._segment_writes, self._next_wait = [], [], []
         self._suffix_reads: list[list[int]] = []
         """Per role and position, the union of what its blocks from there on
@@ -330,17 +326,6 @@ class PersistentSets:
             self._arrival.append(arrival)
             self._gate.append(gates)
             self._gate_loads.append(gate_loads)
-            senses, o_mask, b_mask, f_mask, n_mask = [(0, 0, 0, 0)] * (n + 1), 0, 0, 0, 0
-            for p in reversed(range(n)):
-                o_mask |= gates[p] | gate_loads[p]
-                gate = role.gates[p]
-                if gate is not None and gate.kind == WAIT:
-                    b_mask |= 1 << gate.barrier
-                    f_mask |= _FIELD << (_ARRIVALS * gate.barrier)
-                elif gate is not None and gate.barrier in counted:
-                    n_mask |= _FIELD << (_ARRIVALS * counted[gate.barrier][0])
-                senses[p] = (o_mask, b_mask, f_mask, n_mask)
-            self._senses.append(senses)
             self._segment_arrivals.append(segment_arrivals)
             self._block_arrivals.append(counts_)
             self._step_named.append(step_named)
@@ -416,7 +401,8 @@ class PersistentSets:
                      for n, c in sorted(counts.items()) if n not in self._symmetric and len(c) == 1)
 
     def _reach(self, r: int, state, others: int, opening: frozenset[int] = frozenset(),
-               short: int = 0, arrivals: int = 0, named_arrivals: int = 0) -> tuple[int, int, int, int]:
+               short: int = 0, arrivals: int = 0, named_arrivals: int = 0,
+               resume: tuple[int, ...] = ()) -> tuple[int, int, int, int]:
         """What role r may still read and write (bit masks) on a path on
         which only steps outside a persistent-set candidate run, given that
         those write at most `others`: its blocks from its position up to
@@ -437,21 +423,36 @@ class PersistentSets:
         fail is decided by steps in the result.  And the threads it may
         arrive with on each barrier (`_ARRIVALS` fields; fine footprints),
         and at each named barrier (`_ARRIVALS` fields by `named_index`;
-        every arrival counted, its own repeated ones too)."""
+        every arrival counted, its own repeated ones too).
+
+        Every gate it stops at stops it for fewer inputs only (each input
+        can only open a gate: more writes, arrivals, opened generations),
+        so with inputs that contain those of an earlier call, the walk goes
+        on from where that one stopped: `resume`, `_stopped` after that
+        call (the gate's position and what the walk had gathered before
+        it); `_stopped` is () where the walk stopped before its first block
+        (a later call starts again) and None where it ran to the end of the
+        trace (a later call gives the same)."""
         pos, bars, _, named, nwaits = state
         role = self.roles[r]
-        p, n = pos[r], len(role.blocks)
-        gate = role.gates[p] if p < n else None
-        counted = self._counted
-        if (gate is not None and gate.kind == NAMED_SYNC and nwaits[r] >= 0
-                and named[2 * self.named_index[gate.barrier]] <= nwaits[r]
-                and (gate.barrier not in opening if gate.barrier in self._symmetric
-                     else not others & self._gate[r][p]
-                     or gate.barrier in counted and self._unfilled(gate.barrier, named, named_arrivals))):
-            return 0, 0, 0, 0
-        rd = wr = ac = nac = 0
+        n = len(role.blocks)
+        gate = role.gates[pos[r]] if pos[r] < n else None
         # the arrival at its gate when it has made it already (in the first segment's count)
-        arrived = self._arrival_named[r][p] if gate is not None and gate.kind == NAMED_SYNC and nwaits[r] >= 0 else 0
+        arrived = (self._arrival_named[r][pos[r]] if gate is not None and gate.kind == NAMED_SYNC and nwaits[r] >= 0
+                   else 0)
+        self._stopped = None
+        if resume:
+            p, rd, wr, ac, nac = resume
+        else:
+            p = pos[r]
+            if (gate is not None and gate.kind == NAMED_SYNC and nwaits[r] >= 0
+                    and named[2 * self.named_index[gate.barrier]] <= nwaits[r]
+                    and (gate.barrier not in opening if gate.barrier in self._symmetric
+                         else not others & self._gate[r][p]
+                         or gate.barrier in self._counted and self._unfilled(gate.barrier, named, named_arrivals))):
+                self._stopped = ()
+                return 0, 0, 0, 0
+            rd = wr = ac = nac = 0
         counting = self._fine and role.consecutive
         fine = self._fine
         walk = self._walk[r]
@@ -467,6 +468,7 @@ class PersistentSets:
                             not others & gate_mask
                             or bars[b4] + (k - phase) * bars[b4 + 3] > (arrivals >> _ARRIVALS * b) & _FIELD
                             or k == phase and not bars[b4] and short >> b & 1 and not others & gate_loads):
+                        self._stopped = (p, rd, wr, ac, nac)
                         break
                 elif (phase % 2 == parity and bars[b4 + 3] and phase < k + 2
                       and (not others & gate_mask
@@ -474,18 +476,22 @@ class PersistentSets:
                                         or short >> b & 1
                                         and not others & gate_loads
                                         and not (arrivals >> _ARRIVALS * b) & _FIELD))):
+                    self._stopped = (p, rd, wr, ac, nac)
                     break
             elif kind == _SYMMETRIC and b not in opening:
                 # a sync the role has yet to pass, whose generation cannot complete on such a path
                 if p != first or not arrived_first:
+                    self._stopped = (p, rd, wr, ac, nac)
                     wr |= gate_mask  # it arrives
                     break
                 if named[2 * self.named_index[b]] <= nwaits[r]:
+                    self._stopped = (p, rd, wr, ac, nac)
                     break  # arrived, and the generation has not completed
             elif kind == _COUNTED and (p != first or not arrived_first):
                 # `_unfilled`:
                 if named[2 * named_i + 1] + (named_arrivals >> _ARRIVALS * named_i & _FIELD) < named_count:
                     # a sync it has yet to arrive at, whose generation cannot complete on such a path
+                    self._stopped = (p, rd, wr, ac, nac)
                     wr |= gate_mask
                     nac += arrival
                     break
@@ -578,11 +584,9 @@ class PersistentSets:
             queue_writes[n + b], queue_reads[n + b] = written, read
         live = [r for r, p in enumerate(pos) if p < len(self.roles[r].blocks)]
         named_limits = self._named_limits
-        senses = self._senses
         # What only `joining_of` reads, made on its first call (`alone` often decides first).
         step_named: dict[int, int] = {}  # the threads of a role's step at each named barrier
         step_arrivals: dict[int, int] = {}  # ...and on each mbarrier
-        reaches: dict[tuple[int, int, frozenset[int], int, int, int], tuple[int, int, int, int]] = {}  # memoized
         waiting: dict[int, tuple[int, ...] | None] | None = None
         queue_bar: dict[int, int] = {}
         queue_bytes: dict[int, int] = {}
@@ -666,13 +670,19 @@ class PersistentSets:
                     others |= step_writes[o]
                     arrivals += step_arrivals.get(o, 0)
                     named_arrivals += step_named.get(o, 0)
+            # Each round's inputs contain the last round's: each walk goes on from where it stopped
+            # (`_reach`), and one that ran to its trace's end stays as it is.
+            walks: dict[int, tuple[tuple[int, ...] | None, tuple[int, int, int, int]]] = {}
             while True:  # what the roles outside may do, and write, to a fixpoint
                 reach = {}
                 for o in outside:
-                    o_mask, b_mask, f_mask, n_mask = senses[o][pos[o]]
-                    key = (o, others & o_mask, opening, short & b_mask, arrivals & f_mask, named_arrivals & n_mask)
-                    if (got := reaches.get(key)) is None:
-                        got = reaches[key] = self._reach(o, state, others, opening, short, arrivals, named_arrivals)
+                    last = walks.get(o)
+                    if last is not None and last[0] is None:
+                        reach[o] = last[1]
+                        continue
+                    got = self._reach(o, state, others, opening, short, arrivals, named_arrivals,
+                                      last[0] if last is not None else ())
+                    walks[o] = (self._stopped, got)
                     reach[o] = got
                 if limits:  # named barriers whose arrivals commute with the group's: see `_settled_named`
                     conflicts = t_reads | (writing & ~self._settled_named(limits, t_named, reach, named)) | gates

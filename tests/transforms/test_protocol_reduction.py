@@ -37,6 +37,7 @@ from tawa.verify.protocol_model import (
     Launch,
     SkeletonRunner,
 )
+from tawa.verify.protocol_reduction import PersistentSets
 from tawa.verify.protocol_search import Explorer
 from tawa.verify.verify_protocol import _size_arguments
 
@@ -138,6 +139,34 @@ def test_arrivals_at_named_barriers_reduce_the_search():
             ratios.append(reduced.states / full.states)
     assert max(ratios) < 0.5, ratios
 
+
+
+def test_a_walk_resumed_where_it_stopped_reaches_what_a_new_walk_reaches(monkeypatch):
+    """The fixpoint of `_persistent` goes on with each warp group's walk
+    from the gate where the last round stopped it (`_reach(resume=...)`):
+    on random protocols of consumers taking turns or not, broken or not,
+    and on attention_fwd_d64's lowered consumers, every resumed walk gives
+    what a walk from the warp group's position gives."""
+    reach = PersistentSets._reach
+    resumed = []
+
+    def checked(self, r, state, others, opening=frozenset(), short=0, arrivals=0, named_arrivals=0, resume=()):
+        inputs = (others, opening, short, arrivals, named_arrivals)
+        got = reach(self, r, state, *inputs, resume)
+        stopped = self._stopped
+        if resume:
+            assert reach(self, r, state, *inputs) == got and self._stopped == stopped
+            resumed.append(r)
+        self._stopped = stopped
+        return got
+
+    monkeypatch.setattr(PersistentSets, "_reach", checked)
+    rng = random.Random(7)
+    for _ in range(40):
+        _explorer(_named_protocol(rng, rng.choice((2, 3)), rng.random() < 0.5)).run()
+    traces, barriers = _lowered_traces("attention_fwd_d64.mlir", "attention_fwd_d64", 2, 1)
+    assert _explorer(traces, barriers).run() is None
+    assert len(resumed) > 100
 
 # --------------------------------------------------------------------------- lowered kernels
 
