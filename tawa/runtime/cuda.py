@@ -361,7 +361,13 @@ def launch(
             plan.uses_torch,
         )
         try:
-            prepared(int(s.ptr))
+            try:
+                prepared(int(s.ptr))
+            except cp.cuda.driver.CUDADriverError as err:
+                if "CUDA_ERROR_INVALID_CONTEXT" not in str(err):
+                    raise
+                make_context_current(loaded.device)
+                prepared(int(s.ptr))
         except cp.cuda.driver.CUDADriverError as err:
             if dog is not None:
                 dog.check(plan.shape.grid, str(err))
@@ -371,6 +377,24 @@ def launch(
         reusable = scratch is None and dog is None
         del scratch  # freed in stream order: the pool reuses it only after the kernel
     return prepared if reusable else None
+
+
+def make_context_current(device: int) -> None:
+    """Makes `device`'s primary context current on this thread.  The CUDA
+    runtime does so at a thread's first runtime call, and CuPy's device
+    switch only when the device changes; a thread whose first CUDA work is
+    tawa's launch (`cuLaunchKernel`, the driver API: autograd's backward
+    thread where tawa's attention is the first node, a user's worker
+    thread) has no current context, and the driver refuses the launch.
+    The primary context is the one torch and CuPy use."""
+    d = driver_module()
+    err, dev = d.cuDeviceGet(device)
+    if int(err) == 0:
+        err, ctx = d.cuDevicePrimaryCtxRetain(dev)
+    if int(err) == 0:
+        err, = d.cuCtxSetCurrent(ctx)
+    if int(err) != 0:
+        raise LaunchError(f"cannot make device {device}'s primary context current: {getattr(err, 'name', err)}")
 
 
 def _watchdog(loaded: LoadedKernel, params: Any) -> Any:

@@ -79,6 +79,45 @@ def test_new_tensors_of_a_known_layout_launch_through_its_template(cuda, seed):
         gemm(A, kept[0][1], kept[0][2], M, N, K, grid=grid(M, N))
 
 
+def test_a_thread_whose_first_cuda_work_is_a_launch(cuda, seed):
+    """A new thread that has made no CUDA call has no current context (the
+    runtime binds one at a thread's first runtime call): its first launch,
+    repeated or on new tensors, makes the device's primary context current
+    instead of failing with CUDA_ERROR_INVALID_CONTEXT (autograd's backward
+    thread when tawa's attention is its first node hit this)."""
+    import threading
+
+    import torch
+
+    gemm = kernel_for()
+    M, N, K = 128, 192, 64
+    A, B = inputs(M, N, K, "bf16", seed)
+    C, _ = poisoned(M, N, "bf16")
+    gemm(A, B, C, M, N, K, grid=grid(M, N))  # loaded, prepared and templated in this thread
+    gemm(A, B, poisoned(M, N, "bf16")[0], M, N, K, grid=grid(M, N))
+    torch.cuda.synchronize()
+    outputs = [poisoned(M, N, "bf16")[0] for _ in range(2)]
+    for C2 in (C, *outputs):
+        C2.fill_(float("nan"))
+    torch.cuda.synchronize()
+    errors = []
+
+    def launch(C2):
+        try:
+            gemm(A, B, C2, M, N, K, grid=grid(M, N))
+        except Exception as err:  # reported below, in the test's thread
+            errors.append(err)
+
+    for C2 in (C, *outputs):  # the same arguments (a prepared launch), then new outputs (the template)
+        thread = threading.Thread(target=launch, args=(C2,))
+        thread.start()
+        thread.join()
+    torch.cuda.synchronize()
+    assert not errors, errors
+    for C2 in (C, *outputs):
+        assert rel_err(C2, A, B) < TOL
+
+
 def test_reused_launch_follows_the_current_stream(cuda, seed):
     import torch
 
