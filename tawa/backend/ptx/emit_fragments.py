@@ -242,7 +242,8 @@ def emit_memref_base(p: KernelPrinter, op: nvgpu.MemrefBaseOp) -> None:
 
 
 def emit_memref_stride(p: KernelPrinter, op: nvgpu.MemrefStrideOp) -> None:
-    p.vals[op.result] = p.strides[op.source][op.dim.value.data]
+    name = p.strides[op.source][op.dim.value.data]
+    p.emit(f"ld.param.u64 {p.define(op.result)}, [{name}];")
 
 
 def emit_memref_dim(p: KernelPrinter, op: memref.DimOp) -> None:

@@ -140,7 +140,10 @@ class KernelPrinter:
         self.vals: dict[SSAValue, str | list[str]] = {}
         self.memrefs: dict[SSAValue, tuple[str, list[str]]] = {}
         self.strides: dict[SSAValue, list[str]] = {}
-        """The stride registers of a memref the kernel addresses (outer dimensions)."""
+        """The stride parameters of a memref the kernel addresses (outer
+        dimensions): each `nvgpu.memref_stride` loads its own where it is
+        (a constant-bank read), so no stride is held in a register across
+        a persistent kernel's loop over programs."""
         self.labels = 0
         self.block_labels: dict[Block, str] = {}
         self.next_block: Block | None = None
@@ -352,14 +355,15 @@ class KernelPrinter:
             if isinstance(a.type, MemRefType):
                 regs = []
                 for p in ps:
+                    if p.kind == "stride":
+                        continue
                     r = self.regs.new("rd")
                     self.emit(f"ld.param.u64 {r}, [{p.name}];")
                     regs.append(r)
                 ptr = regs[0]
                 self.emit(f"cvta.to.global.u64 {ptr}, {ptr};")
-                rank = a.type.get_num_dims()
-                self.memrefs[a] = (ptr, regs[1 : 1 + rank])
-                self.strides[a] = regs[1 + rank :]
+                self.memrefs[a] = (ptr, regs[1:])
+                self.strides[a] = [p.name for p in ps if p.kind == "stride"]
                 continue
             (p,) = ps
             r = self.define(a)

@@ -25,16 +25,18 @@ def element_offset(
     add: Callable[[Operation], SSAValue], memory: SSAValue, coords: Sequence[SSAValue]
 ) -> tuple[SSAValue, SSAValue | None]:
     """The offset, in elements, of the element at `coords` (one per
-    dimension) from the memref's element 0: Σ coordᵢ·strideᵢ over the outer
-    dimensions plus the innermost coordinate; and the stride of the rows
+    dimension) from the memref's element 0: the innermost coordinate plus
+    Σ coordᵢ·strideᵢ over the outer dimensions; and the stride of the rows
     (the next-to-innermost dimension's, None for a 1-D memref).  `add`
     appends an op and returns its result."""
     mt = memory.type
     assert isinstance(mt, MemRefType) and len(coords) == mt.get_num_dims()
     strides = [add(nvgpu.MemrefStrideOp(memory, d)) for d in range(len(coords) - 1)]
-    linear: SSAValue | None = None
-    for c, s in zip(coords[:-1], strides):
-        term = add(arith.MuliOp(c, s))
-        linear = term if linear is None else add(arith.AddiOp(linear, term))
-    linear = coords[-1] if linear is None else add(arith.AddiOp(linear, coords[-1]))
+    # Innermost first: col + row·stride + ... + i0·stride0.  ptxas allocates
+    # this order in fewer registers than the outermost-first one (attention
+    # backward's preprocess at head dim 64 spills one register at its
+    # occupancy's `.maxnreg` the other way round).
+    linear = coords[-1]
+    for c, s in reversed(list(zip(coords[:-1], strides))):
+        linear = add(arith.AddiOp(linear, add(arith.MuliOp(c, s))))
     return linear, strides[-1] if strides else None

@@ -33,7 +33,7 @@ func.func @store(%C: memref<?x?xbf16>, %m: index, %n: index) attributes {nvgpu.k
 // columns), the columns contiguous.
 // CHECK-NEXT:    %[[STRIDE:.*]] = nvgpu.memref_stride %C, 0 : memref<?x?xbf16>
 // CHECK-NEXT:    %[[LIN0:.*]] = arith.muli %[[ROW]], %[[STRIDE]] : index
-// CHECK-NEXT:    %[[LIN:.*]] = arith.addi %[[LIN0]], %[[COL]] : index
+// CHECK-NEXT:    %[[LIN:.*]] = arith.addi %[[COL]], %[[LIN0]] : index
 // CHECK-NEXT:    %[[TWO:.*]] = arith.constant 2 : index
 // CHECK-NEXT:    %[[BASE:.*]] = nvgpu.memref_base %C : memref<?x?xbf16>
 // CHECK-NEXT:    %[[OFF:.*]] = arith.muli %[[LIN]], %[[TWO]] : index
@@ -60,7 +60,8 @@ func.func @store(%C: memref<?x?xbf16>, %m: index, %n: index) attributes {nvgpu.k
 // CHECK-NEXT:      nvgpu.frag_store_global %[[V]], %[[ADDR]], %[[PITCH]] mask %[[MASK]] : !nvgpu.frag<64x256xbf16, wgmma>, !nvgpu.frag<64x256xi1, wgmma>
 // CHECK-NEXT:    }
 
-// The rows' stride is a parameter after the dims (tawa.backend.ptx.abi).
+// The rows' stride is a parameter after the dims (tawa.backend.ptx.abi),
+// loaded where the address is formed.
 // PTX:      .param .u64 arg0_C_dim1,
 // PTX-NEXT: .param .u64 arg0_C_stride0,
 // PTX:      ld.param.u64 %rd{{[0-9]+}}, [arg0_C_stride0];
