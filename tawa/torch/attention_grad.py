@@ -19,8 +19,12 @@ Grouped-query heads: every kernel reads k and v in place, at key/value
 head h // group for query head h; the dK/dV program of a key/value head
 loops over its group's query heads, so dK and dV are summed over the group
 in f32 inside the kernel, with no copies.  Views a tensor map cannot
-describe (q, k, v, dO, O) are copied densely, as the forward operator
-copies them.  Nothing synchronizes.
+describe (q, k, v, and dO for the dK/dV and dQ kernels) are copied
+densely, as the forward operator copies them; the preprocess's threads
+address O and dO themselves, with their strides, so it reads any view
+whose rows are contiguous in place (a fused-QKV model's seq-major O and
+dO: no copies), and only others (a broadcast dO) are copied.  Nothing
+synchronizes.
 
 As the other operators do (`tawa.torch.calls`), each operator remembers per
 layout of its tensors (shapes, strides, dtypes, devices, address
@@ -43,17 +47,17 @@ from tawa.torch import attention_bwd_kernels as abk
 from tawa.torch import checks, library
 from tawa.torch.calls import call_cache, dense_copy, remember
 
-O_ARGUMENT = 3
-"""attention_fwd_lse's argument O (after Q, K, V)."""
-
-
 def _copied(t: torch.Tensor, index: int, *kernels) -> bool:
     """Whether `t`, argument `index` of each of `kernels`, is copied densely
-    for them: where a tensor map cannot describe it, or where a kernel's
-    threads address it and it is not dense."""
+    for them.  Where every kernel's threads address it (`KernelABI.addressed`),
+    only if its rows are not contiguous (the kernels take its strides);
+    else (a kernel reads it through a tensor map) where a tensor map cannot
+    describe it."""
     info = checks.describe(t)
-    addressed = any(index in kernel.abi.addressed for kernel in kernels)
-    return not checks.tma_readable(info) or (addressed and checks.needs_copy(info))
+    if all(index in kernel.abi.addressed for kernel in kernels):
+        assert info.strides is not None, "a real tensor"
+        return not checks.rows_contiguous(info.shape, info.strides)
+    return not checks.tma_readable(info)
 
 
 def _problem(op: str, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> checks.AttentionProblem:
@@ -79,8 +83,6 @@ class _Forward:
     out_strides: tuple[int, ...]
     copies: tuple[bool, bool, bool]
     """q, k, v: copied (a tensor map cannot describe the view) or read in place."""
-    o_through_copy: bool
-    """The kernel's threads store O as dense and the output is not: a dense buffer, copied over."""
     kernel: Any
     grid: tuple[int, int, int]
     scalars: tuple[int, int, float, int]
@@ -94,9 +96,10 @@ def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sc
     p = _problem("attention", q, k, v, causal)
     out_strides = checks.attention_out_strides(q.shape, q.stride())
     kernel = abk.kernel(abk.FWD, p.D, causal)
-    dense = out_strides == (p.H * p.S * p.D, p.S * p.D, p.D, 1)
-    return _Forward(p, out_strides, tuple(_copied(t, i, kernel) for i, t in enumerate((q, k, v))),
-                    not dense and O_ARGUMENT in kernel.abi.addressed, kernel,
+    # O is written in place in either order of its heads and positions: a
+    # tensor map describes both, and so do the strides a kernel's threads
+    # address it with (`checks.rows_contiguous`).
+    return _Forward(p, out_strides, tuple(_copied(t, i, kernel) for i, t in enumerate((q, k, v))), kernel,
                     abk.grid(abk.FWD, p.D, p.S, p.kv_len, p.H, p.B),
                     (p.S, p.kv_len, checks.attention_scale(p.D, scale), p.group))
 
@@ -117,10 +120,7 @@ def attention_fwd_lse_impl(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, ca
     if out.numel() == 0:
         return out, lse
     q4, k4, v4 = (dense_copy(t) if copy else t for t, copy in zip((q, k, v), call.copies))
-    o4 = torch.empty(out.shape, dtype=out.dtype, device=out.device) if call.o_through_copy else out
-    call.kernel(q4, k4, v4, o4, lse, *call.scalars, grid=call.grid)
-    if o4 is not out:
-        out.copy_(o4)
+    call.kernel(q4, k4, v4, out, lse, *call.scalars, grid=call.grid)
     return out, lse
 
 
@@ -154,7 +154,8 @@ class _Backward:
     """The preprocess, the dK/dV kernel and the dQ (or dQ conversion) kernel."""
     grids: tuple[tuple[int, int, int], ...]
     pre_copies: tuple[bool, bool]
-    """o, do copied for the preprocess."""
+    """o, do copied for the preprocess (whose threads address them: only
+    views whose rows are not contiguous)."""
     copies: tuple[bool, bool, bool, bool]
     """q, k, v and the preprocess's dO copied for the dK/dV and dQ kernels."""
 

@@ -208,9 +208,6 @@ class AttentionCall:
     out_strides: tuple[int, ...]
     copies: tuple[bool, bool, bool]
     """q, k, v: copied (a tensor map cannot describe the view) or read in place."""
-    o_through_copy: bool
-    """The kernel stores O from its threads, addressing it as dense, and
-    the output is seq-major: the kernel writes a dense buffer, copied over."""
     kernel: Any
     grid: Any
     scalars: tuple[int, int, float, int]
@@ -220,8 +217,6 @@ class AttentionCall:
 
 
 _ATTENTION: dict[Any, AttentionCall] = call_cache()
-O_ARGUMENT = 3
-"""The attention kernels' argument O (after Q, K, V)."""
 
 
 def _attention_call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,
@@ -234,15 +229,15 @@ def _attention_call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
     # operands with their strides); anything else is copied.
     copies = tuple(not checks.tma_readable(checks.describe(t)) for t in (q, k, v))
     kernel = grid = None
-    o_through_copy = False
     if p.B * p.H * p.S * p.D:
         variant = checks.attention_variant(p.D, causal, p.S, p.B * p.H, sm_count(q.device), p.kv_len)
         kernel = kernels.compiled(variant.kernel, "bfloat16",
                                   **{**dict(variant.options), **kernels.options_for(variant.kernel)})
         grid = checks.attention_grid(p.S, p.H, variant.kernel, p.B)
-        dense = out_strides == (p.H * p.S * p.D, p.S * p.D, p.D, 1)
-        o_through_copy = O_ARGUMENT in kernel.abi.addressed and not dense
-    return AttentionCall(out_shape, out_strides, copies, o_through_copy, kernel, grid,  # type: ignore[arg-type]
+    # O is written in place in either order of heads and positions: by a
+    # tensor map, or by the threads of the kernels that store it themselves
+    # (the 80-key head-dim-256 ones), which take its strides.
+    return AttentionCall(out_shape, out_strides, copies, kernel, grid,  # type: ignore[arg-type]
                          (p.S, p.kv_len, sm_scale, p.group))
 
 
@@ -261,12 +256,9 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, s
     if call.kernel is None:
         return out
     bound = call.bound
-    if bound is not None and not (any(call.copies) or call.o_through_copy):
+    if bound is not None and not any(call.copies):
         if bound.launch((q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr())):
             return out
     q4, k4, v4 = (dense_copy(t) if copy else t for t, copy in zip((q, k, v), call.copies, strict=True))
-    o4 = torch.empty(call.out_shape, dtype=q.dtype, device=q.device) if call.o_through_copy else out
-    launch(call, (q4, k4, v4, o4, *call.scalars), 4)
-    if o4 is not out:
-        out.copy_(o4)
+    launch(call, (q4, k4, v4, out, *call.scalars), 4)
     return out

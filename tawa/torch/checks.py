@@ -7,7 +7,7 @@ operator's check returns the problem's sizes or raises a one-line error:
 `TypeError` for a dtype, `ValueError` for a device, rank, shape or alignment
 the kernels cannot take.  Layouts never raise: an operand that the kernels
 cannot read in place is copied (`needs_copy`; attention's q, k, v:
-`tma_readable`), `matmul_b_operand` and `matmul_a_operand` choose among the
+`tma_readable`; what a kernel's threads address: `rows_contiguous`), `matmul_b_operand` and `matmul_a_operand` choose among the
 GEMM kernels by the layouts B and A already have, and attention's output takes q's order of heads
 and positions (`attention_out_strides`).
 """
@@ -237,6 +237,19 @@ def _check_attention(op: str, dtypes: Sequence[str], head_dims: Sequence[int], q
     B, H, S, D = q.shape
     _check_head_dim(op, head_dims, D)
     return AttentionProblem(B, H, S, D)
+
+
+def rows_contiguous(shape: Sequence[Any], strides: Sequence[int]) -> bool:
+    """Whether a kernel that addresses a tensor itself (`KernelABI.addressed`:
+    its threads load or store it, taking its strides as parameters) reads
+    or writes it in place: its last dimension contiguous, every other
+    stride (of a dimension longer than 1) positive — what the runtime's
+    launch check accepts.  A head of a fused QKV projection's output, or
+    attention's seq-major O and dO, is; a transposed view or a broadcast
+    (stride 0) is not."""
+    if shape and shape[-1] > 1 and strides[-1] != 1:
+        return False
+    return all(st > 0 for d, st in zip(shape[:-1], strides[:-1]) if d > 1)
 
 
 def tma_readable(t: TensorInfo) -> bool:

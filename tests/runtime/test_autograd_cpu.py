@@ -48,10 +48,14 @@ class Interpreted:
     run by the CPU interpreter on the torch CPU tensors a launch passes
     (arrays shared, written in place); records the launch."""
 
-    abi = types.SimpleNamespace(addressed=())
+    ADDRESSED = {abk.FWD: (4,), abk.PRE: (0, 1, 2), abk.DKDV: (4, 5), abk.DQ: (4, 5)}
+    """The arguments each compiled kernel's threads address (`KernelABI.addressed`):
+    the preprocess's O, dO and Delta; the others' LSE and Delta. The rest are
+    read or written through tensor maps."""
 
     def __init__(self, name, values, launches):
         self.name, self.values, self.launches = name, values, launches
+        self.abi = types.SimpleNamespace(addressed=self.ADDRESSED.get(name, ()))
 
     def __call__(self, *args, grid):
         import torch
@@ -202,8 +206,10 @@ def test_attention_gradients(torch, kernels_on_cpu, seed, D, causal, H, Hkv, S, 
 def test_attention_views_read_in_place_and_a_broadcast_gradient_copied(torch, kernels_on_cpu):
     """q, k, v as views of a fused QKV projection [B, S, 3, H, D]: read in
     place by every kernel; O in [B, S, H, D] storage, as the inference
-    operator gives it; the gradient of `o.sum()` (a broadcast, stride 0)
-    copied densely; the QKV projection's gradient assembled by autograd."""
+    operator gives it, read in place by the preprocess (its threads take
+    O's strides); the gradient of `o.sum()` (a broadcast, stride 0: rows not
+    contiguous) copied densely; the QKV projection's gradient assembled by
+    autograd."""
     g = torch.Generator().manual_seed(7)
     B, S, H, D = 1, 40, 2, 64
     (qkv,), (qkv_f,) = leaves(torch, torch.randn(B, S, 3, H, D, generator=g))
@@ -222,6 +228,29 @@ def test_attention_views_read_in_place_and_a_broadcast_gradient_copied(torch, ke
     assert pre[0].data_ptr() == fwd[3].data_ptr() == o.data_ptr()  # the saved O, read in place
     assert pre[1].is_contiguous() and 0 not in pre[1].stride() and dkdv[3] is pre[1]  # dO: one dense copy, shared
     assert dkdv[8:] == (S, S, 0.2, 1)
+
+
+def test_seq_major_o_and_do_read_in_place_by_the_preprocess(torch, kernels_on_cpu):
+    """A fused-QKV model's step: O and dO both seq-major [B, S, H, D]
+    storage seen as [B, H, S, D] (dO the gradient that flows back through
+    `o.transpose(1, 2).reshape(B, S, H·D)`).  The preprocess addresses
+    them itself, with their strides: both read in place, no copies; the
+    dK/dV and dQ kernels read dO in place too (a tensor map describes it)."""
+    g = torch.Generator().manual_seed(9)
+    B, S, H, D = 1, 40, 2, 64
+    (qkv,), (qkv_f,) = leaves(torch, torch.randn(B, S, 3, H, D, generator=g))
+    q, k, v = qkv.permute(2, 0, 3, 1, 4)
+    o = tt.attention(q, k, v, causal=False, scale=0.2)
+    out = o.transpose(1, 2).reshape(B, S, H * D)
+    dy = torch.randn(B, S, H * D, generator=g).to(torch.bfloat16)
+    out.backward(dy)
+    ref = attention_reference(torch, *qkv_f.permute(2, 0, 3, 1, 4), 0.2, False)
+    ref.transpose(1, 2).reshape(B, S, H * D).backward(dy.float())
+    close(torch, qkv.grad, qkv_f.grad, "dQKV")
+    (_, _, _, fwd), (_, _, _, pre), (_, _, _, dkdv), (_, _, _, dq) = kernels_on_cpu["attention"]
+    assert pre[0].data_ptr() == fwd[3].data_ptr() == o.data_ptr() and pre[0].stride() == (S * H * D, D, H * D, 1)
+    assert pre[1].data_ptr() == dy.data_ptr() and pre[1].stride() == (S * H * D, D, H * D, 1)  # dO: no copy
+    assert dkdv[3] is pre[1] and dq[3] is pre[1]
 
 
 def test_attention_without_backward_kernels_runs_forward_and_backward_raises(torch, kernels_on_cpu):

@@ -162,6 +162,39 @@ def test_attention_on_bshd_views_and_a_broadcast_gradient(torch, seed, Hkv):
         check_grad(torch, name, t.grad, w.grad, t.shape)
 
 
+@pytest.mark.parametrize("D", [64, 128])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_attention_on_fused_qkv_views_reads_o_and_do_in_place(torch, seed, D, causal, monkeypatch):
+    """A fused-QKV model's attention: q, k, v views of one [B, S, 3, H, D]
+    projection, O in [B, S, H, D] storage, dO the seq-major gradient that
+    flows back through `o.transpose(1, 2).reshape(B, S, H·D)`.  The
+    preprocess addresses O and dO itself, with their strides: neither is
+    copied (`dense_copy` is never called), and the gradients, in
+    NaN-poisoned memory, match float32."""
+    from tawa.torch import attention_grad
+
+    copied = []
+    real = attention_grad.dense_copy
+    monkeypatch.setattr(attention_grad, "dense_copy", lambda t: copied.append(tuple(t.shape)) or real(t))
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    B, S, H = 2, 333, 4
+    qkv = randn(torch, g, B, S, 3, H, D)
+    (qkv,), (qkv_f,) = twins(torch, qkv)
+    dy = randn(torch, g, B, S, H * D)
+    poison_pools(torch)
+    o = tt.attention(*qkv.permute(2, 0, 3, 1, 4), causal=causal)
+    assert o.stride() == (S * H * D, D, H * D, 1)
+    out = o.transpose(1, 2).reshape(B, S, H * D)  # a view: the output projection's input
+    poison_pools(torch)
+    out.backward(dy)
+    torch.cuda.synchronize()
+    ref = attention_reference(torch, *qkv_f.permute(2, 0, 3, 1, 4), D**-0.5, causal)
+    ref.transpose(1, 2).reshape(B, S, H * D).backward(dy.float())
+    assert rel_err(out.detach(), ref.transpose(1, 2).reshape(B, S, H * D).detach()) <= TOL, "O"
+    check_grad(torch, f"dQKV (D={D}, causal={causal})", qkv.grad, qkv_f.grad, qkv.shape)
+    assert copied == [], f"copied: {copied}"
+
+
 # --------------------------------------------------------------------------- linear, matmul, gated_mlp
 
 ACTIVATIONS = [None, "gelu_tanh", "silu", "relu"]

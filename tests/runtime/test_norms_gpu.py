@@ -113,3 +113,40 @@ def test_benchmark_tiles(cuda, seed, name, N):
     from tawa.bench.memory import blocks
 
     check(name, 300, N, seed, **blocks(name, N))
+
+
+@pytest.mark.parametrize("M, N", [(37, 700), (300, 4096)])
+def test_strided_views_in_place(cuda, seed, M, N):
+    """RMSNorm and add + RMSNorm whose matrices are column slices of wider
+    arrays (rows contiguous, their stride the wider row), outputs included:
+    the kernels address them with their row strides (kernel parameters), so
+    they read and write the slices in place; NaN beside the slices is neither
+    read (it would spread into the rows) nor overwritten."""
+    import torch
+    import torch.nn.functional as F
+
+    g = torch.Generator(device="cuda").manual_seed(seed)
+
+    def wide(fill=None):
+        """An M x (N + 40) array, NaN but for columns 16..16+N (random, or NaN with `fill`)."""
+        a = torch.full((M, N + 40), float("nan"), device="cuda", dtype=torch.bfloat16)
+        if fill is None:
+            a[:, 16 : 16 + N] = torch.randn(M, N, device="cuda", generator=g).to(torch.bfloat16)
+        return a, a[:, 16 : 16 + N]
+
+    (_, x), (_, r), (yw, y), (zw, z), (sw, s) = wide(), wide(), wide(True), wide(True), wide(True)
+    w = torch.randn(N, device="cuda", generator=g).to(torch.bfloat16)
+    grid = (math.ceil(M / norms().rmsnorm.constexprs({})["BLOCK_M"]),)
+    norms().rmsnorm[grid](x, w, y, M, N, EPS)
+    grid = (math.ceil(M / norms().add_rmsnorm.constexprs({})["BLOCK_M"]),)
+    norms().add_rmsnorm[grid](x, r, w, z, s, M, N, EPS)  # z: the normalized sum, s: the sum
+    torch.cuda.synchronize()
+    ref_s = (x.float() + r.float()).to(torch.bfloat16).float()
+    refs = ((y, F.rms_norm(x.float(), (N,), w.float(), EPS)), (s, ref_s),
+            (z, F.rms_norm(ref_s, (N,), w.float(), EPS)))
+    for out, ref in refs:
+        assert not bool(torch.isnan(out).any()), "elements of the output slice were not written (or are NaN)"
+        err = ((out.float() - ref).abs() / (ref.abs() + 1)).max().item()
+        assert err <= TOL, f"{M}x{N}: max relative error {err:.3g}"
+    for a in (yw, zw, sw):
+        assert bool(torch.isnan(a[:, :16]).all() and torch.isnan(a[:, 16 + N :]).all()), "written beside the slice"
