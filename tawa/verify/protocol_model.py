@@ -434,9 +434,9 @@ class SkeletonRunner:
         self.relevant: set[SSAValue] = set()
         self.executed: set[Operation] = set()
         self.memo_loops = True
-        """Whether a loop iteration's events are kept by the values it reads
-        (`_for`): False for a subclass whose events depend on state of its
-        own beyond the values."""
+        """Whether a loop iteration's and a branch's events are kept by the
+        values they read (`_for`, `_if`): False for a subclass whose events
+        depend on state of its own beyond the values."""
         self._analyze()
         self._code = self._compile(kernel.body.block)
 
@@ -549,8 +549,8 @@ class SkeletonRunner:
                 if op in self.executed:
                     then, other = (self._compile(r.block) if r.blocks else None
                                    for r in (op.true_region, op.false_region))
-                    code.append((_IF, op, id(op.cond), then, other, _ids(op.results),
-                                 op in self._protocol_regions))
+                    ins = (_IF, op, id(op.cond), then, other, _ids(op.results), op in self._protocol_regions)
+                    code.append((*ins, _fetch(tuple(self._reads((ins,), ()))), {}))
             elif op.regions and op in self._protocol_regions and (choose := self.region_choice(op)) is not None:
                 code.append((_REGION, op, choose, tuple(self._compile(r.block) for r in op.regions)))
             elif any(r in self.relevant for r in op.results):
@@ -794,7 +794,21 @@ class SkeletonRunner:
         vals.update(zip(results, carried))
 
     def _if(self, ins: tuple[Any, ...], mask: tuple[bool, ...] | None) -> None:
-        _, op, cond_id, then, other, results, guards_protocol = ins
+        if not self.memo_loops:
+            self._branch(ins, mask)
+            return
+        # Like a loop iteration (`_for`): kept by the values it reads, its lanes, warp group and CTA.
+        key = (ins[7](self._vals), id(mask), self._where)
+        if (made := ins[8].get(key)) is not None:
+            self._events.extend(made[0])
+            self._vals.update(zip(ins[5], made[1]))
+            return
+        start = len(self._events)
+        self._branch(ins, mask)
+        ins[8][key] = (tuple(self._events[start:]), tuple(self._vals[r] for r in ins[5]))
+
+    def _branch(self, ins: tuple[Any, ...], mask: tuple[bool, ...] | None) -> None:
+        _, op, cond_id, then, other, results, guards_protocol, _, _ = ins
         vals = self._vals
         cond = vals.get(cond_id, UNKNOWN)
         if cond is UNKNOWN:

@@ -189,8 +189,8 @@ def _proof_runners(example: str):
 
 @pytest.mark.parametrize("example", ["gemm.mlir", pytest.param("attention_fwd_d64.mlir", marks=pytest.mark.slow)])
 def test_loop_iterations_kept_by_what_they_read_give_the_same_traces(example):
-    """`SkeletonRunner._for` keeps each loop iteration's events and yielded
-    values by the values its body reads: every trace of the proof's problem
+    """`SkeletonRunner._for` and `_if` keep each loop iteration's and each
+    branch's events and values by the values its body reads: every trace of the proof's problem
     sizes, taken in the proof's order (so that later sizes reuse the
     iterations of earlier ones), is the trace of a runner that runs every
     iteration; at the aref level and lowered."""
