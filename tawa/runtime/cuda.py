@@ -147,6 +147,7 @@ def load(cubin_path: str, name: str, smem_bytes: int, device: int) -> LoadedKern
     cp = cupy_module()
     check_device(device)
     with cp.cuda.Device(device):
+        ensure_context(device)
         try:
             module = cp.RawModule(path=str(cubin_path))
             function = module.get_function(name)
@@ -332,6 +333,7 @@ def launch(
     cp = cupy_module()
     encode = tensor_maps if tensor_maps is not None else TENSOR_MAPS
     with cp.cuda.Device(loaded.device):
+        ensure_context(loaded.device)
         s = resolve_stream(stream, plan, loaded.device)
         params = plan.params
         scratch = None
@@ -361,13 +363,7 @@ def launch(
             plan.uses_torch,
         )
         try:
-            try:
-                prepared(int(s.ptr))
-            except cp.cuda.driver.CUDADriverError as err:
-                if "CUDA_ERROR_INVALID_CONTEXT" not in str(err):
-                    raise
-                make_context_current(loaded.device)
-                prepared(int(s.ptr))
+            prepared(int(s.ptr))
         except cp.cuda.driver.CUDADriverError as err:
             if dog is not None:
                 dog.check(plan.shape.grid, str(err))
@@ -379,15 +375,20 @@ def launch(
     return prepared if reusable else None
 
 
-def make_context_current(device: int) -> None:
-    """Makes `device`'s primary context current on this thread.  The CUDA
-    runtime does so at a thread's first runtime call, and CuPy's device
-    switch only when the device changes; a thread whose first CUDA work is
-    tawa's launch (`cuLaunchKernel`, the driver API: autograd's backward
-    thread where tawa's attention is the first node, a user's worker
-    thread) has no current context, and the driver refuses the launch.
-    The primary context is the one torch and CuPy use."""
+def ensure_context(device: int) -> None:
+    """Makes `device`'s primary context current on this thread where none
+    is.  The CUDA runtime binds it at a thread's first runtime call, and
+    CuPy's device switch only when the device changes; a thread whose first
+    CUDA work is tawa's (the driver API: loading, tensor maps,
+    `cuLaunchKernel`; autograd's backward thread where tawa's attention is
+    the first node, a user's worker thread) has no current context, and the
+    driver refuses.  The primary context is the one torch and CuPy use.
+    The checked paths call it (`load`, `launch`, `bind`); a prepared
+    launch's `again` on such a thread fails and falls back to them."""
     d = driver_module()
+    err, current = d.cuCtxGetCurrent()
+    if int(err) == 0 and int(current) != 0:
+        return
     err, dev = d.cuDeviceGet(device)
     if int(err) == 0:
         err, ctx = d.cuDevicePrimaryCtxRetain(dev)
@@ -434,6 +435,7 @@ def _address_word(spec: TensorMapSpec) -> int | None:
 def bind(loaded: LoadedKernel, plan: LaunchPlan, program: Any, array_args: Any, alignments: Any) -> BoundLaunch:
     """The template of `plan` (checked; no scratch buffers, no watchdog) on
     `loaded`, ready to launch with other addresses (`tawa.runtime.template`)."""
+    ensure_context(loaded.device)
     template = LaunchTemplate(plan, program, array_args, alignments, TENSOR_MAPS, _address_word)
     shape = plan.shape
     prepared = PreparedLaunch(
