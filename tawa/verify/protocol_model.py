@@ -479,27 +479,25 @@ class SkeletonRunner:
                 while parent is not None and parent is not self.kernel:
                     self._protocol_regions.add(parent)
                     parent = parent.parent_op()
-        structured = [o for o in self.kernel.walk() if isinstance(o, scf.ForOp | scf.IfOp)]
-        inside = {o: [r for inner in o.walk() for r in inner.results] for o in structured}
-        while True:
-            while work:
-                v = work.pop()
-                if v in self.relevant:
-                    continue
-                self.relevant.add(v)
-                work.extend(self._depends_on(v))
-            grown = False
-            for o in structured:
-                if o in self.executed:
-                    continue
-                if o in self._protocol_regions or any(r in self.relevant for r in inside[o]):
+        # A loop or if runs when it holds a protocol op or an op with a relevant result; its
+        # bounds or condition are then relevant too (to a fixpoint).
+        def run(o: Operation) -> None:
+            while o is not None and o is not self.kernel:
+                if isinstance(o, scf.ForOp | scf.IfOp) and o not in self.executed:
                     self.executed.add(o)
-                    grown = True
-                    work.extend(
-                        (o.lb, o.ub, o.step) if isinstance(o, scf.ForOp) else (o.cond,)
-                    )
-            if not grown and not work:
-                return
+                    work.extend((o.lb, o.ub, o.step) if isinstance(o, scf.ForOp) else (o.cond,))
+                o = o.parent_op()
+
+        for o in self._protocol_regions:
+            run(o)
+        while work:
+            v = work.pop()
+            if v in self.relevant:
+                continue
+            self.relevant.add(v)
+            if isinstance(v, OpResult):
+                run(v.op)
+            work.extend(self._depends_on(v))
 
     @staticmethod
     def _depends_on(v: SSAValue) -> Iterable[SSAValue]:
