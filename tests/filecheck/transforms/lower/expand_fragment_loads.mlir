@@ -45,6 +45,16 @@ func.func @load_col(%Bias: memref<?xbf16>, %n: index) -> !nvgpu.frag<256xbf16, w
 // CHECK-LABEL: func.func @load_tile
 // CHECK:         %[[ROW:.*]] = arith.addi %m, %{{.*}} : index
 // CHECK:         %[[COL:.*]] = arith.addi %n, %{{.*}} : index
+// The rows are `memref_stride` elements apart (C may be a column slice):
+// the address and the row pitch take the stride, not the columns.
+// CHECK:         %[[STRIDE:.*]] = nvgpu.memref_stride %C, 0 : memref<?x?xf32>
+// CHECK-NEXT:    %[[LIN0:.*]] = arith.muli %[[ROW]], %[[STRIDE]] : index
+// CHECK-NEXT:    %[[LIN:.*]] = arith.addi %[[COL]], %[[LIN0]] : index
+// CHECK-NEXT:    %[[FOUR:.*]] = arith.constant 4 : index
+// CHECK-NEXT:    %[[BASE:.*]] = nvgpu.memref_base %C : memref<?x?xf32>
+// CHECK-NEXT:    %[[OFF:.*]] = arith.muli %[[LIN]], %[[FOUR]] : index
+// CHECK-NEXT:    arith.addi %[[BASE]], %[[OFF]] : index
+// CHECK-NEXT:    arith.muli %[[STRIDE]], %[[FOUR]] : index
 // CHECK:         %[[C7:.*]] = arith.constant 7 : index
 // CHECK:         arith.constant 8 : index
 // CHECK:         arith.cmpi ult

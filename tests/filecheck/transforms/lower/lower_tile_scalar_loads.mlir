@@ -38,6 +38,10 @@ func.func @grouped_gemm(%A: memref<?x?xbf16>, %W: memref<?x?x?xbf16>, %Tiles: me
 // CHECK-NEXT:   %[[IN0:.*]] = arith.cmpi ult, %pid_x, %[[R0]] : index
 // CHECK:        %[[IN1:.*]] = arith.cmpi ult, %c0, %[[R1]] : index
 // CHECK-NEXT:   %[[IN:.*]] = arith.andi %[[IN0]], %[[IN1]] : i1
+// The element's offset: column + row · the rows' stride (a kernel parameter).
+// CHECK-NEXT:   %[[STRIDE:.*]] = nvgpu.memref_stride %Tiles, 0 : memref<?x?xi32>
+// CHECK-NEXT:   %[[ROWOFF:.*]] = arith.muli %pid_x, %[[STRIDE]] : index
+// CHECK-NEXT:   %{{.*}} = arith.addi %c0, %[[ROWOFF]] : index
 // CHECK:        %[[BASE:.*]] = nvgpu.memref_base %Tiles : memref<?x?xi32>
 // CHECK:        %[[ADDR:.*]] = arith.addi %[[BASE]], %{{.*}} : index
 // CHECK-NEXT:   %{{.*}} = nvgpu.load_global_scalar %[[ADDR]], %[[IN]] : i32
@@ -49,5 +53,6 @@ func.func @grouped_gemm(%A: memref<?x?xbf16>, %W: memref<?x?x?xbf16>, %Tiles: me
 // CHECK-NOT:    nvgpu.load_global_scalar
 // CHECK:        func.return
 
+// PTX:         .param .u64 arg2_Tiles_stride0,
 // PTX-COUNT-3: @%p{{[0-9]+}} ld.global.b32 %r{{[0-9]+}}, [%rd{{[0-9]+}}];
 // PTX-NOT:     ld.global.b32
