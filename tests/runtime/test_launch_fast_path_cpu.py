@@ -313,6 +313,22 @@ def test_new_arrays_of_a_layout_seen_before_launch_through_its_template(fake_tor
     assert rec.first_params[-1] == 0x60000
 
 
+def test_new_strided_views_of_a_layout_launch_through_its_template(fake_torch, monkeypatch):
+    """Column slices (rows 16 elements apart) at new addresses every call: the
+    layout's template carries the row stride the checked plan packed, and
+    only the address is written."""
+    kernel, rec, planned = recorded_kernel(monkeypatch)
+    addresses = [0x10000 + 0x1000 * i for i in range(4)]
+    for ptr in addresses:
+        kernel(FakeTensor(ptr, (4, 8), strides=(16, 1)), 32, 2.0, grid=(3,))
+    assert len(planned) == 2 and rec.first_params == addresses
+    bound = kernel.template(FakeTensor(0x20000, (4, 8), strides=(16, 1)), 32, 2.0, grid=(3,))
+    assert [read_back(bound.template.params, i) for i in range(4)] == [
+        (0x20000).to_bytes(8, "little"), (4).to_bytes(8, "little"), (8).to_bytes(8, "little"),
+        (16).to_bytes(8, "little"),
+    ]  # fmt: skip
+
+
 def test_host_only_benchmark_times_each_step_without_a_gpu():
     from tawa.bench.launch import format_host_table, host_only
 
