@@ -30,8 +30,8 @@ As the other operators do (`tawa.torch.calls`), each operator remembers per
 layout of its tensors (shapes, strides, dtypes, devices, address
 alignment) what the checks decided: the problem, which operands are
 copied, the kernels and their grids; a call on new tensors of a layout seen
-before allocates its outputs and launches, each kernel through the launch
-template of its arguments' layout (`tawa.Kernel.__call__`).
+before allocates its outputs and launches, each kernel from its second
+launch on through the call's launch template (`calls.launch`).
 
 This module has no `from __future__ import annotations`: torch infers the
 operators' schemas from the annotations, as objects.
@@ -45,7 +45,8 @@ import torch
 from tawa.diagnostics import TawaError
 from tawa.torch import attention_bwd_kernels as abk
 from tawa.torch import checks, library
-from tawa.torch.calls import call_cache, dense_copy, remember
+from tawa.torch.calls import KernelStep, call_cache, dense_copy, launch, remember
+
 
 def _copied(t: torch.Tensor, index: int, *kernels) -> bool:
     """Whether `t`, argument `index` of each of `kernels`, is copied densely
@@ -83,8 +84,7 @@ class _Forward:
     out_strides: tuple[int, ...]
     copies: tuple[bool, bool, bool]
     """q, k, v: copied (a tensor map cannot describe the view) or read in place."""
-    kernel: Any
-    grid: tuple[int, int, int]
+    step: KernelStep
     scalars: tuple[int, int, float, int]
     """q_len, kv_len, the softmax scale, the group of query heads per key/value head."""
 
@@ -99,8 +99,8 @@ def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sc
     # O is written in place in either order of its heads and positions: a
     # tensor map describes both, and so do the strides a kernel's threads
     # address it with (`checks.rows_contiguous`).
-    return _Forward(p, out_strides, tuple(_copied(t, i, kernel) for i, t in enumerate((q, k, v))), kernel,
-                    abk.grid(abk.FWD, p.D, p.S, p.kv_len, p.H, p.B),
+    return _Forward(p, out_strides, tuple(_copied(t, i, kernel) for i, t in enumerate((q, k, v))),
+                    KernelStep(kernel, abk.grid(abk.FWD, p.D, p.S, p.kv_len, p.H, p.B)),
                     (p.S, p.kv_len, checks.attention_scale(p.D, scale), p.group))
 
 
@@ -120,7 +120,7 @@ def attention_fwd_lse_impl(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, ca
     if out.numel() == 0:
         return out, lse
     q4, k4, v4 = (dense_copy(t) if copy else t for t, copy in zip((q, k, v), call.copies))
-    call.kernel(q4, k4, v4, out, lse, *call.scalars, grid=call.grid)
+    launch(call.step, (q4, k4, v4, out, lse, *call.scalars), 5)
     return out, lse
 
 
@@ -150,9 +150,8 @@ class _Backward:
     problem: checks.AttentionProblem
     path: str
     """The dQ path (`attention_bwd_kernels.DQ_PATH` when decided)."""
-    kernels: tuple[Any, Any, Any]
+    steps: tuple[KernelStep, KernelStep, KernelStep]
     """The preprocess, the dK/dV kernel and the dQ (or dQ conversion) kernel."""
-    grids: tuple[tuple[int, int, int], ...]
     pre_copies: tuple[bool, bool]
     """o, do copied for the preprocess (whose threads address them: only
     views whose rows are not contiguous)."""
@@ -180,16 +179,18 @@ def _backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tenso
     copies = (*(_copied(t, i, *readers) for i, t in enumerate((q, k, v))),
               not pre_copies[1] and _copied(do, 3, *readers))
     dkdv_name, finish_name = abk.PATH_KERNELS[path][1:]
-    grids = (abk.grid(abk.PRE, D, S, Sk, H, B), abk.grid(dkdv_name, D, S, Sk, p.kv_heads, B),
-             abk.grid(finish_name, D, S, Sk, H, B))
-    return _Backward(p, path, (pre, dkdv, finish), grids, pre_copies, copies)  # type: ignore[arg-type]
+    steps = (KernelStep(pre, abk.grid(abk.PRE, D, S, Sk, H, B)),
+             KernelStep(dkdv, abk.grid(dkdv_name, D, S, Sk, p.kv_heads, B)),
+             KernelStep(finish, abk.grid(finish_name, D, S, Sk, H, B)))
+    return _Backward(p, path, steps, pre_copies, copies)  # type: ignore[arg-type]
 
 
 def attention_bwd_impl(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
                        lse: torch.Tensor, causal: bool, scale: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The gradients (dq, dk, dv) of attention_fwd_lse's output o for the
     output's gradient do, from the saved o and lse; `scale` the softmax scale."""
-    key = (layout_key(do, q, k, v, o, lse), causal, abk.DQ_PATH)
+    # The scale is a kernel argument, packed into the steps' launch templates.
+    key = (layout_key(do, q, k, v, o, lse), causal, scale, abk.DQ_PATH)
     call = _BACKWARD.get(key)
     if call is None:
         call = _backward(do, q, k, v, o, lse, causal)
@@ -200,19 +201,18 @@ def attention_bwd_impl(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: to
     dv = torch.empty_like(dk)
     if dq.numel() == 0 or dk.numel() == 0:
         return dq, dk.zero_(), dv.zero_()  # no queries: nothing flows into k and v
-    pre, dkdv, finish = call.kernels
-    pre_grid, dkdv_grid, finish_grid = call.grids
+    pre, dkdv, finish = call.steps
     o4, do4 = (dense_copy(t) if copy else t for t, copy in zip((o, do), call.pre_copies))
     delta = torch.empty((p.B, p.H, p.S), dtype=torch.float32, device=q.device)
-    pre(o4, do4, delta, p.S, grid=pre_grid)
+    launch(pre, (o4, do4, delta, p.S), 3)
     q4, k4, v4, do4 = (dense_copy(t) if copy else t for t, copy in zip((q, k, v, do4), call.copies))
     if call.path == "kernel":
-        dkdv(q4, k4, v4, do4, lse, delta, dk, dv, p.S, p.kv_len, scale, p.group, grid=dkdv_grid)
-        finish(q4, k4, v4, do4, lse, delta, dq, p.S, p.kv_len, scale, p.group, grid=finish_grid)
+        launch(dkdv, (q4, k4, v4, do4, lse, delta, dk, dv, p.S, p.kv_len, scale, p.group), 8)
+        launch(finish, (q4, k4, v4, do4, lse, delta, dq, p.S, p.kv_len, scale, p.group), 7)
     else:
         dq_sum = torch.zeros((p.B, p.H, p.S, p.D), dtype=torch.float32, device=q.device)
-        dkdv(q4, k4, v4, do4, lse, delta, dk, dv, dq_sum, p.S, p.kv_len, scale, p.group, grid=dkdv_grid)
-        finish(dq_sum, dq, scale, grid=finish_grid)
+        launch(dkdv, (q4, k4, v4, do4, lse, delta, dk, dv, dq_sum, p.S, p.kv_len, scale, p.group), 9)
+        launch(finish, (dq_sum, dq, scale), 2)
     return dq, dk, dv
 
 

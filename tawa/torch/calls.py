@@ -83,6 +83,17 @@ def remember(cache: dict[Any, Any], key: Any, call: Any) -> None:
     cache[key] = call
 
 
+@dataclass(eq=False)
+class KernelStep:
+    """One kernel launch of an operator's call (`launch` runs it): the
+    kernel, its grid and, from the first launch on, its launch template."""
+
+    kernel: Any
+    grid: Any
+    bound: Any = field(default=None)
+    launches: int = 0
+
+
 def launch(call: Any, args: tuple, arrays: int) -> None:
     """Launches `call.kernel` on `args` (its first `arrays` are tensors):
     through the call's launch template where it has one, else through the
