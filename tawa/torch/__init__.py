@@ -140,8 +140,8 @@ def linear(x: Any, w: Any, bias: Any = None, activation: str | None = None, resi
     (an nn.Linear weight), bias [N], residual [..., N], all bf16 or all f16;
     `activation` None, "gelu_tanh", "silu" or "relu", applied in f32.  A new
     [..., N] tensor of x's dtype.  K must be a multiple of 8; operands a
-    tensor map cannot read (x, w) or that are not dense (bias, residual) are
-    copied (docs/runtime.md, "Fused linear operators")."""
+    tensor map cannot read (x, w) or whose rows are not contiguous and evenly
+    spaced (bias, residual) are copied (docs/runtime.md, "Fused linear operators")."""
     _require()
     linear_checks.check_activation("linear", activation)
     tensors = [t for t in (x, w, bias, residual) if t is not None]
@@ -183,8 +183,9 @@ def _norm_tensors(op: str, **tensors: Any) -> list[Any]:
 
 def rms_norm(x: Any, weight: Any, eps: float = 1e-6) -> Any:
     """x / √(mean(x²) + eps) · weight over x's last dimension, N: x [..., N]
-    and weight [N] bf16, f32 math, one kernel (N ≤ 16384; x is copied unless
-    dense row-major).  A new tensor of x's shape (docs/runtime.md,
+    and weight [N] bf16, f32 math, one kernel (N ≤ 16384; x is read in place
+    when its rows are contiguous and evenly spaced, a column slice included,
+    else copied).  A new tensor of x's shape (docs/runtime.md,
     "Normalization and rotary operators")."""
     _require()
     tensors = _norm_tensors("rms_norm", x=x, weight=weight)

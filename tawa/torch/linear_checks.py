@@ -18,7 +18,6 @@ from math import prod
 from typing import Any
 
 from tawa.kernels.gemm import ACTIVATIONS
-from tawa.runtime.arrays import is_dense_row_major
 from tawa.runtime.launch import TMA_ALIGN
 from tawa.torch.checks import ELEMENT_BYTES, MATMUL_DTYPES, TensorInfo
 
@@ -157,8 +156,21 @@ def b_operand(w: TensorInfo) -> tuple[str, bool]:
 
 
 def dense(t: TensorInfo) -> bool:
-    """Whether the consumer threads read `t` (a bias, a residual) as it is:
-    they address it themselves, so it must be dense row-major."""
+    """Whether the kernels' threads read `t` (a bias, a residual, a norm's or
+    an elementwise kernel's operand) as it is.  They address it themselves
+    with its row stride (`KernelABI.addressed`), and the operators view it
+    as rows of its last dimension: so its last dimension must be contiguous
+    and its other dimensions must merge into rows one positive stride apart
+    (`t.view(-1, N)` is a view).  A dense tensor is; so is a column slice of
+    a wider matrix, or of a fused projection's [B, S, W] output; a
+    transposed view, a broadcast or a [B, S, W] whose positions are not
+    evenly spaced across B is not."""
     assert t.strides is not None, "a real tensor"
-    itemsize = ELEMENT_BYTES[t.dtype]
-    return is_dense_row_major(t.shape, [s * itemsize for s in t.strides], itemsize)
+    shape, strides = t.shape, t.strides
+    if shape and shape[-1] > 1 and strides[-1] != 1:
+        return False
+    outer = [(d, st) for d, st in zip(shape[:-1], strides[:-1]) if d > 1]
+    if any(st <= 0 for _, st in outer):
+        return False
+    # Consecutive outer dimensions merge: each steps over the next one whole.
+    return all(st == inner_st * inner_d for (_, st), (inner_d, inner_st) in zip(outer, outer[1:]))

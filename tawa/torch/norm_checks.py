@@ -10,8 +10,10 @@ rotates heads of x [..., S, W] (row m at position m mod S).
 Each check returns the problem's
 sizes or raises a one-line error: `TypeError` for a dtype or an eps that is
 not a number, `ValueError` for a device, rank, shape or eps the kernels
-cannot take.  Layouts never raise: a tensor that is not dense row-major is
-copied (`dense`, the fused linear operators' test).
+cannot take.  Layouts never raise: a tensor whose rows are not contiguous
+and evenly spaced (a transposed view, a broadcast) is copied (`dense`, the
+fused linear operators' test: the kernels take the row stride, so a column
+slice is read in place).
 """
 
 from __future__ import annotations

@@ -126,8 +126,15 @@ def test_b_operand(w, expected):
 
 
 def test_dense():
+    """What the kernels' threads read in place (they take the row stride):
+    contiguous rows, outer dimensions that merge into rows one stride apart."""
     assert lc.dense(info([16])) and lc.dense(info([4, 16], ptr=(1 << 20) + 2))
-    assert not lc.dense(info([16], strides=(2,))) and not lc.dense(info([4, 16], strides=(32, 1)))
+    assert lc.dense(info([4, 16], strides=(32, 1)))  # columns of a wider matrix
+    assert lc.dense(info([2, 3, 16], strides=(3 * 48, 48, 1)))  # a slice of a fused [B, S, 3·16] projection
+    assert lc.dense(info([1, 16], strides=(7, 1))) and lc.dense(info([4, 1], strides=(3, 5)))  # size-1 strides
+    assert not lc.dense(info([16], strides=(2,))) and not lc.dense(info([4, 16], strides=(1, 4)))  # transposed
+    assert not lc.dense(info([4, 16], strides=(0, 1)))  # a broadcast
+    assert not lc.dense(info([2, 3, 16], strides=(16, 32, 1)))  # positions not evenly spaced across B
 
 
 # --------------------------------------------------------------------------- with torch

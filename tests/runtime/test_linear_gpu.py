@@ -11,7 +11,8 @@
   element within 2e-2 of the reference's scale.
 - Layouts: x a column slice (read in place), w given as the `.t()` of a
   [K, N] matrix (read as [K, N] in place), a strided bias and a transposed
-  residual (copied), the gate and up weights as halves of one fused weight.
+  residual (copied), a column slice as the residual (read in place, with its
+  row stride), the gate and up weights as halves of one fused weight.
 - A CUDA graph of each operator: replays on new inputs equal eager runs
   bitwise; an MLP block under `torch.compile(fullgraph=True)`.
 
@@ -204,6 +205,9 @@ def test_layouts(torch, seed):
     wg_kn, wu_kn = randn(K, N, scale=K**-0.5), randn(K, N, scale=K**-0.5)  # both read as [K, N]
     check(torch, lambda: tt.gated_mlp(x, wg_kn.t(), wu_kn.t()),
           lambda: gated_reference(torch, x, wg_kn.t(), wu_kn.t(), "silu"), (M, N), bf, "gated [K, N] weights")
+    r_slice = randn(M, 3 * N)[:, N : 2 * N]  # the consumer threads take its row stride: read in place
+    check(torch, lambda: tt.linear(x, w, b, "gelu_tanh", r_slice),
+          lambda: linear_reference(torch, x, w, b, "gelu_tanh", r_slice), (M, N), bf, "a column slice as the residual")
 
 
 def test_degenerate_sizes_and_errors(torch):

@@ -204,8 +204,8 @@ class Interpreted:
 
         self.launches.append((self.name, self.tile, grid, args))
         arrays = [a.view(torch.int16).numpy().view(BF16) if isinstance(a, torch.Tensor) else a for a in args]
-        for a in args:
-            assert not isinstance(a, torch.Tensor) or a.is_contiguous()
+        for a in args:  # the kernels take row strides: contiguous rows, as the runtime requires
+            assert not isinstance(a, torch.Tensor) or a.dim() < 2 or a.stride(-1) == 1
         getattr(norm_kernels.norms(), self.name).interpret(grid, *arrays, **self.tile)
 
 
@@ -257,6 +257,26 @@ def test_add_rms_norm_and_copies(torch, interpreted):
     close(torch, y, F.rms_norm(want_s.float(), (40,), w.float(), 1e-6))
     (_, _, grid, args), = interpreted
     assert grid == (1,) and args[0].data_ptr() != x.data_ptr() and args[1].data_ptr() == r.data_ptr()
+
+
+def test_column_slices_read_in_place(torch, interpreted):
+    """x and the residual as column slices of fused projections [B, S, 3·N]
+    (rows contiguous, rows one stride apart): the kernels take their row
+    stride, so nothing is copied; the outputs are new dense tensors."""
+    F = torch.nn.functional
+    g = torch.Generator().manual_seed(4)
+    B, S, N = 2, 9, 96
+    wide = rand(torch, g, B, S, 3 * N)
+    x, r = wide[..., N : 2 * N], rand(torch, g, B, S, 3 * N)[..., :N]
+    w = rand(torch, g, N)
+    close(torch, tt._norm_ops.rms_norm_impl(x, w, 1e-6), F.rms_norm(x.float(), (N,), w.float(), 1e-6))
+    y, s = tt._norm_ops.add_rms_norm_impl(x, r, w, 1e-6)
+    close(torch, s, x + r)
+    close(torch, y, F.rms_norm((x + r).float(), (N,), w.float(), 1e-6))
+    (_, _, _, norm), (_, _, _, add) = interpreted
+    assert norm[0].data_ptr() == x.data_ptr() and norm[0].stride() == (3 * N, 1)
+    assert add[0].data_ptr() == x.data_ptr() and add[1].data_ptr() == r.data_ptr() and add[1].stride() == (3 * N, 1)
+    assert y.is_contiguous() and s.is_contiguous()
 
 
 def test_a_call_is_remembered_per_layout(torch, interpreted):

@@ -168,3 +168,27 @@ def test_under_torch_compile(torch, seed):
 
     got = torch.compile(block, fullgraph=True)(x, r)
     close(torch, got, reference(x, r), "compiled block")
+
+
+@pytest.mark.parametrize("B, S, n", [(2, 333, 1024), (1, 77, 700)], ids=str)
+def test_norms_of_column_slices_read_in_place(torch, seed, monkeypatch, B, S, n):
+    """x and the residual as column slices of fused projections [B, S, 3·n]:
+    the kernels take their row stride, so neither is copied (`dense_copy`
+    never called); outputs in NaN-filled blocks match float32."""
+    from tawa.torch import norm_ops
+
+    F = torch.nn.functional
+    copied = []
+    real = norm_ops.dense_copy
+    monkeypatch.setattr(norm_ops, "dense_copy", lambda t: copied.append(tuple(t.shape)) or real(t))
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    x = rand(torch, g, B, S, 3 * n, mean=0.5)[..., n : 2 * n]
+    r = rand(torch, g, B, S, 3 * n)[..., 2 * n :]
+    w = rand(torch, g, n, mean=1.0)
+    shape = (B, S, n)
+    (y,) = poisoned_run(torch, lambda: tt.rms_norm(x, w, EPS), shape)
+    close(torch, y, F.rms_norm(x.float(), (n,), w.float(), EPS), f"rms_norm of a column slice {shape}")
+    y, s = poisoned_run(torch, lambda: tt.add_rms_norm(x, r, w, EPS), shape, outputs=2)
+    assert torch.equal(s, x + r), "the new residual stream is x + residual in bf16"
+    close(torch, y, F.rms_norm(s.float(), (n,), w.float(), EPS), f"add_rms_norm of column slices {shape}")
+    assert copied == [], f"copied: {copied}"
