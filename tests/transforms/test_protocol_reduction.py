@@ -141,12 +141,16 @@ def test_arrivals_at_named_barriers_reduce_the_search():
 
 
 
-def test_a_walk_resumed_where_it_stopped_reaches_what_a_new_walk_reaches(monkeypatch):
+@pytest.mark.parametrize(("example", "kernel"), [
+    ("gemm.mlir", "gemm"),
+    pytest.param("attention_fwd_d64.mlir", "attention_fwd_d64", marks=pytest.mark.slow),
+])
+def test_a_walk_resumed_where_it_stopped_reaches_what_a_new_walk_reaches(example, kernel, monkeypatch):
     """The fixpoint of `_persistent` goes on with each warp group's walk
     from the gate where the last round stopped it (`_reach(resume=...)`):
     on random protocols of consumers taking turns or not, broken or not,
-    and on attention_fwd_d64's lowered consumers, every resumed walk gives
-    what a walk from the warp group's position gives."""
+    and on a lowered kernel's warp groups, every resumed walk gives what a
+    walk from the warp group's position gives."""
     reach = PersistentSets._reach
     resumed = []
 
@@ -164,7 +168,7 @@ def test_a_walk_resumed_where_it_stopped_reaches_what_a_new_walk_reaches(monkeyp
     rng = random.Random(7)
     for _ in range(40):
         _explorer(_named_protocol(rng, rng.choice((2, 3)), rng.random() < 0.5)).run()
-    traces, barriers = _lowered_traces("attention_fwd_d64.mlir", "attention_fwd_d64", 2, 1)
+    traces, barriers = _lowered_traces(example, kernel, 3, 2)
     assert _explorer(traces, barriers).run() is None
     assert len(resumed) > 100
 
