@@ -7,8 +7,9 @@ torch ≥ 2.5 is there; it imports torch), registered by
 
 Each launches one kernel compiled from a tile program of
 examples/python/norms.py (`tawa.torch.norm_kernels` decides its tile).
-x is read as M rows, M the product of its leading dimensions; a tensor
-that is not dense row-major is copied first (`norm_checks.dense`).  The host
+x is read as M rows, M the product of its leading dimensions, in place
+where its rows are contiguous and evenly spaced (a column slice is), else
+copied first (`norm_checks.dense`).  The host
 path is the other operators' (`tawa.torch.calls`): what a call decides from
 its arguments' layout — checks, copies, kernel, grid — is kept per layout,
 and from the second call on the kernel is launched through a launch
@@ -42,7 +43,7 @@ class RowCall:
     out_view: tuple
     """The 2-D shape the kernel writes each output as."""
     copies: tuple
-    """Per array operand before the outputs: whether it is copied (not dense row-major)."""
+    """Per array operand before the outputs: whether it is copied (rows not contiguous or not evenly spaced)."""
     kernel: Any
     """A `tawa.Kernel`; None where nothing is launched (an empty output)."""
     grid: Any
