@@ -136,8 +136,11 @@ def test_strided_views_in_place(cuda, seed, M, N):
 
     (_, x), (_, r), (yw, y), (zw, z), (sw, s) = wide(), wide(), wide(True), wide(True), wide(True)
     w = torch.randn(N, device="cuda", generator=g).to(torch.bfloat16)
-    grid = (math.ceil(M / norms().rmsnorm.constexprs({})["BLOCK_M"]),)
-    norms().rmsnorm[grid](x, w, y, M, N, EPS)
+    from tawa.torch.norm_kernels import tile
+
+    t = tile("rmsnorm", N)  # a whole row in one tile (the defaults' BLOCK_N is 1024)
+    grid = (math.ceil(M / t["BLOCK_M"]),)
+    norms().rmsnorm[grid](x, w, y, M, N, EPS, **t)
     grid = (math.ceil(M / norms().add_rmsnorm.constexprs({})["BLOCK_M"]),)
     norms().add_rmsnorm[grid](x, r, w, z, s, M, N, EPS)  # z: the normalized sum, s: the sum
     torch.cuda.synchronize()
