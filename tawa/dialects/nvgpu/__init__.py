@@ -65,10 +65,8 @@ from tawa.dialects.nvgpu.fragments import (
     FragmentZerosOp,
     FragUnaryKind,
     FragUnaryKindAttr,
-    MemrefBaseOp,
-    MemrefStrideOp,
 )
-from tawa.dialects.nvgpu.global_scalar import LoadGlobalScalarOp
+from tawa.dialects.nvgpu.global_access import LoadGlobalScalarOp, MemrefBaseOp, MemrefStrideOp
 from tawa.dialects.nvgpu.kernel_info import (
     KERNEL_ATTR,
     KernelInfo,

@@ -724,60 +724,6 @@ class FragmentStoreSharedOp(IRDLOperation):
 
 
 @irdl_op_definition
-class MemrefBaseOp(IRDLOperation):
-    """The global-memory address of element 0 of a kernel's memref argument,
-    as an integer: the base of address math that passes write out as `arith`
-    ops.  The array's rows are contiguous; its other dimensions are
-    `nvgpu.memref_stride` elements apart.
-
-    Example: `%p = nvgpu.memref_base %C : memref<?x?xbf16>`
-    """
-
-    name = "nvgpu.memref_base"
-    source = operand_def(MemRefType)
-    result = result_def(IndexType)
-    traits = traits_def(Pure())
-    assembly_format = "$source attr-dict `:` type($source)"
-
-    def __init__(self, source: SSAValue):
-        super().__init__(operands=[source], result_types=[IndexType()])
-
-
-@irdl_op_definition
-class MemrefStrideOp(IRDLOperation):
-    """The stride, in elements, of dimension `dim` of a kernel's memref
-    argument whose elements the kernel addresses itself: element
-    (i0, ..., in) is at `memref_base + (i0·stride0 + ... + in)·bytes`.  The
-    innermost dimension has none (its stride is 1: rows are contiguous), so
-    an array addressed this way may be a strided view whose rows are
-    contiguous (a column slice, a head of a [B, S, H, D] tensor), not only a
-    dense one.  The kernel receives the strides as parameters
-    (`tawa.backend.ptx.abi`).
-
-    Example: `%s = nvgpu.memref_stride %C, 0 : memref<?x?xbf16>`
-    """
-
-    name = "nvgpu.memref_stride"
-    source = operand_def(MemRefType)
-    dim = prop_def(IntegerAttr[I64])
-    result = result_def(IndexType)
-    traits = traits_def(Pure())
-    assembly_format = "$source `,` $dim attr-dict `:` type($source)"
-
-    def __init__(self, source: SSAValue, dim: int):
-        super().__init__(operands=[source], properties={"dim": IntegerAttr(dim, 64)}, result_types=[IndexType()])
-
-    def verify_(self) -> None:
-        t = self.source.type
-        assert isinstance(t, MemRefType)
-        d = self.dim.value.data
-        if not 0 <= d < t.get_num_dims() - 1:
-            which = "none but the innermost, whose stride is 1" if t.get_num_dims() == 1 else (
-                f"dimensions 0 to {t.get_num_dims() - 2}; the innermost one's stride is 1")
-            raise VerifyException(f"nvgpu.memref_stride: dimension {d} of {t} has no stride parameter ({which})")
-
-
-@irdl_op_definition
 class FragmentStoreGlobalOp(IRDLOperation):
     """Writes every element a thread holds to global memory: value i goes to
     byte address `address + row(i)·row_pitch + col(i)·bytes`, where
