@@ -60,6 +60,7 @@ UNAVAILABLE = _torch_problem()
 
 if UNAVAILABLE is None:
     from tawa.torch import calls as _calls
+    from tawa.torch import grads as _grads
     from tawa.torch import ops as _ops  # registers tawa::matmul, tawa::attention, tawa::attention_fp8
 
 
@@ -77,6 +78,8 @@ def matmul(a: Any, b: Any, *, transpose_b: bool = False) -> Any:
     _require()
     if _calls.eager(a, b):  # the operator's implementation, without the dispatcher (tawa.torch.calls)
         return _calls.matmul(a, b, transpose_b)
+    if _calls.trainable(a, b):  # its autograd function, without the dispatcher
+        return _grads.Matmul.apply(a, b, transpose_b)
     return _ops.matmul(a, b, transpose_b)
 
 
@@ -95,6 +98,8 @@ def attention(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None 
     plain = isinstance(causal, bool) and (scale is None or type(scale) in (int, float))
     if plain and _calls.eager(q, k, v):  # the implementation, without the dispatcher (tawa.torch.calls)
         return _calls.attention(q, k, v, causal, None if scale is None else float(scale))
+    if plain and _calls.trainable(q, k, v):  # its autograd function, without the dispatcher
+        return _grads.Attention.apply(q, k, v, causal, None if scale is None else float(scale))
     return _ops.attention(q, k, v, causal, scale)
 
 
@@ -147,6 +152,8 @@ def linear(x: Any, w: Any, bias: Any = None, activation: str | None = None, resi
     tensors = [t for t in (x, w, bias, residual) if t is not None]
     if _calls.eager(*tensors):  # the implementation, without the dispatcher (tawa.torch.calls)
         return _linear_ops.linear_impl(x, w, bias, activation, residual)
+    if _calls.trainable(*tensors):  # its autograd function, without the dispatcher
+        return _grads.Linear.apply(x, w, bias, activation, residual)
     return _linear_ops.linear(x, w, bias, activation, residual)
 
 
@@ -159,6 +166,8 @@ def gated_mlp(x: Any, w_gate: Any, w_up: Any, activation: str = "silu") -> Any:
     linear_checks.check_activation("gated_mlp", activation, allow_none=False)
     if _calls.eager(x, w_gate, w_up):
         return _linear_ops.gated_mlp_impl(x, w_gate, w_up, activation)
+    if _calls.trainable(x, w_gate, w_up):  # its autograd function, without the dispatcher
+        return _grads.GatedMlp.apply(x, w_gate, w_up, activation)
     return _linear_ops.gated_mlp(x, w_gate, w_up, activation)
 
 

@@ -53,6 +53,24 @@ def eager(*tensors: Any) -> bool:
     return True
 
 
+def trainable(*tensors: Any) -> bool:
+    """Whether a call on `tensors` builds an autograd graph and may enter the
+    operator's `torch.autograd.Function` directly, as the operator's
+    Autograd kernel would (`tawa.torch.library.define`), without the two
+    trips through torch's dispatcher: grad mode on and a tensor requiring
+    grad, under `eager`'s other conditions (no tracing, no dispatch or
+    torch-function mode, plain CUDA tensors)."""
+    if not torch.is_grad_enabled() or torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack() or \
+            torch._C._is_torch_function_mode_enabled():
+        return False
+    needed = False
+    for t in tensors:
+        if type(t) not in _PLAIN or not t.is_cuda:
+            return False
+        needed = needed or t.requires_grad
+    return needed
+
+
 def dense_copy(x: torch.Tensor) -> torch.Tensor:
     """A dense, aligned copy of `x` (`contiguous()` would return a contiguous
     but misaligned `x` itself)."""
