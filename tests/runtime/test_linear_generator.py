@@ -529,7 +529,7 @@ SAVE_PRE_SIMULATED = [
                                                            save_pre=True))), "threads"),
     _slow(Choice(GemmConfig(128, 256, 64, epilogue=Epilogue(bias=True, activation="silu", residual=True,
                                                             save_pre=True)))),
-    (Choice(GemmConfig(128, 128, 64, epilogue=Epilogue(activation="silu", gated=True, save_pre=True))), "auto"),
+    _slow(Choice(GemmConfig(128, 128, 64, epilogue=Epilogue(activation="silu", gated=True, save_pre=True))), "auto"),
     _slow(Choice(GemmConfig(64, 128, 64, b_layout="kn", epilogue=Epilogue(activation="gelu_tanh", gated=True,
                                                                           residual=True, save_pre=True))), "threads"),
 ]

@@ -175,7 +175,7 @@ SIMULATED = [
 ]
 
 
-@pytest.mark.parametrize("config, M, N, K", [*SIMULATED[:2], pytest.param(*SIMULATED[2], marks=pytest.mark.slow),
+@pytest.mark.parametrize("config, M, N, K", [SIMULATED[0], *(pytest.param(*c, marks=pytest.mark.slow) for c in SIMULATED[1:3]),
                                              *(pytest.param(*c, marks=pytest.mark.slow) for c in (CASES[1], CASES[5]))],
                          ids=lambda v: v.id if isinstance(v, GemmConfig) else str(v))
 def test_lowered_split_program_computes_the_tile_program(config, M, N, K):
