@@ -397,7 +397,8 @@ def _check_array(a: ArgSpec, value: Any) -> tuple[ArrayInfo, tuple[int, ...]]:
             raise ArgumentError(f"{label}: dimension {axis} must be {size} ({a.type}), got shape {shape}")
     strides = dense_strides(shape, info.itemsize)
     if not is_dense_row_major(shape, info.strides, info.itemsize):
-        if not _rows_strided(shape, info.strides, info.itemsize):
+        problem = _stride_problem(shape, info.strides, info.itemsize)
+        if problem is not None:
             why = (
                 "a tensor map reads it: its rows must be contiguous and its other strides positive multiples of 16 bytes"
                 if a.tma_only else
@@ -405,7 +406,7 @@ def _check_array(a: ArgSpec, value: Any) -> tuple[ArrayInfo, tuple[int, ...]]:
             )
             error = TensorMapError if a.tma_only else ArgumentError
             raise error(
-                f"{label}: {_bad_stride(shape, info.strides, info.itemsize)}: got byte strides {info.strides} "
+                f"{label}: {problem}: got byte strides {info.strides} "
                 f"for shape {shape} ({why}); pass a contiguous copy"
             )
         assert info.strides is not None
@@ -436,22 +437,14 @@ def _check_array(a: ArgSpec, value: Any) -> tuple[ArrayInfo, tuple[int, ...]]:
     return info, strides
 
 
-def _rows_strided(shape: Sequence[int], strides: Sequence[int] | None, itemsize: int) -> bool:
-    """Whether a non-dense array is one a kernel reads in place, through a
-    tensor map or its own addresses (`nvgpu.memref_stride`): unit stride
-    along the last dimension, positive strides, whole elements, along the
-    others (a tensor map's 16-byte alignment is checked as for dense
-    arrays).  A slice of a bigger matrix (`x[:, :k]`) or one head of a
-    [B, S, H, D] tensor is; a transposed view is not."""
-    if strides is None or not shape:
-        return False
-    return (shape[-1] == 1 or strides[-1] == itemsize) and all(
-        st > 0 and st % itemsize == 0 for d, st in zip(shape[:-1], strides[:-1]) if d != 1
-    )
-
-
-def _bad_stride(shape: Sequence[int], strides: Sequence[int] | None, itemsize: int) -> str:
-    """What is wrong with the strides `_rows_strided` refuses, naming the dimension."""
+def _stride_problem(shape: Sequence[int], strides: Sequence[int] | None, itemsize: int) -> str | None:
+    """What keeps a non-dense array from being read in place, naming the
+    dimension, or None: a kernel reads it through a tensor map or its own
+    addresses (`nvgpu.memref_stride`) with unit stride along the last
+    dimension and positive strides, whole elements, along the others (a
+    tensor map's 16-byte alignment is checked as for dense arrays).  A slice
+    of a bigger matrix (`x[:, :k]`) or one head of a [B, S, H, D] tensor
+    is read in place; a transposed view is not."""
     if strides is None or not shape:
         return "must be dense row-major (C-contiguous)"
     if shape[-1] != 1 and strides[-1] != itemsize:
@@ -459,7 +452,7 @@ def _bad_stride(shape: Sequence[int], strides: Sequence[int] | None, itemsize: i
     for axis, (d, st) in enumerate(zip(shape[:-1], strides[:-1])):
         if d != 1 and (st <= 0 or st % itemsize):
             return f"the stride of dimension {axis} is {st} bytes, not a positive multiple of its {itemsize}-byte elements"
-    return "must be dense row-major (C-contiguous)"
+    return None
 
 
 def _check_scalar(a: ArgSpec, value: Any) -> int | float:

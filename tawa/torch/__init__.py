@@ -76,9 +76,10 @@ def matmul(a: Any, b: Any, *, transpose_b: bool = False) -> Any:
     layout of b is read (in place when row-major [K, N] or [N, K], else
     copied), and a is copied unless dense and 16-byte aligned."""
     _require()
-    if _calls.eager(a, b):  # the operator's implementation, without the dispatcher (tawa.torch.calls)
+    route = _calls.route(a, b)  # the implementation or the autograd function without the dispatcher
+    if route is _calls.IMPLEMENTATION:
         return _calls.matmul(a, b, transpose_b)
-    if _calls.trainable(a, b):  # its autograd function, without the dispatcher
+    if route is _calls.FUNCTION:
         return _grads.Matmul.apply(a, b, transpose_b)
     return _ops.matmul(a, b, transpose_b)
 
@@ -96,9 +97,10 @@ def attention(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None 
     (docs/runtime.md, "Attention layouts")."""
     _require()
     plain = isinstance(causal, bool) and (scale is None or type(scale) in (int, float))
-    if plain and _calls.eager(q, k, v):  # the implementation, without the dispatcher (tawa.torch.calls)
+    route = _calls.route(q, k, v) if plain else _calls.DISPATCHER
+    if route is _calls.IMPLEMENTATION:
         return _calls.attention(q, k, v, causal, None if scale is None else float(scale))
-    if plain and _calls.trainable(q, k, v):  # its autograd function, without the dispatcher
+    if route is _calls.FUNCTION:
         return _grads.Attention.apply(q, k, v, causal, None if scale is None else float(scale))
     return _ops.attention(q, k, v, causal, scale)
 
@@ -150,9 +152,10 @@ def linear(x: Any, w: Any, bias: Any = None, activation: str | None = None, resi
     _require()
     linear_checks.check_activation("linear", activation)
     tensors = [t for t in (x, w, bias, residual) if t is not None]
-    if _calls.eager(*tensors):  # the implementation, without the dispatcher (tawa.torch.calls)
+    route = _calls.route(*tensors)
+    if route is _calls.IMPLEMENTATION:
         return _linear_ops.linear_impl(x, w, bias, activation, residual)
-    if _calls.trainable(*tensors):  # its autograd function, without the dispatcher
+    if route is _calls.FUNCTION:
         return _grads.Linear.apply(x, w, bias, activation, residual)
     return _linear_ops.linear(x, w, bias, activation, residual)
 
@@ -164,9 +167,10 @@ def gated_mlp(x: Any, w_gate: Any, w_up: Any, activation: str = "silu") -> Any:
     side and are never stored.  A new [..., N] tensor of x's dtype."""
     _require()
     linear_checks.check_activation("gated_mlp", activation, allow_none=False)
-    if _calls.eager(x, w_gate, w_up):
+    route = _calls.route(x, w_gate, w_up)
+    if route is _calls.IMPLEMENTATION:
         return _linear_ops.gated_mlp_impl(x, w_gate, w_up, activation)
-    if _calls.trainable(x, w_gate, w_up):  # its autograd function, without the dispatcher
+    if route is _calls.FUNCTION:
         return _grads.GatedMlp.apply(x, w_gate, w_up, activation)
     return _linear_ops.gated_mlp(x, w_gate, w_up, activation)
 

@@ -11,12 +11,14 @@ packed once.  A call on new tensors is then: one key read (shapes, strides,
 dtypes, device, address alignment), one dictionary look-up, the output's
 allocation, the address writes and `cuLaunchKernel`.
 
-`eager(*tensors)` says when a call may also skip torch's dispatcher (whose
+`route(*tensors)` says when a call may also skip torch's dispatcher (whose
 Python custom-op path costs tens of µs): outside `torch.compile` tracing,
 with no Python dispatch or torch-function mode active (fake tensors,
-`make_fx`, `torch.export`), plain CUDA tensors or parameters (meta
-tensors take the fake implementation), and no autograd needed.  Everything else goes through the registered `torch.library`
-operator, which runs the same implementation.
+`make_fx`, `torch.export`), on plain CUDA tensors or parameters (meta
+tensors take the fake implementation), a call needing no autograd runs the
+implementation and one through which a gradient flows the operator's
+autograd function.  Everything else goes through the registered
+`torch.library` operator, which runs the same implementation.
 
 The key of a layout includes each address modulo 16: an operand the kernels
 cannot read in place because of its alignment is copied, so alignment
@@ -39,36 +41,35 @@ CALLS_KEPT = 1024
 """Calls remembered per operator (a model has a few dozen layouts)."""
 
 
-def eager(*tensors: Any) -> bool:
-    """Whether an operator call on `tensors` may run its implementation
-    directly instead of through torch's dispatcher (see the module
-    docstring)."""
+IMPLEMENTATION, FUNCTION, DISPATCHER = "implementation", "function", "dispatcher"
+"""How `route` says an operator call runs."""
+
+
+def route(*tensors: Any) -> str:
+    """How an operator call on `tensors` runs (see the module docstring):
+    outside `torch.compile` tracing, with no Python dispatch or
+    torch-function mode active, on plain CUDA tensors, its implementation
+    directly (`IMPLEMENTATION`), or where a gradient flows (grad mode on, a
+    tensor requiring grad) its `torch.autograd.Function` directly
+    (`FUNCTION`), as the operator's Autograd kernel would
+    (`tawa.torch.library.define`) without the two trips through torch's
+    dispatcher; anything else through the dispatcher (`DISPATCHER`)."""
     if torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack() or \
             torch._C._is_torch_function_mode_enabled():
-        return False
+        return DISPATCHER
     grad = torch.is_grad_enabled()
-    for t in tensors:
-        if type(t) not in _PLAIN or not t.is_cuda or (grad and t.requires_grad):
-            return False
-    return True
-
-
-def trainable(*tensors: Any) -> bool:
-    """Whether a call on `tensors` builds an autograd graph and may enter the
-    operator's `torch.autograd.Function` directly, as the operator's
-    Autograd kernel would (`tawa.torch.library.define`), without the two
-    trips through torch's dispatcher: grad mode on and a tensor requiring
-    grad, under `eager`'s other conditions (no tracing, no dispatch or
-    torch-function mode, plain CUDA tensors)."""
-    if not torch.is_grad_enabled() or torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack() or \
-            torch._C._is_torch_function_mode_enabled():
-        return False
     needed = False
     for t in tensors:
         if type(t) not in _PLAIN or not t.is_cuda:
-            return False
-        needed = needed or t.requires_grad
-    return needed
+            return DISPATCHER
+        needed = needed or (grad and t.requires_grad)
+    return FUNCTION if needed else IMPLEMENTATION
+
+
+def eager(*tensors: Any) -> bool:
+    """Whether an operator call on `tensors` may run its implementation
+    directly instead of through torch's dispatcher (`route`)."""
+    return route(*tensors) is IMPLEMENTATION
 
 
 def dense_copy(x: torch.Tensor) -> torch.Tensor:

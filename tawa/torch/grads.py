@@ -45,7 +45,7 @@ from tawa.torch import (
     attention_grad,  # noqa: F401  (registers tawa::attention_fwd_lse, tawa::attention_bwd)
     checks,
     library,
-    norm_ops,  # noqa: F401  (registers tawa::swiglu_grad)
+    norm_ops,  # (also registers tawa::swiglu_grad)
 )
 
 _ALIGN = 8
@@ -166,7 +166,7 @@ class GatedMlp(torch.autograd.Function):
         N, K = w_gate.shape
         x2, dy2 = x.reshape(-1, K), dy.reshape(-1, N)
         g, u = g.reshape(-1, N), u.reshape(-1, N)
-        if ctx.activation == "silu" and x.dtype == torch.bfloat16:  # one kernel reads dY, G, U once
+        if norm_ops.has_gate_kernels(ctx.activation, x.dtype):  # one kernel reads dY, G, U once
             dg, du = library.call("swiglu_grad", dy2, g, u)
         else:
             dg = _ACTIVATION_GRADS[ctx.activation](dy2.float() * u.float(), g.float()).to(x.dtype)

@@ -167,32 +167,36 @@ def _run(call: FusedCall, x: torch.Tensor, weights: tuple, bias, activation, res
     return result
 
 
+def _described(t: Optional[torch.Tensor]) -> Optional[TensorInfo]:
+    return None if t is None else describe(t)
+
+
+def _linear(op: str, x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor], activation: Optional[str],
+            residual: Optional[torch.Tensor], save_pre: bool) -> Any:
+    """The call of `tawa::<op>` (`linear` or `linear_save`) remembered for
+    its operands' layouts (made the first time), run on them."""
+    key = (op, _layout_key(x), _layout_key(w), _layout_key(bias), activation, _layout_key(residual))
+    call = _CALLS.get(key)
+    if call is None:
+        if save_pre:
+            lc.check_activation(op, activation, allow_none=False)
+        p = lc.check_linear(describe(x), describe(w), _described(bias), activation, _described(residual))
+        call = _call(p, x, (w,), bias, activation, residual, save_pre=save_pre)
+        remember(_CALLS, key, call)
+    return _run(call, x, (w,), bias, activation, residual)
+
+
 def linear_impl(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor], activation: Optional[str],
                 residual: Optional[torch.Tensor]) -> torch.Tensor:
     """The linear operator's implementation (`tawa::linear`)."""
-    key = ("linear", _layout_key(x), _layout_key(w), _layout_key(bias), activation, _layout_key(residual))
-    call = _CALLS.get(key)
-    if call is None:
-        p = lc.check_linear(describe(x), describe(w), None if bias is None else describe(bias), activation,
-                            None if residual is None else describe(residual))
-        call = _call(p, x, (w,), bias, activation, residual)
-        remember(_CALLS, key, call)
-    return _run(call, x, (w,), bias, activation, residual)
+    return _linear("linear", x, w, bias, activation, residual, save_pre=False)
 
 
 def linear_save_impl(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor], activation: str,
                      residual: Optional[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """`linear_impl`'s output and the pre-activation x·wᵀ + bias, both
     [..., N] (`tawa::linear_save`; an activation is required)."""
-    key = ("linear_save", _layout_key(x), _layout_key(w), _layout_key(bias), activation, _layout_key(residual))
-    call = _CALLS.get(key)
-    if call is None:
-        lc.check_activation("linear_save", activation, allow_none=False)
-        p = lc.check_linear(describe(x), describe(w), None if bias is None else describe(bias), activation,
-                            None if residual is None else describe(residual))
-        call = _call(p, x, (w,), bias, activation, residual, save_pre=True)
-        remember(_CALLS, key, call)
-    return _run(call, x, (w,), bias, activation, residual)
+    return _linear("linear_save", x, w, bias, activation, residual, save_pre=True)
 
 
 def gated_mlp_impl(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor, activation: str) -> torch.Tensor:
@@ -214,7 +218,7 @@ def gated_mlp_save_impl(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tenso
     call = _CALLS.get(key)
     if call is None:
         p = lc.check_gated_mlp(describe(x), describe(w_gate), describe(w_up), activation)
-        if activation == "silu" and p.dtype == "bfloat16":
+        if norm_ops.has_gate_kernels(activation, x.dtype):
             call = _PRODUCTS_THEN_GATE
         else:
             call = _call(p, x, (w_gate, w_up), None, activation, None, save_pre=True)

@@ -156,6 +156,12 @@ def rotary_impl(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, heads: Op
     return _run(key, lambda: _rotary_call(given, heads), given, 1)[0]
 
 
+def has_gate_kernels(activation: str, dtype: torch.dtype) -> bool:
+    """Whether a gated MLP of `activation` on `dtype` has elementwise kernels
+    for its gate and the gate's gradient (`swiglu`, `swiglu_bwd`: silu on bf16)."""
+    return activation == "silu" and dtype == torch.bfloat16
+
+
 def swiglu_impl(g: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
     """silu(G)·U elementwise, f32 math on bf16 tensors of one shape (the gated
     MLP's training forward runs it after its two products)."""
