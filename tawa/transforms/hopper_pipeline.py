@@ -4,7 +4,7 @@
     tawa-warp-specialize{producer-regs consumer-warps consumer-regs strict} ,
     tawa-pipeline{stages ring-depths once-depth} , [tawa-overlap-dots{max-regs early-release-bytes}] ,
     [tawa-cache-hints] , [tawa-cluster{size}] , [tawa-persistent{group-m order}] , [tawa-defer-stores] ,
-    tawa-assign-stage-phase , tawa-lower-aref , [tawa-bound-waits{timeout-ms}] ,
+    tawa-assign-stage-phase{verify} , tawa-lower-aref , [tawa-bound-waits{timeout-ms}] ,
     tawa-stage-stores{epilogue staging store-group} , tawa-stage-operands , tawa-lower-tile ,
     [tawa-pingpong] , [tawa-pin-waits] , tawa-drain-stores , tawa-materialize-partitions{group-m order} ,
     tawa-expand-fragment-stores , tawa-occupancy , tawa-check-resources , tawa-verify-protocol ,
@@ -14,6 +14,11 @@
 options, which the pipeline sets.  `steps` builds the list after
 `tawa-warp-specialize`; tests/transforms/test_pipeline_steps.py checks this
 list and docs/passes.md's against it.)
+
+The protocol is proved once, by `tawa-verify-protocol` on the lowered
+kernel: `tawa-assign-stage-phase` runs without its aref-level proof, which
+`apply` runs only when a later step fails, for the error it locates at the
+aref ops (`diagnose_at_aref_level`).
 
 `tawa-opt f.mlir -p tawa-hopper-pipeline -t ptx` is the main job.  The
 pass's own options say what to build (`OPTIONS`); the compiler's own
@@ -188,11 +193,42 @@ class HopperPipelinePass(ModulePass):
         return ArgSpec(self.name, {**{k: v for k, v in own.items() if k != "tuning"}, **tuned})
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        source = op.clone()  # for `diagnose_at_aref_level`: the steps rewrite `op` in place
         for p in self.tile_steps():
             p.apply(ctx, op)
         self.specialize_pass().apply(ctx, op)
+        assigned = False
         for p in self.planned_steps(op):
-            p.apply(ctx, op)
+            try:
+                p.apply(ctx, op)
+            except Exception:
+                if assigned:
+                    self.diagnose_at_aref_level(ctx, source)
+                raise
+            assigned = assigned or isinstance(p, AssignStagePhasePass)
+
+    def diagnose_at_aref_level(self, ctx: Context, source: ModuleOp) -> None:
+        """Raises the aref-level proof's error for `source` (the module as
+        `apply` received it), if it has one: the steps up to
+        `tawa-assign-stage-phase` again, that one with its proof.
+
+        `steps` runs `tawa-assign-stage-phase{verify=false}`: its proof
+        checks again what `tawa-verify-protocol` proves of the lowered
+        kernel (the kernel that runs), so a compile that succeeds never
+        needs it.  It only locates an error better, at the aref ops, and
+        catches the broken slot use that makes a later step fail; so
+        `apply` runs it only when a step after the slots are named fails,
+        and its error, where it finds one, is the compile's, as when it ran
+        first.  The steps are deterministic: the IR proved is the IR that
+        `apply` lowered."""
+        for p in self.tile_steps():
+            p.apply(ctx, source)
+        self.specialize_pass().apply(ctx, source)
+        for p in self.planned_steps(source):
+            if isinstance(p, AssignStagePhasePass):
+                replace(p, verify=True).apply(ctx, source)
+                return
+            p.apply(ctx, source)
 
     @staticmethod
     def tile_steps() -> tuple[ModulePass, ...]:
@@ -283,7 +319,7 @@ class HopperPipelinePass(ModulePass):
             *((ClusterPass(size=self.cluster),) if self.cluster > 1 else ()),
             *((PersistentPass(group_m=self.tuning.group_m, order=self.order),) if self.persistent else ()),
             *((DeferStoresPass(),) if self.tuning.defer_stores else ()),
-            AssignStagePhasePass(),
+            AssignStagePhasePass(verify=False),  # proved on failure only: diagnose_at_aref_level
             LowerArefPass(),
             *((BoundWaitsPass(timeout_ms=self.watchdog_ms),) if self.watchdog_ms else ()),
             StageStoresPass(epilogue=self.epilogue if epilogue is None else epilogue,

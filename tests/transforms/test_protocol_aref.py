@@ -280,3 +280,68 @@ def test_a_stage_outside_the_ring_is_a_located_error():
         VerifyProtocolPass().apply(tawa.context(), tawa.parse(bad, "bad.mlir"))
     assert "names stage 2 phase" in info.value.message and "depth 2" in info.value.message
     assert info.value.where.startswith("bad.mlir:")
+
+
+# --------------------------------------------------------------------------- in tawa-hopper-pipeline
+
+
+def _pipeline_error(monkeypatch, mutation) -> TawaError:
+    """examples/gemm.mlir through `HopperPipelinePass(stages=2).apply`
+    with `mutation` applied right after tawa-pipeline (in the compile and
+    in its aref-level diagnosis alike); the error."""
+    monkeypatch.setenv("TAWA_PROOF_CACHE", "0")
+    plain = PipelinePass.apply
+
+    def mutated(self, ctx, module):
+        plain(self, ctx, module)
+        mutation(module)
+
+    monkeypatch.setattr(PipelinePass, "apply", mutated)
+    module = tawa.parse((ROOT / "examples" / "gemm.mlir").read_text(), "k.mlir")  # as `_aref_level`'s
+    with pytest.raises(TawaError) as info:
+        HopperPipelinePass(stages=2).apply(tawa.context(), module)
+    return info.value
+
+
+@pytest.mark.parametrize("mutation", [_release_before_wait, _drop_last_release],
+                         ids=["release-before-dot-wait", "drop-last-release"])
+def test_the_pipeline_reports_a_broken_slot_use_at_the_aref_level(mutation, monkeypatch):
+    """tawa-hopper-pipeline runs tawa-assign-stage-phase without its proof
+    and proves the lowered kernel; where a later step fails, the aref-level
+    proof's error is the compile's: the same problem, op, scenario and
+    notes as tawa-assign-stage-phase{verify=true} gives at that point."""
+    monkeypatch.setenv("TAWA_PROOF_CACHE", "0")
+    gemm = (ROOT / "examples" / "gemm.mlir").read_text()
+    with pytest.raises(TawaError) as info:
+        _aref_level(gemm, mutate=mutation, stages=2)
+    expected = info.value
+    err = _pipeline_error(monkeypatch, mutation)
+    assert (err.message, err.where, err.details) == (expected.message, expected.where, expected.details)
+    assert err.message.startswith("tawa-verify-protocol: ") and "partition" in err.message
+
+
+def test_a_later_error_stands_where_the_aref_level_proof_finds_none(monkeypatch):
+    """A failing step after tawa-assign-stage-phase whose kernel the
+    aref-level proof proves: the step's own error."""
+    from tawa.transforms.lower.lower_aref import LowerArefPass
+
+    def refuse(self, ctx, module):
+        raise TawaError("tawa-lower-aref: refused", "gemm.mlir:1:1")
+
+    monkeypatch.setattr(LowerArefPass, "apply", refuse)
+    module = tawa.parse((ROOT / "examples" / "gemm.mlir").read_text(), "gemm.mlir")
+    with pytest.raises(TawaError, match="tawa-lower-aref: refused"):
+        HopperPipelinePass(stages=2).apply(tawa.context(), module)
+
+
+def test_a_compile_that_succeeds_skips_the_aref_level_proof(monkeypatch):
+    """The lowered kernel's proof stands for the aref-level one: a compile
+    that succeeds never runs `verify_aref_kernel`."""
+    from tawa.transforms.pipeline import assign_stage_phase
+
+    def unexpected(*args, **kwargs):
+        raise AssertionError("the aref-level proof ran")
+
+    monkeypatch.setattr(assign_stage_phase, "verify_aref_kernel", unexpected)
+    module = tawa.parse((ROOT / "examples" / "gemm.mlir").read_text(), "gemm.mlir")
+    HopperPipelinePass(stages=2, prepare=False).apply(tawa.context(), module)
