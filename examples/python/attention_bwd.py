@@ -200,7 +200,7 @@ def attention_bwd_dq(Q: tl.tensor_ref(tl.bf16, 4), K: tl.tensor_ref(tl.bf16, 4),
                      LSE: tl.tensor_ref(tl.f32, 3), Delta: tl.tensor_ref(tl.f32, 3),
                      dQ: tl.tensor_ref(tl.bf16, 4),
                      q_len: tl.index, kv_len: tl.index, sm_scale: tl.f32, group: tl.index,
-                     BLOCK_M: tl.constexpr = 128, BLOCK_N: tl.constexpr = 64,
+                     BLOCK_M: tl.constexpr = 128, BLOCK_N: tl.constexpr = 128,
                      HEAD_DIM: tl.constexpr = 128, CAUSAL: tl.constexpr = False):
     m0 = tl.program_id(0) * BLOCK_M
     h = tl.program_id(1)

@@ -13,11 +13,13 @@ module-level switch the benchmark flips, not a user option):
   key block's dS·K into a zeroed f32 dQ with `tl.atomic_add`, then
   `attention_bwd_dq_convert` (scale and round to bf16).
 
-A dK/dV kernel's key block is the largest of its `KEY_BLOCKS` at which
-both its causal and its plain kernel compile (`_key_block`: the compiler's
-resource check refuses a block that needs more registers than a consumer
-thread has, docs/passes.md "Attention backward"); the others' tiles are
-fixed.  `unavailable(path, D)` says why a path cannot run at head dim D
+A kernel that loops over key blocks or runs one program per key block
+(the dK/dV kernels, the dQ kernel) takes the largest of its `KEY_BLOCKS` at
+which both its causal and its plain kernel compile (`_key_block`: the
+compiler's resource check refuses a block that needs more registers or
+shared memory than a consumer has, docs/passes.md "Attention backward"):
+a larger key block is fewer, larger wgmmas and ring steps for the same
+work; the others' tiles are fixed.  `unavailable(path, D)` says why a path cannot run at head dim D
 (a kernel that does not compile), or None.  The dK/dV kernels run one program per key block of a key/value
 head (they loop over its group of query heads); the others one per query
 block of a query head.
@@ -53,12 +55,16 @@ PATH_KERNELS = {"kernel": (PRE, DKDV, DQ), "atomic": (PRE, DKDVDQ, CONVERT)}
 
 DKDV_KEY_BLOCKS = (128, 64)
 """Keys per dK/dV program, tried largest first (`_key_block`)."""
-KEY_BLOCKS = {DKDV: DKDV_KEY_BLOCKS, DKDVDQ: (64,)}
-"""Each dK/dV kernel's key blocks.  The atomic one takes 64: its dQ share
-dS·K reads dSᵀ from shared memory as a transposed A, all of its key rows
-in one warp group (docs/passes.md, "Attention backward")."""
+KEY_BLOCKS = {DKDV: DKDV_KEY_BLOCKS, DKDVDQ: (64,), DQ: (128, 64)}
+"""Each kernel's key blocks, tried largest first.  The atomic dK/dV kernel
+takes 64: its dQ share dS·K reads dSᵀ from shared memory as a transposed
+A, all of its key rows in one warp group (docs/passes.md, "Attention
+backward")."""
+QUERY_BLOCKS = {DKDV: 64, DKDVDQ: 64, DQ: 128}
+"""Each key-blocked kernel's query block: the rows of Q a dK/dV step
+reads, the rows of a dQ program."""
 _KERNELS: dict[tuple[Any, ...], Any] = {}
-_DKDV_TILES: dict[tuple[str, int], dict[str, int]] = {}
+_KEY_BLOCK_TILES: dict[tuple[str, int], dict[str, int]] = {}
 _UNAVAILABLE: dict[tuple[str, int], str | None] = {}
 
 
@@ -112,28 +118,26 @@ def tile(name: str, D: int) -> dict[str, int]:
         return {"BLOCK_M": 128, "BLOCK_N": 128}
     if name in (PRE, CONVERT):
         return {"BLOCK_M": 64}
-    if name in KEY_BLOCK_KERNELS:
+    if name in KEY_BLOCKS:
         return _key_block(name, D)
-    if name == DQ:
-        return {"BLOCK_M": 128, "BLOCK_N": 64}
     raise KeyError(f"no attention training kernel {name!r}; known: {', '.join(KERNELS)}")
 
 
 def _key_block(name: str, D: int) -> dict[str, int]:
-    """A dK/dV kernel's blocks at head dim D: the most keys a program (of its
-    `KEY_BLOCKS`) at which both its causal and its plain kernel fit the
-    registers (the resource check)."""
-    hit = _DKDV_TILES.get((name, D))
+    """A key-blocked kernel's blocks at head dim D: its query block and the
+    most keys (of its `KEY_BLOCKS`) at which both its causal and its plain
+    kernel fit the registers and shared memory (the resource check)."""
+    hit = _KEY_BLOCK_TILES.get((name, D))
     if hit is None:
         def both(**blocks: int) -> None:
             for causal in (False, True):
                 _compile(name, **blocks, HEAD_DIM=D, CAUSAL=causal)
 
-        hit = kernels.first_that_fits(both, [{"BLOCK_M": 64, "BLOCK_N": n} for n in KEY_BLOCKS[name]])
+        hit = kernels.first_that_fits(both, [{"BLOCK_M": QUERY_BLOCKS[name], "BLOCK_N": n} for n in KEY_BLOCKS[name]])
         if hit is None:
             raise ValueError(f"tawa.torch.attention: {name} at head dim {D} fits no key block of "
                              f"{', '.join(map(str, KEY_BLOCKS[name]))}")
-        _DKDV_TILES[(name, D)] = hit
+        _KEY_BLOCK_TILES[(name, D)] = hit
     return dict(hit)
 
 
@@ -170,5 +174,5 @@ def kernel(name: str, D: int, causal: bool) -> Any:
 def clear_cache() -> None:
     """Forgets the kernels compiled and the tiles chosen in this process."""
     _KERNELS.clear()
-    _DKDV_TILES.clear()
+    _KEY_BLOCK_TILES.clear()
     _UNAVAILABLE.clear()

@@ -124,23 +124,25 @@ def test_operators_with_a_backward(torch):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("name", [abk.DKDV, abk.DQ])
 @pytest.mark.parametrize("D", [64, 128])
-def test_dkdv_key_blocks_are_the_largest_that_fit(D):
+def test_key_blocks_are_the_largest_that_fit(D, name):
     """Decided by compiling: the largest key block whose causal and plain
-    dK/dV kernels the resource check accepts; every larger one it refuses."""
+    kernels the resource check accepts; every larger one it refuses."""
     from tawa.diagnostics import TawaError
 
     abk.clear_cache()
-    chosen = abk.tile(abk.DKDV, D)["BLOCK_N"]
-    assert chosen in abk.DKDV_KEY_BLOCKS
-    for larger in (n for n in abk.DKDV_KEY_BLOCKS if n > chosen):
+    chosen = abk.tile(name, D)
+    assert chosen["BLOCK_N"] in abk.KEY_BLOCKS[name] and chosen["BLOCK_M"] == abk.QUERY_BLOCKS[name]
+    for larger in (n for n in abk.KEY_BLOCKS[name] if n > chosen["BLOCK_N"]):
         with pytest.raises(TawaError, match="tawa-check-resources"):
             for causal in (False, True):
-                abk._compile(abk.DKDV, BLOCK_M=64, BLOCK_N=larger, HEAD_DIM=D, CAUSAL=causal)
+                abk._compile(name, BLOCK_M=chosen["BLOCK_M"], BLOCK_N=larger, HEAD_DIM=D, CAUSAL=causal)
 
 
 def test_training_tiles_and_grids(monkeypatch):
-    monkeypatch.setattr(abk, "_key_block", lambda name, D: {"BLOCK_M": 64, "BLOCK_N": 128 if D == 64 else 64})
+    monkeypatch.setattr(abk, "_key_block",
+                        lambda name, D: {"BLOCK_M": abk.QUERY_BLOCKS[name], "BLOCK_N": 128 if D == 64 else 64})
     assert abk.constexprs(abk.PRE, 128, True) == {"BLOCK_M": 64, "HEAD_DIM": 128}  # no CAUSAL
     assert abk.grid(abk.DKDV, 128, 70, 300, 4, 2) == (5, 4, 2)
     assert abk.grid(abk.DQ, 128, 70, 300, 4, 2) == (1, 4, 2)
