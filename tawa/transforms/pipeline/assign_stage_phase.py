@@ -35,6 +35,9 @@ mbarrier waits and arrivals.
    `tile.dot_wait` that retires the `tile.dot_async` reading it, that reads
    a slot after releasing it, or that never releases one, is an error
    located at that op, its counterexample as `note:` lines.
+   `tawa-hopper-pipeline` runs the pass with `verify=false` and proves the
+   lowered kernel; it runs this proof only to locate the error of a step
+   that fails after it (`HopperPipelinePass.diagnose_at_aref_level`).
 """
 
 from __future__ import annotations
