@@ -19,6 +19,7 @@ import argparse
 import json
 import math
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,8 @@ def draw(spec: dict[str, Any], path: Path) -> Path:
 
     labels, series = spec["labels"], spec["series"]
     width = 0.8 / len(series)
-    fig, ax = plt.subplots(figsize=(min(14.0, max(6.0, 0.25 * len(labels) * len(series) + 2)), 5.0))
+    fig_width = min(14.0, max(6.0, 0.25 * len(labels) * len(series) + 2))
+    fig, ax = plt.subplots(figsize=(fig_width, 5.0))
     xs = range(len(labels))
     for i, (name, values) in enumerate(series.items()):
         ax.bar([x - 0.4 + width * (i + 0.5) for x in xs], values, width, label=name)
@@ -75,8 +77,11 @@ def draw(spec: dict[str, Any], path: Path) -> Path:
                         xytext=(0, 2), textcoords="offset points")
     ax.set_xticks(list(xs), labels, rotation=45, ha="right", fontsize=7)
     ax.set_ylabel(spec.get("ylabel", ""))
-    ax.set_title(spec.get("title", ""), fontsize=9)
-    ax.legend(fontsize=8)
+    # Room above the tallest bar for its ratio, the legend beside the axes (not over the bars),
+    # and the title wrapped to the figure's width (about 14 characters an inch at this size).
+    ax.set_ylim(top=max(tops, default=0.0) * 1.12 or None)
+    ax.set_title("\n".join(textwrap.wrap(spec.get("title", ""), int(fig_width * 14))), fontsize=9)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
