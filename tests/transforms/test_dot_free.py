@@ -101,6 +101,9 @@ def test_split_k_reduce_program():
 def test_assembles_without_spills(source, name, tmp_path, monkeypatch):
     monkeypatch.setenv("TAWA_CACHE_DIR", str(tmp_path))  # ptxas runs: no cubin from an earlier run
     text = gemm_reduce_source(GemmConfig(128, 128, 64, split_k=3)) if source is None else (KERNELS / source).read_text()
-    log = tawa.compile(text, name).assemble().log
+    kernel = tawa.compile(text, name)
+    log = kernel.assemble().log
     spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
     assert spills and all(s == ("0", "0") for s in spills), log
+    # No ring, so no barrier to initialise: no init fences and no CTA-wide sync at the entry.
+    assert "fence.mbarrier_init" not in kernel.ptx and "bar.sync" not in kernel.ptx

@@ -312,6 +312,8 @@ class LowerArefPass(ModulePass):
 
     def _init_barriers(self, rings: dict[SSAValue, Ring], consumer_groups: int, threads: int, at: InsertPoint,
                        clustered: bool = False) -> None:
+        if not rings and not clustered:
+            return  # no barrier to initialise (a kernel whose consumers load for themselves): no fences, no sync
         tid = nvgpu.ThreadIdOp()
         Rewriter.insert_op(tid, at)
         is_first = arith.CmpiOp(tid.result, const(0, at), "eq")
