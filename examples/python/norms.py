@@ -6,7 +6,8 @@ program takes BLOCK_M rows of an M×N row-major bf16 input and computes in
 f32; the norms and the softmax see a whole row in one tile
 (N ≤ BLOCK_N), except `add_rmsnorm`, which loops over the row in chunks of
 BLOCK_N columns twice (the sum of squares, then the scaled output), as a
-kernel for rows wider than its registers must.  Launch grid (⌈M/BLOCK_M⌉,)
+kernel for rows wider than its registers must; `add_rmsnorm_row` is the same
+for rows of one chunk, in one pass.  Launch grid (⌈M/BLOCK_M⌉,)
 (`swiglu`, `swiglu_bwd`: (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉); `rotary`: (⌈M/BLOCK_M⌉, heads)).
 
 They run in the CPU interpreter (`kernel.interpret`) and match NumPy
@@ -78,6 +79,22 @@ def add_rmsnorm(X: tl.tensor_ref(tl.bf16, 2), R: tl.tensor_ref(tl.bf16, 2), W: t
         f = tl.load(S, (m0, n0), (BLOCK_M, BLOCK_N)).to(tl.f32)
         w = tl.load(W, (n0,), (BLOCK_N,)).to(tl.f32)
         tl.store(Y, (m0, n0), (f * inv[:, None] * w[None, :]).to(tl.bf16))
+
+
+@tawa.kernel
+def add_rmsnorm_row(X: tl.tensor_ref(tl.bf16, 2), R: tl.tensor_ref(tl.bf16, 2), W: tl.tensor_ref(tl.bf16, 1),
+                    Y: tl.tensor_ref(tl.bf16, 2), S: tl.tensor_ref(tl.bf16, 2), M: tl.index, N: tl.index,
+                    eps: tl.f32, BLOCK_M: tl.constexpr = 4, BLOCK_N: tl.constexpr = 1024):
+    """`add_rmsnorm` for rows that fit one tile (N ≤ BLOCK_N): one pass, S
+    normalized from the registers it was stored from instead of read back."""
+    m0 = tl.program_id(0) * BLOCK_M
+    s = tl.load(X, (m0, 0), (BLOCK_M, BLOCK_N)).to(tl.f32) + tl.load(R, (m0, 0), (BLOCK_M, BLOCK_N)).to(tl.f32)
+    s = s.to(tl.bf16)
+    tl.store(S, (m0, 0), s)
+    f = s.to(tl.f32)
+    inv = tl.rsqrt(tl.sum(f * f, 1) / N.to(tl.f32) + eps)
+    w = tl.load(W, (0,), (BLOCK_N,)).to(tl.f32)
+    tl.store(Y, (m0, 0), (f * inv[:, None] * w[None, :]).to(tl.bf16))
 
 
 @tawa.kernel

@@ -19,8 +19,9 @@ line instead of a time.
 Tile shapes are those `tawa.torch`'s operators take (`blocks`,
 `tawa.torch.norm_kernels.tile`): whole rows (`BLOCK_N` the next power of two
 ≥ N, except `add_rmsnorm`, which loops over the row in chunks of 1024
-columns, and `swiglu`, which is elementwise: 512 columns), as many rows as
-one warp group's registers hold.
+columns where a row is wider (`add_rmsnorm_row`, one pass, where it is not),
+and `swiglu`, which is elementwise: 512 columns), as many rows as one warp
+group's registers hold.
 """
 
 from __future__ import annotations
@@ -98,7 +99,9 @@ def torch_fns(kernel: str, M: int, N: int, torch: Any) -> tuple[list[Any], Calla
 
 def tawa_call(module: Any, kernel: str, M: int, N: int, inputs: list[Any], torch: Any) -> Callable[[], Any]:
     """A launch of the tawa kernel on `inputs` writing fresh outputs (compiled once per shape)."""
-    fn = getattr(module, kernel)
+    from tawa.torch import norm_kernels
+
+    fn = getattr(module, norm_kernels.program(kernel, N))  # add_rmsnorm: one pass where a row is one chunk
     b = blocks(kernel, N)
     outs = [torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
             for _ in range(2 if kernel == "add_rmsnorm" else 1)]

@@ -22,7 +22,8 @@ tile is decided here, per kernel and row width N, from the register file:
 
 Example: N = 1024 → 4×1024 tiles; N = 4096 → 2×4096; N = 16384 → 1×16384.
 `add_rmsnorm`, which loops over its rows in chunks, keeps its rows at
-`TILE_ELEMENTS` / `CHUNK`.  `tile(name, N)` returns the choice and `kernel(name, N)`
+`TILE_ELEMENTS` / `CHUNK`; rows of one chunk (N ≤ `CHUNK`) it runs in one
+pass, by `add_rmsnorm_row` at the norms' tiles (`program`).  `tile(name, N)` returns the choice and `kernel(name, N)`
 the compiled `tawa.Kernel`, both remembered per (kernel, BLOCK_N).  The
 elementwise kernels (`swiglu`, `swiglu_bwd`) take tiles of
 `ELEMENTWISE_COLUMNS` columns of any row, as many rows as half of
@@ -40,13 +41,18 @@ from typing import Any
 from tawa.target.hopper import MAX_REGS_PER_THREAD, THREADS_PER_GROUP
 from tawa.torch import kernels
 
-KERNELS = {"rmsnorm": "rms_norm", "layernorm": "layer_norm", "add_rmsnorm": "add_rms_norm", "rotary": "rotary"}
+KERNELS = {"rmsnorm": "rms_norm", "layernorm": "layer_norm", "add_rmsnorm": "add_rms_norm",
+           "add_rmsnorm_row": "add_rms_norm", "rotary": "rotary"}
 """Kernel → the `tawa.torch` operator it serves (the name its errors give)."""
 ROW_KERNELS = ("softmax", "rmsnorm", "layernorm", "add_rmsnorm")
 """The kernels whose programs take whole rows (`tile`): the norms, and the
 row softmax that `python -m tawa.bench memory` times beside them."""
 CHUNK = 1024
 """Columns per iteration of add_rmsnorm's loops over a row."""
+ONE_PASS = {"add_rmsnorm": "add_rmsnorm_row"}
+"""Row kernels that loop over a row in chunks, and their one-pass twin for
+rows of one chunk (`program`): with one chunk the second loop would read back
+what the first has just stored and still holds."""
 TILE_ELEMENTS = THREADS_PER_GROUP * (MAX_REGS_PER_THREAD + 1) // 2
 """The f32 elements of the largest tile tried: half of one warp group's
 registers (128 threads × 128), the rest for the kernel's other values."""
@@ -67,21 +73,29 @@ def norms() -> Any:
     return kernels.python_example("norms")
 
 
+def program(name: str, N: int) -> str:
+    """The tile program of examples/python/norms.py that runs row kernel
+    `name` on rows of N: its one-pass twin (`ONE_PASS`) where a row is one
+    chunk, else `name`."""
+    twin = ONE_PASS.get(name)
+    return twin if twin is not None and N <= CHUNK else name
+
+
 def block_n(name: str, N: int) -> int:
     """Columns of `name`'s tile for rows of N."""
     row = 1 << max(0, (N - 1).bit_length())
-    return min(row, CHUNK) if name == "add_rmsnorm" else row
+    return min(row, CHUNK) if program(name, N) in ONE_PASS else row
 
 
 def tile(name: str, N: int) -> dict[str, int]:
     """{"BLOCK_M", "BLOCK_N"} of row kernel `name` (a norm, or `softmax`)
-    for rows of N (module docstring)."""
+    for rows of N (module docstring), for its `program(name, N)`."""
     if name not in ROW_KERNELS:
         raise KeyError(f"no row kernel {name!r} in examples/python/norms.py; known: {', '.join(ROW_KERNELS)}")
-    bn = block_n(name, N)
+    prog, bn = program(name, N), block_n(name, N)
     most = TILE_ELEMENTS // bn
-    rows = most if name == "add_rmsnorm" else min(most, max(MIN_ROWS, PROGRAM_ELEMENTS // bn))
-    return _fitted(name, rows, f"a row of N = {N}", BLOCK_N=bn)
+    rows = most if prog in ONE_PASS else min(most, max(MIN_ROWS, PROGRAM_ELEMENTS // bn))
+    return _fitted(prog, rows, f"a row of N = {N}", BLOCK_N=bn)
 
 
 def elementwise_tile(name: str) -> dict[str, int]:
@@ -130,7 +144,7 @@ def _compile(name: str, **constexprs: int) -> Any:
 def kernel(name: str, N: int) -> tuple[Any, int]:
     """The compiled norm kernel `name` for rows of N, and its rows per program."""
     t = tile(name, N)
-    return _compile(name, **t), t["BLOCK_M"]
+    return _compile(program(name, N), **t), t["BLOCK_M"]
 
 
 def elementwise_kernel(name: str) -> tuple[Any, dict[str, int]]:

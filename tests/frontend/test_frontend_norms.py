@@ -71,6 +71,20 @@ def test_add_rmsnorm_loops_over_the_row(norms, seed):
     np.testing.assert_allclose(f32(Y), rms(s, f32(W), 1e-6), atol=TOLERANCE, rtol=TOLERANCE)
 
 
+def test_add_rmsnorm_row_is_the_chunked_kernel_in_one_pass(norms, seed):
+    """Rows of one chunk: the one-pass twin gives the chunked kernel's bits."""
+    rng = np.random.default_rng(seed)
+    X, R, W = rand(rng, M, N), rand(rng, M, N), rand(rng, N)
+    outs = {}
+    for name, rows in (("add_rmsnorm", 10), ("add_rmsnorm_row", 4)):
+        Y, S = poisoned(M, N), poisoned(M, N)
+        getattr(norms, name).interpret((-(-M // rows),), X, R, W, Y, S, M, N, 1e-6, BLOCK_M=rows, BLOCK_N=1024)
+        outs[name] = (Y, S)
+    for a, b in zip(outs["add_rmsnorm"], outs["add_rmsnorm_row"]):
+        np.testing.assert_array_equal(f32(a), f32(b))
+    np.testing.assert_array_equal(f32(outs["add_rmsnorm_row"][1]), f32((f32(X) + f32(R)).astype(BF16)))
+
+
 def test_swiglu(norms, seed):
     rng = np.random.default_rng(seed)
     G, U = rand(rng, M, N), rand(rng, M, N)

@@ -104,7 +104,10 @@ def test_tiles_aim_at_small_programs_and_halve_until_the_resource_check_passes()
     assert norm_kernels.tile("rmsnorm", 4096) == {"BLOCK_M": 2, "BLOCK_N": 4096}
     assert norm_kernels.tile("rmsnorm", 8192) == {"BLOCK_M": 2, "BLOCK_N": 8192}
     assert norm_kernels.tile("layernorm", 8000) == {"BLOCK_M": 1, "BLOCK_N": 8192}
-    assert norm_kernels.tile("add_rmsnorm", 300) == {"BLOCK_M": 32, "BLOCK_N": 512}
+    # Rows of one chunk: the one-pass twin at a norm's tile; wider rows: the chunked kernel.
+    assert norm_kernels.program("add_rmsnorm", 300) == "add_rmsnorm_row"
+    assert norm_kernels.tile("add_rmsnorm", 300) == {"BLOCK_M": 8, "BLOCK_N": 512}
+    assert norm_kernels.program("add_rmsnorm", 1025) == "add_rmsnorm" and norm_kernels.program("rmsnorm", 300) == "rmsnorm"
     assert norm_kernels.rotary_tile(24, 128) == {"BLOCK_M": 8, "HALF": 64}  # 8 divides 24
 
 
@@ -255,8 +258,9 @@ def test_add_rms_norm_and_copies(torch, interpreted):
     want_s = x + r  # rounded to bf16, as the kernel does
     close(torch, s, want_s)
     close(torch, y, F.rms_norm(want_s.float(), (40,), w.float(), 1e-6))
-    (_, _, grid, args), = interpreted
-    assert grid == (1,) and args[0].data_ptr() != x.data_ptr() and args[1].data_ptr() == r.data_ptr()
+    (name, tile, grid, args), = interpreted
+    assert (name, tile, grid) == ("add_rmsnorm_row", {"BLOCK_M": 64, "BLOCK_N": 64}, (2,))  # rows of one chunk: one pass
+    assert args[0].data_ptr() != x.data_ptr() and args[1].data_ptr() == r.data_ptr()
 
 
 def test_column_slices_read_in_place(torch, interpreted):

@@ -47,6 +47,7 @@ def arguments(name: str, M: int, N: int, rng: np.random.Generator):
         "rmsnorm": ([rand(M, N), rand(N)], [out()], [M, N, 1e-6]),
         "layernorm": ([rand(M, N), rand(N), rand(N)], [out()], [M, N, 1e-5]),
         "add_rmsnorm": ([rand(M, N), rand(M, N), rand(N)], [out(), out()], [M, N, 1e-6]),
+        "add_rmsnorm_row": ([rand(M, N), rand(M, N), rand(N)], [out(), out()], [M, N, 1e-6]),
         "swiglu": ([rand(M, N), rand(M, N)], [out()], [M, N]),
         "swiglu_bwd": ([rand(M, N), rand(M, N), rand(M, N)], [out(), out()], [M, N]),
     }[name]
@@ -65,6 +66,7 @@ CASES = [
     ("layernorm", 37, 700, {}),
     ("add_rmsnorm", 37, 700, {}),
     ("add_rmsnorm", 37, 700, {"BLOCK_N": 256}),  # 3 chunks a row, the last ragged
+    ("add_rmsnorm_row", 37, 700, {}),
     ("swiglu", 37, 700, {}),
     ("swiglu_bwd", 37, 700, {}),
     # rows the layout's warps split: reductions through shared memory (in a loop, too),
@@ -121,7 +123,8 @@ def test_column_sums(seed):
 
 
 SPILL_FREE = [
-    ("softmax", {}), ("rmsnorm", {}), ("layernorm", {}), ("add_rmsnorm", {}), ("swiglu", {}), ("swiglu_bwd", {}),
+    ("softmax", {}), ("rmsnorm", {}), ("layernorm", {}), ("add_rmsnorm", {}), ("add_rmsnorm_row", {}),
+    ("swiglu", {}), ("swiglu_bwd", {}),
     ("swiglu_bwd", {"BLOCK_M": 4, "BLOCK_N": 1024}),
     ("softmax", {"BLOCK_M": 1}), ("rmsnorm", {"BLOCK_M": 2, "BLOCK_N": 8192}),
     ("layernorm", {"BLOCK_M": 1, "BLOCK_N": 4096}), ("softmax", {"BLOCK_M": 4, "BLOCK_N": 4096}),

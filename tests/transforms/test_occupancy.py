@@ -24,6 +24,7 @@ import pytest
 import tawa
 from tawa.backend.ptx.abi import kernel_abi
 from tawa.bench.memory import blocks
+from tawa.torch.norm_kernels import program
 from tawa.dialects import nvgpu
 from tawa.dialects.nvgpu.kernel_info import kernel_info
 from tawa.runtime.launch import LaunchShape
@@ -45,7 +46,7 @@ DECISIONS = {
     ("softmax", 4, 1024): (6, 80), ("softmax", 2, 4096): (4, 128), ("softmax", 2, 8192): (2, 248),
     ("rmsnorm", 4, 1024): (5, 96), ("rmsnorm", 2, 4096): (3, 168), ("rmsnorm", 2, 8192): (2, 248),
     ("layernorm", 4, 1024): (4, 128), ("layernorm", 2, 4096): (2, 248), ("layernorm", 1, 8192): (2, 248),
-    ("add_rmsnorm", 16, 1024): (2, 248),
+    ("add_rmsnorm", 16, 1024): (2, 248), ("add_rmsnorm_row", 4, 1024): (5, 96),
     ("swiglu", 16, 512): (4, 128),
 }
 """What tawa-occupancy decides at the benchmark's tile shapes (ptxas fits
@@ -64,8 +65,9 @@ def shapes() -> list[tuple[str, int, int]]:
     for k in KERNELS:
         for n in WIDTHS:
             b = blocks(k, n)
-            if (k, b["BLOCK_M"], b["BLOCK_N"]) not in found:
-                found.append((k, b["BLOCK_M"], b["BLOCK_N"]))
+            shape = (program(k, n), b["BLOCK_M"], b["BLOCK_N"])
+            if shape not in found:
+                found.append(shape)
     return found
 
 
