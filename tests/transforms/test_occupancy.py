@@ -24,11 +24,11 @@ import pytest
 import tawa
 from tawa.backend.ptx.abi import kernel_abi
 from tawa.bench.memory import blocks
-from tawa.torch.norm_kernels import program
 from tawa.dialects import nvgpu
 from tawa.dialects.nvgpu.kernel_info import kernel_info
 from tawa.runtime.launch import LaunchShape
 from tawa.target.hopper import REGISTER_FILE_SIZE, launch_register_cap, resident_ctas
+from tawa.torch.norm_kernels import program
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
 from tawa.transforms.lower.occupancy import HEADROOM, decide
 from tawa.transforms.tile.reciprocal import DivideByReciprocalPass
