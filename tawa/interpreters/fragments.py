@@ -369,6 +369,8 @@ class FragmentFunctions(InterpreterFunctions):
         vec, eb = t.vector_length(), element_bytes(t.element_type)
         if not mask:
             _check_aligned(op, "loads", idx, addrs, vec, eb)
+        elif op.vector_mask is not None:
+            _check_vector_mask(op, "loads", idx, addrs, keep, vec, eb)
         values, where = cta_of(interpreter).memory.gather(addrs[keep], eb)
         if values is None:
             lane, i = (int(v) for v in np.argwhere(keep)[where])
@@ -464,6 +466,25 @@ def _check_aligned(op: Operation, verb: str, idx: np.ndarray, addrs: np.ndarray,
                     f"{addrs[bad[0][0], i]:#x}, not aligned to {vec * eb} bytes")
 
 
+def _check_vector_mask(op: Operation, verb: str, idx: np.ndarray, addrs: np.ndarray, keep: np.ndarray,
+                       vec: int, eb: int) -> None:
+    """A `vector_mask` access's guarantee: the mask the same over each
+    vector (the PTX takes each vector whole under its first bit) and every
+    vector it takes aligned."""
+    groups = keep.reshape(keep.shape[0], -1, vec)
+    mixed = np.argwhere(groups.min(axis=2) != groups.max(axis=2))
+    if len(mixed):
+        lane, v = idx[mixed[0][0]], mixed[0][1]
+        raise simulation_error(op, f"{op.name}: thread {lane} {verb} vector {v} under a vector_mask whose bits "
+                               f"differ within it")
+    firsts = addrs[:, ::vec]
+    bad = np.argwhere(groups[:, :, 0] & (firsts % (vec * eb) != 0))
+    if len(bad):
+        lane, v = idx[bad[0][0]], bad[0][1]
+        raise simulation_error(op, f"{op.name}: thread {lane} {verb} a {vec}-vector at address "
+                               f"{firsts[bad[0][0], v]:#x}, not aligned to {vec * eb} bytes")
+
+
 simt.LANE_AWARE.update({
     nvgpu.FragmentSplatOp, nvgpu.FragmentBinaryOp, nvgpu.FragmentCmpIOp, nvgpu.FragmentSelectOp,
     nvgpu.FragmentStoreOp, nvgpu.FragmentStoreGlobalOp, nvgpu.FragmentLoadOp, nvgpu.FragmentLoadGlobalOp,
@@ -508,4 +529,6 @@ def _global_access(interpreter: Interpreter, op: Any, args: PythonValues, what: 
     accessed = np.ones(addrs.shape, dtype=bool) if keep is None else keep[idx].astype(bool)
     if keep is None:
         _check_aligned(op, what, idx, addrs, t.vector_length(), nbytes)
+    elif getattr(op, "vector_mask", None) is not None:
+        _check_vector_mask(op, what, idx, addrs, accessed, t.vector_length(), nbytes)
     return values, idx, addrs, accessed

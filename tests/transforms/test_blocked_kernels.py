@@ -67,6 +67,12 @@ CASES = [
     ("add_rmsnorm", 37, 700, {}),
     ("add_rmsnorm", 37, 700, {"BLOCK_N": 256}),  # 3 chunks a row, the last ragged
     ("add_rmsnorm_row", 37, 700, {}),
+    # rows of whole vectors that do not fill the tile (N a multiple of 8): the edge path
+    # by whole vectors (`vector_mask`), the simulator checking each vector wholly in or out,
+    ("rmsnorm", 37, 768, {}),
+    ("swiglu", 37, 776, {}),
+    pytest.param(("layernorm", 37, 768, {}), marks=pytest.mark.slow),
+    pytest.param(("add_rmsnorm_row", 37, 768, {}), marks=pytest.mark.slow),
     ("swiglu", 37, 700, {}),
     ("swiglu_bwd", 37, 700, {}),
     # rows the layout's warps split: reductions through shared memory (in a loop, too),
@@ -137,7 +143,11 @@ SPILL_FREE = [
 def test_assembles_without_spills(name, constexprs, tmp_path):
     module = tawa.parse(getattr(norms(), name).ir(**constexprs))
     HopperPipelinePass().apply(tawa.context(), module)
-    assert_assembles_without_spills(print_ptx(module), tmp_path)
+    ptx = print_ptx(module)
+    assert_assembles_without_spills(ptx, tmp_path)
+    if name in ("rmsnorm", "softmax") and not constexprs:
+        # The edge path by whole vectors: a predicated 16-byte load or store a vector of 8 bf16.
+        assert re.search(r"@%p\d+ ld\.global\.v4\.b32", ptx) and re.search(r"@%p\d+ st\.global\.v4\.b32", ptx)
 
 
 @needs_ptxas
@@ -219,3 +229,26 @@ def test_the_simulator_refuses_a_view_without_contiguous_rows():
     X = np.asfortranarray(inputs[0])
     with pytest.raises(tawa.TawaError, match="contiguous rows and positive strides, got byte strides"):
         tawa.interpret(lowered(norms().rmsnorm.ir()), "rmsnorm", (1,), X, inputs[1], *outputs, *scalars, ctas=1)
+
+
+VECTOR_MASK_MIXED = """
+func.func @k(%B: memref<?xbf16>) attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128, smem = 0>} {
+  %base = nvgpu.memref_base %B : memref<?xbf16>
+  %i = nvgpu.frag_index row : !nvgpu.frag<256xi32, wgmma_col>
+  %c3 = arith.constant 3 : i32
+  %m = nvgpu.frag_cmpi slt, %i, %c3 : !nvgpu.frag<256xi32, wgmma_col>, i32
+  %v = nvgpu.frag_load_global %base, %base mask %m {vector_mask} : !nvgpu.frag<256xbf16, wgmma_col>, !nvgpu.frag<256xi1, wgmma_col>
+  func.return
+}
+"""
+
+
+def test_the_simulator_checks_a_vector_mask():
+    """`vector_mask` promises each vector wholly in or out (the PTX takes a
+    vector under its first bit): a mask that splits a pair is a located error."""
+    from tawa.diagnostics import TawaError
+
+    B = np.zeros(1024, BF16)
+    with pytest.raises(TawaError, match="vector_mask whose bits differ within it"):
+        tawa.interpret(VECTOR_MASK_MIXED, "k", (1,), B)
+    tawa.interpret(VECTOR_MASK_MIXED.replace("constant 3", "constant 4"), "k", (1,), B)  # whole pairs: fine

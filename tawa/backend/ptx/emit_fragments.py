@@ -304,7 +304,8 @@ def emit_store_global(p: KernelPrinter, op: nvgpu.FragmentStoreGlobalOp) -> None
     pair is one 32-bit register, a blocked layout's 8 bf16 one `v4.b32`);
     an fp8 pair is one 16-bit store.  Masked, each value alone (an fp8 value
     is a byte of the register: `st.b8` stores the low byte, so the upper one
-    is shifted down first)."""
+    is shifted down first), or with `vector_mask` the vector stores under
+    their first value's bit."""
     t = _type(op.values)
     at = _addresses(p, t, t.element_type, op.address, op.row_pitch)
     regs = p.frag(op.values)
@@ -324,6 +325,13 @@ def emit_store_global(p: KernelPrinter, op: nvgpu.FragmentStoreGlobalOp) -> None
             p.emit(f"st.global{suffix} {at(first)}, {operand};")
         return
     mask = p.frag(op.mask)
+    accesses = _vector_accesses(t) if op.vector_mask is not None else None
+    if accesses is not None:  # the mask is the same over each vector: one store a vector where set
+        for first, reg, n, suffix in accesses:
+            vals = regs[reg:reg + n]
+            operand = f"{{{', '.join(vals)}}}" if n > 1 else vals[0]
+            p.emit(f"@{mask[first]} st.global{suffix} {at(first)}, {operand};")
+        return
     if t.packed() and pair_bits == 16:
         hi = p.regs.new("h")
         for k, reg in enumerate(regs):
@@ -364,7 +372,9 @@ def emit_load_global(p: KernelPrinter, op: nvgpu.FragmentLoadGlobalOp) -> None:
     """Value i comes from [address + row(i)·pitch + col(i)·bytes]:
     unmasked, each vector in loads of up to 16 bytes (`_vector_accesses`:
     a packed 16-bit pair is one 32-bit load, a blocked layout's 8 bf16 one
-    `v4.b32`); masked, element by element, 0 where the mask is clear."""
+    `v4.b32`); masked, element by element, 0 where the mask is clear, or
+    with `vector_mask` those vector loads under their first value's bit,
+    each vector's registers zeroed first."""
     t = _type(op.result)
     at = _addresses(p, t, t.element_type, op.address, op.row_pitch)
     dst = p.define_frag(op.result)
@@ -380,6 +390,15 @@ def emit_load_global(p: KernelPrinter, op: nvgpu.FragmentLoadGlobalOp) -> None:
             p.emit(f"ld.global{suffix} {operand}, {at(first)};")
         return
     mask = p.frag(op.mask)
+    accesses = _vector_accesses(t) if op.vector_mask is not None else None
+    if accesses is not None:  # the mask is the same over each vector: one load a vector where set, else 0
+        zero = "0f00000000" if f32 else "0"
+        for first, reg, n, suffix in accesses:
+            for d in dst[reg:reg + n]:
+                p.emit(f"mov.{'f32' if f32 else 'b32'} {d}, {zero};")
+            operand = f"{{{', '.join(dst[reg:reg + n])}}}" if n > 1 else dst[reg]
+            p.emit(f"@{mask[first]} ld.global{suffix} {operand}, {at(first)};")
+        return
     if t.packed():
         lo, hi = p.regs.new("h"), p.regs.new("h")
         for k, d in enumerate(dst):

@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     MemRefType,
+    UnitAttr,
     i1,
 )
 from xdsl.dialects.utils import EnumAttribute
@@ -26,12 +27,14 @@ from xdsl.ir import (
 )
 from xdsl.irdl import (
     IRDLOperation,
+    ParsePropInAttrDict,
     VarConstraint,
     base,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -615,7 +618,10 @@ class FragmentLoadGlobalOp(IRDLOperation):
     mask each vector of the layout is one load (the caller guarantees that
     every element is in bounds and every vector aligned); with an i1 `mask`
     fragment each element is loaded alone where its bit is set and is 0
-    elsewhere.
+    elsewhere; with the mask and `vector_mask`, the caller also guarantees
+    that the mask is the same over each vector and every vector aligned, and
+    each vector is loaded whole where its bits are set (one access, not one
+    per element) and is 0 elsewhere.
 
     Example: `%c = nvgpu.frag_load_global %addr, %pitch : !nvgpu.frag<64x256xbf16, wgmma>`
     """
@@ -624,7 +630,9 @@ class FragmentLoadGlobalOp(IRDLOperation):
     address = operand_def(IndexType)
     row_pitch = operand_def(IndexType)
     mask = opt_operand_def(FragmentType)
+    vector_mask = opt_prop_def(UnitAttr)
     result = result_def(FragmentType)
+    irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(MemoryReadEffect())
     assembly_format = (
         "$address `,` $row_pitch (`mask` $mask^)? attr-dict `:` type($result) (`,` type($mask)^)?"
@@ -640,6 +648,8 @@ class FragmentLoadGlobalOp(IRDLOperation):
             raise VerifyException(
                 f"nvgpu.frag_load_global mask must be {rt.with_element_type(i1)}, got {self.mask.type}"
             )
+        if self.vector_mask is not None and self.mask is None:
+            raise VerifyException("nvgpu.frag_load_global: vector_mask needs a mask")
 
 
 def _check_global_access(name: str, element: Attribute, fragment: FragmentType) -> None:
@@ -734,7 +744,10 @@ class FragmentStoreGlobalOp(IRDLOperation):
     layout) store the same value to the same address.  Without a mask each vector
     of the layout is one store (the caller guarantees that every element is
     in bounds and every vector aligned); with an i1 `mask` fragment each
-    element is stored alone, and only where its mask bit is set.
+    element is stored alone, and only where its mask bit is set; with the
+    mask and `vector_mask` (the mask the same over each vector, every vector
+    aligned: the caller's guarantee) each vector is one store where its bits
+    are set.
 
     Example: `nvgpu.frag_store_global %v, %addr, %pitch : !nvgpu.frag<64x256xbf16, wgmma>`
     """
@@ -744,7 +757,9 @@ class FragmentStoreGlobalOp(IRDLOperation):
     address = operand_def(IndexType)
     row_pitch = operand_def(IndexType)
     mask = opt_operand_def(FragmentType)
+    vector_mask = opt_prop_def(UnitAttr)
     traits = traits_def(MemoryWriteEffect())
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = (
         "$values `,` $address `,` $row_pitch (`mask` $mask^)? attr-dict `:` type($values) (`,` type($mask)^)?"
     )
@@ -758,3 +773,5 @@ class FragmentStoreGlobalOp(IRDLOperation):
             raise VerifyException(
                 f"nvgpu.frag_store_global mask must be {vt.with_element_type(i1)}, got {self.mask.type}"
             )
+        if self.vector_mask is not None and self.mask is None:
+            raise VerifyException("nvgpu.frag_store_global: vector_mask needs a mask")

@@ -20,8 +20,13 @@ every decision visible to FileCheck and to later passes:
   one vector per register with no predicate — every tile but the ragged
   edges takes it;
 * **edge path**: the in-bounds mask of every element (`nvgpu.frag_index` +
-  `frag_cmpi` against the memref's dims) and a masked `frag_store_global`
-  that stores element by element.
+  `frag_cmpi` against the memref's dims) and a masked `frag_store_global`:
+  by whole vectors (`vector_mask`: one predicated store a vector) where
+  every vector is aligned and the thread's first column and the row length
+  are multiples of the vector, so that the mask is the same over each
+  16-byte vector (`_whole_vectors`: a row narrower than its tile, 768
+  columns of a 1024-column tile, puts every thread here), else element by
+  element.
 
 The register-dependent part of each address (which row and column value i
 sits at, relative to the thread's first) is the layout's `value_offsets`,
@@ -47,7 +52,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import Float32Type, IndexType, IntegerAttr, MemRefType, ModuleOp, i1, i32
+from xdsl.dialects.builtin import Float32Type, IndexType, IntegerAttr, MemRefType, ModuleOp, UnitAttr, i1, i32
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -68,6 +73,7 @@ from tawa.transforms.lower.masks import Binary, Compare, Coord, Materializer, Sc
 from tawa.transforms.utils import fail
 
 NAME = "tawa-expand-fragment-stores"
+_VECTOR_MASK = {"vector_mask": UnitAttr()}
 
 
 class _Builder:
@@ -114,6 +120,50 @@ def aligned(b: _Builder, address: SSAValue, pitch: SSAValue, vector_bytes: int) 
     return b.add(arith.CmpiOp(b.add(arith.AndIOp(both, b.index(vector_bytes - 1))), b.index(0), "eq"))
 
 
+def _vectors_in_rows(ft: nvgpu.FragmentType, nbytes: int) -> bool:
+    """Whether each vector of `ft`'s layout (of `nbytes` elements) is one
+    whole 16-byte access of consecutive columns of one row, from a column
+    that is a multiple of its length: then, where the thread's first column
+    and the row length are multiples of it too, every vector lies wholly
+    inside the memref or wholly outside.  (Narrower vectors, a wgmma
+    layout's pairs, save little over single elements and not the registers
+    a second edge path costs a wide epilogue.)"""
+    shape, layout, vec = tuple(ft.get_shape()), ft.tiled_layout, ft.vector_length()
+    cols = layout.value_offsets(shape, len(shape) - 1)
+    rows = layout.value_offsets(shape, 0) if len(shape) == 2 else (0,) * len(cols)
+    return vec * nbytes >= VECTOR_BYTES and all(
+        cols[v] % vec == 0 and all(rows[v + k] == rows[v] and cols[v + k] == cols[v] + k for k in range(vec))
+        for v in range(0, len(cols), vec))
+
+
+def _whole_vectors(b: _Builder, ft: nvgpu.FragmentType, address: SSAValue, pitch: SSAValue, column: SSAValue,
+                   columns: SSAValue, nbytes: int) -> SSAValue | None:
+    """Where the edge path may take whole vectors (`vector_mask`): every
+    vector aligned, and the thread's first column and the row length
+    (`columns`) multiples of the vector, so that the mask is the same over
+    each vector; None where the layout's vectors are not rows of columns."""
+    if not _vectors_in_rows(ft, nbytes):
+        return None
+    vec = ft.vector_length()
+    whole = aligned(b, address, pitch, vec * nbytes)
+    for value in (column, columns):
+        rest = b.add(arith.RemUIOp(value, b.index(vec)))
+        whole = b.add(arith.AndIOp(whole, b.add(arith.CmpiOp(rest, b.index(0), "eq"))))
+    return whole
+
+
+def _masked_access(edge: _Builder, whole: SSAValue | None, make) -> SSAValue | None:
+    """The edge path's access: `make(vector_mask)` builds it (an op); where
+    `whole` (`_whole_vectors`) may hold, an scf.if of the access by whole
+    vectors and the one element by element.  Its result, if any."""
+    if whole is None:
+        return edge.add(make(False))
+    by_vector, by_element = make(True), make(False)
+    types = [r.type for r in by_element.results]
+    regions = [Region(Block([access, scf.YieldOp(*access.results)])) for access in (by_vector, by_element)]
+    return edge.add(scf.IfOp(whole, types, *regions))
+
+
 class ExpandFragmentStore(RewritePattern):
     """`nvgpu.frag_store` → address math, a fast path and a masked edge path."""
 
@@ -135,11 +185,12 @@ class ExpandFragmentStore(RewritePattern):
         values = op.fragment
         if ft.element_type != et:  # (a fragment converted already is stored as it is)
             values = b.add(nvgpu.FragmentConvertOp.build(operands=[op.fragment], result_types=[ft.with_element_type(et)]))
-        address, pitch, fast, mask_of = _fragment_access(b, op.dest, list(op.offsets), ft, nbytes)
+        address, pitch, fast, mask_of, whole = _fragment_access(b, op.dest, list(op.offsets), ft, nbytes)
         fast_block = Block([nvgpu.FragmentStoreGlobalOp.build(operands=[values, address, pitch, []]), scf.YieldOp()])
         edge = _Builder()
         mask = mask_of(edge)
-        edge.add(nvgpu.FragmentStoreGlobalOp.build(operands=[values, address, pitch, [mask]]))
+        _masked_access(edge, whole, lambda by_vector: nvgpu.FragmentStoreGlobalOp.build(
+            operands=[values, address, pitch, [mask]], properties=_VECTOR_MASK if by_vector else {}))
         edge_block = Block(edge.ops)
         edge_block.add_op(scf.YieldOp())
         rewriter.insert(b.ops, InsertPoint.before(op))
@@ -160,10 +211,12 @@ class ExpandFragmentStore(RewritePattern):
         values = op.fragment
         if ft.element_type != et:
             values = b.add(nvgpu.FragmentConvertOp.build(operands=[op.fragment], result_types=[ft.with_element_type(et)]))
-        address, pitch, fast, mask_of = _vector_access(b, op.dest, list(op.offsets), ft)
+        address, pitch, fast, mask_of, whole = _vector_access(b, op.dest, list(op.offsets), ft)
         fast_block = Block([nvgpu.FragmentStoreGlobalOp.build(operands=[values, address, pitch, []]), scf.YieldOp()])
         edge = _Builder()
-        edge.add(nvgpu.FragmentStoreGlobalOp.build(operands=[values, address, pitch, [mask_of(edge)]]))
+        mask = mask_of(edge)
+        _masked_access(edge, whole, lambda by_vector: nvgpu.FragmentStoreGlobalOp.build(
+            operands=[values, address, pitch, [mask]], properties=_VECTOR_MASK if by_vector else {}))
         edge_block = Block(edge.ops)
         edge_block.add_op(scf.YieldOp())
         rewriter.insert(b.ops, InsertPoint.before(op))
@@ -181,7 +234,7 @@ class ExpandFragmentAtomicAdd(RewritePattern):
         if len(shape) != 2:
             raise fail(op, f"{NAME}: only 2-D fragments can be added, got {ft}")
         b = _Builder()
-        address, pitch, fast, mask_of = _fragment_access(b, op.dest, list(op.offsets), ft, 4)
+        address, pitch, fast, mask_of, _ = _fragment_access(b, op.dest, list(op.offsets), ft, 4)
         fast_block = Block([nvgpu.FragmentRedGlobalOp.build(operands=[op.fragment, address, pitch, []]),
                             scf.YieldOp()])
         edge = _Builder()
@@ -200,7 +253,8 @@ def _fragment_access(b: _Builder, memory: SSAValue, offsets: list[SSAValue], ft:
     thread's last element is inside and its rows are whole aligned vectors
     (the fast path), and a function emitting the in-bounds mask of its
     elements, (m + row < rows) & (n + col < cols), with the mask machinery
-    of tawa-lower-tile (the edge path)."""
+    of tawa-lower-tile (the edge path), and where the edge path may access
+    whole vectors (`_whole_vectors`)."""
     mt = memory.type
     assert isinstance(mt, MemRefType)
     shape, layout = tuple(ft.get_shape()), ft.tiled_layout
@@ -222,6 +276,7 @@ def _fragment_access(b: _Builder, memory: SSAValue, offsets: list[SSAValue], ft:
         b.add(arith.CmpiOp(last_row, dims[-2], "ult")), b.add(arith.CmpiOp(last_col, dims[-1], "ult"))
     ))
     fast = b.add(arith.AndIOp(inside, aligned(b, address, pitch, ft.vector_length() * nbytes)))
+    whole = _whole_vectors(b, ft, address, pitch, col, dims[-1], nbytes)
 
     def mask_of(edge: _Builder) -> SSAValue:
         in_bounds = Binary(
@@ -233,14 +288,15 @@ def _fragment_access(b: _Builder, memory: SSAValue, offsets: list[SSAValue], ft:
         assert mask.type == ft.with_element_type(i1)
         return mask
 
-    return address, pitch, fast, mask_of
+    return address, pitch, fast, mask_of, whole
 
 
 def _vector_access(b: _Builder, memory: SSAValue, offsets: list[SSAValue], ft: nvgpu.FragmentType):
     """For a 1-D fragment at `offsets` of `memory`: the thread's first
     element's address, the row pitch, whether its vectors are all inside
-    and aligned (the fast path), and a function emitting the in-bounds mask
-    of its elements (the edge path)."""
+    and aligned (the fast path), a function emitting the in-bounds mask
+    of its elements (the edge path), and where the edge path may access
+    whole vectors (`_whole_vectors`)."""
     mt = memory.type
     assert isinstance(mt, MemRefType)
     lane = b.add(nvgpu.LaneIdOp())
@@ -258,6 +314,7 @@ def _vector_access(b: _Builder, memory: SSAValue, offsets: list[SSAValue], ft: n
     fast = b.add(arith.CmpiOp(both, b.index(0), "eq"))
     last = b.add(arith.AddiOp(coords[-1], b.index(max(ft.tiled_layout.value_offsets(ft.get_shape(), 0)))))
     fast = b.add(arith.AndIOp(fast, b.add(arith.CmpiOp(last, dims[-1], "ult"))))
+    whole = _whole_vectors(b, ft, address, pitch, coords[-1], dims[-1], nbytes)
 
     def mask_of(edge: _Builder) -> SSAValue:
         room = edge.add(arith.IndexCastOp(edge.add(arith.SubiOp(dims[-1], offsets[-1])), i32))
@@ -265,7 +322,7 @@ def _vector_access(b: _Builder, memory: SSAValue, offsets: list[SSAValue], ft: n
             properties={"axis": nvgpu.FragIndexAxisAttr(nvgpu.FragIndexAxis.ROW)}, result_types=[ft.with_element_type(i32)]))
         return edge.add(nvgpu.FragmentCmpIOp(CmpIPredicate.SLT, index, room))
 
-    return address, pitch, fast, mask_of
+    return address, pitch, fast, mask_of, whole
 
 
 class ExpandFragmentLoad(RewritePattern):
@@ -320,8 +377,9 @@ class ExpandFragmentLoad(RewritePattern):
             inside = edge.add(nvgpu.FragmentCmpIOp(CmpIPredicate.SLT, index, room))
             mask = inside if mask is None else edge.add(nvgpu.FragmentBinaryOp(nvgpu.FragBinaryKind.ANDI, mask, inside))
         assert mask is not None
-        masked = edge.add(nvgpu.FragmentLoadGlobalOp.build(
-            operands=[address, pitch, [mask]], result_types=[ft]))
+        whole = _whole_vectors(b, ft, address, pitch, coords[-1], dims[-1], nvgpu.element_bytes(et))
+        masked = _masked_access(edge, whole, lambda by_vector: nvgpu.FragmentLoadGlobalOp.build(
+            operands=[address, pitch, [mask]], result_types=[ft], properties=_VECTOR_MASK if by_vector else {}))
         edge_block = Block(edge.ops)
         edge_block.add_op(scf.YieldOp(masked))
         rewriter.insert(b.ops, InsertPoint.before(op))

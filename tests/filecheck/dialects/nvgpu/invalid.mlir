@@ -651,6 +651,22 @@ func.func @frag_load_global_mask(%a: index, %m: !nvgpu.frag<64xi1, wgmma_row>) {
 
 // -----
 
+func.func @frag_load_global_vector_mask(%a: index) {
+  %b = nvgpu.frag_load_global %a, %a {vector_mask} : !nvgpu.frag<256xf32, wgmma_col>
+  func.return
+}
+// CHECK: error: nvgpu.frag_load_global: vector_mask needs a mask
+
+// -----
+
+func.func @frag_store_global_vector_mask(%v: !nvgpu.frag<64x128xbf16, wgmma>, %a: index) {
+  nvgpu.frag_store_global %v, %a, %a {vector_mask} : !nvgpu.frag<64x128xbf16, wgmma>
+  func.return
+}
+// CHECK: error: nvgpu.frag_store_global: vector_mask needs a mask
+
+// -----
+
 func.func @frag_index_col_of_vector() {
   %r = nvgpu.frag_index col : !nvgpu.frag<256xi32, wgmma_col>
   func.return

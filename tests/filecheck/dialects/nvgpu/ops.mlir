@@ -405,6 +405,7 @@ func.func @prepared(%sa: !nvgpu.smem<4x128x64xbf16, swizzle = 128>, %acc: !nvgpu
   %stride = nvgpu.memref_stride %C, 0 : memref<?x?xbf16>
   nvgpu.frag_store_global %v, %base, %p : !nvgpu.frag<64x128xbf16, wgmma>
   nvgpu.frag_store_global %v, %base, %p mask %m : !nvgpu.frag<64x128xbf16, wgmma>, !nvgpu.frag<64x128xi1, wgmma>
+  nvgpu.frag_store_global %v, %base, %p mask %m {vector_mask} : !nvgpu.frag<64x128xbf16, wgmma>, !nvgpu.frag<64x128xi1, wgmma>
   func.return
 }
 
@@ -418,6 +419,7 @@ func.func @prepared(%sa: !nvgpu.smem<4x128x64xbf16, swizzle = 128>, %acc: !nvgpu
 // CHECK-NEXT:    %stride = nvgpu.memref_stride %C, 0 : memref<?x?xbf16>
 // CHECK-NEXT:    nvgpu.frag_store_global %v, %base, %p : !nvgpu.frag<64x128xbf16, wgmma>
 // CHECK-NEXT:    nvgpu.frag_store_global %v, %base, %p mask %m : !nvgpu.frag<64x128xbf16, wgmma>, !nvgpu.frag<64x128xi1, wgmma>
+// CHECK-NEXT:    nvgpu.frag_store_global %v, %base, %p mask %m {vector_mask} : !nvgpu.frag<64x128xbf16, wgmma>, !nvgpu.frag<64x128xi1, wgmma>
 
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "prepared"
 // CHECK-GENERIC: "nvgpu.smem_address"(%sa) : (!nvgpu.smem<4x128x64xbf16, swizzle = 128>) -> i32
@@ -429,6 +431,7 @@ func.func @prepared(%sa: !nvgpu.smem<4x128x64xbf16, swizzle = 128>, %acc: !nvgpu
 // CHECK-GENERIC: "nvgpu.memref_stride"(%C) <{dim = 0 : i64}> : (memref<?x?xbf16>) -> index
 // CHECK-GENERIC: "nvgpu.frag_store_global"(%v, %base, %p) : (!nvgpu.frag<64x128xbf16, wgmma>, index, index) -> ()
 // CHECK-GENERIC: "nvgpu.frag_store_global"(%v, %base, %p, %m)
+// CHECK-GENERIC: "nvgpu.frag_store_global"(%v, %base, %p, %m) <{vector_mask}>
 
 // -----
 
@@ -475,6 +478,7 @@ func.func @consumer_operands(%Bias: memref<?xbf16>, %C: memref<?x?xf32>, %n: ind
   %i = nvgpu.frag_index row : !nvgpu.frag<256xi32, wgmma_col>
   %g = nvgpu.frag_load_global %a, %a : !nvgpu.frag<256xbf16, wgmma_col>
   %gm = nvgpu.frag_load_global %a, %a mask %mask : !nvgpu.frag<256xbf16, wgmma_col>, !nvgpu.frag<256xi1, wgmma_col>
+  %gv = nvgpu.frag_load_global %a, %a mask %mask {vector_mask} : !nvgpu.frag<256xbf16, wgmma_col>, !nvgpu.frag<256xi1, wgmma_col>
   %sh = nvgpu.frag_load_shared %slot[%a, %m] : !nvgpu.smem<2x128x64xf16, swizzle = 128> -> !nvgpu.frag<64x64xf16, wgmma>
   func.return
 }
@@ -488,6 +492,7 @@ func.func @consumer_operands(%Bias: memref<?xbf16>, %C: memref<?x?xf32>, %n: ind
 // CHECK-NEXT:    %i = nvgpu.frag_index row : !nvgpu.frag<256xi32, wgmma_col>
 // CHECK-NEXT:    %g = nvgpu.frag_load_global %a, %a : !nvgpu.frag<256xbf16, wgmma_col>
 // CHECK-NEXT:    %gm = nvgpu.frag_load_global %a, %a mask %mask : !nvgpu.frag<256xbf16, wgmma_col>, !nvgpu.frag<256xi1, wgmma_col>
+// CHECK-NEXT:    %gv = nvgpu.frag_load_global %a, %a mask %mask {vector_mask} : !nvgpu.frag<256xbf16, wgmma_col>, !nvgpu.frag<256xi1, wgmma_col>
 // CHECK-NEXT:    %sh = nvgpu.frag_load_shared %slot[%a, %m] : !nvgpu.smem<2x128x64xf16, swizzle = 128> -> !nvgpu.frag<64x64xf16, wgmma>
 
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "consumer_operands"

@@ -13,6 +13,8 @@
 // they are first used: the row scale after the weights' load.)
 // CHECK-LABEL: func.func @rmsnorm
 // CHECK:         %[[X:.*]] = nvgpu.frag_load_global {{.*}} : !nvgpu.frag<16x1024xbf16, #nvgpu.tiled_layout<(4,256)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>
+// Past the row's end (N < 1024, a multiple of 8) the edge path loads whole 16-byte vectors.
+// CHECK:         nvgpu.frag_load_global {{.*}} mask %{{.*}} {vector_mask} : !nvgpu.frag<16x1024xbf16, #nvgpu.tiled_layout<(4,256)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>
 // CHECK:         %[[XF:.*]] = nvgpu.frag_convert %{{.*}} : !nvgpu.frag<16x1024xbf16, #nvgpu.tiled_layout<(4,256)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>> -> !nvgpu.frag<16x1024xf32, #nvgpu.tiled_layout<(4,256)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>
 // CHECK:         nvgpu.frag_reduce sum %{{.*}} : !nvgpu.frag<16x1024xf32, #nvgpu.tiled_layout<(4,256)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>> -> !nvgpu.frag<16xf32, #nvgpu.tiled_layout<(4)(1)(1), warps = [-3, *1], lanes = [-2, *32], vector = -1>>
 // CHECK:         nvgpu.frag_load_global {{.*}} : !nvgpu.frag<1024xbf16, #nvgpu.tiled_layout<(256)(256)(8), warps = [*4, -3], lanes = [*1, -2], vector = -1>>
@@ -20,13 +22,16 @@
 // CHECK:         nvgpu.frag_unary rsqrt %{{.*}} : !nvgpu.frag<16xf32, #nvgpu.tiled_layout<(4)(1)(1), warps = [-3, *1], lanes = [-2, *32], vector = -1>>
 // CHECK:         nvgpu.frag_broadcast %{{.*}} : !nvgpu.frag<16xf32, #nvgpu.tiled_layout<(4)(1)(1), warps = [-3, *1], lanes = [-2, *32], vector = -1>> -> !nvgpu.frag<16x1024xf32, #nvgpu.tiled_layout<(4,256)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>
 // CHECK:         nvgpu.frag_store_global {{.*}} : !nvgpu.frag<16x1024xbf16, #nvgpu.tiled_layout<(4,256)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>
+// CHECK:         nvgpu.frag_store_global {{.*}} mask %{{.*}} {vector_mask} : !nvgpu.frag<16x1024xbf16, #nvgpu.tiled_layout<(4,256)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>
 // CHECK-NOT:     nvgpu.frag_reduce_warps
 // A warp reads and writes 512 contiguous bytes per instruction; the row sum shuffles over all 32 lanes.
 // PTX-LABEL: .entry rmsnorm(
 // PTX:         ld.global.v4.b32
+// PTX:         @%p{{[0-9]+}} ld.global.v4.b32
 // PTX:         shfl.sync.bfly.b32 %f{{[0-9]+}}, %f{{[0-9]+}}, 16, 31, -1;
 // PTX:         rsqrt.approx.ftz.f32
 // PTX:         st.global.v4.b32
+// PTX:         @%p{{[0-9]+}} st.global.v4.b32
 func.func @rmsnorm(%X: memref<?x?xbf16>, %W: memref<?xbf16>, %Y: memref<?x?xbf16>, %N: index, %eps: f32) {
   %c0 = arith.constant 0 : index
   %c16 = arith.constant 16 : index
