@@ -86,9 +86,10 @@ KERNELS = ["softmax", "rmsnorm", "layernorm", "add_rmsnorm", "swiglu"]
 
 
 @pytest.mark.parametrize("name", KERNELS)
-@pytest.mark.parametrize("M, N", [(37, 700), (4096, 1024), (1, 8)])
+@pytest.mark.parametrize("M, N", [(37, 700), (4096, 1024), (1, 8), (37, 768), (300, 776)])
 def test_defaults(cuda, seed, name, M, N):
-    """Default tiles (16 x 1024; add + RMSNorm 4 x 1024 chunks; SwiGLU 16 x 512) on ragged shapes."""
+    """Default tiles (16 x 1024; add + RMSNorm 4 x 1024 chunks; SwiGLU 16 x 512) on ragged shapes
+    (rows of 768 and 776, multiples of 8 short of the tile: the edge path by whole vectors)."""
     check(name, M, N, seed)
 
 
@@ -115,7 +116,7 @@ def test_benchmark_tiles(cuda, seed, name, N):
     check(name, 300, N, seed, **blocks(name, N))
 
 
-@pytest.mark.parametrize("M, N", [(37, 700), (300, 4096)])
+@pytest.mark.parametrize("M, N", [(37, 700), (300, 4096), (37, 768)])
 def test_strided_views_in_place(cuda, seed, M, N):
     """RMSNorm and add + RMSNorm whose matrices are column slices of wider
     arrays (rows contiguous, their stride the wider row), outputs included:
