@@ -53,9 +53,7 @@ DQ_PATH = "kernel"
 PATH_KERNELS = {"kernel": (PRE, DKDV, DQ), "atomic": (PRE, DKDVDQ, CONVERT)}
 """The backward's kernels on each path, in launch order."""
 
-DKDV_KEY_BLOCKS = (128, 64)
-"""Keys per dK/dV program, tried largest first (`_key_block`)."""
-KEY_BLOCKS = {DKDV: DKDV_KEY_BLOCKS, DKDVDQ: (64,), DQ: (128, 64)}
+KEY_BLOCKS = {DKDV: (128, 64), DKDVDQ: (64,), DQ: (128, 64)}
 """Each kernel's key blocks, tried largest first.  The atomic dK/dV kernel
 takes 64: its dQ share dS·K reads dSᵀ from shared memory as a transposed
 A, all of its key rows in one warp group (docs/passes.md, "Attention

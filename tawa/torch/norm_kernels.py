@@ -81,10 +81,16 @@ def program(name: str, N: int) -> str:
     return twin if twin is not None and N <= CHUNK else name
 
 
+def _chunked(name: str, N: int) -> bool:
+    """Whether row kernel `name` loops over rows of N in chunks (it has a
+    one-pass twin, and the rows are wider than a chunk)."""
+    return program(name, N) in ONE_PASS
+
+
 def block_n(name: str, N: int) -> int:
     """Columns of `name`'s tile for rows of N."""
     row = 1 << max(0, (N - 1).bit_length())
-    return min(row, CHUNK) if program(name, N) in ONE_PASS else row
+    return min(row, CHUNK) if _chunked(name, N) else row
 
 
 def tile(name: str, N: int) -> dict[str, int]:
@@ -92,10 +98,10 @@ def tile(name: str, N: int) -> dict[str, int]:
     for rows of N (module docstring), for its `program(name, N)`."""
     if name not in ROW_KERNELS:
         raise KeyError(f"no row kernel {name!r} in examples/python/norms.py; known: {', '.join(ROW_KERNELS)}")
-    prog, bn = program(name, N), block_n(name, N)
+    bn = block_n(name, N)
     most = TILE_ELEMENTS // bn
-    rows = most if prog in ONE_PASS else min(most, max(MIN_ROWS, PROGRAM_ELEMENTS // bn))
-    return _fitted(prog, rows, f"a row of N = {N}", BLOCK_N=bn)
+    rows = most if _chunked(name, N) else min(most, max(MIN_ROWS, PROGRAM_ELEMENTS // bn))
+    return _fitted(program(name, N), rows, f"a row of N = {N}", BLOCK_N=bn)
 
 
 def elementwise_tile(name: str) -> dict[str, int]:

@@ -13,7 +13,7 @@ prints one op: bounds, fast paths and global address math are IR (see
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import memref
@@ -271,6 +271,12 @@ def _addresses(p: KernelPrinter, t: nvgpu.FragmentType, element, address_value, 
     return lambda i: f"[{bases[rows[i]]}+{cols[i] * nbytes}]"
 
 
+def _operand(regs: Sequence[str], first: int, n: int) -> str:
+    """The register operand of an access of `n` registers from `first`:
+    `{%r0, %r1, ...}` for a vector, the register alone for one."""
+    return f"{{{', '.join(regs[first:first + n])}}}" if n > 1 else regs[first]
+
+
 ACCESS_REGS = 4
 """32-bit registers one global access moves at most (`ld/st.global.v4.b32`:
 16 bytes, a blocked layout's vector)."""
@@ -320,17 +326,13 @@ def emit_store_global(p: KernelPrinter, op: nvgpu.FragmentStoreGlobalOp) -> None
         if accesses is None:
             raise p.unsupported(op, f"vectors of {vector} x {t.element_type}")
         for first, reg, n, suffix in accesses:
-            vals = regs[reg:reg + n]
-            operand = f"{{{', '.join(vals)}}}" if n > 1 else vals[0]
-            p.emit(f"st.global{suffix} {at(first)}, {operand};")
+            p.emit(f"st.global{suffix} {at(first)}, {_operand(regs, reg, n)};")
         return
     mask = p.frag(op.mask)
     accesses = _vector_accesses(t) if op.vector_mask is not None else None
     if accesses is not None:  # the mask is the same over each vector: one store a vector where set
         for first, reg, n, suffix in accesses:
-            vals = regs[reg:reg + n]
-            operand = f"{{{', '.join(vals)}}}" if n > 1 else vals[0]
-            p.emit(f"@{mask[first]} st.global{suffix} {at(first)}, {operand};")
+            p.emit(f"@{mask[first]} st.global{suffix} {at(first)}, {_operand(regs, reg, n)};")
         return
     if t.packed() and pair_bits == 16:
         hi = p.regs.new("h")
@@ -386,8 +388,7 @@ def emit_load_global(p: KernelPrinter, op: nvgpu.FragmentLoadGlobalOp) -> None:
                 p.emit(f"ld.global.b16 {d}, {at(i)};")
             return
         for first, reg, n, suffix in accesses:
-            operand = f"{{{', '.join(dst[reg:reg + n])}}}" if n > 1 else dst[reg]
-            p.emit(f"ld.global{suffix} {operand}, {at(first)};")
+            p.emit(f"ld.global{suffix} {_operand(dst, reg, n)}, {at(first)};")
         return
     mask = p.frag(op.mask)
     accesses = _vector_accesses(t) if op.vector_mask is not None else None
@@ -396,8 +397,7 @@ def emit_load_global(p: KernelPrinter, op: nvgpu.FragmentLoadGlobalOp) -> None:
         for first, reg, n, suffix in accesses:
             for d in dst[reg:reg + n]:
                 p.emit(f"mov.{'f32' if f32 else 'b32'} {d}, {zero};")
-            operand = f"{{{', '.join(dst[reg:reg + n])}}}" if n > 1 else dst[reg]
-            p.emit(f"@{mask[first]} ld.global{suffix} {operand}, {at(first)};")
+            p.emit(f"@{mask[first]} ld.global{suffix} {_operand(dst, reg, n)}, {at(first)};")
         return
     if t.packed():
         lo, hi = p.regs.new("h"), p.regs.new("h")
