@@ -26,7 +26,8 @@ every decision visible to FileCheck and to later passes:
   are multiples of the vector, so that the mask is the same over each
   16-byte vector (`_whole_vectors`: a row narrower than its tile, 768
   columns of a 1024-column tile, puts every thread here), else element by
-  element.
+  element; each of the two branches computes its own mask, so the one by
+  whole vectors reads one bit a vector and leaves the rest dead.
 
 The register-dependent part of each address (which row and column value i
 sits at, relative to the thread's first) is the layout's `value_offsets`,
@@ -152,16 +153,22 @@ def _whole_vectors(b: _Builder, ft: nvgpu.FragmentType, address: SSAValue, pitch
     return whole
 
 
-def _masked_access(edge: _Builder, whole: SSAValue | None, make) -> SSAValue | None:
-    """The edge path's access: `make(vector_mask)` builds it (an op); where
-    `whole` (`_whole_vectors`) may hold, an scf.if of the access by whole
-    vectors and the one element by element.  Its result, if any."""
+def _masked_access(edge: _Builder, whole: SSAValue | None, mask_of, make) -> SSAValue | None:
+    """The edge path's access: `mask_of(builder)` emits the in-bounds mask,
+    `make(vector_mask, mask)` builds the access (an op); where `whole`
+    (`_whole_vectors`) may hold, an scf.if of the access by whole vectors and
+    the one element by element, each branch with a mask of its own, so that
+    the vector branch computes only the masks it reads (one a vector: the
+    rest are dead to ptxas) and not every element's.  Its result, if any."""
     if whole is None:
-        return edge.add(make(False))
-    by_vector, by_element = make(True), make(False)
-    types = [r.type for r in by_element.results]
-    regions = [Region(Block([access, scf.YieldOp(*access.results)])) for access in (by_vector, by_element)]
-    return edge.add(scf.IfOp(whole, types, *regions))
+        return edge.add(make(False, mask_of(edge)))
+    branches, types = [], []
+    for by_vector in (True, False):
+        branch = _Builder()
+        access = branch.add(make(by_vector, mask_of(branch)))
+        types = [r.type for r in branch.ops[-1].results]
+        branches.append(Region(Block([*branch.ops, scf.YieldOp(*([access] if access is not None else []))])))
+    return edge.add(scf.IfOp(whole, types, *branches))
 
 
 class ExpandFragmentStore(RewritePattern):
@@ -188,8 +195,7 @@ class ExpandFragmentStore(RewritePattern):
         address, pitch, fast, mask_of, whole = _fragment_access(b, op.dest, list(op.offsets), ft, nbytes)
         fast_block = Block([nvgpu.FragmentStoreGlobalOp.build(operands=[values, address, pitch, []]), scf.YieldOp()])
         edge = _Builder()
-        mask = mask_of(edge)
-        _masked_access(edge, whole, lambda by_vector: nvgpu.FragmentStoreGlobalOp.build(
+        _masked_access(edge, whole, mask_of, lambda by_vector, mask: nvgpu.FragmentStoreGlobalOp.build(
             operands=[values, address, pitch, [mask]], properties=_VECTOR_MASK if by_vector else {}))
         edge_block = Block(edge.ops)
         edge_block.add_op(scf.YieldOp())
@@ -214,8 +220,7 @@ class ExpandFragmentStore(RewritePattern):
         address, pitch, fast, mask_of, whole = _vector_access(b, op.dest, list(op.offsets), ft)
         fast_block = Block([nvgpu.FragmentStoreGlobalOp.build(operands=[values, address, pitch, []]), scf.YieldOp()])
         edge = _Builder()
-        mask = mask_of(edge)
-        _masked_access(edge, whole, lambda by_vector: nvgpu.FragmentStoreGlobalOp.build(
+        _masked_access(edge, whole, mask_of, lambda by_vector, mask: nvgpu.FragmentStoreGlobalOp.build(
             operands=[values, address, pitch, [mask]], properties=_VECTOR_MASK if by_vector else {}))
         edge_block = Block(edge.ops)
         edge_block.add_op(scf.YieldOp())
@@ -365,20 +370,24 @@ class ExpandFragmentLoad(RewritePattern):
         ])
         # Edge path: element (i, j) is inside when its coordinate along each
         # axis is below dim − offset (i32: a negative bound masks everything).
-        edge = _Builder()
-        mask: SSAValue | None = None
         i32_frag = ft.with_element_type(i32)
-        for axis in range(rank):
-            d = first_axis + axis
-            room = edge.add(arith.IndexCastOp(edge.add(arith.SubiOp(dims[d], offsets[d])), i32))
-            index = edge.add(nvgpu.FragmentIndexOp.build(
-                properties={"axis": nvgpu.FragIndexAxisAttr(nvgpu.FragIndexAxis.ROW if axis == 0 else nvgpu.FragIndexAxis.COL)},
-                result_types=[i32_frag]))
-            inside = edge.add(nvgpu.FragmentCmpIOp(CmpIPredicate.SLT, index, room))
-            mask = inside if mask is None else edge.add(nvgpu.FragmentBinaryOp(nvgpu.FragBinaryKind.ANDI, mask, inside))
-        assert mask is not None
+
+        def mask_of(edge: _Builder) -> SSAValue:
+            mask: SSAValue | None = None
+            for axis in range(rank):
+                d = first_axis + axis
+                room = edge.add(arith.IndexCastOp(edge.add(arith.SubiOp(dims[d], offsets[d])), i32))
+                index = edge.add(nvgpu.FragmentIndexOp.build(
+                    properties={"axis": nvgpu.FragIndexAxisAttr(nvgpu.FragIndexAxis.ROW if axis == 0 else nvgpu.FragIndexAxis.COL)},
+                    result_types=[i32_frag]))
+                inside = edge.add(nvgpu.FragmentCmpIOp(CmpIPredicate.SLT, index, room))
+                mask = inside if mask is None else edge.add(nvgpu.FragmentBinaryOp(nvgpu.FragBinaryKind.ANDI, mask, inside))
+            assert mask is not None
+            return mask
+
         whole = _whole_vectors(b, ft, address, pitch, coords[-1], dims[-1], nvgpu.element_bytes(et))
-        masked = _masked_access(edge, whole, lambda by_vector: nvgpu.FragmentLoadGlobalOp.build(
+        edge = _Builder()
+        masked = _masked_access(edge, whole, mask_of, lambda by_vector, mask: nvgpu.FragmentLoadGlobalOp.build(
             operands=[address, pitch, [mask]], result_types=[ft], properties=_VECTOR_MASK if by_vector else {}))
         edge_block = Block(edge.ops)
         edge_block.add_op(scf.YieldOp(masked))

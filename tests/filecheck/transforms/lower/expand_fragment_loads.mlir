@@ -71,3 +71,29 @@ func.func @load_tile(%C: memref<?x?xf32>, %m: index, %n: index) -> !nvgpu.frag<6
   %c = nvgpu.frag_load %C[%m, %n] : memref<?x?xf32> -> !nvgpu.frag<64x128xf32, wgmma>
   func.return %c : !nvgpu.frag<64x128xf32, wgmma>
 }
+
+// A blocked 16x1024 bf16 tile (vectors of 8 columns of one row, 16 bytes): the edge path
+// branches on whole vectors, and each branch computes its own mask, so that the branch by
+// whole vectors leaves every mask but one a vector dead (ptxas drops them) instead of
+// sharing the per-element mask the element branch needs.
+// CHECK-LABEL: func.func @load_rows
+// CHECK:         scf.if
+// CHECK-NEXT:      nvgpu.frag_load_global %{{[^ ]*}}, %{{[^ ]*}} : !nvgpu.frag<16x1024xbf16
+// CHECK:         } else {
+// CHECK-NEXT:      scf.if
+// CHECK-NEXT:        arith.subi
+// CHECK:             nvgpu.frag_index row
+// CHECK:             nvgpu.frag_index col
+// CHECK:             %[[VMASK:.*]] = nvgpu.frag_binary andi
+// CHECK-NEXT:        nvgpu.frag_load_global %{{.*}} mask %[[VMASK]] {vector_mask}
+// CHECK:           } else {
+// CHECK-NEXT:        arith.subi
+// CHECK:             nvgpu.frag_index row
+// CHECK:             nvgpu.frag_index col
+// CHECK:             %[[EMASK:.*]] = nvgpu.frag_binary andi
+// CHECK-NEXT:        nvgpu.frag_load_global %{{.*}} mask %[[EMASK]] :
+func.func @load_rows(%X: memref<?x?xbf16>, %m: index) -> !nvgpu.frag<16x1024xbf16, #nvgpu.tiled_layout<(4,256)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>> {
+  %c0 = arith.constant 0 : index
+  %x = nvgpu.frag_load %X[%m, %c0] : memref<?x?xbf16> -> !nvgpu.frag<16x1024xbf16, #nvgpu.tiled_layout<(4,256)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>
+  func.return %x : !nvgpu.frag<16x1024xbf16, #nvgpu.tiled_layout<(4,256)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>
+}
