@@ -7,7 +7,7 @@ f32; the norms and the softmax see a whole row in one tile
 (N ≤ BLOCK_N), except `add_rmsnorm`, which loops over the row in chunks of
 BLOCK_N columns twice (the sum of squares, then the scaled output), as a
 kernel for rows wider than its registers must; `add_rmsnorm_row` is the same
-for rows of one chunk, in one pass.  Launch grid (⌈M/BLOCK_M⌉,)
+for rows that fit one tile, in one pass.  Launch grid (⌈M/BLOCK_M⌉,)
 (`swiglu`, `swiglu_bwd`: (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉); `rotary`: (⌈M/BLOCK_M⌉, heads)).
 
 They run in the CPU interpreter (`kernel.interpret`) and match NumPy

@@ -19,9 +19,9 @@ line instead of a time.
 Tile shapes are those `tawa.torch`'s operators take (`blocks`,
 `tawa.torch.norm_kernels.tile`): whole rows (`BLOCK_N` the next power of two
 ≥ N, except `add_rmsnorm`, which loops over the row in chunks of 1024
-columns where a row is wider (`add_rmsnorm_row`, one pass, where it is not),
-and `swiglu`, which is elementwise: 512 columns), as many rows as one warp
-group's registers hold.
+columns where a whole row does not fit the registers (`add_rmsnorm_row`, one
+pass, where it does), and `swiglu`, which is elementwise: 512 columns), the
+row kernels at the rows that keep the most loads in flight per SM.
 """
 
 from __future__ import annotations
@@ -37,8 +37,9 @@ from pathlib import Path
 from typing import Any
 
 KERNELS = ("softmax", "rmsnorm", "layernorm", "add_rmsnorm", "swiglu")
-SHAPES = [(4096, 1024), (4096, 4096), (16384, 4096), (8192, 8192)]
-"""(M, N) of the sweep: rows of a batch of tokens, widths of common models."""
+SHAPES = [(4096, 768), (4096, 1024), (4096, 4096), (16384, 4096), (8192, 8192)]
+"""(M, N) of the sweep: rows of a batch of tokens, widths of common models
+(768, GPT-2 small's, is narrower than its power-of-two tile: the masked edge path)."""
 SWIGLU_COLUMNS = 512
 """Columns of a SwiGLU program's tile (an elementwise kernel: any width works)."""
 COPY_BYTES = 1 << 30
@@ -46,16 +47,16 @@ EPS = 1e-6
 TOLERANCE = 3e-2
 
 
-def blocks(kernel: str, N: int) -> dict[str, int]:
-    """BLOCK_M and BLOCK_N of `kernel` for rows of N: the row kernels' tiles
+def blocks(kernel: str, N: int, M: int | None = None) -> dict[str, int]:
+    """BLOCK_M and BLOCK_N of `kernel` for M rows of N: the row kernels' tiles
     as `tawa.torch.norm_kernels.tile` decides them (whole rows, as many as
-    the registers hold); SwiGLU's as many rows of `SWIGLU_COLUMNS` as fill
+    keep the most loads in flight per SM); SwiGLU's as many rows of `SWIGLU_COLUMNS` as fill
     half of that tile (its two f32 inputs are live together)."""
     from tawa.torch import norm_kernels
 
     if kernel == "swiglu":
         return {"BLOCK_M": norm_kernels.TILE_ELEMENTS // 2 // SWIGLU_COLUMNS, "BLOCK_N": SWIGLU_COLUMNS}
-    return norm_kernels.tile(kernel, N)
+    return norm_kernels.tile(kernel, N, M)
 
 
 def moved_bytes(kernel: str, M: int, N: int) -> int:
@@ -101,8 +102,8 @@ def tawa_call(module: Any, kernel: str, M: int, N: int, inputs: list[Any], torch
     """A launch of the tawa kernel on `inputs` writing fresh outputs (compiled once per shape)."""
     from tawa.torch import norm_kernels
 
-    fn = getattr(module, norm_kernels.program(kernel, N))  # add_rmsnorm: one pass where a row is one chunk
-    b = blocks(kernel, N)
+    fn = getattr(module, norm_kernels.program(kernel, N))  # add_rmsnorm: one pass where a row fits
+    b = blocks(kernel, N, M)
     outs = [torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
             for _ in range(2 if kernel == "add_rmsnorm" else 1)]
     grid = (math.ceil(M / b["BLOCK_M"]),) + ((math.ceil(N / b["BLOCK_N"]),) if kernel == "swiglu" else ())
@@ -113,6 +114,14 @@ def tawa_call(module: Any, kernel: str, M: int, N: int, inputs: list[Any], torch
         launch(*inputs, *outs, *scalars, **b)
         return outs[0] if len(outs) == 1 else tuple(outs)
     return run
+
+
+def shape_arg(text: str) -> tuple[int, int]:
+    """`MxN` as (M, N), both positive (argparse reports anything else)."""
+    parts = text.lower().split("x")
+    if len(parts) != 2 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise argparse.ArgumentTypeError(f"expected MxN with positive integers, got {text!r}")
+    return int(parts[0]), int(parts[1])
 
 
 def gpu_ms(fns: dict[str, Callable[[], Any]], rounds: int) -> dict[str, float]:
@@ -131,6 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tawa.bench memory", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kernel", action="append", choices=KERNELS, help="only these kernels (repeatable)")
+    parser.add_argument("--shape", action="append", type=shape_arg, metavar="MxN",
+                        help="only these shapes (repeatable; default: the sweep)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON")
     args = parser.parse_args(argv)
@@ -158,9 +169,12 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{'tawa/eager':>10} {'tawa/compile':>12}")
     rows = []
     for kernel in args.kernel or KERNELS:
-        for M, N in SHAPES:
+        for M, N in args.shape or SHAPES:
             inputs, user, reference = torch_fns(kernel, M, N, torch)
-            compiled = torch.compile(user)
+            # static: a second shape of the same function would otherwise be
+            # compiled once more with dynamic sizes, slower kernels than a user's
+            # model of fixed sizes gets
+            compiled = torch.compile(user, dynamic=False)
             fns: dict[str, Callable[[], Any]] = {"eager": lambda f=user, i=inputs: f(*i),
                                                  "compile": lambda f=compiled, i=inputs: f(*i)}
             note = ""

@@ -28,6 +28,7 @@ counters are cached per device, stream and shape.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -201,20 +202,26 @@ def python_example(stem: str) -> Any:
 
 def first_that_fits(compile_one: Any, candidates: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The first of `candidates` (constexprs, largest tile first) whose
-    kernel `compile_one(**candidate)` compiles, skipping those the compiler's
-    resource check refuses (more registers or shared memory than there are);
-    None when it refuses them all.  Any other compile error is raised."""
+    kernel `compile_one(**candidate)` compiles (`those_that_fit`); None when
+    the resource check refuses them all."""
+    return next((candidate for candidate, _ in those_that_fit(compile_one, candidates)), None)
+
+
+def those_that_fit(compile_one: Any, candidates: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], Any]]:
+    """Each of `candidates` (constexprs) whose kernel `compile_one(**candidate)`
+    compiles, with that kernel, in order, skipping those the compiler's
+    resource check refuses (more registers or shared memory than there
+    are).  Any other compile error is raised."""
     from tawa.diagnostics import TawaError
 
     for candidate in candidates:
         try:
-            compile_one(**candidate)
+            kernel = compile_one(**candidate)
         except TawaError as err:
             if RESOURCE_CHECK not in str(err):
                 raise
             continue
-        return candidate
-    return None
+        yield candidate, kernel
 
 
 def clear_cache() -> None:

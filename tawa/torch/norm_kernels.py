@@ -3,27 +3,38 @@
 The kernels are the tile programs of examples/python/norms.py (`norms()`
 loads them): `rmsnorm`, `layernorm`, `add_rmsnorm` and `rotary`, bf16 in
 and out, f32 math.  A program normalizes BLOCK_M whole rows held in one warp group's
-registers (`add_rmsnorm` loops over its rows in chunks of BLOCK_N).  The
+registers (`add_rmsnorm`, where a row does not fit them, loops over its rows in
+chunks of BLOCK_N).  The
 tile is decided here, per kernel and row width N, from the register file:
 
 * BLOCK_N: the row, rounded up to a power of two (columns past N are
-  masked); `add_rmsnorm` takes chunks of `CHUNK` columns (or the row, if
-  narrower);
-* BLOCK_M: rows for a tile of about `PROGRAM_ELEMENTS` values, and at
-  least `MIN_ROWS`, a power of two, never more than `TILE_ELEMENTS` f32
-  values; where the compiler's resource check (`tawa-check-resources`)
-  finds that the kernel's live values need more registers than a thread
-  has, half as many rows, until it fits (a row that does not fit alone is
-  a ValueError).  Small programs leave registers for several CTAs per SM
-  (`tawa-occupancy` decides how many) and give the grid several programs
-  per CTA slot, so that one program's loads overlap another's arithmetic;
-  a program of one row pays its fixed cost (the reductions across warps)
-  for too few bytes.
+  masked); `add_rmsnorm` takes chunks of `CHUNK` columns where its whole
+  rows do not fit;
+* BLOCK_M: the rows that keep the most bytes in flight per SM.  A program
+  loads its tile, reduces it and stores it, so an SM's loads in flight are
+  those of its resident CTAs: CTAs per SM × BLOCK_M × N, the CTAs being
+  what `tawa-occupancy` fits beside each other from the register file (a
+  larger tile needs more registers a thread, so fewer of its CTAs fit).
+  Each power of two up to `TILE_ELEMENTS` f32 values the resource check
+  (`tawa-check-resources`) accepts is compiled (a dot-free kernel compiles
+  in tens of milliseconds) and the one with the most rows in flight is
+  taken, counting them up to half of the rows an SM has to do for M rows
+  (past that the SM's programs run in one round, no program's loads
+  overlapping another's reduction); at a tie, the one with more CTAs, whose
+  reductions and stores overlap the others' loads in finer steps.  Tiles of
+  at least `PROGRAM_ELEMENTS` values come first, where one fits: a
+  program's fixed cost wants that many values to spread over (a row that
+  does not fit alone is a ValueError).
 
-Example: N = 1024 → 4×1024 tiles; N = 4096 → 2×4096; N = 16384 → 1×16384.
-`add_rmsnorm`, which loops over its rows in chunks, keeps its rows at
-`TILE_ELEMENTS` / `CHUNK`; rows of one chunk (N ≤ `CHUNK`) it runs in one
-pass, by `add_rmsnorm_row` at the norms' tiles (`program`).  `tile(name, N)` returns the choice and `kernel(name, N)`
+Example, M large: N = 1024 → 8×1024 tiles (4 CTAs an SM: 32 rows in flight,
+against 5 × 4 and 2 × 16); N = 4096 → 4×4096 for RMSNorm (2 × 4 against
+3 × 2) but 1×4096 for LayerNorm (4 × 1 ties 2 × 2: more CTAs).  M = 4096,
+N = 1024 (32 rows an SM, 16 counted) → 4×1024 (5 × 4 ≥ 16, the most CTAs of
+the tiles of 4096 values or more).
+`add_rmsnorm` runs in one pass, by `add_rmsnorm_row` at the norms' tiles,
+wherever a whole row fits (`program`: the resource check decides); only
+wider rows take the kernel that loops over them in chunks, at
+`TILE_ELEMENTS` / `CHUNK` rows.  `tile(name, N)` returns the choice and `kernel(name, N)`
 the compiled `tawa.Kernel`, both remembered per (kernel, BLOCK_N).  The
 elementwise kernels (`swiglu`, `swiglu_bwd`) take tiles of
 `ELEMENTWISE_COLUMNS` columns of any row, as many rows as half of
@@ -38,7 +49,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tawa.target.hopper import MAX_REGS_PER_THREAD, THREADS_PER_GROUP
+from tawa.target.hopper import MAX_REGS_PER_THREAD, SM_COUNT, THREADS_PER_GROUP
 from tawa.torch import kernels
 
 KERNELS = {"rmsnorm": "rms_norm", "layernorm": "layer_norm", "add_rmsnorm": "add_rms_norm",
@@ -51,20 +62,22 @@ CHUNK = 1024
 """Columns per iteration of add_rmsnorm's loops over a row."""
 ONE_PASS = {"add_rmsnorm": "add_rmsnorm_row"}
 """Row kernels that loop over a row in chunks, and their one-pass twin for
-rows of one chunk (`program`): with one chunk the second loop would read back
-what the first has just stored and still holds."""
+rows that fit the registers (`program`): the chunked kernel's second loop
+reads back what the first stored, a fifth tensor's traffic, where the twin
+normalizes the registers it stored from."""
 TILE_ELEMENTS = THREADS_PER_GROUP * (MAX_REGS_PER_THREAD + 1) // 2
 """The f32 elements of the largest tile tried: half of one warp group's
 registers (128 threads × 128), the rest for the kernel's other values."""
 PROGRAM_ELEMENTS = TILE_ELEMENTS // 4
-"""The elements a row kernel's program aims at: 32 a thread of a warp group."""
-MIN_ROWS = 2
-"""Rows a program takes at the least, where they fit `TILE_ELEMENTS`."""
+"""The fewest values a row kernel's program takes where a tile that large
+fits: each program pays a fixed cost (its weight rows' loads, the
+reductions across lanes and warps, a turn of the program loop) that
+smaller tiles do not amortize."""
 ELEMENTWISE_KERNELS = ("swiglu", "swiglu_bwd")
 """The kernels that treat each element alone: any tile covers any row."""
 ELEMENTWISE_COLUMNS = 512
 """Columns of an elementwise kernel's tile."""
-_TILES: dict[tuple[Any, ...], dict[str, int]] = {}
+_TILES: dict[tuple[Any, ...], Any] = {}
 _KERNELS: dict[tuple[Any, ...], Any] = {}
 
 
@@ -75,15 +88,16 @@ def norms() -> Any:
 
 def program(name: str, N: int) -> str:
     """The tile program of examples/python/norms.py that runs row kernel
-    `name` on rows of N: its one-pass twin (`ONE_PASS`) where a row is one
-    chunk, else `name`."""
+    `name` on rows of N: its one-pass twin (`ONE_PASS`) where a whole row
+    fits one program's registers (`_whole_rows` finds a tile the resource
+    check accepts), else `name`."""
     twin = ONE_PASS.get(name)
-    return twin if twin is not None and N <= CHUNK else name
+    return twin if twin is not None and _whole_rows(twin, N) is not None else name
 
 
 def _chunked(name: str, N: int) -> bool:
     """Whether row kernel `name` loops over rows of N in chunks (it has a
-    one-pass twin, and the rows are wider than a chunk)."""
+    one-pass twin, and a whole row does not fit its registers)."""
     return program(name, N) in ONE_PASS
 
 
@@ -93,15 +107,40 @@ def block_n(name: str, N: int) -> int:
     return min(row, CHUNK) if _chunked(name, N) else row
 
 
-def tile(name: str, N: int) -> dict[str, int]:
+def tile(name: str, N: int, M: int | None = None) -> dict[str, int]:
     """{"BLOCK_M", "BLOCK_N"} of row kernel `name` (a norm, or `softmax`)
-    for rows of N (module docstring), for its `program(name, N)`."""
+    for M rows of N (module docstring; M None: rows enough to fill every
+    SM), for its `program(name, N)`."""
     if name not in ROW_KERNELS:
         raise KeyError(f"no row kernel {name!r} in examples/python/norms.py; known: {', '.join(ROW_KERNELS)}")
-    bn = block_n(name, N)
-    most = TILE_ELEMENTS // bn
-    rows = most if _chunked(name, N) else min(most, max(MIN_ROWS, PROGRAM_ELEMENTS // bn))
-    return _fitted(program(name, N), rows, f"a row of N = {N}", BLOCK_N=bn)
+    if _chunked(name, N):
+        return _fitted(name, TILE_ELEMENTS // CHUNK, f"a row of N = {N}", BLOCK_N=CHUNK)
+    hit = _whole_rows(program(name, N), N, M)
+    if hit is None:
+        raise ValueError(f"tawa.torch.{KERNELS.get(name, name)}: a row of N = {N} does not fit one program's "
+                         f"registers (the {name} kernel with BLOCK_N={block_n(name, N)})")
+    return hit
+
+
+def _whole_rows(name: str, N: int, M: int | None = None) -> dict[str, int] | None:
+    """The tile of kernel `name` that holds whole rows of N (BLOCK_N the
+    row's power of two) with the most rows in flight per SM for M rows
+    (module docstring), or None where not even one row fits; the tiles that
+    fit are remembered per kernel and BLOCK_N."""
+    bn = 1 << max(0, (N - 1).bit_length())
+    key = (name, "whole rows", bn)
+    if key not in _TILES:
+        sizes = [{"BLOCK_M": 1 << i, "BLOCK_N": bn} for i in range(max(0, (TILE_ELEMENTS // bn).bit_length()))]
+        _TILES[key] = [(c, k.abi.ctas_per_sm) for c, k in kernels.those_that_fit(lambda **c: _compile(name, **c), sizes)]
+    fits = _TILES[key]
+    if not fits:
+        return None
+    # Rows in flight count up to half of the rows an SM has to do: past that
+    # an SM's programs run in one round, no program's loads overlapping
+    # another's reduction and store.
+    cap = math.inf if M is None else -(-M // SM_COUNT) / 2
+    return dict(max(fits, key=lambda fit: (fit[0]["BLOCK_M"] * bn >= PROGRAM_ELEMENTS,
+                                           min(fit[1] * fit[0]["BLOCK_M"], cap), fit[1]))[0])
 
 
 def elementwise_tile(name: str) -> dict[str, int]:
@@ -122,21 +161,26 @@ def rotary_tile(S: int, D: int) -> dict[str, int]:
 
 
 def _fitted(name: str, rows: int, what: str, **constexprs: int) -> dict[str, int]:
-    """BLOCK_M (the largest power of two ≤ `rows` whose kernel the resource
-    check accepts) with `constexprs`, remembered per kernel, `rows` and
-    constexprs (the rotary kernel's rows also depend on the sequence
-    length, which its constexprs do not say)."""
-    key = (name, rows, *sorted(constexprs.items()))
-    hit = _TILES.get(key)
+    """`_fit`, or a ValueError naming `what` does not fit where nothing does."""
+    hit = _fit(name, rows, **constexprs)
     if hit is None:
+        raise ValueError(f"tawa.torch.{KERNELS.get(name, name)}: {what} does not fit one program's registers "
+                         f"(the {name} kernel with {constexprs})")
+    return hit
+
+
+def _fit(name: str, rows: int, **constexprs: int) -> dict[str, int] | None:
+    """BLOCK_M (the largest power of two ≤ `rows` whose kernel the resource
+    check accepts) with `constexprs`, or None where none is accepted;
+    remembered per kernel, `rows` and constexprs (the rotary kernel's rows
+    also depend on the sequence length, which its constexprs do not say)."""
+    key = (name, rows, *sorted(constexprs.items()))
+    if key not in _TILES:
         bm = 1 << int(math.log2(max(1, rows)))
         sizes = [{"BLOCK_M": bm >> i, **constexprs} for i in range(bm.bit_length())]
-        hit = kernels.first_that_fits(lambda **c: _compile(name, **c), sizes)
-        if hit is None:
-            raise ValueError(f"tawa.torch.{KERNELS.get(name, name)}: {what} does not fit one program's registers "
-                             f"(the {name} kernel with {constexprs})")
-        _TILES[key] = hit
-    return dict(hit)
+        _TILES[key] = kernels.first_that_fits(lambda **c: _compile(name, **c), sizes)
+    hit = _TILES[key]
+    return None if hit is None else dict(hit)
 
 
 def _compile(name: str, **constexprs: int) -> Any:
@@ -147,9 +191,9 @@ def _compile(name: str, **constexprs: int) -> Any:
     return kernel
 
 
-def kernel(name: str, N: int) -> tuple[Any, int]:
-    """The compiled norm kernel `name` for rows of N, and its rows per program."""
-    t = tile(name, N)
+def kernel(name: str, N: int, M: int | None = None) -> tuple[Any, int]:
+    """The compiled norm kernel `name` for M rows of N (`tile`), and its rows per program."""
+    t = tile(name, N, M)
     return _compile(program(name, N), **t), t["BLOCK_M"]
 
 

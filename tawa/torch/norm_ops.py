@@ -73,7 +73,7 @@ def _norm_call(name: str, given: tuple, eps: float) -> RowCall:
     views = (rows,) + ((rows,) if residual is not None else ()) + (None,) * len(rest)
     kernel = grid = None
     if p.M * p.N:
-        kernel, block_m = norm_kernels.kernel(name, p.N)
+        kernel, block_m = norm_kernels.kernel(name, p.N, p.M)
         grid = (-(-p.M // block_m),)
     copies = tuple(not nc.dense(describe(t)) for t in given)
     return RowCall(tuple(p.shape), views, rows, copies, kernel, grid, (p.M, p.N, eps))

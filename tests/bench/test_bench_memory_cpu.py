@@ -12,12 +12,12 @@ from tawa.torch import norm_kernels
 def test_tiles_are_the_operators(kernel, monkeypatch):
     """The row kernels take the tiles tawa.torch's operators decide; SwiGLU
     half of the largest tile in rows of its columns."""
-    monkeypatch.setattr(norm_kernels, "tile", lambda name, N: ("tile", name, N))
-    b = blocks(kernel, 1000)
+    monkeypatch.setattr(norm_kernels, "tile", lambda name, N, M=None: ("tile", name, N, M))
+    b = blocks(kernel, 1000, 4096)
     if kernel == "swiglu":
         assert b == {"BLOCK_M": norm_kernels.TILE_ELEMENTS // 2 // SWIGLU_COLUMNS, "BLOCK_N": SWIGLU_COLUMNS}
     else:
-        assert b == ("tile", kernel, 1000)
+        assert b == ("tile", kernel, 1000, 4096)
 
 
 @pytest.mark.parametrize("N", [1000, 4096])
@@ -25,10 +25,7 @@ def test_row_tiles_cover_the_row(N):
     for kernel in ("softmax", "add_rmsnorm"):
         b = norm_kernels.tile(kernel, N)
         assert b["BLOCK_M"] * b["BLOCK_N"] <= max(norm_kernels.TILE_ELEMENTS, b["BLOCK_N"])
-        if kernel == "add_rmsnorm":
-            assert b["BLOCK_N"] == norm_kernels.CHUNK  # loops over the row
-        else:
-            assert b["BLOCK_N"] >= N > b["BLOCK_N"] // 2  # the whole row, a power of two
+        assert b["BLOCK_N"] >= N > b["BLOCK_N"] // 2  # the whole row, a power of two (one pass)
 
 
 def test_moved_bytes_count_each_tensor_once():
@@ -36,7 +33,17 @@ def test_moved_bytes_count_each_tensor_once():
     assert moved_bytes("softmax", M, N) == 2 * 2 * M * N
     assert moved_bytes("add_rmsnorm", M, N) == 2 * (4 * M * N + N)  # x, r read; y, s written; w
     assert moved_bytes("layernorm", M, N) == 2 * (2 * M * N + 2 * N)
-    assert all(M * N >= 4096 * 1024 for M, N in SHAPES)
+    assert all(M * N >= 4096 * 768 for M, N in SHAPES)
+    assert any(N & (N - 1) for _, N in SHAPES)  # a row narrower than its tile
+
+
+@pytest.mark.parametrize("text", ["4096", "4096x", "0x768", "ax768", "4096x768x2"])
+def test_bad_shape_is_one_line(text, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--shape", text])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "--shape" in err and "MxN" in err
 
 
 def test_bad_rounds_is_one_line(capsys):

@@ -271,20 +271,23 @@ def test_a_step_with_the_real_tawa_table(cfg, monkeypatch):
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "runtime"))
     from test_autograd_cpu import Interpreted
     from test_linear_cpu import StandIn as LinearStandIn
+    from test_norm_ops_cpu import Interpreted as NormInterpreted
     from test_torch_cpu import StandIn as KernelStandIn
 
     from tawa.torch import attention_bwd_kernels as abk
-    from tawa.torch import calls, checks, kernels, linear_checks, linear_kernels
+    from tawa.torch import calls, checks, kernels, linear_checks, linear_kernels, norm_kernels
 
-    launches = {"attention": [], "matmul": [], "linear": []}
+    launches = {"attention": [], "matmul": [], "linear": [], "norms": []}
     for module in (checks, linear_checks):
         monkeypatch.setattr(module, "_check_devices", lambda *args: None)
     monkeypatch.setattr(abk, "_compile", lambda name, **values: Interpreted(name, values, launches["attention"]))
     monkeypatch.setattr(kernels, "compiled", lambda name, dtype=None, **o: KernelStandIn(name, dtype, launches["matmul"]))
     monkeypatch.setattr(linear_kernels, "build", lambda choice: LinearStandIn(choice, launches["linear"]))
+    monkeypatch.setattr(norm_kernels, "_compile", lambda name, **tile: NormInterpreted(name, tile, launches["norms"]))
     calls.forget()
     linear_kernels.clear_cache()
     kernels.clear_cache()
+    norm_kernels.clear_cache()
     try:
         g = torch.Generator().manual_seed(0)
         layers, final = with_grad(*nets.init_weights(cfg, dtype=torch.bfloat16, generator=g))
@@ -299,7 +302,10 @@ def test_a_step_with_the_real_tawa_table(cfg, monkeypatch):
         assert total < 1e-2 and worst < 3e-2, (total, worst, name)
         assert {launch[0] for launch in launches["attention"]} == {abk.FWD, abk.PRE, abk.DKDV, abk.DQ}
         assert launches["linear"] and launches["matmul"]  # forward GEMMs and the backward's products
+        if cfg.family == "llama":  # the gate and its gradient on the elementwise kernels
+            assert {launch[0] for launch in launches["norms"]} >= {"swiglu", "swiglu_bwd"}
     finally:
         calls.forget()
         linear_kernels.clear_cache()
         kernels.clear_cache()
+        norm_kernels.clear_cache()

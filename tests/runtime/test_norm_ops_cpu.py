@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import ml_dtypes
 import pytest
 from test_linear_cpu import info
@@ -96,18 +98,34 @@ def test_rotary_errors(args, error, message):
     assert message in text and text.startswith("tawa.torch.rotary: ") and "\n" not in text
 
 
-def test_tiles_aim_at_small_programs_and_halve_until_the_resource_check_passes():
-    """About 4096 elements a program, at least 2 rows where they fit: 4 rows
-    of 1024, 2 of 4096; a 2x8192 LayerNorm tile needs more registers than a
-    thread has (the compiler refuses it), so it takes 1 row; RMSNorm's fits."""
-    assert norm_kernels.tile("rmsnorm", 1000) == {"BLOCK_M": 4, "BLOCK_N": 1024}
-    assert norm_kernels.tile("rmsnorm", 4096) == {"BLOCK_M": 2, "BLOCK_N": 4096}
-    assert norm_kernels.tile("rmsnorm", 8192) == {"BLOCK_M": 2, "BLOCK_N": 8192}
+def test_tiles_keep_the_most_rows_in_flight_per_sm():
+    """Rows a program × the CTAs per SM tawa-occupancy fits for that tile,
+    the most of them, then the most CTAs: 8x1024 RMSNorm (4 CTAs, 32 rows)
+    for many rows; 4x4096 (2 × 4) over 2x4096 (3 × 2); LayerNorm 1x4096
+    (4 × 1 ties 2 × 2: more CTAs); a 2x8192 LayerNorm tile needs more
+    registers than a thread has (the compiler refuses it), so it takes 1 row.
+    For M rows, rows in flight count up to half of the rows an SM has to do,
+    and tiles of 4096 values or more come first: 4096 rows of 1024 (32 an
+    SM, 16 counted) take 4x1024, 5 CTAs; 512 rows of 4096 one a program."""
+    assert norm_kernels.tile("rmsnorm", 1000) == {"BLOCK_M": 8, "BLOCK_N": 1024}
+    assert norm_kernels.tile("rmsnorm", 4096) == {"BLOCK_M": 4, "BLOCK_N": 4096}
+    assert norm_kernels.tile("layernorm", 4096) == {"BLOCK_M": 1, "BLOCK_N": 4096}
     assert norm_kernels.tile("layernorm", 8000) == {"BLOCK_M": 1, "BLOCK_N": 8192}
-    # Rows of one chunk: the one-pass twin at a norm's tile; wider rows: the chunked kernel.
+    assert norm_kernels.tile("rmsnorm", 1000, 4096) == {"BLOCK_M": 4, "BLOCK_N": 1024}
+    assert norm_kernels.tile("rmsnorm", 1000, 37) == {"BLOCK_M": 4, "BLOCK_N": 1024}
+    assert norm_kernels.tile("rmsnorm", 4096, 512) == {"BLOCK_M": 1, "BLOCK_N": 4096}
+    assert norm_kernels.kernel("rmsnorm", 1000, 4096)[1] == 4
+    # Rows that fit the registers: the one-pass twin at a norm's tile; wider rows (a row of
+    # 32768 f32 is 256 values a thread): the kernel that loops over them in chunks.
     assert norm_kernels.program("add_rmsnorm", 300) == "add_rmsnorm_row"
-    assert norm_kernels.tile("add_rmsnorm", 300) == {"BLOCK_M": 8, "BLOCK_N": 512}
-    assert norm_kernels.program("add_rmsnorm", 1025) == "add_rmsnorm" and norm_kernels.program("rmsnorm", 300) == "rmsnorm"
+    assert norm_kernels.tile("add_rmsnorm", 300) == {"BLOCK_M": 16, "BLOCK_N": 512}
+    assert norm_kernels.program("add_rmsnorm", 4096) == "add_rmsnorm_row"
+    assert norm_kernels.tile("add_rmsnorm", 4096) == {"BLOCK_M": 4, "BLOCK_N": 4096}
+    assert norm_kernels.program("add_rmsnorm", 32768) == "add_rmsnorm"
+    assert norm_kernels.tile("add_rmsnorm", 32768) == {"BLOCK_M": 16, "BLOCK_N": norm_kernels.CHUNK}
+    assert norm_kernels.program("rmsnorm", 300) == "rmsnorm"
+    with pytest.raises(ValueError, match="a row of N = 32768 does not fit one program's registers"):
+        norm_kernels.tile("rmsnorm", 32768)
     assert norm_kernels.rotary_tile(24, 128) == {"BLOCK_M": 8, "HALF": 64}  # 8 divides 24
 
 
@@ -201,6 +219,7 @@ class Interpreted:
 
     def __init__(self, name, tile, launches):
         self.name, self.tile, self.launches = name, tile, launches
+        self.abi = SimpleNamespace(ctas_per_sm=1)  # (the row kernels' tile choice reads it)
 
     def __call__(self, *args, grid):
         import torch
@@ -245,7 +264,7 @@ def test_rms_norm_and_layer_norm(torch, interpreted):
     close(torch, tt._norm_ops.rms_norm_impl(x, w, 1e-6), F.rms_norm(x.float(), (200,), w.float(), 1e-6))
     close(torch, tt._norm_ops.layer_norm_impl(x, w, b, 1e-5), F.layer_norm(x.float(), (200,), w.float(), b.float(), 1e-5))
     (name, tile, grid, args), _ = interpreted
-    assert (name, tile, grid) == ("rmsnorm", {"BLOCK_M": 16, "BLOCK_N": 256}, (2,))
+    assert (name, tile, grid) == ("rmsnorm", {"BLOCK_M": 16, "BLOCK_N": 256}, (2,))  # 4096 values a program
     assert [tuple(a.shape) for a in args[:3]] == [(21, 200), (200,), (21, 200)] and args[3:] == (21, 200, 1e-6)
 
 
@@ -259,7 +278,7 @@ def test_add_rms_norm_and_copies(torch, interpreted):
     close(torch, s, want_s)
     close(torch, y, F.rms_norm(want_s.float(), (40,), w.float(), 1e-6))
     (name, tile, grid, args), = interpreted
-    assert (name, tile, grid) == ("add_rmsnorm_row", {"BLOCK_M": 64, "BLOCK_N": 64}, (2,))  # rows of one chunk: one pass
+    assert (name, tile, grid) == ("add_rmsnorm_row", {"BLOCK_M": 64, "BLOCK_N": 64}, (2,))  # the row fits: one pass
     assert args[0].data_ptr() != x.data_ptr() and args[1].data_ptr() == r.data_ptr()
 
 

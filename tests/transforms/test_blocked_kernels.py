@@ -80,6 +80,7 @@ CASES = [
     ("rmsnorm", 7, 5000, {"BLOCK_M": 2, "BLOCK_N": 8192}),
     ("layernorm", 5, 3000, {"BLOCK_M": 1, "BLOCK_N": 4096}),
     ("add_rmsnorm", 3, 2500, {"BLOCK_M": 1}),
+    ("add_rmsnorm_row", 3, 2500, {"BLOCK_M": 2, "BLOCK_N": 4096}),  # one pass over wide rows
     # a tile smaller than a warp group's vectors: copies in the other threads.
     ("softmax", 3, 5, {"BLOCK_M": 1, "BLOCK_N": 8}),
 ]

@@ -43,10 +43,11 @@ WIDTHS = (1024, 4096, 8192)
 
 DECISIONS = {
     # (kernel, BLOCK_M, BLOCK_N): (CTAs per SM, .maxnreg)
-    ("softmax", 4, 1024): (6, 80), ("softmax", 2, 4096): (4, 128), ("softmax", 2, 8192): (2, 248),
-    ("rmsnorm", 4, 1024): (5, 96), ("rmsnorm", 2, 4096): (3, 168), ("rmsnorm", 2, 8192): (2, 248),
-    ("layernorm", 4, 1024): (4, 128), ("layernorm", 2, 4096): (2, 248), ("layernorm", 1, 8192): (2, 248),
-    ("add_rmsnorm", 16, 1024): (2, 248), ("add_rmsnorm_row", 4, 1024): (5, 96),
+    ("softmax", 8, 1024): (4, 128), ("softmax", 2, 4096): (4, 128), ("softmax", 1, 8192): (4, 128),
+    ("rmsnorm", 8, 1024): (4, 128), ("rmsnorm", 4, 4096): (2, 248), ("rmsnorm", 2, 8192): (2, 248),
+    ("layernorm", 16, 1024): (2, 248), ("layernorm", 1, 4096): (4, 128), ("layernorm", 1, 8192): (2, 248),
+    ("add_rmsnorm_row", 8, 1024): (4, 128), ("add_rmsnorm_row", 4, 4096): (2, 248),
+    ("add_rmsnorm_row", 2, 8192): (2, 248),
     ("swiglu", 16, 512): (4, 128),
 }
 """What tawa-occupancy decides at the benchmark's tile shapes (ptxas fits
