@@ -181,8 +181,9 @@ def check_registers(kernel: func.FuncOp, ops: KernelOps | None = None) -> None:
         most = launch_register_cap(info.threads)
         why = (f"it starts with {cap} so that {info.ctas_per_sm} CTAs share an SM" if cap < most
                else f"{info.threads} threads per CTA allow {cap}")
+        # (one warp group is the fewest threads a kernel launches: no advice then)
         _check_role(kernel.body.block, "consumer warp group" if info.regs else "kernel", cap, why,
-                    "launch fewer threads per CTA")
+                    "launch fewer threads per CTA" if info.threads > THREADS_PER_GROUP else "")
 
 
 def check_register_pool(kernel: func.FuncOp, threads: int, regs: tuple[int, ...]) -> None:
@@ -234,17 +235,23 @@ def _check_role(block, role: str, budget: int, why: str, raise_it: str) -> None:
     peak = RegisterDemand(iter_args_in_place=True).of_block(block)
     if peak.registers - REGISTER_ESTIMATE_ERROR <= budget or not peak.fragment_registers:
         return  # ptxas may fit it (the estimate's error); a role without fragments fits the minimum budget
-    biggest = max((v.type.registers() for v in peak.live), default=0)
-    shrink = (
-        "use BLOCK_N=128 (a 64x256xf32 accumulator takes 128 registers, 64x128 half that) "
-        "or fewer live accumulators" if biggest >= 64 else "keep fewer fragments live"
-    )
+    biggest = max(peak.live, key=lambda v: v.type.registers(), default=None)
+    if biggest is None or biggest.type.registers() < 64:
+        shrink = "keep fewer fragments live"
+    elif any(isinstance(o, (nvgpu.WgmmaOp, nvgpu.WgmmaMmaAsyncOp)) for o in block.walk()):
+        shrink = ("use BLOCK_N=128 (a 64x256xf32 accumulator takes 128 registers, 64x128 half that) "
+                  "or fewer live accumulators")
+    else:  # a kernel without dots: its tiles are blocked layouts, their size the program's choice
+        t = biggest.type
+        shrink = (f"use a smaller tile (the largest live value, a {'x'.join(map(str, t.get_shape()))}x"
+                  f"{t.element_type} tile, takes {t.registers()} registers a thread: fewer rows, BLOCK_M, "
+                  "or columns, BLOCK_N)")
     raise fail(
         peak.op,
         f"{NAME}: {role} needs ~{peak.registers} registers per thread ({peak.describe()}, plus "
         f"~{peak.registers - peak.fragment_registers} for addresses and indices) but {why} (short by more "
         f"than the estimate's error of {REGISTER_ESTIMATE_ERROR}): "
-        f"{shrink}, or {raise_it}",
+        f"{shrink}" + (f", or {raise_it}" if raise_it else ""),
     )
 
 

@@ -4,6 +4,7 @@
 // RUN: not tawa-opt %S/../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{prepare=false consumer-regs=144},tawa-check-resources' 2>&1 | filecheck %s --check-prefix=BEYOND
 // RUN: not tawa-opt %S/../transforms/Inputs/resources_registers.mlir -p tawa-check-resources 2>&1 | filecheck %s --check-prefix=REGS
 // RUN: not tawa-opt %S/../transforms/Inputs/resources_kernel_cap.mlir -p tawa-check-resources 2>&1 | filecheck %s --check-prefix=CAP
+// RUN: not tawa-opt %S/../transforms/Inputs/resources_blocked_tile.mlir -p tawa-hopper-pipeline 2>&1 | filecheck %s --check-prefix=TILE
 // RUN: not tawa-opt %S/../transforms/Inputs/resources_smem.mlir -p tawa-check-resources 2>&1 | filecheck %s --check-prefix=SMEM
 // RUN: not tawa-opt %S/../transforms/Inputs/resources_smem_overlap.mlir -p tawa-check-resources 2>&1 | filecheck %s --check-prefix=OVERLAP
 // RUN: not tawa-opt %S/../transforms/Inputs/resources_smem_kernel_info.mlir -p tawa-check-resources 2>&1 | filecheck %s --check-prefix=INFO
@@ -19,6 +20,9 @@
 // BEYOND: gemm.mlir:7:1: error: tawa-check-resources: consumer warp group needs ~154 registers per thread {{.*}} but setmaxnreg gives 144 (short by more than the estimate's error of 8): {{.*}}raise consumer-regs (up to 232 with the other budgets unchanged)
 // REGS: resources_registers.mlir:23:5: error: tawa-check-resources: consumer warp group needs ~282 registers per thread (2 live 64x256xf32 fragments = 256, plus ~26 for addresses and indices) but setmaxnreg gives 232
 // CAP: resources_kernel_cap.mlir:5:3: error: tawa-check-resources: kernel needs ~154 registers per thread (1 live 64x256xf32 fragment = 128, plus ~26 {{.*}}) but 1024 threads per CTA allow 64 (short by more than the estimate{{.s}} error of 8): {{.*}}launch fewer threads per CTA
+// A kernel without dots: its tile's size is the advice (no BLOCK_N=128 of a wgmma accumulator, and no
+// fewer threads than its one warp group).
+// TILE: resources_blocked_tile.mlir:4:3: error: tawa-check-resources: consumer warp group needs ~348 registers per thread (1 live 8x4096xf32 fragment {{.*}}) but 128 threads per CTA allow 248 (short by more than the estimate{{.s}} error of 8): use a smaller tile (the largest live value, a 8x4096xf32 tile, takes 256 registers a thread: fewer rows, BLOCK_M, or columns, BLOCK_N){{$}}
 // SMEM: resources_smem.mlir:6:3: error: tawa-check-resources: the shared-memory buffers need 246784 bytes (alignment slack of 1024 included), more than the 232448 a block may use; use fewer stages or smaller tiles
 // OVERLAP: resources_smem_overlap.mlir:4:3: error: tawa-check-resources: this buffer at offset 65528 overlaps the !nvgpu.smem<4x128x64xbf16, swizzle = 128> buffer at [0, 65536): place it at 65536 or later
 // INFO: resources_smem_kernel_info.mlir:2:1: error: tawa-check-resources: #nvgpu.kernel<smem = 65568> asks for less than the 66592 bytes the buffers need (alignment slack of 1024 included): record 66592
