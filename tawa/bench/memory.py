@@ -2,7 +2,9 @@
 (examples/python/norms.py: row softmax, RMSNorm, LayerNorm, residual add +
 RMSNorm, SwiGLU; bf16 in and out, f32 math) against torch eager and
 `torch.compile`'s generated kernels, and the DRAM bandwidth a copy reaches,
-in the same run, interleaved (R rounds, medians).
+in the same run, interleaved (R rounds, medians), over a fixed sweep
+(`SHAPES`), chosen shapes (`--shape MxN`) or shapes drawn at random
+(`--random N --seed S`), with the geomean and minimum ratios per kernel.
 
 Each row is one kernel on an M×N input; torch's side is what a user writes (bf16 tensors
 into `torch.softmax`, `F.rms_norm`, `F.layer_norm`, `x + r`, `F.silu(g) * u`),
@@ -30,6 +32,7 @@ import argparse
 import datetime
 import json
 import math
+import random
 import statistics
 import sys
 from collections.abc import Callable, Sequence
@@ -116,6 +119,30 @@ def tawa_call(module: Any, kernel: str, M: int, N: int, inputs: list[Any], torch
     return run
 
 
+RANDOM_M = (16, 32768)
+RANDOM_N = (256, 16384)
+"""The ranges `random_shapes` draws M and N from (log-uniform)."""
+RANDOM_ELEMENTS = 1 << 27
+"""The most elements a drawn M×N has (256 MiB of bf16 a tensor)."""
+
+
+def random_shapes(count: int, seed: int) -> list[tuple[int, int]]:
+    """`count` shapes M×N drawn with `random.Random(seed)`: M log-uniform over
+    `RANDOM_M`, N over `RANDOM_N` rounded to a multiple of 8 (rows of whole
+    16-byte vectors; any width that is not a power of two takes the masked
+    edge path), M then cut to `RANDOM_ELEMENTS` // N."""
+    rng = random.Random(seed)
+
+    def draw(lo: int, hi: int) -> float:
+        return math.exp(rng.uniform(math.log(lo), math.log(hi)))
+
+    shapes = []
+    for _ in range(count):
+        M, N = round(draw(*RANDOM_M)), max(RANDOM_N[0], min(RANDOM_N[1], round(draw(*RANDOM_N) / 8) * 8))
+        shapes.append((min(M, RANDOM_ELEMENTS // N), N))
+    return shapes
+
+
 def shape_arg(text: str) -> tuple[int, int]:
     """`MxN` as (M, N), both positive (argparse reports anything else)."""
     parts = text.lower().split("x")
@@ -142,12 +169,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--kernel", action="append", choices=KERNELS, help="only these kernels (repeatable)")
     parser.add_argument("--shape", action="append", type=shape_arg, metavar="MxN",
                         help="only these shapes (repeatable; default: the sweep)")
+    parser.add_argument("--random", type=int, metavar="N",
+                        help="N shapes drawn at random (M 16-32768, N 256-16384, log-uniform; `random_shapes`)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of --random (default 0)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON")
     args = parser.parse_args(argv)
     if args.rounds < 1:
         print("tawa.bench memory: error: --rounds takes N >= 1", file=sys.stderr)
         return 1
+    if args.random is not None and (args.random < 1 or args.shape):
+        print("tawa.bench memory: error: --random takes N >= 1 and no --shape", file=sys.stderr)
+        return 1
+    shapes = random_shapes(args.random, args.seed) if args.random else args.shape or SHAPES
     import torch
 
     import tawa
@@ -162,14 +196,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     src = dst = None  # the gigabytes go back before the sweep
     meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "tawa": tawa.__version__,
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "rounds": args.rounds, "copy_gbs": copy_gbs}
+            "rounds": args.rounds, "copy_gbs": copy_gbs,
+            **({"random": args.random, "seed": args.seed} if args.random else {})}
     print(f"memory-bound kernels on {meta['gpu']}, {meta['date']}: copy reaches {copy_gbs:.0f} GB/s "
           f"({COPY_BYTES >> 20} MiB); GB/s per row, CUDA-graph GPU times", flush=True)
     print(f"{'kernel':>12} {'M':>6} {'N':>6} {'tawa':>7} {'eager':>7} {'compile':>7} {'tawa/copy':>9} "
           f"{'tawa/eager':>10} {'tawa/compile':>12}")
     rows = []
     for kernel in args.kernel or KERNELS:
-        for M, N in args.shape or SHAPES:
+        for M, N in shapes:
             inputs, user, reference = torch_fns(kernel, M, N, torch)
             # static: a second shape of the same function would otherwise be
             # compiled once more with dynamic sizes, slower kernels than a user's
@@ -187,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         print(f"{kernel} {M}x{N}: WRONG (rel err {err:.2e})")
                         return 1
                 fns["tawa"] = run
-            except TawaError as e:
+            except (TawaError, ValueError) as e:  # (ValueError: no tile of the row fits)
                 note = str(e).splitlines()[0]
             ms = gpu_ms(fns, args.rounds)
             gbs = {name: moved_bytes(kernel, M, N) / (t * 1e-3) / 1e9 for name, t in ms.items()}
@@ -196,9 +231,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{kernel:>12} {M:>6} {N:>6} {tawa_gbs:>7.0f} {gbs['eager']:>7.0f} {gbs['compile']:>7.0f} "
                   f"{tawa_gbs / copy_gbs:>9.2f} {tawa_gbs / gbs['eager']:>10.2f} {tawa_gbs / gbs['compile']:>12.2f}"
                   + (f"   tawa: {note}" if note else ""), flush=True)
+    for line in summary(rows):
+        print(line)
     if args.json:
         args.json.write_text(json.dumps({**meta, "rows": rows}, indent=1) + "\n")
     return 0
+
+
+def summary(rows: list[dict[str, Any]]) -> list[str]:
+    """Per kernel and over all rows: the geomean and the minimum of tawa's
+    time ratio against eager and torch.compile (rows where tawa ran)."""
+    lines = []
+    for kernel in [*dict.fromkeys(r["kernel"] for r in rows), None]:
+        ran = [r for r in rows if "tawa" in r["ms"] and kernel in (None, r["kernel"])]
+        if not ran:
+            continue
+        parts = []
+        for side in ("eager", "compile"):
+            ratios = [r["ms"][side] / r["ms"]["tawa"] for r in ran]
+            geomean = math.exp(sum(map(math.log, ratios)) / len(ratios))
+            parts.append(f"vs {side} geomean {geomean:.2f}, min {min(ratios):.2f}")
+        lines.append(f"{kernel or 'all':>12}: {len(ran)} rows, " + "; ".join(parts))
+    return lines
 
 
 if __name__ == "__main__":

@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from tawa.bench.memory import KERNELS, SHAPES, SWIGLU_COLUMNS, blocks, main, moved_bytes
+from tawa.bench.memory import (
+    KERNELS,
+    RANDOM_ELEMENTS,
+    RANDOM_M,
+    RANDOM_N,
+    SHAPES,
+    SWIGLU_COLUMNS,
+    blocks,
+    main,
+    moved_bytes,
+    random_shapes,
+    summary,
+)
 from tawa.torch import norm_kernels
 
 
@@ -50,3 +62,32 @@ def test_bad_rounds_is_one_line(capsys):
     assert main(["--rounds", "0"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--rounds" in err
+
+
+def test_random_shapes_are_drawn_in_range_and_repeat_by_seed():
+    shapes = random_shapes(200, 7)
+    assert shapes == random_shapes(200, 7) and shapes != random_shapes(200, 8)
+    for M, N in shapes:
+        assert 1 <= M <= RANDOM_M[1] and RANDOM_N[0] <= N <= RANDOM_N[1] and N % 8 == 0
+        assert M * N <= RANDOM_ELEMENTS
+    assert any(N & (N - 1) for _, N in shapes)  # widths that are not powers of two
+    assert len({M for M, _ in shapes}) > 100  # drawn, not a list
+
+
+@pytest.mark.parametrize("argv", [["--random", "0"], ["--random", "3", "--shape", "64x256"]])
+def test_bad_random_is_one_line(argv, capsys):
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--random" in err
+
+
+def test_summary_gives_the_geomean_and_minimum_per_kernel():
+    rows = [
+        {"kernel": "rmsnorm", "ms": {"tawa": 1.0, "eager": 2.0, "compile": 0.5}},
+        {"kernel": "rmsnorm", "ms": {"tawa": 1.0, "eager": 8.0, "compile": 2.0}},
+        {"kernel": "softmax", "ms": {"eager": 1.0, "compile": 1.0}},  # tawa did not compile: left out
+    ]
+    assert summary(rows) == [
+        "     rmsnorm: 2 rows, vs eager geomean 4.00, min 2.00; vs compile geomean 1.00, min 0.50",
+        "         all: 2 rows, vs eager geomean 4.00, min 2.00; vs compile geomean 1.00, min 0.50",
+    ]
