@@ -4,8 +4,8 @@ The kernels are the tile programs of examples/python/norms.py (`norms()`
 loads them): `rmsnorm`, `layernorm`, `add_rmsnorm` and `rotary`, bf16 in
 and out, f32 math.  A program normalizes BLOCK_M whole rows held in one warp group's
 registers (`add_rmsnorm`, where a row does not fit them, loops over its rows in
-chunks of BLOCK_N).  The
-tile is decided here, per kernel and row width N, from the register file:
+chunks of BLOCK_N).  The tile is decided here, per kernel, row width N and
+row count M, from the register file and the SMs:
 
 * BLOCK_N: the row, rounded up to a power of two (columns past N are
   masked); `add_rmsnorm` takes chunks of `CHUNK` columns where its whole
@@ -16,9 +16,9 @@ tile is decided here, per kernel and row width N, from the register file:
   what `tawa-occupancy` fits beside each other from the register file (a
   larger tile needs more registers a thread, so fewer of its CTAs fit).
   Each power of two up to `TILE_ELEMENTS` f32 values the resource check
-  (`tawa-check-resources`) accepts is compiled (a dot-free kernel compiles
-  in tens of milliseconds) and the one with the most rows in flight is
-  taken, counting them up to half of the rows an SM has to do for M rows
+  (`tawa-check-resources`) accepts is compiled (a kernel without dots has
+  no protocol to prove: its compile is short) and the one with the most
+  rows in flight is taken, counting them up to half of the rows an SM has to do for M rows
   (past that the SM's programs run in one round, no program's loads
   overlapping another's reduction); at a tie, the one with more CTAs, whose
   reductions and stores overlap the others' loads in finer steps.  Tiles of
@@ -34,8 +34,9 @@ the tiles of 4096 values or more).
 `add_rmsnorm` runs in one pass, by `add_rmsnorm_row` at the norms' tiles,
 wherever a whole row fits (`program`: the resource check decides); only
 wider rows take the kernel that loops over them in chunks, at
-`TILE_ELEMENTS` / `CHUNK` rows.  `tile(name, N)` returns the choice and `kernel(name, N)`
-the compiled `tawa.Kernel`, both remembered per (kernel, BLOCK_N).  The
+`TILE_ELEMENTS` / `CHUNK` rows.  `tile(name, N, M)` returns the choice and
+`kernel(name, N, M)` the compiled `tawa.Kernel`; the tiles that fit, with
+their CTAs per SM, are remembered per (kernel, BLOCK_N).  The
 elementwise kernels (`swiglu`, `swiglu_bwd`) take tiles of
 `ELEMENTWISE_COLUMNS` columns of any row, as many rows as half of
 `TILE_ELEMENTS` holds, halved the same way until they fit
