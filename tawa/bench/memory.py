@@ -206,9 +206,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for kernel in args.kernel or KERNELS:
         for M, N in shapes:
             inputs, user, reference = torch_fns(kernel, M, N, torch)
-            # static: a second shape of the same function would otherwise be
-            # compiled once more with dynamic sizes, slower kernels than a user's
-            # model of fixed sizes gets
+            # Static, and from a clean slate each row: a second shape of the same
+            # function would otherwise be compiled once more with dynamic sizes
+            # (slower kernels than a model of fixed sizes gets), and past dynamo's
+            # recompile limit (8 shapes of one function: --random) run eager.
+            torch._dynamo.reset()
             compiled = torch.compile(user, dynamic=False)
             fns: dict[str, Callable[[], Any]] = {"eager": lambda f=user, i=inputs: f(*i),
                                                  "compile": lambda f=compiled, i=inputs: f(*i)}
