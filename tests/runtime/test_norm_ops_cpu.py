@@ -98,6 +98,35 @@ def test_rotary_errors(args, error, message):
     assert message in text and text.startswith("tawa.torch.rotary: ") and "\n" not in text
 
 
+@pytest.mark.parametrize("ctas, M, want", [
+    # CTAs per SM of BLOCK_M = 1, 2, 4, 8, 16 at BLOCK_N = 1024 (32 refused by the resource check)
+    ((9, 7, 5, 4, 2), None, 8),  # 4 x 8 = 32 ties 2 x 16: more CTAs
+    ((9, 7, 5, 3, 2), None, 16),  # 2 x 16 = 32 over 3 x 8 = 24
+    ((9, 7, 5, 4, 2), 4096, 4),  # 32 rows an SM, 16 counted: 4 x 5 = 20, 8 x 4, 16 x 2 tie at 16: more CTAs
+    ((9, 7, 5, 4, 2), 500, 4),  # 4 rows an SM, 2 counted: every tile ties, and 1 and 2 rows (fewer than
+    # 4096 values) come after the tiles that reach it: 4 rows, the most CTAs among them
+    ((9, 7, 6, 4, 2), 4096, 4),  # 24 ≥ 16: 4 rows, 6 CTAs
+    ((9, 9, 9, 9, 9), None, 16),  # the same CTAs for every tile: the most rows
+])
+def test_the_rows_in_flight_rule(monkeypatch, ctas, M, want):
+    """The choice among the tiles that fit, from each one's CTAs per SM
+    (a stand-in for tawa-occupancy's decision) and the call's rows."""
+    from tawa.diagnostics import TawaError
+    from tawa.torch import kernels
+
+    def compile_one(name, BLOCK_M, BLOCK_N):
+        if BLOCK_M * BLOCK_N > 16384:
+            raise TawaError(f"{kernels.RESOURCE_CHECK} too many registers")
+        return SimpleNamespace(abi=SimpleNamespace(ctas_per_sm=ctas[BLOCK_M.bit_length() - 1]))
+
+    monkeypatch.setattr(norm_kernels, "_compile", lambda name, **c: compile_one(name, **c))
+    norm_kernels.clear_cache()
+    try:
+        assert norm_kernels.tile("rmsnorm", 1000, M) == {"BLOCK_M": want, "BLOCK_N": 1024}
+    finally:
+        norm_kernels.clear_cache()
+
+
 def test_tiles_keep_the_most_rows_in_flight_per_sm():
     """Rows a program × the CTAs per SM tawa-occupancy fits for that tile,
     the most of them, then the most CTAs: 8x1024 RMSNorm (4 CTAs, 32 rows)
