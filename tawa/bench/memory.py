@@ -43,22 +43,20 @@ KERNELS = ("softmax", "rmsnorm", "layernorm", "add_rmsnorm", "swiglu")
 SHAPES = [(4096, 768), (4096, 1024), (4096, 4096), (16384, 4096), (8192, 8192)]
 """(M, N) of the sweep: rows of a batch of tokens, widths of common models
 (768, GPT-2 small's, is narrower than its power-of-two tile: the masked edge path)."""
-SWIGLU_COLUMNS = 512
-"""Columns of a SwiGLU program's tile (an elementwise kernel: any width works)."""
 COPY_BYTES = 1 << 30
 EPS = 1e-6
 TOLERANCE = 3e-2
 
 
 def blocks(kernel: str, N: int, M: int | None = None) -> dict[str, int]:
-    """BLOCK_M and BLOCK_N of `kernel` for M rows of N: the row kernels' tiles
-    as `tawa.torch.norm_kernels.tile` decides them (whole rows, as many as
-    keep the most loads in flight per SM); SwiGLU's as many rows of `SWIGLU_COLUMNS` as fill
-    half of that tile (its two f32 inputs are live together)."""
+    """BLOCK_M and BLOCK_N of `kernel` for M rows of N, as `tawa.torch`'s
+    operators decide them: the row kernels' by `tawa.torch.norm_kernels.tile`
+    (whole rows, as many as keep the most loads in flight per SM), SwiGLU's
+    by `elementwise_tile` (columns of any row)."""
     from tawa.torch import norm_kernels
 
     if kernel == "swiglu":
-        return {"BLOCK_M": norm_kernels.TILE_ELEMENTS // 2 // SWIGLU_COLUMNS, "BLOCK_N": SWIGLU_COLUMNS}
+        return norm_kernels.elementwise_tile("swiglu")
     return norm_kernels.tile(kernel, N, M)
 
 

@@ -10,7 +10,6 @@ from tawa.bench.memory import (
     RANDOM_M,
     RANDOM_N,
     SHAPES,
-    SWIGLU_COLUMNS,
     blocks,
     main,
     moved_bytes,
@@ -22,14 +21,12 @@ from tawa.torch import norm_kernels
 
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_tiles_are_the_operators(kernel, monkeypatch):
-    """The row kernels take the tiles tawa.torch's operators decide; SwiGLU
-    half of the largest tile in rows of its columns."""
+    """Each kernel takes the tile tawa.torch's operators decide: the row
+    kernels' for the row count and width, SwiGLU's elementwise tile."""
     monkeypatch.setattr(norm_kernels, "tile", lambda name, N, M=None: ("tile", name, N, M))
+    monkeypatch.setattr(norm_kernels, "elementwise_tile", lambda name: ("elementwise", name))
     b = blocks(kernel, 1000, 4096)
-    if kernel == "swiglu":
-        assert b == {"BLOCK_M": norm_kernels.TILE_ELEMENTS // 2 // SWIGLU_COLUMNS, "BLOCK_N": SWIGLU_COLUMNS}
-    else:
-        assert b == ("tile", kernel, 1000, 4096)
+    assert b == (("elementwise", kernel) if kernel == "swiglu" else ("tile", kernel, 1000, 4096))
 
 
 @pytest.mark.parametrize("N", [1000, 4096])
