@@ -102,10 +102,9 @@ def _chunked(name: str, N: int) -> bool:
     return program(name, N) in ONE_PASS
 
 
-def block_n(name: str, N: int) -> int:
-    """Columns of `name`'s tile for rows of N."""
-    row = 1 << max(0, (N - 1).bit_length())
-    return min(row, CHUNK) if _chunked(name, N) else row
+def _row_columns(N: int) -> int:
+    """BLOCK_N of a tile of whole rows of N: N rounded up to a power of two."""
+    return 1 << max(0, (N - 1).bit_length())
 
 
 def tile(name: str, N: int, M: int | None = None) -> dict[str, int]:
@@ -119,7 +118,7 @@ def tile(name: str, N: int, M: int | None = None) -> dict[str, int]:
     hit = _whole_rows(program(name, N), N, M)
     if hit is None:
         raise ValueError(f"tawa.torch.{KERNELS.get(name, name)}: a row of N = {N} does not fit one program's "
-                         f"registers (the {name} kernel with BLOCK_N={block_n(name, N)})")
+                         f"registers (the {name} kernel with BLOCK_N={_row_columns(N)})")
     return hit
 
 
@@ -128,7 +127,7 @@ def _whole_rows(name: str, N: int, M: int | None = None) -> dict[str, int] | Non
     row's power of two) with the most rows in flight per SM for M rows
     (module docstring), or None where not even one row fits; the tiles that
     fit are remembered per kernel and BLOCK_N."""
-    bn = 1 << max(0, (N - 1).bit_length())
+    bn = _row_columns(N)
     key = (name, "whole rows", bn)
     if key not in _TILES:
         sizes = [{"BLOCK_M": 1 << i, "BLOCK_N": bn} for i in range(max(0, (TILE_ELEMENTS // bn).bit_length()))]

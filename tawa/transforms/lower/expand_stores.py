@@ -162,62 +162,41 @@ def _masked_access(edge: _Builder, whole: SSAValue | None, mask_of, make) -> SSA
     rest are dead to ptxas) and not every element's.  Its result, if any."""
     if whole is None:
         return edge.add(make(False, mask_of(edge)))
-    branches, types = [], []
+    branches = []
     for by_vector in (True, False):
         branch = _Builder()
-        access = branch.add(make(by_vector, mask_of(branch)))
-        types = [r.type for r in branch.ops[-1].results]
-        branches.append(Region(Block([*branch.ops, scf.YieldOp(*([access] if access is not None else []))])))
-    return edge.add(scf.IfOp(whole, types, *branches))
+        access = make(by_vector, mask_of(branch))
+        branch.add(access)
+        branches.append(Region(Block([*branch.ops, scf.YieldOp(*access.results)])))
+    return edge.add(scf.IfOp(whole, [r.type for r in access.results], *branches))
 
 
 class ExpandFragmentStore(RewritePattern):
-    """`nvgpu.frag_store` → address math, a fast path and a masked edge path."""
+    """`nvgpu.frag_store` → address math, a fast path and a masked edge path.
+
+    A 1-D fragment (a row or column vector of a blocked layout) is stored
+    along the memref's last dimension with the load's address math and
+    paths (`ExpandFragmentLoad`); threads that hold copies of an element
+    store the same value to the same address."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: nvgpu.FragmentStoreOp, rewriter: PatternRewriter) -> None:
         ft, mt = op.fragment.type, op.dest.type
         assert isinstance(ft, nvgpu.FragmentType) and isinstance(mt, MemRefType)
-        shape, layout = ft.get_shape(), ft.tiled_layout
-        if len(shape) == 1:
-            self._vector(op, rewriter)
-            return
-        if len(shape) != 2:
+        shape, et = ft.get_shape(), mt.get_element_type()
+        if len(shape) not in (1, 2):
             raise fail(op, f"{NAME}: only 1-D and 2-D fragments can be stored, got {ft}")
-        et = mt.get_element_type()
-        if not isinstance(et, Float32Type) and not nvgpu.FragmentType(shape, et, layout).packed():
-            raise fail(op, f"{NAME}: stores of {et} are not supported (f32, bf16 and f16 are)")
-        nbytes = nvgpu.element_bytes(et)
+        if not isinstance(et, Float32Type) and not ft.with_element_type(et).packed():
+            raise fail(op, f"{NAME}: stores of {et} are not supported (f32, bf16 and f16 are)" if len(shape) == 2
+                       else f"{NAME}: stores of {et} vectors need vectors of 2 or more (f32 any)")
         b = _Builder()
         values = op.fragment
         if ft.element_type != et:  # (a fragment converted already is stored as it is)
             values = b.add(nvgpu.FragmentConvertOp.build(operands=[op.fragment], result_types=[ft.with_element_type(et)]))
-        address, pitch, fast, mask_of, whole = _fragment_access(b, op.dest, list(op.offsets), ft, nbytes)
-        fast_block = Block([nvgpu.FragmentStoreGlobalOp.build(operands=[values, address, pitch, []]), scf.YieldOp()])
-        edge = _Builder()
-        _masked_access(edge, whole, mask_of, lambda by_vector, mask: nvgpu.FragmentStoreGlobalOp.build(
-            operands=[values, address, pitch, [mask]], properties=_VECTOR_MASK if by_vector else {}))
-        edge_block = Block(edge.ops)
-        edge_block.add_op(scf.YieldOp())
-        rewriter.insert(b.ops, InsertPoint.before(op))
-        rewriter.replace(op, scf.IfOp(fast, [], Region(fast_block), Region(edge_block)))
-
-    @staticmethod
-    def _vector(op: nvgpu.FragmentStoreOp, rewriter: PatternRewriter) -> None:
-        """A 1-D fragment (a row or column vector of a blocked layout) along
-        the memref's last dimension: the load's address math and paths
-        (`ExpandFragmentLoad`), storing.  Threads that hold copies of an
-        element store the same value to the same address."""
-        ft, mt = op.fragment.type, op.dest.type
-        assert isinstance(ft, nvgpu.FragmentType) and isinstance(mt, MemRefType)
-        et = mt.get_element_type()
-        if not isinstance(et, Float32Type) and not ft.with_element_type(et).packed():
-            raise fail(op, f"{NAME}: stores of {et} vectors need vectors of 2 or more (f32 any)")
-        b = _Builder()
-        values = op.fragment
-        if ft.element_type != et:
-            values = b.add(nvgpu.FragmentConvertOp.build(operands=[op.fragment], result_types=[ft.with_element_type(et)]))
-        address, pitch, fast, mask_of, whole = _vector_access(b, op.dest, list(op.offsets), ft)
+        offsets = list(op.offsets)
+        address, pitch, fast, mask_of, whole = (
+            _vector_access(b, op.dest, offsets, ft) if len(shape) == 1
+            else _fragment_access(b, op.dest, offsets, ft, nvgpu.element_bytes(et)))
         fast_block = Block([nvgpu.FragmentStoreGlobalOp.build(operands=[values, address, pitch, []]), scf.YieldOp()])
         edge = _Builder()
         _masked_access(edge, whole, mask_of, lambda by_vector, mask: nvgpu.FragmentStoreGlobalOp.build(
