@@ -141,11 +141,11 @@ def random_shapes(count: int, seed: int) -> list[tuple[int, int]]:
     return shapes
 
 
-def shape_arg(text: str) -> tuple[int, int]:
-    """`MxN` as (M, N), both positive (argparse reports anything else)."""
+def parse_shape(text: str) -> tuple[int, int] | None:
+    """`MxN` as (M, N), both positive; None for anything else."""
     parts = text.lower().split("x")
     if len(parts) != 2 or not all(p.isdigit() and int(p) > 0 for p in parts):
-        raise argparse.ArgumentTypeError(f"expected MxN with positive integers, got {text!r}")
+        return None
     return int(parts[0]), int(parts[1])
 
 
@@ -165,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tawa.bench memory", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kernel", action="append", choices=KERNELS, help="only these kernels (repeatable)")
-    parser.add_argument("--shape", action="append", type=shape_arg, metavar="MxN",
+    parser.add_argument("--shape", action="append", metavar="MxN",
                         help="only these shapes (repeatable; default: the sweep)")
     parser.add_argument("--random", type=int, metavar="N",
                         help="N shapes drawn at random (M 16-32768, N 256-16384, log-uniform; `random_shapes`)")
@@ -179,7 +179,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.random is not None and (args.random < 1 or args.shape):
         print("tawa.bench memory: error: --random takes N >= 1 and no --shape", file=sys.stderr)
         return 1
-    shapes = random_shapes(args.random, args.seed) if args.random else args.shape or SHAPES
+    chosen = [parse_shape(text) for text in args.shape or ()]
+    if None in chosen:
+        bad = args.shape[chosen.index(None)]
+        print(f"tawa.bench memory: error: bad shape {bad!r}: expected MxN with positive integers, e.g. 4096x768",
+              file=sys.stderr)
+        return 1
+    shapes = random_shapes(args.random, args.seed) if args.random else chosen or SHAPES
     import torch
 
     import tawa
