@@ -109,8 +109,10 @@ def test_lowered_kernel_matches_the_tile_program(case, seed):
         w, g = w.astype(np.float32), g.astype(np.float32)
         assert not np.isnan(w).any()
         # Row sums fold in another order (per thread, lanes, warps): a bf16 result may round
-        # the other way, one unit in its last place (2⁻⁸ relative), rarely.
-        np.testing.assert_allclose(g, w, rtol=2**-7, atol=0)
+        # the other way, one unit in its last place (2⁻⁸ relative), rarely. A result near zero
+        # that cancels O(1) terms (LayerNorm's bias against the normalised row) carries their
+        # float32 rounding, an absolute error of a few 2⁻²⁴ units: atol covers it.
+        np.testing.assert_allclose(g, w, rtol=2**-7, atol=2**-19)
         assert (g != w).mean() < 1e-3, f"{int((g != w).sum())} of {g.size} elements differ"
 
 
