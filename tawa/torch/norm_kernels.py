@@ -7,9 +7,14 @@ registers (`add_rmsnorm`, where a row does not fit them, loops over its rows in
 chunks of BLOCK_N).  The tile is decided here, per kernel, row width N and
 row count M, from the register file and the SMs:
 
-* BLOCK_N: the row, rounded up to a power of two (columns past N are
-  masked); `add_rmsnorm` takes chunks of `CHUNK` columns where its whole
-  rows do not fit;
+* BLOCK_N: the row, rounded up to a whole number of `ROW_UNIT` columns
+  (a warp's 16-byte vectors across its 32 lanes), or to a power of two
+  where that is less (rows under `ROW_UNIT`); columns past N are masked.
+  The blocked layout repeats the warp's vectors along the row (768 columns:
+  three vectors a lane), so every lane holds as many columns as every other
+  and no lane holds columns that are all past the row, which a power of two
+  (1024 for 768) would give a quarter of the lanes; `add_rmsnorm` takes
+  chunks of `CHUNK` columns where its whole rows do not fit;
 * BLOCK_M: the rows that keep the most bytes in flight per SM.  A program
   loads its tile, reduces it and stores it, so an SM's loads in flight are
   those of its resident CTAs: CTAs per SM × BLOCK_M × N, the CTAs being
@@ -37,10 +42,12 @@ wider rows take the kernel that loops over them in chunks, at
 `TILE_ELEMENTS` / `CHUNK` rows.  `tile(name, N, M)` returns the choice and
 `kernel(name, N, M)` the compiled `tawa.Kernel`; the tiles that fit, with
 their CTAs per SM, are remembered per (kernel, BLOCK_N).  The
-elementwise kernels (`swiglu`, `swiglu_bwd`) take tiles of
-`ELEMENTWISE_COLUMNS` columns of any row, as many rows as half of
-`TILE_ELEMENTS` holds, halved the same way until they fit
-(`elementwise_tile`).  The
+elementwise kernels (`swiglu`, `swiglu_bwd`) take tiles of at most
+`ELEMENTWISE_COLUMNS` columns of a row: the whole row where it is that
+narrow, else the whole number of `ROW_UNIT`s that pads the row least (768
+columns: three programs of 256, not two of 512 with half of the second
+masked), as many rows as half of `TILE_ELEMENTS` holds, halved the same
+way until they fit (`elementwise_tile`).  The
 rotary kernel's rows are positions of one sequence (`rotary_tile`): as
 many as divide the sequence length, halved the same way.
 """
@@ -50,7 +57,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tawa.target.hopper import MAX_REGS_PER_THREAD, SM_COUNT, THREADS_PER_GROUP
+from tawa.dialects.nvgpu.layouts import VECTOR_BYTES
+from tawa.target.hopper import MAX_REGS_PER_THREAD, SM_COUNT, THREADS_PER_GROUP, THREADS_PER_WARP
 from tawa.torch import kernels
 
 KERNELS = {"rmsnorm": "rms_norm", "layernorm": "layer_norm", "add_rmsnorm": "add_rms_norm",
@@ -77,7 +85,11 @@ smaller tiles do not amortize."""
 ELEMENTWISE_KERNELS = ("swiglu", "swiglu_bwd")
 """The kernels that treat each element alone: any tile covers any row."""
 ELEMENTWISE_COLUMNS = 512
-"""Columns of an elementwise kernel's tile."""
+"""The most columns of an elementwise kernel's tile."""
+ROW_UNIT = THREADS_PER_WARP * VECTOR_BYTES // 2
+"""Columns of bf16 that one warp's 16-byte vectors span, a vector a lane
+(`tawa.dialects.nvgpu.layouts.blocked_layout`): a tile row of a whole
+number of them gives every lane the same number of vectors."""
 _TILES: dict[tuple[Any, ...], Any] = {}
 _KERNELS: dict[tuple[Any, ...], Any] = {}
 
@@ -103,8 +115,20 @@ def _chunked(name: str, N: int) -> bool:
 
 
 def _row_columns(N: int) -> int:
-    """BLOCK_N of a tile of whole rows of N: N rounded up to a power of two."""
-    return 1 << max(0, (N - 1).bit_length())
+    """BLOCK_N of a tile of whole rows of N: N rounded up to a whole number
+    of `ROW_UNIT`s, or to a power of two where that is less."""
+    return min(1 << max(0, (N - 1).bit_length()), -(-N // ROW_UNIT) * ROW_UNIT)
+
+
+def _elementwise_columns(N: int) -> int:
+    """BLOCK_N of an elementwise kernel on rows of N: the whole row
+    (`_row_columns`) where it is at most `ELEMENTWISE_COLUMNS`, else the
+    whole number of `ROW_UNIT`s up to that which pads the row least, the
+    wider at a tie."""
+    if N <= ELEMENTWISE_COLUMNS:
+        return _row_columns(N)
+    widths = range(ELEMENTWISE_COLUMNS // ROW_UNIT * ROW_UNIT, 0, -ROW_UNIT)
+    return min(widths, key=lambda bn: -(-N // bn) * bn)
 
 
 def tile(name: str, N: int, M: int | None = None) -> dict[str, int]:
@@ -124,7 +148,7 @@ def tile(name: str, N: int, M: int | None = None) -> dict[str, int]:
 
 def _whole_rows(name: str, N: int, M: int | None = None) -> dict[str, int] | None:
     """The tile of kernel `name` that holds whole rows of N (BLOCK_N the
-    row's power of two) with the most rows in flight per SM for M rows
+    row's `_row_columns`) with the most rows in flight per SM for M rows
     (module docstring), or None where not even one row fits; the tiles that
     fit are remembered per kernel and BLOCK_N."""
     bn = _row_columns(N)
@@ -143,13 +167,14 @@ def _whole_rows(name: str, N: int, M: int | None = None) -> dict[str, int] | Non
                                            min(fit[1] * fit[0]["BLOCK_M"], cap), fit[1]))[0])
 
 
-def elementwise_tile(name: str) -> dict[str, int]:
-    """{"BLOCK_M", "BLOCK_N"} of elementwise kernel `name` (module docstring):
-    its inputs live in f32 together, so half of `TILE_ELEMENTS` to start."""
+def elementwise_tile(name: str, N: int) -> dict[str, int]:
+    """{"BLOCK_M", "BLOCK_N"} of elementwise kernel `name` on rows of N
+    (module docstring): its inputs live in f32 together, so half of
+    `TILE_ELEMENTS` to start."""
     if name not in ELEMENTWISE_KERNELS:
         raise KeyError(f"no elementwise kernel {name!r}; known: {', '.join(ELEMENTWISE_KERNELS)}")
-    return _fitted(name, TILE_ELEMENTS // 2 // ELEMENTWISE_COLUMNS, "an elementwise tile",
-                   BLOCK_N=ELEMENTWISE_COLUMNS)
+    bn = _elementwise_columns(N)
+    return _fitted(name, TILE_ELEMENTS // 2 // bn, "an elementwise tile", BLOCK_N=bn)
 
 
 def rotary_tile(S: int, D: int) -> dict[str, int]:
@@ -197,9 +222,9 @@ def kernel(name: str, N: int, M: int | None = None) -> tuple[Any, int]:
     return _compile(program(name, N), **t), t["BLOCK_M"]
 
 
-def elementwise_kernel(name: str) -> tuple[Any, dict[str, int]]:
-    """The compiled elementwise kernel `name` and its tile (`elementwise_tile`)."""
-    t = elementwise_tile(name)
+def elementwise_kernel(name: str, N: int) -> tuple[Any, dict[str, int]]:
+    """The compiled elementwise kernel `name` for rows of N and its tile (`elementwise_tile`)."""
+    t = elementwise_tile(name, N)
     return _compile(name, **t), t
 
 

@@ -158,6 +158,30 @@ def test_tiles_keep_the_most_rows_in_flight_per_sm():
     assert norm_kernels.rotary_tile(24, 128) == {"BLOCK_M": 8, "HALF": 64}  # 8 divides 24
 
 
+@pytest.mark.parametrize("N, want", [
+    (100, 128), (256, 256), (300, 512), (700, 768), (768, 768), (1000, 1024), (1536, 1536),
+    (3000, 3072), (5120, 5120), (11008, 11008), (16384, 16384),
+])
+def test_row_tiles_take_whole_warp_rows(N, want):
+    """A row kernel's BLOCK_N is the row rounded up to whole rows of a warp's
+    vectors (256 bf16), or to a power of two where that is less: at 768 each
+    lane holds three vectors, where a 1024-column tile would leave a quarter
+    of the lanes with nothing but masked columns."""
+    assert norm_kernels._row_columns(N) == want
+    assert want % min(want, norm_kernels.ROW_UNIT) == 0 and want - N < norm_kernels.ROW_UNIT
+
+
+@pytest.mark.parametrize("N, want", [(200, 256), (512, 512), (768, 256), (1024, 512), (1280, 256),
+                                     (1536, 512), (4096, 512), (11008, 256)])
+def test_elementwise_tiles_pad_the_row_least(N, want):
+    """SwiGLU's column tile: the whole row up to 512 columns, else the
+    multiple of 256 up to 512 that pads the row least, the wider at a tie
+    (768: three programs of 256 columns, none masked, not two of 512)."""
+    t = norm_kernels.elementwise_tile("swiglu", N)
+    assert t["BLOCK_N"] == want
+    assert t["BLOCK_M"] * want <= norm_kernels.TILE_ELEMENTS // 2
+
+
 def test_rotary_rows_divide_each_sequence_length_asked_in_turn():
     """A program's rows are positions of one sequence, so BLOCK_M divides S
     whatever was asked before: a tile remembered for S = 128 (more rows) is

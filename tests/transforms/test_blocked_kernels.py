@@ -81,6 +81,12 @@ CASES = [
     ("layernorm", 5, 3000, {"BLOCK_M": 1, "BLOCK_N": 4096}),
     ("add_rmsnorm", 3, 2500, {"BLOCK_M": 1}),
     ("add_rmsnorm_row", 3, 2500, {"BLOCK_M": 2, "BLOCK_N": 4096}),  # one pass over wide rows
+    # tiles whose rows are not a power of two (the operators' tiles of 768- and 3000-wide rows):
+    # three vectors a lane; a row of twelve warp rows split over the 4 warps,
+    ("rmsnorm", 37, 700, {"BLOCK_M": 4, "BLOCK_N": 768}),
+    ("layernorm", 5, 3000, {"BLOCK_M": 1, "BLOCK_N": 3072}),
+    pytest.param(("swiglu", 37, 776, {"BLOCK_M": 32, "BLOCK_N": 256}), marks=pytest.mark.slow),
+    pytest.param(("softmax", 9, 1400, {"BLOCK_M": 2, "BLOCK_N": 1536}), marks=pytest.mark.slow),
     # a tile smaller than a warp group's vectors: copies in the other threads.
     ("softmax", 3, 5, {"BLOCK_M": 1, "BLOCK_N": 8}),
 ]
