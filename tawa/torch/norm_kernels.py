@@ -8,8 +8,9 @@ chunks of BLOCK_N).  The tile is decided here, per kernel, row width N and
 row count M, from the register file and the SMs:
 
 * BLOCK_N: the row, rounded up to a whole number of `ROW_UNIT` columns
-  (a warp's 16-byte vectors across its 32 lanes), or to a power of two
-  where that is less (rows under `ROW_UNIT`); columns past N are masked.
+  (a warp's 16-byte vectors across its 32 lanes) for each warp along the
+  row (tiles of fewer than 4 rows share a row among warps), or to a power
+  of two where that is less (narrow rows); columns past N are masked.
   The blocked layout repeats the warp's vectors along the row (768 columns:
   three vectors a lane), so every lane holds as many columns as every other
   and no lane holds columns that are all past the row, which a power of two
@@ -58,7 +59,7 @@ import math
 from typing import Any
 
 from tawa.dialects.nvgpu.layouts import VECTOR_BYTES
-from tawa.target.hopper import MAX_REGS_PER_THREAD, SM_COUNT, THREADS_PER_GROUP, THREADS_PER_WARP
+from tawa.target.hopper import MAX_REGS_PER_THREAD, SM_COUNT, THREADS_PER_GROUP, THREADS_PER_WARP, WARPS_PER_GROUP
 from tawa.torch import kernels
 
 KERNELS = {"rmsnorm": "rms_norm", "layernorm": "layer_norm", "add_rmsnorm": "add_rms_norm",
@@ -114,10 +115,15 @@ def _chunked(name: str, N: int) -> bool:
     return program(name, N) in ONE_PASS
 
 
-def _row_columns(N: int) -> int:
-    """BLOCK_N of a tile of whole rows of N: N rounded up to a whole number
-    of `ROW_UNIT`s, or to a power of two where that is less."""
-    return min(1 << max(0, (N - 1).bit_length()), -(-N // ROW_UNIT) * ROW_UNIT)
+def _row_columns(N: int, rows: int = WARPS_PER_GROUP) -> int:
+    """BLOCK_N of a tile of `rows` whole rows of N (a power of two): N
+    rounded up to a whole number of `ROW_UNIT`s for each warp that the
+    blocked layout lays along a row, or to a power of two where that is
+    less.  The layout gives the 4 warps rows first and the rest columns: a
+    tile of one row shares it among 4 warps, so its BLOCK_N is a multiple of
+    4 units (a row of 27 units would leave three warps holding copies)."""
+    unit = ROW_UNIT * (WARPS_PER_GROUP // math.gcd(WARPS_PER_GROUP, rows))
+    return min(1 << max(0, (N - 1).bit_length()), -(-N // unit) * unit)
 
 
 def _elementwise_columns(N: int) -> int:
@@ -126,7 +132,7 @@ def _elementwise_columns(N: int) -> int:
     whole number of `ROW_UNIT`s up to that which pads the row least, the
     wider at a tie."""
     if N <= ELEMENTWISE_COLUMNS:
-        return _row_columns(N)
+        return _row_columns(N, TILE_ELEMENTS)
     widths = range(ELEMENTWISE_COLUMNS // ROW_UNIT * ROW_UNIT, 0, -ROW_UNIT)
     return min(widths, key=lambda bn: -(-N // bn) * bn)
 
@@ -142,19 +148,20 @@ def tile(name: str, N: int, M: int | None = None) -> dict[str, int]:
     hit = _whole_rows(program(name, N), N, M)
     if hit is None:
         raise ValueError(f"tawa.torch.{KERNELS.get(name, name)}: a row of N = {N} does not fit one program's "
-                         f"registers (the {name} kernel with BLOCK_N={_row_columns(N)})")
+                         f"registers (the {name} kernel with BLOCK_N={_row_columns(N, 1)})")
     return hit
 
 
 def _whole_rows(name: str, N: int, M: int | None = None) -> dict[str, int] | None:
     """The tile of kernel `name` that holds whole rows of N (BLOCK_N the
-    row's `_row_columns`) with the most rows in flight per SM for M rows
+    rows' `_row_columns`) with the most rows in flight per SM for M rows
     (module docstring), or None where not even one row fits; the tiles that
-    fit are remembered per kernel and BLOCK_N."""
-    bn = _row_columns(N)
-    key = (name, "whole rows", bn)
+    fit are remembered per kernel and candidate tiles."""
+    sizes = []
+    while (bm := 1 << len(sizes)) * _row_columns(N, bm) <= TILE_ELEMENTS:
+        sizes.append({"BLOCK_M": bm, "BLOCK_N": _row_columns(N, bm)})
+    key = (name, "whole rows", *(tuple(c.values()) for c in sizes))
     if key not in _TILES:
-        sizes = [{"BLOCK_M": 1 << i, "BLOCK_N": bn} for i in range(max(0, (TILE_ELEMENTS // bn).bit_length()))]
         _TILES[key] = [(c, k.abi.ctas_per_sm) for c, k in kernels.those_that_fit(lambda **c: _compile(name, **c), sizes)]
     fits = _TILES[key]
     if not fits:
@@ -163,7 +170,7 @@ def _whole_rows(name: str, N: int, M: int | None = None) -> dict[str, int] | Non
     # an SM's programs run in one round, no program's loads overlapping
     # another's reduction and store.
     cap = math.inf if M is None else -(-M // SM_COUNT) / 2
-    return dict(max(fits, key=lambda fit: (fit[0]["BLOCK_M"] * bn >= PROGRAM_ELEMENTS,
+    return dict(max(fits, key=lambda fit: (fit[0]["BLOCK_M"] * fit[0]["BLOCK_N"] >= PROGRAM_ELEMENTS,
                                            min(fit[1] * fit[0]["BLOCK_M"], cap), fit[1]))[0])
 
 

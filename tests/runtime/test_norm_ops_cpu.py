@@ -158,17 +158,28 @@ def test_tiles_keep_the_most_rows_in_flight_per_sm():
     assert norm_kernels.rotary_tile(24, 128) == {"BLOCK_M": 8, "HALF": 64}  # 8 divides 24
 
 
-@pytest.mark.parametrize("N, want", [
-    (100, 128), (256, 256), (300, 512), (700, 768), (768, 768), (1000, 1024), (1536, 1536),
-    (3000, 3072), (5120, 5120), (11008, 11008), (16384, 16384),
+@pytest.mark.parametrize("N, rows, want", [
+    (100, 4, 128), (256, 4, 256), (300, 4, 512), (700, 4, 768), (768, 8, 768), (768, 2, 1024), (768, 1, 1024),
+    (1000, 4, 1024), (1536, 4, 1536), (1536, 2, 1536), (3000, 4, 3072), (3000, 2, 3072), (3000, 1, 3072),
+    (5120, 1, 5120), (6720, 4, 6912), (6720, 2, 7168), (6720, 1, 7168), (11008, 1, 11264), (16384, 1, 16384),
 ])
-def test_row_tiles_take_whole_warp_rows(N, want):
+def test_row_tiles_take_whole_warp_rows(N, rows, want):
     """A row kernel's BLOCK_N is the row rounded up to whole rows of a warp's
-    vectors (256 bf16), or to a power of two where that is less: at 768 each
-    lane holds three vectors, where a 1024-column tile would leave a quarter
-    of the lanes with nothing but masked columns."""
-    assert norm_kernels._row_columns(N) == want
-    assert want % min(want, norm_kernels.ROW_UNIT) == 0 and want - N < norm_kernels.ROW_UNIT
+    vectors (256 bf16) for each warp along the row, or to a power of two
+    where that is less: at 768 each lane of a 4-row tile holds three vectors,
+    where a 1024-column tile would leave a quarter of the lanes nothing but
+    masked columns; a 1-row tile shares its row among the 4 warps, so its
+    BLOCK_N is a multiple of 1024 (6912 = 27 units would leave three of
+    them holding copies). Every warp of the blocked layout holds its own
+    values wherever the row is at least a unit a warp."""
+    from tawa.dialects.nvgpu.layouts import Replicated, blocked_layout
+
+    assert norm_kernels._row_columns(N, rows) == want
+    per_row = 4 // min(4, rows)
+    assert want >= N and (want - N < norm_kernels.ROW_UNIT * per_row or want & (want - 1) == 0)
+    if want >= norm_kernels.ROW_UNIT * per_row:
+        layout = blocked_layout((rows, want), 2)
+        assert not any(isinstance(d, Replicated) for d in (*layout.warp_dims, *layout.lane_dims)), layout
 
 
 @pytest.mark.parametrize("N, want", [(200, 256), (512, 512), (768, 256), (1024, 512), (1280, 256),
