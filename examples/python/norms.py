@@ -4,10 +4,11 @@ gate and its gradient, and the rotary embedding (tawa.torch's norm and
 rotary operators and the gated MLP's backward pass run these).  Each
 program takes BLOCK_M rows of an M×N row-major bf16 input and computes in
 f32; the norms and the softmax see a whole row in one tile
-(N ≤ BLOCK_N), except `add_rmsnorm`, which loops over the row in chunks of
-BLOCK_N columns twice (the sum of squares, then the scaled output), as a
-kernel for rows wider than its registers must; `add_rmsnorm_row` is the same
-for rows that fit one tile, in one pass.  Launch grid (⌈M/BLOCK_M⌉,)
+(N ≤ BLOCK_N); `rmsnorm_chunked`, `layernorm_chunked` and `add_rmsnorm` loop
+over the row in chunks of BLOCK_N columns twice (the row's statistics, then
+the normalized output), as kernels for rows wider than their registers
+must; `add_rmsnorm_row` is `add_rmsnorm` for rows that fit one tile, in one
+pass.  Launch grid (⌈M/BLOCK_M⌉,)
 (`swiglu`, `swiglu_bwd`: (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉); `rotary`: (⌈M/BLOCK_M⌉, heads)).
 
 They run in the CPU interpreter (`kernel.interpret`) and match NumPy
@@ -57,6 +58,59 @@ def layernorm(X: tl.tensor_ref(tl.bf16, 2), W: tl.tensor_ref(tl.bf16, 1), B: tl.
     w = tl.load(W, (0,), (BLOCK_N,)).to(tl.f32)
     b = tl.load(B, (0,), (BLOCK_N,)).to(tl.f32)
     tl.store(Y, (m0, 0), (d * inv[:, None] * w[None, :] + b[None, :]).to(tl.bf16))
+
+
+@tawa.kernel
+def rmsnorm_chunked(X: tl.tensor_ref(tl.bf16, 2), W: tl.tensor_ref(tl.bf16, 1), Y: tl.tensor_ref(tl.bf16, 2),
+                    M: tl.index, N: tl.index, eps: tl.f32,
+                    BLOCK_M: tl.constexpr = 8, BLOCK_N: tl.constexpr = 1024):
+    """`rmsnorm` over rows of any width: the first loop sums the squares of
+    the row's chunks of BLOCK_N columns, the second reads them again (from
+    L2, where the first loop's reads left them) and scales them."""
+    m0 = tl.program_id(0) * BLOCK_M
+    squares = tl.zeros((BLOCK_M,), tl.f32)
+    for n0 in tl.range(0, N, BLOCK_N):
+        x = tl.load(X, (m0, n0), (BLOCK_M, BLOCK_N)).to(tl.f32)
+        squares = squares + tl.sum(x * x, 1)
+    inv = tl.rsqrt(squares / N.to(tl.f32) + eps)
+    for n0 in tl.range(0, N, BLOCK_N):
+        x = tl.load(X, (m0, n0), (BLOCK_M, BLOCK_N)).to(tl.f32)
+        w = tl.load(W, (n0,), (BLOCK_N,)).to(tl.f32)
+        tl.store(Y, (m0, n0), (x * inv[:, None] * w[None, :]).to(tl.bf16))
+
+
+@tawa.kernel
+def layernorm_chunked(X: tl.tensor_ref(tl.bf16, 2), W: tl.tensor_ref(tl.bf16, 1), B: tl.tensor_ref(tl.bf16, 1),
+                      Y: tl.tensor_ref(tl.bf16, 2), M: tl.index, N: tl.index, eps: tl.f32,
+                      BLOCK_M: tl.constexpr = 8, BLOCK_N: tl.constexpr = 1024):
+    """`layernorm` over rows of any width, in two loops over the row's
+    chunks: the first merges each chunk's mean and sum of squared
+    deviations into the row's (Chan et al.'s pairwise update, so the
+    variance is not the difference of two large sums), the second
+    normalizes the chunks read again."""
+    m0 = tl.program_id(0) * BLOCK_M
+    count = tl.zeros((BLOCK_M,), tl.f32)
+    mean = tl.zeros((BLOCK_M,), tl.f32)
+    m2 = tl.zeros((BLOCK_M,), tl.f32)
+    cols = tl.arange(0, BLOCK_N)[None, :] + tl.zeros((BLOCK_M, BLOCK_N), tl.i32)
+    zeros = tl.zeros((BLOCK_M, BLOCK_N), tl.f32)
+    for n0 in tl.range(0, N, BLOCK_N):
+        x = tl.load(X, (m0, n0), (BLOCK_M, BLOCK_N)).to(tl.f32)
+        inside = cols < N - n0
+        k = tl.sum(tl.where(inside, zeros + 1.0, zeros), 1)  # the chunk's columns inside the row
+        chunk_mean = tl.sum(x, 1) / k
+        d = tl.where(inside, x - chunk_mean[:, None], zeros)
+        total = count + k
+        delta = chunk_mean - mean
+        mean = mean + delta * (k / total)
+        m2 = m2 + tl.sum(d * d, 1) + delta * delta * (count * k / total)
+        count = total
+    inv = tl.rsqrt(m2 / N.to(tl.f32) + eps)
+    for n0 in tl.range(0, N, BLOCK_N):
+        x = tl.load(X, (m0, n0), (BLOCK_M, BLOCK_N)).to(tl.f32)
+        w = tl.load(W, (n0,), (BLOCK_N,)).to(tl.f32)
+        b = tl.load(B, (n0,), (BLOCK_N,)).to(tl.f32)
+        tl.store(Y, (m0, n0), ((x - mean[:, None]) * inv[:, None] * w[None, :] + b[None, :]).to(tl.bf16))
 
 
 @tawa.kernel

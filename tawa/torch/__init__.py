@@ -196,7 +196,7 @@ def _norm_tensors(op: str, **tensors: Any) -> list[Any]:
 
 def rms_norm(x: Any, weight: Any, eps: float = 1e-6) -> Any:
     """x / √(mean(x²) + eps) · weight over x's last dimension, N: x [..., N]
-    and weight [N] bf16, f32 math, one kernel (N ≤ 16384; x is read in place
+    and weight [N] bf16, f32 math, one kernel (any N; x is read in place
     when its rows are contiguous and evenly spaced, a column slice included,
     else copied).  A new tensor of x's shape (docs/runtime.md,
     "Normalization and rotary operators")."""

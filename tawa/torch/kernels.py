@@ -28,6 +28,7 @@ counters are cached per device, stream and shape.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -222,6 +223,19 @@ def those_that_fit(compile_one: Any, candidates: list[dict[str, Any]]) -> Iterat
                 raise
             continue
         yield candidate, kernel
+
+
+def spills(kernel: Any) -> bool:
+    """Whether ptxas spills registers of `kernel` to local memory (it is
+    assembled, or its cubin found in the cache: the launch needs it anyway).
+    A tile chooser takes the next candidate instead: the compiler's register
+    estimate can fall short of what ptxas keeps live across a loop, and a
+    spilling memory-bound kernel adds local-memory traffic to its own."""
+    from tawa.runtime.ptxas import RegisterSpillWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RegisterSpillWarning)
+        return kernel.assemble().spill_bytes > 0
 
 
 def clear_cache() -> None:

@@ -29,15 +29,11 @@ from tawa.torch import linear_checks
 from tawa.torch.checks import TensorInfo
 from tawa.torch.linear_checks import dense
 
-__all__ = ["MAX_ROW", "NORM_DTYPES", "NormProblem", "RotaryProblem", "check_elementwise", "check_eps", "check_norm",
+__all__ = ["NORM_DTYPES", "NormProblem", "RotaryProblem", "check_elementwise", "check_eps", "check_norm",
            "check_rotary", "dense"]
 
 NORM_DTYPES = ("bfloat16",)
 """The dtypes the norm kernels are written in (bf16 in and out, f32 math)."""
-MAX_ROW = 16384
-"""The widest row a norm kernel holds in one program's registers: a row is
-normalized whole (one read), and rows wider than this would not fit one
-warp group's registers as f32 (`tawa.torch.norm_kernels.TILE_ELEMENTS`)."""
 
 
 @dataclass(frozen=True)
@@ -92,9 +88,6 @@ def check_norm(op: str, x: TensorInfo, vectors: Sequence[tuple[str, TensorInfo |
                 raise ValueError(f"tawa.torch.{op}: residual must have x's shape {_shape(x)}, got {_shape(t)}")
         elif tuple(t.shape) != (N,):
             raise ValueError(f"tawa.torch.{op}: {name} must be [N] = [{N}] (x's last dimension), got shape {_shape(t)}")
-    if isinstance(N, int) and N > MAX_ROW:
-        raise ValueError(f"tawa.torch.{op}: rows of N = {N} are wider than the {MAX_ROW} elements a program "
-                         "normalizes in registers")
     return NormProblem(prod(x.shape[:-1]), N, tuple(x.shape))
 
 

@@ -2,10 +2,11 @@
 
 The kernels are the tile programs of examples/python/norms.py (`norms()`
 loads them): `rmsnorm`, `layernorm`, `add_rmsnorm` and `rotary`, bf16 in
-and out, f32 math.  A program normalizes BLOCK_M whole rows held in one warp group's
-registers (`add_rmsnorm`, where a row does not fit them, loops over its rows in
-chunks of BLOCK_N).  The tile is decided here, per kernel, row width N and
-row count M, from the register file and the SMs:
+and out, f32 math.  A program normalizes BLOCK_M whole rows held in one warp
+group's registers; where a row does not fit them, its chunked program loops
+over its rows in chunks of BLOCK_N columns (`PROGRAMS`), so rows of any
+width run.  The tile is decided here, per kernel, row width N and row count
+M, from the register file and the SMs:
 
 * BLOCK_N: the row, rounded up to a whole number of `ROW_UNIT` columns
   (a warp's 16-byte vectors across its 32 lanes) for each warp along the
@@ -14,8 +15,8 @@ row count M, from the register file and the SMs:
   The blocked layout repeats the warp's vectors along the row (768 columns:
   three vectors a lane), so every lane holds as many columns as every other
   and no lane holds columns that are all past the row, which a power of two
-  (1024 for 768) would give a quarter of the lanes; `add_rmsnorm` takes
-  chunks of `CHUNK` columns where its whole rows do not fit;
+  (1024 for 768) would give a quarter of the lanes; a chunked program
+  takes chunks of `CHUNK` columns;
 * BLOCK_M: the rows that keep the most bytes in flight per SM.  A program
   loads its tile, reduces it and stores it, so an SM's loads in flight are
   those of its resident CTAs: CTAs per SM × BLOCK_M × N, the CTAs being
@@ -29,20 +30,23 @@ row count M, from the register file and the SMs:
   overlapping another's reduction); at a tie, the one with more CTAs, whose
   reductions and stores overlap the others' loads in finer steps.  Tiles of
   at least `PROGRAM_ELEMENTS` values come first, where one fits: a
-  program's fixed cost wants that many values to spread over (a row that
-  does not fit alone is a ValueError).
+  program's fixed cost wants that many values to spread over.  A tile
+  whose kernel ptxas spills is passed over for the next (`_spill_free`):
+  the compiler's register estimate can fall short of what ptxas keeps live
+  across a loop.
 
 Example, M large: N = 1024 → 8×1024 tiles (4 CTAs an SM: 32 rows in flight,
 against 5 × 4 and 2 × 16); N = 4096 → 4×4096 for RMSNorm (2 × 4 against
 3 × 2) but 1×4096 for LayerNorm (4 × 1 ties 2 × 2: more CTAs).  M = 4096,
 N = 1024 (32 rows an SM, 16 counted) → 4×1024 (5 × 4 ≥ 16, the most CTAs of
 the tiles of 4096 values or more).
-`add_rmsnorm` runs in one pass, by `add_rmsnorm_row` at the norms' tiles,
-wherever a whole row fits (`program`: the resource check decides); only
-wider rows take the kernel that loops over them in chunks, at
-`TILE_ELEMENTS` / `CHUNK` rows.  `tile(name, N, M)` returns the choice and
+Every row kernel runs in one pass wherever a whole row fits (`program`:
+the resource check decides; `add_rmsnorm` by `add_rmsnorm_row`); only wider
+rows take the chunked program, at `TILE_ELEMENTS` / `CHUNK` rows, halved
+until it fits (the softmax has none: rows past 16384 are a ValueError).
+`tile(name, N, M)` returns the choice and
 `kernel(name, N, M)` the compiled `tawa.Kernel`; the tiles that fit, with
-their CTAs per SM, are remembered per (kernel, BLOCK_N).  The
+their CTAs per SM, are remembered per kernel and candidates.  The
 elementwise kernels (`swiglu`, `swiglu_bwd`) take tiles of at most
 `ELEMENTWISE_COLUMNS` columns of a row: the whole row where it is that
 narrow, else the whole number of `ROW_UNIT`s that pads the row least (768
@@ -62,19 +66,23 @@ from tawa.dialects.nvgpu.layouts import VECTOR_BYTES
 from tawa.target.hopper import MAX_REGS_PER_THREAD, SM_COUNT, THREADS_PER_GROUP, THREADS_PER_WARP, WARPS_PER_GROUP
 from tawa.torch import kernels
 
-KERNELS = {"rmsnorm": "rms_norm", "layernorm": "layer_norm", "add_rmsnorm": "add_rms_norm",
-           "add_rmsnorm_row": "add_rms_norm", "rotary": "rotary"}
+KERNELS = {"rmsnorm": "rms_norm", "rmsnorm_chunked": "rms_norm", "layernorm": "layer_norm",
+           "layernorm_chunked": "layer_norm", "add_rmsnorm": "add_rms_norm", "add_rmsnorm_row": "add_rms_norm",
+           "rotary": "rotary"}
 """Kernel → the `tawa.torch` operator it serves (the name its errors give)."""
 ROW_KERNELS = ("softmax", "rmsnorm", "layernorm", "add_rmsnorm")
 """The kernels whose programs take whole rows (`tile`): the norms, and the
 row softmax that `python -m tawa.bench memory` times beside them."""
 CHUNK = 1024
-"""Columns per iteration of add_rmsnorm's loops over a row."""
-ONE_PASS = {"add_rmsnorm": "add_rmsnorm_row"}
-"""Row kernels that loop over a row in chunks, and their one-pass twin for
-rows that fit the registers (`program`): the chunked kernel's second loop
-reads back what the first stored, a fifth tensor's traffic, where the twin
-normalizes the registers it stored from."""
+"""Columns per iteration of the chunked programs' loops over a row."""
+PROGRAMS = {"softmax": ("softmax", None), "rmsnorm": ("rmsnorm", "rmsnorm_chunked"),
+            "layernorm": ("layernorm", "layernorm_chunked"), "add_rmsnorm": ("add_rmsnorm_row", "add_rmsnorm")}
+"""Row kernel → (its one-pass program, its chunked program or None): the
+one pass wherever a whole row fits one program's registers (`program`),
+the loops over a row's chunks of `CHUNK` columns only beyond (they read the
+row twice: add_rmsnorm's second loop reads back the S its first stored, a
+fifth tensor's traffic, where the one pass normalizes the registers it
+stored from)."""
 TILE_ELEMENTS = THREADS_PER_GROUP * (MAX_REGS_PER_THREAD + 1) // 2
 """The f32 elements of the largest tile tried: half of one warp group's
 registers (128 threads × 128), the rest for the kernel's other values."""
@@ -102,17 +110,18 @@ def norms() -> Any:
 
 def program(name: str, N: int) -> str:
     """The tile program of examples/python/norms.py that runs row kernel
-    `name` on rows of N: its one-pass twin (`ONE_PASS`) where a whole row
-    fits one program's registers (`_whole_rows` finds a tile the resource
-    check accepts), else `name`."""
-    twin = ONE_PASS.get(name)
-    return twin if twin is not None and _whole_rows(twin, N) is not None else name
+    `name` on rows of N (`PROGRAMS`): the one-pass program where a whole
+    row fits one program's registers (`_whole_rows` finds a tile the
+    resource check accepts), else the chunked one where there is one; a
+    kernel of one program (SwiGLU's) is its own."""
+    one_pass, chunked = PROGRAMS.get(name, (name, None))
+    return one_pass if chunked is None or _whole_rows(one_pass, N) is not None else chunked
 
 
 def _chunked(name: str, N: int) -> bool:
-    """Whether row kernel `name` loops over rows of N in chunks (it has a
-    one-pass twin, and a whole row does not fit its registers)."""
-    return program(name, N) in ONE_PASS
+    """Whether row kernel `name` loops over rows of N in chunks (a whole row
+    does not fit one program's registers)."""
+    return program(name, N) == PROGRAMS[name][1]
 
 
 def _row_columns(N: int, rows: int = WARPS_PER_GROUP) -> int:
@@ -144,7 +153,7 @@ def tile(name: str, N: int, M: int | None = None) -> dict[str, int]:
     if name not in ROW_KERNELS:
         raise KeyError(f"no row kernel {name!r} in examples/python/norms.py; known: {', '.join(ROW_KERNELS)}")
     if _chunked(name, N):
-        return _fitted(name, TILE_ELEMENTS // CHUNK, f"a row of N = {N}", BLOCK_N=CHUNK)
+        return _fitted(program(name, N), TILE_ELEMENTS // CHUNK, f"a row of N = {N}", BLOCK_N=CHUNK)
     hit = _whole_rows(program(name, N), N, M)
     if hit is None:
         raise ValueError(f"tawa.torch.{KERNELS.get(name, name)}: a row of N = {N} does not fit one program's "
@@ -170,8 +179,9 @@ def _whole_rows(name: str, N: int, M: int | None = None) -> dict[str, int] | Non
     # an SM's programs run in one round, no program's loads overlapping
     # another's reduction and store.
     cap = math.inf if M is None else -(-M // SM_COUNT) / 2
-    return dict(max(fits, key=lambda fit: (fit[0]["BLOCK_M"] * fit[0]["BLOCK_N"] >= PROGRAM_ELEMENTS,
-                                           min(fit[1] * fit[0]["BLOCK_M"], cap), fit[1]))[0])
+    ranked = sorted(fits, key=lambda fit: (fit[0]["BLOCK_M"] * fit[0]["BLOCK_N"] >= PROGRAM_ELEMENTS,
+                                           min(fit[1] * fit[0]["BLOCK_M"], cap), fit[1]), reverse=True)
+    return _spill_free(name, [c for c, _ in ranked])
 
 
 def elementwise_tile(name: str, N: int) -> dict[str, int]:
@@ -203,16 +213,24 @@ def _fitted(name: str, rows: int, what: str, **constexprs: int) -> dict[str, int
 
 def _fit(name: str, rows: int, **constexprs: int) -> dict[str, int] | None:
     """BLOCK_M (the largest power of two ≤ `rows` whose kernel the resource
-    check accepts) with `constexprs`, or None where none is accepted;
+    check accepts and ptxas assembles without spills) with `constexprs`, or None where none is accepted;
     remembered per kernel, `rows` and constexprs (the rotary kernel's rows
     also depend on the sequence length, which its constexprs do not say)."""
     key = (name, rows, *sorted(constexprs.items()))
     if key not in _TILES:
         bm = 1 << int(math.log2(max(1, rows)))
         sizes = [{"BLOCK_M": bm >> i, **constexprs} for i in range(bm.bit_length())]
-        _TILES[key] = kernels.first_that_fits(lambda **c: _compile(name, **c), sizes)
+        fits = [c for c, _ in kernels.those_that_fit(lambda **c: _compile(name, **c), sizes)]
+        _TILES[key] = _spill_free(name, fits)
     hit = _TILES[key]
     return None if hit is None else dict(hit)
+
+
+def _spill_free(name: str, ranked: list[dict[str, int]]) -> dict[str, int] | None:
+    """The first of `ranked` (tiles the resource check accepts, best first)
+    whose kernel ptxas assembles without spills (`kernels.spills`); the
+    last where all spill (correct, only slower), None where there is none."""
+    return next((c for c in ranked if not kernels.spills(_compile(name, **c))), ranked[-1] if ranked else None)
 
 
 def _compile(name: str, **constexprs: int) -> Any:

@@ -46,6 +46,9 @@ def arguments(name: str, M: int, N: int, rng: np.random.Generator):
         "softmax": ([rand(M, N)], [out()], [M, N]),
         "rmsnorm": ([rand(M, N), rand(N)], [out()], [M, N, 1e-6]),
         "layernorm": ([rand(M, N), rand(N), rand(N)], [out()], [M, N, 1e-5]),
+        "rmsnorm_chunked": ([rand(M, N), rand(N)], [out()], [M, N, 1e-6]),
+        "layernorm_chunked": ([(rand(M, N).astype(np.float32) * 4 + 20).astype(BF16), rand(N), rand(N)], [out()],
+                              [M, N, 1e-5]),  # far from 0: the chunks' merged variance
         "add_rmsnorm": ([rand(M, N), rand(M, N), rand(N)], [out(), out()], [M, N, 1e-6]),
         "add_rmsnorm_row": ([rand(M, N), rand(M, N), rand(N)], [out(), out()], [M, N, 1e-6]),
         "swiglu": ([rand(M, N), rand(M, N)], [out()], [M, N]),
@@ -81,6 +84,9 @@ CASES = [
     ("layernorm", 5, 3000, {"BLOCK_M": 1, "BLOCK_N": 4096}),
     ("add_rmsnorm", 3, 2500, {"BLOCK_M": 1}),
     ("add_rmsnorm_row", 3, 2500, {"BLOCK_M": 2, "BLOCK_N": 4096}),  # one pass over wide rows
+    # rows wider than the registers: two loops over chunks, the last ragged,
+    ("rmsnorm_chunked", 5, 2500, {"BLOCK_M": 4, "BLOCK_N": 1024}),
+    ("layernorm_chunked", 5, 2500, {"BLOCK_M": 4, "BLOCK_N": 1024}),
     # tiles whose rows are not a power of two (the operators' tiles of 768- and 3000-wide rows):
     # three vectors a lane; a row of twelve warp rows split over the 4 warps,
     ("rmsnorm", 37, 700, {"BLOCK_M": 4, "BLOCK_N": 768}),
