@@ -105,6 +105,12 @@ valid but read K in small steps)."""
 
 ACTIVATIONS = ("gelu_tanh", "silu", "relu")
 """Activations an `Epilogue` applies (None: none)."""
+SCALES = ("tensor", "row")
+"""How an `Epilogue` scales the product by an operand's dequantization
+scales (an fp8 GEMM's): "tensor", one f32 for the whole operand (a
+1-element tensor, read by the kernel: no host read); "row", one f32 per row
+of the operand (A's M rows: a factor per row of C; the N×K B's N rows: per
+column of C)."""
 GELU_TANH = (0.7978845608, 0.044715)
 """gelu(x) = x · (½ + ½·tanh(k0 · (x + k1·x³))): k0 = √(2/π), k1."""
 
@@ -126,11 +132,23 @@ class Epilogue:
     save_pre: bool = False
     """A second output P shaped as C: acc + bias before the activation, in C's
     type; gated, a third, P2: acc₂ (the product the activation's output multiplies)."""
+    scale_a: str | None = None
+    """A's scales (`SCALES`), which multiply the accumulator first: ScaleA,
+    f32, one element or M."""
+    scale_b: str | None = None
+    """B's scales (`SCALES`): ScaleB, f32, one element or N."""
 
     def __post_init__(self) -> None:
         for name in ("bias", "residual", "gated", "save_pre"):
             if not isinstance(getattr(self, name), bool):
                 raise TawaError(f"{name}={getattr(self, name)!r}: expected a bool", "tawa.kernels.Epilogue")
+        for name in ("scale_a", "scale_b"):
+            if getattr(self, name) not in (None, *SCALES):
+                raise TawaError(f"{name}={getattr(self, name)!r}: expected None or one of {', '.join(SCALES)}",
+                                "tawa.kernels.Epilogue")
+        if self.gated and (self.scale_a or self.scale_b):
+            raise TawaError("a gated epilogue takes no scales (they would scale one product of two)",
+                            "tawa.kernels.Epilogue")
         if self.activation is not None and self.activation not in ACTIVATIONS:
             raise TawaError(f"activation={self.activation!r}: expected None or one of {', '.join(ACTIVATIONS)}",
                             "tawa.kernels.Epilogue")
@@ -142,8 +160,11 @@ class Epilogue:
 
     @property
     def parts(self) -> tuple[str, ...]:
-        """What it does, in order: gated, bias, save_pre, the activation, residual."""
-        return tuple(p for p, on in (("gated", self.gated), ("bias", self.bias), ("save_pre", self.save_pre),
+        """What it does, in order: the scales, gated, bias, save_pre, the
+        activation, residual."""
+        return tuple(p for p, on in ((f"scale_a_{self.scale_a}", self.scale_a is not None),
+                                     (f"scale_b_{self.scale_b}", self.scale_b is not None),
+                                     ("gated", self.gated), ("bias", self.bias), ("save_pre", self.save_pre),
                                      (self.activation or "", self.activation is not None),
                                      ("residual", self.residual)) if on)
 
@@ -275,7 +296,9 @@ def consumer_registers(config: GemmConfig, group_rows: int = WGMMA_M) -> int:
     residual = acc // 2 * narrow if ep.residual else 0
     bias = config.block_n // 8 * narrow if ep.bias else 0
     pre = acc // 2 * narrow if ep.save_pre else 0
-    return acc * (1 + ep.gated) + max(residual + bias, pre) + SCALAR_REGS_OVERHEAD
+    # B's scales per column of C: a column vector of f32 (as an f32 bias).
+    scales = config.block_n // 4 if ep.scale_b == "row" else 0
+    return acc * (1 + ep.gated) + max(residual + bias + scales, pre) + SCALAR_REGS_OVERHEAD
 
 
 def consumer_budget(block_m: int, group_rows: int = WGMMA_M) -> int:
@@ -300,6 +323,8 @@ def unsupported(config: GemmConfig, group_rows: int = WGMMA_M) -> str | None:
     if config.split_k > 1 and config.epilogue != NO_EPILOGUE:
         return (f"split_k = {config.split_k} with an epilogue ({'-'.join(config.epilogue.parts)}): the epilogue "
                 "needs the whole sum over K, which split programs do not have")
+    if (config.epilogue.scale_a or config.epilogue.scale_b) and config.batched:
+        return "scales with batched: an fp8 GEMM with scales is unbatched for now (one scale vector per operand)"
     if config.split_k > 1 and config.batched:
         return (f"split_k = {config.split_k} with batched: split-K is for unbatched GEMMs only for now "
                 "(the third grid axis is the batch)")
@@ -353,7 +378,8 @@ def _check_generable(config: GemmConfig, where: str) -> None:
     """Configurations the generator cannot write at all (the rest are the
     compiler's to judge)."""
     if (config.split_k < 1 or (config.split_k > 1 and config.batched)
-            or (config.split_k > 1 and config.epilogue != NO_EPILOGUE)):
+            or (config.split_k > 1 and config.epilogue != NO_EPILOGUE)
+            or (config.batched and (config.epilogue.scale_a or config.epilogue.scale_b))):
         raise TawaError(str(unsupported(config)), where)
 
 
@@ -392,6 +418,19 @@ def _epilogue(config: GemmConfig, acc: str, acc2: str, c_type: str, c_index: str
     bm, bn, c, ep = config.block_m, config.block_n, config.c_dtype, config.epilogue
     t = f"tensor<{bm}x{bn}xf32>"
     lines, x = [], acc
+    for scale, operand, rows, axis, offset in (("scale_a", "%ScaleA", bm, 1, "%m0"), ("scale_b", "%ScaleB", bn, 0, "%n0")):
+        kind, v = getattr(ep, scale), scale.replace("scale", "s")
+        if kind == "tensor":  # one f32, read by the kernel (the scale stays on the device)
+            lines += [f"  %{v} = tile.load_scalar {operand}[%c0] : memref<?xf32> -> f32\n",
+                      f"  %{v}_t = tile.splat %{v} : f32 -> {t}\n"]
+        elif kind == "row":  # one f32 per row of the operand, broadcast along C's other axis
+            shape = f"{rows}x1" if axis == 1 else f"1x{rows}"
+            lines += [f"  %{v} = tile.load {operand}[{offset}] : memref<?xf32> -> tensor<{rows}xf32>\n",
+                      f"  %{v}_e = tile.expand_dims %{v}, {axis} : tensor<{rows}xf32> -> tensor<{shape}xf32>\n",
+                      f"  %{v}_t = tile.broadcast %{v}_e : tensor<{shape}xf32> -> {t}\n"]
+        if kind is not None:
+            lines.append(f"  %{v}_scaled = arith.mulf {x}, %{v}_t : {t}\n")
+            x = f"%{v}_scaled"
 
     def widened(value: str, shape: str, name: str) -> str:
         """`value` (a tensor<{shape}x{c}>) in f32."""
@@ -438,11 +477,14 @@ def _epilogue_doc(config: GemmConfig) -> str:
     ep = config.epilogue
     if ep == NO_EPILOGUE:
         return ""
-    x = "acc + Bias" if ep.bias else "acc"
+    scaled = "acc" + "".join(f" · {n}" for n, k in (("ScaleA", ep.scale_a), ("ScaleB", ep.scale_b)) if k)
+    x = f"{scaled} + Bias" if ep.bias else scaled
     y = f"{ep.activation}({x})" if ep.activation else x
     if ep.gated:
         y = f"{y} · acc2 (acc2 = A{'ᵀ' if config.a_layout == 'km' else ''} · B2{'' if config.b_layout == 'kn' else 'ᵀ'}, B2 shaped as B)"
-    operands = [f"Bias a vector of N {config.c_dtype}"] * ep.bias + ["R shaped as C"] * ep.residual
+    operands = ([f"ScaleA {'one f32' if ep.scale_a == 'tensor' else 'M f32 (per row of C)'}"] * bool(ep.scale_a)
+                + [f"ScaleB {'one f32' if ep.scale_b == 'tensor' else 'N f32 (per column of C)'}"] * bool(ep.scale_b)
+                + [f"Bias a vector of N {config.c_dtype}"] * ep.bias + ["R shaped as C"] * ep.residual)
     saved = f"; P = {x}{', P2 = acc2' if ep.gated else ''} (before the activation), shaped as C" if ep.save_pre else ""
     return (f"  // Epilogue: C = {y}{' + R' if ep.residual else ''}{'; ' if operands else ''}{', '.join(operands)}"
             f"{saved}.\n")
@@ -452,7 +494,7 @@ def gemm_source(config: GemmConfig, name: str | None = None) -> str:
     """The tile program of `config`: kernel `config.kernel` (`@gemm`,
     `@batched_gemm` when batched, `@gemm_splitk` when split, a suffix per
     epilogue part: `@gemm_bias_gelu_tanh_residual`; `name` renames it) with
-    arguments (A, B[, B2][, Bias][, R], C[, P[, P2]], M, N, K), or (A, B, C, W,
+    arguments (A, B[, B2][, ScaleA][, ScaleB][, Bias][, R], C[, P[, P2]], M, N, K), or (A, B, C, W,
     Counters, M, N, K) when split (module docstring)."""
     _check_generable(config, "tawa.kernels.gemm_source")
     bm, bn, bk = config.tile
@@ -531,7 +573,9 @@ def gemm_source(config: GemmConfig, name: str | None = None) -> str:
         grid = f"(⌈M/{bm}⌉, ⌈N/{bn}⌉{', batch' if batched else ''})"
         k_range = "  %b = tile.program_id 2\n" if batched else ""
         lo, hi = "%c0", "%K"
-    operands = "".join((f", %B2: {b_type}" * gated, f", %Bias: memref<?x{c}>" * ep.bias, f", %R: {c_type}" * ep.residual))
+    operands = "".join((f", %B2: {b_type}" * gated, ", %ScaleA: memref<?xf32>" * bool(ep.scale_a),
+                        ", %ScaleB: memref<?xf32>" * bool(ep.scale_b), f", %Bias: memref<?x{c}>" * ep.bias,
+                        f", %R: {c_type}" * ep.residual))
     # One product per B operand (gated: two), all of the same A tile, each its own accumulator.
     products = [("B", "bt", "acc_i", "d")] + [("B2", "b2t", "acc2_i", "d2")] * gated
     types = ", ".join([acc] * len(products))

@@ -5,6 +5,7 @@
     c = tawa.torch.matmul(x, w, transpose_b=True)    # x · wᵀ, w [N, K] (nn.Linear)
     o = tawa.torch.attention(q, k, v, causal=True)   # q [B, H, S, D], k, v [B, Hkv, Sk, D]
     o = tawa.torch.attention_fp8(q8, k8, v8, v_scale=s)  # e4m3 [B, H, S, 128] → bf16
+    c = tawa.torch.matmul_fp8(a8, b8, scale_a, scale_b)   # as torch._scaled_mm → bf16
     y = tawa.torch.linear(x, w, bias, activation="gelu_tanh", residual=r)
     y = tawa.torch.rms_norm(x, weight)                # also layer_norm, add_rms_norm
     qk = tawa.torch.rotary(qkv, cos, sin, heads=H + Hkv)
@@ -176,6 +177,32 @@ def gated_mlp(x: Any, w_gate: Any, w_up: Any, activation: str = "silu") -> Any:
 
 
 __all__ += ["gated_mlp", "linear", "linear_checks"]
+
+
+# --------------------------------------------------------------------------- scaled fp8 GEMM
+
+from tawa.torch import fp8_checks  # noqa: E402  (no torch needed)
+
+if UNAVAILABLE is None:
+    from tawa.torch import fp8_ops as _fp8_ops  # registers tawa::matmul_fp8
+
+
+def matmul_fp8(a: Any, b: Any, scale_a: Any, scale_b: Any, out_dtype: Any = None) -> Any:
+    """scale_a · scale_b · (a · b) for fp8 a [M, K] and b [K, N] (e4m3 or
+    e5m2), f32 accumulation, a new [M, N] tensor of `out_dtype` (bf16 by
+    default; f16, f32): what `torch._scaled_mm(a, b, scale_a, scale_b,
+    out_dtype=...)` computes.  Scales are float32 tensors, per tensor (one
+    element) or per row (scale_a [M, 1], scale_b [1, N]); the kernel reads
+    them on the device.  K must be a multiple of 16; b is read in place where
+    it is the transpose of a row-major [N, K] (as `torch._scaled_mm` takes
+    it), else copied.  No backward pass (docs/runtime.md, "Scaled fp8 GEMM")."""
+    _require()
+    if _calls.eager(a, b, scale_a, scale_b):
+        return _fp8_ops.matmul_fp8_impl(a, b, scale_a, scale_b, out_dtype)
+    return _fp8_ops.matmul_fp8(a, b, scale_a, scale_b, out_dtype)
+
+
+__all__ += ["fp8_checks", "matmul_fp8"]
 
 
 # --------------------------------------------------------------------------- normalization

@@ -26,7 +26,7 @@ from tawa.runtime.arrays import is_dense_row_major
 from tawa.runtime.launch import MAX_TMA_STRIDE, TMA_ALIGN
 from tawa.target.hopper import SM_COUNT
 
-ELEMENT_BYTES = {"bfloat16": 2, "float16": 2, "float8_e4m3fn": 1}
+ELEMENT_BYTES = {"bfloat16": 2, "float16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1, "float32": 4}
 MATMUL_DTYPES = ("bfloat16", "float16")
 ATTENTION_DTYPES = ("bfloat16",)
 FP8_DTYPES = ("float8_e4m3fn",)
@@ -115,7 +115,9 @@ class AttentionProblem:
         return self.H // self.kv_heads if self.kv_heads else 1
 
 
-def _check_devices(op: str, named: Sequence[tuple[str, TensorInfo]], fake: bool) -> None:
+def check_devices(op: str, named: Sequence[tuple[str, TensorInfo]], fake: bool) -> None:
+    """Every named tensor on one CUDA device (the first's), else a one-line
+    ValueError of operator `op`."""
     # Inside torch.compile the checks see fake CUDA tensors; meta tensors
     # (shape propagation) are accepted there too.
     allowed = ("cuda", "meta") if fake else ("cuda",)
@@ -140,7 +142,7 @@ def check_matmul(a: TensorInfo, b: TensorInfo, transpose_b: bool, fake: bool = F
         raise TypeError(f"tawa.torch.matmul: a is {a.dtype}; supported: {', '.join(MATMUL_DTYPES)}")
     if b.dtype != a.dtype:
         raise TypeError(f"tawa.torch.matmul: a is {a.dtype} but b is {b.dtype}; both must have one dtype")
-    _check_devices("matmul", [("a", a), ("b", b)], fake)
+    check_devices("matmul", [("a", a), ("b", b)], fake)
     if len(a.shape) < 2:
         raise ValueError(f"tawa.torch.matmul: a must be [..., M, K], got shape {_shape(a)}")
     if len(b.shape) != 2:
@@ -213,7 +215,7 @@ def _check_operands(op: str, dtypes: Sequence[str], q: TensorInfo, k: TensorInfo
     for name, t in named:
         if t.dtype not in dtypes:
             raise TypeError(f"tawa.torch.{op}: {name} is {t.dtype}; supported: {', '.join(dtypes)}")
-    _check_devices(op, named, fake)
+    check_devices(op, named, fake)
     for name, t in named:
         if len(t.shape) != 4:
             raise ValueError(f"tawa.torch.{op}: {name} must be [B, H, S, D], got shape {_shape(t)}")

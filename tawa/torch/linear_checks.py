@@ -19,6 +19,7 @@ from typing import Any
 
 from tawa.kernels.gemm import ACTIVATIONS
 from tawa.runtime.launch import TMA_ALIGN
+from tawa.torch import checks
 from tawa.torch.checks import ELEMENT_BYTES, MATMUL_DTYPES, TensorInfo
 
 ACTIVATION_HINTS = {"gelu": "GELU's erf form has no kernel: 'gelu_tanh' is the tanh form (nn.GELU(approximate='tanh'))",
@@ -39,18 +40,6 @@ class LinearProblem:
 
 def _shape(t: TensorInfo) -> str:
     return f"[{', '.join(str(d) for d in t.shape)}]"
-
-
-def _check_devices(op: str, named: Sequence[tuple[str, TensorInfo]], fake: bool) -> None:
-    # Inside torch.compile the checks see fake CUDA tensors; meta tensors (shape propagation) pass there too.
-    allowed = ("cuda", "meta") if fake else ("cuda",)
-    for name, t in named:
-        if t.device_type not in allowed:
-            raise ValueError(f"tawa.torch.{op}: {name} is on {t.device}; tawa's kernels run on CUDA tensors (Hopper GPUs)")
-    first_name, first = named[0]
-    for name, t in named[1:]:
-        if t.device != first.device:
-            raise ValueError(f"tawa.torch.{op}: {first_name} is on {first.device} but {name} on {t.device}")
 
 
 def check_activation(op: str, activation: Any, allow_none: bool = True) -> None:
@@ -75,7 +64,7 @@ def _check_operands(op: str, x: TensorInfo, weights: Sequence[tuple[str, TensorI
     for name, t in named[1:]:
         if t.dtype != x.dtype:
             raise TypeError(f"tawa.torch.{op}: x is {x.dtype} but {name} is {t.dtype}; all must have one dtype")
-    _check_devices(op, named, fake)
+    checks.check_devices(op, named, fake)
     if len(x.shape) < 1:
         raise ValueError(f"tawa.torch.{op}: x must be [..., K], got a 0-d tensor")
     K = x.shape[-1]

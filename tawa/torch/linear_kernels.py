@@ -1,5 +1,5 @@
-"""The generated kernels behind `tawa.torch.linear` and `tawa.torch.gated_mlp`
-(no torch needed).
+"""The generated kernels behind `tawa.torch.linear`, `tawa.torch.gated_mlp`
+and `tawa.torch.matmul_fp8` (no torch needed).
 
 Each is `tawa.kernels.gemm_source` of a `GemmConfig` with an `Epilogue`:
 one GEMM kernel whose consumer warp groups add the bias, apply the
@@ -33,8 +33,9 @@ _KERNELS: dict[tuple[Any, ...], tuple[Any, tuple[int, ...]]] = {}
 
 
 def epilogue_choice(layout: str, dtype: str, M: int, N: int, K: int, epilogue: Epilogue,
-                    sms: int = SM_COUNT) -> Any:
-    """The `tawa.runtime.autotune.Choice` for an M×N×K GEMM in `dtype` with
+                    sms: int = SM_COUNT, types: tuple[str, str, str] | None = None) -> Any:
+    """The `tawa.runtime.autotune.Choice` for an M×N×K GEMM in `dtype` (or
+    of IR element `types` (A, B, C), an fp8 GEMM's) with
     `epilogue`, B [N, K] (`layout` "nk") or [K, N] ("kn"): the heuristic's
     choice, unsplit (the epilogue needs the whole sum over K), where the
     epilogue fits its registers (`unsupported` with its warp groups' rows);
@@ -44,8 +45,8 @@ def epilogue_choice(layout: str, dtype: str, M: int, N: int, K: int, epilogue: E
     operand, so its ring depth is the deepest that fits (stages 0)."""
     from tawa.runtime.autotune import HEURISTIC_TILES, GemmProblem, heuristic
 
-    t = ELEMENT_TYPES[dtype]
-    base = heuristic(GemmProblem(M, N, K, t, t, t, layout), sms)
+    a, b, c = types or (ELEMENT_TYPES[dtype],) * 3
+    base = heuristic(GemmProblem(M, N, K, a, b, c, layout), sms)
     stages = 0 if epilogue.gated else base.stages
     first = replace(base, config=base.config.replace(split_k=1, epilogue=epilogue), stages=stages)
     why = unsupported(first.config, first.group_rows)
@@ -81,6 +82,21 @@ def linear_kernel(layout: str, dtype: str, M: int, N: int, K: int, bias: bool, a
         return hit
     epilogue = Epilogue(bias=bias, activation=activation, residual=residual, gated=gated, save_pre=save_pre)
     choice = epilogue_choice(layout, dtype, M, N, K, epilogue, sms)
+    hit = _KERNELS[key] = (build(choice), choice.grid(M, N))
+    return hit
+
+
+def fp8_kernel(types: tuple[str, str, str], M: int, N: int, K: int, scale_a: str, scale_b: str,
+               sms: int = SM_COUNT) -> tuple[Any, tuple[int, ...]]:
+    """The kernel and launch grid of a scaled fp8 GEMM (`tawa.torch.matmul_fp8`):
+    A [M, K] · B [N, K]ᵀ of IR element `types` (A, B, C) with the epilogue's
+    scales (`Epilogue.scale_a`, `scale_b`), the tile `epilogue_choice`'s,
+    compiled once and remembered per problem."""
+    key = ("fp8", types, M, N, K, scale_a, scale_b)
+    hit = _KERNELS.get(key)
+    if hit is not None:
+        return hit
+    choice = epilogue_choice("nk", "", M, N, K, Epilogue(scale_a=scale_a, scale_b=scale_b), sms, types)
     hit = _KERNELS[key] = (build(choice), choice.grid(M, N))
     return hit
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from math import prod
 from typing import Any
 
-from tawa.torch import linear_checks
+from tawa.torch import checks
 from tawa.torch.checks import TensorInfo
 from tawa.torch.linear_checks import dense
 
@@ -68,7 +68,7 @@ def _check_dtypes_and_devices(op: str, named: Sequence[tuple[str, TensorInfo]], 
     for name, t in named[1:]:
         if t.dtype != x.dtype:
             raise TypeError(f"tawa.torch.{op}: {name0} is {x.dtype} but {name} is {t.dtype}; all must have one dtype")
-    linear_checks._check_devices(op, named, fake)
+    checks.check_devices(op, named, fake)
 
 
 def check_norm(op: str, x: TensorInfo, vectors: Sequence[tuple[str, TensorInfo | None]],

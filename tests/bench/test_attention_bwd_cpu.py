@@ -319,7 +319,7 @@ def test_measure_with_tawas_backward_in_the_interpreter(torch, monkeypatch):
     from tawa.torch import attention_bwd_kernels as abk
     from tawa.torch import calls, checks
 
-    monkeypatch.setattr(checks, "_check_devices", lambda *args: None)
+    monkeypatch.setattr(checks, "check_devices", lambda *args: None)
     monkeypatch.setattr(abk, "_compile", lambda name, **values: Interpreted(name, values))
     calls.forget()
     try:

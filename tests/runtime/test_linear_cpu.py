@@ -17,8 +17,8 @@ import pytest
 
 import tawa.torch as tt
 from tawa.kernels.gemm import Epilogue
+from tawa.torch import checks, linear_kernels
 from tawa.torch import linear_checks as lc
-from tawa.torch import linear_kernels
 from tawa.torch.checks import TensorInfo
 
 CUDA = "cuda:0"
@@ -281,7 +281,7 @@ def stand_in(torch, monkeypatch):
     from tawa.torch import calls as calls_module
 
     calls = []
-    monkeypatch.setattr(lc, "_check_devices", lambda *args: None)
+    monkeypatch.setattr(checks, "check_devices", lambda *args: None)
     monkeypatch.setattr(linear_kernels, "build", lambda choice: StandIn(choice, calls))
     calls_module.forget()
     linear_kernels.clear_cache()

@@ -328,10 +328,10 @@ class Interpreted:
 def interpreted(torch, monkeypatch):
     """Real implementations on CPU tensors, kernels run by the interpreter."""
     from tawa.torch import calls as calls_module
-    from tawa.torch import linear_checks
+    from tawa.torch import checks
 
     launches = []
-    monkeypatch.setattr(linear_checks, "_check_devices", lambda *args: None)
+    monkeypatch.setattr(checks, "check_devices", lambda *args: None)
     monkeypatch.setattr(norm_kernels, "_compile", lambda name, **tile: Interpreted(name, tile, launches))
     calls_module.forget()
     norm_kernels.clear_cache()
