@@ -28,7 +28,7 @@ from xdsl.utils.exceptions import InterpretationError
 from tawa.dialects import nvgpu
 from tawa.dialects.nvgpu.fragments import FragBinaryKind
 from tawa.dialects.nvgpu.layouts import TiledLayout, fold_steps
-from tawa.dialects.nvgpu.shared_access import access_bytes
+from tawa.dialects.nvgpu.shared_access import access_bytes, access_values
 from tawa.dialects.nvgpu.types import FragmentType, element_bytes
 from tawa.interpreters import simt
 from tawa.interpreters.arith import maximum, minimum
@@ -442,7 +442,7 @@ def _shared_addresses(op: nvgpu.FragmentLoadSharedAtOp | nvgpu.FragmentStoreShar
     """addrs[lane, i]: the shared address of value i of each active lane:
     vector k at `addresses[bases[k]] + offsets[k]`, its values one element
     apart; every access aligned and inside shared memory."""
-    vec, eb = t.vector_length(), element_bytes(t.element_type)
+    vec, eb = access_values(t), element_bytes(t.element_type)
     at = np.stack([_lane_ints(a, idx) for a in addresses])
     bases, offsets = np.array(op.bases.get_values()), np.array(op.offsets.get_values())
     first = at[bases].T + offsets[None, :]

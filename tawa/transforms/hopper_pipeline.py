@@ -125,7 +125,11 @@ class HopperPipelinePass(ModulePass):
     """`auto`, `tma` or `threads`: how consumers store their tiles
     (`tawa-stage-stores`, `tawa.transforms.lower.tma_epilogue`).  With `stages=0`,
     `auto` takes the TMA-store epilogue when its staging tiles fit beside
-    rings of at least 2 stages, `tma` at whatever depth fits."""
+    rings of at least 2 stages, `tma` at whatever depth fits.  `threads`
+    uses no tensor map the threads can do without: in a kernel without dots
+    the consumers also load the tiles a loop would stream from a TMA
+    producer (`tawa-warp-specialize{stream-loads=false}`): the twin a launch
+    takes where a tensor map cannot describe an array (`tawa.Kernel.fallback`)."""
     watchdog_ms: int = 0
     """The bound of every mbarrier wait in milliseconds (tawa-bound-waits): a
     hang becomes a KernelHangError naming the wait.  0 (the default): no
@@ -300,6 +304,7 @@ class HopperPipelinePass(ModulePass):
             consumer_warps=self.consumer_warps,
             consumer_regs=self.tuning.consumer_regs,
             strict=True,
+            stream_loads=self.epilogue != "threads",
         )
 
     def steps(self, stages: int, epilogue: str | None = None, staging: str | None = None,

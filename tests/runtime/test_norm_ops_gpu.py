@@ -1,9 +1,11 @@
 """tawa.torch.rms_norm, layer_norm and add_rms_norm on a Hopper GPU.
 
 - Against torch in float32 on ragged shapes: M = 1, 37 and 3×333 rows, N =
-  64, 700 (not a power of two), 1024, 4096, 8192, 16384 and 16684 (each
-  tile the operator chooses; the widest rows, and LayerNorm's at 16384,
-  loop over chunks), inputs of mean 0.5 (LayerNorm's centring matters).  Outputs are
+  64, 700 (not a power of two), 1024, 4096, 8192, 16384, 16684 and 20480
+  (each tile the operator chooses; the widest rows, and LayerNorm's at
+  16384, loop over chunks: streamed from a TMA producer where the rows are
+  whole 16-byte units, by the threads of the kernel's twin at 16684),
+  inputs of mean 0.5 (LayerNorm's centring matters).  Outputs are
   the operator's own allocations in blocks filled with NaN first; every
   element must come out finite, within 3e-2 of the reference (bf16 outputs).
 - Layouts: a transposed x (copied), x a row slice of a wider matrix (not
@@ -28,7 +30,8 @@ import tawa.torch as tt
 pytestmark = pytest.mark.gpu
 TOL = 3e-2
 EPS = 1e-5
-SHAPES = [((1,), 64), ((37,), 700), ((3, 333), 1024), ((37,), 4096), ((5,), 8192), ((3,), 16384), ((9,), 16684)]
+SHAPES = [((1,), 64), ((37,), 700), ((3, 333), 1024), ((37,), 4096), ((5,), 8192), ((3,), 16384), ((9,), 16684),
+          ((33,), 20480)]
 
 
 @pytest.fixture

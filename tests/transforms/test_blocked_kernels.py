@@ -128,6 +128,26 @@ def test_lowered_kernel_matches_the_tile_program(case, seed):
         assert (g != w).mean() < 1e-3, f"{int((g != w).sum())} of {g.size} elements differ"
 
 
+@pytest.mark.parametrize("name", ["rmsnorm_chunked", pytest.param("add_rmsnorm", marks=pytest.mark.slow)])
+def test_chunk_loops_stream_or_the_threads_load(name, seed):
+    """A loop over a row's chunks streams them from a TMA producer (the
+    default); the kernel's twin (`epilogue=threads`, what a launch takes
+    where a tensor map cannot describe x) has no producer and its threads
+    load them: both give the tile program's outputs."""
+    M, N, c = 5, 2500, {"BLOCK_M": 4, "BLOCK_N": 1024}
+    text = getattr(norms(), name).ir(**c)
+    streamed, twin = str(lowered(text)), lowered(text, epilogue="threads")
+    assert "nvgpu.tma_load" in streamed and "nvgpu.frag_load_shared" in streamed
+    assert "nvgpu.tma_load" not in str(twin)
+    inputs, outputs, scalars = arguments(name, M, N, np.random.default_rng(seed))
+    want = [o.copy() for o in outputs]
+    tawa.interpret(text, name, grid(name, M, N, c), *inputs, *want, *scalars)
+    got = [o.copy() for o in outputs]
+    tawa.interpret(twin, name, grid(name, M, N, c), *inputs, *got, *scalars, ctas=2)
+    for w, g in zip(want, got):
+        np.testing.assert_allclose(g.astype(np.float32), w.astype(np.float32), rtol=2**-7, atol=2**-19)
+
+
 def test_column_sums(seed):
     """Sums along the rows: the 4 warps of the 32-row tile's layout combine through shared
     memory; the sums are stored (1-D) and broadcast back over the rows."""

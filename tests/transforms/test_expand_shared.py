@@ -1,5 +1,5 @@
 """`tawa-expand-shared-accesses` (tawa/transforms/prepare/expand_shared.py): the
-shared-memory address of every vector a thread reads or writes
+shared-memory address of every access (a vector, or 16 bytes of it) a thread reads or writes
 (`frag_load_shared`, `frag_store_shared`), as the `arith` the pass writes
 computes it for that thread and the lowered op's properties complete it,
 equals the address the simulator's storage model gives its element
@@ -26,6 +26,8 @@ from xdsl.ir import Block, Region
 
 import tawa
 from tawa.dialects import nvgpu
+from tawa.dialects.nvgpu.layouts import blocked_layout
+from tawa.dialects.nvgpu.shared_access import access_values
 from tawa.interpreters.fragments import fragment_map
 from tawa.interpreters.nvgpu import tile_addresses
 from tawa.transforms.prepare.expand_shared import ExpandSharedAccessesPass, unit_plan, vector_offsets
@@ -79,7 +81,7 @@ def thread_addresses(ops: list, threads: int = 128) -> tuple[np.ndarray, object]
             vals[op.results[0]] = _BINARY[type(op)](vals[op.operands[0]], vals[op.operands[1]]) & 0xFFFFFFFF
         elif isinstance(op, nvgpu.FragmentLoadSharedAtOp | nvgpu.FragmentStoreSharedAtOp):
             t = op.result.type if isinstance(op, nvgpu.FragmentLoadSharedAtOp) else op.fragment.type
-            vec, eb = t.vector_length(), nvgpu.element_bytes(t.element_type)
+            vec, eb = access_values(t), nvgpu.element_bytes(t.element_type)
             at = [np.broadcast_to(vals[a], tid.shape) for a in op.addresses]
             cols = [at[base] + imm + j * eb
                     for base, imm in zip(op.bases.get_values(), op.offsets.get_values()) for j in range(vec)]
@@ -133,6 +135,26 @@ def test_vector_addresses_where_no_unit_plan(smem_shape, swizzle, row0):
     want = tile_addresses(smem, 1024 + (smem_shape[0] - 1) * stage_bytes)
     rows_at, cols_at = fragment_map(frag.tiled_layout, frag.get_shape())
     np.testing.assert_array_equal(got, want[row0 + rows_at, cols_at])
+
+
+@pytest.mark.parametrize(("rows", "cols", "element", "layout_bytes", "swizzle"), [
+    (16, 1024, Float32Type(), 2, 128),  # a bf16 tile's layout read as f32: vectors of 8 f32, two accesses each
+    (8, 1024, BFloat16Type(), 2, 128),  # a norm chunk: one 16-byte vector an access
+    (64, 128, Float32Type(), 4, 128),  # the split-K reduce program's partials (vectors of 4 f32)
+])
+def test_blocked_layouts_read_slots_in_16_byte_accesses(rows, cols, element, layout_bytes, swizzle):
+    """A slot read into a blocked layout (a loop's streamed tile in a kernel
+    without dots): each access at most 16 bytes, every address the storage
+    model's, for every thread."""
+    frag = nvgpu.FragmentType([rows, cols], element, blocked_layout((rows, cols), layout_bytes))
+    smem = nvgpu.SmemType([2, rows, cols], element, swizzle)
+    ops = expanded(frag, smem, 0, 1, 0, True)
+    got, op = thread_addresses(ops)
+    eb = nvgpu.element_bytes(element)
+    assert access_values(frag) * eb <= 16 and len(op.bases) == frag.values_per_thread() // access_values(frag)
+    want = tile_addresses(smem, rows * cols * eb)
+    rows_at, cols_at = fragment_map(frag.tiled_layout, frag.get_shape())
+    np.testing.assert_array_equal(got, want[rows_at, cols_at])
 
 
 def test_no_plan_where_it_does_not_hold():

@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import Float32Type
 from xdsl.ir import Operation, SSAValue
 
 from tawa.dialects import nvgpu
+from tawa.dialects.nvgpu.shared_access import access_values
 
 if TYPE_CHECKING:
     from tawa.backend.ptx.printer import KernelPrinter
@@ -28,11 +29,11 @@ def _type(v: SSAValue) -> nvgpu.FragmentType:
 def _shared_access(p: KernelPrinter, kind: str, t: nvgpu.FragmentType, regs_of: list[str],
                    op: nvgpu.FragmentLoadSharedAtOp | nvgpu.FragmentStoreSharedAtOp) -> None:
     """`ld.shared` (kind `ld`) into or `st.shared` (`st`) from the registers
-    `regs_of` of a fragment of type `t`: vector k at
+    `regs_of` of a fragment of type `t`: access k (`access_values`) at
     `[addresses[bases[k]]+offsets[k]]`; 16-bit values that are not packed go
     one by one."""
     eb = nvgpu.element_bytes(t.element_type)
-    vector = t.vector_length()
+    vector = access_values(t)
     per_reg = 2 if t.packed() else 1
     suffix = f"b{t.register_bits()}" if t.packed() else "f32" if isinstance(t.element_type, Float32Type) else None
     addresses = [p.reg(a) for a in op.addresses]

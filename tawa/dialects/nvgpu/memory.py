@@ -443,9 +443,12 @@ class TmaDescriptorOp(IRDLOperation):
                 f"nvgpu.tma_descriptor element type {desc.element_type} differs from the "
                 f"memref's {src.get_element_type()}"
             )
-        if any(d > MAX_TMA_BOX_DIM for d in box):
+        # A swizzled tile wider than its swizzle span is TMA-copied a column chunk at a time
+        # (`tawa-split-tma-chunks`): the map's box is one chunk.
+        chunk = (*box[:-1], desc.chunk_columns())
+        if any(d > MAX_TMA_BOX_DIM for d in chunk):
             raise VerifyException(
-                f"nvgpu.tma_descriptor box dims must be at most {MAX_TMA_BOX_DIM}, got {list(box)}"
+                f"nvgpu.tma_descriptor box dims must be at most {MAX_TMA_BOX_DIM}, got {list(chunk)}"
             )
         if (box[-1] * element_bytes(desc.element_type)) % 16:
             raise VerifyException(

@@ -33,16 +33,29 @@ from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
 
 from tawa.dialects.nvgpu.fragments import LOADABLE
+from tawa.dialects.nvgpu.layouts import VECTOR_BYTES
 from tawa.dialects.nvgpu.types import FragmentType, element_bytes
 
 
-def access_bytes(t: FragmentType) -> int:
-    """Bytes of one shared-memory access of a fragment of type `t`: a whole
-    vector, except 16-bit values that are not packed in pairs, which go one
-    by one."""
+def access_values(t: FragmentType) -> int:
+    """Values one address of a fragment of type `t` covers (`bases` and
+    `offsets` name one address per access): its layout's vector, cut to
+    `VECTOR_BYTES` (the widest `ld.shared`; a blocked layout's vector of 8
+    f32, 32 bytes, is two accesses, which a swizzle may put apart).  Unpacked
+    16-bit values are then read one by one from their vector's address."""
     eb = element_bytes(t.element_type)
     if t.packed() or eb == 4:
-        return t.vector_length() * eb
+        return min(t.vector_length(), VECTOR_BYTES // eb)
+    return t.vector_length()
+
+
+def access_bytes(t: FragmentType) -> int:
+    """Bytes of one shared-memory access of a fragment of type `t`:
+    `access_values` of them, except 16-bit values that are not packed in
+    pairs, which go one by one."""
+    eb = element_bytes(t.element_type)
+    if t.packed() or eb == 4:
+        return access_values(t) * eb
     return eb
 
 
@@ -50,11 +63,11 @@ def _verify(name: str, t: Attribute, addresses: int, bases: DenseArrayBase, offs
     assert isinstance(t, FragmentType)
     if len(t.get_shape()) != 2:
         raise VerifyException(f"{name} accesses 2-D fragments, got {t}")
-    vectors = t.values_per_thread() // t.vector_length()
+    accesses = t.values_per_thread() // access_values(t)
     b, o = bases.get_values(), offsets.get_values()
-    if len(b) != vectors or len(o) != vectors:
+    if len(b) != accesses or len(o) != accesses:
         raise VerifyException(
-            f"{name} needs a base and an offset for each of the {vectors} vectors of {t}, got {len(b)} and {len(o)}"
+            f"{name} needs a base and an offset for each of the {accesses} accesses of {t}, got {len(b)} and {len(o)}"
         )
     if not addresses:
         raise VerifyException(f"{name} needs at least one address")
@@ -70,9 +83,10 @@ _FORMAT_TAIL = "` ` `[` $addresses `]` `bases` $bases `offsets` $offsets attr-di
 
 @irdl_op_definition
 class FragmentLoadSharedAtOp(IRDLOperation):
-    """`ld.shared` of each vector of the result from the thread's address
-    of it: vector k (values k·V .. k·V + V − 1, V the layout's vector
-    length) from the shared address `addresses[bases[k]] + offsets[k]`,
+    """`ld.shared` of each access of the result from the thread's address
+    of it: access k (values k·V .. k·V + V − 1, V the layout's vector
+    length cut to 16 bytes, `access_values`) from the shared address
+    `addresses[bases[k]] + offsets[k]`,
     value j of it `j · bytes` further (a packed pair is one register;
     16-bit values that are not packed are loaded one by one).  The
     addresses are the thread's own, formed in `arith` by

@@ -650,7 +650,7 @@ class LowerSlotRead(RewritePattern):
         if t.get_num_dims() != 2 or not isinstance(t.get_element_type(), LOADABLE):
             raise fail(uses[0].operation, f"{NAME}: '{uses[0].operation.name}' of a delivered {t} tile: only "
                        "2-D f32, bf16 or f16 tiles can be read into registers")
-        frag_t = self.info.frag_type(TensorType(Float32Type(), t.get_shape()), uses[0].operation)
+        frag_t = self.info.frag_type(TensorType(Float32Type(), t.get_shape()), uses[0].operation, value=op.result)
         read = nvgpu.FragmentLoadSharedOp.build(
             operands=[op.source, op.stage, self.info.row0],
             result_types=[frag_t.with_element_type(t.get_element_type())],

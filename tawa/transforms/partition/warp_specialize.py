@@ -7,15 +7,24 @@ Task-aware partitioning after Tawa (arXiv 2510.14719) and Triton's NVWS:
   carried through loops) is a *producer* op (it will become a TMA load
   issued by one producer thread); a tile that is combined with other tiles
   before it reaches a dot (an attention bias) stays with the consumers;
+* in a kernel without dots (an elementwise, normalization or reduction
+  kernel) the tiles a loop streams are producer loads too (`streams`): a
+  2-D tile loaded in an `scf.for` (a row's chunks), from memory the kernel
+  does not write, of rows of whole 32-byte units (a swizzled slot), travels
+  from a TMA producer through an aref ring into the consumers' registers
+  (`nvgpu.frag_load_shared`), so the loads of the next chunks are in
+  flight while the consumers reduce this one, as many as the ring holds
+  (`stream_loads`; off, the consumers load them: the twin a launch takes
+  where a tensor map cannot describe an operand, `tawa.Kernel.fallback`);
 * every other op that touches tiles or memory (dots, elementwise math,
   reductions, stores, remaining loads) is a *consumer* op — in a kernel
-  without dots (an elementwise or reduction kernel) every tile op is, its
-  loads become per-thread global loads of the consumers, and the
+  without dots its remaining loads (a single-shot tile, a weight vector)
+  become per-thread global loads of the consumers, and the
   `aref.warp_specialize` carries `tawa.blocked_layouts`: its tiles take
   blocked layouts, held by one consumer warp group per 64 rows where that
   splits them evenly, else one (`dot_free_warp_groups`);
 * a kernel whose producer would have nothing to load (no producer loads:
-  every kernel without dots) gets no producer partition: the
+  a kernel without dots or loops over chunks) gets no producer partition: the
   `aref.warp_specialize` holds its consumer partition alone, whose budget
   is the launch cap of its threads (or `consumer-regs`), so no warp group
   is launched only to idle and no `setmaxnreg` moves registers between
@@ -64,8 +73,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.traits import IsTerminator, is_side_effect_free
 
+from tawa.analysis.smem_plan import slot_swizzle
 from tawa.diagnostics import TawaError, location_of
-from tawa.dialects import aref, tile
+from tawa.dialects import aref, nvgpu, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.target.hopper import (
     MAX_REGS,
@@ -218,6 +228,34 @@ def _alone(user: Operation, index: int) -> bool:
     )
 
 
+def streams(kernel: func.FuncOp) -> set[tile.LoadOp]:
+    """The loads of a kernel without dots that a producer streams (module
+    docstring): 2-D tiles loaded inside `scf.for` loops (and nothing but
+    loops), from memrefs no `tile.store` of the kernel writes (the TMA
+    copy would not see the consumers' stores: add + RMSNorm's second loop
+    reads back the S its first stored, and loads it itself), with rows of
+    whole 32-byte units (a swizzled slot, column chunks of one span)."""
+    if has_dots(kernel):
+        return set()
+    written = {op.dest for op in kernel.walk() if isinstance(op, tile.StoreOp)}
+    out = set()
+    for op in kernel.walk():
+        if not isinstance(op, tile.LoadOp) or op.source in written:
+            continue
+        t = op.result.type
+        assert isinstance(t, TensorType)
+        if t.get_num_dims() != 2 or slot_swizzle(t.get_shape()[1] * nvgpu.element_bytes(t.get_element_type())) is None:
+            continue
+        loops = []
+        node = op.parent_op()
+        while node is not None and node is not kernel:
+            loops.append(node)
+            node = node.parent_op()
+        if loops and all(isinstance(n, scf.ForOp) for n in loops):
+            out.add(op)
+    return out
+
+
 @dataclass
 class Acquire:
     """Where the consumers take one put of an aref: `aref.get` right before
@@ -263,10 +301,12 @@ class Partitioning:
 
     # ------------------------------------------------------------------ analysis
 
-    def analyze(self) -> None:
+    def analyze(self, stream_loads: bool = True) -> None:
         body = self._check_kernel_shape()
+        streamed = streams(self.kernel) if stream_loads else set()
         self.producer_loads = {
-            op for op in body.walk() if isinstance(op, tile.LoadOp) and _feeds_dot_operand(op.result)
+            op for op in body.walk()
+            if isinstance(op, tile.LoadOp) and (op in streamed or _feeds_dot_operand(op.result))
         }
         for load in sorted(self.producer_loads, key=_program_order):
             for anc in self._ancestors(load):
@@ -665,6 +705,10 @@ class WarpSpecializePass(ModulePass):
     """Each consumer warp group's budget; derived when left out."""
     strict: bool = False
     """Fail instead of leaving a kernel unchanged with a remark."""
+    stream_loads: bool = True
+    """In a kernel without dots, the tiles its loops load come from a TMA
+    producer (`streams`); false: the consumers load them (no tensor map
+    over them: `tawa-hopper-pipeline{epilogue=threads}`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
@@ -700,8 +744,8 @@ class WarpSpecializePass(ModulePass):
 
     def _specialize(self, kernel: func.FuncOp) -> None:
         plan = Partitioning(kernel)
-        plan.analyze()
-        # Nothing to load for a dot: no producer warp group (it would only idle).
+        plan.analyze(self.stream_loads)
+        # Nothing to stream: no producer warp group (it would only idle).
         producer = bool(plan.groups)
         consumer_warps, producer_regs, consumer_regs = self.partition_shape(kernel, producer)
         body = kernel.body.block

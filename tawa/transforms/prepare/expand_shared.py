@@ -45,6 +45,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from tawa.dialects import nvgpu
+from tawa.dialects.nvgpu.shared_access import access_values
 from tawa.target.hopper import (
     SWIZZLE_ATOM_ROWS,
     SWIZZLE_ROW_BYTES,
@@ -65,11 +66,12 @@ def _log2(n: int) -> int:
 
 
 def vector_offsets(t: nvgpu.FragmentType) -> list[tuple[int, int]]:
-    """(row, col) of the first value of each vector of fragment type `t`,
-    from the thread's first element."""
+    """(row, col) of the first value of each access of fragment type `t`
+    (its vectors, cut to 16 bytes: `access_values`), from the thread's
+    first element."""
     shape, layout = t.get_shape(), t.tiled_layout
     dr, dc = layout.value_offsets(shape, 0), layout.value_offsets(shape, 1)
-    return [(dr[i], dc[i]) for i in range(0, len(dr), t.vector_length())]
+    return [(dr[i], dc[i]) for i in range(0, len(dr), access_values(t))]
 
 
 def thread_columns(t: nvgpu.FragmentType) -> set[int]:
@@ -201,7 +203,7 @@ def form_addresses(op: Operation, t: nvgpu.FragmentType, buf: SSAValue, stage: S
     r_t = b.binary(arith.AddiOp, row32, _thread_coordinate(b, op, t, 0, tid), "thread_row")
     offsets = vector_offsets(t)
     columns = thread_columns(t)
-    plan = unit_plan(st, offsets, columns, t.vector_length() * eb)
+    plan = unit_plan(st, offsets, columns, access_values(t) * eb)
     if plan is not None:
         col_bytes = _thread_coordinate(b, op, t, 1, tid, eb)
         tb = b.binary(arith.AddiOp, b.mul_add(r_t, span, at), col_bytes, "thread_base")

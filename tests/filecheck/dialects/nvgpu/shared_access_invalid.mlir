@@ -4,12 +4,12 @@
 
 // The verifier messages of nvgpu.frag_load_shared_at and nvgpu.frag_store_shared_at.
 
-// A base and an offset per vector (a 64x16 f16 wgmma fragment: 4 vectors of 2).
+// A base and an offset per access (a 64x16 f16 wgmma fragment: 4 vectors of 2, an access each).
 func.func @too_few(%u: i32) {
   %a = nvgpu.frag_load_shared_at [%u] bases [0, 0] offsets [0, 4] : !nvgpu.frag<64x16xf16, wgmma>
   func.return
 }
-// CHECK: error: nvgpu.frag_load_shared_at needs a base and an offset for each of the 4 vectors of !nvgpu.frag<64x16xf16, wgmma>, got 2 and 2
+// CHECK: error: nvgpu.frag_load_shared_at needs a base and an offset for each of the 4 accesses of !nvgpu.frag<64x16xf16, wgmma>, got 2 and 2
 
 // -----
 

@@ -1,11 +1,13 @@
 // tawa-warp-specialize on a kernel without dots (tawa/transforms/partition/warp_specialize.py): nothing is
 // loaded for a dot, so every op goes to the consumers (their loads are per-thread global loads)
-// and there is no producer partition (it would only idle): the consumers alone, with the launch
-// cap of their threads as budget; the op carries tawa.blocked_layouts (its tiles take blocked
-// layouts and are stored by the threads); one consumer warp group per 64 rows where that splits the
-// tiles evenly, else one.
+// but the tiles a loop streams (2-D loads in scf.for from memory the kernel does not write: a TMA
+// producer and an aref); with nothing to stream there is no producer partition (it would only
+// idle): the consumers alone, with the launch cap of their threads as budget; the op carries
+// tawa.blocked_layouts (its tiles take blocked layouts and are stored by the threads); one
+// consumer warp group per 64 rows where that splits the tiles evenly, else one.
 // RUN: tawa-opt %s -p tawa-warp-specialize --split-input-file | filecheck %s
 // RUN: tawa-opt %s -p tawa-hopper-pipeline --split-input-file -t ptx | filecheck %s --check-prefix=PTX
+// RUN: tawa-opt %s -p 'tawa-warp-specialize{stream-loads=false}' --split-input-file | filecheck %s --check-prefix=THREADS
 // RUN: tawa-opt %S/../Inputs/dot_free_two_row_counts.mlir -p tawa-warp-specialize | filecheck %s --check-prefix=ROWS
 // RUN: not tawa-opt %S/../Inputs/dot_free_two_row_counts.mlir -p 'tawa-warp-specialize{consumer-warps=8}' 2>&1 | filecheck %s --check-prefix=SPLIT
 
@@ -47,12 +49,31 @@ func.func @add_relu(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xb
 
 // -----
 
-// A sum over a loop (the split-K reduce program's shape), 64 rows: one consumer warp group.
+// A sum over a loop (the split-K reduce program's shape), 64 rows: the loop streams W's tiles
+// from a producer through an aref into one consumer warp group, which reads each slot into its
+// registers (ld.shared) and releases it.
 // CHECK-LABEL: func.func @sum_slices
-// CHECK:         partition consumer warps(4)
+// CHECK:         %[[REF:.+]] = aref.create : !aref.ref<[tensor<64x128xf32>], depth = 1>
+// CHECK:         aref.warp_specialize partition producer warps(4)
 // CHECK:           scf.for
 // CHECK:             tile.load %W
+// CHECK:             aref.put %[[REF]]
+// CHECK:         } partition consumer warps(4)
+// CHECK:           scf.for
+// CHECK:             aref.get %[[REF]]
 // CHECK:             arith.addf
+// CHECK:             aref.consumed %[[REF]]
+// CHECK:         } attributes {tawa.blocked_layouts}
+// With stream-loads=false (the pipeline's epilogue=threads: the twin for operands no tensor map
+// describes) the consumers load W themselves, and there is no producer.
+// THREADS-LABEL: func.func @sum_slices
+// THREADS-NOT:     aref.create
+// THREADS:         aref.warp_specialize partition consumer warps(4)
+// THREADS:           tile.load %W
+// PTX-LABEL: .entry sum_slices(
+// PTX: setmaxnreg
+// PTX: cp.async.bulk.tensor
+// PTX: ld.shared.v4.f32
 func.func @sum_slices(%W: memref<?x?x?xf32>, %C: memref<?x?xf32>, %S: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -66,6 +87,34 @@ func.func @sum_slices(%W: memref<?x?x?xf32>, %C: memref<?x?xf32>, %S: index) {
     scf.yield %sum : tensor<64x128xf32>
   }
   tile.store %acc, %C[%m0, %c0] : tensor<64x128xf32>, memref<?x?xf32>
+  func.return
+}
+
+// -----
+
+// A loop reading back what the kernel stores (add + RMSNorm's second loop reads its S): the
+// producer's TMA copies would not see the consumers' stores, so the consumers load it themselves;
+// X, which nothing writes, streams.
+// CHECK-LABEL: func.func @read_back
+// CHECK:         aref.warp_specialize partition producer warps(4)
+// CHECK:           tile.load %X
+// CHECK-NOT:       tile.load %S
+// CHECK:         } partition consumer warps(4)
+// CHECK:           tile.load %S
+func.func @read_back(%X: memref<?x?xbf16>, %S: memref<?x?xbf16>, %Y: memref<?x?xbf16>, %N: index) {
+  %c0 = arith.constant 0 : index
+  %c256 = arith.constant 256 : index
+  %c16 = arith.constant 16 : index
+  %pid = tile.program_id 0
+  %m0 = arith.muli %pid, %c16 : index
+  scf.for %n0 = %c0 to %N step %c256 {
+    %x = tile.load %X[%m0, %n0] : memref<?x?xbf16> -> tensor<16x256xbf16>
+    tile.store %x, %S[%m0, %n0] : tensor<16x256xbf16>, memref<?x?xbf16>
+  }
+  scf.for %n0 = %c0 to %N step %c256 {
+    %s = tile.load %S[%m0, %n0] : memref<?x?xbf16> -> tensor<16x256xbf16>
+    tile.store %s, %Y[%m0, %n0] : tensor<16x256xbf16>, memref<?x?xbf16>
+  }
   func.return
 }
 
