@@ -22,6 +22,7 @@ import shutil
 import ml_dtypes
 import numpy as np
 import pytest
+from test_linear_cpu import info as linear_info
 
 import tawa
 import tawa.torch as tt
@@ -29,7 +30,6 @@ from tawa.kernels.gemm import Epilogue, GemmConfig, gemm_grid, gemm_source, unsu
 from tawa.runtime.autotune import Choice
 from tawa.torch import checks, linear_kernels
 from tawa.torch import fp8_checks as fc
-from tawa.torch.checks import TensorInfo
 
 CUDA = "cuda:0"
 E4M3, E5M2 = "float8_e4m3fn", "float8_e5m2"
@@ -37,14 +37,9 @@ NUMPY = {"f8E4M3FN": ml_dtypes.float8_e4m3fn, "f8E5M2": ml_dtypes.float8_e5m2}
 needs_ptxas = pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas (CUDA toolkit) is not on PATH")
 
 
-def info(shape, dtype=E4M3, device=CUDA, strides=None, ptr=1 << 20):
-    if strides is None:
-        strides, step = [], 1
-        for d in reversed(shape):
-            strides.append(step)
-            step *= max(d, 1)
-        strides = tuple(reversed(strides))
-    return TensorInfo(tuple(shape), dtype, device, tuple(strides), ptr)
+def info(shape, dtype=E4M3, device=CUDA, strides=None):
+    """A TensorInfo of an fp8 tensor by default (test_linear_cpu's, row-major, aligned)."""
+    return linear_info(shape, dtype, device, strides)
 
 
 def f32(shape):
