@@ -67,11 +67,11 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import ModuleOp, TensorType, UnitAttr
+from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType, UnitAttr
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
-from xdsl.traits import IsTerminator, is_side_effect_free
+from xdsl.traits import IsTerminator, MemoryWriteEffect, is_side_effect_free
 
 from tawa.analysis.smem_plan import slot_swizzle
 from tawa.diagnostics import TawaError, location_of
@@ -231,13 +231,14 @@ def _alone(user: Operation, index: int) -> bool:
 def streams(kernel: func.FuncOp) -> set[tile.LoadOp]:
     """The loads of a kernel without dots that a producer streams (module
     docstring): 2-D tiles loaded inside `scf.for` loops (and nothing but
-    loops), from memrefs no `tile.store` of the kernel writes (the TMA
-    copy would not see the consumers' stores: add + RMSNorm's second loop
-    reads back the S its first stored, and loads it itself), with rows of
+    loops), from memrefs no op of the kernel writes (a store, an atomic
+    add: the TMA copy would not see the consumers' writes; add + RMSNorm's
+    second loop reads back the S its first stored, and loads it itself), with rows of
     whole 32-byte units (a swizzled slot, column chunks of one span)."""
     if has_dots(kernel):
         return set()
-    written = {op.dest for op in kernel.walk() if isinstance(op, tile.StoreOp)}
+    written = {v for op in kernel.walk() if op.has_trait(MemoryWriteEffect)
+               for v in op.operands if isinstance(v.type, MemRefType)}
     out = set()
     for op in kernel.walk():
         if not isinstance(op, tile.LoadOp) or op.source in written:

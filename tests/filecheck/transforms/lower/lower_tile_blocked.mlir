@@ -118,20 +118,24 @@ func.func @softmax_row(%X: memref<?x?xf32>, %Y: memref<?x?xbf16>, %N: index) {
 
 // A row vector carried by a loop over the row's chunks (add + RMSNorm's sum of squares): the
 // zeros that start it take the layout of the reduction it adds up, and the loop carries that
-// fragment.  An f32 tile and a bf16 tile of one shape meet: the layout is the bf16 one
-// (vectors of 8), so the f32 loads are two 16-byte vectors each.
+// fragment.  The loop's tiles stream from a TMA producer (a kernel without dots) and the
+// consumers read each slot into registers.  An f32 tile and a bf16 tile of one shape meet: the
+// layout is the bf16 one (vectors of 8), so each f32 vector is two 16-byte shared-memory reads.
 // CHECK-LABEL: func.func @row_sums
+// CHECK:           nvgpu.tma_load %tmap_A
+// CHECK:           nvgpu.tma_load %tmap_B
 // CHECK:         %[[Z:.*]] = nvgpu.frag_zeros : !nvgpu.frag<4xf32, #nvgpu.tiled_layout<(4)(1)(1), warps = [-3, *1], lanes = [-2, *32], vector = -1>>
-// CHECK:         scf.for {{.*}} iter_args(%{{.*}} = %[[Z]]) -> (!nvgpu.frag<4xf32, #nvgpu.tiled_layout<(4)(1)(1), warps = [-3, *1], lanes = [-2, *32], vector = -1>>)
-// CHECK:           nvgpu.frag_load_global {{.*}} : !nvgpu.frag<4x1024xf32, #nvgpu.tiled_layout<(4,256)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>
-// CHECK:           nvgpu.frag_load_global {{.*}} : !nvgpu.frag<4x1024xbf16, #nvgpu.tiled_layout<(4,256)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>
+// CHECK:         scf.for {{.*}} iter_args(%{{.*}} = %[[Z]]{{.*}}) -> (!nvgpu.frag<4xf32, #nvgpu.tiled_layout<(4)(1)(1), warps = [-3, *1], lanes = [-2, *32], vector = -1>>
+// CHECK:           nvgpu.frag_load_shared {{.*}} -> !nvgpu.frag<4x1024xbf16, #nvgpu.tiled_layout<(4,256)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>
+// CHECK:           nvgpu.frag_load_shared {{.*}} -> !nvgpu.frag<4x1024xf32, #nvgpu.tiled_layout<(4,256)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>
 // CHECK:           nvgpu.frag_reduce sum
 // CHECK:           nvgpu.frag_binary addf
 // CHECK:         nvgpu.frag_store_global {{.*}} : !nvgpu.frag<4xf32, #nvgpu.tiled_layout<(4)(1)(1), warps = [-3, *1], lanes = [-2, *32], vector = -1>>
 // PTX-LABEL: .entry row_sums(
-// PTX:         ld.global.v4.f32
-// PTX-NEXT:    ld.global.v4.f32
-// PTX:         ld.global.v4.b32
+// PTX:         cp.async.bulk.tensor.2d
+// PTX:         ld.shared.v4.b32
+// PTX:         ld.shared.v4.f32
+// PTX-NEXT:    ld.shared.v4.f32
 func.func @row_sums(%A: memref<?x?xf32>, %B: memref<?x?xbf16>, %S: memref<?xf32>, %N: index) {
   %c0 = arith.constant 0 : index
   %c4 = arith.constant 4 : index
