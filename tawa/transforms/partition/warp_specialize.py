@@ -241,8 +241,8 @@ def streams(kernel: func.FuncOp) -> set[tile.LoadOp]:
                for v in op.operands if isinstance(v.type, MemRefType)}
     out = set()
     for op in kernel.walk():
-        if not isinstance(op, tile.LoadOp) or op.source in written:
-            continue
+        if not isinstance(op, tile.LoadOp) or op.source in written or not op.result.uses:
+            continue  # (an unused tile is nobody's to take from a ring)
         t = op.result.type
         assert isinstance(t, TensorType)
         if t.get_num_dims() != 2 or slot_swizzle(t.get_shape()[1] * nvgpu.element_bytes(t.get_element_type())) is None:

@@ -120,6 +120,27 @@ func.func @read_back(%X: memref<?x?xbf16>, %S: memref<?x?xbf16>, %Y: memref<?x?x
 
 // -----
 
+// A tile a loop loads and nothing uses is not streamed (no ring slot for nobody to take).
+// CHECK-LABEL: func.func @unused_chunk
+// CHECK-NOT:     aref.create
+// CHECK:         aref.warp_specialize partition consumer warps(4)
+func.func @unused_chunk(%X: memref<?x?xbf16>, %Y: memref<?x?xbf16>, %N: index) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c256 = arith.constant 256 : index
+  %pid = tile.program_id 0
+  %m0 = arith.muli %pid, %c16 : index
+  scf.for %n0 = %c0 to %N step %c256 {
+    %x = tile.load %X[%m0, %n0] : memref<?x?xbf16> -> tensor<16x256xbf16>
+  }
+  %z = tile.zeros : tensor<16x256xf32>
+  %zb = arith.truncf %z : tensor<16x256xf32> to tensor<16x256xbf16>
+  tile.store %zb, %Y[%m0, %c0] : tensor<16x256xbf16>, memref<?x?xbf16>
+  func.return
+}
+
+// -----
+
 // 16 rows of 1024 bf16 (an RMSNorm tile): one warp group holds the whole tile.
 // CHECK-LABEL: func.func @scale_rows
 // CHECK:         aref.warp_specialize partition consumer warps(4) regs(248) {
