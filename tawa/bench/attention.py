@@ -139,7 +139,7 @@ def query_rows(source: str, name: str) -> int:
     first grid dimension is ⌈S / rows⌉): the rows of its dots' accumulators
     (192 for @attention_fwd_d64, 128 for the other examples)."""
     import tawa
-    from tawa.transforms.partition.warp_specialize import tile_rows
+    from tawa.transforms.partition.warp_groups import tile_rows
 
     kernels = [op for op in tawa.parse(source).ops if getattr(op, "sym_name", None) and op.sym_name.data == name]
     if not kernels:

@@ -306,7 +306,7 @@ def consumer_budget(block_m: int, group_rows: int = WGMMA_M) -> int:
     tile, each owning `group_rows` rows (one producer warp group;
     `tawa-warp-specialize`'s derived budgets: 256, 232, 160, 112 for one to
     four consumer warp groups)."""
-    from tawa.transforms.partition.warp_specialize import register_budgets
+    from tawa.transforms.partition.warp_groups import register_budgets
 
     warps = block_m // group_rows * WARPS_PER_GROUP
     return register_budgets(None, WARPS_PER_GROUP, warps, None, None)[1]  # type: ignore[arg-type]

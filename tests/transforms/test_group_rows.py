@@ -1,5 +1,5 @@
 """Warp groups that own 128 rows (`consumer_warps` below one warp group per
-64 accumulator rows: `tawa.transforms.partition.warp_specialize.group_rows_of_tile`).
+64 accumulator rows: `tawa.transforms.partition.warp_groups.group_rows_of_tile`).
 
 For GEMM configurations whose consumer warp groups each own 128 rows of the
 tile (256x128 with 8 consumer warps under each epilogue and staging, 128x128

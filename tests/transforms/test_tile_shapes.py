@@ -40,7 +40,7 @@ from tawa.dialects.nvgpu.kernel_info import kernel_info
 from tawa.interpreters.schedule import Schedule
 from tawa.target.hopper import register_pool
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
-from tawa.transforms.partition.warp_specialize import register_budgets
+from tawa.transforms.partition.warp_groups import register_budgets
 from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
 
 STAGES = 2

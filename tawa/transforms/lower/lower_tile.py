@@ -48,12 +48,7 @@ from tawa.transforms.lower.consumer_patterns import NAME, ConsumerInfo, consumer
 from tawa.transforms.lower.partitions import check_arefs_lowered, consumers_of
 from tawa.transforms.lower.scalar_loads import lower_scalar_loads
 from tawa.transforms.lower.tma_epilogue import group_barrier
-from tawa.transforms.partition.warp_specialize import (
-    BLOCKED_LAYOUTS,
-    blocked_group_rows,
-    group_rows,
-    takes_blocked_layouts,
-)
+from tawa.transforms.partition.warp_groups import BLOCKED_LAYOUTS, blocked_group_rows, group_rows, takes_blocked_layouts
 from tawa.transforms.utils import erase_unused, fail, kernel_of
 
 

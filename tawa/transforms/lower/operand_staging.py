@@ -61,7 +61,7 @@ from tawa.dialects import aref, nvgpu, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.target.hopper import MAX_SMEM_BYTES, THREADS_PER_GROUP, WARPS_PER_GROUP
 from tawa.transforms.lower.tma_epilogue import group_barrier
-from tawa.transforms.partition.warp_specialize import group_rows
+from tawa.transforms.partition.warp_groups import group_rows
 from tawa.transforms.utils import fail, group_tests, per_group
 
 EIGHT_BIT = Float8E4M3FNType | Float8E5M2Type

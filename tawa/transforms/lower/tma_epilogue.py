@@ -128,7 +128,7 @@ from tawa.target.hopper import (
     WGMMA_MAX_PENDING,
 )
 from tawa.transforms.lower.pingpong import TURNS
-from tawa.transforms.partition.warp_specialize import takes_blocked_layouts
+from tawa.transforms.partition.warp_groups import takes_blocked_layouts
 from tawa.transforms.pipeline.defer_stores import SHARED_STAGING
 from tawa.transforms.pipeline.overlap_dots import OVERLAPPED
 from tawa.transforms.utils import const, fail, group_tests, guarded, per_group

@@ -79,7 +79,7 @@ from tawa.dialects import aref, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.dialects.nvgpu.types import element_bytes, tensor_bytes
 from tawa.target.hopper import THREADS_PER_GROUP, WARPS_PER_GROUP, WGMMA_M
-from tawa.transforms.partition.warp_specialize import group_rows
+from tawa.transforms.partition.warp_groups import group_rows
 from tawa.transforms.utils import async_dot, fail, top_op
 
 OVERLAPPED = "tawa.overlapped"
