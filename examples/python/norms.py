@@ -4,7 +4,7 @@ gate and its gradient, and the rotary embedding (tawa.torch's norm and
 rotary operators and the gated MLP's backward pass run these).  Each
 program takes BLOCK_M rows of an M×N row-major bf16 input and computes in
 f32; the norms and the softmax see a whole row in one tile
-(N ≤ BLOCK_N); `rmsnorm_chunked`, `layernorm_chunked` and `add_rmsnorm` loop
+(N ≤ BLOCK_N); `softmax_chunked`, `rmsnorm_chunked`, `layernorm_chunked` and `add_rmsnorm` loop
 over the row in chunks of BLOCK_N columns twice (the row's statistics, then
 the normalized output), as kernels for rows wider than their registers
 must; `add_rmsnorm_row` is `add_rmsnorm` for rows that fit one tile, in one
@@ -31,6 +31,29 @@ def softmax(X: tl.tensor_ref(tl.bf16, 2), Y: tl.tensor_ref(tl.bf16, 2), M: tl.in
     x = tl.where(cols < N, x, tl.full((BLOCK_M, BLOCK_N), -1e30, tl.f32))  # columns past N take no weight
     e = tl.exp(x - tl.max(x, 1)[:, None])
     tl.store(Y, (m0, 0), (e / tl.sum(e, 1)[:, None]).to(tl.bf16))
+
+
+@tawa.kernel
+def softmax_chunked(X: tl.tensor_ref(tl.bf16, 2), Y: tl.tensor_ref(tl.bf16, 2), M: tl.index, N: tl.index,
+                    BLOCK_M: tl.constexpr = 8, BLOCK_N: tl.constexpr = 1024):
+    """`softmax` over rows of any width, online: the first loop keeps each
+    row's running maximum and the sum of its exponentials scaled to it
+    (rescaled by e^(old − new) when the maximum grows), the second writes
+    e^(x − max) / sum chunk by chunk."""
+    m0 = tl.program_id(0) * BLOCK_M
+    cols = tl.arange(0, BLOCK_N)[None, :] + tl.zeros((BLOCK_M, BLOCK_N), tl.i32)
+    low = tl.full((BLOCK_M, BLOCK_N), -1e30, tl.f32)
+    top = tl.full((BLOCK_M,), -1e30, tl.f32)
+    total = tl.zeros((BLOCK_M,), tl.f32)
+    for n0 in tl.range(0, N, BLOCK_N):
+        x = tl.where(cols < N - n0, tl.load(X, (m0, n0), (BLOCK_M, BLOCK_N)).to(tl.f32), low)
+        new = tl.maximum(top, tl.max(x, 1))
+        total = total * tl.exp(top - new) + tl.sum(tl.exp(x - new[:, None]), 1)
+        top = new
+    inv = 1.0 / total
+    for n0 in tl.range(0, N, BLOCK_N):
+        x = tl.load(X, (m0, n0), (BLOCK_M, BLOCK_N)).to(tl.f32)
+        tl.store(Y, (m0, n0), (tl.exp(x - top[:, None]) * inv[:, None]).to(tl.bf16))
 
 
 @tawa.kernel

@@ -40,9 +40,11 @@ from pathlib import Path
 from typing import Any
 
 KERNELS = ("softmax", "rmsnorm", "layernorm", "add_rmsnorm", "swiglu")
-SHAPES = [(4096, 768), (4096, 1024), (4096, 4096), (16384, 4096), (8192, 8192)]
+SHAPES = [(4096, 768), (4096, 1024), (4096, 4096), (16384, 4096), (8192, 8192), (2048, 32768)]
 """(M, N) of the sweep: rows of a batch of tokens, widths of common models
-(768, GPT-2 small's, is narrower than its power-of-two tile: the masked edge path)."""
+(768, GPT-2 small's, is narrower than a power-of-two tile), and rows wider
+than one program's registers (32768: the chunked programs, their chunks
+streamed from a TMA producer)."""
 COPY_BYTES = 1 << 30
 EPS = 1e-6
 TOLERANCE = 3e-2

@@ -43,7 +43,7 @@ the tiles of 4096 values or more).
 Every row kernel runs in one pass wherever a whole row fits (`program`:
 the resource check decides; `add_rmsnorm` by `add_rmsnorm_row`); only wider
 rows take the chunked program, at `TILE_ELEMENTS` / `CHUNK` rows, halved
-until it fits (the softmax has none: rows past 16384 are a ValueError).
+until it fits (the softmax's online: a running maximum and rescaled sum).
 `tile(name, N, M)` returns the choice and
 `kernel(name, N, M)` the compiled `tawa.Kernel`; the tiles that fit, with
 their CTAs per SM, are remembered per kernel and candidates.  The
@@ -75,9 +75,9 @@ ROW_KERNELS = ("softmax", "rmsnorm", "layernorm", "add_rmsnorm")
 row softmax that `python -m tawa.bench memory` times beside them."""
 CHUNK = 1024
 """Columns per iteration of the chunked programs' loops over a row."""
-PROGRAMS = {"softmax": ("softmax", None), "rmsnorm": ("rmsnorm", "rmsnorm_chunked"),
+PROGRAMS = {"softmax": ("softmax", "softmax_chunked"), "rmsnorm": ("rmsnorm", "rmsnorm_chunked"),
             "layernorm": ("layernorm", "layernorm_chunked"), "add_rmsnorm": ("add_rmsnorm_row", "add_rmsnorm")}
-"""Row kernel → (its one-pass program, its chunked program or None): the
+"""Row kernel → (its one-pass program, its chunked program): the
 one pass wherever a whole row fits one program's registers (`program`),
 the loops over a row's chunks of `CHUNK` columns only beyond (they read the
 row twice: add_rmsnorm's second loop reads back the S its first stored, a

@@ -44,6 +44,7 @@ def arguments(name: str, M: int, N: int, rng: np.random.Generator):
 
     return {
         "softmax": ([rand(M, N)], [out()], [M, N]),
+        "softmax_chunked": ([rand(M, N)], [out()], [M, N]),
         "rmsnorm": ([rand(M, N), rand(N)], [out()], [M, N, 1e-6]),
         "layernorm": ([rand(M, N), rand(N), rand(N)], [out()], [M, N, 1e-5]),
         "rmsnorm_chunked": ([rand(M, N), rand(N)], [out()], [M, N, 1e-6]),
@@ -86,6 +87,7 @@ CASES = [
     ("add_rmsnorm_row", 3, 2500, {"BLOCK_M": 2, "BLOCK_N": 4096}),  # one pass over wide rows
     # rows wider than the registers: two loops over chunks, the last ragged,
     ("rmsnorm_chunked", 5, 2500, {"BLOCK_M": 4, "BLOCK_N": 1024}),
+    ("softmax_chunked", 5, 2500, {"BLOCK_M": 4, "BLOCK_N": 1024}),  # online: the running max rescales the sum
     ("layernorm_chunked", 5, 2500, {"BLOCK_M": 4, "BLOCK_N": 1024}),
     # tiles whose rows are not a power of two (the operators' tiles of 768- and 3000-wide rows):
     # three vectors a lane; a row of twelve warp rows split over the 4 warps,
