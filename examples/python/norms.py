@@ -88,8 +88,8 @@ def rmsnorm_chunked(X: tl.tensor_ref(tl.bf16, 2), W: tl.tensor_ref(tl.bf16, 1), 
                     M: tl.index, N: tl.index, eps: tl.f32,
                     BLOCK_M: tl.constexpr = 8, BLOCK_N: tl.constexpr = 1024):
     """`rmsnorm` over rows of any width: the first loop sums the squares of
-    the row's chunks of BLOCK_N columns, the second reads them again (from
-    L2, where the first loop's reads left them) and scales them."""
+    the row's chunks of BLOCK_N columns, the second reads them again and
+    scales them."""
     m0 = tl.program_id(0) * BLOCK_M
     squares = tl.zeros((BLOCK_M,), tl.f32)
     for n0 in tl.range(0, N, BLOCK_N):
