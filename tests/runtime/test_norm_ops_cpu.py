@@ -184,6 +184,19 @@ def test_tiles_keep_the_most_rows_in_flight_per_sm():
     assert norm_kernels.rotary_tile(24, 128) == {"BLOCK_M": 8, "HALF": 64}  # 8 divides 24
 
 
+def test_wide_rows_stream_their_chunks_with_a_thread_loading_twin():
+    """The chunked programs' loops take their chunks from a TMA producer
+    (one CTA an SM); the kernel's fallback twin, which a launch takes where
+    a tensor map cannot describe x (rows that are not whole 16-byte units),
+    loads them in its threads and launches no producer."""
+    for name in ("rmsnorm", "layernorm", "add_rmsnorm", "softmax"):
+        kernel, _ = norm_kernels.kernel(name, 20480, 4096)
+        assert "cp.async.bulk.tensor" in kernel.ptx and "setmaxnreg" in kernel.ptx, name
+        assert kernel.abi.ctas_per_sm == 1
+        twin = kernel.fallback()
+        assert "cp.async.bulk.tensor" not in twin.ptx and "setmaxnreg" not in twin.ptx, name
+
+
 @pytest.mark.parametrize("N, rows, want", [
     (100, 4, 128), (256, 4, 256), (300, 4, 512), (700, 4, 768), (768, 8, 768), (768, 2, 1024), (768, 1, 1024),
     (1000, 4, 1024), (1536, 4, 1536), (1536, 2, 1536), (3000, 4, 3072), (3000, 2, 3072), (3000, 1, 3072),
