@@ -42,8 +42,9 @@ N = 1024 (32 rows an SM, 16 counted) → 4×1024 (5 × 4 ≥ 16, the most CTAs o
 the tiles of 4096 values or more).
 Every row kernel runs in one pass wherever a whole row fits (`program`:
 the resource check decides; `add_rmsnorm` by `add_rmsnorm_row`); only wider
-rows take the chunked program, at `TILE_ELEMENTS` / `CHUNK` rows, halved
-until it fits (the softmax's online: a running maximum and rescaled sum).
+rows take the chunked program, at `TILE_ELEMENTS` / `CHUNK` rows, fewer
+where M rows would leave SMs without a program (⌈M / SMs⌉), halved until it
+fits (the softmax's online: a running maximum and rescaled sum).
 `tile(name, N, M)` returns the choice and
 `kernel(name, N, M)` the compiled `tawa.Kernel`; the tiles that fit, with
 their CTAs per SM, are remembered per kernel and candidates.  The
@@ -153,7 +154,9 @@ def tile(name: str, N: int, M: int | None = None) -> dict[str, int]:
     if name not in ROW_KERNELS:
         raise KeyError(f"no row kernel {name!r} in examples/python/norms.py; known: {', '.join(ROW_KERNELS)}")
     if _chunked(name, N):
-        return _fitted(program(name, N), TILE_ELEMENTS // CHUNK, f"a row of N = {N}", BLOCK_N=CHUNK)
+        # As many rows as the registers hold, but no more than leave every SM a program for M rows.
+        rows = TILE_ELEMENTS // CHUNK if M is None else min(TILE_ELEMENTS // CHUNK, max(1, -(-M // SM_COUNT)))
+        return _fitted(program(name, N), rows, f"a row of N = {N}", BLOCK_N=CHUNK)
     hit = _whole_rows(program(name, N), N, M)
     if hit is None:
         raise ValueError(f"tawa.torch.{KERNELS.get(name, name)}: a row of N = {N} does not fit one program's "

@@ -180,6 +180,9 @@ def test_tiles_keep_the_most_rows_in_flight_per_sm():
     # a chunked program streams its chunks from a TMA producer: its consumer warp group takes
     # the registers setmaxnreg gives (one CTA an SM), and 16 rows fit them
     assert norm_kernels.tile("rmsnorm", 32768) == {"BLOCK_M": 16, "BLOCK_N": norm_kernels.CHUNK}
+    # but no more rows a program than leave every SM one for M rows (⌈512 / 132⌉ = 4; 100 rows: 1)
+    assert norm_kernels.tile("rmsnorm", 32768, 512) == {"BLOCK_M": 4, "BLOCK_N": norm_kernels.CHUNK}
+    assert norm_kernels.tile("add_rmsnorm", 32768, 100) == {"BLOCK_M": 1, "BLOCK_N": norm_kernels.CHUNK}
     assert norm_kernels.program("softmax", 32768) == "softmax_chunked"  # online
     assert norm_kernels.rotary_tile(24, 128) == {"BLOCK_M": 8, "HALF": 64}  # 8 divides 24
 

@@ -88,6 +88,7 @@ CASES = [
     # rows wider than the registers: two loops over chunks, the last ragged,
     ("rmsnorm_chunked", 5, 2500, {"BLOCK_M": 4, "BLOCK_N": 1024}),
     ("softmax_chunked", 5, 2500, {"BLOCK_M": 4, "BLOCK_N": 1024}),  # online: the running max rescales the sum
+    pytest.param(("layernorm_chunked", 3, 2500, {"BLOCK_M": 1, "BLOCK_N": 1024}), marks=pytest.mark.slow),  # 1 row
     ("layernorm_chunked", 5, 2500, {"BLOCK_M": 4, "BLOCK_N": 1024}),
     # tiles whose rows are not a power of two (the operators' tiles of 768- and 3000-wide rows):
     # three vectors a lane; a row of twelve warp rows split over the 4 warps,
