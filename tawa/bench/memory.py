@@ -19,11 +19,14 @@ timed warm, from L2, on every side; a kernel that does not compile prints its er
 line instead of a time.
 
 Tile shapes are those `tawa.torch`'s operators take (`blocks`,
-`tawa.torch.norm_kernels.tile`): whole rows (`BLOCK_N` the next power of two
-≥ N, except `add_rmsnorm`, which loops over the row in chunks of 1024
-columns where a whole row does not fit the registers (`add_rmsnorm_row`, one
-pass, where it does), and `swiglu`, which is elementwise: 512 columns), the
-row kernels at the rows that keep the most loads in flight per SM.
+`tawa.torch.norm_kernels.tile`): whole rows where a row fits the registers
+(`BLOCK_N` the row rounded up to whole warp rows; `add_rmsnorm` by its
+one-pass `add_rmsnorm_row`), at the rows that keep the most loads in flight
+per SM; wider rows by each kernel's chunked program, whose loops take chunks
+of 1024 columns from a TMA producer (or, where a row is no whole number of
+16-byte units, in the threads of the kernel's twin); `swiglu`, elementwise,
+in tiles of at most 512 columns.  Each row ends with the program and tile
+that ran (`described`).
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ SHAPES = [(4096, 768), (4096, 1024), (4096, 4096), (16384, 4096), (8192, 8192), 
 than one program's registers (32768: the chunked programs, their chunks
 streamed from a TMA producer)."""
 COPY_BYTES = 1 << 30
+BF16_BYTES = 2
+"""Bytes of an element of the bench's tensors (bf16)."""
 EPS = 1e-6
 TOLERANCE = 3e-2
 
@@ -60,6 +65,22 @@ def blocks(kernel: str, N: int, M: int | None = None) -> dict[str, int]:
     if kernel == "swiglu":
         return norm_kernels.elementwise_tile("swiglu", N)
     return norm_kernels.tile(kernel, N, M)
+
+
+def described(kernel: str, M: int, N: int) -> str:
+    """The program and tile tawa runs for `kernel` on M rows of N, and how a
+    chunked program's loop gets its chunks: `rmsnorm_chunked 16x1024
+    streamed` (from a TMA producer), `... threads` (the kernel's twin, where
+    a row is no whole number of 16-byte units: the bench's tensors are dense)."""
+    from tawa.runtime.launch import TMA_ALIGN
+    from tawa.torch import norm_kernels
+
+    b = blocks(kernel, N, M)
+    program = norm_kernels.program(kernel, N)
+    text = f"{program} {b['BLOCK_M']}x{b['BLOCK_N']}"
+    if program == norm_kernels.PROGRAMS.get(kernel, (None, None))[1]:
+        text += " streamed" if N * BF16_BYTES % TMA_ALIGN == 0 else " threads"
+    return text
 
 
 def moved_bytes(kernel: str, M: int, N: int) -> int:
@@ -207,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"memory-bound kernels on {meta['gpu']}, {meta['date']}: copy reaches {copy_gbs:.0f} GB/s "
           f"({COPY_BYTES >> 20} MiB); GB/s per row, CUDA-graph GPU times", flush=True)
     print(f"{'kernel':>12} {'M':>6} {'N':>6} {'tawa':>7} {'eager':>7} {'compile':>7} {'tawa/copy':>9} "
-          f"{'tawa/eager':>10} {'tawa/compile':>12}")
+          f"{'tawa/eager':>10} {'tawa/compile':>12}  tawa's program and tile")
     rows = []
     for kernel in args.kernel or KERNELS:
         for M, N in shapes:
@@ -220,8 +241,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             compiled = torch.compile(user, dynamic=False)
             fns: dict[str, Callable[[], Any]] = {"eager": lambda f=user, i=inputs: f(*i),
                                                  "compile": lambda f=compiled, i=inputs: f(*i)}
-            note = ""
+            note, program = "", ""
             try:
+                program = described(kernel, M, N)
                 run = tawa_call(module, kernel, M, N, inputs, torch)
                 got, want = run(), reference(*inputs)
                 for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
@@ -235,10 +257,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             ms = gpu_ms(fns, args.rounds)
             gbs = {name: moved_bytes(kernel, M, N) / (t * 1e-3) / 1e9 for name, t in ms.items()}
             tawa_gbs = gbs.get("tawa", math.nan)
-            rows.append({"kernel": kernel, "M": M, "N": N, "ms": ms, "gbs": gbs, "error": note or None})
+            rows.append({"kernel": kernel, "M": M, "N": N, "program": program or None, "ms": ms, "gbs": gbs,
+                         "error": note or None})
             print(f"{kernel:>12} {M:>6} {N:>6} {tawa_gbs:>7.0f} {gbs['eager']:>7.0f} {gbs['compile']:>7.0f} "
                   f"{tawa_gbs / copy_gbs:>9.2f} {tawa_gbs / gbs['eager']:>10.2f} {tawa_gbs / gbs['compile']:>12.2f}"
-                  + (f"   tawa: {note}" if note else ""), flush=True)
+                  f"  {program}" + (f"   tawa: {note}" if note else ""), flush=True)
     for line in summary(rows):
         print(line)
     if args.json:

@@ -11,6 +11,7 @@ from tawa.bench.memory import (
     RANDOM_N,
     SHAPES,
     blocks,
+    described,
     main,
     moved_bytes,
     random_shapes,
@@ -35,6 +36,16 @@ def test_row_tiles_cover_the_row(N):
         b = norm_kernels.tile(kernel, N)
         assert b["BLOCK_M"] * b["BLOCK_N"] <= max(norm_kernels.TILE_ELEMENTS, b["BLOCK_N"])
         assert b["BLOCK_N"] >= N > b["BLOCK_N"] - norm_kernels.ROW_UNIT  # the whole row (one pass)
+
+
+def test_rows_say_which_program_and_tile_ran():
+    """A one-pass row names its program and tile; a chunked one also how its
+    loop gets the chunks: from a TMA producer, or by the twin's threads where
+    a bf16 row is no whole number of 16-byte units."""
+    assert described("rmsnorm", 4096, 1000) == "rmsnorm 4x1024"
+    assert described("swiglu", 4096, 768) == "swiglu 32x256"
+    assert described("softmax", 2048, 32768) == "softmax_chunked 16x1024 streamed"
+    assert described("add_rmsnorm", 100, 16685) == "add_rmsnorm 1x1024 threads"
 
 
 def test_moved_bytes_count_each_tensor_once():
