@@ -45,7 +45,7 @@ import torch
 from tawa.diagnostics import TawaError
 from tawa.torch import attention_bwd_kernels as abk
 from tawa.torch import checks, library
-from tawa.torch.calls import KernelStep, call_cache, dense_copy, launch, remember
+from tawa.torch.calls import KernelStep, call_cache, dense_copy, launch, layout_key, remember
 
 
 def _copied(t: torch.Tensor, index: int, *kernels) -> bool:
@@ -67,13 +67,6 @@ def _problem(op: str, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal:
     if reason is not None:
         raise ValueError(f"tawa.torch.{op}: {reason}")
     return p
-
-
-def layout_key(*tensors: torch.Tensor) -> tuple:
-    """What the checks read of `tensors`: shapes, strides, dtypes, devices
-    and each address modulo 16 (an operand TMA cannot read at its
-    alignment is copied)."""
-    return tuple((t.shape, t.stride(), t.dtype, t.device, t.data_ptr() & 15) for t in tensors)
 
 
 @dataclass(frozen=True)

@@ -95,6 +95,13 @@ def forget() -> None:
         cache.clear()
 
 
+def layout_key(*tensors: torch.Tensor) -> tuple:
+    """What an operator's checks read of `tensors`, the key of its remembered
+    calls: shapes, strides, dtypes, devices and each address modulo 16 (an
+    operand TMA cannot read at its alignment is copied)."""
+    return tuple((t.shape, t.stride(), t.dtype, t.device, t.data_ptr() & 15) for t in tensors)
+
+
 def remember(cache: dict[Any, Any], key: Any, call: Any) -> None:
     """Keeps `call` under `key`, dropping the oldest call beyond `CALLS_KEPT`."""
     if len(cache) >= CALLS_KEPT:

@@ -18,6 +18,7 @@ a is read in place where row-major.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import prod
 from typing import Any
 
 from tawa.runtime.launch import TMA_ALIGN
@@ -53,18 +54,11 @@ def _shape(t: TensorInfo) -> str:
     return f"[{', '.join(str(d) for d in t.shape)}]"
 
 
-def _numel(t: TensorInfo) -> Any:
-    n = 1
-    for d in t.shape:
-        n *= d
-    return n
-
-
 def _scale_kind(name: str, s: TensorInfo, rows: Any, per_row: tuple[tuple[Any, ...], ...], what: str) -> str:
     """"tensor" or "row" for a scale of `rows` values per row (shapes `per_row`)."""
     if s.dtype != SCALE_DTYPE:
         raise TypeError(f"tawa.torch.matmul_fp8: {name} is {s.dtype}; scales are float32")
-    if len(s.shape) <= 2 and _numel(s) == 1 and (rows != 1 or tuple(s.shape) not in per_row):
+    if len(s.shape) <= 2 and prod(s.shape) == 1 and (rows != 1 or tuple(s.shape) not in per_row):
         return "tensor"
     if tuple(s.shape) in per_row:
         return "row"

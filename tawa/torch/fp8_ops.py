@@ -25,7 +25,7 @@ from typing import Any, Optional
 import torch
 
 from tawa.torch import fp8_checks, library, linear_kernels
-from tawa.torch.calls import call_cache, dense_copy, launch, remember, sm_count
+from tawa.torch.calls import call_cache, dense_copy, launch, layout_key, remember, sm_count
 from tawa.torch.checks import describe
 
 
@@ -54,10 +54,6 @@ _CALLS: dict = call_cache()
 _TORCH_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
 
 
-def _key(t: torch.Tensor) -> Any:
-    return (t.shape, t.stride(), t.dtype, t.device, t.data_ptr() & 15)
-
-
 def _out_dtype(out_dtype: Optional[torch.dtype]) -> str:
     return "bfloat16" if out_dtype is None else str(out_dtype).removeprefix("torch.")
 
@@ -76,7 +72,7 @@ def matmul_fp8_impl(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, sca
                     out_dtype: Optional[torch.dtype]) -> torch.Tensor:
     """The operator's implementation (`tawa::matmul_fp8`)."""
     out = _out_dtype(out_dtype)
-    key = (_key(a), _key(b), _key(scale_a), _key(scale_b), out)
+    key = (layout_key(a, b, scale_a, scale_b), out)
     call = _CALLS.get(key)
     if call is None:
         call = _call(a, b, scale_a, scale_b, out)

@@ -119,12 +119,6 @@ def program(name: str, N: int) -> str:
     return one_pass if chunked is None or _whole_rows(one_pass, N) is not None else chunked
 
 
-def _chunked(name: str, N: int) -> bool:
-    """Whether row kernel `name` loops over rows of N in chunks (a whole row
-    does not fit one program's registers)."""
-    return program(name, N) == PROGRAMS[name][1]
-
-
 def _row_columns(N: int, rows: int = WARPS_PER_GROUP) -> int:
     """BLOCK_N of a tile of `rows` whole rows of N (a power of two): N
     rounded up to a whole number of `ROW_UNIT`s for each warp that the
@@ -153,15 +147,19 @@ def tile(name: str, N: int, M: int | None = None) -> dict[str, int]:
     SM), for its `program(name, N)`."""
     if name not in ROW_KERNELS:
         raise KeyError(f"no row kernel {name!r} in examples/python/norms.py; known: {', '.join(ROW_KERNELS)}")
-    if _chunked(name, N):
+    chosen = program(name, N)
+    if chosen == PROGRAMS[name][1]:
         # As many rows as the registers hold, but no more than leave every SM a program for M rows.
-        rows = TILE_ELEMENTS // CHUNK if M is None else min(TILE_ELEMENTS // CHUNK, max(1, -(-M // SM_COUNT)))
-        return _fitted(program(name, N), rows, f"a row of N = {N}", BLOCK_N=CHUNK)
-    hit = _whole_rows(program(name, N), N, M)
-    if hit is None:
-        raise ValueError(f"tawa.torch.{KERNELS.get(name, name)}: a row of N = {N} does not fit one program's "
-                         f"registers (the {name} kernel with BLOCK_N={_row_columns(N, 1)})")
+        rows = TILE_ELEMENTS // CHUNK if M is None else min(TILE_ELEMENTS // CHUNK, max(1, _rows_per_sm(M)))
+        return _fitted(chosen, rows, f"a row of N = {N}", BLOCK_N=CHUNK)
+    hit = _whole_rows(chosen, N, M)
+    assert hit is not None, "program() takes the one-pass program only where a whole row fits"
     return hit
+
+
+def _rows_per_sm(M: int) -> int:
+    """The rows of M each SM has to do when the programs share them out."""
+    return -(-M // SM_COUNT)
 
 
 def _whole_rows(name: str, N: int, M: int | None = None) -> dict[str, int] | None:
@@ -181,7 +179,7 @@ def _whole_rows(name: str, N: int, M: int | None = None) -> dict[str, int] | Non
     # Rows in flight count up to half of the rows an SM has to do: past that
     # an SM's programs run in one round, no program's loads overlapping
     # another's reduction and store.
-    cap = math.inf if M is None else -(-M // SM_COUNT) / 2
+    cap = math.inf if M is None else _rows_per_sm(M) / 2
     ranked = sorted(fits, key=lambda fit: (fit[0]["BLOCK_M"] * fit[0]["BLOCK_N"] >= PROGRAM_ELEMENTS,
                                            min(fit[1] * fit[0]["BLOCK_M"], cap), fit[1]), reverse=True)
     return _spill_free(name, [c for c, _ in ranked])
