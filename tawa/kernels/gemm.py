@@ -55,7 +55,11 @@ steps, f32 accumulation, grid (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉[, batch]).
   apply the activation, and when gated the second product acc₂ into a
   third, P2: the arguments are then (A, B[, B2][, Bias][, R], C, P[, P2],
   M, N, K), and a training forward pass keeps them for the backward pass
-  instead of recomputing the products.
+  instead of recomputing the products.  With `scale_a` / `scale_b`
+  (`SCALES`: an fp8 GEMM's dequantization, `tawa.torch.matmul_fp8`) the
+  accumulator is first multiplied by ScaleA and ScaleB, f32, one element
+  (read with `tile.load_scalar`) or one per row of the operand; the
+  arguments are then (A, B, ScaleA, ScaleB, ..., C, M, N, K).
   The default (no epilogue) writes the program above, unchanged.
 
 `unsupported(config)` says why a configuration is outside the space that
