@@ -36,7 +36,15 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import TensorType
 
 from tawa.dialects import aref, nvgpu
-from tawa.target.hopper import MAX_SMEM_BYTES, MBARRIER_BYTES, SMEM_ALIGN_SLACK, SMEM_ALIGNMENT, SWIZZLES
+from tawa.target.hopper import (
+    MAX_SMEM_BYTES,
+    MBARRIER_BYTES,
+    SMEM_ALIGN_SLACK,
+    SMEM_ALIGNMENT,
+    SWIZZLES,
+    TMA_INNER_BOX_ALIGN,
+)
+from tawa.transforms.partition.warp_groups import BLOCKED_LAYOUTS
 from tawa.transforms.utils import fail
 
 
@@ -47,6 +55,31 @@ def slot_swizzle(row_bytes: int) -> int | None:
     none does.  The widest span has the fewest bank conflicts and boxes
     (BLOCK_K = 64 bf16: 128B; 32 bf16: 64B; 16 bf16 or 32 fp8: 32B)."""
     return next((s for s in sorted(SWIZZLES, reverse=True) if s and row_bytes % s == 0), None)
+
+
+def read_by_threads(create: aref.CreateOp) -> bool:
+    """Whether only threads read the slots of the aref `create` makes: its
+    kernel has no dots, so its consumers' tiles take blocked layouts (the
+    `aref.warp_specialize` that uses it carries `BLOCKED_LAYOUTS`)."""
+    for use in create.result.uses:
+        op = use.operation
+        while op is not None and not isinstance(op, aref.WarpSpecializeOp):
+            op = op.parent_op()
+        if op is not None:
+            return BLOCKED_LAYOUTS in op.attributes
+    return False
+
+
+def thread_slot_swizzle(cols: int, element_bytes: int) -> int | None:
+    """The swizzle of a slot of rows of `cols` elements that only threads
+    read (`nvgpu.frag_load_shared` into blocked layouts, in kernels without
+    dots): none, or None where its TMA boxes (`SmemType.chunk_columns`)
+    would not be whole 16-byte units.  Eight neighbouring lanes read 128
+    contiguous bytes of a row, which no swizzle makes faster, and an
+    unswizzled box may be `MAX_TMA_BOX_DIM` columns wide where a swizzled
+    one is a span: a 4x1024 bf16 slot is 4 boxes, not 16 (each box costs
+    the producer an instruction and the copy engine a request)."""
+    return 0 if nvgpu.unswizzled_chunk_columns(cols) * element_bytes % TMA_INNER_BOX_ALIGN == 0 else None
 
 
 def row_bands_fit(rows: int, row_bytes: int, bands: int) -> bool:
@@ -123,21 +156,23 @@ def _ring_buffers(create: aref.CreateOp, depth: int, bump: _Bump,
     """Places one ring's tile buffers: (buffers, payload tiles, bytes per stage)."""
     t = create.result.type
     assert isinstance(t, aref.ArefType)
+    threads = read_by_threads(create)
     buffers, tiles, tx = [], [], 0
     for payload in t.types:
         assert isinstance(payload, TensorType)
         shape = tuple(payload.get_shape())
         et = payload.get_element_type()
         row_bytes = shape[-1] * nvgpu.element_bytes(et)
-        swizzle = slot_swizzle(row_bytes)
+        if threads:
+            swizzle = thread_slot_swizzle(shape[-1], nvgpu.element_bytes(et))
+            rule = f"chunks of whole {TMA_INNER_BOX_ALIGN}-byte units (a TMA box)"
+        else:
+            swizzle = slot_swizzle(row_bytes)
+            rule = "a multiple of " + "/".join(str(s) for s in sorted(SWIZZLES) if s) + " bytes (a swizzle span)"
         if len(shape) != 2 or swizzle is None:
-            spans = "/".join(str(s) for s in sorted(SWIZZLES) if s)
             got = f"{row_bytes}-byte rows" if len(shape) == 2 else f"{len(shape)} dimensions"
-            raise fail(
-                create,
-                f"{who}: a {payload} slot is not supported: tiles must be 2-D with rows of a "
-                f"multiple of {spans} bytes (a swizzle span), got {got}",
-            )
+            raise fail(create, f"{who}: a {payload} slot is not supported: tiles must be 2-D with rows of {rule}, "
+                               f"got {got}")
         smem = nvgpu.SmemType([depth, *shape], et, swizzle)
         buffers.append(bump.place(smem))
         tiles.append(payload)

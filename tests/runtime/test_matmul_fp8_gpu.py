@@ -7,7 +7,10 @@
   of the tile (K a multiple of 16).  The output is the operator's own
   allocation: the block the caching allocator hands it is filled with NaN
   first (the test checks it got that block), and every element must come
-  out finite, within 2e-2 of the reference's scale (bf16) or 1e-3 (f32).
+  out finite, within 2e-2 of the reference's scale (bf16) or 1e-3 (f16,
+  f32: Hopper's fp8 wgmma adds its products into fewer mantissa bits than
+  f32 has, so an f32 output is no closer than that; on the H100 a K = 256
+  product came within 4e-4).
 - torch._scaled_mm's calling convention: b the transpose of a row-major
   [N, K] (read in place), scale_a [M, 1], scale_b [1, N]; the same result as
   torch._scaled_mm within the output's rounding.  A row-major b (copied).
@@ -79,7 +82,7 @@ def test_against_float64(torch, seed, M, N, K, kind_a, kind_b):
     close(torch, c, want, 2e-2, f"{M}x{N}x{K} {kind_a}/{kind_b}")
 
 
-@pytest.mark.parametrize("out_dtype, tol", [("float16", 2e-3), ("float32", 1e-4)])
+@pytest.mark.parametrize("out_dtype, tol", [("float16", 2e-3), ("float32", 1e-3)])
 def test_out_dtypes_and_e5m2(torch, seed, out_dtype, tol):
     g = torch.Generator(device="cuda").manual_seed(seed)
     dtype = getattr(torch, out_dtype)
@@ -91,7 +94,7 @@ def test_out_dtypes_and_e5m2(torch, seed, out_dtype, tol):
 
 def test_like_scaled_mm_and_a_row_major_b(torch, seed):
     g = torch.Generator(device="cuda").manual_seed(seed)
-    M, N, K = 333, 520, 1024
+    M, N, K = 333, 528, 1024  # (torch._scaled_mm takes N a multiple of 16)
     a, w = fp8(torch, g, M, K), fp8(torch, g, N, K)
     sa, sb = scales(torch, g, "row", (M, 1)), scales(torch, g, "row", (1, N))
     c = tt.matmul_fp8(a, w.t(), sa, sb)

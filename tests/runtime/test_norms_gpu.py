@@ -32,8 +32,10 @@ def norms():
     return python_example("norms")
 
 
-def run(name: str, M: int, N: int, seed: int, **constexprs: int):
-    """Launches kernel `name` on fresh M x N data; returns (outputs, torch's float32 outputs)."""
+def run(program: str, M: int, N: int, seed: int, **constexprs: int):
+    """Launches tile program `program` of examples/python/norms.py (a one-pass
+    or chunked program of a row kernel, or SwiGLU) on fresh M x N data;
+    returns (outputs, torch's float32 outputs)."""
     import torch
     import torch.nn.functional as F
 
@@ -45,7 +47,8 @@ def run(name: str, M: int, N: int, seed: int, **constexprs: int):
     def poisoned():
         return torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
 
-    kernel = getattr(norms(), name)
+    kernel = getattr(norms(), program)
+    name = program.removesuffix("_chunked").removesuffix("_row")
     blocks = kernel.constexprs(constexprs)
     grid = (math.ceil(M / blocks["BLOCK_M"]),)
     if name == "softmax":
@@ -110,10 +113,12 @@ def test_reductions_across_warps_and_loops(cuda, seed, name, constexprs, M, N):
 @pytest.mark.parametrize("name", KERNELS)
 @pytest.mark.parametrize("N", [1024, 4096, 8192])
 def test_benchmark_tiles(cuda, seed, name, N):
-    """The tile shapes `python -m tawa.bench memory` passes, on a ragged row count."""
+    """The programs and tile shapes `python -m tawa.bench memory` runs, on a ragged row count."""
     from tawa.bench.memory import blocks
+    from tawa.torch import norm_kernels
 
-    check(name, 300, N, seed, **blocks(name, N))
+    program = name if name == "swiglu" else norm_kernels.program(name, N)
+    check(program, 300, N, seed, **blocks(name, N))
 
 
 @pytest.mark.parametrize("M, N", [(37, 700), (300, 4096), (37, 768)])

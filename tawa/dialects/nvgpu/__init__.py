@@ -120,6 +120,7 @@ from tawa.dialects.nvgpu.types import (
     TmaDescriptorType,
     WgmmaDescriptorType,
     element_bytes,
+    unswizzled_chunk_columns,
 )
 from tawa.dialects.nvgpu.wgmma import (
     WgmmaCommitGroupOp,
@@ -332,6 +333,7 @@ __all__ = [
     "WgmmaOp",
     "WgmmaWaitGroupOp",
     "element_bytes",
+    "unswizzled_chunk_columns",
     "kernel_info",
     "blocked_layout",
     "layout_name",

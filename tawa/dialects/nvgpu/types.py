@@ -34,7 +34,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from tawa.dialects.nvgpu.layouts import NAMED_LAYOUTS, Replicated, TiledLayout, layout_name
-from tawa.target.hopper import SWIZZLES
+from tawa.target.hopper import MAX_TMA_BOX_DIM, SWIZZLES
 
 
 def element_bytes(t: Attribute) -> int:
@@ -57,13 +57,21 @@ def tensor_bytes(t: Attribute) -> int:
     return math.prod(t.get_shape()) * element_bytes(t.get_element_type())
 
 
+def unswizzled_chunk_columns(cols: int) -> int:
+    """The columns of an unswizzled tile's chunks (`chunk_columns`): all of
+    them up to `MAX_TMA_BOX_DIM`, else the largest power of two up to that
+    which divides them."""
+    return cols if cols <= MAX_TMA_BOX_DIM else min(cols & -cols, MAX_TMA_BOX_DIM)
+
+
 class _ShapedSwizzled(ParametrizedAttribute, TypeAttribute):
     """Shared syntax of the shared-memory tile types: `<AxBxT, swizzle = S>`.
 
     With a swizzle of S bytes, rows are a multiple of S bytes; rows wider
     than S are stored as column chunks of S bytes (`chunk_columns`), the
     layout TMA writes with one box per chunk and wgmma reads through the
-    descriptor's leading byte offset."""
+    descriptor's leading byte offset.  Unswizzled rows wider than a TMA box
+    are chunked the same way, at the box's width."""
 
     shape: ArrayAttr[IntAttr]
     element_type: Attribute
@@ -119,10 +127,14 @@ class _ShapedSwizzled(ParametrizedAttribute, TypeAttribute):
     def chunk_columns(self) -> int:
         """Columns per chunk: a swizzled tile whose rows are wider than the
         swizzle span is stored as column chunks of one span each (chunk c
-        holds columns [c·w, (c+1)·w) of every row; chunks follow each other)."""
+        holds columns [c·w, (c+1)·w) of every row; chunks follow each other),
+        an unswizzled one wider than `MAX_TMA_BOX_DIM` columns (the widest box
+        a TMA copy moves) as chunks of the largest power of two up to that
+        which divides its rows.  Example: a 4x1024 bf16 tile is 16 chunks of
+        4x64 with a 128B swizzle, 4 chunks of 4x256 unswizzled."""
         cols = self.get_shape()[-1]
         if not self.swizzle.data:
-            return cols
+            return unswizzled_chunk_columns(cols)
         return min(cols, self.swizzle.data // element_bytes(self.element_type))
 
 

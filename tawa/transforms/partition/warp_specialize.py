@@ -10,7 +10,8 @@ Task-aware partitioning after Tawa (arXiv 2510.14719) and Triton's NVWS:
 * in a kernel without dots (an elementwise, normalization or reduction
   kernel) the tiles a loop streams are producer loads too (`streams`): a
   2-D tile loaded in an `scf.for` (a row's chunks), from memory the kernel
-  does not write, of rows of whole 32-byte units (a swizzled slot), travels
+  does not write, of rows that are TMA boxes of whole 16-byte units (an
+  unswizzled slot: only threads read it), travels
   from a TMA producer through an aref ring into the consumers' registers
   (`nvgpu.frag_load_shared`), so the loads of the next chunks are in
   flight while the consumers reduce this one, as many as the ring holds
@@ -73,7 +74,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.traits import IsTerminator, MemoryWriteEffect, is_side_effect_free
 
-from tawa.analysis.smem_plan import slot_swizzle
+from tawa.analysis.smem_plan import thread_slot_swizzle
 from tawa.diagnostics import TawaError, location_of
 from tawa.dialects import aref, nvgpu, tile
 from tawa.dialects.aref import PartitionRole
@@ -232,8 +233,9 @@ def streams(kernel: func.FuncOp) -> set[tile.LoadOp]:
     docstring): 2-D tiles loaded inside `scf.for` loops (and nothing but
     loops), from memrefs no op of the kernel writes (a store, an atomic
     add: the TMA copy would not see the consumers' writes; add + RMSNorm's
-    second loop reads back the S its first stored, and loads it itself), with rows of
-    whole 32-byte units (a swizzled slot, column chunks of one span)."""
+    second loop reads back the S its first stored, and loads it itself), whose
+    rows are TMA boxes of whole 16-byte units (an unswizzled slot,
+    `thread_slot_swizzle`)."""
     if has_dots(kernel):
         return set()
     written = {v for op in kernel.walk() if op.has_trait(MemoryWriteEffect)
@@ -244,7 +246,7 @@ def streams(kernel: func.FuncOp) -> set[tile.LoadOp]:
             continue  # (an unused tile is nobody's to take from a ring)
         t = op.result.type
         assert isinstance(t, TensorType)
-        if t.get_num_dims() != 2 or slot_swizzle(t.get_shape()[1] * nvgpu.element_bytes(t.get_element_type())) is None:
+        if t.get_num_dims() != 2 or thread_slot_swizzle(t.get_shape()[1], nvgpu.element_bytes(t.get_element_type())) is None:
             continue
         loops = []
         node = op.parent_op()
