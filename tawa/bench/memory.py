@@ -23,7 +23,7 @@ Tile shapes are those `tawa.torch`'s operators take (`blocks`,
 (`BLOCK_N` the row rounded up to whole warp rows; `add_rmsnorm` by its
 one-pass `add_rmsnorm_row`), at the rows that keep the most loads in flight
 per SM; wider rows by each kernel's chunked program, whose loops take chunks
-of 1024 columns from a TMA producer (or, where a row is no whole number of
+of 2 rows by 4096 columns from a TMA producer (or, where a row is no whole number of
 16-byte units, in the threads of the kernel's twin); `swiglu`, elementwise,
 in tiles of at most 512 columns.  Each row ends with the program and tile
 that ran (`described`).
@@ -69,7 +69,7 @@ def blocks(kernel: str, N: int, M: int | None = None) -> dict[str, int]:
 
 def described(kernel: str, M: int, N: int) -> str:
     """The program and tile tawa runs for `kernel` on M rows of N, and how a
-    chunked program's loop gets its chunks: `rmsnorm_chunked 16x1024
+    chunked program's loop gets its chunks: `rmsnorm_chunked 2x4096
     streamed` (from a TMA producer), `... threads` (the kernel's twin, where
     a row is no whole number of 16-byte units: the bench's tensors are dense)."""
     from tawa.runtime.launch import TMA_ALIGN

@@ -16,7 +16,7 @@ M, from the register file and the SMs:
   three vectors a lane), so every lane holds as many columns as every other
   and no lane holds columns that are all past the row, which a power of two
   (1024 for 768) would give a quarter of the lanes; a chunked program
-  takes chunks of `CHUNK` columns;
+  takes chunks of `CHUNK` columns of `CHUNK_ROWS` rows;
 * BLOCK_M: the rows that keep the most bytes in flight per SM.  A program
   loads its tile, reduces it and stores it, so an SM's loads in flight are
   those of its resident CTAs: CTAs per SM × BLOCK_M × N, the CTAs being
@@ -42,9 +42,10 @@ N = 1024 (32 rows an SM, 16 counted) → 4×1024 (5 × 4 ≥ 16, the most CTAs o
 the tiles of 4096 values or more).
 Every row kernel runs in one pass wherever a whole row fits (`program`:
 the resource check decides; `add_rmsnorm` by `add_rmsnorm_row`); only wider
-rows take the chunked program, at `TILE_ELEMENTS` / `CHUNK` rows, fewer
-where M rows would leave SMs without a program (⌈M / SMs⌉), halved until it
-fits (the softmax's online: a running maximum and rescaled sum).
+rows take the chunked program, at `CHUNK_ROWS` rows (few, so that the rows
+its second loop reads again are still in L2), fewer where M rows would
+leave SMs without a program (⌈M / SMs⌉), halved until it fits (the
+softmax's online: a running maximum and rescaled sum).
 `tile(name, N, M)` returns the choice and
 `kernel(name, N, M)` the compiled `tawa.Kernel`; the tiles that fit, with
 their CTAs per SM, are remembered per kernel and candidates.  The
@@ -74,8 +75,6 @@ KERNELS = {"rmsnorm": "rms_norm", "rmsnorm_chunked": "rms_norm", "layernorm": "l
 ROW_KERNELS = ("softmax", "rmsnorm", "layernorm", "add_rmsnorm")
 """The kernels whose programs take whole rows (`tile`): the norms, and the
 row softmax that `python -m tawa.bench memory` times beside them."""
-CHUNK = 1024
-"""Columns per iteration of the chunked programs' loops over a row."""
 PROGRAMS = {"softmax": ("softmax", "softmax_chunked"), "rmsnorm": ("rmsnorm", "rmsnorm_chunked"),
             "layernorm": ("layernorm", "layernorm_chunked"), "add_rmsnorm": ("add_rmsnorm_row", "add_rmsnorm")}
 """Row kernel → (its one-pass program, its chunked program): the
@@ -92,6 +91,19 @@ PROGRAM_ELEMENTS = TILE_ELEMENTS // 4
 fits: each program pays a fixed cost (its weight rows' loads, the
 reductions across lanes and warps, a turn of the program loop) that
 smaller tiles do not amortize."""
+CHUNK_ROWS = 2
+"""Rows of a chunked program's tile.  Its loops stream the rows from a TMA
+producer (one CTA an SM) and read them twice, so the rows all SMs hold
+between the loops are what the second loop finds in L2: with 4 rows of
+32768 bf16 an SM the 132 SMs hold 34 MB, most of the 50 MB L2, and the
+second loop goes back to DRAM.  One row halves each TMA box (a box is
+the tile's rows by `MAX_TMA_BOX_DIM` columns), and the copies' requests
+per byte double.  (Measured: docs/perf.md "Memory-bound kernels".)"""
+CHUNK = TILE_ELEMENTS // 2 // CHUNK_ROWS
+"""Columns per iteration of the chunked programs' loops over a row: the
+tile of `CHUNK_ROWS` rows takes half of `TILE_ELEMENTS`, the rest of the
+registers for the loops' carried vectors (LayerNorm's chunk statistics,
+the softmax's running maximum) and the chunk being normalized."""
 ELEMENTWISE_KERNELS = ("swiglu", "swiglu_bwd")
 """The kernels that treat each element alone: any tile covers any row."""
 ELEMENTWISE_COLUMNS = 512
@@ -149,8 +161,8 @@ def tile(name: str, N: int, M: int | None = None) -> dict[str, int]:
         raise KeyError(f"no row kernel {name!r} in examples/python/norms.py; known: {', '.join(ROW_KERNELS)}")
     chosen = program(name, N)
     if chosen == PROGRAMS[name][1]:
-        # As many rows as the registers hold, but no more than leave every SM a program for M rows.
-        rows = TILE_ELEMENTS // CHUNK if M is None else min(TILE_ELEMENTS // CHUNK, max(1, _rows_per_sm(M)))
+        # No more rows a program than leave every SM a program for M rows.
+        rows = CHUNK_ROWS if M is None else min(CHUNK_ROWS, _rows_per_sm(M))
         return _fitted(chosen, rows, f"a row of N = {N}", BLOCK_N=CHUNK)
     hit = _whole_rows(chosen, N, M)
     assert hit is not None, "program() takes the one-pass program only where a whole row fits"

@@ -44,8 +44,8 @@ def test_rows_say_which_program_and_tile_ran():
     a bf16 row is no whole number of 16-byte units."""
     assert described("rmsnorm", 4096, 1000) == "rmsnorm 4x1024"
     assert described("swiglu", 4096, 768) == "swiglu 32x256"
-    assert described("softmax", 2048, 32768) == "softmax_chunked 16x1024 streamed"
-    assert described("add_rmsnorm", 100, 16685) == "add_rmsnorm 1x1024 threads"
+    assert described("softmax", 2048, 32768) == "softmax_chunked 2x4096 streamed"
+    assert described("add_rmsnorm", 100, 16685) == "add_rmsnorm 1x4096 threads"
 
 
 def test_moved_bytes_count_each_tensor_once():

@@ -173,16 +173,17 @@ def test_tiles_keep_the_most_rows_in_flight_per_sm():
     assert norm_kernels.program("add_rmsnorm", 4096) == "add_rmsnorm_row"
     assert norm_kernels.tile("add_rmsnorm", 4096) == {"BLOCK_M": 4, "BLOCK_N": 4096}
     assert norm_kernels.program("add_rmsnorm", 32768) == "add_rmsnorm"
-    assert norm_kernels.tile("add_rmsnorm", 32768) == {"BLOCK_M": 16, "BLOCK_N": norm_kernels.CHUNK}
+    assert norm_kernels.tile("add_rmsnorm", 32768) == {"BLOCK_M": 2, "BLOCK_N": 4096}
     assert norm_kernels.program("rmsnorm", 300) == "rmsnorm"
     assert norm_kernels.program("rmsnorm", 32768) == "rmsnorm_chunked"
     assert norm_kernels.program("layernorm", 16384) == "layernorm_chunked"  # its weights beside the row
-    # a chunked program streams its chunks from a TMA producer: its consumer warp group takes
-    # the registers setmaxnreg gives (one CTA an SM), and 16 rows fit them
-    assert norm_kernels.tile("rmsnorm", 32768) == {"BLOCK_M": 16, "BLOCK_N": norm_kernels.CHUNK}
-    # but no more rows a program than leave every SM one for M rows (⌈512 / 132⌉ = 4; 100 rows: 1)
-    assert norm_kernels.tile("rmsnorm", 32768, 512) == {"BLOCK_M": 4, "BLOCK_N": norm_kernels.CHUNK}
-    assert norm_kernels.tile("add_rmsnorm", 32768, 100) == {"BLOCK_M": 1, "BLOCK_N": norm_kernels.CHUNK}
+    # a chunked program streams chunks of 2 rows from a TMA producer (the rows its second loop
+    # reads again stay in L2), 4096 columns (half the tile's registers)
+    for name in ("rmsnorm", "layernorm", "softmax"):
+        assert norm_kernels.tile(name, 32768) == {"BLOCK_M": 2, "BLOCK_N": 4096}
+        assert norm_kernels.tile(name, 32768, 512) == {"BLOCK_M": 2, "BLOCK_N": 4096}
+    # but no more rows a program than leave every SM one for M rows (100 rows: 1)
+    assert norm_kernels.tile("add_rmsnorm", 32768, 100) == {"BLOCK_M": 1, "BLOCK_N": 4096}
     assert norm_kernels.program("softmax", 32768) == "softmax_chunked"  # online
     assert norm_kernels.rotary_tile(24, 128) == {"BLOCK_M": 8, "HALF": 64}  # 8 divides 24
 
@@ -379,7 +380,7 @@ def test_rms_norm_and_layer_norm(torch, interpreted):
 
 def test_rows_wider_than_the_registers_loop_over_chunks(torch, interpreted):
     """Rows no whole-row tile holds (past 16384 columns) run the chunked
-    programs: two loops over chunks of 1024 columns, the last ragged;
+    programs: two loops over chunks of 4096 columns, the last ragged;
     LayerNorm's variance from merged chunk statistics, on inputs far from 0."""
     F = torch.nn.functional
     g = torch.Generator().manual_seed(5)
@@ -393,7 +394,7 @@ def test_rows_wider_than_the_registers_loop_over_chunks(torch, interpreted):
     close(torch, s, x + r)
     close(torch, y, F.rms_norm((x + r).float(), (N,), w.float(), 1e-6))
     assert [(name, tile["BLOCK_N"]) for name, tile, _, _ in interpreted] == [
-        ("rmsnorm_chunked", 1024), ("layernorm_chunked", 1024), ("add_rmsnorm", 1024)]
+        ("rmsnorm_chunked", 4096), ("layernorm_chunked", 4096), ("add_rmsnorm", 4096)]
 
 
 def test_add_rms_norm_and_copies(torch, interpreted):
