@@ -63,7 +63,7 @@ def blocks(kernel: str, N: int, M: int | None = None) -> dict[str, int]:
     from tawa.torch import norm_kernels
 
     if kernel == "swiglu":
-        return norm_kernels.elementwise_tile("swiglu", N)
+        return norm_kernels.elementwise_tile("swiglu", N, M)
     return norm_kernels.tile(kernel, N, M)
 
 

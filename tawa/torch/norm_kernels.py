@@ -29,8 +29,11 @@ M, from the register file and the SMs:
   (past that the SM's programs run in one round, no program's loads
   overlapping another's reduction); at a tie, the one with more CTAs, whose
   reductions and stores overlap the others' loads in finer steps.  Tiles of
-  at least `PROGRAM_ELEMENTS` values come first, where one fits: a
-  program's fixed cost wants that many values to spread over.  A tile
+  at least `PROGRAM_ELEMENTS` values come first, where one fits and M rows
+  still give every SM a program at that tile: a program's fixed cost wants
+  that many values to spread over, but a call of a few dozen rows is done
+  in one round of programs, and its time is one program's, shorter the
+  fewer values each thread has.  A tile
   whose kernel ptxas spills is passed over for the next (`_spill_free`):
   the compiler's register estimate can fall short of what ptxas keeps live
   across a loop.
@@ -53,8 +56,9 @@ elementwise kernels (`swiglu`, `swiglu_bwd`) take tiles of at most
 `ELEMENTWISE_COLUMNS` columns of a row: the whole row where it is that
 narrow, else the whole number of `ROW_UNIT`s that pads the row least (768
 columns: three programs of 256, not two of 512 with half of the second
-masked), as many rows as half of `TILE_ELEMENTS` holds, halved the same
-way until they fit (`elementwise_tile`).  The
+masked), as many rows as half of `TILE_ELEMENTS` holds, halved while M
+rows would leave SMs without a program, and the same way until they fit
+(`elementwise_tile`).  The
 rotary kernel's rows are positions of one sequence (`rotary_tile`): as
 many as divide the sequence length, halved the same way.
 """
@@ -192,19 +196,34 @@ def _whole_rows(name: str, N: int, M: int | None = None) -> dict[str, int] | Non
     # an SM's programs run in one round, no program's loads overlapping
     # another's reduction and store.
     cap = math.inf if M is None else _rows_per_sm(M) / 2
-    ranked = sorted(fits, key=lambda fit: (fit[0]["BLOCK_M"] * fit[0]["BLOCK_N"] >= PROGRAM_ELEMENTS,
-                                           min(fit[1] * fit[0]["BLOCK_M"], cap), fit[1]), reverse=True)
+    ranked = sorted(fits, key=lambda fit: (_amortized(fit[0], M), min(fit[1] * fit[0]["BLOCK_M"], cap), fit[1]),
+                    reverse=True)
     return _spill_free(name, [c for c, _ in ranked])
 
 
-def elementwise_tile(name: str, N: int) -> dict[str, int]:
-    """{"BLOCK_M", "BLOCK_N"} of elementwise kernel `name` on rows of N
-    (module docstring): its inputs live in f32 together, so half of
-    `TILE_ELEMENTS` to start."""
+def _amortized(tile: dict[str, int], M: int | None) -> bool:
+    """Whether a program of `tile` spreads its fixed cost over
+    `PROGRAM_ELEMENTS` values or more while M rows still give every SM a
+    program: where they do not (a few dozen rows), a smaller tile spreads
+    the rows over more SMs, and each thread's share of the work, which no
+    other program's hides, shrinks."""
+    enough = M is None or -(-M // tile["BLOCK_M"]) >= SM_COUNT
+    return enough and tile["BLOCK_M"] * tile["BLOCK_N"] >= PROGRAM_ELEMENTS
+
+
+def elementwise_tile(name: str, N: int, M: int | None = None) -> dict[str, int]:
+    """{"BLOCK_M", "BLOCK_N"} of elementwise kernel `name` on M rows of N
+    (module docstring; M None: rows enough to fill every SM): its inputs
+    live in f32 together, so half of `TILE_ELEMENTS` to start, fewer rows
+    where M rows would leave SMs without a program."""
     if name not in ELEMENTWISE_KERNELS:
         raise KeyError(f"no elementwise kernel {name!r}; known: {', '.join(ELEMENTWISE_KERNELS)}")
     bn = _elementwise_columns(N)
-    return _fitted(name, TILE_ELEMENTS // 2 // bn, "an elementwise tile", BLOCK_N=bn)
+    rows = TILE_ELEMENTS // 2 // bn
+    if M is not None:
+        while rows > 1 and -(-M // rows) * -(-N // bn) < SM_COUNT:
+            rows //= 2
+    return _fitted(name, rows, "an elementwise tile", BLOCK_N=bn)
 
 
 def rotary_tile(S: int, D: int) -> dict[str, int]:
@@ -260,9 +279,9 @@ def kernel(name: str, N: int, M: int | None = None) -> tuple[Any, int]:
     return _compile(program(name, N), **t), t["BLOCK_M"]
 
 
-def elementwise_kernel(name: str, N: int) -> tuple[Any, dict[str, int]]:
-    """The compiled elementwise kernel `name` for rows of N and its tile (`elementwise_tile`)."""
-    t = elementwise_tile(name, N)
+def elementwise_kernel(name: str, N: int, M: int | None = None) -> tuple[Any, dict[str, int]]:
+    """The compiled elementwise kernel `name` for M rows of N and its tile (`elementwise_tile`)."""
+    t = elementwise_tile(name, N, M)
     return _compile(name, **t), t
 
 

@@ -96,7 +96,7 @@ def _elementwise_call(name: str, op: str, named: tuple) -> RowCall:
     rows = (p.M, p.N)
     kernel = grid = None
     if p.M * p.N:
-        kernel, t = norm_kernels.elementwise_kernel(name, p.N)
+        kernel, t = norm_kernels.elementwise_kernel(name, p.N, p.M)
         grid = (-(-p.M // t["BLOCK_M"]), -(-p.N // t["BLOCK_N"]))
     copies = tuple(not nc.dense(describe(t)) for _, t in named)
     return RowCall(tuple(p.shape), (rows,) * len(named), rows, copies, kernel, grid, rows)

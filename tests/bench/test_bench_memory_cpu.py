@@ -25,9 +25,9 @@ def test_tiles_are_the_operators(kernel, monkeypatch):
     """Each kernel takes the tile tawa.torch's operators decide: the row
     kernels' for the row count and width, SwiGLU's elementwise tile."""
     monkeypatch.setattr(norm_kernels, "tile", lambda name, N, M=None: ("tile", name, N, M))
-    monkeypatch.setattr(norm_kernels, "elementwise_tile", lambda name, N: ("elementwise", name, N))
+    monkeypatch.setattr(norm_kernels, "elementwise_tile", lambda name, N, M=None: ("elementwise", name, N, M))
     b = blocks(kernel, 1000, 4096)
-    assert b == (("elementwise", kernel, 1000) if kernel == "swiglu" else ("tile", kernel, 1000, 4096))
+    assert b == (("elementwise" if kernel == "swiglu" else "tile"), kernel, 1000, 4096)
 
 
 @pytest.mark.parametrize("N", [1000, 4096])

@@ -101,8 +101,10 @@ def test_rotary_errors(args, error, message):
     ((9, 7, 5, 4, 2), None, 8),  # 4 x 8 = 32 ties 2 x 16: more CTAs
     ((9, 7, 5, 3, 2), None, 16),  # 2 x 16 = 32 over 3 x 8 = 24
     ((9, 7, 5, 4, 2), 4096, 4),  # 32 rows an SM, 16 counted: 4 x 5 = 20, 8 x 4, 16 x 2 tie at 16: more CTAs
-    ((9, 7, 5, 4, 2), 500, 4),  # 4 rows an SM, 2 counted: every tile ties, and 1 and 2 rows (fewer than
-    # 4096 values) come after the tiles that reach it: 4 rows, the most CTAs among them
+    ((9, 7, 5, 4, 2), 1000, 4),  # of the tiles of 4096 values or more only 4 rows leaves every SM a
+    # program (250 programs; 8 rows: 125), and 1 and 2 rows (fewer values) come after it
+    ((9, 7, 5, 4, 2), 500, 1),  # 4 rows an SM, 2 counted: every tile ties, but 4 rows a program (4096
+    # values) would leave SMs without one (125 programs < 132): 1 row, the most CTAs
     ((9, 7, 6, 4, 2), 4096, 4),  # 24 ≥ 16: 4 rows, 6 CTAs
     ((9, 9, 9, 9, 9), None, 16),  # the same CTAs for every tile: the most rows
 ])
@@ -156,14 +158,19 @@ def test_tiles_keep_the_most_rows_in_flight_per_sm():
     (4 × 1 ties 2 × 2: more CTAs); a 2x8192 LayerNorm tile needs more
     registers than a thread has (the compiler refuses it), so it takes 1 row.
     For M rows, rows in flight count up to half of the rows an SM has to do,
-    and tiles of 4096 values or more come first: 4096 rows of 1024 (32 an
-    SM, 16 counted) take 4x1024, 5 CTAs; 512 rows of 4096 one a program."""
+    and tiles of 4096 values or more come first where M rows still give
+    every SM a program at them: 4096 rows of 1024 (32 an SM, 16 counted)
+    take 4x1024, 5 CTAs; 512 rows of 4096 one a program; 37 rows of 1000 one
+    a program (a 4-row tile would leave all but 10 SMs idle)."""
     assert norm_kernels.tile("rmsnorm", 1000) == {"BLOCK_M": 8, "BLOCK_N": 1024}
     assert norm_kernels.tile("rmsnorm", 4096) == {"BLOCK_M": 4, "BLOCK_N": 4096}
     assert norm_kernels.tile("layernorm", 4096) == {"BLOCK_M": 1, "BLOCK_N": 4096}
     assert norm_kernels.tile("layernorm", 8000) == {"BLOCK_M": 1, "BLOCK_N": 8192}
     assert norm_kernels.tile("rmsnorm", 1000, 4096) == {"BLOCK_M": 4, "BLOCK_N": 1024}
-    assert norm_kernels.tile("rmsnorm", 1000, 37) == {"BLOCK_M": 4, "BLOCK_N": 1024}
+    assert norm_kernels.tile("rmsnorm", 1000, 37) == {"BLOCK_M": 1, "BLOCK_N": 1024}
+    assert norm_kernels.elementwise_tile("swiglu", 1000) == {"BLOCK_M": 16, "BLOCK_N": 512}
+    assert norm_kernels.elementwise_tile("swiglu", 1000, 4096) == {"BLOCK_M": 16, "BLOCK_N": 512}
+    assert norm_kernels.elementwise_tile("swiglu", 1000, 37) == {"BLOCK_M": 1, "BLOCK_N": 512}  # 74 programs
     assert norm_kernels.tile("rmsnorm", 4096, 512) == {"BLOCK_M": 1, "BLOCK_N": 4096}
     assert norm_kernels.kernel("rmsnorm", 1000, 4096)[1] == 4
     # Rows that fit the registers: the one-pass twin at a norm's tile; wider rows (a row of
@@ -374,7 +381,7 @@ def test_rms_norm_and_layer_norm(torch, interpreted):
     close(torch, tt._norm_ops.rms_norm_impl(x, w, 1e-6), F.rms_norm(x.float(), (200,), w.float(), 1e-6))
     close(torch, tt._norm_ops.layer_norm_impl(x, w, b, 1e-5), F.layer_norm(x.float(), (200,), w.float(), b.float(), 1e-5))
     (name, tile, grid, args), _ = interpreted
-    assert (name, tile, grid) == ("rmsnorm", {"BLOCK_M": 16, "BLOCK_N": 256}, (2,))  # 4096 values a program
+    assert (name, tile, grid) == ("rmsnorm", {"BLOCK_M": 1, "BLOCK_N": 256}, (21,))  # a row a program: 21 rows
     assert [tuple(a.shape) for a in args[:3]] == [(21, 200), (200,), (21, 200)] and args[3:] == (21, 200, 1e-6)
 
 
@@ -407,7 +414,7 @@ def test_add_rms_norm_and_copies(torch, interpreted):
     close(torch, s, want_s)
     close(torch, y, F.rms_norm(want_s.float(), (40,), w.float(), 1e-6))
     (name, tile, grid, args), = interpreted
-    assert (name, tile, grid) == ("add_rmsnorm_row", {"BLOCK_M": 64, "BLOCK_N": 64}, (2,))  # the row fits: one pass
+    assert (name, tile, grid) == ("add_rmsnorm_row", {"BLOCK_M": 1, "BLOCK_N": 64}, (96,))  # the row fits: one pass
     assert args[0].data_ptr() != x.data_ptr() and args[1].data_ptr() == r.data_ptr()
 
 
