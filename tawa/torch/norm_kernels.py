@@ -30,10 +30,11 @@ M, from the register file and the SMs:
   overlapping another's reduction); at a tie, the one with more CTAs, whose
   reductions and stores overlap the others' loads in finer steps.  Tiles of
   at least `PROGRAM_ELEMENTS` values come first, where one fits and M rows
-  still give every SM a program at that tile: a program's fixed cost wants
-  that many values to spread over, but a call of a few dozen rows is done
-  in one round of programs, and its time is one program's, shorter the
-  fewer values each thread has.  A tile
+  still give every SM a program at that tile (a program's fixed cost wants
+  that many values to spread over), then tiles whose warps own whole rows
+  that still do; a call of a few dozen rows is done in one round of
+  programs, and its time is one program's, shorter the fewer values each
+  thread has (`_program_size`).  A tile
   whose kernel ptxas spills is passed over for the next (`_spill_free`):
   the compiler's register estimate can fall short of what ptxas keeps live
   across a loop.
@@ -196,19 +197,26 @@ def _whole_rows(name: str, N: int, M: int | None = None) -> dict[str, int] | Non
     # an SM's programs run in one round, no program's loads overlapping
     # another's reduction and store.
     cap = math.inf if M is None else _rows_per_sm(M) / 2
-    ranked = sorted(fits, key=lambda fit: (_amortized(fit[0], M), min(fit[1] * fit[0]["BLOCK_M"], cap), fit[1]),
+    ranked = sorted(fits, key=lambda fit: (*_program_size(fit[0], M), min(fit[1] * fit[0]["BLOCK_M"], cap), fit[1]),
                     reverse=True)
     return _spill_free(name, [c for c, _ in ranked])
 
 
-def _amortized(tile: dict[str, int], M: int | None) -> bool:
-    """Whether a program of `tile` spreads its fixed cost over
-    `PROGRAM_ELEMENTS` values or more while M rows still give every SM a
-    program: where they do not (a few dozen rows), a smaller tile spreads
-    the rows over more SMs, and each thread's share of the work, which no
-    other program's hides, shrinks."""
-    enough = M is None or -(-M // tile["BLOCK_M"]) >= SM_COUNT
-    return enough and tile["BLOCK_M"] * tile["BLOCK_N"] >= PROGRAM_ELEMENTS
+def _program_size(tile: dict[str, int], M: int | None) -> tuple[bool, bool]:
+    """How a program of `tile` for M rows ranks by its size, best first.
+    Where M rows give every SM a program at the tile: one of
+    `PROGRAM_ELEMENTS` values or more, whose fixed cost is spread over that
+    many; else one whose warps own whole rows (a tile of fewer rows than
+    warps splits each row among them, and they combine their sums through
+    shared memory and a barrier).  Where they do not, neither: a few dozen
+    rows are done in one round of programs, and a smaller tile spreads them
+    over more SMs and gives each thread fewer values, which no other
+    program's loads hide."""
+    bm = tile["BLOCK_M"]
+    if M is not None and -(-M // bm) < SM_COUNT:
+        return False, False
+    amortized = bm * tile["BLOCK_N"] >= PROGRAM_ELEMENTS
+    return amortized, not amortized and bm >= WARPS_PER_GROUP
 
 
 def elementwise_tile(name: str, N: int, M: int | None = None) -> dict[str, int]:

@@ -161,13 +161,16 @@ def test_tiles_keep_the_most_rows_in_flight_per_sm():
     and tiles of 4096 values or more come first where M rows still give
     every SM a program at them: 4096 rows of 1024 (32 an SM, 16 counted)
     take 4x1024, 5 CTAs; 512 rows of 4096 one a program; 37 rows of 1000 one
-    a program (a 4-row tile would leave all but 10 SMs idle)."""
+    a program (a 4-row tile would leave all but 10 SMs idle); 771 rows of
+    280 four a program (193 programs; 8 rows would leave SMs idle, and a
+    tile of fewer rows than warps splits its rows among them)."""
     assert norm_kernels.tile("rmsnorm", 1000) == {"BLOCK_M": 8, "BLOCK_N": 1024}
     assert norm_kernels.tile("rmsnorm", 4096) == {"BLOCK_M": 4, "BLOCK_N": 4096}
     assert norm_kernels.tile("layernorm", 4096) == {"BLOCK_M": 1, "BLOCK_N": 4096}
     assert norm_kernels.tile("layernorm", 8000) == {"BLOCK_M": 1, "BLOCK_N": 8192}
     assert norm_kernels.tile("rmsnorm", 1000, 4096) == {"BLOCK_M": 4, "BLOCK_N": 1024}
     assert norm_kernels.tile("rmsnorm", 1000, 37) == {"BLOCK_M": 1, "BLOCK_N": 1024}
+    assert norm_kernels.tile("rmsnorm", 280, 771) == {"BLOCK_M": 4, "BLOCK_N": 512}
     assert norm_kernels.elementwise_tile("swiglu", 1000) == {"BLOCK_M": 16, "BLOCK_N": 512}
     assert norm_kernels.elementwise_tile("swiglu", 1000, 4096) == {"BLOCK_M": 16, "BLOCK_N": 512}
     assert norm_kernels.elementwise_tile("swiglu", 1000, 37) == {"BLOCK_M": 1, "BLOCK_N": 512}  # 74 programs
