@@ -26,7 +26,11 @@ per SM; wider rows by each kernel's chunked program, whose loops take chunks
 of 2 rows by 4096 columns from a TMA producer (or, where a row is no whole number of
 16-byte units, in the threads of the kernel's twin); `swiglu`, elementwise,
 in tiles of at most 512 columns.  Each row ends with the program and tile
-that ran (`described`).
+that ran (`described`).  `--variant KEY=VALUE ...` also times tawa's
+kernels compiled with those `tawa-hopper-pipeline` options (a tuning
+option under study, e.g. `stream_single_shot=true once_depth=3`), checked
+and interleaved like the rest, each row and the summary giving its ratio
+to tawa's default.
 """
 
 from __future__ import annotations
@@ -122,8 +126,10 @@ def torch_fns(kernel: str, M: int, N: int, torch: Any) -> tuple[list[Any], Calla
     return [rand(M, N), rand(M, N)], lambda g, u: F.silu(g) * u, lambda g, u: F.silu(g.float()) * u.float()
 
 
-def tawa_call(module: Any, kernel: str, M: int, N: int, inputs: list[Any], torch: Any) -> Callable[[], Any]:
-    """A launch of the tawa kernel on `inputs` writing fresh outputs (compiled once per shape)."""
+def tawa_call(module: Any, kernel: str, M: int, N: int, inputs: list[Any], torch: Any,
+              options: dict[str, Any] | None = None) -> Callable[[], Any]:
+    """A launch of the tawa kernel on `inputs` writing fresh outputs (compiled
+    once per shape, with `tawa-hopper-pipeline` `options` where given)."""
     from tawa.torch import norm_kernels
 
     fn = getattr(module, norm_kernels.program(kernel, N))  # add_rmsnorm: one pass where a row fits
@@ -135,7 +141,7 @@ def tawa_call(module: Any, kernel: str, M: int, N: int, inputs: list[Any], torch
     launch = fn[grid]
 
     def run() -> Any:
-        launch(*inputs, *outs, *scalars, **b)
+        launch(*inputs, *outs, *scalars, options=options, **b)
         return outs[0] if len(outs) == 1 else tuple(outs)
     return run
 
@@ -194,8 +200,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="N shapes drawn at random (M 16-32768, N 256-16384, log-uniform; `random_shapes`)")
     parser.add_argument("--seed", type=int, default=0, help="seed of --random (default 0)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
+    parser.add_argument("--variant", nargs="+", metavar="KEY=VALUE",
+                        help="also time tawa's kernels compiled with these tawa-hopper-pipeline options "
+                             "(e.g. stream_single_shot=true once_depth=3), checked and interleaved like the rest")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON")
     args = parser.parse_args(argv)
+    from tawa.bench.attention_ab import parse_options
+
+    try:
+        variant = parse_options(args.variant) if args.variant else None
+    except ValueError as err:
+        parser.error(str(err))
     if args.rounds < 1:
         print("tawa.bench memory: error: --rounds takes N >= 1", file=sys.stderr)
         return 1
@@ -223,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     src = dst = None  # the gigabytes go back before the sweep
     meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "tawa": tawa.__version__,
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "rounds": args.rounds, "copy_gbs": copy_gbs,
+            "rounds": args.rounds, "copy_gbs": copy_gbs, **({"variant": variant} if variant else {}),
             **({"random": args.random, "seed": args.seed} if args.random else {})}
     print(f"memory-bound kernels on {meta['gpu']}, {meta['date']}: copy reaches {copy_gbs:.0f} GB/s "
           f"({COPY_BYTES >> 20} MiB); GB/s per row, CUDA-graph GPU times", flush=True)
@@ -244,14 +259,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             note, program = "", ""
             try:
                 program = described(kernel, M, N)
-                run = tawa_call(module, kernel, M, N, inputs, torch)
-                got, want = run(), reference(*inputs)
-                for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
-                    err = ((g.float() - w.float()).norm() / w.float().norm()).item()
-                    if not err < TOLERANCE:
-                        print(f"{kernel} {M}x{N}: WRONG (rel err {err:.2e})")
-                        return 1
-                fns["tawa"] = run
+                want = reference(*inputs)
+                for side, options in (("tawa", None), ("variant", variant)):
+                    if side == "variant" and not options:
+                        continue
+                    run = tawa_call(module, kernel, M, N, inputs, torch, options)
+                    got = run()
+                    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                                    want if isinstance(want, tuple) else (want,)):
+                        err = ((g.float() - w.float()).norm() / w.float().norm()).item()
+                        if not err < TOLERANCE:
+                            print(f"{kernel} {M}x{N}: {side} WRONG (rel err {err:.2e})")
+                            return 1
+                    fns[side] = run
             except (TawaError, ValueError) as e:  # (ValueError: no tile of the row fits)
                 note = str(e).splitlines()[0]
             ms = gpu_ms(fns, args.rounds)
@@ -261,7 +281,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                          "error": note or None})
             print(f"{kernel:>12} {M:>6} {N:>6} {tawa_gbs:>7.0f} {gbs['eager']:>7.0f} {gbs['compile']:>7.0f} "
                   f"{tawa_gbs / copy_gbs:>9.2f} {tawa_gbs / gbs['eager']:>10.2f} {tawa_gbs / gbs['compile']:>12.2f}"
-                  f"  {program}" + (f"   tawa: {note}" if note else ""), flush=True)
+                  f"  {program}" + (f"   tawa: {note}" if note else "")
+                  + (f"   variant {gbs['variant']:.0f} GB/s, {ms['tawa'] / ms['variant']:.3f}x tawa's" if "variant" in gbs
+                     else ""), flush=True)
     for line in summary(rows):
         print(line)
     if args.json:
@@ -282,6 +304,9 @@ def summary(rows: list[dict[str, Any]]) -> list[str]:
             ratios = [r["ms"][side] / r["ms"]["tawa"] for r in ran]
             geomean = math.exp(sum(map(math.log, ratios)) / len(ratios))
             parts.append(f"vs {side} geomean {geomean:.2f}, min {min(ratios):.2f}")
+        if varied := [r["ms"]["tawa"] / r["ms"]["variant"] for r in ran if "variant" in r["ms"]]:
+            geomean = math.exp(sum(map(math.log, varied)) / len(varied))
+            parts.append(f"variant vs tawa geomean {geomean:.3f}, min {min(varied):.3f}, max {max(varied):.3f}")
         lines.append(f"{kernel or 'all':>12}: {len(ran)} rows, " + "; ".join(parts))
     return lines
 

@@ -97,3 +97,15 @@ def test_summary_gives_the_geomean_and_minimum_per_kernel():
         "     rmsnorm: 2 rows, vs eager geomean 4.00, min 2.00; vs compile geomean 1.00, min 0.50",
         "         all: 2 rows, vs eager geomean 4.00, min 2.00; vs compile geomean 1.00, min 0.50",
     ]
+
+
+def test_summary_gives_a_variant_against_tawa():
+    rows = [{"kernel": "swiglu", "ms": {"tawa": 1.0, "eager": 1.0, "compile": 1.0, "variant": 0.5}},
+            {"kernel": "swiglu", "ms": {"tawa": 1.0, "eager": 1.0, "compile": 1.0, "variant": 2.0}}]
+    assert summary(rows)[0].endswith("; variant vs tawa geomean 1.000, min 0.500, max 2.000")
+
+
+def test_bad_variant_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as err:
+        main(["--variant", "stream_single_shot"])
+    assert err.value.code == 2 and "expected KEY=VALUE" in capsys.readouterr().err

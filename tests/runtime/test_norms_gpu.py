@@ -32,10 +32,11 @@ def norms():
     return python_example("norms")
 
 
-def run(program: str, M: int, N: int, seed: int, **constexprs: int):
+def run(program: str, M: int, N: int, seed: int, options: dict | None = None, **constexprs: int):
     """Launches tile program `program` of examples/python/norms.py (a one-pass
     or chunked program of a row kernel, or SwiGLU) on fresh M x N data;
-    returns (outputs, torch's float32 outputs)."""
+    returns (outputs, torch's float32 outputs); `options` are
+    tawa-hopper-pipeline's."""
     import torch
     import torch.nn.functional as F
 
@@ -53,31 +54,31 @@ def run(program: str, M: int, N: int, seed: int, **constexprs: int):
     grid = (math.ceil(M / blocks["BLOCK_M"]),)
     if name == "softmax":
         x, y = rand(M, N), poisoned()
-        kernel[grid](x, y, M, N, **constexprs)
+        kernel[grid](x, y, M, N, options=options, **constexprs)
         return [y], [torch.softmax(x.float(), 1)]
     if name == "rmsnorm":
         x, w, y = rand(M, N), rand(N), poisoned()
-        kernel[grid](x, w, y, M, N, EPS, **constexprs)
+        kernel[grid](x, w, y, M, N, EPS, options=options, **constexprs)
         return [y], [F.rms_norm(x.float(), (N,), w.float(), EPS)]
     if name == "layernorm":
         x, w, b, y = rand(M, N), rand(N), rand(N), poisoned()
-        kernel[grid](x, w, b, y, M, N, EPS, **constexprs)
+        kernel[grid](x, w, b, y, M, N, EPS, options=options, **constexprs)
         return [y], [F.layer_norm(x.float(), (N,), w.float(), b.float(), EPS)]
     if name == "add_rmsnorm":
         x, r, w, y, s = rand(M, N), rand(M, N), rand(N), poisoned(), poisoned()
-        kernel[grid](x, r, w, y, s, M, N, EPS, **constexprs)
+        kernel[grid](x, r, w, y, s, M, N, EPS, options=options, **constexprs)
         ref_s = (x.float() + r.float()).to(torch.bfloat16).float()
         return [s, y], [ref_s, F.rms_norm(ref_s, (N,), w.float(), EPS)]
     assert name == "swiglu"
     gate, up, y = rand(M, N), rand(M, N), poisoned()
-    kernel[(grid[0], math.ceil(N / blocks["BLOCK_N"]))](gate, up, y, M, N, **constexprs)
+    kernel[(grid[0], math.ceil(N / blocks["BLOCK_N"]))](gate, up, y, M, N, options=options, **constexprs)
     return [y], [F.silu(gate.float()) * up.float()]
 
 
-def check(name: str, M: int, N: int, seed: int, **constexprs: int) -> None:
+def check(name: str, M: int, N: int, seed: int, options: dict | None = None, **constexprs: int) -> None:
     import torch
 
-    outputs, refs = run(name, M, N, seed, **constexprs)
+    outputs, refs = run(name, M, N, seed, options, **constexprs)
     torch.cuda.synchronize()
     for out, ref in zip(outputs, refs):
         assert not bool(torch.isnan(out).any()), f"{name}: elements of the output were not written (or are NaN)"
@@ -119,6 +120,21 @@ def test_benchmark_tiles(cuda, seed, name, N):
 
     program = name if name == "swiglu" else norm_kernels.program(name, N)
     check(program, 300, N, seed, **blocks(name, N))
+
+
+@pytest.mark.parametrize("program, M, N, constexprs", [
+    ("rmsnorm", 1000, 4096, {"BLOCK_M": 4, "BLOCK_N": 4096}),
+    ("layernorm", 777, 3000, {"BLOCK_M": 1, "BLOCK_N": 3072}),
+    ("softmax", 5000, 768, {"BLOCK_M": 8, "BLOCK_N": 768}),
+    ("add_rmsnorm_row", 999, 4096, {"BLOCK_M": 4, "BLOCK_N": 4096}),
+    ("swiglu", 1000, 2000, {"BLOCK_M": 16, "BLOCK_N": 512}),
+], ids=lambda v: v if isinstance(v, str) else None)
+@pytest.mark.parametrize("once_depth", [0, 3])
+def test_single_shot_tiles_streamed(cuda, seed, program, M, N, constexprs, once_depth):
+    """`stream_single_shot`: a TMA producer streams each program's rows
+    through a ring the persistent loop over programs turns (far more programs
+    than CTAs; ragged rows and columns, which TMA zero-fills)."""
+    check(program, M, N, seed, {"stream_single_shot": True, "once_depth": once_depth}, **constexprs)
 
 
 @pytest.mark.parametrize("M, N", [(37, 700), (300, 4096), (37, 768)])
