@@ -28,7 +28,7 @@ of 2 rows by 4096 columns from a TMA producer (or, where a row is no whole numbe
 in tiles of at most 512 columns.  Each row ends with the program and tile
 that ran (`described`).  `--variant KEY=VALUE ...` also times tawa's
 kernels compiled with those `tawa-hopper-pipeline` options (a tuning
-option under study, e.g. `stream_single_shot=true once_depth=3`), checked
+option under study, e.g. `once_depth=3`), checked
 and interleaved like the rest, each row and the summary giving its ratio
 to tawa's default.
 """
@@ -202,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--variant", nargs="+", metavar="KEY=VALUE",
                         help="also time tawa's kernels compiled with these tawa-hopper-pipeline options "
-                             "(e.g. stream_single_shot=true once_depth=3), checked and interleaved like the rest")
+                             "(e.g. once_depth=3), checked and interleaved like the rest")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON")
     args = parser.parse_args(argv)
     from tawa.bench.attention_ab import parse_options

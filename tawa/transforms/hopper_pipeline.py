@@ -305,7 +305,6 @@ class HopperPipelinePass(ModulePass):
             consumer_regs=self.tuning.consumer_regs,
             strict=True,
             stream_loads=self.epilogue != "threads",
-            stream_single_shot=self.tuning.stream_single_shot and self.persistent,
         )
 
     def steps(self, stages: int, epilogue: str | None = None, staging: str | None = None,

@@ -16,9 +16,8 @@ measured best on the kernels at hand, and each may be set by one of:
   chooses per problem;
 - experiments and tests only (`python -m tawa.bench attention-ab --new
   overlap=all`, docs/perf.md): the others, `once_depth`, `producer_regs`,
-  `consumer_regs`, `overlap`, `store_group`, `cache_hints` and
-  `stream_single_shot`, which the planner's defaults decide for every
-  kernel shipped.
+  `consumer_regs`, `overlap`, `store_group` and `cache_hints`, which the
+  planner's defaults decide for every kernel shipped.
 
 Text and `tawa.compile` spell them flat among the pipeline's options
 (`tawa-hopper-pipeline{stages=3 staging=subtiled pin-waits=true}`,
@@ -119,15 +118,6 @@ class Tuning(ArgSpecConvertible):
     cache_hints: bool = True
     """`tawa-cache-hints`: the TMA loads of tiles that only one program reads
     (attention's Q) are `evict_first` in L2."""
-    stream_single_shot: bool = False
-    """In a persistent kernel without dots, the tiles each program loads once
-    (a norm's rows, SwiGLU's gate and up) come from a TMA producer too
-    (`tawa-warp-specialize{stream-single-shot}`), through a ring of
-    `once_depth` slots that the loop over programs turns: the next programs'
-    loads are in flight while the consumers reduce and store this one's.
-    Off until measured against the consumers' own loads, which keep several
-    CTAs an SM where the producer's kernel has one (docs/passes.md, "Kernels
-    without dots")."""
 
     def __post_init__(self) -> None:
         if self.max_stages < 1:

@@ -107,5 +107,5 @@ def test_summary_gives_a_variant_against_tawa():
 
 def test_bad_variant_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as err:
-        main(["--variant", "stream_single_shot"])
+        main(["--variant", "once_depth"])
     assert err.value.code == 2 and "expected KEY=VALUE" in capsys.readouterr().err

@@ -122,21 +122,6 @@ def test_benchmark_tiles(cuda, seed, name, N):
     check(program, 300, N, seed, **blocks(name, N))
 
 
-@pytest.mark.parametrize("program, M, N, constexprs", [
-    ("rmsnorm", 1000, 4096, {"BLOCK_M": 4, "BLOCK_N": 4096}),
-    ("layernorm", 777, 3000, {"BLOCK_M": 1, "BLOCK_N": 3072}),
-    ("softmax", 5000, 768, {"BLOCK_M": 8, "BLOCK_N": 768}),
-    ("add_rmsnorm_row", 999, 4096, {"BLOCK_M": 4, "BLOCK_N": 4096}),
-    ("swiglu", 1000, 2000, {"BLOCK_M": 16, "BLOCK_N": 512}),
-], ids=lambda v: v if isinstance(v, str) else None)
-@pytest.mark.parametrize("once_depth", [0, 3])
-def test_single_shot_tiles_streamed(cuda, seed, program, M, N, constexprs, once_depth):
-    """`stream_single_shot`: a TMA producer streams each program's rows
-    through a ring the persistent loop over programs turns (far more programs
-    than CTAs; ragged rows and columns, which TMA zero-fills)."""
-    check(program, M, N, seed, {"stream_single_shot": True, "once_depth": once_depth}, **constexprs)
-
-
 @pytest.mark.parametrize("M, N", [(37, 700), (300, 4096), (37, 768)])
 def test_strided_views_in_place(cuda, seed, M, N):
     """RMSNorm and add + RMSNorm whose matrices are column slices of wider

@@ -17,7 +17,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
-from ptxas_check import PTXAS, assert_assembles_without_spills, needs_ptxas
+from ptxas_check import assert_assembles_without_spills, needs_ptxas
 from test_dot_free import lowered
 
 import tawa
@@ -149,34 +149,6 @@ def test_chunk_loops_stream_or_the_threads_load(name, seed):
     tawa.interpret(twin, name, grid(name, M, N, c), *inputs, *got, *scalars, ctas=2)
     for w, g in zip(want, got):
         np.testing.assert_allclose(g.astype(np.float32), w.astype(np.float32), rtol=2**-7, atol=2**-19)
-
-
-@pytest.mark.parametrize("name, M, N, c, once_depth", [
-    ("rmsnorm", 37, 700, {"BLOCK_M": 4, "BLOCK_N": 768}, 0),
-    ("swiglu", 37, 700, {"BLOCK_M": 8, "BLOCK_N": 256}, 3),
-    pytest.param("add_rmsnorm_row", 37, 700, {"BLOCK_M": 4, "BLOCK_N": 768}, 2, marks=pytest.mark.slow),
-], ids=lambda v: v if isinstance(v, str) else None)
-def test_single_shot_tiles_stream_across_programs(name, M, N, c, once_depth, seed, tmp_path):
-    """`stream-single-shot`: the tiles each program loads once come from a
-    TMA producer through a ring that the persistent loop over programs
-    turns (more programs than the 2 CTAs, so each CTA's consumers take
-    several programs' slots, the ring wrapping at depths 2 and 3); the
-    kernel gives the tile program's outputs and assembles without spills."""
-    text = getattr(norms(), name).ir(**c)
-    options = {"stream_single_shot": True, "once_depth": once_depth}
-    module = lowered(text, **options)
-    assert "nvgpu.tma_load" in str(module) and "nvgpu.frag_load_shared" in str(module)
-    inputs, outputs, scalars = arguments(name, M, N, np.random.default_rng(seed))
-    g = grid(name, M, N, c)
-    want, got = [o.copy() for o in outputs], [o.copy() for o in outputs]
-    tawa.interpret(text, name, g, *inputs, *want, *scalars)
-    tawa.interpret(module, name, g, *inputs, *got, *scalars, ctas=2)
-    for w, o in zip(want, got):
-        np.testing.assert_allclose(o.astype(np.float32), w.astype(np.float32), rtol=2**-7, atol=2**-19)
-    if PTXAS is not None:
-        compiled = tawa.parse(text)
-        HopperPipelinePass.of(**options).apply(tawa.context(), compiled)
-        assert_assembles_without_spills(print_ptx(compiled), tmp_path)
 
 
 def test_column_sums(seed):

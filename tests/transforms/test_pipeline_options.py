@@ -24,7 +24,7 @@ from tawa.transforms.tuning import Tuning
 NOT_DEFAULT = {
     "max_stages": 6, "once_depth": 2, "producer_regs": 40, "consumer_regs": 232, "group_m": 4, "overlap": "all",
     "early_release": "none", "pingpong": False, "pin_waits": True, "staging": "subtiled", "store_group": "cta",
-    "defer_stores": True, "cache_hints": False, "stream_single_shot": True,
+    "defer_stores": True, "cache_hints": False,
 }
 STRATEGIES = {
     "epilogue": "auto, tma, threads", "staging": "auto, full, subtiled, single", "store_group": "auto, cta, warpgroup",

@@ -228,13 +228,10 @@ def _alone(user: Operation, index: int) -> bool:
     )
 
 
-def streams(kernel: func.FuncOp, single_shot: bool = False) -> set[tile.LoadOp]:
+def streams(kernel: func.FuncOp) -> set[tile.LoadOp]:
     """The loads of a kernel without dots that a producer streams (module
     docstring): 2-D tiles loaded inside `scf.for` loops (and nothing but
-    loops; with `single_shot`, at the kernel's top level too: a persistent
-    kernel's loop over its programs then turns their ring, so the producer
-    loads the next programs' tiles while the consumers reduce this one's),
-    from memrefs no op of the kernel writes (a store, an atomic
+    loops), from memrefs no op of the kernel writes (a store, an atomic
     add: the TMA copy would not see the consumers' writes; add + RMSNorm's
     second loop reads back the S its first stored, and loads it itself), whose
     rows are TMA boxes of whole 16-byte units (an unswizzled slot,
@@ -256,7 +253,7 @@ def streams(kernel: func.FuncOp, single_shot: bool = False) -> set[tile.LoadOp]:
         while node is not None and node is not kernel:
             loops.append(node)
             node = node.parent_op()
-        if (loops or single_shot) and all(isinstance(n, scf.ForOp) for n in loops):
+        if loops and all(isinstance(n, scf.ForOp) for n in loops):
             out.add(op)
     return out
 
@@ -306,9 +303,9 @@ class Partitioning:
 
     # ------------------------------------------------------------------ analysis
 
-    def analyze(self, stream_loads: bool = True, single_shot: bool = False) -> None:
+    def analyze(self, stream_loads: bool = True) -> None:
         body = self._check_kernel_shape()
-        streamed = streams(self.kernel, single_shot) if stream_loads else set()
+        streamed = streams(self.kernel) if stream_loads else set()
         self.producer_loads = {
             op for op in body.walk()
             if isinstance(op, tile.LoadOp) and (op in streamed or _feeds_dot_operand(op.result))
@@ -714,10 +711,6 @@ class WarpSpecializePass(ModulePass):
     """In a kernel without dots, the tiles its loops load come from a TMA
     producer (`streams`); false: the consumers load them (no tensor map
     over them: `tawa-hopper-pipeline{epilogue=threads}`)."""
-    stream_single_shot: bool = False
-    """With `stream_loads`, the single-shot tiles too (`streams`): for a
-    kernel that `tawa-persistent` makes loop over its programs
-    (`tawa-hopper-pipeline{stream-single-shot}`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
@@ -753,7 +746,7 @@ class WarpSpecializePass(ModulePass):
 
     def _specialize(self, kernel: func.FuncOp) -> None:
         plan = Partitioning(kernel)
-        plan.analyze(self.stream_loads, self.stream_single_shot)
+        plan.analyze(self.stream_loads)
         # Nothing to stream: no producer warp group (it would only idle).
         producer = bool(plan.groups)
         consumer_warps, producer_regs, consumer_regs = self.partition_shape(kernel, producer)
