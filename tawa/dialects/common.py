@@ -31,6 +31,19 @@ class GridAxisOp(IRDLOperation):
             raise VerifyException(f"{self.name} axis must be 0, 1 or 2, got {self.axis.value.data}")
 
 
+def verify_arrival_count(name: str, count: SSAValue) -> None:
+    """A counter's arrival count where it is a constant: in [1, 2^31) (the
+    `atom.inc` bound is count − 1, a u32); a computed count is the
+    program's to get right."""
+    from xdsl.dialects.arith import ConstantOp
+
+    owner = count.owner
+    if isinstance(owner, ConstantOp) and isinstance(owner.value, IntegerAttr):
+        value = owner.value.value.data
+        if not 1 <= value < 2**31:
+            raise VerifyException(f"{name} count must be in [1, 2^31), got {value}")
+
+
 def parse_count_and_values(parser: Parser, what: str) -> tuple[int, list[SSAValue], dict[str, Attribute]]:
     """Parses `N (%v, ...) {attrs} : T, ...` (the values optional): the syntax of
     wait ops that pass completed values through."""

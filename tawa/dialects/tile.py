@@ -52,7 +52,7 @@ from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from tawa.dialects.common import GridAxisOp, parse_count_and_values, print_count_and_values
+from tawa.dialects.common import GridAxisOp, parse_count_and_values, print_count_and_values, verify_arrival_count
 from tawa.target.hopper import WGMMA_OPERAND_TYPES, WgmmaOperandType
 
 DOT_OPERAND_TYPES = "bf16, f16, f8E4M3FN, f8E5M2 or f32 (tf32)"
@@ -737,7 +737,9 @@ class SelectOp(IRDLOperation):
 class CounterArriveOp(IRDLOperation):
     """This program's arrival at the counter `counters[index]`, one of `count`
     programs that arrive there; true in the program whose arrival is the
-    last (the `count`-th), false in the others.  No program waits.
+    last (the `count`-th), false in the others.  No program waits.  `count`
+    is a value: every program arriving at one counter must compute the same
+    (a stream-K tile's contributors, computed from the grid).
 
     Memory order: release and acquire at GPU scope.  Every global store the
     program made before the op is visible, to whichever program arrives
@@ -748,27 +750,26 @@ class CounterArriveOp(IRDLOperation):
     So "the last arriver combines what the others wrote" needs no wait and
     cannot deadlock, whatever order programs run in.
 
-    Example: `%last = tile.counter_arrive %Counters[%tile] count 4 : memref<?xi32>`
+    Example: `%last = tile.counter_arrive %Counters[%tile] count %four : memref<?xi32>`
     """
 
     name = "tile.counter_arrive"
     counters = operand_def(MemRefType)
     index = operand_def(IndexType)
-    count = prop_def(IntegerAttr[I64])
+    count = operand_def(IndexType)
     result = result_def(i1)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = "$counters `[` $index `]` `count` $count attr-dict `:` type($counters)"
 
-    def __init__(self, counters: SSAValue, index: SSAValue, count: int):
-        super().__init__(operands=[counters, index], properties={"count": IntegerAttr(count, 64)}, result_types=[i1])
+    def __init__(self, counters: SSAValue, index: SSAValue, count: SSAValue):
+        super().__init__(operands=[counters, index, count], result_types=[i1])
 
     def verify_(self) -> None:
         t = self.counters.type
         assert isinstance(t, MemRefType)
         if t.get_num_dims() != 1 or t.get_element_type() != IntegerType(32):
             raise VerifyException(f"tile.counter_arrive counters must be a memref<?xi32>, got {t}")
-        if not 1 <= self.count.value.data < 2**31:
-            raise VerifyException(f"tile.counter_arrive count must be in [1, 2^31), got {self.count.value.data}")
+        verify_arrival_count(self.name, self.count)
 
 
 Tile = Dialect(

@@ -548,8 +548,8 @@ class NvgpuFunctions(SystemFunctions, InterpreterFunctions):
         so it is atomic, and what earlier CTAs stored is visible); the
         barrier again, after which every thread reads the leader's
         outcome."""
-        address, leader = args
-        cta, bar, count = cta_of(interpreter), op.barrier_id.value.data, op.count.value.data
+        address, leader, counts = args
+        cta, bar = cta_of(interpreter), op.barrier_id.value.data
         self._meet(interpreter, op)
         idx = lanes_of(interpreter).indices()
         leaders = [int(t) for t in idx if (leader.values[t] if isinstance(leader, PerThread) else leader)]
@@ -557,6 +557,7 @@ class NvgpuFunctions(SystemFunctions, InterpreterFunctions):
             raise simulation_error(op, f"{op.name}: more than one leader thread in {cta_name(cta)}")
         if leaders:
             at = address.values[leaders[0]] if isinstance(address, PerThread) else address
+            count = int(counts.values[leaders[0]] if isinstance(counts, PerThread) else counts)
             old, bad = cta.memory.gather(np.array([int(at)], dtype=np.int64), 4)
             if bad is not None:
                 raise simulation_error(op, f"{op.name}: address {int(at):#x} is no element of a memref")

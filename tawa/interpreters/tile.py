@@ -119,8 +119,8 @@ class TileFunctions(InterpreterFunctions):
         arrivals (PTX `atom.inc`), and tells whether this arrival was the
         last.  Programs run one at a time here, so every store of an
         earlier program is already visible: release and acquire hold."""
-        counters, index = args
-        count = op.count.value.data
+        counters, index, count = args
+        count = int(count)
         old = int(counters[index])
         if not 0 <= old < count:
             raise InterpretationError(f"tile.counter_arrive: counter {index} holds {old}, outside [0, {count}): "

@@ -184,9 +184,10 @@ def emit_named_barrier_sync(p: KernelPrinter, op: nvgpu.NamedBarrierSyncOp) -> N
 def emit_counter_arrive(p: KernelPrinter, op: nvgpu.CounterArriveOp) -> None:
     """The sequence in `nvgpu.CounterArriveOp`'s docstring: the old value is
     0 in every thread but the leader, so only the leader's bit can be set."""
-    bar, threads, top = op.barrier_id.value.data, op.num_threads.value.data, op.count.value.data - 1
-    old, mine, last = p.regs.new("r"), p.regs.new("p"), p.define(op.result)
+    bar, threads = op.barrier_id.value.data, op.num_threads.value.data
+    old, top, mine, last = p.regs.new("r"), p.regs.new("r"), p.regs.new("p"), p.define(op.result)
     leader = p.reg(op.leader)
+    p.emit(f"sub.u32 {top}, {p.u32(op.count)}, 1;")
     p.emit("fence.acq_rel.gpu;")
     p.emit(f"bar.sync {bar}, {threads};")
     p.emit(f"mov.u32 {old}, 0;")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import (
     I32,
-    I64,
     IndexType,
     IntegerAttr,
     i1,
@@ -21,9 +20,7 @@ from xdsl.irdl import (
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from tawa.dialects.common import (
-    GridAxisOp,
-)
+from tawa.dialects.common import GridAxisOp, verify_arrival_count
 from tawa.dialects.nvgpu.types import RegAction, RegActionAttr
 
 # --------------------------------------------------------------------------- registers, sync, ids
@@ -108,8 +105,9 @@ class CounterArriveOp(IRDLOperation):
 
         fence.acq_rel.gpu;                          every thread: its stores before, at GPU scope
         bar.sync barrier_id, num_threads;           ... all of them before the leader's atomic
-        @leader atom.acq_rel.gpu.global.inc.u32 old, [address], count - 1;
-        bar.red.or.pred last, barrier_id, num_threads, leader && old == count - 1;
+        top = count - 1                             (a u32 register: count is a value)
+        @leader atom.acq_rel.gpu.global.inc.u32 old, [address], top;
+        bar.red.or.pred last, barrier_id, num_threads, leader && old == top;
         fence.acq_rel.gpu;                          every thread's later loads after the acquire
 
     `address` is the counter's byte address, `leader` true in exactly one
@@ -117,13 +115,13 @@ class CounterArriveOp(IRDLOperation):
     arrival leaves the counter at 0.  The fences are part of the op, so no
     lowering can leave them out.
 
-    Example: `%last = nvgpu.counter_arrive %addr, %leader count 4 barrier 1 threads 256`
+    Example: `%last = nvgpu.counter_arrive %addr, %leader count %four barrier 1 threads 256`
     """
 
     name = "nvgpu.counter_arrive"
     address = operand_def(IndexType)
     leader = operand_def(i1)
-    count = prop_def(IntegerAttr[I64])
+    count = operand_def(IndexType)
     barrier_id = prop_def(IntegerAttr[I32])
     num_threads = prop_def(IntegerAttr[I32])
     result = result_def(i1)
@@ -131,14 +129,12 @@ class CounterArriveOp(IRDLOperation):
     assembly_format = ("$address `,` $leader `count` $count `barrier` $barrier_id `threads` $num_threads "
                        "attr-dict")
 
-    def __init__(self, address: SSAValue, leader: SSAValue, count: int, barrier_id: int, num_threads: int):
-        super().__init__(operands=[address, leader], result_types=[i1], properties={
-            "count": IntegerAttr(count, 64), "barrier_id": IntegerAttr(barrier_id, 32),
-            "num_threads": IntegerAttr(num_threads, 32)})
+    def __init__(self, address: SSAValue, leader: SSAValue, count: SSAValue, barrier_id: int, num_threads: int):
+        super().__init__(operands=[address, leader, count], result_types=[i1], properties={
+            "barrier_id": IntegerAttr(barrier_id, 32), "num_threads": IntegerAttr(num_threads, 32)})
 
     def verify_(self) -> None:
-        if not 1 <= self.count.value.data < 2**31:
-            raise VerifyException(f"nvgpu.counter_arrive count must be in [1, 2^31), got {self.count.value.data}")
+        verify_arrival_count(self.name, self.count)
         _NamedBarrierOp.verify_(self)  # type: ignore[arg-type]
 
 

@@ -860,7 +860,7 @@ class LowerCounterArrive(RewritePattern):
         leader = arith.CmpiOp(tid.result, const(self.info.first_group * THREADS_PER_GROUP, at), "eq")
         rewriter.insert([base, offset, address, tid, leader], at)
         address.result.name_hint = "counter"
-        arrive = nvgpu.CounterArriveOp(address.result, leader.result, op.count.value.data, EPILOGUE_BARRIER,
+        arrive = nvgpu.CounterArriveOp(address.result, leader.result, op.count, EPILOGUE_BARRIER,
                                        self.info.groups * THREADS_PER_GROUP)
         rewriter.replace(op, arrive)
 

@@ -35,7 +35,8 @@ func.func @gemm_splitk(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x
   %tiles_n = tile.num_programs 1
   %tile_row = arith.muli %pid_m, %tiles_n : index
   %tile = arith.addi %tile_row, %pid_n : index
-  %last = tile.counter_arrive %Counters[%tile] count 2 : memref<?xi32>
+  %arrivals = arith.constant 2 : index
+  %last = tile.counter_arrive %Counters[%tile] count %arrivals : memref<?xi32>
   scf.if %last {
     %c1 = arith.constant 1 : index
     %split_k = arith.constant 2 : index
@@ -59,7 +60,7 @@ func.func @gemm_splitk(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x
 // CHECK:     st.global.v2.f32
 // CHECK:     fence.acq_rel.gpu;
 // CHECK-NEXT: bar.sync 1, 128;
-// CHECK:     atom.acq_rel.gpu.global.inc.u32 %r{{[0-9]+}}, [%rd{{[0-9]+}}], 1;
+// CHECK:     atom.acq_rel.gpu.global.inc.u32 %r{{[0-9]+}}, [%rd{{[0-9]+}}], %r{{[0-9]+}};
 // CHECK:     bar.red.or.pred %p[[LAST:[0-9]+]], 1, 128,
 // CHECK-NEXT: fence.acq_rel.gpu;
 // CHECK-NEXT: @!%p[[LAST]] bra

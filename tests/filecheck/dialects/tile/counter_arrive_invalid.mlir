@@ -3,23 +3,33 @@
 // EVERY-CASE-FAILS-NOT: builtin.module
 
 func.func @no_arrivals(%Counters: memref<?xi32>, %i: index) {
-  %last = tile.counter_arrive %Counters[%i] count 0 : memref<?xi32>
+  %none = arith.constant 0 : index
+  %last = tile.counter_arrive %Counters[%i] count %none : memref<?xi32>
   func.return
 }
 // CHECK: error: tile.counter_arrive count must be in [1, 2^31), got 0
 
 // -----
 
-func.func @wide_counters(%Counters: memref<?xi64>, %i: index) {
-  %last = tile.counter_arrive %Counters[%i] count 2 : memref<?xi64>
+func.func @wide_counters(%Counters: memref<?xi64>, %i: index, %n: index) {
+  %last = tile.counter_arrive %Counters[%i] count %n : memref<?xi64>
   func.return
 }
 // CHECK: error: tile.counter_arrive counters must be a memref<?xi32>, got memref<?xi64>
 
 // -----
 
-func.func @counter_matrix(%Counters: memref<?x?xi32>, %i: index) {
-  %last = tile.counter_arrive %Counters[%i] count 2 : memref<?x?xi32>
+func.func @counter_matrix(%Counters: memref<?x?xi32>, %i: index, %n: index) {
+  %last = tile.counter_arrive %Counters[%i] count %n : memref<?x?xi32>
   func.return
 }
 // CHECK: error: tile.counter_arrive counters must be a memref<?xi32>, got memref<?x?xi32>
+
+// -----
+
+func.func @too_many(%Counters: memref<?xi32>, %i: index) {
+  %many = arith.constant 2147483648 : index
+  %last = tile.counter_arrive %Counters[%i] count %many : memref<?xi32>
+  func.return
+}
+// CHECK: error: tile.counter_arrive count must be in [1, 2^31), got 2147483648
