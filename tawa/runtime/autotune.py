@@ -270,10 +270,12 @@ class Space:
     """Slices of K: 1 unsplit, S > 1 that many (where each keeps
     `MIN_SPLIT_K_STEPS` steps), 0 the split `split_for` gives the tile (only
     where it splits: grids that leave SMs idle, K long enough)."""
-    stream_k: tuple[bool, ...] = (False, True)
+    stream_k: tuple[bool, ...] = (False,)
     """Whether each unsplit tile is also offered as a stream-K program
     (`tawa.kernels.streamk`: one program per SM sharing the last waves'
-    K-steps; unbatched problems whose C takes no epilogue)."""
+    K-steps; unbatched problems whose C takes no epilogue).  Not by
+    default: it measured slower than the default choice on every shape
+    tried (docs/perf.md, "Stream-K")."""
     stages: tuple[int, ...] = (0,)
     group_m: tuple[int, ...] = (8,)
     persistent: tuple[bool, ...] = (True,)

@@ -86,7 +86,7 @@ def test_clusters_only_where_b_tiles_split_into_bands():
 
 
 def test_candidates_are_pruned_and_ranked():
-    wide = Space(tiles=((192, 256), (128, 256), (128, 128), (64, 128)), group_m=(4, 8, 16))
+    wide = Space(tiles=((192, 256), (128, 256), (128, 128), (64, 128)), group_m=(4, 8, 16), stream_k=(False, True))
     problem = GemmProblem(8192, 8192, 8192)
     listed = space_choices(problem, wide)
     assert all(unsupported(c.config) is None for c in listed)  # 192x256 is out (launch registers)
