@@ -53,12 +53,6 @@ warp groups issuing wgmma and storing C) say a configuration costs:
   partials at one SM's read rate and C's tile at its store rate, the
   tiles' reductions sharing the SMs, and all of them together at least
   the partials' and C's bytes at the DRAM bandwidth.
-* **stream-K** (`tawa.kernels.streamk`): the data-parallel waves as
-  rounds of whole tiles, then the shared tiles' K-steps divided evenly
-  over the programs; each program's time is its steps, a store per
-  segment (C's tile, or an f32 partial) and, where its range ends inside a
-  tile that others began, that tile's fix-up (split-K's reduction of the
-  tile's partials); the slowest program bounds the phase.
 
 The free parameters (the cycles per instruction, the shared-memory share,
 the bandwidths, the latency, the epilogue's costs, the launch, the fp8
@@ -72,7 +66,6 @@ import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tawa.kernels.streamk import PROGRAMS as STREAMK_PROGRAMS
 from tawa.target.hopper import (
     L2_BYTES,
     L2_SECTOR_BYTES,
@@ -310,8 +303,6 @@ def estimate(problem: GemmProblem, choice: Choice, sms: int = SM_COUNT, params: 
     rows, cols = -(-problem.M // bm), -(-problem.N // bn)
     programs = rows * cols * batch * split
     k_steps = -(-(-(-problem.K // bk)) // split)
-    if c.stream_k:
-        programs, k_steps = STREAMK_PROGRAMS if rows * cols else 0, max(1, -(-problem.K // bk))
     ctas = max(1, min(programs, sms))
     per_round = sms
     rounds = -(-programs // per_round) if programs else 0
@@ -350,12 +341,7 @@ def estimate(problem: GemmProblem, choice: Choice, sms: int = SM_COUNT, params: 
         return loop, epi
 
     main = epilogue = 0.0
-    if c.stream_k and rounds:
-        # Programs beyond the SMs run after the others (P programs on fewer SMs).
-        turns = -(-programs // ctas)
-        main, epilogue, waves = _streamk_time(rows * cols, k_steps, full.time, store, bm * bn, c_type, params)
-        main, epilogue, rounds, tail = main * turns, epilogue * turns, waves * turns, programs - (turns - 1) * ctas
-    elif rounds:
+    if rounds:
         loop, epi = round_time(full)
         main, epilogue = (rounds - 1) * loop, (rounds - 1) * epi
         tail_ctas = min(ctas, tail)
@@ -396,39 +382,6 @@ def estimate(problem: GemmProblem, choice: Choice, sms: int = SM_COUNT, params: 
         reduction = max(-(-tiles // sms) * per_tile, (split * mn * 4 + mn * C_BYTES[c_type]) / params.dram_bytes_per_s)
     return Estimate(prologue + kernel + reduction, prologue, main, epilogue, dram, kernel, reduction, programs, ctas,
                     per_round, rounds, tail, k_steps, depth, full)
-
-
-def _streamk_time(tiles: int, iters: int, step_s: float, store_s: float, tile_elements: int, c_type: str,
-                  params: CostParameters) -> tuple[float, float, int]:
-    """(main loops, stores and fix-ups, waves) of a stream-K program on
-    `tiles` tiles of `iters` K-steps each, `step_s` a K-step and `store_s`
-    C's tile (`tawa.kernels.streamk`'s schedule, the module docstring): the
-    data-parallel waves, then the slowest program of the shared phase."""
-    P = STREAMK_PROGRAMS
-    dp_waves = max(tiles // P, 1) - 1
-    total = (tiles - dp_waves * P) * iters
-    share = max(1, -(-total // P))
-    partial_s = params.epilogue_s + tile_elements * 4 / params.store_bytes_per_s
-    whole_s = params.epilogue_s + store_s
-    fixup_s = params.split_fixed_s + tile_elements * C_BYTES[c_type] / params.store_bytes_per_s
-    slowest = (0.0, 0.0)
-    for q in range(P):
-        start = min(q * share, total)
-        end = min(start + share, total)
-        stores = 0.0
-        for u in range(start // iters, -(-end // iters) if start < end else 0):
-            lo, hi = max(start, u * iters), min(end, (u + 1) * iters)
-            if hi - lo == iters:
-                stores += whole_s
-                continue
-            stores += partial_s
-            first = u * iters // share
-            if first == q:  # its range ends in the tile: it arrives last and adds the partials
-                contributors = ((u + 1) * iters - 1) // share - first + 1
-                stores += fixup_s + contributors * tile_elements * 4 / params.reduce_bytes_per_s
-        if (end - start) * step_s + stores > sum(slowest):
-            slowest = ((end - start) * step_s, stores)
-    return dp_waves * iters * step_s + slowest[0], dp_waves * whole_s + slowest[1], dp_waves + 1
 
 
 __all__ = ["FITTED", "CostParameters", "Estimate", "Step", "estimate", "ring_stages"]

@@ -72,7 +72,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tawa.diagnostics import TawaError
-from tawa.kernels.streamk import streamk_counters_shape, streamk_grid, streamk_source, streamk_workspace_shape
 from tawa.target.hopper import (
     MAX_TMA_BOX_DIM,
     REGISTER_ESTIMATE_ERROR,
@@ -198,9 +197,6 @@ class GemmConfig:
     """Bias, activation, residual, a second B operand (module docstring)."""
     a_layout: str = "mk"
     """"mk": A is M×K; "km": A is K×M, read transposed in place (C = Aᵀ·B or Aᵀ·Bᵀ)."""
-    stream_k: bool = False
-    """One program per SM sharing the last waves' K-steps evenly, the
-    programs that share a tile adding their partials (`tawa.kernels.streamk`)."""
 
     def __post_init__(self) -> None:
         if isinstance(self.epilogue, dict):  # from as_dict (a cache entry, `replace`)
@@ -227,16 +223,12 @@ class GemmConfig:
                 raise TawaError(f"{name}={value!r}: expected a positive int", "tawa.kernels.GemmConfig")
         if not isinstance(self.split_k, int) or isinstance(self.split_k, bool):
             raise TawaError(f"split_k={self.split_k!r}: expected an int", "tawa.kernels.GemmConfig")
-        if not isinstance(self.stream_k, bool):
-            raise TawaError(f"stream_k={self.stream_k!r}: expected a bool", "tawa.kernels.GemmConfig")
 
     @property
     def kernel(self) -> str:
         """The kernel's function name in `gemm_source(self)`."""
         if self.split_k > 1:
             return "gemm_splitk"
-        if self.stream_k:
-            return "gemm_streamk"
         base = "batched_gemm" if self.batched else "gemm"
         return "_".join((base, *self.epilogue.parts))
 
@@ -265,8 +257,6 @@ class GemmConfig:
             parts.append("batched")
         if self.split_k != 1:
             parts.append(f"split{self.split_k}")
-        if self.stream_k:
-            parts.append("streamk")
         parts.extend(self.epilogue.parts)
         return "-".join(parts)
 
@@ -337,9 +327,6 @@ def unsupported(config: GemmConfig, group_rows: int = WGMMA_M) -> str | None:
     if config.split_k > 1 and config.epilogue != NO_EPILOGUE:
         return (f"split_k = {config.split_k} with an epilogue ({'-'.join(config.epilogue.parts)}): the epilogue "
                 "needs the whole sum over K, which split programs do not have")
-    if config.stream_k and (config.split_k > 1 or config.batched or config.epilogue != NO_EPILOGUE):
-        return ("stream_k with split_k, batched or an epilogue: a stream-K program is an unbatched GEMM "
-                "without an epilogue (its programs share tiles' K-steps themselves)")
     if (config.epilogue.scale_a or config.epilogue.scale_b) and config.batched:
         return "scales with batched: an fp8 GEMM with scales is unbatched for now (one scale vector per operand)"
     if config.split_k > 1 and config.batched:
@@ -396,7 +383,6 @@ def _check_generable(config: GemmConfig, where: str) -> None:
     compiler's to judge)."""
     if (config.split_k < 1 or (config.split_k > 1 and config.batched)
             or (config.split_k > 1 and config.epilogue != NO_EPILOGUE)
-            or (config.stream_k and (config.split_k > 1 or config.batched or config.epilogue != NO_EPILOGUE))
             or (config.batched and (config.epilogue.scale_a or config.epilogue.scale_b))):
         raise TawaError(str(unsupported(config)), where)
 
@@ -515,8 +501,6 @@ def gemm_source(config: GemmConfig, name: str | None = None) -> str:
     arguments (A, B[, B2][, ScaleA][, ScaleB][, Bias][, R], C[, P[, P2]], M, N, K), or (A, B, C, W,
     Counters, M, N, K) when split (module docstring)."""
     _check_generable(config, "tawa.kernels.gemm_source")
-    if config.stream_k:
-        return streamk_source(config, reduce_chunk(config), name)
     bm, bn, bk = config.tile
     a, b, c = config.a_dtype, config.b_dtype, config.c_dtype
     batched, kn, split = config.batched, config.b_layout == "kn", config.split_k
@@ -698,10 +682,7 @@ def gemm_reduce_source(config: GemmConfig, name: str | None = None) -> str:
 
 def gemm_grid(config: GemmConfig, M: int, N: int, batch: int | None = None) -> tuple[int, ...]:
     """The launch grid of `gemm_source(config)`: (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉),
-    and the batch for a batched GEMM, or split_k for a split one; a
-    stream-K program's is one program per SM (`streamk_grid`)."""
-    if config.stream_k:
-        return streamk_grid()
+    and the batch for a batched GEMM, or split_k for a split one."""
     grid = (-(-M // config.block_m), -(-N // config.block_n))
     if config.split_k > 1:
         return (*grid, config.split_k)
@@ -720,18 +701,12 @@ def reduce_grid(config: GemmConfig, M: int, N: int) -> tuple[int, int]:
 
 
 def workspace_shape(config: GemmConfig, M: int, N: int) -> tuple[int, int, int]:
-    """The split program's workspace W: (split_k, M, N) f32; a stream-K
-    program's two partial tiles per program (`streamk_workspace_shape`)."""
-    if config.stream_k:
-        return streamk_workspace_shape(config)
+    """The split program's workspace W: (split_k, M, N) f32."""
     return (config.split_k, M, N)
 
 
 def counters_shape(config: GemmConfig, M: int, N: int) -> tuple[int]:
-    """The split program's tile counters: one i32 per tile of C (a
-    stream-K program's: per shared tile, `streamk_counters_shape`)."""
-    if config.stream_k:
-        return streamk_counters_shape()
+    """The split program's tile counters: one i32 per tile of C."""
     rows, cols = gemm_grid(config, M, N)[:2]
     return (rows * cols,)
 

@@ -9,14 +9,14 @@
     kernel(A, B, C, M, N, K, grid=choice.grid(M, N))
     heuristic(problem)                          # a Choice without timing: the cost model's fastest
 
-A `Choice` is a tile program (`tawa.kernels.GemmConfig`, split-K and
-stream-K included) and the options of `tawa-hopper-pipeline` (stages, group_m,
+A `Choice` is a tile program (`tawa.kernels.GemmConfig`, split-K
+included) and the options of `tawa-hopper-pipeline` (stages, group_m,
 persistent, cluster); `choice.compile()` is a `tawa.Kernel`, or a
-`tawa.runtime.splitk.SplitKGemm` for a split or stream-K configuration, both called as
+`tawa.runtime.splitk.SplitKGemm` for a split configuration, both called as
 `kernel(A, B, C, M, N, K, grid=choice.grid(M, N))`.
 
 The candidates of a problem (`ranked`, `candidates`) are a `Space`'s tile
-shapes × BLOCK_K × split-K × stream-K × stages × group-m × persistent × cluster × ...,
+shapes × BLOCK_K × split-K × stages × group-m × persistent × cluster × ...,
 less what the compiler rejects by rule (`tawa.kernels.gemm.unsupported`)
 or by its shared-memory plan, tiles larger than the problem (a smaller
 tile of the space covers it), splits of K into slices shorter than
@@ -24,8 +24,7 @@ tile of the space covers it), splits of K into slices shorter than
 has no more rows of tiles).  `heuristic` estimates each candidate of
 `DEFAULT_SPACE` with the cost model (`tawa.analysis.gemm_cost`: rounds of
 the persistent schedule, the k-step's tensor, shared-memory, L2 and
-latency terms, epilogue, prologue, DRAM, split-K's reduction, stream-K's
-shared phase) and takes the
+latency terms, epilogue, prologue, DRAM, split-K's reduction) and takes the
 fastest.  `autotune`:
 
 1. takes the first `keep` (4) of `candidates(problem, space)`: the
@@ -81,7 +80,6 @@ from tawa.kernels.gemm import (
     gemm_source,
     unsupported,
 )
-from tawa.kernels.streamk import GROUP_M as STREAMK_GROUP_M
 from tawa.runtime.splitk import SplitKGemm
 from tawa.target.hopper import SM_COUNT, WARPS_PER_GROUP, WGMMA_M, WGMMA_MAX_N
 from tawa.version import __version__
@@ -270,12 +268,6 @@ class Space:
     """Slices of K: 1 unsplit, S > 1 that many (where each keeps
     `MIN_SPLIT_K_STEPS` steps), 0 the split `split_for` gives the tile (only
     where it splits: grids that leave SMs idle, K long enough)."""
-    stream_k: tuple[bool, ...] = (False,)
-    """Whether each unsplit tile is also offered as a stream-K program
-    (`tawa.kernels.streamk`: one program per SM sharing the last waves'
-    K-steps; unbatched problems whose C takes no epilogue).  Not by
-    default: it measured slower than the default choice on every shape
-    tried (docs/perf.md, "Stream-K")."""
     stages: tuple[int, ...] = (0,)
     group_m: tuple[int, ...] = (8,)
     persistent: tuple[bool, ...] = (True,)
@@ -372,10 +364,6 @@ def _configs(problem: GemmProblem, space: Space, sms: int) -> list[tuple[GemmCon
             split_config = config.replace(split_k=split)
             if unsupported(split_config) is None and (split_config, rows) not in configs:
                 configs.append((split_config, rows))
-        if True in space.stream_k and problem.batch is None:
-            streamed = config.replace(stream_k=True)
-            if unsupported(streamed) is None:
-                configs.append((streamed, rows))
     return configs
 
 
@@ -398,15 +386,11 @@ def space_choices(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int =
         group_ms = sorted(set(space.group_m))
         covering = [g for g in group_ms if g >= rows]
         group_ms = [g for g in group_ms if g < rows] + covering[:1]
-        if config.stream_k:  # its programs order the tiles themselves (`tawa.kernels.streamk.GROUP_M`)
-            group_ms = [STREAMK_GROUP_M]
         for stages, group_m, persistent, cluster, defer, group_rows in itertools.product(
                 space.stages, group_ms, space.persistent, space.cluster, space.defer_stores,
                 space.group_rows if fixed_rows is None else (fixed_rows,)):
             if config.block_m % group_rows or group_rows * config.block_n > WGMMA_M * WGMMA_MAX_N:
                 continue  # whole warp groups, each at most the widest accumulator (128 registers)
-            if config.stream_k and (cluster > 1 or defer or not persistent):
-                continue  # a stream-K program's programs work on unrelated tiles and loop themselves
             if cluster > 1 and (not persistent or rows < cluster or not _b_bands_fit(config, cluster)):
                 continue  # clusters need a persistent kernel, rows of tiles to share B along, and B tiles
                 # that split into one band per CTA (`tawa-cluster` multicasts nothing else)
@@ -438,11 +422,11 @@ def heuristic(problem: GemmProblem, sms: int = SM_COUNT, split: bool = False) ->
     candidates (`ranked`), without timing: the tile shapes, K in 128-byte
     steps, the deepest ring that fits, group-m 8, persistent.  With `split`
     the candidates include each tile split in K where the model says a
-    split pays (`split_for`) and each tile as a stream-K program, as
-    `tawa.torch.matmul` asks; by default none is split or streamed (the fused-epilogue kernels built on this choice need the
+    split pays (`split_for`), as `tawa.torch.matmul` asks; by default none
+    is split (the fused-epilogue kernels built on this choice need the
     whole sum over K).  `python -m tawa.bench gemm --explain MxNxK` prints the
     candidates, their estimates and the choice."""
-    space = DEFAULT_SPACE if split else replace(DEFAULT_SPACE, split_k=(1,), stream_k=(False,))
+    space = DEFAULT_SPACE if split else replace(DEFAULT_SPACE, split_k=(1,))
     best = ranked(problem, space, sms)
     if not best:
         raise AutotuneError(f"no GEMM configuration for {problem}: the compiler rejects every candidate")

@@ -13,11 +13,6 @@ program waits for another, so any order of programs (and any number of them
 resident) is correct.  The counter wraps back to 0 at the last arrival, so
 counters zeroed once serve every later launch, a replayed CUDA graph's too.
 
-A stream-K configuration (`stream_k`, `tawa.kernels.streamk`) is run the
-same way: `@gemm_streamk(A, B, C, W, Counters, M, N, K)` on one program per
-SM, its W two f32 tiles a program and one counter per shared tile, the
-same for every M, N and K (so one workspace a stream serves them all).
-
 `SplitKGemm` holds the workspace: W (`torch.empty`: every program writes
 its partial before arriving, and only the last reads them) and the
 counters (`torch.zeros`, one int32 per tile of C, zeroed on the stream of
@@ -57,7 +52,7 @@ def gemm_kernel(config: GemmConfig, name: str | None = None, **options: Any) -> 
     from tawa.runtime.compiler import compile
 
     kernel = compile(gemm_source(config, name), name or config.kernel, **options)
-    return SplitKGemm(config, kernel) if config.split_k > 1 or config.stream_k else kernel
+    return SplitKGemm(config, kernel) if config.split_k > 1 else kernel
 
 
 def clear_workspaces() -> None:
@@ -73,8 +68,8 @@ class SplitKGemm:
     uses (the GPU tests poison it), `counters(C, M, N)` its tile counters."""
 
     def __init__(self, config: GemmConfig, kernel: Any):
-        if config.split_k < 2 and not config.stream_k:
-            raise TawaError(f"{config.id}: a SplitKGemm needs split_k > 1 or stream_k", WHERE)
+        if config.split_k < 2:
+            raise TawaError(f"{config.id}: a SplitKGemm needs split_k > 1", WHERE)
         self.config, self.kernel = config, kernel
 
     @property
@@ -99,10 +94,8 @@ class SplitKGemm:
         want = gemm_grid(self.config, M, N)
         got = tuple(grid) if isinstance(grid, tuple | list) else (grid,)
         if got != want:
-            what = ("one program per SM" if self.config.stream_k else
-                    f"the third axis is the {self.config.split_k} K-slices")
             raise TawaError(f"@{self.name} ({self.config.id}): grid {got} for M = {M}, N = {N}; expected {want} "
-                            f"({what})", WHERE)
+                            f"(the third axis is the {self.config.split_k} K-slices)", WHERE)
         try:
             import torch
         except ImportError:
@@ -131,17 +124,17 @@ class SplitKGemm:
         `stream`, so the first launch there finds them zero."""
         import torch
 
+        S = self.config.split_k
         handle = None if stream is None else stream.cuda_stream
-        shapes = (workspace_shape(self.config, M, N), counters_shape(self.config, M, N))
-        key = (str(C.device), handle, *shapes)
+        key = (str(C.device), handle, S, M, N, self.config.block_m, self.config.block_n)
         hit = _WORKSPACES.get(key)
         if hit is None:
-            W = torch.empty(shapes[0], dtype=torch.float32, device=C.device)
+            W = torch.empty(workspace_shape(self.config, M, N), dtype=torch.float32, device=C.device)
             if stream is None:
-                counters = torch.zeros(shapes[1], dtype=torch.int32, device=C.device)
+                counters = torch.zeros(counters_shape(self.config, M, N), dtype=torch.int32, device=C.device)
             else:
                 with torch.cuda.stream(stream):
-                    counters = torch.zeros(shapes[1], dtype=torch.int32, device=C.device)
+                    counters = torch.zeros(counters_shape(self.config, M, N), dtype=torch.int32, device=C.device)
             hit = _WORKSPACES[key] = (W, counters)
         return hit
 

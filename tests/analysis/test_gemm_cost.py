@@ -157,14 +157,13 @@ def test_skinny_m_takes_64_rows():
 
 def test_huge_k_splits_when_asked():
     """K = 262144 on a 256x256 C: unsplit, 128x128 tiles are 4 programs on
-    132 SMs.  With `split`, the model's choice shares K among programs (a
-    split, or stream-K) and is estimated several times faster; by default
-    the heuristic does neither."""
+    132 SMs.  With `split`, the model's choice splits K and is estimated
+    several times faster; by default the heuristic does not split."""
     p = GemmProblem(256, 256, 262144)
     unsplit, e1 = best(p)
     split, e2 = best(p, split=True)
-    assert unsplit.config.split_k == 1 and not unsplit.config.stream_k
-    assert (split.config.split_k > 1 or split.config.stream_k) and e2.total < e1.total / 3
+    assert unsplit.config.split_k == 1
+    assert split.config.split_k > 1 and e2.total < e1.total / 3
     assert e2.programs > e1.programs
 
 

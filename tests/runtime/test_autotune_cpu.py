@@ -48,7 +48,7 @@ def test_heuristic():
     are its reasons, not a table's picks."""
     big_problem = GemmProblem(8192, 8192, 8192)
     big = heuristic(big_problem)
-    assert big == ranked(big_problem, replace(DEFAULT_SPACE, split_k=(1,), stream_k=(False,)))[0][0]
+    assert big == ranked(big_problem, replace(DEFAULT_SPACE, split_k=(1,)))[0][0]
     assert big.options == {"stages": 0, "max_stages": GEMM_MAX_STAGES, "group_m": 8, "persistent": True}
     assert big.config.block_m * big.config.block_n >= 128 * 192  # a large tile: the fewest operand bytes per flop
     assert estimate(big_problem, big).step.bound in ("tensor", "smem")  # ... so the k-step is compute-bound
@@ -86,13 +86,12 @@ def test_clusters_only_where_b_tiles_split_into_bands():
 
 
 def test_candidates_are_pruned_and_ranked():
-    wide = Space(tiles=((192, 256), (128, 256), (128, 128), (64, 128)), group_m=(4, 8, 16), stream_k=(False, True))
+    wide = Space(tiles=((192, 256), (128, 256), (128, 128), (64, 128)), group_m=(4, 8, 16))
     problem = GemmProblem(8192, 8192, 8192)
     listed = space_choices(problem, wide)
     assert all(unsupported(c.config) is None for c in listed)  # 192x256 is out (launch registers)
     assert {c.config.tile for c in listed} == {(128, 256, 64), (128, 128, 64), (64, 128, 64)}
-    assert len(listed) == 3 * 3 * 2 + 3  # × group-m × cluster (1 and 2), and stream-K (its own order)
-    assert all(c.cluster == 1 and c.group_m == 8 for c in listed if c.config.stream_k)
+    assert len(listed) == 3 * 3 * 2  # × group-m × cluster (1 and 2)
     every = candidates(problem, wide)
     assert every[0] == heuristic(problem)  # first, whether or not the space holds it
     assert set(every[1:]) == set(listed) - {every[0]}
@@ -100,8 +99,7 @@ def test_candidates_are_pruned_and_ranked():
     assert times == sorted(times)  # then as the model ranks them
     # Tiles larger than the problem go; group-m values ≥ the grid's rows order alike: one is kept.
     skinny = space_choices(GemmProblem(64, 8192, 512), wide)
-    assert {c.config.tile for c in skinny} == {(64, 128, 64)}
-    assert [c.group_m for c in skinny if not c.config.stream_k] == [4]
+    assert {c.config.tile for c in skinny} == {(64, 128, 64)} and [c.group_m for c in skinny] == [4]
     assert len(space_choices(GemmProblem(4096, 4096, 4096), WIDE_SPACE)) > len(candidates(GemmProblem(4096, 4096, 4096)))
     # The default space: 256x128 only as two warp groups of 128 rows (4 ring slots, not 3).
     default = candidates(GemmProblem(4096, 4096, 4096))
