@@ -739,7 +739,7 @@ class CounterArriveOp(IRDLOperation):
     programs that arrive there; true in the program whose arrival is the
     last (the `count`-th), false in the others.  No program waits.  `count`
     is a value: every program arriving at one counter must compute the same
-    (a stream-K tile's contributors, computed from the grid).
+    (the programs that share a tile, where that number varies by tile).
 
     Memory order: release and acquire at GPU scope.  Every global store the
     program made before the op is visible, to whichever program arrives

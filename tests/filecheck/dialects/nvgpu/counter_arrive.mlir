@@ -3,7 +3,7 @@
 
 // nvgpu.counter_arrive: a CTA's threads arrive at a global counter together.
 
-// The count is a value: a constant, or computed (a stream-K tile's contributors).
+// The count is a value: a constant, or computed (programs that share a tile, per tile).
 func.func @arrive(%addr: index, %leader: i1, %n: index) -> i1 {
   %last = nvgpu.counter_arrive %addr, %leader count %n barrier 1 threads 256
   func.return %last : i1
