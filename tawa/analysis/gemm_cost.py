@@ -37,7 +37,9 @@ warp groups issuing wgmma and storing C) say a configuration costs:
   at a share `cluster_overhead` of each k-step's time (a slot is free only
   when both CTAs' consumers released it).
 * **epilogue**: per program a fixed cost (the last dot's drain, barriers)
-  plus C's tile at a per-SM store rate; the tensor cores idle meanwhile
+  plus C's tile at a per-SM store rate (`misaligned_l2_factor` times where
+  the tile's rows of C start inside L2 lines: BLOCK_N·bytes no multiple of
+  `L2_LINE_BYTES`); the tensor cores idle meanwhile
   (the producer fills the ring for the next program, so the next main loop
   starts on loaded slots).
 * **prologue**: the launch and the first load's latency.
@@ -68,6 +70,7 @@ from typing import TYPE_CHECKING, Any
 
 from tawa.target.hopper import (
     L2_BYTES,
+    L2_LINE_BYTES,
     L2_SECTOR_BYTES,
     LOADED_SM_CLOCK_HZ,
     SM_COUNT,
@@ -328,8 +331,10 @@ def estimate(problem: GemmProblem, choice: Choice, sms: int = SM_COUNT, params: 
         return Step(tensor, smem, l2, latency, max(tensor, smem, l2, latency) * coupled)
 
     full = step(ctas)
-    tile_c_bytes = bm * bn * (4 if split > 1 else C_BYTES[c_type])
-    store = tile_c_bytes / params.store_bytes_per_s
+    c_row = bn * (4 if split > 1 else C_BYTES[c_type])
+    tile_c_bytes = bm * c_row
+    # Tiles whose rows of C start inside L2 lines touch a line more per row (as misaligned operand rows do).
+    store = tile_c_bytes / params.store_bytes_per_s * (params.misaligned_l2_factor if c_row % L2_LINE_BYTES else 1.0)
     epilogue_one = params.epilogue_s + (max(0.0, store - full.time) if choice.defer_stores else store)
 
     def round_time(k_step: Step) -> tuple[float, float]:

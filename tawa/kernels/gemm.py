@@ -93,8 +93,16 @@ B_LAYOUTS = ("nk", "kn")
 A_LAYOUTS = ("mk", "km")
 BLOCK_M_CHOICES = tuple(range(WGMMA_M, 4 * WGMMA_M + 1, WGMMA_M))
 """64..256: one consumer warp group per 64 rows, at most 4 (a TMA box dim ≤ 256)."""
-BLOCK_N_CHOICES = (64, 96, 128, 192, 256)
-"""The BLOCK_N values of docs/passes.md's table (any multiple of 8 up to 256 is valid)."""
+BLOCK_N_STEP = 16
+"""BLOCK_N in whole 32-byte rows of 16-bit elements: what a K×N B tile's TMA
+rows need (wgmma's N itself takes any multiple of 8)."""
+BLOCK_N_CHOICES = tuple(range(64, WGMMA_MAX_N + 1, BLOCK_N_STEP))
+"""The BLOCK_N values a configuration space offers: every multiple of
+`BLOCK_N_STEP` from 64 up to wgmma's widest N, so that a tile can be cut to
+the problem (its columns in whole tiles, its tiles in whole waves of SMs).
+Narrower tiles (valid, and faster by the cost model on problems of a few
+dozen rows) measured slower there: the model's per-instruction cost was
+fitted on N ≥ 64 (docs/perf.md, "Tiles of any BLOCK_N")."""
 REDUCE_TILE = (128, 128)
 """The split-K reduce program's largest tile: each consumer thread holds
 two 64×n f32 fragments (the running sum and the loaded partial), n

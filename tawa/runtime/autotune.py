@@ -256,13 +256,17 @@ class Space:
     step (BLOCK_K = bytes / element size), K splits, and pipeline options."""
 
     tiles: tuple[tuple[int, ...], ...] = (
-        (128, 256), (256, 128, 2 * WGMMA_M), (128, 192), (192, 128), (128, 128), (64, 256), (64, 128), (128, 64),
-        (64, 64),
+        (128, 256), (256, 128, 2 * WGMMA_M), (192, 128),
+        *((bm, bn) for bm in (128, 64) for bn in reversed(BLOCK_N_CHOICES) if (bm, bn) != (128, 256)),
     )
     """(BLOCK_M, BLOCK_N), or (BLOCK_M, BLOCK_N, rows per consumer warp
     group) for a tile that takes only those (`group_rows`): 256x128 on two
     warp groups of 128 rows, cuBLAS's cooperative tile, whose ring is 4
-    deep where four warp groups of 64 rows leave room for 3."""
+    deep where four warp groups of 64 rows leave room for 3.  By default
+    one or two warp groups' rows by every BLOCK_N of `BLOCK_N_CHOICES`
+    (multiples of 16): the cost model cuts the columns to the problem
+    (fewer padded columns, tiles in whole waves), as cuBLAS's tiles of 64,
+    88, 104 or 136 columns are."""
     k_bytes: tuple[int, ...] = (128,)
     split_k: tuple[int, ...] = (1, 0)
     """Slices of K: 1 unsplit, S > 1 that many (where each keeps

@@ -182,6 +182,9 @@ loads of a tensor whose rows are not whole sectors apart issue more L2
 requests per byte: measured on the H100, a GEMM whose K·2 bytes per row is
 16 modulo 32 ran far slower than the same GEMM with K rounded to 16
 elements (docs/perf.md, "Rows that are not whole sectors")."""
+L2_LINE_BYTES = 128
+"""An L2 line (four sectors): a store of rows that start inside lines
+touches one line more per row."""
 
 # --------------------------------------------------------------------------- TMA
 

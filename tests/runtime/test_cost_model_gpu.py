@@ -3,8 +3,8 @@
 the default space's tiles (128x256, 256x128 on 128-row warp groups,
 128x192, 192x128, 128x128, 64x128, 64x64) and its splits of K, and for
 shapes drawn as `bench gemm --random` draws them from the test's seed, bf16
-and fp8, the heuristic's choice (unsplit, and with `split=True`) compiled
-and run on fresh inputs with C (and a split's workspace) poisoned with NaN
+and fp8, the heuristic's choice (unsplit, and with `split=True`), and
+tiles of BLOCK_N cut to any multiple of 16, compiled and run on fresh inputs with C (and a split's workspace) poisoned with NaN
 and a sentinel after it, against a float32 reference (relative error ≤
 1e-2).
 
@@ -77,3 +77,19 @@ def test_the_models_choice_on_random_shapes(cuda, seed, dtype):
 
     for M, N, K in random_shapes(6, seed, 16 if dtype == "fp8" else 8):
         print(M, N, K, run_choices(M, N, K, dtype, seed))
+
+
+@pytest.mark.parametrize("tile", [(64, 16), (64, 48), (128, 48), (128, 80), (128, 112), (128, 144), (128, 176),
+                                  (128, 208), (128, 240)], ids=lambda t: f"{t[0]}x{t[1]}")
+@pytest.mark.parametrize("dtype, b_layout", [("bf16", "nk"), ("bf16", "kn"), ("fp8", "nk")])
+def test_tiles_of_any_block_n(cuda, seed, tile, dtype, b_layout):
+    """BLOCK_N of any multiple of 16 (the default space's columns cut to the problem): ragged
+    M and N (a partial last tile of columns), K a few ring turns and a bit."""
+    import torch
+
+    from tawa.kernels.gemm import block_k_for
+    from tawa.runtime.autotune import Choice
+
+    t = OPERANDS[dtype]
+    problem = GemmProblem(333, 1000, 1040, t, t, "bf16", b_layout)
+    run_poisoned(torch, Choice(problem.config(*tile, block_k_for(t))), 333, 1000, 1040, seed)

@@ -572,11 +572,12 @@ def model_save_pre_choices() -> list[Choice]:
 
 
 def test_model_save_pre_choices():
-    """Every tile of the heuristic's list from 64x64 up (gated: 128x128,
-    where the saved products fit): what the slow ptxas sweep assembles."""
+    """Tiles of one or two warp groups' rows, columns cut to the problem
+    (gated: 128x128, where the saved products fit): what the slow ptxas
+    sweep assembles."""
     tiles = sorted((c.config.epilogue.gated, c.config.tile) for c in model_save_pre_choices())
-    assert tiles == [(False, (64, 64, 64)), (False, (64, 128, 64)), (False, (128, 128, 64)),
-                     (False, (128, 256, 64)), (True, (128, 128, 64))]
+    assert (False, (128, 256, 64)) in tiles and [t for g, t in tiles if g] == [(128, 128, 64)]
+    assert all(t[0] in (64, 128) and t[1] % 16 == 0 for _, t in tiles) and len(tiles) >= 4
 
 
 @needs_ptxas
@@ -591,10 +592,10 @@ def test_save_pre_default_tile_assembles_without_spills(tmp_path, monkeypatch):
 
 @needs_ptxas
 @pytest.mark.slow
-@pytest.mark.parametrize("index", range(5))
-def test_model_save_pre_choices_assemble_without_spills(index, tmp_path, monkeypatch):
+def test_model_save_pre_choices_assemble_without_spills(tmp_path, monkeypatch):
     monkeypatch.setenv("TAWA_CACHE_DIR", str(tmp_path))
-    assert_assembles_without_spills(model_save_pre_choices()[index])
+    for choice in model_save_pre_choices():
+        assert_assembles_without_spills(choice)
 
 
 @needs_ptxas
