@@ -68,6 +68,7 @@ steps, f32 accumulation, grid (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉[, batch]).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -272,7 +273,7 @@ class GemmConfig:
         return asdict(self)
 
     def replace(self, **changes: Any) -> GemmConfig:
-        return GemmConfig(**{**asdict(self), **changes})
+        return dataclasses.replace(self, **changes)
 
 
 def element_bytes(dtype: str) -> int:
