@@ -406,8 +406,10 @@ def space_choices(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int =
 
 def ranked(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM_COUNT) -> list[tuple[Choice, Any]]:
     """The space's configurations for `problem`, each with the cost model's
-    `Estimate` (`tawa.analysis.gemm_cost`), fastest first (the space's
-    order on a tie); configurations the compiler rejects (its shared-memory
+    `Estimate` (`tawa.analysis.gemm_cost`), fastest first; on a tie (the
+    DRAM floor bounds both) the one whose main loops and epilogues are
+    shorter, which has more room to overlap them with its loads, then the
+    space's order; configurations the compiler rejects (its shared-memory
     plan) are left out."""
     from tawa.analysis.gemm_cost import estimate
 
@@ -417,7 +419,7 @@ def ranked(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM_COU
             scored.append((choice, estimate(problem, choice, sms)))
         except TawaError:
             continue
-    return sorted(scored, key=lambda pair: pair[1].total)
+    return sorted(scored, key=lambda pair: (pair[1].total, pair[1].main + pair[1].epilogue))
 
 
 def heuristic(problem: GemmProblem, sms: int = SM_COUNT, split: bool = False) -> Choice:

@@ -573,10 +573,11 @@ def model_save_pre_choices() -> list[Choice]:
 
 def test_model_save_pre_choices():
     """Tiles of one or two warp groups' rows, columns cut to the problem
-    (gated: 128x128, where the saved products fit): what the slow ptxas
-    sweep assembles."""
+    (gated: at most 128 columns, where the saved products fit): what the
+    slow ptxas sweep assembles."""
     tiles = sorted((c.config.epilogue.gated, c.config.tile) for c in model_save_pre_choices())
-    assert (False, (128, 256, 64)) in tiles and [t for g, t in tiles if g] == [(128, 128, 64)]
+    assert (False, (128, 256, 64)) in tiles and (True, (128, 128, 64)) in tiles
+    assert all(t[1] <= 128 for g, t in tiles if g)
     assert all(t[0] in (64, 128) and t[1] % 16 == 0 for _, t in tiles) and len(tiles) >= 4
 
 
