@@ -71,7 +71,7 @@ def test_heuristic():
 def test_ties_at_the_dram_floor_go_to_the_shortest_main_loops():
     """80 rows of a 6344x6352 weight: the DRAM floor bounds many tiles alike (equal estimates);
     the first of them has the shortest main loops and epilogues, not the space's first tile
-    (128x80, which pads 80 rows to 128 and measured 0.81x of 64x112's speed on an H200)."""
+    (128x80, which pads 80 rows to 128 and measured slower: docs/perf.md, "Ties at the DRAM floor")."""
     problem = GemmProblem(80, 6344, 6352)
     scored = ranked(problem)
     first = scored[0][1]
