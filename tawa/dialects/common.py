@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from xdsl.dialects.arith import ConstantOp
 from xdsl.dialects.builtin import I64, IndexType, IntegerAttr
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, prop_def, result_def, traits_def
@@ -35,8 +36,6 @@ def verify_arrival_count(name: str, count: SSAValue) -> None:
     """A counter's arrival count where it is a constant: in [1, 2^31) (the
     `atom.inc` bound is count − 1, a u32); a computed count is the
     program's to get right."""
-    from xdsl.dialects.arith import ConstantOp
-
     owner = count.owner
     if isinstance(owner, ConstantOp) and isinstance(owner.value, IntegerAttr):
         value = owner.value.value.data

@@ -4,7 +4,8 @@ the default space's tiles (128x256, 256x128 on 128-row warp groups,
 128x192, 192x128, 128x128, 64x128, 64x64) and its splits of K, and for
 shapes drawn as `bench gemm --random` draws them from the test's seed, bf16
 and fp8, the heuristic's choice (unsplit, and with `split=True`), and
-tiles of BLOCK_N cut to any multiple of 16, compiled and run on fresh inputs with C (and a split's workspace) poisoned with NaN
+tiles of BLOCK_N cut to any multiple of 16, compiled and run on fresh
+inputs with C (and a split's workspace) poisoned with NaN
 and a sentinel after it, against a float32 reference (relative error ≤
 1e-2).
 
@@ -16,7 +17,8 @@ from __future__ import annotations
 import pytest
 from gemm_poisoned import run_poisoned
 
-from tawa.runtime.autotune import GemmProblem, heuristic
+from tawa.kernels.gemm import block_k_for
+from tawa.runtime.autotune import Choice, GemmProblem, heuristic
 
 pytestmark = pytest.mark.gpu
 
@@ -86,9 +88,6 @@ def test_tiles_of_any_block_n(cuda, seed, tile, dtype, b_layout):
     """BLOCK_N of any multiple of 16 (the default space's columns cut to the problem): ragged
     M and N (a partial last tile of columns), K a few ring turns and a bit."""
     import torch
-
-    from tawa.kernels.gemm import block_k_for
-    from tawa.runtime.autotune import Choice
 
     t = OPERANDS[dtype]
     problem = GemmProblem(333, 1000, 1040, t, t, "bf16", b_layout)
