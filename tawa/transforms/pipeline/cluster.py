@@ -52,7 +52,6 @@ from tawa.analysis.smem_plan import row_bands_fit
 from tawa.dialects import aref, nvgpu, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.dialects.nvgpu.types import element_bytes
-from tawa.target.hopper import MAX_CLUSTER_SIZE
 from tawa.transforms.utils import fail, kernel_of
 
 NAME = "tawa-cluster"
@@ -103,13 +102,22 @@ def _step_breaker(op: Operation, region_root: Operation, trends: TrendAnalysis) 
     return None
 
 
+MAX_SIZE = 2
+"""The largest cluster this pass makes.  The hardware takes clusters of up
+to `tawa.target.hopper.MAX_CLUSTER_SIZE` CTAs, but `tawa-verify-protocol` models every CTA of a
+cluster with its own roles, and the states of a GEMM in a cluster of 4 run
+past its `max-states` bound after minutes of search: a size it cannot prove
+is refused here, before anything compiles, not at the end of the proof."""
+
+
 def size_problem(size: int) -> str | None:
     """What is wrong with `size` CTAs per cluster, or None: a power of two
-    from 1 to `MAX_CLUSTER_SIZE` (a cluster's CTAs split a shared tile into
-    equal bands of whole swizzle patterns)."""
-    if 1 <= size <= MAX_CLUSTER_SIZE and not size & (size - 1):
+    (a cluster's CTAs split a shared tile into equal bands of whole swizzle
+    patterns) from 1 to `MAX_SIZE`."""
+    if 1 <= size <= MAX_SIZE and not size & (size - 1):
         return None
-    return f"must be a power of two from 1 to {MAX_CLUSTER_SIZE}, got {size}"
+    return (f"must be 1 or {MAX_SIZE}, got {size} (larger clusters are not proved: the protocol proof "
+            "models each CTA of a cluster)")
 
 
 @dataclass(frozen=True)

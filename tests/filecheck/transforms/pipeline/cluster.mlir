@@ -9,6 +9,7 @@
 // RUN: not tawa-opt %S/../../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{cluster=2 persistent=false}' 2>&1 | filecheck %s --check-prefix=NOTPERSISTENT
 // RUN: not tawa-opt %S/../../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{cluster=0}' 2>&1 | filecheck %s --check-prefix=PIPEZERO
 // RUN: not tawa-opt %S/../../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{cluster=3}' 2>&1 | filecheck %s --check-prefix=PIPETHREE
+// RUN: not tawa-opt %S/../../../../examples/gemm.mlir -p 'tawa-hopper-pipeline{cluster=4}' 2>&1 | filecheck %s --check-prefix=PIPEFOUR
 // RUN: sed 's/tile.load %B\[%n0, %k\]/tile.load %B[%m0, %k]/' %S/../../../../examples/gemm.mlir | not tawa-opt -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-cluster{size=2}' 2>&1 | filecheck %s --check-prefix=NOTHING
 // RUN: sed -e 's/scf.for %k = %c0 to %K/scf.for %k = %m0 to %K/' -e 's/tile.load %B\[%n0, %k\]/tile.load %B[%n0, %c0]/' %S/../../../../examples/gemm.mlir | not tawa-opt -p 'tawa-warp-specialize,tawa-pipeline{stages=2},tawa-cluster{size=2}' 2>&1 | filecheck %s --check-prefix=STEP
 
@@ -57,12 +58,15 @@
 // LOWER:      nvgpu.cluster_sync
 // LOWER-NEXT: func.return
 
-// SIZE: tawa-cluster: size must be a power of two from 1 to 8, got 3
+// SIZE: tawa-cluster: size must be 1 or 2, got 3 (larger clusters are not proved: the protocol proof models each CTA of a cluster)
 // ORDER: error: tawa-cluster: @gemm is already persistent; run tawa-cluster before tawa-persistent
 // NOTPERSISTENT: tawa-hopper-pipeline: error: cluster=2 needs a persistent kernel (persistent=true)
-// PIPEZERO: tawa-hopper-pipeline: error: cluster must be a power of two from 1 to 8, got 0
+// PIPEZERO: tawa-hopper-pipeline: error: cluster must be 1 or 2, got 0 (larger clusters are not proved: the protocol proof models each CTA of a cluster)
 // PIPEZERO-NOT: Traceback
-// PIPETHREE: tawa-hopper-pipeline: error: cluster must be a power of two from 1 to 8, got 3
+// PIPETHREE: tawa-hopper-pipeline: error: cluster must be 1 or 2, got 3 (larger clusters are not proved: the protocol proof models each CTA of a cluster)
+// A cluster of 4 is refused at once, not after minutes of proof.
+// PIPEFOUR: tawa-hopper-pipeline: error: cluster must be 1 or 2, got 4 (larger clusters are not proved: the protocol proof models each CTA of a cluster)
+// PIPEFOUR-NOT: Traceback
 // NOTHING: error: tawa-cluster: @gemm loads no tile that the CTAs of a cluster share
 // A B tile the CTAs share, in a loop whose trip count depends on program id 0.
 // STEP: error: tawa-cluster: this scf.for around the aref.put of a ring the cluster shares depends on program id 0
