@@ -64,6 +64,7 @@ docs/perf/ and recorded in `FITTED` (docs/perf.md, "Cost model").
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -296,13 +297,17 @@ def estimate(problem: GemmProblem, choice: Choice, sms: int = SM_COUNT, params: 
     (autotuning's timer): operands that fit in L2 stay there, no launch gap.
     `stages`: the ring depth, when the caller knows it (default
     `ring_stages(choice)`)."""
+    depth = stages if stages is not None else ring_stages(choice)
+    if choice.config.transposed:  # Cᵀ = B·Aᵀ: the mirrored problem's tile
+        problem = problem.mirrored()
+        a, b, _ = problem.types
+        choice = dataclasses.replace(choice, config=choice.config.replace(transposed=False, a_dtype=a, b_dtype=b))
     c = choice.config
     a_type, b_type, c_type = problem.types
     ea, eb = WGMMA_OPERAND_TYPES[a_type].bytes, WGMMA_OPERAND_TYPES[b_type].bytes
     family = WGMMA_OPERAND_TYPES[a_type].family
     bm, bn, bk, split = c.block_m, c.block_n, c.block_k, c.split_k
     batch = problem.batch or 1
-    depth = stages if stages is not None else ring_stages(choice)
     rows, cols = -(-problem.M // bm), -(-problem.N // bn)
     programs = rows * cols * batch * split
     k_steps = -(-(-(-problem.K // bk)) // split)

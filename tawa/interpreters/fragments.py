@@ -206,6 +206,23 @@ class FragmentFunctions(InterpreterFunctions):
         values = regs(op, args[0], lanes_of(interpreter))
         return (_result(op, round_float(values, dtype_of(op.results[0].type.element_type))),)
 
+    @impl(nvgpu.FragmentTransposeOp)
+    def run_transpose(self, interpreter: Interpreter, op: Operation, args: PythonValues):
+        """`movmatrix.trans` of every packed register (values 2k, 2k+1), warp
+        by warp: lane l of the result holds, of the 8x8 matrix in register k,
+        the elements [2·(l%4) + v][l/4] (v = 0, 1), which lane
+        4·(2·(l%4) + v) + (l/4)/2 held as its value 2k + (l/4)%2."""
+        x = regs(op, args[0], lanes_of(interpreter))
+        t = np.arange(x.shape[0])
+        warp0, lane = t - t % THREADS_PER_WARP, t % THREADS_PER_WARP
+        out = np.empty_like(x)
+        for v in (0, 1):
+            source = warp0 + 4 * (2 * (lane % 4) + v) + lane // 8
+            half = (lane // 4) % 2
+            for k in range(x.shape[1] // 2):
+                out[:, 2 * k + v] = x[source, 2 * k + half]
+        return (_result(op, out),)
+
     @impl(nvgpu.FragmentIndexOp)
     def run_index(self, interpreter: Interpreter, op: nvgpu.FragmentIndexOp, args: PythonValues):
         t = op.results[0].type

@@ -206,6 +206,11 @@ class GemmConfig:
     """Bias, activation, residual, a second B operand (module docstring)."""
     a_layout: str = "mk"
     """"mk": A is M×K; "km": A is K×M, read transposed in place (C = Aᵀ·B or Aᵀ·Bᵀ)."""
+    transposed: bool = False
+    """The program computes Cᵀ = B·Aᵀ: its tile's BLOCK_M rows are B's (C's
+    columns), its BLOCK_N columns A's (C's rows), and it stores the tile
+    transposed (`tile.trans`).  A tile's rows come in wgmma's 64, its
+    columns in steps of 16: a small M fits the columns (module docstring)."""
 
     def __post_init__(self) -> None:
         if isinstance(self.epilogue, dict):  # from as_dict (a cache entry, `replace`)
@@ -232,6 +237,8 @@ class GemmConfig:
                 raise TawaError(f"{name}={value!r}: expected a positive int", "tawa.kernels.GemmConfig")
         if not isinstance(self.split_k, int) or isinstance(self.split_k, bool):
             raise TawaError(f"split_k={self.split_k!r}: expected an int", "tawa.kernels.GemmConfig")
+        if not isinstance(self.transposed, bool):
+            raise TawaError(f"transposed={self.transposed!r}: expected a bool", "tawa.kernels.GemmConfig")
 
     @property
     def kernel(self) -> str:
@@ -266,6 +273,8 @@ class GemmConfig:
             parts.append("batched")
         if self.split_k != 1:
             parts.append(f"split{self.split_k}")
+        if self.transposed:
+            parts.append("t")
         parts.extend(self.epilogue.parts)
         return "-".join(parts)
 
@@ -341,6 +350,8 @@ def unsupported(config: GemmConfig, group_rows: int = WGMMA_M) -> str | None:
     if config.split_k > 1 and config.batched:
         return (f"split_k = {config.split_k} with batched: split-K is for unbatched GEMMs only for now "
                 "(the third grid axis is the batch)")
+    if _transposed_problem(config):
+        return _transposed_problem(config)
     a, b = WGMMA_OPERAND_TYPES[config.a_dtype], WGMMA_OPERAND_TYPES[config.b_dtype]
     if a.family != b.family:
         return f"wgmma takes no {config.a_dtype} × {config.b_dtype} product (one family: f16, bf16, tf32 or fp8)"
@@ -387,10 +398,20 @@ def _operand(rows: str, cols: str, dtype: str, batched: bool) -> tuple[str, str]
     return f"memref<{dims}{dtype}>", index
 
 
+def _transposed_problem(config: GemmConfig) -> str | None:
+    """Why `config` cannot be generated transposed, or None."""
+    if config.transposed and (config.split_k > 1 or config.batched or config.epilogue != NO_EPILOGUE
+                              or config.a_layout != "mk" or config.b_layout != "nk" or config.c_dtype == "f32"):
+        return ("transposed: Cᵀ = B·Aᵀ is generated for an unbatched, unsplit A·Bᵀ (A M×K, B N×K) without an "
+                "epilogue into a bf16 or f16 C (its 16-bit tile is transposed in registers)")
+    return None
+
+
 def _check_generable(config: GemmConfig, where: str) -> None:
     """Configurations the generator cannot write at all (the rest are the
     compiler's to judge)."""
     if (config.split_k < 1 or (config.split_k > 1 and config.batched)
+            or _transposed_problem(config)
             or (config.split_k > 1 and config.epilogue != NO_EPILOGUE)
             or (config.batched and (config.epilogue.scale_a or config.epilogue.scale_b))):
         raise TawaError(str(unsupported(config)), where)
@@ -510,6 +531,8 @@ def gemm_source(config: GemmConfig, name: str | None = None) -> str:
     arguments (A, B[, B2][, ScaleA][, ScaleB][, Bias][, R], C[, P[, P2]], M, N, K), or (A, B, C, W,
     Counters, M, N, K) when split (module docstring)."""
     _check_generable(config, "tawa.kernels.gemm_source")
+    if config.transposed:
+        return _transposed_source(config, name or config.kernel)
     bm, bn, bk = config.tile
     a, b, c = config.a_dtype, config.b_dtype, config.c_dtype
     batched, kn, split = config.batched, config.b_layout == "kn", config.split_k
@@ -628,6 +651,44 @@ def gemm_source(config: GemmConfig, name: str | None = None) -> str:
     )
 
 
+def _transposed_source(config: GemmConfig, name: str) -> str:
+    """The program of a transposed `config` (`GemmConfig.transposed`): the
+    tile of Cᵀ = B·Aᵀ at B's rows n0 (program id 0) and A's rows m0 (program
+    id 1), stored transposed at C[m0, n0]."""
+    bm, bn, bk = config.tile
+    a, b, c = config.a_dtype, config.b_dtype, config.c_dtype
+    acc = f"tensor<{bm}x{bn}xf32>"
+    lhs, rhs = f"tensor<{bm}x{bk}x{b}>", f"tensor<{bn}x{bk}x{a}>"
+    return (
+        f"func.func @{name}(%A: memref<?x?x{a}>, %B: memref<?x?x{b}>, %C: memref<?x?x{c}>,\n"
+        f"    %M: index, %N: index, %K: index) {{\n"
+        f"  // C = A · Bᵀ ({config.id}) computed as Cᵀ = B · Aᵀ: A is M×K of {a}, B is N×K of {b}, C is M×N of "
+        f"{c};\n"
+        f"  // the tile's rows are B's, its columns A's; tawa.kernels.gemm_source, launch grid "
+        f"(⌈N/{bm}⌉, ⌈M/{bn}⌉).\n"
+        f"  %c0 = arith.constant 0 : index\n"
+        f"  %block_k = arith.constant {bk} : index\n"
+        f"  %block_m = arith.constant {bm} : index\n"
+        f"  %block_n = arith.constant {bn} : index\n"
+        f"  %pid_n = tile.program_id 0\n"
+        f"  %pid_m = tile.program_id 1\n"
+        f"  %n0 = arith.muli %pid_n, %block_m : index\n"
+        f"  %m0 = arith.muli %pid_m, %block_n : index\n"
+        f"  %zero = tile.zeros : {acc}\n"
+        f"  %acc = scf.for %k = %c0 to %K step %block_k iter_args(%acc_i = %zero) -> ({acc}) {{\n"
+        f"    %bt = tile.load %B[%n0, %k] : memref<?x?x{b}> -> {lhs}\n"
+        f"    %at = tile.load %A[%m0, %k] : memref<?x?x{a}> -> {rhs}\n"
+        f"    %d = tile.dot %bt, %at, %acc_i {{rhs_transposed}} : {lhs}, {rhs} -> {acc}\n"
+        f"    scf.yield %d : {acc}\n"
+        f"  }}\n"
+        f"  %ct = arith.truncf %acc : {acc} to tensor<{bm}x{bn}x{c}>\n"
+        f"  %c = tile.trans %ct : tensor<{bm}x{bn}x{c}> -> tensor<{bn}x{bm}x{c}>\n"
+        f"  tile.store %c, %C[%m0, %n0] : tensor<{bn}x{bm}x{c}>, memref<?x?x{c}>\n"
+        f"  func.return\n"
+        f"}}\n"
+    )
+
+
 def reduce_chunk(config: GemmConfig) -> int:
     """Columns of C the last program of a split tile sums at a time: the
     widest of at most half the tile's (at least a wgmma's 8) that divides
@@ -690,9 +751,11 @@ def gemm_reduce_source(config: GemmConfig, name: str | None = None) -> str:
 
 
 def gemm_grid(config: GemmConfig, M: int, N: int, batch: int | None = None) -> tuple[int, ...]:
-    """The launch grid of `gemm_source(config)`: (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉),
-    and the batch for a batched GEMM, or split_k for a split one."""
-    grid = (-(-M // config.block_m), -(-N // config.block_n))
+    """The launch grid of `gemm_source(config)`: (⌈M/BLOCK_M⌉, ⌈N/BLOCK_N⌉)
+    ((⌈N/BLOCK_M⌉, ⌈M/BLOCK_N⌉) when transposed), and the batch for a
+    batched GEMM, or split_k for a split one."""
+    grid = (-(-N // config.block_m), -(-M // config.block_n)) if config.transposed else (
+        -(-M // config.block_m), -(-N // config.block_n))
     if config.split_k > 1:
         return (*grid, config.split_k)
     if config.batched:

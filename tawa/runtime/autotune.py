@@ -73,6 +73,7 @@ from tawa.diagnostics import TawaError
 from tawa.kernels.gemm import (
     BLOCK_M_CHOICES,
     BLOCK_N_CHOICES,
+    BLOCK_N_STEP,
     GemmConfig,
     block_k_for,
     element_bytes,
@@ -143,6 +144,21 @@ class GemmProblem:
         a, b, c = self.types
         return GemmConfig(block_m, block_n, block_k, a, b, c, self.b_layout, self.batch is not None, split_k,
                           a_layout=self.a_layout)
+
+    @property
+    def transposable(self) -> bool:
+        """Whether configurations that compute Cᵀ = B·Aᵀ are offered
+        (`GemmConfig.transposed`): an unbatched A·Bᵀ into 16-bit C whose M
+        is the smaller side and fits one tile's columns (at most wgmma's
+        widest N), where a plain tile would pad it to whole 64-row blocks."""
+        return (self.batch is None and self.a_layout == "mk" and self.b_layout == "nk"
+                and self.c_dtype != "f32" and 0 < self.M < self.N and self.M <= WGMMA_MAX_N)
+
+    def mirrored(self) -> GemmProblem:
+        """Cᵀ = B·Aᵀ as a problem of its own: what a transposed configuration
+        computes (the cost model's view of it)."""
+        a, b, _ = self.types
+        return replace(self, M=self.N, N=self.M, a_dtype=b, b_dtype=a)
 
     def bucket(self) -> tuple[int, ...]:
         """M, N, K (and the batch) each rounded up to a power of two."""
@@ -283,6 +299,12 @@ class Space:
     """Whether to defer each program's store (persistent kernels)."""
     group_rows: tuple[int, ...] = (WGMMA_M,)
     """Rows each consumer warp group owns (`Choice.group_rows`)."""
+    transposed: tuple[bool, ...] = (False, True)
+    """Whether to compute the product as Cᵀ = B·Aᵀ (`GemmConfig.transposed`),
+    offered where the problem is `transposable`: tiles of 64 or 128 of B's
+    rows by the multiple of `BLOCK_N_STEP` columns that holds all of M
+    (unsplit, no clusters, warp groups of 64 rows).  Narrower columns, M
+    over several tiles, are not offered: not measured."""
 
 
 DEFAULT_SPACE = Space()
@@ -368,6 +390,12 @@ def _configs(problem: GemmProblem, space: Space, sms: int) -> list[tuple[GemmCon
             split_config = config.replace(split_k=split)
             if unsupported(split_config) is None and (split_config, rows) not in configs:
                 configs.append((split_config, rows))
+    if True in space.transposed and problem.transposable:
+        bn = -(-problem.M // BLOCK_N_STEP) * BLOCK_N_STEP  # the columns that hold all of M
+        for bm, k_bytes in itertools.product((2 * WGMMA_M, WGMMA_M), space.k_bytes):
+            config = problem.config(bm, bn, block_k_for(problem.a_dtype, k_bytes)).replace(transposed=True)
+            if unsupported(config) is None:
+                configs.append((config, WGMMA_M))
     return configs
 
 
@@ -385,7 +413,7 @@ def space_choices(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int =
     _check_problem(problem)
     result: dict[Choice, None] = {}  # ordered, without repeats
     for config, fixed_rows in _configs(problem, space, sms):
-        rows = -(-problem.M // config.block_m)
+        rows = gemm_grid(config, problem.M, problem.N, problem.batch)[0]
         # group-m values at or above the grid's rows order the tiles alike: keep the least of them.
         group_ms = sorted(set(space.group_m))
         covering = [g for g in group_ms if g >= rows]
@@ -395,9 +423,11 @@ def space_choices(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int =
                 space.group_rows if fixed_rows is None else (fixed_rows,)):
             if config.block_m % group_rows or group_rows * config.block_n > WGMMA_M * WGMMA_MAX_N:
                 continue  # whole warp groups, each at most the widest accumulator (128 registers)
-            if cluster > 1 and (not persistent or rows < cluster or not _b_bands_fit(config, cluster)):
+            if cluster > 1 and (not persistent or rows < cluster or config.transposed
+                                or not _b_bands_fit(config, cluster)):
                 continue  # clusters need a persistent kernel, rows of tiles to share B along, and B tiles
-                # that split into one band per CTA (`tawa-cluster` multicasts nothing else)
+                # that split into one band per CTA (`tawa-cluster` multicasts nothing else); a transposed
+                # tile's shared operand is A, which the model does not price
             if defer and not persistent:
                 continue  # a deferred store rides the loop over programs
             result[Choice(config, stages, group_m, persistent, cluster, defer, group_rows)] = None
@@ -422,7 +452,7 @@ def ranked(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM_COU
     return sorted(scored, key=lambda pair: (pair[1].total, pair[1].main + pair[1].epilogue))
 
 
-def heuristic(problem: GemmProblem, sms: int = SM_COUNT, split: bool = False) -> Choice:
+def heuristic(problem: GemmProblem, sms: int = SM_COUNT, split: bool = False, transposed: bool = True) -> Choice:
     """The configuration the cost model (`tawa.analysis.gemm_cost`)
     estimates fastest for `problem` on `sms` SMs, of `DEFAULT_SPACE`'s
     candidates (`ranked`), without timing: the tile shapes, K in 128-byte
@@ -430,9 +460,13 @@ def heuristic(problem: GemmProblem, sms: int = SM_COUNT, split: bool = False) ->
     the candidates include each tile split in K where the model says a
     split pays (`split_for`), as `tawa.torch.matmul` asks; by default none
     is split (the fused-epilogue kernels built on this choice need the
-    whole sum over K).  `python -m tawa.bench gemm --explain MxNxK` prints the
-    candidates, their estimates and the choice."""
+    whole sum over K); without `transposed` none computes Cᵀ = B·Aᵀ (nor
+    can those kernels, whose epilogue reads C's rows and columns as such).
+    `python -m tawa.bench gemm --explain MxNxK` prints the candidates,
+    their estimates and the choice."""
     space = DEFAULT_SPACE if split else replace(DEFAULT_SPACE, split_k=(1,))
+    if not transposed:
+        space = replace(space, transposed=(False,))
     best = ranked(problem, space, sms)
     if not best:
         raise AutotuneError(f"no GEMM configuration for {problem}: the compiler rejects every candidate")

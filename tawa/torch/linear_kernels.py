@@ -46,7 +46,7 @@ def epilogue_choice(layout: str, dtype: str, M: int, N: int, K: int, epilogue: E
     from tawa.runtime.autotune import HEURISTIC_TILES, GemmProblem, heuristic
 
     a, b, c = types or (ELEMENT_TYPES[dtype],) * 3
-    base = heuristic(GemmProblem(M, N, K, a, b, c, layout), sms)
+    base = heuristic(GemmProblem(M, N, K, a, b, c, layout), sms, transposed=False)
     stages = 0 if epilogue.gated else base.stages
     first = replace(base, config=base.config.replace(split_k=1, epilogue=epilogue), stages=stages)
     why = unsupported(first.config, first.group_rows)

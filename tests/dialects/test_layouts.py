@@ -266,3 +266,34 @@ def test_warps_split_a_one_row_tile_four_ways():
     red = blocked_layout((2, 8192), 2).reduce((2, 8192), 1, across_warps=True)
     assert red.warps == 2 and [red.partner_warps(w) for w in range(4)] == [(0, 1), (0, 1), (2, 3), (2, 3)]
     assert blocked_layout((16, 1024), 2).reduce((16, 1024), 1, across_warps=True).warps == 1
+
+
+def movmatrix_source(lane: int, value: int) -> tuple[int, int]:
+    """`movmatrix.sync.aligned.m8n8.trans.b16` as the PTX ISA states it: the
+    8x8 matrix of a packed register, lane l holding row l/4, columns
+    2·(l%4) and that + 1, comes back transposed in the same places; so
+    lane l's value v (of the pair) is the element [2·(l%4) + v][l/4] of
+    the input, which lane 4·(2·(l%4) + v) + (l/4)/2 held as its value
+    (l/4) % 2.  (lane, value of the pair) of the input for each output."""
+    return 4 * (2 * (lane % 4) + value) + lane // 8, (lane // 4) % 2
+
+
+@pytest.mark.parametrize("n", [8, 16, 40, 128, 256])
+def test_transposed_accumulator_is_movmatrix_of_each_register(n):
+    """`WGMMA_T` of the Nx64 tile is what movmatrix.trans of every packed
+    register of a 64xN 16-bit `WGMMA` fragment leaves in each thread:
+    thread t's value i holds element (c, r) of the transpose where the
+    lane movmatrix read it from held (r, c), register index kept."""
+    from tawa.dialects.nvgpu.layouts import WGMMA_T
+
+    WGMMA_T.check_warp_group((n, 64))
+    assert WGMMA_T.values_per_thread((n, 64)) == WGMMA.values_per_thread((64, n))
+    for t in range(128):
+        warp, lane = divmod(t, 32)
+        for i in range(WGMMA.values_per_thread((64, n))):
+            src_lane, src_half = movmatrix_source(lane, i % 2)
+            r, c = WGMMA.thread_coords((64, n), 32 * warp + src_lane, i - i % 2 + src_half)
+            assert WGMMA_T.thread_coords((n, 64), t, i) == (c, r)
+    assert layout_name(WGMMA_T) == "wgmma_t" and NAMED_LAYOUTS["wgmma_t"] is WGMMA_T
+    assert WGMMA_T.vector_length((n, 64)) == 2
+    assert WGMMA_T.value_offsets((n, 64), 1)[1] - WGMMA_T.value_offsets((n, 64), 1)[0] == 1  # pairs along a row

@@ -71,7 +71,8 @@ def test_heuristic():
 def test_ties_at_the_dram_floor_go_to_the_shortest_main_loops():
     """80 rows of a 6344x6352 weight: the DRAM floor bounds many tiles alike (equal estimates);
     the first of them has the shortest main loops and epilogues, not the space's first tile
-    (128x80, which pads 80 rows to 128 and measured slower: docs/perf.md, "Ties at the DRAM floor")."""
+    (128x80, which pads 80 rows to 128 and measured slower: docs/perf.md, "Ties at the DRAM floor");
+    here the transposed 64x80 tile, the 80 rows on its columns."""
     problem = GemmProblem(80, 6344, 6352)
     scored = ranked(problem)
     first = scored[0][1]
@@ -86,6 +87,36 @@ def test_columns_cut_to_the_problem():
     the tile that pads it least where the model says so (312 columns: two tiles of 160, not 192)."""
     assert {bn for bm, bn, *_ in DEFAULT_SPACE.tiles} == set(range(64, 257, 16))
     assert heuristic(GemmProblem(11952, 312, 16824)).config.block_n == 160
+
+
+def test_a_small_m_is_computed_transposed():
+    """Where M is the smaller side of an A·Bᵀ into 16-bit C and fits one tile's columns, the space
+    also offers Cᵀ = B·Aᵀ (`GemmConfig.transposed`: B's rows on the tile's rows, the M rows on its
+    columns, which come in steps of 16 where rows come in 64), unsplit, without clusters, warp
+    groups of 64 rows; the model prices such a tile as the mirrored problem's and takes it where
+    it pads less."""
+    p = GemmProblem(24, 6616, 1952)
+    offered = [c for c in space_choices(p) if c.config.transposed]
+    assert offered and all(c.cluster == 1 and c.config.split_k == 1 and c.group_rows == 64 for c in offered)
+    assert {c.config.tile for c in offered} == {(64, 32, 64), (128, 32, 64)}  # 32 columns hold the 24 rows
+    choice = heuristic(p, split=True)
+    assert choice.config.transposed and choice.config.block_n == 32 and choice.grid(24, 6616) == (104, 1)
+    mirrored = Choice(choice.config.replace(transposed=False))
+    assert estimate(p, choice).total == estimate(p.mirrored(), mirrored).total
+    assert (p.mirrored().M, p.mirrored().N, p.mirrored().K, p.mirrored().types) == (6616, 24, 1952, p.types)
+    for q in (GemmProblem(6616, 24, 1952), GemmProblem(24, 6616, 1952, batch=2),
+              GemmProblem(24, 6616, 1952, c_dtype="f32"), GemmProblem(24, 6616, 1952, b_layout="kn"),
+              GemmProblem(264, 6616, 1952)):
+        assert not q.transposable and not any(c.config.transposed for c in space_choices(q)), q
+    # Where the rows already fit, the plain tile stays (128 rows of an 8192x8192 weight).
+    assert not heuristic(GemmProblem(128, 8192, 8192), split=True).config.transposed
+    # What a transposed configuration is: its own grid and name, and nothing it cannot generate.
+    config = GemmConfig(128, 32, 64, transposed=True)
+    assert config.id == "128x32x64-t" and at.gemm_grid(config, 40, 300) == (3, 2)
+    assert "tile.trans" in gemm_source(config) and unsupported(config) is None
+    for other in (config.replace(split_k=2), config.replace(batched=True), config.replace(c_dtype="f32"),
+                  config.replace(b_layout="kn")):
+        assert unsupported(other).startswith("transposed: "), other
 
 
 def test_clusters_only_where_b_tiles_split_into_bands():
@@ -118,7 +149,7 @@ def test_candidates_are_pruned_and_ranked():
     times = [estimate(problem, c).total for c in every[1:]]
     assert times == sorted(times)  # then as the model ranks them
     # Tiles larger than the problem go; group-m values ≥ the grid's rows order alike: one is kept.
-    skinny = space_choices(GemmProblem(64, 8192, 512), wide)
+    skinny = [c for c in space_choices(GemmProblem(64, 8192, 512), wide) if not c.config.transposed]
     assert {c.config.tile for c in skinny} == {(64, 128, 64)} and [c.group_m for c in skinny] == [4]
     assert len(space_choices(GemmProblem(4096, 4096, 4096), WIDE_SPACE)) > len(candidates(GemmProblem(4096, 4096, 4096)))
     # The default space: 256x128 only as two warp groups of 128 rows (4 ring slots, not 3).

@@ -363,7 +363,7 @@ BIAS_RESIDUAL = Epilogue(bias=True, activation="gelu_tanh", residual=True)
 def test_epilogue_choice_walks_down_from_the_heuristic(base, epilogue, expected, monkeypatch):
     import tawa.runtime.autotune as autotune
 
-    monkeypatch.setattr(autotune, "heuristic", lambda problem, sms: base)
+    monkeypatch.setattr(autotune, "heuristic", lambda problem, sms, transposed: base)
     assert epilogue_choice("nk", "bfloat16", 8192, 8192, 8192, epilogue) == expected
 
 
@@ -376,7 +376,7 @@ def test_epilogue_choice_of_the_heuristic(M, N, K, epilogue):
     the rule) and its tile is no larger than the heuristic's."""
     from tawa.runtime.autotune import GemmProblem, heuristic
 
-    base = heuristic(GemmProblem(M, N, K), 132)
+    base = heuristic(GemmProblem(M, N, K), 132, transposed=False)  # what a fused epilogue takes
     choice = epilogue_choice("nk", "bfloat16", M, N, K, epilogue, sms=132)
     assert choice.config.epilogue == epilogue and choice.config.split_k == 1
     assert unsupported(choice.config, choice.group_rows) is None

@@ -107,6 +107,13 @@ def emit_convert(p: KernelPrinter, op: nvgpu.FragmentConvertOp) -> None:
         p.emit(f"{cvt} {d}, {src[2 * k + 1]}, {src[2 * k]};")
 
 
+def emit_transpose(p: KernelPrinter, op: nvgpu.FragmentTransposeOp) -> None:
+    """One `movmatrix.trans` a packed register: register k of the result is
+    register k of the input transposed (`nvgpu.WGMMA_T`)."""
+    for s, d in zip(p.frag(op.input), p.define_frag(op.result)):
+        p.emit(f"movmatrix.sync.aligned.m8n8.trans.b16 {d}, {s};")
+
+
 def _thread_coordinate(p: KernelPrinter, t: nvgpu.FragmentType, axis: int) -> str:
     """The thread part of coordinate `axis` (the layout's thread terms) in a
     32-bit register."""
@@ -419,6 +426,7 @@ EMITTERS: dict[type[Operation], Callable] = {
     nvgpu.FragmentBinaryOp: emit_binary,
     nvgpu.FragmentUnaryOp: emit_unary,
     nvgpu.FragmentConvertOp: emit_convert,
+    nvgpu.FragmentTransposeOp: emit_transpose,
     nvgpu.FragmentIndexOp: emit_index,
     nvgpu.FragmentCmpIOp: emit_cmpi,
     nvgpu.FragmentSelectOp: emit_select,

@@ -50,10 +50,10 @@ from tawa.dialects.common import (
     parse_kind_and_operand_pair,
     print_kind_and_operand_pair,
 )
-from tawa.dialects.nvgpu.layouts import Reduction
+from tawa.dialects.nvgpu.layouts import WGMMA, WGMMA_T, Reduction
 from tawa.dialects.nvgpu.types import FragmentType, SmemType, element_bytes
 from tawa.dialects.tile import CmpIPredicate, CmpIPredicateAttr, ReduceKindAttr
-from tawa.target.hopper import NAMED_BARRIERS, THREADS_PER_GROUP
+from tawa.target.hopper import NAMED_BARRIERS, THREADS_PER_GROUP, WGMMA_M
 
 
 class FragBinaryKind(StrEnum):
@@ -384,6 +384,39 @@ class FragmentConvertOp(IRDLOperation):
             )
         if isinstance(rt.element_type, Float8E4M3FNType | Float8E5M2Type) and not rt.packed():
             raise VerifyException(f"nvgpu.frag_convert to fp8 needs vectors of 2 (a packed pair), got {rt}")
+
+
+@irdl_op_definition
+class FragmentTransposeOp(IRDLOperation):
+    """The transpose of a warp group's 64xN fragment of 16-bit values
+    (bf16, f16) in the `WGMMA` layout: the Nx64 tile, in the `WGMMA_T`
+    layout.  Each packed register is one 8x8 block of the tile, transposed
+    among the 32 lanes of its warp (`movmatrix.sync.aligned.m8n8.trans.b16`);
+    register k of the result is the transpose of register k of the input
+    (`tawa.dialects.nvgpu.layouts.WGMMA_T` says why that is the transposed
+    tile).  A store of the result writes the tile's transpose by whole
+    pairs of columns, as any fragment is stored.
+
+    Example: `%t = nvgpu.frag_transpose %c : !nvgpu.frag<64x32xbf16, wgmma> -> !nvgpu.frag<32x64xbf16, wgmma_t>`
+    """
+
+    name = "nvgpu.frag_transpose"
+    input = operand_def(FragmentType)
+    result = result_def(FragmentType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        it, rt = self.input.type, self.result.type
+        assert isinstance(it, FragmentType) and isinstance(rt, FragmentType)
+        shape = tuple(it.get_shape())
+        if (not isinstance(it.element_type, BFloat16Type | Float16Type) or it.tiled_layout != WGMMA
+                or len(shape) != 2 or shape[0] != WGMMA_M):
+            raise VerifyException(
+                f"nvgpu.frag_transpose transposes a {WGMMA_M}xN bf16 or f16 fragment in the wgmma layout, got {it}")
+        expected = FragmentType(shape[::-1], it.element_type, WGMMA_T)
+        if rt != expected:
+            raise VerifyException(f"nvgpu.frag_transpose of {it} gives {expected}, got {rt}")
 
 
 class FragIndexAxis(StrEnum):

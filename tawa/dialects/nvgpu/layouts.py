@@ -436,6 +436,31 @@ thread t holds columns 8j + 2·(t%4) and that + 1 for every j, as do the
 threads of the same lane%4 in every warp."""
 
 
+WGMMA_T = TiledLayout(((8, 64), (8, 16), (8, 8), (1, 2)), warp_dims=(-7,), lane_dims=(-4, -3), vector_dim=-1)
+"""The transpose of a 16-bit `WGMMA` fragment: an Nx64 tile (N a multiple of
+8), what `nvgpu.frag_transpose` makes of a 64xN one by transposing each 8x8
+block of it in the registers of its warp (`movmatrix.trans`).
+
+Worked example: the 64xN bf16 fragment holds, in packed register k = 2·j + h,
+the 8x8 block at rows 16·w + 8·h, columns 8·j of the tile X, lane l the pair
+X[16·w + 8·h + l/4][8·j + 2·(l%4) + v] (v = 0, 1).  `movmatrix.trans` gives
+lane l the pair of the transposed block in the same place of an 8x8
+fragment, Xᵀ's block row l/4, columns 2·(l%4) + v: that is
+Xᵀ[8·j + l/4][16·w + 8·h + 2·(l%4) + v].  The tiling
+(8,64)(8,16)(8,8)(1,2) of the shape (N, 64) spells exactly that:
+
+    index:  -10  -9  -8  -7  -6  -5  -4  -3  -2  -1
+    size:   N/8   1   1   4   1   2   8   4   1   2
+    axis:   row col row col row col row col row col
+    stride:   8  64   8  16   8   8   1   2   1   1
+
+warp dimension -7 (the warp's 16 columns), lane dimensions (-4, -3) (row
+within 8, column pair), vector -1; the registers (-10: the 8-row block j,
+-5: the half h) are numbered as `WGMMA`'s were, value 4·j + 2·h + v, so the
+transpose keeps every register's index.  The pairs run along Xᵀ's rows
+again: Xᵀ stores as any fragment does, by vectors of two columns."""
+
+
 def wgmma_layout(groups: int) -> TiledLayout:
     """The accumulator of `groups` warp groups side by side along the rows
     (64·groups x N; group g holds rows [64g, 64g + 64)).  For one group it
@@ -502,7 +527,8 @@ def _pow2_dividing(n: int) -> int:
     return n & -n
 
 
-NAMED_LAYOUTS: dict[str, TiledLayout] = {"wgmma": WGMMA, "wgmma_row": WGMMA_ROW, "wgmma_col": WGMMA_COL}
+NAMED_LAYOUTS: dict[str, TiledLayout] = {"wgmma": WGMMA, "wgmma_row": WGMMA_ROW, "wgmma_col": WGMMA_COL,
+                                          "wgmma_t": WGMMA_T}
 """Layouts that fragment types spell by name (`!nvgpu.frag<64x256xf32, wgmma>`)."""
 
 

@@ -18,7 +18,7 @@ One `RewritePattern` per op family, applied by `tawa-lower-tile` with xDSL's
 | `LowerMaskedSelect` | `tile.select(mask, acc, other)` | per-register masks (`masks.py`), skipped where they hold everywhere |
 | `LowerAtomicAdd` | `tile.atomic_add(acc)` of a 2-D f32 fragment | `frag_atomic_add` of this warp group's rows, as `LowerStore` stores them; copies of an element (a replicated layout) refused |
 | `LowerCounterArrive` | `tile.counter_arrive` | `nvgpu.counter_arrive` by the partition's threads together, its first thread the leader, at the counter's byte address |
-| `LowerStore` | `tile.store(acc)`, `tile.store(arith.truncf(acc))`; the same as `nvgpu.staged_store` | `frag_store` of this warp group's rows; for a staged store the TMA-store epilogue |
+| `LowerStore` | `tile.store(acc)`, `tile.store(arith.truncf(acc))`; the same as `nvgpu.staged_store`; `tile.store(tile.trans(arith.truncf(acc)))` | `frag_store` of this warp group's rows; for a staged store the TMA-store epilogue; a transposed 16-bit tile `frag_transpose` (movmatrix) then `frag_store` at this warp group's columns |
 
 A pattern fires only once the values it needs are fragments, so lowering
 follows the data whatever order the walker visits ops in; an op that never
@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     FloatAttr,
     IntegerAttr,
+    MemRefType,
     TensorType,
     UnitAttr,
     i1,
@@ -769,6 +770,9 @@ class LowerStore(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.StoreOp | nvgpu.StagedStoreOp, rewriter: PatternRewriter) -> None:
+        if isinstance(op.value.owner, tile.TransOp) and isinstance(op, tile.StoreOp):
+            self._store_transposed(op, op.value.owner, rewriter)
+            return
         conv = op.value.owner
         if isinstance(conv, arith.TruncFOp) and _read_as_values(conv.result):
             conv = None  # a fragment of its own once lowered (LowerElementwise): stored as it is
@@ -806,6 +810,44 @@ class LowerStore(RewritePattern):
                 offsets[-2] = row.result
                 rewriter.insert(row, at)
             rewriter.replace(op, nvgpu.FragmentStoreOp.build(operands=[value, op.dest, offsets]), [])
+        if isinstance(conv, arith.TruncFOp) and not conv.result.uses:
+            rewriter.erase(conv)
+
+
+    def _store_transposed(self, op: tile.StoreOp, trans: tile.TransOp, rewriter: PatternRewriter) -> None:
+        """`tile.store(tile.trans(x))`, x a 16-bit accumulator tile or one
+        converted from f32 (`arith.truncf`): each warp group's 64xN
+        fragment, converted to the memref's type, transposed in registers
+        (`nvgpu.frag_transpose`: Nx64 in `WGMMA_T`) and stored by the
+        threads at this warp group's columns of the transposed tile."""
+        conv = trans.input.owner
+        if isinstance(conv, arith.TruncFOp) and _read_as_values(conv.result):
+            conv = None
+        value = conv.input if isinstance(conv, arith.TruncFOp) else trans.input
+        if not _is_frag(value):
+            return  # not ready: `diagnose` reports it if it never becomes so
+        value_t, mt = value.type, op.dest.type
+        assert isinstance(value_t, nvgpu.FragmentType) and isinstance(mt, MemRefType)
+        et = mt.get_element_type()
+        if (self.info.tiles is not None or value_t.tiled_layout != nvgpu.WGMMA or self.info.rows != WGMMA_M
+                or not isinstance(et, BFloat16Type | Float16Type)
+                or not isinstance(value_t.element_type, Float32Type | type(et))):
+            raise fail(op, f"{NAME}: a transposed tile (tile.trans) is stored from accumulators of warp groups of "
+                           f"{WGMMA_M} rows into bf16 or f16 memory, got {value_t} into {mt}")
+        at = InsertPoint.before(op)
+        if value_t.element_type != et:
+            convert = nvgpu.FragmentConvertOp.build(operands=[value], result_types=[value_t.with_element_type(et)])
+            rewriter.insert(convert, at)
+            value = convert.result
+        shape = tuple(value_t.get_shape())
+        transpose = nvgpu.FragmentTransposeOp.build(
+            operands=[value], result_types=[nvgpu.FragmentType(shape[::-1], et, nvgpu.WGMMA_T)])
+        column = arith.AddiOp(op.offsets[-1], self.info.row0)  # this warp group's columns
+        rewriter.insert([transpose, column], at)
+        offsets = [*op.offsets[:-1], column.result]
+        rewriter.replace(op, nvgpu.FragmentStoreOp.build(operands=[transpose.result, op.dest, offsets]), [])
+        if not trans.result.uses:
+            rewriter.erase(trans)
         if isinstance(conv, arith.TruncFOp) and not conv.result.uses:
             rewriter.erase(conv)
 

@@ -182,6 +182,9 @@ def staging_type(store: tile.StoreOp, staging: str = "full", groups: int = 1) ->
     shape, et = tuple(t.get_shape()), t.get_element_type()
     if len(shape) != 2:
         return f"it stores a {len(shape)}-D tile (2-D tiles only)"
+    if isinstance(store.value.owner, tile.TransOp):
+        return ("it stores a transposed tile (tile.trans), whose warp groups hold its columns, not its rows: the "
+                "threads store it")
     if _released(store):
         return ("a tile.counter_arrive after it releases it to other CTAs, and that release orders the threads' "
                 "own stores, not a TMA store's (the async proxy)")
