@@ -130,7 +130,7 @@ func.func @frag_layout(%f: !nvgpu.frag<64x64xbf16, wgmma_b>) {
   func.return
 }
 // CHECK:      invalid_parse.mlir:[[# @LINE - 3]]:52
-// CHECK:      unknown fragment layout 'wgmma_b' (named layouts: wgmma, wgmma_row, wgmma_col)
+// CHECK:      unknown fragment layout 'wgmma_b' (named layouts: wgmma, wgmma_row, wgmma_col, wgmma_t)
 
 // -----
 
