@@ -390,6 +390,8 @@ def _unlowered_math(value: SSAValue) -> Operation | None:
     pattern lowered (values are defined before their uses, so by the time a
     user is lowered its operands' math was lowered if it could be)."""
     op = value.owner
+    if isinstance(op, tile.TransOp):
+        return op  # lowered only as a dot's lhs or a stored 16-bit tile: anywhere else it stays
     if not isinstance(op, Operation) or op.dialect_name() not in ("math", "arith"):
         return None
     if not isinstance(value.type, TensorType):
@@ -402,6 +404,9 @@ def _unlowered_math(value: SSAValue) -> Operation | None:
 
 def _unsupported_math(root: Operation) -> TawaError:
     """The located error for math no pattern lowers (`_unlowered_math`)."""
+    if isinstance(root, tile.TransOp):
+        return fail(root, f"{NAME}: tile.trans is lowered as a dot's lhs (a transposed A) or as the stored value "
+                          "of a 16-bit accumulator tile (tile.store of tile.trans of arith.truncf of it), not here")
     hint = " (write math.exp2 of x·log2(e), or run tawa-exp-to-exp2 first)" if root.name == "math.exp" else ""
     return fail(root, f"{NAME}: '{root.name}' is not supported by the Hopper lowering yet{hint}")
 

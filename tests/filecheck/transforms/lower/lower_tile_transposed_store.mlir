@@ -1,6 +1,7 @@
 // RUN: tawa-opt %s -p 'tawa-hopper-pipeline{prepare=false}' | filecheck %s
 // RUN: tawa-opt %s -p tawa-hopper-pipeline -t ptx | filecheck %s --check-prefix=PTX
 // RUN: sed -e 's/%C: memref<?x?xbf16>,/%C: memref<?x?xf32>,/' -e 's/%ct = arith.truncf.*$//' -e 's/%c = tile.trans %ct : tensor<128x32xbf16> -> tensor<32x128xbf16>/%c = tile.trans %acc : tensor<128x32xf32> -> tensor<32x128xf32>/' -e 's/tensor<32x128xbf16>, memref<?x?xbf16>/tensor<32x128xf32>, memref<?x?xf32>/' %s | not tawa-opt -p tawa-hopper-pipeline 2>&1 | filecheck %s --check-prefix=F32
+// RUN: sed -e 's/  %ct = arith.truncf %acc : tensor<128x32xf32> to tensor<128x32xbf16>/  %acc_t = tile.trans %acc : tensor<128x32xf32> -> tensor<32x128xf32>/' -e 's/  %c = tile.trans %ct : tensor<128x32xbf16> -> tensor<32x128xbf16>/  %c = arith.truncf %acc_t : tensor<32x128xf32> to tensor<32x128xbf16>/' %s | not tawa-opt -p tawa-hopper-pipeline 2>&1 | filecheck %s --check-prefix=ORDER
 
 // C = A·Bᵀ computed as Cᵀ = B·Aᵀ (tawa.kernels.gemm_source of a transposed
 // configuration): the 128x32 tile of Cᵀ, two consumer warp groups of 64 of its rows,
@@ -19,6 +20,8 @@
 // PTX:           st.global.b32
 // PTX-NOT:       cp.async.bulk.tensor.2d.global.shared::cta
 // An f32 tile is not transposed in registers (movmatrix moves 16-bit pairs).
+// The transpose of the f32 accumulator, converted after it: the error is at the tile.trans.
+// ORDER: {{^}}stdin:43:3: error: tawa-lower-tile: tile.trans is lowered as a dot's lhs (a transposed A) or as the stored value of a 16-bit accumulator tile (tile.store of tile.trans of arith.truncf of it), not here
 // F32: error: tawa-lower-tile: a transposed tile (tile.trans) is stored from accumulators of warp groups of 64 rows into bf16 or f16 memory, got !nvgpu.frag<64x32xf32, wgmma> into memref<?x?xf32>
 func.func @gemm_t(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xbf16>,
                   %M: index, %N: index, %K: index) {
