@@ -101,6 +101,7 @@ def test_a_small_m_is_computed_transposed():
     assert {c.config.tile for c in offered} == {(64, 32, 64), (128, 32, 64)}  # 32 columns hold the 24 rows
     choice = heuristic(p, split=True)
     assert choice.config.transposed and choice.config.block_n == 32 and choice.grid(24, 6616) == (104, 1)
+    assert Choice.from_dict(json.loads(json.dumps(choice.as_dict()))) == choice  # an autotune cache entry
     mirrored = Choice(choice.config.replace(transposed=False))
     assert estimate(p, choice).total == estimate(p.mirrored(), mirrored).total
     assert (p.mirrored().M, p.mirrored().N, p.mirrored().K, p.mirrored().types) == (6616, 24, 1952, p.types)
