@@ -148,6 +148,9 @@ def explain(M: int, N: int, K: int, dtype: str = "bf16", sms: int | None = None,
         lines.append(f"       {e.describe()}")
     lines.append(f"choice: {choice.id}" + ("" if split else " (split-K candidates not taken by default: "
                                                              "--split to let the model split)"))
+    if problem.transposable:
+        lines.append("(-t: computed transposed, Cᵀ = B·Aᵀ: the tile's rows are B's, its columns hold M; its "
+                     "estimate is the mirrored problem's, GemmConfig.transposed)")
     return "\n".join(lines)
 
 

@@ -144,6 +144,7 @@ def test_explain_prints_the_candidates_their_estimates_and_the_choice(capsys):
             assert f"{estimate.total * 1e6:.1f} µs = prologue {estimate.prologue * 1e6:.1f}" in block
         assert f"{choice.id}  <- choice" in block
     assert "rounds of" in out and "k-steps of" in out and "-bound" in out
+    assert "(-t: computed transposed" in out  # 64 rows of 8192: transposed candidates, and what "-t" means
     assert gemm.main(["--explain", "4096", "--split"]) == 0
     assert "split-K candidates not taken" not in capsys.readouterr().out
     assert gemm.main(["--explain", "0x1x1"]) == 1
