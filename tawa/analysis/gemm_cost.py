@@ -14,7 +14,8 @@ warp groups issuing wgmma and storing C) say a configuration costs:
 
 * **rounds**: P programs on S = min(P, SMs) CTAs run in ⌈P/S⌉ rounds, the
   last one holding what is left (its fill is the tail's share of the
-  SMs).
+  SMs); in clusters of C CTAs the rows of tiles count in whole clusters
+  (the CTAs past the grid's last row run it again).
 * **a k-step** (one BLOCK_K slice of a tile) takes the longest of (the
   others overlap it)
   - *tensor*: 2·BM·BN·BK flops at `TENSOR_FLOPS_PER_CLOCK` of the operand
@@ -309,7 +310,10 @@ def estimate(problem: GemmProblem, choice: Choice, sms: int = SM_COUNT, params: 
     bm, bn, bk, split = c.block_m, c.block_n, c.block_k, c.split_k
     batch = problem.batch or 1
     rows, cols = -(-problem.M // bm), -(-problem.N // bn)
-    programs = rows * cols * batch * split
+    # A cluster runs `cluster` rows of tiles; past the grid's last row its CTAs run that row
+    # again (tawa-persistent), so an odd number of rows in 2-CTA clusters takes a row more of SMs.
+    launched_rows = -(-rows // choice.cluster) * choice.cluster
+    programs = launched_rows * cols * batch * split
     k_steps = -(-(-(-problem.K // bk)) // split)
     ctas = max(1, min(programs, sms))
     per_round = sms

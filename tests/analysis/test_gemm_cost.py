@@ -109,6 +109,20 @@ def test_more_work_takes_more_time(a):
             assert best_times == sorted(best_times), (axis, base, best_times)
 
 
+def test_a_cluster_runs_whole_clusters_of_rows():
+    """In 2-CTA clusters a grid of an odd number of row tiles runs its last
+    row twice (tawa-persistent: the CTA past the edge repeats it), so the
+    rounds count whole clusters: 3 rows x 38 columns of 128x256 tiles are
+    114 programs alone, 152 CTAs in clusters, two rounds on 132 SMs; an
+    even number of rows is the same either way."""
+    odd = GemmProblem(368, 9496, 3192)
+    config = odd.config(128, 256, 64)
+    alone, paired = estimate(odd, Choice(config)), estimate(odd, Choice(config, cluster=2))
+    assert (alone.programs, alone.rounds) == (114, 1) and (paired.programs, paired.rounds) == (152, 2)
+    even = GemmProblem(512, 9496, 3192)
+    assert estimate(even, Choice(config)).programs == estimate(even, Choice(config, cluster=2)).programs == 152
+
+
 def test_one_tile():
     """A problem inside the smallest tile runs one program.  One that a
     64x128 tile covers runs as two 64x64 programs on two SMs in one round,
