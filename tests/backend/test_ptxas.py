@@ -251,3 +251,20 @@ def test_per_problem_attention_kernels_assemble_without_spills(file, kernels, in
     info = assemble(ptx, tmp_path)
     spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", info)
     assert spills and all(s == ("0", "0") for s in spills), info
+
+
+@needs_ptxas
+@pytest.mark.parametrize("block_m, block_n", [(64, 16), (128, 144)])
+def test_transposed_gemm_assembles_without_spills(block_m, block_n, tmp_path):
+    """A transposed GEMM configuration (Cᵀ = B·Aᵀ, the tile stored through
+    movmatrix.trans and the threads' stores): one movmatrix a packed
+    register of each warp group's 64xBLOCK_N bf16 tile, no TMA store."""
+    from tawa.kernels.gemm import GemmConfig, gemm_source
+
+    module = tawa.parse(gemm_source(GemmConfig(block_m, block_n, 64, transposed=True)))
+    PassPipeline((HopperPipelinePass.of(max_stages=8),)).apply(tawa.context(), module)
+    ptx = print_ptx(module)
+    assert ptx.count("movmatrix.sync.aligned.m8n8.trans.b16") == 64 * block_n // 2 // 128
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" not in ptx
+    info = assemble(ptx, tmp_path)
+    assert "0 bytes spill stores, 0 bytes spill loads" in info and "warning" not in info.lower(), info

@@ -506,6 +506,23 @@ func.func @frag_convert_from_fp8(%a: !nvgpu.frag<64x128xf8E4M3FN, wgmma>) {
 
 // -----
 
+// movmatrix moves 16-bit pairs: an f32 accumulator is converted first.
+func.func @frag_transpose_f32(%a: !nvgpu.frag<64x32xf32, wgmma>) {
+  %t = nvgpu.frag_transpose %a : !nvgpu.frag<64x32xf32, wgmma> -> !nvgpu.frag<32x64xf32, wgmma_t>
+  func.return
+}
+// CHECK: error: nvgpu.frag_transpose transposes a 64xN bf16 or f16 fragment in the wgmma layout, got !nvgpu.frag<64x32xf32, wgmma>
+
+// -----
+
+func.func @frag_transpose_result(%a: !nvgpu.frag<64x32xbf16, wgmma>) {
+  %t = nvgpu.frag_transpose %a : !nvgpu.frag<64x32xbf16, wgmma> -> !nvgpu.frag<32x64xf16, wgmma_t>
+  func.return
+}
+// CHECK: error: nvgpu.frag_transpose of !nvgpu.frag<64x32xbf16, wgmma> gives !nvgpu.frag<32x64xbf16, wgmma_t>, got !nvgpu.frag<32x64xf16, wgmma_t>
+
+// -----
+
 // A row vector holds one value per thread register: fp8 needs packed pairs.
 func.func @frag_convert_fp8_unpacked(%a: !nvgpu.frag<64xf32, wgmma_row>) {
   %b = nvgpu.frag_convert %a : !nvgpu.frag<64xf32, wgmma_row> -> !nvgpu.frag<64xf8E4M3FN, wgmma_row>

@@ -352,6 +352,20 @@ func.func @frag_convert(%a: !nvgpu.frag<64x128xf32, wgmma>) {
 
 // -----
 
+// A 16-bit accumulator's transpose, in registers (movmatrix per packed register): the wgmma_t layout.
+func.func @frag_transpose(%a: !nvgpu.frag<64x40xbf16, wgmma>) {
+  %t = nvgpu.frag_transpose %a : !nvgpu.frag<64x40xbf16, wgmma> -> !nvgpu.frag<40x64xbf16, wgmma_t>
+  func.return
+}
+
+// CHECK-LABEL: func.func @frag_transpose(
+// CHECK-NEXT:    %t = nvgpu.frag_transpose %a : !nvgpu.frag<64x40xbf16, wgmma> -> !nvgpu.frag<40x64xbf16, wgmma_t>
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "frag_transpose"
+// CHECK-GENERIC:         %t = "nvgpu.frag_transpose"(%a) : (!nvgpu.frag<64x40xbf16, wgmma>) -> !nvgpu.frag<40x64xbf16, wgmma_t>
+
+// -----
+
 // Masks: element coordinates, integer math, comparisons and selects on fragments.
 func.func @frag_masks(%x: !nvgpu.frag<64x128xf32, wgmma>, %n: i32, %off: i32, %ninf: f32) {
   %rows = nvgpu.frag_index row : !nvgpu.frag<64x128xi32, wgmma>
