@@ -216,9 +216,9 @@ class FragmentFunctions(InterpreterFunctions):
         t = np.arange(x.shape[0])
         warp0, lane = t - t % THREADS_PER_WARP, t % THREADS_PER_WARP
         out = np.empty_like(x)
+        half = (lane // 4) % 2
         for v in (0, 1):
             source = warp0 + 4 * (2 * (lane % 4) + v) + lane // 8
-            half = (lane // 4) % 2
             for k in range(x.shape[1] // 2):
                 out[:, 2 * k + v] = x[source, 2 * k + half]
         return (_result(op, out),)

@@ -350,8 +350,8 @@ def unsupported(config: GemmConfig, group_rows: int = WGMMA_M) -> str | None:
     if config.split_k > 1 and config.batched:
         return (f"split_k = {config.split_k} with batched: split-K is for unbatched GEMMs only for now "
                 "(the third grid axis is the batch)")
-    if _transposed_problem(config):
-        return _transposed_problem(config)
+    if (why := _transposed_problem(config)) is not None:
+        return why
     a, b = WGMMA_OPERAND_TYPES[config.a_dtype], WGMMA_OPERAND_TYPES[config.b_dtype]
     if a.family != b.family:
         return f"wgmma takes no {config.a_dtype} × {config.b_dtype} product (one family: f16, bf16, tf32 or fp8)"

@@ -760,6 +760,17 @@ class LowerMaskedSelect(RewritePattern):
         rewriter.replace(op, branch)
 
 
+def _stored(value: SSAValue) -> tuple[SSAValue, arith.TruncFOp | None]:
+    """What a store of `value` writes out: the f32 source of an
+    `arith.truncf` (which the store's conversion replaces) and that op, or
+    `value` itself and None (a truncf that is a fragment of its own once
+    lowered, `LowerElementwise`, is stored as it is)."""
+    conv = value.owner
+    if isinstance(conv, arith.TruncFOp) and not _read_as_values(conv.result):
+        return conv.input, conv
+    return value, None
+
+
 @dataclass
 class LowerStore(RewritePattern):
     """The store of an accumulator, converted (`arith.truncf`) or f32: this
@@ -778,10 +789,7 @@ class LowerStore(RewritePattern):
         if isinstance(op.value.owner, tile.TransOp) and isinstance(op, tile.StoreOp):
             self._store_transposed(op, op.value.owner, rewriter)
             return
-        conv = op.value.owner
-        if isinstance(conv, arith.TruncFOp) and _read_as_values(conv.result):
-            conv = None  # a fragment of its own once lowered (LowerElementwise): stored as it is
-        value = conv.input if isinstance(conv, arith.TruncFOp) else op.value
+        value, conv = _stored(op.value)
         if not _is_frag(value):
             return  # not ready: `diagnose` reports it if it never becomes so
         value_t = value.type
@@ -815,9 +823,8 @@ class LowerStore(RewritePattern):
                 offsets[-2] = row.result
                 rewriter.insert(row, at)
             rewriter.replace(op, nvgpu.FragmentStoreOp.build(operands=[value, op.dest, offsets]), [])
-        if isinstance(conv, arith.TruncFOp) and not conv.result.uses:
+        if conv is not None and not conv.result.uses:
             rewriter.erase(conv)
-
 
     def _store_transposed(self, op: tile.StoreOp, trans: tile.TransOp, rewriter: PatternRewriter) -> None:
         """`tile.store(tile.trans(x))`, x a 16-bit accumulator tile or one
@@ -825,10 +832,7 @@ class LowerStore(RewritePattern):
         fragment, converted to the memref's type, transposed in registers
         (`nvgpu.frag_transpose`: Nx64 in `WGMMA_T`) and stored by the
         threads at this warp group's columns of the transposed tile."""
-        conv = trans.input.owner
-        if isinstance(conv, arith.TruncFOp) and _read_as_values(conv.result):
-            conv = None
-        value = conv.input if isinstance(conv, arith.TruncFOp) else trans.input
+        value, conv = _stored(trans.input)
         if not _is_frag(value):
             return  # not ready: `diagnose` reports it if it never becomes so
         value_t, mt = value.type, op.dest.type
@@ -853,7 +857,7 @@ class LowerStore(RewritePattern):
         rewriter.replace(op, nvgpu.FragmentStoreOp.build(operands=[transpose.result, op.dest, offsets]), [])
         if not trans.result.uses:
             rewriter.erase(trans)
-        if isinstance(conv, arith.TruncFOp) and not conv.result.uses:
+        if conv is not None and not conv.result.uses:
             rewriter.erase(conv)
 
 
