@@ -210,7 +210,8 @@ class GemmConfig:
     """The program computes Cᵀ = B·Aᵀ: its tile's BLOCK_M rows are B's (C's
     columns), its BLOCK_N columns A's (C's rows), and it stores the tile
     transposed (`tile.trans`).  A tile's rows come in wgmma's 64, its
-    columns in steps of 16: a small M fits the columns (module docstring)."""
+    columns (A's rows, loaded K-major) in wgmma's steps of 8: a small M fits
+    the columns (module docstring)."""
 
     def __post_init__(self) -> None:
         if isinstance(self.epilogue, dict):  # from as_dict (a cache entry, `replace`)

@@ -82,7 +82,7 @@ from tawa.kernels.gemm import (
     unsupported,
 )
 from tawa.runtime.splitk import SplitKGemm
-from tawa.target.hopper import SM_COUNT, WARPS_PER_GROUP, WGMMA_M, WGMMA_MAX_N
+from tawa.target.hopper import SM_COUNT, WARPS_PER_GROUP, WGMMA_M, WGMMA_MAX_N, WGMMA_N_STEP
 from tawa.version import __version__
 
 GEMM_MAX_STAGES = 8
@@ -302,9 +302,12 @@ class Space:
     transposed: tuple[bool, ...] = (False, True)
     """Whether to compute the product as Cᵀ = B·Aᵀ (`GemmConfig.transposed`),
     offered where the problem is `transposable`: tiles of 64 or 128 of B's
-    rows by the multiple of `BLOCK_N_STEP` columns that holds all of M
-    (unsplit, no clusters, warp groups of 64 rows).  Narrower columns, M
-    over several tiles, are not offered: not measured."""
+    rows by the multiple of `WGMMA_N_STEP` columns that holds all of M
+    (unsplit, no clusters, warp groups of 64 rows).  The columns come from A's
+    rows, which TMA loads K-major in any number, so they need not be whole
+    `BLOCK_N_STEP`s: no column of the tile lies past M where M is a multiple
+    of 8.  Narrower columns, M over several tiles, are not offered: not
+    measured."""
 
 
 DEFAULT_SPACE = Space()
@@ -391,7 +394,7 @@ def _configs(problem: GemmProblem, space: Space, sms: int) -> list[tuple[GemmCon
             if unsupported(split_config) is None and (split_config, rows) not in configs:
                 configs.append((split_config, rows))
     if True in space.transposed and problem.transposable:
-        bn = -(-problem.M // BLOCK_N_STEP) * BLOCK_N_STEP  # the columns that hold all of M
+        bn = -(-problem.M // WGMMA_N_STEP) * WGMMA_N_STEP  # the columns that hold all of M
         for bm, k_bytes in itertools.product((2 * WGMMA_M, WGMMA_M), space.k_bytes):
             config = problem.config(bm, bn, block_k_for(problem.a_dtype, k_bytes)).replace(transposed=True)
             if unsupported(config) is None:

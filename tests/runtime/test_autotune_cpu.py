@@ -92,15 +92,17 @@ def test_columns_cut_to_the_problem():
 def test_a_small_m_is_computed_transposed():
     """Where M is the smaller side of an A·Bᵀ into 16-bit C and fits one tile's columns, the space
     also offers Cᵀ = B·Aᵀ (`GemmConfig.transposed`: B's rows on the tile's rows, the M rows on its
-    columns, which come in steps of 16 where rows come in 64), unsplit, without clusters, warp
-    groups of 64 rows; the model prices such a tile as the mirrored problem's and takes it where
-    it pads less."""
+    columns, which come in wgmma's steps of 8 where rows come in 64), unsplit, without clusters,
+    warp groups of 64 rows; the model prices such a tile as the mirrored problem's and takes it
+    where it pads less."""
     p = GemmProblem(24, 6616, 1952)
     offered = [c for c in space_choices(p) if c.config.transposed]
     assert offered and all(c.cluster == 1 and c.config.split_k == 1 and c.group_rows == 64 for c in offered)
-    assert {c.config.tile for c in offered} == {(64, 32, 64), (128, 32, 64)}  # 32 columns hold the 24 rows
+    assert {c.config.tile for c in offered} == {(64, 24, 64), (128, 24, 64)}  # 24 columns hold the 24 rows
+    assert {c.config.tile[1] for c in space_choices(GemmProblem(136, 8128, 1112)) if c.config.transposed} == {136}
+    assert {c.config.tile[1] for c in space_choices(GemmProblem(13, 8128, 1112)) if c.config.transposed} == {16}
     choice = heuristic(p, split=True)
-    assert choice.config.transposed and choice.config.block_n == 32 and choice.grid(24, 6616) == (104, 1)
+    assert choice.config.transposed and choice.config.block_n == 24 and choice.grid(24, 6616) == (104, 1)
     assert Choice.from_dict(json.loads(json.dumps(choice.as_dict()))) == choice  # an autotune cache entry
     mirrored = Choice(choice.config.replace(transposed=False))
     assert estimate(p, choice).total == estimate(p.mirrored(), mirrored).total

@@ -21,7 +21,9 @@ from tawa.runtime.autotune import Choice, GemmProblem, heuristic
 pytestmark = pytest.mark.gpu
 
 CONFIGS = [
+    GemmConfig(64, 8, 64, transposed=True),  # columns in wgmma's steps of 8
     GemmConfig(64, 16, 64, transposed=True),
+    GemmConfig(128, 136, 64, transposed=True),
     GemmConfig(128, 32, 64, transposed=True),
     GemmConfig(64, 80, 64, transposed=True),
     GemmConfig(128, 160, 64, transposed=True),

@@ -28,6 +28,7 @@ def lowered(block_m: int, block_n: int) -> ModuleOp:
 
 @pytest.mark.parametrize("block_m, block_n, m, n, k", [
     (64, 16, 13, 133, 130), (128, 32, 29, 261, 64), (64, 80, 161, 64, 200),
+    (64, 8, 5, 70, 64), (64, 24, 20, 130, 96),  # columns in steps of wgmma's 8
 ])
 @pytest.mark.parametrize("policy", ["producer-first", "random"])
 def test_transposed_gemm_matches_numpy(block_m, block_n, m, n, k, policy):
