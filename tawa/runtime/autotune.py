@@ -272,8 +272,8 @@ class Space:
     step (BLOCK_K = bytes / element size), K splits, and pipeline options."""
 
     tiles: tuple[tuple[int, ...], ...] = (
-        (128, 256), (256, 128, 2 * WGMMA_M), (192, 128),
-        *((bm, bn) for bm in (128, 64) for bn in reversed(BLOCK_N_CHOICES) if (bm, bn) != (128, 256)),
+        (128, 256), (256, 128, 2 * WGMMA_M),
+        *((bm, bn) for bm in (192, 128, 64) for bn in reversed(BLOCK_N_CHOICES) if (bm, bn) != (128, 256)),
     )
     """(BLOCK_M, BLOCK_N), or (BLOCK_M, BLOCK_N, rows per consumer warp
     group) for a tile that takes only those (`group_rows`): 256x128 on two
