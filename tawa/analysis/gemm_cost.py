@@ -159,6 +159,36 @@ FITTED = CostParameters(
 )
 """Fitted by `python -m tawa.bench.fit_cost` (docs/perf.md, "Cost model")."""
 
+FITTED_H200 = CostParameters(
+    clock_hz=LOADED_SM_CLOCK_HZ,
+    instruction_cycles=0.0004849,
+    smem_share=1.097,
+    l2_bytes_per_s=9.837e+12,
+    dram_bytes_per_s=3.023e+12,
+    load_latency_s=8.785e-07,
+    epilogue_s=7.247e-12,
+    store_bytes_per_s=3.592e+10,
+    launch_s=4.93e-06,
+    fp8_rate_share=0.9706,
+    misaligned_l2_factor=1.43,
+    cluster_overhead=0.04777,
+    split_fixed_s=5.061e-06,
+    reduce_bytes_per_s=1.131e+11,
+)
+"""The same parameters fitted to the NVIDIA H200's times (`python -m
+tawa.bench.fit_cost --gpu h200`; docs/perf.md, "Cost model")."""
+
+DEVICE_PARAMETERS = {"NVIDIA H100 80GB HBM3": FITTED, "NVIDIA H200": FITTED_H200}
+"""Fitted parameters by the name CUDA gives the device: the same kernels
+run at other rates on another GPU (the H200's faster memory and other
+clocks under the same power cap), so each GPU measured has its own."""
+
+
+def parameters_for(device: str | None) -> CostParameters:
+    """The parameters fitted for `device` (a CUDA device name); `FITTED`
+    (the H100's) for a device not measured, or None (no device)."""
+    return DEVICE_PARAMETERS.get(device, FITTED) if device is not None else FITTED
+
 
 @dataclass(frozen=True)
 class Step:
@@ -291,13 +321,14 @@ def _window(start: int, count: int, rows: int, cols: int, group: int) -> tuple[i
     return distinct_rows, min(cols, columns)
 
 
-def estimate(problem: GemmProblem, choice: Choice, sms: int = SM_COUNT, params: CostParameters = FITTED,
+def estimate(problem: GemmProblem, choice: Choice, sms: int = SM_COUNT, params: CostParameters | None = None,
              warm: bool = False, stages: int | None = None) -> Estimate:
     """The estimated time of `choice` on `problem` on a GPU of `sms` SMs
-    (module docstring).  `warm`: as timed back to back from a CUDA graph
+    with `params` (default `FITTED`, the H100's) (module docstring).  `warm`: as timed back to back from a CUDA graph
     (autotuning's timer): operands that fit in L2 stay there, no launch gap.
     `stages`: the ring depth, when the caller knows it (default
     `ring_stages(choice)`)."""
+    params = params or FITTED
     depth = stages if stages is not None else ring_stages(choice)
     if choice.config.transposed:  # Cᵀ = B·Aᵀ: the mirrored problem's tile
         problem = problem.mirrored()

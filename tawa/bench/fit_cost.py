@@ -1,6 +1,6 @@
 """Fits the GEMM cost model's free parameters to the H100 measurements in docs/perf/.
 
-    python -m tawa.bench.fit_cost [--from-fitted] [--iterations N] [--check]
+    python -m tawa.bench.fit_cost [--gpu h100|h200] [--from-fitted] [--iterations N] [--check]
 
 Reads every GEMM time recorded with today's kernels: the files that
 docs/perf/cost-model-data.txt lists (older files measured older code),
@@ -38,18 +38,20 @@ import statistics
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from tawa.analysis.gemm_cost import FITTED, CostParameters, estimate, ring_stages
+from tawa.analysis.gemm_cost import FITTED, FITTED_H200, CostParameters, estimate, ring_stages
 from tawa.kernels.gemm import OUTPUT_TYPES, GemmConfig
 from tawa.runtime.autotune import Choice, GemmProblem
 from tawa.target.hopper import DRAM_BYTES_PER_S, LOADED_SM_CLOCK_HZ
 
 PERF = Path(__file__).resolve().parents[2] / "docs" / "perf"
 OPERANDS = {"bf16": "bf16", "fp8": "f8E4M3FN", "f16": "f16"}
-MANIFEST = "cost-model-data.txt"
-"""The list of measurement files in docs/perf/ (one name a line, `#` comments)."""
+MANIFESTS = {"h100": "cost-model-data.txt", "h200": "cost-model-data-h200.txt"}
+"""Per GPU, the list of its measurement files in docs/perf/ (one name a
+line, `#` comments): each GPU's parameters are fitted to its own times
+(`gemm_cost.DEVICE_PARAMETERS`)."""
 PRIORS = CostParameters(clock_hz=LOADED_SM_CLOCK_HZ, instruction_cycles=8.0, smem_share=1.0, l2_bytes_per_s=8e12,
                         dram_bytes_per_s=0.8 * DRAM_BYTES_PER_S, load_latency_s=1e-6, epilogue_s=1e-6,
                         store_bytes_per_s=40e9, launch_s=3e-6, fp8_rate_share=1.0, misaligned_l2_factor=1.5,
@@ -83,9 +85,11 @@ def choice_from_id(text: str) -> Choice:
     bm, bn, bk = (int(match.group(i)) for i in (1, 2, 3))
     parts = [p for p in match.group(4).split("-") if p]
     a = b = c = "bf16"
-    split, layout, batched = 1, "nk", False
+    split, layout, batched, transposed = 1, "nk", False, False
     for i, part in enumerate(parts):
-        if part.startswith("split"):
+        if part == "t":
+            transposed = True
+        elif part.startswith("split"):
             split = int(part[len("split"):])
         elif part == "b_kn":
             layout = "kn"
@@ -95,7 +99,7 @@ def choice_from_id(text: str) -> Choice:
             a, _, b = part.partition("x")
             b = b or a
             c = parts[i + 1]
-    config = GemmConfig(bm, bn, bk, a, b, c, b_layout=layout, batched=batched, split_k=split)
+    config = GemmConfig(bm, bn, bk, a, b, c, b_layout=layout, batched=batched, split_k=split, transposed=transposed)
     options: dict[str, object] = {}
     for word in words[1:]:
         if word == "defer-stores":
@@ -210,24 +214,24 @@ def read_group_rows(path: Path) -> list[Measurement]:
 
 READERS = (("gemm-sweep-autotune-*.txt", read_autotune_log), ("gemm-tiles-groupm-*.txt", read_candidates),
            ("gemm-2048-candidates-*.txt", read_candidates), ("gemm-group-rows-ab*.txt", read_group_rows),
-           ("gemm-split-sweep-*.txt", read_split_sweep),
+           ("gemm-split-sweep-*.txt", read_split_sweep), ("gemm-candidates-*.txt", read_split_sweep),
            ("gemm-*.json", read_bench_json))
 """How a listed file is read, by the first pattern its name matches."""
 
 
-def listed_files(perf: Path = PERF) -> list[Path]:
-    """The files `MANIFEST` lists, in its order."""
-    lines = (line.strip() for line in (perf / MANIFEST).read_text().splitlines())
+def listed_files(perf: Path = PERF, gpu: str = "h100") -> list[Path]:
+    """The files `gpu`'s manifest (`MANIFESTS`) lists, in its order."""
+    lines = (line.strip() for line in (perf / MANIFESTS[gpu]).read_text().splitlines())
     return [perf / line for line in lines if line and not line.startswith("#")]
 
 
-def measurements(perf: Path = PERF) -> list[Measurement]:
-    """Every measurement of today's kernels in `perf` (the listed files)."""
+def measurements(perf: Path = PERF, gpu: str = "h100") -> list[Measurement]:
+    """Every measurement of today's kernels on `gpu` in `perf` (the listed files)."""
     out: list[Measurement] = []
-    for path in listed_files(perf):
+    for path in listed_files(perf, gpu):
         read = next((read for pattern, read in READERS if fnmatch.fnmatch(path.name, pattern)), None)
         if read is None:
-            raise ValueError(f"{perf / MANIFEST}: no reader for {path.name} (READERS)")
+            raise ValueError(f"{perf / MANIFESTS[gpu]}: no reader for {path.name} (READERS)")
         out += read(path)
     return out
 
@@ -244,15 +248,23 @@ def log_errors(data: Sequence[Measurement], params: CostParameters, stages: dict
 FIXED = ("clock_hz",)
 """Parameters the fit keeps: the clock is measured (`LOADED_SM_CLOCK_HZ`);
 fitted, it trades against the shared-memory share."""
-FREE = tuple(f.name for f in fields(CostParameters) if f.name not in FIXED)
+KEPT_BY_GPU = {"h100": (), "h200": ("fp8_rate_share",)}
+"""Per GPU, parameters its own measurements do not determine, kept at the
+starting point's value: the H200's rows are mostly bf16 and small, and
+fitted alone the fp8 rate went past four times the bf16 one (the tensor
+cores' is two)."""
 
 
-def _vector(params: CostParameters) -> list[float]:
-    return [math.log(getattr(params, name)) for name in FREE]
+def _free(fixed: Sequence[str]) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(CostParameters) if f.name not in FIXED and f.name not in fixed)
 
 
-def _params(vector: Sequence[float], base: CostParameters) -> CostParameters:
-    return CostParameters(**{**base.as_dict(), **{name: math.exp(v) for name, v in zip(FREE, vector)}})
+def _vector(params: CostParameters, free: Sequence[str]) -> list[float]:
+    return [math.log(getattr(params, name)) for name in free]
+
+
+def _params(vector: Sequence[float], base: CostParameters, free: Sequence[str]) -> CostParameters:
+    return CostParameters(**{**base.as_dict(), **{name: math.exp(v) for name, v in zip(free, vector)}})
 
 
 def nelder_mead(f: Callable[[list[float]], float], x0: list[float], step: float = 0.3, iterations: int = 2000,
@@ -291,18 +303,20 @@ def nelder_mead(f: Callable[[list[float]], float], x0: list[float], step: float 
 
 
 def fit(data: Sequence[Measurement], start: CostParameters = PRIORS, iterations: int = 2000,
-        stages: dict[Choice, int] | None = None) -> CostParameters:
-    """The parameters that minimise the mean squared log error on `data`."""
+        stages: dict[Choice, int] | None = None, kept: Sequence[str] = ()) -> CostParameters:
+    """The parameters that minimise the mean squared log error on `data`,
+    those named in `kept` (and the clock) left at `start`'s values."""
     stages = stages or stage_table(data)
+    free = _free(kept)
 
     def loss(vector: list[float]) -> float:
-        errors = log_errors(data, _params(vector, start), stages)
+        errors = log_errors(data, _params(vector, start, free), stages)
         return sum(e * e for e in errors) / len(errors)
 
-    best = _vector(start)
+    best = _vector(start, free)
     for _ in range(3):  # restarts: the simplex collapses along flat directions
         best = nelder_mead(loss, best, iterations=iterations // 3)
-    return _params(best, start)
+    return _params(best, start, free)
 
 
 def stage_table(data: Sequence[Measurement]) -> dict[Choice, int]:
@@ -336,9 +350,13 @@ def regrets(data: Sequence[Measurement], params: CostParameters, stages: dict[Ch
     return out
 
 
-def report(data: Sequence[Measurement], params: CostParameters, stages: dict[Choice, int]) -> str:
+FITTED_BY_GPU = {"h100": ("FITTED", FITTED), "h200": ("FITTED_H200", FITTED_H200)}
+"""Per `MANIFESTS` GPU, the name and value of its parameters in `gemm_cost`."""
+
+
+def report(data: Sequence[Measurement], params: CostParameters, stages: dict[Choice, int], name: str = "FITTED") -> str:
     errors = log_errors(data, params, stages)
-    lines = ["FITTED = CostParameters("]
+    lines = [f"{name} = CostParameters("]
     lines += [f"    {name}={value:.4g}," for name, value in params.as_dict().items()]
     lines += [")", "", f"{len(data)} measurements: typical error {geomean_abs_error(errors):.1%}, "
               f"rms log error {math.sqrt(sum(e * e for e in errors) / len(errors)):.3f}"]
@@ -360,17 +378,24 @@ def report(data: Sequence[Measurement], params: CostParameters, stages: dict[Cho
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tawa.bench.fit_cost", description=__doc__.splitlines()[0])
-    parser.add_argument("--from-fitted", action="store_true", help="start from gemm_cost.FITTED, not the priors")
+    parser.add_argument("--gpu", choices=sorted(MANIFESTS), default="h100",
+                        help="whose measurements to fit (its manifest in docs/perf/; default h100)")
+    parser.add_argument("--from-fitted", action="store_true",
+                        help="start from the GPU's fitted parameters in gemm_cost, not the priors")
     parser.add_argument("--iterations", type=int, default=1500, help="Nelder-Mead iterations (default 1500)")
-    parser.add_argument("--check", action="store_true", help="report FITTED's error without fitting")
+    parser.add_argument("--check", action="store_true", help="report the fitted parameters' error without fitting")
     args = parser.parse_args(argv)
-    data = measurements()
+    data = measurements(gpu=args.gpu)
     if not data:
         print(f"tawa.bench.fit_cost: error: no measurements found in {PERF}", file=sys.stderr)
         return 1
     stages = stage_table(data)
-    params = FITTED if args.check else fit(data, FITTED if args.from_fitted else PRIORS, args.iterations, stages)
-    print(report(data, params, stages))
+    name, fitted = FITTED_BY_GPU[args.gpu]
+    start = fitted if args.from_fitted else PRIORS
+    if KEPT_BY_GPU[args.gpu]:  # kept at the H100's value, whatever the start
+        start = replace(start, **{name: getattr(FITTED, name) for name in KEPT_BY_GPU[args.gpu]})
+    params = fitted if args.check else fit(data, start, args.iterations, stages, KEPT_BY_GPU[args.gpu])
+    print(report(data, params, stages, name))
     return 0
 
 

@@ -130,19 +130,23 @@ def random_shapes(count: int, seed: int, multiple: int = 8) -> list[tuple[int, i
     return [(draw(*RANDOM_M), draw(*RANDOM_NK), draw(*RANDOM_NK)) for _ in range(count)]
 
 
-def explain(M: int, N: int, K: int, dtype: str = "bf16", sms: int | None = None, split: bool = False) -> str:
+def explain(M: int, N: int, K: int, dtype: str = "bf16", sms: int | None = None, split: bool = False,
+            device: str | None = None) -> str:
     """The heuristic's candidates for M×N×K with the cost model's estimate
-    of each (fastest first), and its choice (text; no GPU)."""
+    of each (fastest first) with the parameters fitted for `device` (a CUDA
+    device name; default the H100's), and its choice (text; no GPU)."""
+    from tawa.analysis.gemm_cost import parameters_for
     from tawa.runtime.autotune import DEFAULT_SPACE, GemmProblem, heuristic, ranked
     from tawa.target.hopper import SM_COUNT
 
     sms = sms or SM_COUNT
+    params = parameters_for(device)
     operand = OPERANDS[dtype]
     problem = GemmProblem(M, N, K, operand, operand, "bf16")
-    choice = heuristic(problem, sms, split=split)
+    choice = heuristic(problem, sms, split=split, params=params)
     lines = [f"GEMM {M}x{N}x{K}, {dtype} in, bf16 out, on {sms} SMs: the cost model's estimates "
-             "(tawa.analysis.gemm_cost), fastest first"]
-    for rank, (candidate, e) in enumerate(ranked(problem, DEFAULT_SPACE, sms), 1):
+             f"(tawa.analysis.gemm_cost, the parameters of {device or 'the H100'}), fastest first"]
+    for rank, (candidate, e) in enumerate(ranked(problem, DEFAULT_SPACE, sms, params), 1):
         mark = "  <- choice" if candidate == choice else ""
         lines.append(f"{rank:3}. {candidate.id}{mark}")
         lines.append(f"       {e.describe()}")
@@ -365,14 +369,14 @@ class Kernels:
             return self.example, logical_grid(M, N), f"example 128x256 stages={self.stages}{extra}"
         from dataclasses import replace
 
-        from tawa.runtime.autotune import GemmProblem, autotune, device_info, heuristic
+        from tawa.runtime.autotune import GemmProblem, autotune, device_info, heuristic, machine_parameters
 
         operand = OPERANDS[self.dtype]
         problem = GemmProblem(M, N, K, operand, operand, "bf16")
         if self.config == "autotune":
             choice = autotune(problem, log=self.log)
         else:  # "split-k": the heuristic's split where its grid leaves SMs idle (off by default)
-            choice = heuristic(problem, device_info()[1], split=self.config == "split-k")
+            choice = heuristic(problem, device_info()[1], split=self.config == "split-k", params=machine_parameters())
             rows = self.options.get("group_rows")
             if rows is not None and rows != choice.group_rows:  # the heuristic may choose 128-row warp groups itself
                 if choice.group_rows != WGMMA_M:
@@ -392,10 +396,11 @@ class Kernels:
         if self.choice is None:
             return math.nan
         from tawa.analysis.gemm_cost import estimate
-        from tawa.runtime.autotune import GemmProblem
+        from tawa.runtime.autotune import GemmProblem, machine_parameters
 
         operand = OPERANDS[self.dtype]
-        return estimate(GemmProblem(M, N, K, operand, operand, "bf16"), self.choice, sms).total * 1e3
+        problem = GemmProblem(M, N, K, operand, operand, "bf16")
+        return estimate(problem, self.choice, sms, machine_parameters()).total * 1e3
 
 
 def run(
@@ -502,6 +507,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                        "of each, and the choice (no GPU)")
     parser.add_argument("--seed", type=int, default=0, help="seed of --random (default 0)")
     parser.add_argument("--sms", type=int, default=None, help="SMs --explain estimates for (default: the H100's 132)")
+    parser.add_argument("--device", default=None, metavar="NAME",
+                        help="--explain: the GPU whose fitted parameters the model takes, as CUDA names it "
+                        "(e.g. 'NVIDIA H200'; default the H100's)")
     parser.add_argument("--split", action="store_true",
                         help="--explain: let the heuristic split K where the model says it pays (as --config split-k)")
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="bf16", help="input type (default bf16)")
@@ -525,7 +533,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.explain:
             for M, N, K in parse_shapes(args.explain):
-                print(explain(M, N, K, args.dtype, args.sms, args.split))
+                print(explain(M, N, K, args.dtype, args.sms, args.split, args.device))
             return 0
         extra: dict[str, Any] = {}
         if args.random is not None:

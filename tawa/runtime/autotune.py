@@ -56,11 +56,13 @@ with known costs.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
 import os
 import statistics
+import sys
 import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -73,7 +75,6 @@ from tawa.diagnostics import TawaError
 from tawa.kernels.gemm import (
     BLOCK_M_CHOICES,
     BLOCK_N_CHOICES,
-    BLOCK_N_STEP,
     GemmConfig,
     block_k_for,
     element_bytes,
@@ -349,7 +350,7 @@ def _check_problem(problem: GemmProblem) -> None:
         raise AutotuneError(f"no GEMM configuration for {problem}: {why}")
 
 
-def split_for(problem: GemmProblem, config: GemmConfig, sms: int = SM_COUNT) -> int:
+def split_for(problem: GemmProblem, config: GemmConfig, sms: int = SM_COUNT, params: Any = None) -> int:
     """Slices of K for `config` (unsplit) on `problem`: the S (2 ≤ S ≤
     `MAX_SPLIT_K`, each slice at least `MIN_SPLIT_K_STEPS` K-steps) whose
     split the cost model (`tawa.analysis.gemm_cost`) estimates fastest, if
@@ -364,17 +365,17 @@ def split_for(problem: GemmProblem, config: GemmConfig, sms: int = SM_COUNT) -> 
         return 1
     try:
         stages = ring_stages(Choice(config.replace(split_k=2)))  # one shared-memory plan for every S
-        best, best_time = 1, estimate(problem, Choice(config), sms).total
+        best, best_time = 1, estimate(problem, Choice(config), sms, params).total
     except TawaError:
         return 1
     for split in range(2, most + 1):
-        time = estimate(problem, Choice(config.replace(split_k=split)), sms, stages=stages).total
+        time = estimate(problem, Choice(config.replace(split_k=split)), sms, params, stages=stages).total
         if time < best_time:
             best, best_time = split, time
     return best
 
 
-def _configs(problem: GemmProblem, space: Space, sms: int) -> list[tuple[GemmConfig, int | None]]:
+def _configs(problem: GemmProblem, space: Space, sms: int, params: Any) -> list[tuple[GemmConfig, int | None]]:
     """The space's tile programs that suit `problem` (module docstring),
     each with the warp-group rows its tile entry fixes (None: the space's)."""
     fit_m, fit_n = _fit(problem.M, BLOCK_M_CHOICES), _fit(problem.N, BLOCK_N_CHOICES)
@@ -386,7 +387,7 @@ def _configs(problem: GemmProblem, space: Space, sms: int) -> list[tuple[GemmCon
         config = problem.config(bm, bn, block_k_for(problem.a_dtype, k_bytes))
         for split in space.split_k:
             if split == 0:
-                split = split_for(problem, config, sms)
+                split = split_for(problem, config, sms, params)
             elif split > 1 and (problem.batch is not None
                                 or problem.k_steps(config) < split * MIN_SPLIT_K_STEPS):
                 continue  # slices too short to pay for their partial sums
@@ -410,12 +411,14 @@ def _b_bands_fit(config: GemmConfig, cluster: int) -> bool:
     return row_bands_fit(rows, cols * element_bytes(config.b_dtype), cluster)
 
 
-def space_choices(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM_COUNT) -> list[Choice]:
+def space_choices(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM_COUNT,
+                  params: Any = None) -> list[Choice]:
     """The space's configurations for `problem` (module docstring: what is
-    pruned), in the space's order, without estimates."""
+    pruned), in the space's order, without estimates (but the split-K slices
+    `split_for` decides with the model's `params`)."""
     _check_problem(problem)
     result: dict[Choice, None] = {}  # ordered, without repeats
-    for config, fixed_rows in _configs(problem, space, sms):
+    for config, fixed_rows in _configs(problem, space, sms, params):
         rows = gemm_grid(config, problem.M, problem.N, problem.batch)[0]
         # group-m values at or above the grid's rows order the tiles alike: keep the least of them.
         group_ms = sorted(set(space.group_m))
@@ -437,9 +440,11 @@ def space_choices(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int =
     return list(result)
 
 
-def ranked(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM_COUNT) -> list[tuple[Choice, Any]]:
+def ranked(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM_COUNT,
+           params: Any = None) -> list[tuple[Choice, Any]]:
     """The space's configurations for `problem`, each with the cost model's
-    `Estimate` (`tawa.analysis.gemm_cost`), fastest first; on a tie (the
+    `Estimate` (`tawa.analysis.gemm_cost`, with `params`: default the
+    H100's), fastest first; on a tie (the
     DRAM floor bounds both) the one whose main loops and epilogues are
     shorter, which has more room to overlap them with its loads, then the
     space's order; configurations the compiler rejects (its shared-memory
@@ -447,15 +452,16 @@ def ranked(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM_COU
     from tawa.analysis.gemm_cost import estimate
 
     scored = []
-    for choice in space_choices(problem, space, sms):
+    for choice in space_choices(problem, space, sms, params):
         try:
-            scored.append((choice, estimate(problem, choice, sms)))
+            scored.append((choice, estimate(problem, choice, sms, params)))
         except TawaError:
             continue
     return sorted(scored, key=lambda pair: (pair[1].total, pair[1].main + pair[1].epilogue))
 
 
-def heuristic(problem: GemmProblem, sms: int = SM_COUNT, split: bool = False, transposed: bool = True) -> Choice:
+def heuristic(problem: GemmProblem, sms: int = SM_COUNT, split: bool = False, transposed: bool = True,
+              params: Any = None) -> Choice:
     """The configuration the cost model (`tawa.analysis.gemm_cost`)
     estimates fastest for `problem` on `sms` SMs, of `DEFAULT_SPACE`'s
     candidates (`ranked`), without timing: the tile shapes, K in 128-byte
@@ -470,7 +476,7 @@ def heuristic(problem: GemmProblem, sms: int = SM_COUNT, split: bool = False, tr
     space = DEFAULT_SPACE if split else replace(DEFAULT_SPACE, split_k=(1,))
     if not transposed:
         space = replace(space, transposed=(False,))
-    best = ranked(problem, space, sms)
+    best = ranked(problem, space, sms, params)
     if not best:
         raise AutotuneError(f"no GEMM configuration for {problem}: the compiler rejects every candidate")
     return best[0][0]
@@ -479,12 +485,13 @@ def heuristic(problem: GemmProblem, sms: int = SM_COUNT, split: bool = False, tr
 # --------------------------------------------------------------------------- candidates
 
 
-def candidates(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM_COUNT) -> list[Choice]:
+def candidates(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM_COUNT,
+               params: Any = None) -> list[Choice]:
     """The space's configurations that suit `problem` (see the module
     docstring for what is pruned), the heuristic's first, then the others
     as the cost model ranks them."""
-    first = heuristic(problem, sms)
-    return [first] + [c for c, _ in ranked(problem, space, sms) if c != first]
+    first = heuristic(problem, sms, params=params)
+    return [first] + [c for c, _ in ranked(problem, space, sms, params) if c != first]
 
 
 def compiler_rejects(config: GemmConfig, options: dict[str, Any]) -> str | None:
@@ -565,6 +572,41 @@ TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32",
                 "f8E4M3FN": "float8_e4m3fn", "f8E5M2": "float8_e5m2"}
 TOLERANCE = 1e-2
 """Relative Frobenius error a candidate's result may have against float32."""
+
+
+def machine_parameters() -> Any:
+    """The cost model's parameters for the CUDA device this process computes
+    on (`gemm_cost.parameters_for` its name), found through torch or CuPy
+    where one of them is imported already and has a device; else the
+    H100's.  It imports neither: the compiler's own callers have no GPU."""
+    from tawa.analysis.gemm_cost import parameters_for
+
+    return parameters_for(_current_device_name())
+
+
+def _current_device_name() -> str | None:
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.cuda.is_available():
+            return _device_name("torch", torch.cuda.current_device())
+        cupy = sys.modules.get("cupy")
+        if cupy is not None:
+            return _device_name("cupy", cupy.cuda.Device().id)
+    except Exception:  # no usable device: the model's default
+        return None
+    return None
+
+
+@functools.cache
+def _device_name(library: str, index: int) -> str:
+    if library == "torch":
+        import torch
+
+        return torch.cuda.get_device_properties(index).name
+    import cupy
+
+    name = cupy.cuda.runtime.getDeviceProperties(index)["name"]
+    return name.decode() if isinstance(name, bytes) else name
 
 
 def device_info() -> tuple[str, int]:
@@ -713,7 +755,9 @@ def autotune(
         name, count = device_info()
         device, sms = device or name, sms or count
     if choices is None:
-        choices = candidates(problem, space, sms)[:keep]
+        from tawa.analysis.gemm_cost import parameters_for
+
+        choices = candidates(problem, space, sms, parameters_for(device))[:keep]
     if not choices:
         raise AutotuneError("no candidates to time")
     key = cache_key(problem, device, choices)

@@ -148,14 +148,14 @@ def matmul_choice(name: str, dtype: str, M: int, N: int, K: int, sms: int = SM_C
     key = (name, dtype, M, N, K)
     choice = _CHOICES.get(key)
     if choice is None:
-        from tawa.runtime.autotune import GemmProblem, autotune, heuristic
+        from tawa.runtime.autotune import GemmProblem, autotune, heuristic, machine_parameters
 
         t = ELEMENT_TYPES[dtype]
         problem = GemmProblem(M, N, K, t, t, t, MATMUL_LAYOUTS[name], a_layout=MATMUL_A_LAYOUTS[name])
         if tune and os.environ.get(AUTOTUNE_ENV) == "1":
             choice = autotune(problem, sms=sms)
         else:
-            choice = heuristic(problem, sms, split=True)  # partial sums of f32: C only, no epilogue
+            choice = heuristic(problem, sms, split=True, params=machine_parameters())  # partial sums of f32: C only
         _CHOICES[key] = choice
     return choice
 

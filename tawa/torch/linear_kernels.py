@@ -43,10 +43,10 @@ def epilogue_choice(layout: str, dtype: str, M: int, N: int, K: int, epilogue: E
     `SMALLEST_TILE`), each cut to the heuristic's, that it fits on warp
     groups of 64 rows.  A gated epilogue streams a second B
     operand, so its ring depth is the deepest that fits (stages 0)."""
-    from tawa.runtime.autotune import HEURISTIC_TILES, GemmProblem, heuristic
+    from tawa.runtime.autotune import HEURISTIC_TILES, GemmProblem, heuristic, machine_parameters
 
     a, b, c = types or (ELEMENT_TYPES[dtype],) * 3
-    base = heuristic(GemmProblem(M, N, K, a, b, c, layout), sms, transposed=False)
+    base = heuristic(GemmProblem(M, N, K, a, b, c, layout), sms, transposed=False, params=machine_parameters())
     stages = 0 if epilogue.gated else base.stages
     first = replace(base, config=base.config.replace(split_k=1, epilogue=epilogue), stages=stages)
     why = unsupported(first.config, first.group_rows)

@@ -409,3 +409,15 @@ def test_reshaped_keeps_each_warp_groups_accumulator():
     assert base.reshaped(group_rows=128) == Choice(GemmConfig(256, 128, 64), group_rows=128)
     with pytest.raises(ValueError, match="not a choice of 64-row warp groups"):
         base.reshaped(group_rows=128).reshaped(group_rows=128)
+
+
+def test_machine_parameters_without_a_device():
+    """Without a CUDA device (or torch and CuPy not imported) the model takes the H100's parameters;
+    the heuristic takes a device's parameters where given, and they may choose another tile."""
+    from tawa.analysis.gemm_cost import FITTED, FITTED_H200
+    from tawa.runtime.autotune import machine_parameters
+
+    assert machine_parameters() is FITTED
+    p = GemmProblem(2616, 360, 10000)
+    assert heuristic(p, split=True) == heuristic(p, split=True, params=FITTED)
+    assert heuristic(p, split=True, params=FITTED_H200) != heuristic(p, split=True, params=FITTED)

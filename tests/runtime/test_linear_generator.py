@@ -363,7 +363,7 @@ BIAS_RESIDUAL = Epilogue(bias=True, activation="gelu_tanh", residual=True)
 def test_epilogue_choice_walks_down_from_the_heuristic(base, epilogue, expected, monkeypatch):
     import tawa.runtime.autotune as autotune
 
-    monkeypatch.setattr(autotune, "heuristic", lambda problem, sms, transposed: base)
+    monkeypatch.setattr(autotune, "heuristic", lambda problem, sms, transposed, params: base)
     assert epilogue_choice("nk", "bfloat16", 8192, 8192, 8192, epilogue) == expected
 
 
