@@ -3,8 +3,9 @@
 the default space's tiles (128x256, 256x128 on 128-row warp groups,
 128x192, 192x128, 128x128, 64x128, 64x64) and its splits of K, and for
 shapes drawn as `bench gemm --random` draws them from the test's seed, bf16
-and fp8, the heuristic's choice (unsplit, and with `split=True`), and
-tiles of BLOCK_N cut to any multiple of 16, compiled and run on fresh
+and fp8, the heuristic's choice (unsplit, and with `split=True`) with the
+device's parameters, and tiles of BLOCK_N cut to any multiple of 16 (also
+of 192 rows, and in 2-CTA clusters), compiled and run on fresh
 inputs with C (and a split's workspace) poisoned with NaN
 and a sentinel after it, against a float32 reference (relative error ≤
 1e-2).
@@ -18,7 +19,7 @@ import pytest
 from gemm_poisoned import run_poisoned
 
 from tawa.kernels.gemm import block_k_for
-from tawa.runtime.autotune import Choice, GemmProblem, heuristic
+from tawa.runtime.autotune import Choice, GemmProblem, heuristic, machine_parameters
 
 pytestmark = pytest.mark.gpu
 
@@ -55,7 +56,7 @@ def run_choices(M: int, N: int, K: int, dtype: str, seed: int) -> list[str]:
     problem = GemmProblem(M, N, K, t, t, "bf16")
     ran = []
     for split in (False, True):
-        choice = heuristic(problem, sms(), split=split)
+        choice = heuristic(problem, sms(), split=split, params=machine_parameters())  # as tawa.torch chooses
         if choice.id in ran:
             continue
         run_poisoned(torch, choice, M, N, K, seed)
@@ -82,13 +83,25 @@ def test_the_models_choice_on_random_shapes(cuda, seed, dtype):
 
 
 @pytest.mark.parametrize("tile", [(64, 16), (64, 48), (128, 48), (128, 80), (128, 112), (128, 144), (128, 176),
-                                  (128, 208), (128, 240)], ids=lambda t: f"{t[0]}x{t[1]}")
+                                  (128, 208), (128, 240), (192, 64), (192, 144), (192, 192)],
+                         ids=lambda t: f"{t[0]}x{t[1]}")
 @pytest.mark.parametrize("dtype, b_layout", [("bf16", "nk"), ("bf16", "kn"), ("fp8", "nk")])
 def test_tiles_of_any_block_n(cuda, seed, tile, dtype, b_layout):
-    """BLOCK_N of any multiple of 16 (the default space's columns cut to the problem): ragged
+    """BLOCK_N of any multiple of 16 (the default space's columns cut to the problem), on one, two
+    and three warp groups of 64 rows: ragged
     M and N (a partial last tile of columns), K a few ring turns and a bit."""
     import torch
 
     t = OPERANDS[dtype]
     problem = GemmProblem(333, 1000, 1040, t, t, "bf16", b_layout)
     run_poisoned(torch, Choice(problem.config(*tile, block_k_for(t))), 333, 1000, 1040, seed)
+
+
+@pytest.mark.parametrize("tile", [(192, 144), (192, 176), (128, 208)], ids=lambda t: f"{t[0]}x{t[1]}")
+def test_tiles_in_two_cta_clusters(cuda, seed, tile):
+    """The clustered tiles the H200's parameters choose for small-M problems with long rows (B
+    multicast to two CTAs): an odd number of row tiles (the CTA past the last row runs it again)."""
+    import torch
+
+    problem = GemmProblem(368, 1000, 1048)
+    run_poisoned(torch, Choice(problem.config(*tile, 64), cluster=2), 368, 1000, 1048, seed)
