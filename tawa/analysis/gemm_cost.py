@@ -1,4 +1,4 @@
-"""The time of a GEMM configuration on the H100: a cost model.
+"""The time of a GEMM configuration on a Hopper GPU: a cost model.
 
     from tawa.analysis.gemm_cost import estimate
     e = estimate(problem, choice)     # problem: a GemmProblem, choice: a Choice (tawa.runtime.autotune)
@@ -59,8 +59,11 @@ warp groups issuing wgmma and storing C) say a configuration costs:
 
 The free parameters (the cycles per instruction, the shared-memory share,
 the bandwidths, the latency, the epilogue's costs, the launch, the fp8
-rate's share, split-K's reduction; the clock is the measured `LOADED_SM_CLOCK_HZ`) are fitted by `python -m tawa.bench.fit_cost` to the H100 measurements in
-docs/perf/ and recorded in `FITTED` (docs/perf.md, "Cost model").
+rate's share, split-K's reduction; the clock is the measured
+`LOADED_SM_CLOCK_HZ`) are fitted by `python -m tawa.bench.fit_cost` to
+each GPU's own measurements in docs/perf/ and recorded in `FITTED` (the
+H100's, the default) and `FITTED_H200`, found by device name through
+`parameters_for` (docs/perf.md, "Cost model").
 """
 
 from __future__ import annotations
