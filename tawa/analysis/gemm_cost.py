@@ -164,19 +164,19 @@ FITTED = CostParameters(
 
 FITTED_H200 = CostParameters(
     clock_hz=LOADED_SM_CLOCK_HZ,
-    instruction_cycles=0.0004849,
-    smem_share=1.097,
-    l2_bytes_per_s=9.837e+12,
-    dram_bytes_per_s=3.023e+12,
-    load_latency_s=8.785e-07,
-    epilogue_s=7.247e-12,
-    store_bytes_per_s=3.592e+10,
-    launch_s=4.93e-06,
+    instruction_cycles=4.364e-05,
+    smem_share=1.114,
+    l2_bytes_per_s=1.003e+13,
+    dram_bytes_per_s=3.067e+12,
+    load_latency_s=8.623e-07,
+    epilogue_s=1.684e-12,
+    store_bytes_per_s=4.228e+10,
+    launch_s=5.145e-06,
     fp8_rate_share=0.9706,
-    misaligned_l2_factor=1.43,
-    cluster_overhead=0.04777,
-    split_fixed_s=5.061e-06,
-    reduce_bytes_per_s=1.131e+11,
+    misaligned_l2_factor=1.487,
+    cluster_overhead=0.06084,
+    split_fixed_s=4.505e-06,
+    reduce_bytes_per_s=6.259e+10,
 )
 """The same parameters fitted to the NVIDIA H200's times (`python -m
 tawa.bench.fit_cost --gpu h200`; docs/perf.md, "Cost model")."""

@@ -86,12 +86,12 @@ def test_fitted_parameters_on_the_recorded_measurements():
 @pytest.mark.slow
 def test_h200_parameters_on_its_measurements():
     """`FITTED_H200` is fitted to the H200's own times (docs/perf/cost-model-data-h200.txt):
-    typical error under 9% where the H100's parameters are off by 12%, and its pick among a
+    typical error under 9% where the H100's parameters are off by more than 11%, and its pick among a
     shape's timed candidates within 3% of the best on average."""
     data = fit_cost.measurements(gpu="h200")
     assert {m.source for m in data} == {p.name for p in fit_cost.listed_files(gpu="h200")}
     stages = fit_cost.stage_table(data)
-    assert fit_cost.geomean_abs_error(log_errors(data, FITTED, stages)) > 0.12
+    assert fit_cost.geomean_abs_error(log_errors(data, FITTED, stages)) > 0.11
     assert fit_cost.geomean_abs_error(log_errors(data, FITTED_H200, stages)) < 0.09
     regret = [r for _, r in fit_cost.regrets(data, FITTED_H200, stages)]
     assert len(regret) >= 40 and sum(regret) / len(regret) < 0.03
