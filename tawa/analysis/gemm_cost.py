@@ -35,7 +35,8 @@ warp groups issuing wgmma and storing C) say a configuration costs:
     reads), each taking the load latency: shallow rings of large stages
     (256x128 in 3 slots) wait for their data.
 * **clusters**: a 2-CTA cluster multicasts B (half its L2 bytes per CTA)
-  at a share `cluster_overhead` of each k-step's time (a slot is free only
+  at a fixed start `cluster_fixed_s` and a share `cluster_overhead` of
+  each k-step's time (a slot is free only
   when both CTAs' consumers released it).
 * **epilogue**: per program a fixed cost (the last dot's drain, barriers)
   plus C's tile at a per-SM store rate (`misaligned_l2_factor` times where
@@ -134,6 +135,9 @@ class CostParameters:
     whole L2 sectors apart."""
     cluster_overhead: float
     """The share a k-step's time grows by in a 2-CTA cluster."""
+    cluster_fixed_s: float
+    """Per kernel in 2-CTA clusters: the clusters' start (their launch, the
+    first multicast load waiting for both CTAs' slots)."""
     split_fixed_s: float
     """Per tile of a split configuration: its last program's wait for the
     tile counter and the fences around the partials, before it reads them."""
@@ -156,7 +160,8 @@ FITTED = CostParameters(
     launch_s=5.193e-06,
     fp8_rate_share=0.9706,
     misaligned_l2_factor=2.466,
-    cluster_overhead=0.03079,
+    cluster_overhead=2.237e-07,
+    cluster_fixed_s=1.102e-06,
     split_fixed_s=3.6e-06,
     reduce_bytes_per_s=3.039e+10,
 )
@@ -164,19 +169,20 @@ FITTED = CostParameters(
 
 FITTED_H200 = CostParameters(
     clock_hz=LOADED_SM_CLOCK_HZ,
-    instruction_cycles=4.364e-05,
-    smem_share=1.114,
-    l2_bytes_per_s=1.003e+13,
-    dram_bytes_per_s=3.067e+12,
-    load_latency_s=8.623e-07,
-    epilogue_s=1.684e-12,
-    store_bytes_per_s=4.228e+10,
-    launch_s=5.145e-06,
+    instruction_cycles=3.268e-05,
+    smem_share=1.135,
+    l2_bytes_per_s=9.779e+12,
+    dram_bytes_per_s=3.007e+12,
+    load_latency_s=8.772e-07,
+    epilogue_s=6.097e-13,
+    store_bytes_per_s=4.397e+10,
+    launch_s=4.89e-06,
     fp8_rate_share=0.9706,
-    misaligned_l2_factor=1.487,
-    cluster_overhead=0.06084,
-    split_fixed_s=4.505e-06,
-    reduce_bytes_per_s=6.259e+10,
+    misaligned_l2_factor=1.461,
+    cluster_overhead=0.03009,
+    cluster_fixed_s=1.205e-06,
+    split_fixed_s=4.728e-06,
+    reduce_bytes_per_s=6.42e+10,
 )
 """The same parameters fitted to the NVIDIA H200's times (`python -m
 tawa.bench.fit_cost --gpu h200`; docs/perf.md, "Cost model")."""
@@ -416,6 +422,8 @@ def estimate(problem: GemmProblem, choice: Choice, sms: int = SM_COUNT, params: 
 
     launch = 0.0 if warm else params.launch_s
     prologue = launch + params.load_latency_s if programs else launch
+    if choice.cluster > 1:
+        prologue += params.cluster_fixed_s
     kernel = max(main + epilogue, dram)
     reduction = 0.0
     if split > 1:

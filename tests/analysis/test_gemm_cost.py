@@ -226,3 +226,15 @@ def test_warm_estimates_skip_the_launch_and_dram():
     assert warm.total < cold.total and warm.dram == 0 and cold.dram > 0
     big = GemmProblem(16384, 16384, 16384)  # A and B do not fit in L2: read from DRAM either way
     assert estimate(big, Choice(big.config(128, 256, 64)), warm=True).dram > 0
+
+
+def test_a_cluster_costs_a_fixed_start():
+    """A 2-CTA cluster adds `cluster_fixed_s` to the kernel's start (its launch, the first multicast
+    load waiting for both CTAs), fitted on both GPUs' times: on a problem of a few microseconds,
+    whose k-steps the L2 does not bound, a cluster only costs, and the model takes none."""
+    p = GemmProblem(1000, 1000, 1000)
+    plain, clustered = Choice(p.config(128, 128, 64)), Choice(p.config(128, 128, 64), cluster=2)
+    e1, e2 = estimate(p, plain), estimate(p, clustered)
+    assert e2.prologue - e1.prologue == pytest.approx(FITTED.cluster_fixed_s) and FITTED.cluster_fixed_s > 5e-7
+    assert e2.total > e1.total
+    assert heuristic(p, split=True).cluster == 1
