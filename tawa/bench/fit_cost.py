@@ -251,8 +251,8 @@ fitted, it trades against the shared-memory share."""
 KEPT_BY_GPU = {"h100": (), "h200": ("fp8_rate_share",)}
 """Per GPU, parameters its own measurements do not determine, kept at the
 starting point's value: the H200's rows are mostly bf16 and small, and
-fitted alone the fp8 rate went past four times the bf16 one (the tensor
-cores' is two)."""
+fitted alone the fp8 rate went past what the tensor cores can do (twice
+the bf16 rate)."""
 
 
 def _free(fixed: Sequence[str]) -> tuple[str, ...]:
