@@ -401,9 +401,9 @@ def _operand(rows: str, cols: str, dtype: str, batched: bool) -> tuple[str, str]
 
 def _transposed_problem(config: GemmConfig) -> str | None:
     """Why `config` cannot be generated transposed, or None."""
-    if config.transposed and (config.split_k > 1 or config.batched or config.epilogue != NO_EPILOGUE
+    if config.transposed and (config.batched or config.epilogue != NO_EPILOGUE
                               or config.a_layout != "mk" or config.b_layout != "nk" or config.c_dtype == "f32"):
-        return ("transposed: Cᵀ = B·Aᵀ is generated for an unbatched, unsplit A·Bᵀ (A M×K, B N×K) without an "
+        return ("transposed: Cᵀ = B·Aᵀ is generated for an unbatched A·Bᵀ (A M×K, B N×K) without an "
                 "epilogue into a bf16 or f16 C (its 16-bit tile is transposed in registers)")
     return None
 
@@ -525,6 +525,66 @@ def _epilogue_doc(config: GemmConfig) -> str:
             f"{saved}.\n")
 
 
+def _split_k_range(config: GemmConfig) -> str:
+    """The ops that give a split program its K-slice [%k_lo, %k_hi): slice
+    s = program id 2 is [s·Ks, min(K, (s+1)·Ks)) with Ks = ⌈⌈K/S⌉/BLOCK_K⌉·BLOCK_K =
+    ⌈K/(S·BLOCK_K)⌉·BLOCK_K, whole K-steps, so only the last non-empty slice
+    ends ragged; both ends are clamped to K, so a slice past K is an empty
+    loop (lb = ub) and stores zeros."""
+    split, bk = config.split_k, config.block_k
+    return (
+        f"  %s = tile.program_id 2\n"
+        f"  %split_block_k = arith.constant {split * bk} : index\n"
+        f"  %split_round = arith.constant {split * bk - 1} : index\n"
+        f"  %k_padded = arith.addi %K, %split_round : index\n"
+        f"  %k_steps = arith.divui %k_padded, %split_block_k : index\n"
+        f"  %k_slice = arith.muli %k_steps, %block_k : index\n"
+        f"  %k_start = arith.muli %s, %k_slice : index\n"
+        f"  %k_lo = arith.minui %k_start, %K : index\n"
+        f"  %k_end = arith.addi %k_lo, %k_slice : index\n"
+        f"  %k_hi = arith.minui %k_end, %K : index\n"
+    )
+
+
+def _split_epilogue(config: GemmConfig, row0: str, col0: str, pid_row: str, pid_col: str, col1: str,
+                    store_chunk: str) -> str:
+    """The ops after a split program's K loop: it publishes its f32
+    accumulator in W at [%s, `row0`, `col0`] (W shaped as the tile's rows
+    and columns: S×M×N, or S×N×M for a transposed tile) and arrives at its
+    tile's counter (tile `pid_row`·(programs along axis 1) + `pid_col`); the
+    last of the S to arrive sums the S partials of W, its own included, in
+    slice order (the result does not depend on which program came last), in
+    column chunks starting at `col1`, each stored by `store_chunk` (ops on
+    the chunk's f32 sum %sum): the accumulator is dead after its store, and
+    a chunk's sum and the partial being added fit where it was."""
+    chunk = reduce_chunk(config)
+    part = f"tensor<{config.block_m}x{chunk}xf32>"
+    acc = f"tensor<{config.block_m}x{config.block_n}xf32>"
+    return (
+        f"  tile.store %acc, %W[%s, {row0}, {col0}] : {acc}, memref<?x?x?xf32>\n"
+        f"  %tiles_n = tile.num_programs 1\n"
+        f"  %tile_row = arith.muli {pid_row}, %tiles_n : index\n"
+        f"  %tile = arith.addi %tile_row, {pid_col} : index\n"
+        f"  %arrivals = arith.constant {config.split_k} : index\n"
+        f"  %last = tile.counter_arrive %Counters[%tile] count %arrivals : memref<?xi32>\n"
+        f"  scf.if %last {{\n"
+        f"    %c1 = arith.constant 1 : index\n"
+        f"    %split_k = arith.constant {config.split_k} : index\n"
+        f"    %chunk = arith.constant {chunk} : index\n"
+        f"    scf.for %j = %c0 to %block_n step %chunk {{\n"
+        f"      {col1} = arith.addi {col0}, %j : index\n"
+        f"      %sum0 = tile.zeros : {part}\n"
+        f"      %sum = scf.for %r = %c0 to %split_k step %c1 iter_args(%sum_i = %sum0) -> ({part}) {{\n"
+        f"        %partial = tile.load %W[%r, {row0}, {col1}] : memref<?x?x?xf32> -> {part}\n"
+        f"        %sum_next = arith.addf %sum_i, %partial : {part}\n"
+        f"        scf.yield %sum_next : {part}\n"
+        f"      }}\n"
+        + "".join("    " + line for line in store_chunk.splitlines(True))
+        + "    }\n"
+        + "  }\n"
+    )
+
+
 def gemm_source(config: GemmConfig, name: str | None = None) -> str:
     """The tile program of `config`: kernel `config.kernel` (`@gemm`,
     `@batched_gemm` when batched, `@gemm_splitk` when split, a suffix per
@@ -553,56 +613,14 @@ def gemm_source(config: GemmConfig, name: str | None = None) -> str:
     a_form = "K×M" if km else "M×K"
     if split > 1:
         out = f"%C: {c_type}, %W: memref<?x?x?xf32>, %Counters: memref<?xi32>"
-        # Each program publishes its partial in W and arrives at its tile's counter; the last of
-        # the S to arrive sums the S partials of W, its own included, in slice order (the result
-        # does not depend on which program came last), in column chunks: the accumulator is dead
-        # after its store, and a chunk's sum and the partial being added fit where it was.
-        chunk = reduce_chunk(config)
-        part = f"tensor<{bm}x{chunk}xf32>"
-        chunk_config = config.replace(block_n=chunk, split_k=1)
         c_chunk_type, c_chunk_index = _operand("%m0", "%n1", c, False)
-        epilogue = (
-            f"  tile.store %acc, %W[%s, %m0, %n0] : {acc}, memref<?x?x?xf32>\n"
-            f"  %tiles_n = tile.num_programs 1\n"
-            f"  %tile_row = arith.muli %pid_m, %tiles_n : index\n"
-            f"  %tile = arith.addi %tile_row, %pid_n : index\n"
-            f"  %arrivals = arith.constant {split} : index\n"
-            f"  %last = tile.counter_arrive %Counters[%tile] count %arrivals : memref<?xi32>\n"
-            f"  scf.if %last {{\n"
-            f"    %c1 = arith.constant 1 : index\n"
-            f"    %split_k = arith.constant {split} : index\n"
-            f"    %chunk = arith.constant {chunk} : index\n"
-            f"    scf.for %j = %c0 to %block_n step %chunk {{\n"
-            f"      %n1 = arith.addi %n0, %j : index\n"
-            f"      %sum0 = tile.zeros : {part}\n"
-            f"      %sum = scf.for %r = %c0 to %split_k step %c1 iter_args(%sum_i = %sum0) -> ({part}) {{\n"
-            f"        %partial = tile.load %W[%r, %m0, %n1] : memref<?x?x?xf32> -> {part}\n"
-            f"        %sum_next = arith.addf %sum_i, %partial : {part}\n"
-            f"        scf.yield %sum_next : {part}\n"
-            f"      }}\n"
-            + "".join("    " + line for line in
-                      _epilogue(chunk_config, "%sum", "", c_chunk_type, c_chunk_index).splitlines(True))
-            + "    }\n"
-            + "  }\n"
-        )
+        chunk_config = config.replace(block_n=reduce_chunk(config), split_k=1)
+        epilogue = _split_epilogue(config, "%m0", "%n0", "%pid_m", "%pid_n", "%n1",
+                                   _epilogue(chunk_config, "%sum", "", c_chunk_type, c_chunk_index))
         c_doc = (f"C is M×N of {c}, W is {split}×M×N of f32 (the partial sums by K-slice), Counters one i32 "
                  f"per tile of C, zero before the first launch")
         grid = f"(⌈M/{bm}⌉, ⌈N/{bn}⌉, {split})"
-        # K-slice s is [s·Ks, min(K, (s+1)·Ks)), Ks = ⌈⌈K/S⌉/BLOCK_K⌉·BLOCK_K = ⌈K/(S·BLOCK_K)⌉·BLOCK_K:
-        # whole K-steps, so only the last non-empty slice ends ragged.  Both ends are clamped to K,
-        # so a slice past K is an empty loop (lb = ub) and stores zeros.
-        k_range = (
-            f"  %s = tile.program_id 2\n"
-            f"  %split_block_k = arith.constant {split * bk} : index\n"
-            f"  %split_round = arith.constant {split * bk - 1} : index\n"
-            f"  %k_padded = arith.addi %K, %split_round : index\n"
-            f"  %k_steps = arith.divui %k_padded, %split_block_k : index\n"
-            f"  %k_slice = arith.muli %k_steps, %block_k : index\n"
-            f"  %k_start = arith.muli %s, %k_slice : index\n"
-            f"  %k_lo = arith.minui %k_start, %K : index\n"
-            f"  %k_end = arith.addi %k_lo, %k_slice : index\n"
-            f"  %k_hi = arith.minui %k_end, %K : index\n"
-        )
+        k_range = _split_k_range(config)
         lo, hi = "%k_lo", "%k_hi"
     else:
         out = f"%C: {c_type}" + f", %P: {c_type}" * ep.save_pre + f", %P2: {c_type}" * (ep.save_pre and gated)
@@ -655,36 +673,54 @@ def gemm_source(config: GemmConfig, name: str | None = None) -> str:
 def _transposed_source(config: GemmConfig, name: str) -> str:
     """The program of a transposed `config` (`GemmConfig.transposed`): the
     tile of Cᵀ = B·Aᵀ at B's rows n0 (program id 0) and A's rows m0 (program
-    id 1), stored transposed at C[m0, n0]."""
+    id 1), stored transposed at C[m0, n0]; split (`split_k` > 1), its
+    partials go through W shaped as Cᵀ (S×N×M: the f32 accumulator is stored
+    as it is) and the last program stores each chunk of the sum transposed."""
     bm, bn, bk = config.tile
     a, b, c = config.a_dtype, config.b_dtype, config.c_dtype
     acc = f"tensor<{bm}x{bn}xf32>"
     lhs, rhs = f"tensor<{bm}x{bk}x{b}>", f"tensor<{bn}x{bk}x{a}>"
+
+    def store(value: str, cols: int, m: str) -> str:
+        """`value` (the f32 tile of Cᵀ, BLOCK_M × `cols`) rounded and stored transposed at C[`m`, n0]."""
+        t = f"tensor<{bm}x{cols}x{c}>"
+        return (f"  %ct = arith.truncf {value} : tensor<{bm}x{cols}xf32> to {t}\n"
+                f"  %c = tile.trans %ct : {t} -> tensor<{cols}x{bm}x{c}>\n"
+                f"  tile.store %c, %C[{m}, %n0] : tensor<{cols}x{bm}x{c}>, memref<?x?x{c}>\n")
+
+    split = config.split_k
+    if split > 1:
+        out = f"%C: memref<?x?x{c}>, %W: memref<?x?x?xf32>, %Counters: memref<?xi32>"
+        epilogue = _split_epilogue(config, "%n0", "%m0", "%pid_n", "%pid_m", "%m1",
+                                   store("%sum", reduce_chunk(config), "%m1"))
+        doc = (f"C is M×N of {c}, W is {split}×N×M of f32 (the partial sums of Cᵀ by K-slice), Counters one "
+               f"i32 per tile, zero before the first launch")
+        grid, k_range, lo, hi = f"(⌈N/{bm}⌉, ⌈M/{bn}⌉, {split})", _split_k_range(config), "%k_lo", "%k_hi"
+    else:
+        out, epilogue, doc = f"%C: memref<?x?x{c}>", store("%acc", bn, "%m0"), f"C is M×N of {c}"
+        grid, k_range, lo, hi = f"(⌈N/{bm}⌉, ⌈M/{bn}⌉)", "", "%c0", "%K"
     return (
-        f"func.func @{name}(%A: memref<?x?x{a}>, %B: memref<?x?x{b}>, %C: memref<?x?x{c}>,\n"
+        f"func.func @{name}(%A: memref<?x?x{a}>, %B: memref<?x?x{b}>, {out},\n"
         f"    %M: index, %N: index, %K: index) {{\n"
-        f"  // C = A · Bᵀ ({config.id}) computed as Cᵀ = B · Aᵀ: A is M×K of {a}, B is N×K of {b}, C is M×N of "
-        f"{c};\n"
-        f"  // the tile's rows are B's, its columns A's; tawa.kernels.gemm_source, launch grid "
-        f"(⌈N/{bm}⌉, ⌈M/{bn}⌉).\n"
+        f"  // C = A · Bᵀ ({config.id}) computed as Cᵀ = B · Aᵀ: A is M×K of {a}, B is N×K of {b}, {doc};\n"
+        f"  // the tile's rows are B's, its columns A's; tawa.kernels.gemm_source, launch grid {grid}.\n"
         f"  %c0 = arith.constant 0 : index\n"
         f"  %block_k = arith.constant {bk} : index\n"
         f"  %block_m = arith.constant {bm} : index\n"
         f"  %block_n = arith.constant {bn} : index\n"
         f"  %pid_n = tile.program_id 0\n"
         f"  %pid_m = tile.program_id 1\n"
+        f"{k_range}"
         f"  %n0 = arith.muli %pid_n, %block_m : index\n"
         f"  %m0 = arith.muli %pid_m, %block_n : index\n"
         f"  %zero = tile.zeros : {acc}\n"
-        f"  %acc = scf.for %k = %c0 to %K step %block_k iter_args(%acc_i = %zero) -> ({acc}) {{\n"
+        f"  %acc = scf.for %k = {lo} to {hi} step %block_k iter_args(%acc_i = %zero) -> ({acc}) {{\n"
         f"    %bt = tile.load %B[%n0, %k] : memref<?x?x{b}> -> {lhs}\n"
         f"    %at = tile.load %A[%m0, %k] : memref<?x?x{a}> -> {rhs}\n"
         f"    %d = tile.dot %bt, %at, %acc_i {{rhs_transposed}} : {lhs}, {rhs} -> {acc}\n"
         f"    scf.yield %d : {acc}\n"
         f"  }}\n"
-        f"  %ct = arith.truncf %acc : {acc} to tensor<{bm}x{bn}x{c}>\n"
-        f"  %c = tile.trans %ct : tensor<{bm}x{bn}x{c}> -> tensor<{bn}x{bm}x{c}>\n"
-        f"  tile.store %c, %C[%m0, %n0] : tensor<{bn}x{bm}x{c}>, memref<?x?x{c}>\n"
+        f"{epilogue}"
         f"  func.return\n"
         f"}}\n"
     )
@@ -715,9 +751,9 @@ def gemm_reduce_source(config: GemmConfig, name: str | None = None) -> str:
     (`gemm_source`).  `tawa-hopper-pipeline` compiles it (a dot-free kernel:
     every op is the consumers'); the runtime does not launch it."""
     _check_generable(config, "tawa.kernels.gemm_reduce_source")
-    if config.split_k == 1:
-        raise TawaError(f"{config.id} has no K split (split_k = 1): no reduce program",
-                        "tawa.kernels.gemm_reduce_source")
+    if config.split_k == 1 or config.transposed:
+        why = "a transposed program's partials are Cᵀ's" if config.transposed else "it has no K split (split_k = 1)"
+        raise TawaError(f"{config.id}: {why}, no reduce program", "tawa.kernels.gemm_reduce_source")
     (bm, bn), c = reduce_tile(config), config.c_dtype
     acc = f"tensor<{bm}x{bn}xf32>"
     c_type = f"memref<?x?x{c}>"
@@ -774,8 +810,9 @@ def reduce_grid(config: GemmConfig, M: int, N: int) -> tuple[int, int]:
 
 
 def workspace_shape(config: GemmConfig, M: int, N: int) -> tuple[int, int, int]:
-    """The split program's workspace W: (split_k, M, N) f32."""
-    return (config.split_k, M, N)
+    """The split program's workspace W: (split_k, M, N) f32, (split_k, N, M)
+    when transposed (the partials of Cᵀ)."""
+    return (config.split_k, N, M) if config.transposed else (config.split_k, M, N)
 
 
 def counters_shape(config: GemmConfig, M: int, N: int) -> tuple[int]:

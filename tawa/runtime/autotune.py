@@ -304,7 +304,7 @@ class Space:
     """Whether to compute the product as Cᵀ = B·Aᵀ (`GemmConfig.transposed`),
     offered where the problem is `transposable`: tiles of 64 or 128 of B's
     rows by the multiple of `WGMMA_N_STEP` columns that holds all of M
-    (unsplit, no clusters, warp groups of 64 rows).  The columns come from A's
+    (split in K as the other tiles are; no clusters, warp groups of 64 rows).  The columns come from A's
     rows, which TMA loads K-major in any number, so they need not be whole
     `BLOCK_N_STEP`s: no column of the tile lies past M where M is a multiple
     of 8.  Narrower columns, M over several tiles, are not offered: not
@@ -380,11 +380,9 @@ def _configs(problem: GemmProblem, space: Space, sms: int, params: Any) -> list[
     each with the warp-group rows its tile entry fixes (None: the space's)."""
     fit_m, fit_n = _fit(problem.M, BLOCK_M_CHOICES), _fit(problem.N, BLOCK_N_CHOICES)
     configs: list[tuple[GemmConfig, int | None]] = []
-    for tile, k_bytes in itertools.product(space.tiles, space.k_bytes):
-        bm, bn, rows = tile[0], tile[1], (tile[2] if len(tile) > 2 else None)
-        if bm > fit_m or bn > fit_n:  # a smaller tile of the space covers the problem
-            continue
-        config = problem.config(bm, bn, block_k_for(problem.a_dtype, k_bytes))
+
+    def add(config: GemmConfig, rows: int | None) -> None:
+        """`config` at each of the space's splits that suits the problem."""
         for split in space.split_k:
             if split == 0:
                 split = split_for(problem, config, sms, params)
@@ -394,12 +392,16 @@ def _configs(problem: GemmProblem, space: Space, sms: int, params: Any) -> list[
             split_config = config.replace(split_k=split)
             if unsupported(split_config) is None and (split_config, rows) not in configs:
                 configs.append((split_config, rows))
+
+    for tile, k_bytes in itertools.product(space.tiles, space.k_bytes):
+        bm, bn = tile[0], tile[1]
+        if bm > fit_m or bn > fit_n:  # a smaller tile of the space covers the problem
+            continue
+        add(problem.config(bm, bn, block_k_for(problem.a_dtype, k_bytes)), tile[2] if len(tile) > 2 else None)
     if True in space.transposed and problem.transposable:
         bn = -(-problem.M // WGMMA_N_STEP) * WGMMA_N_STEP  # the columns that hold all of M
         for bm, k_bytes in itertools.product((2 * WGMMA_M, WGMMA_M), space.k_bytes):
-            config = problem.config(bm, bn, block_k_for(problem.a_dtype, k_bytes)).replace(transposed=True)
-            if unsupported(config) is None:
-                configs.append((config, WGMMA_M))
+            add(problem.config(bm, bn, block_k_for(problem.a_dtype, k_bytes)).replace(transposed=True), WGMMA_M)
     return configs
 
 

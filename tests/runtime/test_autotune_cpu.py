@@ -31,6 +31,7 @@ from tawa.runtime.autotune import (
     heuristic,
     ranked,
     space_choices,
+    split_for,
 )
 
 DEVICE = "Fake H100"
@@ -92,13 +93,19 @@ def test_columns_cut_to_the_problem():
 def test_a_small_m_is_computed_transposed():
     """Where M is the smaller side of an A·Bᵀ into 16-bit C and fits one tile's columns, the space
     also offers Cᵀ = B·Aᵀ (`GemmConfig.transposed`: B's rows on the tile's rows, the M rows on its
-    columns, which come in wgmma's steps of 8 where rows come in 64), unsplit, without clusters,
-    warp groups of 64 rows; the model prices such a tile as the mirrored problem's and takes it
-    where it pads less."""
+    columns, which come in wgmma's steps of 8 where rows come in 64), split in K as the other
+    tiles are, without clusters, warp groups of 64 rows; the model prices such a tile as the
+    mirrored problem's and takes it where it pads less."""
     p = GemmProblem(24, 6616, 1952)
     offered = [c for c in space_choices(p) if c.config.transposed]
-    assert offered and all(c.cluster == 1 and c.config.split_k == 1 and c.group_rows == 64 for c in offered)
+    assert offered and all(c.cluster == 1 and c.group_rows == 64 for c in offered)
     assert {c.config.tile for c in offered} == {(64, 24, 64), (128, 24, 64)}  # 24 columns hold the 24 rows
+    # A long K: the transposed tiles are offered split where the model says a split pays.
+    long_k = GemmProblem(16, 768, 12592)
+    assert any(c.config.transposed and c.config.split_k > 1 for c in space_choices(long_k))
+    for c in space_choices(long_k):
+        if c.config.transposed and c.config.split_k > 1:
+            assert c.config.split_k == split_for(long_k, c.config.replace(split_k=1)), c
     assert {c.config.tile[1] for c in space_choices(GemmProblem(136, 8128, 1112)) if c.config.transposed} == {136}
     assert {c.config.tile[1] for c in space_choices(GemmProblem(13, 8128, 1112)) if c.config.transposed} == {16}
     choice = heuristic(p, split=True)
@@ -117,8 +124,8 @@ def test_a_small_m_is_computed_transposed():
     config = GemmConfig(128, 32, 64, transposed=True)
     assert config.id == "128x32x64-t" and at.gemm_grid(config, 40, 300) == (3, 2)
     assert "tile.trans" in gemm_source(config) and unsupported(config) is None
-    for other in (config.replace(split_k=2), config.replace(batched=True), config.replace(c_dtype="f32"),
-                  config.replace(b_layout="kn")):
+    assert unsupported(config.replace(split_k=2)) is None
+    for other in (config.replace(batched=True), config.replace(c_dtype="f32"), config.replace(b_layout="kn")):
         assert unsupported(other).startswith("transposed: "), other
 
 

@@ -72,6 +72,10 @@ CONFIGS = [
     GemmConfig(128, 128, 64, b_layout="kn", split_k=3),
     GemmConfig(64, 256, 128, "f8E4M3FN", "f8E4M3FN", "bf16", split_k=4),
     GemmConfig(64, 64, 64, split_k=3),  # many tiles, many counters
+    # Cᵀ = B·Aᵀ: partials shaped as Cᵀ, each chunk of the sum stored transposed by the threads.
+    GemmConfig(64, 56, 64, transposed=True, split_k=2),
+    GemmConfig(128, 24, 64, transposed=True, split_k=3),
+    GemmConfig(64, 16, 64, transposed=True, split_k=5),
 ]
 SHAPES = [
     (100, 1000, 1008),  # ragged everywhere; K not a multiple of split_k·BLOCK_K
