@@ -124,17 +124,20 @@ class SplitKGemm:
         `stream`, so the first launch there finds them zero."""
         import torch
 
-        S = self.config.split_k
         handle = None if stream is None else stream.cuda_stream
-        key = (str(C.device), handle, S, M, N, self.config.block_m, self.config.block_n)
+        # Keyed by the buffers' shapes: configurations whose W and counters are shaped alike share
+        # them (every launch leaves the counters at 0), and no kernel gets another's shape (a
+        # transposed program's W is S×N×M where a plain one's of the same S, M, N is S×M×N).
+        shapes = workspace_shape(self.config, M, N), counters_shape(self.config, M, N)
+        key = (str(C.device), handle, shapes)
         hit = _WORKSPACES.get(key)
         if hit is None:
-            W = torch.empty(workspace_shape(self.config, M, N), dtype=torch.float32, device=C.device)
+            W = torch.empty(shapes[0], dtype=torch.float32, device=C.device)
             if stream is None:
-                counters = torch.zeros(counters_shape(self.config, M, N), dtype=torch.int32, device=C.device)
+                counters = torch.zeros(shapes[1], dtype=torch.int32, device=C.device)
             else:
                 with torch.cuda.stream(stream):
-                    counters = torch.zeros(counters_shape(self.config, M, N), dtype=torch.int32, device=C.device)
+                    counters = torch.zeros(shapes[1], dtype=torch.int32, device=C.device)
             hit = _WORKSPACES[key] = (W, counters)
         return hit
 

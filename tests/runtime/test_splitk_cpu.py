@@ -446,3 +446,21 @@ def test_split_gemm_launches_one_kernel_on_its_workspace(torch, config, M, N, K)
     with pytest.raises(TawaError, match=r"C is a float64 tensor of shape"):
         gemm(tA, tB, C.double(), M, N, K, grid=gemm_grid(config, M, N))
     clear_workspaces()
+
+
+def test_plain_and_transposed_splits_of_one_problem_get_their_own_workspaces(torch):
+    """The same S, M, N and tile, plain and transposed: W is S×M×N for one and S×N×M for the
+    other, so each launch gets a workspace of its own shape (both compute C)."""
+    clear_workspaces()
+    M, N, K = 64, 440, 9 * 64
+    A, B, ref = operands(GemmConfig(), M, N, K, seed=4)
+    tA, tB = (torch.from_numpy(x.astype(np.float32)).to(torch.bfloat16) for x in (A, B))
+    shapes = []
+    for config in (GemmConfig(64, 64, 64, split_k=8), GemmConfig(64, 64, 64, transposed=True, split_k=8)):
+        C = torch.full((M, N), float("nan"), dtype=torch.bfloat16)
+        gemm = SplitKGemm(config, InterpretedSplit(config))  # asserts W's and the counters' shapes
+        gemm(tA, tB, C, M, N, K, grid=gemm_grid(config, M, N))
+        assert rel_err(C.float().numpy(), ref) <= 1e-2, config.id
+        shapes.append(tuple(gemm.workspace(C, M, N).shape))
+    assert shapes == [(8, 64, 440), (8, 440, 64)]
+    clear_workspaces()
