@@ -46,10 +46,15 @@ warp groups issuing wgmma and storing C) say a configuration costs:
   starts on loaded slots).
 * **prologue**: the launch and the first load's latency.
 * **DRAM**: the bytes read from DRAM (A and B once when they fit in half
-  the L2, else each round's footprint under the grouped program order:
-  the distinct rows of A and columns of B its programs touch) and C's
-  writes, at a fitted bandwidth: a floor under the kernel's time (skinny
-  problems are bound by it).
+  the L2, shared among the rounds by their programs, else each round's
+  footprint under the grouped program order: the distinct rows of A and
+  columns of B its programs touch) and C's writes, at a fitted bandwidth:
+  a floor under each round's time (skinny problems are bound by it).  A
+  round takes the longer of its main loops + epilogues and its bytes at
+  the bandwidth, so a last round of a few CTAs, whose loads are bound by
+  their own rings' latency, is not hidden under the full rounds' DRAM time;
+  where the two are close neither hides the other wholly (a fitted norm,
+  `bound_norm`: (loop^p + dram^p)^(1/p)).
 * **split-K**: every program stores its f32 partial (its epilogue and DRAM
   bytes), and the last of a tile's programs reads the tile's partials back
   and stores C, in the same launch (`tawa.runtime.splitk`): one CTA per
@@ -143,6 +148,10 @@ class CostParameters:
     tile counter and the fences around the partials, before it reads them."""
     reduce_bytes_per_s: float
     """Per SM: the f32 partials the last program of a tile reads back."""
+    bound_norm: float
+    """How sharply a round's time follows the longer of its loops and its
+    DRAM bytes: (loop^p + dram^p)^(1/p) with p this; where the two are
+    close, neither hides the other wholly (loads queue behind DRAM)."""
 
     def as_dict(self) -> dict[str, float]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -150,39 +159,41 @@ class CostParameters:
 
 FITTED = CostParameters(
     clock_hz=LOADED_SM_CLOCK_HZ,
-    instruction_cycles=5.899,
-    smem_share=1.021,
-    l2_bytes_per_s=1.163e+13,
-    dram_bytes_per_s=2.231e+12,
-    load_latency_s=8.343e-07,
-    epilogue_s=1.351e-07,
-    store_bytes_per_s=9.89e+10,
-    launch_s=5.193e-06,
-    fp8_rate_share=0.9706,
-    misaligned_l2_factor=2.466,
-    cluster_overhead=2.237e-07,
-    cluster_fixed_s=1.102e-06,
-    split_fixed_s=3.6e-06,
-    reduce_bytes_per_s=3.039e+10,
+    instruction_cycles=6.042,
+    smem_share=1.019,
+    l2_bytes_per_s=1.164e+13,
+    dram_bytes_per_s=2.278e+12,
+    load_latency_s=8.368e-07,
+    epilogue_s=1.569e-07,
+    store_bytes_per_s=1.114e+11,
+    launch_s=4.776e-06,
+    fp8_rate_share=0.9684,
+    misaligned_l2_factor=2.339,
+    cluster_overhead=1.269e-07,
+    cluster_fixed_s=1.766e-06,
+    split_fixed_s=3.698e-06,
+    reduce_bytes_per_s=3.068e+10,
+    bound_norm=9.257,
 )
 """Fitted by `python -m tawa.bench.fit_cost` (docs/perf.md, "Cost model")."""
 
 FITTED_H200 = CostParameters(
     clock_hz=LOADED_SM_CLOCK_HZ,
-    instruction_cycles=3.268e-05,
-    smem_share=1.135,
-    l2_bytes_per_s=9.779e+12,
-    dram_bytes_per_s=3.007e+12,
-    load_latency_s=8.772e-07,
-    epilogue_s=6.097e-13,
-    store_bytes_per_s=4.397e+10,
-    launch_s=4.89e-06,
+    instruction_cycles=3.839e-05,
+    smem_share=1.197,
+    l2_bytes_per_s=1.061e+13,
+    dram_bytes_per_s=3.627e+12,
+    load_latency_s=8.716e-07,
+    epilogue_s=4.914e-13,
+    store_bytes_per_s=6.767e+10,
+    launch_s=4.947e-06,
     fp8_rate_share=0.9706,
-    misaligned_l2_factor=1.461,
-    cluster_overhead=0.03009,
-    cluster_fixed_s=1.205e-06,
-    split_fixed_s=4.728e-06,
-    reduce_bytes_per_s=6.42e+10,
+    misaligned_l2_factor=1.552,
+    cluster_overhead=0.001239,
+    cluster_fixed_s=1.329e-06,
+    split_fixed_s=3.794e-06,
+    reduce_bytes_per_s=3.704e+10,
+    bound_norm=2.186,
 )
 """The same parameters fitted to the NVIDIA H200's times (`python -m
 tawa.bench.fit_cost --gpu h200`; docs/perf.md, "Cost model")."""
@@ -233,7 +244,8 @@ class Estimate:
     dram: float
     """The DRAM floor: bytes from and to DRAM at its bandwidth."""
     kernel: float
-    """The longer of main + epilogue and the DRAM floor."""
+    """Over the rounds, each round's main loops + epilogues against its DRAM
+    bytes at the bandwidth: the longer, softened by `bound_norm`."""
     reduction: float
     """Split-K's reduction in the last program of each tile (the partials'
     and C's bytes); 0 unsplit."""
@@ -271,8 +283,9 @@ class Estimate:
         us = 1e6
         s = self.step
         split = f" + reduction {self.reduction * us:.1f}" if self.reduction else ""
-        return (f"{self.total * us:.1f} µs = prologue {self.prologue * us:.1f} + max(main {self.main * us:.1f} "
-                f"+ epilogue {self.epilogue * us:.1f}, dram {self.dram * us:.1f}){split}; "
+        kernel = (f"kernel {self.kernel * us:.1f} (main {self.main * us:.1f} + epilogue {self.epilogue * us:.1f} "
+                  f"against dram {self.dram * us:.1f}, by round)")
+        return (f"{self.total * us:.1f} µs = prologue {self.prologue * us:.1f} + {kernel}{split}; "
                 f"{self.programs} programs in {self.rounds} round{'s' * (self.rounds != 1)} of {self.per_round} "
                 f"(last {self.tail}); "
                 f"{self.k_steps} k-steps of {s.time * us:.3f} µs, {s.bound}-bound (tensor {s.tensor * us:.3f}, "
@@ -394,21 +407,15 @@ def estimate(problem: GemmProblem, choice: Choice, sms: int = SM_COUNT, params: 
             epi += params.load_latency_s  # a fresh CTA fills its ring: nothing overlaps it
         return loop, epi
 
-    main = epilogue = 0.0
-    if rounds:
-        loop, epi = round_time(full)
-        main, epilogue = (rounds - 1) * loop, (rounds - 1) * epi
-        tail_ctas = min(ctas, tail)
-        loop, epi = round_time(full if tail_ctas == ctas else step(tail_ctas))
-        main, epilogue = main + loop, epilogue + epi
-
-    # DRAM: A and B (once, or per round's footprint), C or the partials.
+    # DRAM: A and B (once, or per round's footprint), C or the partials, by round.
     k_len = min(problem.K, k_steps * bk)
     a_all, b_all = problem.M * problem.K * ea * batch, problem.N * problem.K * eb * batch
     c_all = problem.M * problem.N * batch * (4 * split if split > 1 else C_BYTES[c_type])
+    shares = (per_round / programs, tail / programs) if programs else (0.0, 0.0)  # a full round's, the last's
     if a_all + b_all <= L2_RESIDENT_SHARE * L2_BYTES:
         operands = 0.0 if warm else a_all + b_all
         c_all = 0.0 if warm else c_all
+        round_operands = [operands * share for share in shares]
     else:
         group = max(1, min(choice.group_m, rows))
 
@@ -416,15 +423,35 @@ def estimate(problem: GemmProblem, choice: Choice, sms: int = SM_COUNT, params: 
             r, n = _window(start % (rows * cols), min(count, rows * cols), rows, cols, group)
             return (min(r * bm, problem.M) * ea + min(n * bn, problem.N) * eb) * k_len
 
-        operands = (rounds - 1) * footprint(0, per_round) + footprint((rounds - 1) * per_round, tail) if rounds else 0
-        operands = max(operands, a_all + b_all)
+        round_operands = [footprint(0, per_round), footprint((rounds - 1) * per_round, tail)] if rounds else [0, 0]
+        read = (rounds - 1) * round_operands[0] + round_operands[1]
+        if rounds and read < a_all + b_all:  # every byte of A and B is read at least once
+            round_operands = [b * (a_all + b_all) / read for b in round_operands]
+        operands = max(read, a_all + b_all)
     dram = (operands + c_all) / params.dram_bytes_per_s
+    full_dram, tail_dram = ((b + c_all * share) / params.dram_bytes_per_s
+                            for b, share in zip(round_operands, shares, strict=True))
+
+    # Each round takes the longer of its programs' loops and epilogues and its DRAM bytes: the
+    # last round's few CTAs cannot draw the DRAM bandwidth that a full round's share assumes.
+    main = epilogue = kernel = 0.0
+    if rounds:
+        loop, epi = round_time(full)
+        p = params.bound_norm
+
+        def bound(a: float, b: float) -> float:
+            top = max(a, b)
+            return top * ((a / top) ** p + (b / top) ** p) ** (1 / p) if top > 0 else 0.0
+
+        main, epilogue, kernel = (rounds - 1) * loop, (rounds - 1) * epi, (rounds - 1) * bound(loop + epi, full_dram)
+        tail_ctas = min(ctas, tail)
+        loop, epi = round_time(full if tail_ctas == ctas else step(tail_ctas))
+        main, epilogue, kernel = main + loop, epilogue + epi, kernel + bound(loop + epi, tail_dram)
 
     launch = 0.0 if warm else params.launch_s
     prologue = launch + params.load_latency_s if programs else launch
     if choice.cluster > 1:
         prologue += params.cluster_fixed_s
-    kernel = max(main + epilogue, dram)
     reduction = 0.0
     if split > 1:
         # The last program of each tile, after its own main loop, reads the

@@ -55,7 +55,8 @@ line, `#` comments): each GPU's parameters are fitted to its own times
 PRIORS = CostParameters(clock_hz=LOADED_SM_CLOCK_HZ, instruction_cycles=8.0, smem_share=1.0, l2_bytes_per_s=8e12,
                         dram_bytes_per_s=0.8 * DRAM_BYTES_PER_S, load_latency_s=1e-6, epilogue_s=1e-6,
                         store_bytes_per_s=40e9, launch_s=3e-6, fp8_rate_share=1.0, misaligned_l2_factor=1.5,
-                        cluster_overhead=0.05, cluster_fixed_s=1e-6, split_fixed_s=2e-6, reduce_bytes_per_s=1e11)
+                        cluster_overhead=0.05, cluster_fixed_s=1e-6, split_fixed_s=2e-6, reduce_bytes_per_s=1e11,
+                        bound_norm=4.0)
 """A start for the fit from the hardware facts and round guesses."""
 
 

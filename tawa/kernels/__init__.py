@@ -1,7 +1,8 @@
 """Generated tile programs (kernel families) and their configuration spaces.
 
-- `gemm`: `GemmConfig`, `gemm_source(config)`, `gemm_grid(config, M, N)`,
-  `unsupported(config)` (docs/runtime.md, "Configurations and autotuning").
+- `gemm_config`: `GemmConfig` (and its `Epilogue`), `unsupported(config)`,
+  `gemm_grid(config, M, N)` (docs/runtime.md, "Configurations and autotuning");
+- `gemm`: `gemm_source(config)`, the tile program of a configuration.
 """
 
 from __future__ import annotations
