@@ -69,6 +69,8 @@ the launch grid and a split program's workspace) are
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from tawa.diagnostics import TawaError
 from tawa.kernels.gemm_config import (
     A_LAYOUTS,
@@ -249,19 +251,39 @@ def _split_k_range(config: GemmConfig) -> str:
 
 
 def _split_epilogue(config: GemmConfig, row0: str, col0: str, pid_row: str, pid_col: str, col1: str,
-                    store_chunk: str) -> str:
+                    store_chunk: Callable[[int], str]) -> str:
     """The ops after a split program's K loop: it publishes its f32
     accumulator in W at [%s, `row0`, `col0`] (W shaped as the tile's rows
     and columns: S×M×N, or S×N×M for a transposed tile) and arrives at its
     tile's counter (tile `pid_row`·(programs along axis 1) + `pid_col`); the
     last of the S to arrive sums the S partials of W, its own included, in
     slice order (the result does not depend on which program came last), in
-    column chunks starting at `col1`, each stored by `store_chunk` (ops on
-    the chunk's f32 sum %sum): the accumulator is dead after its store, and
-    a chunk's sum and the partial being added fit where it was."""
-    chunk = reduce_chunk(config)
-    part = f"tensor<{config.block_m}x{chunk}xf32>"
+    the column chunks of `reduce_chunks` starting at `col1`, each stored by
+    `store_chunk(width)` (ops on the chunk's f32 sum %sum): the accumulator
+    is dead after its store, and a chunk's sum and the partial being added
+    fit where it was.  Chunks of one width are one loop; a last, narrower
+    chunk is a loop of its own (its tiles are of another type)."""
     acc = f"tensor<{config.block_m}x{config.block_n}xf32>"
+    loops = []
+    for i, (first, end, width) in enumerate(reduce_chunks(config)):
+        part = f"tensor<{config.block_m}x{width}xf32>"
+        lo, hi, step = ("%c0", "%block_n", "%chunk") if i == 0 and end == config.block_n else (
+            f"%chunks{i}_lo", f"%chunks{i}_hi", f"%chunks{i}_step")
+        bounds = "".join(f"    {name} = arith.constant {value} : index\n"
+                         for name, value in ((lo, first), (hi, end), (step, width)) if not name.startswith("%c0")
+                         and name != "%block_n")
+        loops.append(
+            bounds
+            + f"    scf.for %j = {lo} to {hi} step {step} {{\n"
+            f"      {col1} = arith.addi {col0}, %j : index\n"
+            f"      %sum0 = tile.zeros : {part}\n"
+            f"      %sum = scf.for %r = %c0 to %split_k step %c1 iter_args(%sum_i = %sum0) -> ({part}) {{\n"
+            f"        %partial = tile.load %W[%r, {row0}, {col1}] : memref<?x?x?xf32> -> {part}\n"
+            f"        %sum_next = arith.addf %sum_i, %partial : {part}\n"
+            f"        scf.yield %sum_next : {part}\n"
+            f"      }}\n"
+            + "".join("    " + line for line in store_chunk(width).splitlines(True))
+            + "    }\n")
     return (
         f"  tile.store %acc, %W[%s, {row0}, {col0}] : {acc}, memref<?x?x?xf32>\n"
         f"  %tiles_n = tile.num_programs 1\n"
@@ -272,17 +294,7 @@ def _split_epilogue(config: GemmConfig, row0: str, col0: str, pid_row: str, pid_
         f"  scf.if %last {{\n"
         f"    %c1 = arith.constant 1 : index\n"
         f"    %split_k = arith.constant {config.split_k} : index\n"
-        f"    %chunk = arith.constant {chunk} : index\n"
-        f"    scf.for %j = %c0 to %block_n step %chunk {{\n"
-        f"      {col1} = arith.addi {col0}, %j : index\n"
-        f"      %sum0 = tile.zeros : {part}\n"
-        f"      %sum = scf.for %r = %c0 to %split_k step %c1 iter_args(%sum_i = %sum0) -> ({part}) {{\n"
-        f"        %partial = tile.load %W[%r, {row0}, {col1}] : memref<?x?x?xf32> -> {part}\n"
-        f"        %sum_next = arith.addf %sum_i, %partial : {part}\n"
-        f"        scf.yield %sum_next : {part}\n"
-        f"      }}\n"
-        + "".join("    " + line for line in store_chunk.splitlines(True))
-        + "    }\n"
+        + "".join(loops)
         + "  }\n"
     )
 
@@ -316,9 +328,8 @@ def gemm_source(config: GemmConfig, name: str | None = None) -> str:
     if split > 1:
         out = f"%C: {c_type}, %W: memref<?x?x?xf32>, %Counters: memref<?xi32>"
         c_chunk_type, c_chunk_index = _operand("%m0", "%n1", c, False)
-        chunk_config = config.replace(block_n=reduce_chunk(config), split_k=1)
-        epilogue = _split_epilogue(config, "%m0", "%n0", "%pid_m", "%pid_n", "%n1",
-                                   _epilogue(chunk_config, "%sum", "", c_chunk_type, c_chunk_index))
+        epilogue = _split_epilogue(config, "%m0", "%n0", "%pid_m", "%pid_n", "%n1", lambda width: _epilogue(
+            config.replace(block_n=width, split_k=1), "%sum", "", c_chunk_type, c_chunk_index))
         c_doc = (f"C is M×N of {c}, W is {split}×M×N of f32 (the partial sums by K-slice), Counters one i32 "
                  f"per tile of C, zero before the first launch")
         grid = f"(⌈M/{bm}⌉, ⌈N/{bn}⌉, {split})"
@@ -394,7 +405,7 @@ def _transposed_source(config: GemmConfig, name: str) -> str:
     if split > 1:
         out = f"%C: memref<?x?x{c}>, %W: memref<?x?x?xf32>, %Counters: memref<?xi32>"
         epilogue = _split_epilogue(config, "%n0", "%m0", "%pid_n", "%pid_m", "%m1",
-                                   store("%sum", reduce_chunk(config), "%m1"))
+                                   lambda width: store("%sum", width, "%m1"))
         doc = (f"C is M×N of {c}, W is {split}×N×M of f32 (the partial sums of Cᵀ by K-slice), Counters one "
                f"i32 per tile, zero before the first launch")
         grid, k_range, lo, hi = f"(⌈N/{bm}⌉, ⌈M/{bn}⌉, {split})", _split_k_range(config), "%k_lo", "%k_hi"
@@ -430,12 +441,21 @@ def _transposed_source(config: GemmConfig, name: str) -> str:
 
 def reduce_chunk(config: GemmConfig) -> int:
     """Columns of C the last program of a split tile sums at a time: the
-    widest of at most half the tile's (at least a wgmma's 8) that divides
-    BLOCK_N, so that the chunk's sum and the partial added to it hold no
-    more registers than the accumulator did."""
-    bn = config.block_n
-    top = max(bn // 2 // WGMMA_N_STEP * WGMMA_N_STEP, WGMMA_N_STEP)
-    return next(c for c in range(top, 0, -WGMMA_N_STEP) if bn % c == 0)
+    widest multiple of a wgmma's 8 that is at most half the tile's (at least
+    8), so that the chunk's sum and the partial added to it hold no more
+    registers than the accumulator did; where it does not divide BLOCK_N a
+    last chunk sums the rest (`reduce_chunks`)."""
+    return max(config.block_n // 2 // WGMMA_N_STEP * WGMMA_N_STEP, WGMMA_N_STEP)
+
+
+def reduce_chunks(config: GemmConfig) -> list[tuple[int, int, int]]:
+    """The column chunks of a split tile's sum, as (first column, end,
+    width) runs: chunks of `reduce_chunk`, then one of the rest.  At most
+    three chunks for any BLOCK_N (104: 48, 48, 8): each chunk's sum waits
+    for its S partial loads in turn, so fewer chunks are fewer waits."""
+    bn, width = config.block_n, reduce_chunk(config)
+    whole = bn // width * width
+    return [(0, whole, width)] + ([(whole, bn, bn - whole)] if whole < bn else [])
 
 
 def gemm_reduce_source(config: GemmConfig, name: str | None = None) -> str:
@@ -504,6 +524,7 @@ __all__ = [
     "NO_EPILOGUE",
     "OUTPUT_TYPES",
     "reduce_chunk",
+    "reduce_chunks",
     "reduce_grid",
     "REDUCE_TILE",
     "reduce_tile",

@@ -41,6 +41,7 @@ from tawa.kernels.gemm import (
     gemm_reduce_source,
     gemm_source,
     reduce_chunk,
+    reduce_chunks,
     reduce_grid,
     unsupported,
     workspace_shape,
@@ -117,6 +118,9 @@ CASES = [
     # Transposed (Cᵀ = B·Aᵀ, W shaped as Cᵀ): ragged M in the tile's columns, the last slice empty.
     (GemmConfig(64, 24, 64, transposed=True, split_k=3), 20, 130, 200),
     (GemmConfig(128, 16, 64, transposed=True, split_k=2), 13, 133, 5 * 64 + 8),
+    # Chunks that do not divide the tile: 32, 32 and a last one of 8 columns; 48, 48 and 8, transposed.
+    (GemmConfig(64, 72, 64, split_k=3), 70, 150, 600),
+    (GemmConfig(64, 104, 64, transposed=True, split_k=3), 100, 130, 500),
 ]
 ORDERS = ("grid", "reversed", "shuffled")
 
@@ -179,11 +183,13 @@ SIMULATED = [
     CASES[0],
     (GemmConfig(128, 64, 64, split_k=4), 130, 70, 9 * 64 + 8),
     (GemmConfig(64, 24, 64, transposed=True, split_k=2), 20, 130, 200),  # chunks of 8 columns stored transposed
+    (GemmConfig(64, 40, 64, transposed=True, split_k=2), 37, 70, 300),  # chunks of 16, 16 and 8
 ]
 
 
 @pytest.mark.parametrize("config, M, N, K", [SIMULATED[0], SIMULATED[3],
                                              *(pytest.param(*c, marks=pytest.mark.slow) for c in SIMULATED[1:3]),
+                                             pytest.param(*SIMULATED[4], marks=pytest.mark.slow),
                                              *(pytest.param(*c, marks=pytest.mark.slow) for c in (CASES[1], CASES[5]))],
                          ids=lambda v: v.id if isinstance(v, GemmConfig) else str(v))
 def test_lowered_split_program_computes_the_tile_program(config, M, N, K):
@@ -228,6 +234,8 @@ def test_the_simulator_checks_the_counters():
     GemmConfig(64, 192, 64, split_k=3),
     GemmConfig(64, 56, 64, transposed=True, split_k=2),
     GemmConfig(128, 24, 64, transposed=True, split_k=3),
+    GemmConfig(64, 104, 64, transposed=True, split_k=4),  # chunks of 48, 48 and 8
+    GemmConfig(128, 200, 64, split_k=2),  # chunks of 96, 96 and 8
 ], ids=lambda c: c.id)
 def test_split_kernels_assemble_without_spills(config, tmp_path, monkeypatch):
     monkeypatch.setenv("TAWA_CACHE_DIR", str(tmp_path))
@@ -267,7 +275,9 @@ def test_configuration_rules():
             in gemm_source(config))
     assert gemm_source(config, "gemm").startswith("func.func @gemm(")
     assert gemm_source(GemmConfig(split_k=1)) == gemm_source(GemmConfig())
-    assert [reduce_chunk(GemmConfig(64, n, 64, split_k=2)) for n in (64, 128, 192, 256, 200, 72)] == [32, 64, 96, 128, 40, 24]
+    assert [reduce_chunk(GemmConfig(64, n, 64, split_k=2)) for n in (64, 128, 192, 256, 200, 72)] == [32, 64, 96, 128, 96, 32]
+    assert reduce_chunks(GemmConfig(64, 104, 64, split_k=2)) == [(0, 96, 48), (96, 104, 8)]
+    assert reduce_chunks(GemmConfig(64, 8, 64, split_k=2)) == [(0, 8, 8)]
     assert unsupported(config) is None
     assert "split_k = 0" in unsupported(GemmConfig(split_k=0))
     assert "unbatched GEMMs only" in unsupported(GemmConfig(batched=True, split_k=2))

@@ -76,6 +76,9 @@ CONFIGS = [
     GemmConfig(64, 56, 64, transposed=True, split_k=2),
     GemmConfig(128, 24, 64, transposed=True, split_k=3),
     GemmConfig(64, 16, 64, transposed=True, split_k=5),
+    # Column chunks that do not divide the tile (32, 32, 8; 48, 48, 8 transposed).
+    GemmConfig(64, 72, 64, split_k=3),
+    GemmConfig(64, 104, 64, transposed=True, split_k=4),
 ]
 SHAPES = [
     (100, 1000, 1008),  # ragged everywhere; K not a multiple of split_k·BLOCK_K
