@@ -304,28 +304,20 @@ class Space:
     """Whether to compute the product as Cᵀ = B·Aᵀ (`GemmConfig.transposed`),
     offered where the problem is `transposable`: tiles of 64 or 128 of B's
     rows by the multiple of `WGMMA_N_STEP` columns that holds all of M
-    (no clusters, warp groups of 64 rows; split in K as `transposed_split_k` says).  The columns come from A's
+    (split in K as the other tiles are; no clusters, warp groups of 64 rows).  The columns come from A's
     rows, which TMA loads K-major in any number, so they need not be whole
     `BLOCK_N_STEP`s: no column of the tile lies past M where M is a multiple
     of 8.  Narrower columns, M over several tiles, are not offered: not
     measured."""
-    transposed_split_k: tuple[int, ...] = (1,)
-    """The entries of `split_k` the transposed tiles take: by default none
-    but 1.  A split transposed tile's last program sums its partials in
-    chunks of few columns (the tile's columns hold M), one load of a chunk
-    per slice, which the model does not count: its choices of them measured
-    slower than the plain splits (docs/perf.md, "Transposed tiles split in
-    K"), where the fastest candidate timed was often one of them."""
 
 
 DEFAULT_SPACE = Space()
 """Tile shapes at the deepest ring that fits, each also split-K where
 `split_for` splits it: one compile per tile (and split) that suits the problem."""
 WIDE_SPACE = Space(k_bytes=(64, 128), split_k=(1, 0, 2, 4), stages=(0, 3), group_m=(4, 8, 16), cluster=(1, 2),
-                   defer_stores=(False, True), group_rows=(WGMMA_M, 2 * WGMMA_M), transposed_split_k=(1, 0, 2, 4))
-"""Also 64-byte K steps, splits of 2 and 4 (of the transposed tiles too), a
-3-deep ring, other group-m values, 2-CTA clusters, deferred stores, and warp
-groups that own 128 rows."""
+                   defer_stores=(False, True), group_rows=(WGMMA_M, 2 * WGMMA_M))
+"""Also 64-byte K steps, splits of 2 and 4, a 3-deep ring, other group-m
+values, 2-CTA clusters, deferred stores, and warp groups that own 128 rows."""
 
 
 # --------------------------------------------------------------------------- the heuristic
@@ -389,9 +381,9 @@ def _configs(problem: GemmProblem, space: Space, sms: int, params: Any) -> list[
     fit_m, fit_n = _fit(problem.M, BLOCK_M_CHOICES), _fit(problem.N, BLOCK_N_CHOICES)
     configs: list[tuple[GemmConfig, int | None]] = []
 
-    def add(config: GemmConfig, rows: int | None, splits: tuple[int, ...] = space.split_k) -> None:
-        """`config` at each of `splits` that suits the problem."""
-        for split in splits:
+    def add(config: GemmConfig, rows: int | None) -> None:
+        """`config` at each of the space's splits that suits the problem."""
+        for split in space.split_k:
             if split == 0:
                 split = split_for(problem, config, sms, params)
             elif split > 1 and (problem.batch is not None
@@ -409,8 +401,7 @@ def _configs(problem: GemmProblem, space: Space, sms: int, params: Any) -> list[
     if True in space.transposed and problem.transposable:
         bn = -(-problem.M // WGMMA_N_STEP) * WGMMA_N_STEP  # the columns that hold all of M
         for bm, k_bytes in itertools.product((2 * WGMMA_M, WGMMA_M), space.k_bytes):
-            config = problem.config(bm, bn, block_k_for(problem.a_dtype, k_bytes)).replace(transposed=True)
-            add(config, WGMMA_M, tuple(s for s in space.split_k if s in space.transposed_split_k))
+            add(problem.config(bm, bn, block_k_for(problem.a_dtype, k_bytes)).replace(transposed=True), WGMMA_M)
     return configs
 
 

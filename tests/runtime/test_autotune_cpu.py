@@ -94,21 +94,19 @@ def test_columns_cut_to_the_problem():
 def test_a_small_m_is_computed_transposed():
     """Where M is the smaller side of an A·Bᵀ into 16-bit C and fits one tile's columns, the space
     also offers Cᵀ = B·Aᵀ (`GemmConfig.transposed`: B's rows on the tile's rows, the M rows on its
-    columns, which come in wgmma's steps of 8 where rows come in 64), unsplit (split only in the
-    wide space), without clusters, warp groups of 64 rows; the model prices such a tile as the
+    columns, which come in wgmma's steps of 8 where rows come in 64), split in K as the other
+    tiles are, without clusters, warp groups of 64 rows; the model prices such a tile as the
     mirrored problem's and takes it where it pads less."""
     p = GemmProblem(24, 6616, 1952)
     offered = [c for c in space_choices(p) if c.config.transposed]
     assert offered and all(c.cluster == 1 and c.group_rows == 64 for c in offered)
     assert {c.config.tile for c in offered} == {(64, 24, 64), (128, 24, 64)}  # 24 columns hold the 24 rows
-    # A long K: the default space does not split the transposed tiles (their fix-up's narrow
-    # chunks are not modeled), the wide space offers them split where the model says a split pays.
+    # A long K: the transposed tiles are offered split where the model says a split pays.
     long_k = GemmProblem(16, 768, 12592)
-    assert not any(c.config.transposed and c.config.split_k > 1 for c in space_choices(long_k))
-    assert any(c.config.transposed and c.config.split_k > 1 for c in space_choices(long_k, WIDE_SPACE))
-    for c in space_choices(long_k, WIDE_SPACE):
+    assert any(c.config.transposed and c.config.split_k > 1 for c in space_choices(long_k))
+    for c in space_choices(long_k):
         if c.config.transposed and c.config.split_k > 1:
-            assert c.config.split_k in (2, 4, split_for(long_k, c.config.replace(split_k=1))), c
+            assert c.config.split_k == split_for(long_k, c.config.replace(split_k=1)), c
     assert {c.config.tile[1] for c in space_choices(GemmProblem(136, 8128, 1112)) if c.config.transposed} == {136}
     assert {c.config.tile[1] for c in space_choices(GemmProblem(13, 8128, 1112)) if c.config.transposed} == {16}
     choice = heuristic(p, split=True)
