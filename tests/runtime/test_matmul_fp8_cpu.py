@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import shutil
+from types import SimpleNamespace
 
 import ml_dtypes
 import numpy as np
@@ -207,6 +208,10 @@ class StandIn:
 
     def __init__(self, choice, calls):
         self.choice, self.calls = choice, calls
+
+    def assemble(self):
+        """ptxas's verdict, which `linear_kernels.spill_free` asks for: no spills."""
+        return SimpleNamespace(spill_bytes=0)
 
     def __call__(self, a, bt, scale_a, scale_b, c, M, N, K, grid):
         self.calls.append((self.choice.config, (a, bt, scale_a, scale_b, c), grid))
