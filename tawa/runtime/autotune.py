@@ -364,8 +364,14 @@ def split_for(problem: GemmProblem, config: GemmConfig, sms: int = SM_COUNT, par
     if most < 2 or unsupported(config.replace(split_k=2)) is not None:
         return 1
     try:
-        stages = ring_stages(Choice(config.replace(split_k=2)))  # one shared-memory plan for every S
         best, best_time = 1, estimate(problem, Choice(config), sms, params).total
+        # A split's ring is at most GEMM_MAX_STAGES deep and the model never makes a deeper ring
+        # slower: where no split beats the unsplit tile even so, none is planned (the shared-memory
+        # plan compiles the program: most of the heuristic's time on a new shape).
+        if all(estimate(problem, Choice(config.replace(split_k=split)), sms, params, stages=GEMM_MAX_STAGES).total
+               >= best_time for split in range(2, most + 1)):
+            return 1
+        stages = ring_stages(Choice(config.replace(split_k=2)))  # one shared-memory plan for every S
     except TawaError:
         return 1
     for split in range(2, most + 1):
