@@ -468,11 +468,37 @@ def ranked(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM_COU
     return sorted(scored, key=lambda pair: (pair[1].total, pair[1].main + pair[1].epilogue))
 
 
+def fastest(problem: GemmProblem, space: Space = DEFAULT_SPACE, sms: int = SM_COUNT,
+            params: Any = None) -> Choice | None:
+    """`ranked(...)[0]`'s choice (None where the compiler rejects every
+    candidate), without the ring depths of candidates that cannot win: each
+    is first estimated at the deepest ring it may get (its `stages`, or
+    `GEMM_MAX_STAGES`), which the model never makes slower than its real
+    one, and only those whose bound is not past the best exact estimate so
+    far have their ring planned (a compile of the program's front: most of
+    the heuristic's time on a new shape)."""
+    from tawa.analysis.gemm_cost import estimate
+
+    choices = space_choices(problem, space, sms, params)
+    bounds = sorted(((estimate(problem, c, sms, params, stages=c.stages or GEMM_MAX_STAGES).total, i)
+                     for i, c in enumerate(choices)))
+    best: tuple[float, float, int] | None = None
+    for bound, i in bounds:
+        if best is not None and bound > best[0]:
+            break  # this one and those after it are slower than the best even at their deepest rings
+        try:
+            e = estimate(problem, choices[i], sms, params)
+        except TawaError:
+            continue
+        best = min(best or (e.total, e.main + e.epilogue, i), (e.total, e.main + e.epilogue, i))
+    return None if best is None else choices[best[2]]
+
+
 def heuristic(problem: GemmProblem, sms: int = SM_COUNT, split: bool = False, transposed: bool = True,
               params: Any = None) -> Choice:
     """The configuration the cost model (`tawa.analysis.gemm_cost`)
     estimates fastest for `problem` on `sms` SMs, of `DEFAULT_SPACE`'s
-    candidates (`ranked`), without timing: the tile shapes, K in 128-byte
+    candidates (`ranked`, `fastest`), without timing: the tile shapes, K in 128-byte
     steps, the deepest ring that fits, group-m 8, persistent.  With `split`
     the candidates include each tile split in K where the model says a
     split pays (`split_for`), as `tawa.torch.matmul` asks; by default none
@@ -484,10 +510,10 @@ def heuristic(problem: GemmProblem, sms: int = SM_COUNT, split: bool = False, tr
     space = DEFAULT_SPACE if split else replace(DEFAULT_SPACE, split_k=(1,))
     if not transposed:
         space = replace(space, transposed=(False,))
-    best = ranked(problem, space, sms, params)
-    if not best:
+    best = fastest(problem, space, sms, params)
+    if best is None:
         raise AutotuneError(f"no GEMM configuration for {problem}: the compiler rejects every candidate")
-    return best[0][0]
+    return best
 
 
 # --------------------------------------------------------------------------- candidates

@@ -429,3 +429,23 @@ def test_machine_parameters_without_a_device():
     p = GemmProblem(2616, 360, 10000)
     assert heuristic(p, split=True) == heuristic(p, split=True, params=FITTED)
     assert heuristic(p, split=True, params=FITTED_H200) != heuristic(p, split=True, params=FITTED)
+
+
+def test_fastest_is_the_first_of_the_ranking():
+    """`fastest` (the heuristic's) takes what `ranked` puts first, ties and all, while planning the
+    rings only of the candidates that can win (each bounded first at its deepest ring)."""
+    from tawa.analysis import gemm_cost
+
+    problems = [GemmProblem(8192, 8192, 8192), GemmProblem(80, 6344, 6352), GemmProblem(16, 768, 12592),
+                GemmProblem(1024, 1024, 1024), GemmProblem(368, 9496, 3192), GemmProblem(64, 64, 65536),
+                GemmProblem(4096, 4096, 4096, "f8E4M3FN", "f8E4M3FN", "bf16"), GemmProblem(999, 520, 256)]
+    for p in problems:
+        assert at.fastest(p) == ranked(p)[0][0], p
+    for p in problems[2:4]:  # explicit ring depths and splits too
+        assert at.fastest(p, WIDE_SPACE) == ranked(p, WIDE_SPACE)[0][0], p
+    gemm_cost._decided_stages.cache_clear()
+    at.fastest(GemmProblem(8192, 8192, 8192))
+    planned = gemm_cost._decided_stages.cache_info().currsize
+    gemm_cost._decided_stages.cache_clear()
+    ranked(GemmProblem(8192, 8192, 8192))
+    assert planned < gemm_cost._decided_stages.cache_info().currsize
