@@ -2,7 +2,7 @@
 kernel will cost or need, computed from the program and the hardware facts
 (`tawa.target.hopper`) without running it.
 
-- `gemm_cost`: the time of a GEMM configuration (`tawa.runtime.autotune.Choice`)
+- `gemm_cost`: the time of a GEMM configuration (`tawa.runtime.gemm_choice.Choice`)
   on a problem, from the H100's rates and a few fitted efficiencies; the
   GEMM heuristic takes the candidate it estimates fastest, and autotuning
   times only the few it ranks best (docs/runtime.md, "Configurations and

@@ -1,11 +1,11 @@
 """The time of a GEMM configuration on a Hopper GPU: a cost model.
 
     from tawa.analysis.gemm_cost import estimate
-    e = estimate(problem, choice)     # problem: a GemmProblem, choice: a Choice (tawa.runtime.autotune)
+    e = estimate(problem, choice)     # problem: a GemmProblem, choice: a Choice (tawa.runtime.gemm_choice)
     e.total                           # seconds; e.prologue + e.kernel + e.reduction
     e.describe()                      # one line: the parts, the rounds, what bounds a k-step
 
-`tawa.runtime.autotune.heuristic` takes the candidate with the least
+`tawa.runtime.gemm_choice.heuristic` takes the candidate with the least
 estimate, and `autotune` times only the few it ranks first.  The model
 counts what the hardware facts of `tawa.target.hopper` and the kernel's
 schedule (a persistent, warp-specialized kernel: one CTA per SM looping
@@ -93,7 +93,7 @@ from tawa.target.hopper import (
 )
 
 if TYPE_CHECKING:
-    from tawa.runtime.autotune import Choice, GemmProblem
+    from tawa.runtime.gemm_choice import Choice, GemmProblem
 
 HELD_SLOTS = 2
 """Ring slots the consumers hold while the producer refills the others:

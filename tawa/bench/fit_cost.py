@@ -43,7 +43,7 @@ from pathlib import Path
 
 from tawa.analysis.gemm_cost import FITTED, FITTED_H200, CostParameters, estimate, ring_stages
 from tawa.kernels.gemm import OUTPUT_TYPES, GemmConfig
-from tawa.runtime.autotune import Choice, GemmProblem
+from tawa.runtime.gemm_choice import Choice, GemmProblem
 from tawa.target.hopper import DRAM_BYTES_PER_S, LOADED_SM_CLOCK_HZ
 
 PERF = Path(__file__).resolve().parents[2] / "docs" / "perf"

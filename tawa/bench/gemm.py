@@ -136,7 +136,7 @@ def explain(M: int, N: int, K: int, dtype: str = "bf16", sms: int | None = None,
     of each (fastest first) with the parameters fitted for `device` (a CUDA
     device name; default the H100's), and its choice (text; no GPU)."""
     from tawa.analysis.gemm_cost import parameters_for
-    from tawa.runtime.autotune import DEFAULT_SPACE, GemmProblem, heuristic, ranked
+    from tawa.runtime.gemm_choice import DEFAULT_SPACE, GemmProblem, heuristic, ranked
     from tawa.target.hopper import SM_COUNT
 
     sms = sms or SM_COUNT

@@ -13,7 +13,7 @@ import pytest
 
 import tawa
 from tawa.analysis.gemm_cost import estimate
-from tawa.kernels.gemm import GemmConfig, gemm_source, unsupported
+from tawa.kernels.gemm import GemmConfig, gemm_grid, gemm_source, unsupported
 from tawa.runtime import autotune as at
 from tawa.runtime.autotune import (
     DEFAULT_SPACE,
@@ -123,7 +123,7 @@ def test_a_small_m_is_computed_transposed():
     assert not heuristic(GemmProblem(128, 8192, 8192), split=True).config.transposed
     # What a transposed configuration is: its own grid and name, and nothing it cannot generate.
     config = GemmConfig(128, 32, 64, transposed=True)
-    assert config.id == "128x32x64-t" and at.gemm_grid(config, 40, 300) == (3, 2)
+    assert config.id == "128x32x64-t" and gemm_grid(config, 40, 300) == (3, 2)
     assert "tile.trans" in gemm_source(config) and unsupported(config) is None
     assert unsupported(config.replace(split_k=2)) is None
     for other in (config.replace(batched=True), config.replace(c_dtype="f32"), config.replace(b_layout="kn")):
