@@ -267,11 +267,13 @@ def _split_epilogue(config: GemmConfig, row0: str, col0: str, pid_row: str, pid_
     loops = []
     for i, (first, end, width) in enumerate(reduce_chunks(config)):
         part = f"tensor<{config.block_m}x{width}xf32>"
-        lo, hi, step = ("%c0", "%block_n", "%chunk") if i == 0 and end == config.block_n else (
-            f"%chunks{i}_lo", f"%chunks{i}_hi", f"%chunks{i}_step")
-        bounds = "".join(f"    {name} = arith.constant {value} : index\n"
-                         for name, value in ((lo, first), (hi, end), (step, width)) if not name.startswith("%c0")
-                         and name != "%block_n")
+        if (first, end) == (0, config.block_n):  # the whole tile in chunks of one width
+            lo, hi, step = "%c0", "%block_n", "%chunk"
+            bounds = f"    %chunk = arith.constant {width} : index\n"
+        else:
+            lo, hi, step = f"%chunks{i}_lo", f"%chunks{i}_hi", f"%chunks{i}_step"
+            bounds = "".join(f"    {name} = arith.constant {value} : index\n"
+                             for name, value in ((lo, first), (hi, end), (step, width)))
         loops.append(
             bounds
             + f"    scf.for %j = {lo} to {hi} step {step} {{\n"
