@@ -323,6 +323,13 @@ def ring_stages(choice: Choice) -> int:
     return _decided_stages(config.replace(split_k=2) if config.split_k > 2 else config, options)  # one split program
 
 
+def _bound(a: float, b: float, p: float) -> float:
+    """(a^p + b^p)^(1/p): the longer of two overlapping times, softened
+    where they are close (`CostParameters.bound_norm`)."""
+    top = max(a, b)
+    return top * ((a / top) ** p + (b / top) ** p) ** (1 / p) if top > 0 else 0.0
+
+
 def _window(start: int, count: int, rows: int, cols: int, group: int) -> tuple[int, int]:
     """(distinct tile rows, distinct tile columns) of `count` programs from
     linear index `start` of a rows × cols grid in grouped order (groups of
@@ -436,17 +443,12 @@ def estimate(problem: GemmProblem, choice: Choice, sms: int = SM_COUNT, params: 
     # last round's few CTAs cannot draw the DRAM bandwidth that a full round's share assumes.
     main = epilogue = kernel = 0.0
     if rounds:
-        loop, epi = round_time(full)
         p = params.bound_norm
-
-        def bound(a: float, b: float) -> float:
-            top = max(a, b)
-            return top * ((a / top) ** p + (b / top) ** p) ** (1 / p) if top > 0 else 0.0
-
-        main, epilogue, kernel = (rounds - 1) * loop, (rounds - 1) * epi, (rounds - 1) * bound(loop + epi, full_dram)
+        loop, epi = round_time(full)
+        main, epilogue, kernel = (rounds - 1) * loop, (rounds - 1) * epi, (rounds - 1) * _bound(loop + epi, full_dram, p)
         tail_ctas = min(ctas, tail)
         loop, epi = round_time(full if tail_ctas == ctas else step(tail_ctas))
-        main, epilogue, kernel = main + loop, epilogue + epi, kernel + bound(loop + epi, tail_dram)
+        main, epilogue, kernel = main + loop, epilogue + epi, kernel + _bound(loop + epi, tail_dram, p)
 
     launch = 0.0 if warm else params.launch_s
     prologue = launch + params.load_latency_s if programs else launch
