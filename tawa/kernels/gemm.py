@@ -99,7 +99,7 @@ from tawa.kernels.gemm_config import (
     unsupported,
     workspace_shape,
 )
-from tawa.target.hopper import WGMMA_N_STEP
+from tawa.target.hopper import REGISTER_ESTIMATE_ERROR, SCALAR_REGS_OVERHEAD, WGMMA_N_STEP
 
 GELU_TANH = (0.7978845608, 0.044715)
 """gelu(x) = x · (½ + ½·tanh(k0 · (x + k1·x³))): k0 = √(2/π), k1."""
@@ -259,14 +259,21 @@ def _split_epilogue(config: GemmConfig, row0: str, col0: str, pid_row: str, pid_
     last of the S to arrive sums the S partials of W, its own included, in
     slice order (the result does not depend on which program came last), in
     the column chunks of `reduce_chunks` starting at `col1`, each stored by
-    `store_chunk(width)` (ops on the chunk's f32 sum %sum): the accumulator
-    is dead after its store, and a chunk's sum and the partial being added
-    fit where it was.  Chunks of one width are one loop; a last, narrower
-    chunk is a loop of its own (its tiles are of another type)."""
-    acc = f"tensor<{config.block_m}x{config.block_n}xf32>"
+    `store_chunk(width)` (ops on the chunk's f32 sum %sum).  A chunk's S
+    loads come first, then its S − 1 additions: the loads are independent,
+    so they are in flight together and the chunk waits once (`reduce_chunk`
+    sizes the chunks for those registers).  Chunks of one width are one
+    loop; a last, narrower chunk is a loop of its own (its tiles are of
+    another type)."""
+    acc, split = f"tensor<{config.block_m}x{config.block_n}xf32>", config.split_k
+    sums = [f"%sum{r}" for r in range(1, split - 1)] + ["%sum"]  # the running sum after partial 1, 2, ...
     loops = []
     for i, (first, end, width) in enumerate(reduce_chunks(config)):
         part = f"tensor<{config.block_m}x{width}xf32>"
+        loads = ("".join(f"      %partial{r} = tile.load %W[%slice{r}, {row0}, {col1}] : memref<?x?x?xf32> -> {part}\n"
+                         for r in range(split))
+                 + "".join(f"      {total} = arith.addf {prev}, %partial{r} : {part}\n"
+                           for r, prev, total in zip(range(1, split), ["%partial0", *sums], sums)))
         if (first, end) == (0, config.block_n):  # the whole tile in chunks of one width
             lo, hi, step = "%c0", "%block_n", "%chunk"
             bounds = f"    %chunk = arith.constant {width} : index\n"
@@ -278,12 +285,7 @@ def _split_epilogue(config: GemmConfig, row0: str, col0: str, pid_row: str, pid_
             bounds
             + f"    scf.for %j = {lo} to {hi} step {step} {{\n"
             f"      {col1} = arith.addi {col0}, %j : index\n"
-            f"      %sum0 = tile.zeros : {part}\n"
-            f"      %sum = scf.for %r = %c0 to %split_k step %c1 iter_args(%sum_i = %sum0) -> ({part}) {{\n"
-            f"        %partial = tile.load %W[%r, {row0}, {col1}] : memref<?x?x?xf32> -> {part}\n"
-            f"        %sum_next = arith.addf %sum_i, %partial : {part}\n"
-            f"        scf.yield %sum_next : {part}\n"
-            f"      }}\n"
+            + loads
             + "".join("    " + line for line in store_chunk(width).splitlines(True))
             + "    }\n")
     return (
@@ -291,11 +293,10 @@ def _split_epilogue(config: GemmConfig, row0: str, col0: str, pid_row: str, pid_
         f"  %tiles_n = tile.num_programs 1\n"
         f"  %tile_row = arith.muli {pid_row}, %tiles_n : index\n"
         f"  %tile = arith.addi %tile_row, {pid_col} : index\n"
-        f"  %arrivals = arith.constant {config.split_k} : index\n"
+        f"  %arrivals = arith.constant {split} : index\n"
         f"  %last = tile.counter_arrive %Counters[%tile] count %arrivals : memref<?xi32>\n"
         f"  scf.if %last {{\n"
-        f"    %c1 = arith.constant 1 : index\n"
-        f"    %split_k = arith.constant {config.split_k} : index\n"
+        + "".join(f"    %slice{r} = arith.constant {r} : index\n" for r in range(split))
         + "".join(loops)
         + "  }\n"
     )
@@ -442,19 +443,28 @@ def _transposed_source(config: GemmConfig, name: str) -> str:
 
 
 def reduce_chunk(config: GemmConfig) -> int:
-    """Columns of C the last program of a split tile sums at a time: the
-    widest multiple of a wgmma's 8 that is at most half the tile's (at least
-    8), so that the chunk's sum and the partial added to it hold no more
-    registers than the accumulator did; where it does not divide BLOCK_N a
-    last chunk sums the rest (`reduce_chunks`)."""
-    return max(config.block_n // 2 // WGMMA_N_STEP * WGMMA_N_STEP, WGMMA_N_STEP)
+    """Columns of C the last program of a split tile sums at a time.  It
+    loads a chunk's S partials all at once (one wait for the S loads, not
+    one each) and sums them in slice order, so the S partials and their sum
+    must fit the registers a consumer thread has past its scalars
+    (`consumer_budget` less `SCALAR_REGS_OVERHEAD` and the estimate's error
+    `REGISTER_ESTIMATE_ERROR`; the accumulator is dead after its store):
+    a 64-row f32 chunk of w columns is w/2 registers a thread.  The chunks
+    are as few as that allows, of equal widths in multiples of a wgmma's 8
+    (`reduce_chunks` adds a narrower last one where they do not divide
+    BLOCK_N).  Example: 64×64 split 7, 256 registers: (256 − 34) · 2 / 8
+    → at most 55 columns, so two chunks of 32."""
+    free = consumer_budget(config.block_m) - SCALAR_REGS_OVERHEAD - REGISTER_ESTIMATE_ERROR
+    widest = max(free * 2 // (config.split_k + 1) // WGMMA_N_STEP * WGMMA_N_STEP, WGMMA_N_STEP)
+    chunks = -(-config.block_n // widest)
+    return -(-config.block_n // chunks // WGMMA_N_STEP) * WGMMA_N_STEP
 
 
 def reduce_chunks(config: GemmConfig) -> list[tuple[int, int, int]]:
     """The column chunks of a split tile's sum, as (first column, end,
-    width) runs: chunks of `reduce_chunk`, then one of the rest.  At most
-    three chunks for any BLOCK_N (104: 48, 48, 8): each chunk's sum waits
-    for its S partial loads in turn, so fewer chunks are fewer waits."""
+    width) runs: chunks of `reduce_chunk`, then one of the rest (104
+    columns in chunks of 40: 40, 40 and 24).  Each chunk waits once for its
+    S partial loads, so fewer chunks are fewer waits."""
     bn, width = config.block_n, reduce_chunk(config)
     whole = bn // width * width
     return [(0, whole, width)] + ([(whole, bn, bn - whole)] if whole < bn else [])

@@ -23,6 +23,7 @@ the heuristic's split; docs/runtime.md, "Split-K").
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 
@@ -36,6 +37,7 @@ from tawa.diagnostics import TawaError
 from tawa.interpreters.schedule import Schedule
 from tawa.kernels.gemm import (
     GemmConfig,
+    consumer_budget,
     counters_shape,
     gemm_grid,
     gemm_reduce_source,
@@ -60,6 +62,7 @@ from tawa.runtime.autotune import (
     split_for,
 )
 from tawa.runtime.splitk import SplitKGemm, clear_workspaces
+from tawa.target.hopper import REGISTER_ESTIMATE_ERROR, SCALAR_REGS_OVERHEAD
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
 from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
 
@@ -275,9 +278,20 @@ def test_configuration_rules():
             in gemm_source(config))
     assert gemm_source(config, "gemm").startswith("func.func @gemm(")
     assert gemm_source(GemmConfig(split_k=1)) == gemm_source(GemmConfig())
-    assert [reduce_chunk(GemmConfig(64, n, 64, split_k=2)) for n in (64, 128, 192, 256, 200, 72)] == [32, 64, 96, 128, 96, 32]
-    assert reduce_chunks(GemmConfig(64, 104, 64, split_k=2)) == [(0, 96, 48), (96, 104, 8)]
+    # A chunk's S partials are loaded together: as few chunks as the registers allow.
+    assert [reduce_chunk(GemmConfig(64, n, 64, split_k=2)) for n in (64, 128, 192, 256, 200, 72)] == [64, 128, 96, 128, 104, 72]
+    assert reduce_chunks(GemmConfig(64, 64, 64, split_k=7)) == [(0, 64, 32)]
+    assert reduce_chunks(GemmConfig(64, 104, 64, split_k=7)) == [(0, 80, 40), (80, 104, 24)]
+    assert reduce_chunks(GemmConfig(256, 128, 64, split_k=16)) == [(0, 128, 8)]
     assert reduce_chunks(GemmConfig(64, 8, 64, split_k=2)) == [(0, 8, 8)]
+    for bm, bn, split in itertools.product((64, 128, 192, 256), (8, 24, 64, 104, 256), (2, 3, 7, 16)):
+        chunks = reduce_chunks(GemmConfig(bm, bn, 64, split_k=split))
+        widest = max(w for _, _, w in chunks)
+        free = consumer_budget(bm) - SCALAR_REGS_OVERHEAD - REGISTER_ESTIMATE_ERROR
+        assert widest % 8 == 0 and chunks[-1][1] == bn and (widest == 8 or (split + 1) * widest // 2 <= free)
+        assert len(range(0, bn, widest)) == -(-bn // max(8, free * 2 // (split + 1) // 8 * 8))  # no more chunks than needed
+    loads = gemm_source(GemmConfig(64, 64, 64, split_k=3))
+    assert loads.index("%partial2 = tile.load %W[%slice2") < loads.index("%sum1 = arith.addf %partial0, %partial1")
     assert unsupported(config) is None
     assert "split_k = 0" in unsupported(GemmConfig(split_k=0))
     assert "unbatched GEMMs only" in unsupported(GemmConfig(batched=True, split_k=2))
@@ -289,7 +303,7 @@ def test_configuration_rules():
     assert transposed.id == "64x24x64-split3-t" and transposed.kernel == "gemm_splitk" and unsupported(transposed) is None
     assert gemm_grid(transposed, 20, 130) == (3, 1, 3) and workspace_shape(transposed, 20, 130) == (3, 130, 20)
     assert counters_shape(transposed, 20, 130) == (3,)
-    assert "tile.store %c, %C[%m1, %n0] : tensor<8x64xbf16>" in gemm_source(transposed)
+    assert "tile.store %c, %C[%m1, %n0] : tensor<24x64xbf16>" in gemm_source(transposed)  # one chunk
     with pytest.raises(TawaError, match=r"64x24x64-split3-t: a transposed program's partials are Cᵀ's"):
         gemm_reduce_source(transposed)
     with pytest.raises(TawaError, match=r"split_k=2.0: expected an int"):

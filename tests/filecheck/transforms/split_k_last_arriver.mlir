@@ -2,10 +2,13 @@
 // A split-K GEMM that reduces in its last arriver (tawa.kernels.gemm_source, 64x64x64-split2):
 // the partial is stored by the threads (st.global: the release orders their stores, not a
 // TMA store's), then the arrival, and only the last arriver reads the partials
-// (ld.global, not the non-coherent path) and stores C, by the threads too.
+// (ld.global, not the non-coherent path), both partials before their sum, and stores C, by the
+// threads too.
 
 func.func @gemm_splitk(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xbf16>, %W: memref<?x?x?xf32>, %Counters: memref<?xi32>,
     %M: index, %N: index, %K: index) {
+  // C = A · Bᵀ (64x64x64-split2): A is M×K of bf16, B is N×K of bf16,
+  // C is M×N of bf16, W is 2×M×N of f32 (the partial sums by K-slice), Counters one i32 per tile of C, zero before the first launch; tawa.kernels.gemm_source, launch grid (⌈M/64⌉, ⌈N/64⌉, 2).
   %c0 = arith.constant 0 : index
   %block_k = arith.constant 64 : index
   %block_m = arith.constant 64 : index
@@ -38,19 +41,16 @@ func.func @gemm_splitk(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x
   %arrivals = arith.constant 2 : index
   %last = tile.counter_arrive %Counters[%tile] count %arrivals : memref<?xi32>
   scf.if %last {
-    %c1 = arith.constant 1 : index
-    %split_k = arith.constant 2 : index
-    %chunk = arith.constant 32 : index
+    %slice0 = arith.constant 0 : index
+    %slice1 = arith.constant 1 : index
+    %chunk = arith.constant 64 : index
     scf.for %j = %c0 to %block_n step %chunk {
       %n1 = arith.addi %n0, %j : index
-      %sum0 = tile.zeros : tensor<64x32xf32>
-      %sum = scf.for %r = %c0 to %split_k step %c1 iter_args(%sum_i = %sum0) -> (tensor<64x32xf32>) {
-        %partial = tile.load %W[%r, %m0, %n1] : memref<?x?x?xf32> -> tensor<64x32xf32>
-        %sum_next = arith.addf %sum_i, %partial : tensor<64x32xf32>
-        scf.yield %sum_next : tensor<64x32xf32>
-      }
-      %c = arith.truncf %sum : tensor<64x32xf32> to tensor<64x32xbf16>
-      tile.store %c, %C[%m0, %n1] : tensor<64x32xbf16>, memref<?x?xbf16>
+      %partial0 = tile.load %W[%slice0, %m0, %n1] : memref<?x?x?xf32> -> tensor<64x64xf32>
+      %partial1 = tile.load %W[%slice1, %m0, %n1] : memref<?x?x?xf32> -> tensor<64x64xf32>
+      %sum = arith.addf %partial0, %partial1 : tensor<64x64xf32>
+      %c = arith.truncf %sum : tensor<64x64xf32> to tensor<64x64xbf16>
+      tile.store %c, %C[%m0, %n1] : tensor<64x64xbf16>, memref<?x?xbf16>
     }
   }
   func.return
@@ -66,5 +66,10 @@ func.func @gemm_splitk(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x
 // CHECK-NEXT: @!%p[[LAST]] bra
 // CHECK-NOT: ld.global.nc
 // CHECK:     ld.global.v2.f32
+// CHECK-NOT: add.f32
+// CHECK:     @!%p{{[0-9]+}} bra
+// CHECK-NOT: add.f32
+// CHECK:     ld.global.v2.f32
+// CHECK:     add.f32 %f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}};
 // CHECK-NOT: cp.async.bulk.tensor.{{[0-9]}}d.global.shared
 // CHECK:     st.global.b32
