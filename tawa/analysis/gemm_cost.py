@@ -191,8 +191,8 @@ FITTED_H200 = CostParameters(
     misaligned_l2_factor=1.552,
     cluster_overhead=0.001239,
     cluster_fixed_s=1.329e-06,
-    split_fixed_s=3.794e-06,
-    reduce_bytes_per_s=3.704e+10,
+    split_fixed_s=2.655e-06,
+    reduce_bytes_per_s=4.436e+10,
     bound_norm=2.186,
 )
 """The same parameters fitted to the NVIDIA H200's times (`python -m

@@ -1,10 +1,13 @@
 """Fits the GEMM cost model's free parameters to the H100 measurements in docs/perf/.
 
     python -m tawa.bench.fit_cost [--gpu h100|h200] [--from-fitted] [--iterations N] [--check]
+                                  [--only NAME,...]
 
 Reads every GEMM time recorded with today's kernels: the files that
-docs/perf/cost-model-data.txt lists (older files measured older code),
-each read by the first of `READERS` whose pattern its name matches:
+docs/perf/cost-model-data.txt lists (older files measured older code; a
+file marked `unsplit` there gives only its rows of unsplit tiles, its split
+rows having timed a split-K kernel changed since), each read by the first
+of `READERS` whose pattern its name matches:
 
 * `gemm-*.json`: `python -m tawa.bench gemm` rows (do_bench, L2 flushed),
   each row's configuration and its median time;
@@ -24,7 +27,9 @@ or from `PRIORS`), then prints the parameters as the literal that
 `gemm_cost.FITTED` records, the error per file, and how well the model
 ranks each shape's measured candidates: the measured time of the model's
 pick against the measured best (its regret).  `--check` reports `FITTED`
-without fitting.
+without fitting; `--only` fits the parameters it names and keeps the others
+(with `--from-fitted`: refits what a kernel change touched, e.g. split-K's
+`split_fixed_s,reduce_bytes_per_s` after a change of its reduction).
 """
 
 from __future__ import annotations
@@ -220,20 +225,40 @@ READERS = (("gemm-sweep-autotune-*.txt", read_autotune_log), ("gemm-tiles-groupm
 """How a listed file is read, by the first pattern its name matches."""
 
 
+UNSPLIT = "unsplit"
+"""A manifest line's word after the file name: read only the file's rows of
+unsplit configurations (its split rows timed a split-K kernel changed since)."""
+
+
+def listed(perf: Path = PERF, gpu: str = "h100") -> list[tuple[Path, bool]]:
+    """The files `gpu`'s manifest (`MANIFESTS`) lists, in its order, each
+    with whether its split rows count (not marked `UNSPLIT`)."""
+    manifest = perf / MANIFESTS[gpu]
+    out = []
+    for line in manifest.read_text().splitlines():
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        if words[1:] not in ([], [UNSPLIT]):
+            raise ValueError(f"{manifest}: {line!r}: expected a file name, then nothing or {UNSPLIT!r}")
+        out.append((perf / words[0], not words[1:]))
+    return out
+
+
 def listed_files(perf: Path = PERF, gpu: str = "h100") -> list[Path]:
     """The files `gpu`'s manifest (`MANIFESTS`) lists, in its order."""
-    lines = (line.strip() for line in (perf / MANIFESTS[gpu]).read_text().splitlines())
-    return [perf / line for line in lines if line and not line.startswith("#")]
+    return [path for path, _ in listed(perf, gpu)]
 
 
 def measurements(perf: Path = PERF, gpu: str = "h100") -> list[Measurement]:
-    """Every measurement of today's kernels on `gpu` in `perf` (the listed files)."""
+    """Every measurement of today's kernels on `gpu` in `perf` (the listed
+    files; of a file marked `UNSPLIT`, the rows of unsplit configurations)."""
     out: list[Measurement] = []
-    for path in listed_files(perf, gpu):
+    for path, splits in listed(perf, gpu):
         read = next((read for pattern, read in READERS if fnmatch.fnmatch(path.name, pattern)), None)
         if read is None:
             raise ValueError(f"{perf / MANIFESTS[gpu]}: no reader for {path.name} (READERS)")
-        out += read(path)
+        out += [m for m in read(path) if splits or m.choice.config.split_k == 1]
     return out
 
 
@@ -385,7 +410,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="start from the GPU's fitted parameters in gemm_cost, not the priors")
     parser.add_argument("--iterations", type=int, default=1500, help="Nelder-Mead iterations (default 1500)")
     parser.add_argument("--check", action="store_true", help="report the fitted parameters' error without fitting")
+    parser.add_argument("--only", metavar="NAME,...", type=lambda text: tuple(text.split(",")), default=(),
+                        help="fit only these parameters, the others kept at the start's values (with --from-fitted: "
+                             "refit what a kernel change touched, e.g. split_fixed_s,reduce_bytes_per_s)")
     args = parser.parse_args(argv)
+    names = {f.name for f in fields(CostParameters)}
+    if unknown := [n for n in args.only if n not in names]:
+        print(f"tawa.bench.fit_cost: error: --only: no parameter {', '.join(unknown)} (CostParameters: "
+              f"{', '.join(sorted(names))})", file=sys.stderr)
+        return 1
     data = measurements(gpu=args.gpu)
     if not data:
         print(f"tawa.bench.fit_cost: error: no measurements found in {PERF}", file=sys.stderr)
@@ -395,7 +428,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     start = fitted if args.from_fitted else PRIORS
     if KEPT_BY_GPU[args.gpu]:  # kept at the H100's value, whatever the start
         start = replace(start, **{name: getattr(FITTED, name) for name in KEPT_BY_GPU[args.gpu]})
-    params = fitted if args.check else fit(data, start, args.iterations, stages, KEPT_BY_GPU[args.gpu])
+    kept = KEPT_BY_GPU[args.gpu] + tuple(sorted(names - set(args.only) if args.only else ()))
+    params = fitted if args.check else fit(data, start, args.iterations, stages, kept)
     print(report(data, params, stages, name))
     return 0
 

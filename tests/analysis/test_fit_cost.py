@@ -102,3 +102,26 @@ def test_parameters_by_device_name():
     assert parameters_for("NVIDIA H200") is FITTED_H200
     assert parameters_for("NVIDIA H100 80GB HBM3") is FITTED
     assert parameters_for("NVIDIA H100 PCIe") is FITTED and parameters_for(None) is FITTED  # not measured: the H100's
+
+
+def test_a_manifest_line_marked_unsplit_reads_the_unsplit_rows(tmp_path, monkeypatch, capsys):
+    """A manifest's `FILE unsplit` keeps the file's rows of unsplit tiles only
+    (its split rows timed a split-K kernel changed since); anything else
+    after the name is refused; `--only` names parameters that exist."""
+    (tmp_path / "gemm-candidates-x.txt").write_text(
+        "NVIDIA H200; do_bench median\n"
+        "## 64x632x16608: cuBLAS 16.00 us; model's pick 20.00 us (0.800), best 64x64x64-split7 20.00 us (0.800)\n"
+        "    64x64x64-split7 stages=auto group_m=8  20.00 us  model 21.00 us\n"
+        "    64x64x64 stages=auto group_m=8  30.00 us  model 29.00 us\n")
+    monkeypatch.setitem(fit_cost.MANIFESTS, "h200", "manifest.txt")
+    manifest = tmp_path / "manifest.txt"
+    manifest.write_text("# a comment\ngemm-candidates-x.txt\n")
+    assert [m.choice.config.split_k for m in fit_cost.measurements(tmp_path, "h200")] == [7, 1]
+    manifest.write_text("gemm-candidates-x.txt  unsplit\n")
+    assert [m.choice.config.split_k for m in fit_cost.measurements(tmp_path, "h200")] == [1]
+    assert fit_cost.listed_files(tmp_path, "h200") == [tmp_path / "gemm-candidates-x.txt"]
+    manifest.write_text("gemm-candidates-x.txt  split\n")
+    with pytest.raises(ValueError, match=r"expected a file name, then nothing or 'unsplit'"):
+        fit_cost.measurements(tmp_path, "h200")
+    assert fit_cost.main(["--gpu", "h200", "--check", "--only", "split_fixed_s,nope"]) == 1
+    assert "--only: no parameter nope" in capsys.readouterr().err
