@@ -514,8 +514,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="--explain: let the heuristic split K where the model says it pays (as --config split-k)")
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="bf16", help="input type (default bf16)")
     parser.add_argument("--config", choices=CONFIGS, default=None,
-                        help="tawa's kernel per shape (default: what tawa.torch's operators run, split-k for "
-                        "bf16 and heuristic for fp8; example when --source is given; heuristic: the cost model's "
+                        help="tawa's kernel per shape (default: split-k for bf16, tawa.torch.matmul's choice, "
+                        "and heuristic for fp8; example when --source is given; heuristic: the cost model's "
                         "unsplit choice; split-k: the heuristic, splitting K where the model says it pays)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON")
@@ -529,8 +529,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="rows each consumer warp group owns (default 64); 128 reshapes the heuristic's "
                         "tile to keep each warp group's accumulator: 128x256 → 256x128")
     args = parser.parse_args(argv)
-    # By default what the operators run: tawa.torch.matmul splits K (bf16),
-    # matmul_fp8's scaled epilogue needs the whole sum.
+    # bf16 by default as tawa.torch.matmul chooses (K split where the model
+    # says it pays); fp8 unsplit (matmul_fp8's scales need the whole sum).
     config = args.config or ("example" if args.source else "split-k" if args.dtype == "bf16" else "heuristic")
     source = args.source or ROOT / DTYPES[args.dtype][0]
     try:
