@@ -315,7 +315,9 @@ def emit_store_global(p: KernelPrinter, op: nvgpu.FragmentStoreGlobalOp) -> None
     """Value i goes to [address + row(i)·pitch + col(i)·bytes].  Unmasked,
     each vector in accesses of up to 16 bytes (`_vector_accesses`: a packed
     pair is one 32-bit register, a blocked layout's 8 bf16 one `v4.b32`);
-    an fp8 pair is one 16-bit store.  Masked, each value alone (an fp8 value
+    fp8 pairs go two to a 32-bit register where the vector holds whole
+    registers (a blocked layout's 8 fp8 one `v2.b32`), else one 16-bit
+    store a pair.  Masked, each value alone (an fp8 value
     is a byte of the register: `st.b8` stores the low byte, so the upper one
     is shifted down first), or with `vector_mask` the vector stores under
     their first value's bit."""
@@ -326,7 +328,17 @@ def emit_store_global(p: KernelPrinter, op: nvgpu.FragmentStoreGlobalOp) -> None
     pair_bits = 16 * nvgpu.element_bytes(t.element_type)
     if op.mask is None:
         accesses = _vector_accesses(t)
-        if t.packed() and vector == 2 and accesses is None:  # fp8 pairs
+        if t.packed() and pair_bits == 16 and vector % 4 == 0:  # fp8 pairs, two to a 32-bit register
+            words = [p.regs.new("r") for _ in range(len(regs) // 2)]
+            for k, word in enumerate(words):
+                p.emit(f"mov.b32 {word}, {{{regs[2 * k]}, {regs[2 * k + 1]}}};")
+            for first in range(0, t.values_per_thread(), vector):
+                for c in range(0, vector // 4, ACCESS_REGS):
+                    n = min(ACCESS_REGS, vector // 4 - c)
+                    suffix = f".v{n}.b32" if n > 1 else ".b32"
+                    p.emit(f"st.global{suffix} {at(first + 4 * c)}, {_operand(words, first // 4 + c, n)};")
+            return
+        if t.packed() and pair_bits == 16 and accesses is None:  # fp8 pairs
             for k, reg in enumerate(regs):
                 p.emit(f"st.global.b{pair_bits} {at(2 * k)}, {reg};")
             return

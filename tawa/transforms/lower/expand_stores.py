@@ -71,7 +71,7 @@ from tawa.dialects.tile import CmpIPredicate
 from tawa.target.hopper import THREADS_PER_WARP, WARPS_PER_GROUP
 from tawa.transforms.lower.addressing import element_offset
 from tawa.transforms.lower.masks import Binary, Compare, Coord, Materializer, Scalar
-from tawa.transforms.utils import fail
+from tawa.transforms.utils import InheritLocation, fail
 
 NAME = "tawa-expand-fragment-stores"
 _VECTOR_MASK = {"vector_mask": UnitAttr()}
@@ -387,6 +387,7 @@ class ExpandFragmentStoresPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([ExpandFragmentStore(), ExpandFragmentLoad(), ExpandFragmentAtomicAdd()]),
+            GreedyRewritePatternApplier([InheritLocation(p) for p in (ExpandFragmentStore(), ExpandFragmentLoad(),
+                                                                      ExpandFragmentAtomicAdd())]),
             apply_recursively=False,
         ).rewrite_module(op)

@@ -49,7 +49,7 @@ from tawa.transforms.lower.partitions import check_arefs_lowered, consumers_of
 from tawa.transforms.lower.scalar_loads import lower_scalar_loads
 from tawa.transforms.lower.tma_epilogue import group_barrier
 from tawa.transforms.partition.warp_groups import BLOCKED_LAYOUTS, blocked_group_rows, group_rows, takes_blocked_layouts
-from tawa.transforms.utils import erase_unused, fail, kernel_of
+from tawa.transforms.utils import InheritLocation, erase_unused, fail, kernel_of
 
 
 def lower_consumer(region: Region, first_group: int, groups: int) -> None:
@@ -74,7 +74,7 @@ def lower_consumer(region: Region, first_group: int, groups: int) -> None:
             info = replace(ConsumerInfo.at_start_of(region, first_group, groups, rows), tiles=tiles)
     PatternRewriteWalker(
         # No DCE: dead scalar ops the partition had stay, as they were.
-        GreedyRewritePatternApplier(consumer_patterns(info), dce_enabled=False),
+        GreedyRewritePatternApplier([InheritLocation(p) for p in consumer_patterns(info)], dce_enabled=False),
         apply_recursively=True,
     ).rewrite_region(region)
     _erase_dead_tile_math(region)

@@ -79,3 +79,21 @@ func.func @fragments(%y: f32, %n: i32, %C: memref<?x?xbf16>, %a: index) attribut
   nvgpu.frag_store_global %v, %a, %d1 mask %m : !nvgpu.frag<64x16xbf16, wgmma>, !nvgpu.frag<64x16xi1, wgmma>
   func.return
 }
+
+// e4m3 values of a blocked layout (a vector of 8 a thread): packed pairs, two to a 32-bit
+// register, each vector one 8-byte store.
+// CHECK-LABEL: .entry e4m3_store(
+func.func @e4m3_store(%y: f32, %Q: memref<?x?xf8E4M3FN>) attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128, smem = 1024>} {
+  %s = nvgpu.frag_splat %y : f32 -> !nvgpu.frag<1x256xf32, #nvgpu.tiled_layout<(1,256)(1,256)(1,8), warps = [-6, -5, *4], lanes = [-4, -3], vector = -1>>
+  // CHECK-COUNT-4: cvt.rn.satfinite.e4m3x2.f32 %h{{[0-9]+}}
+  %q = nvgpu.frag_convert %s : !nvgpu.frag<1x256xf32, #nvgpu.tiled_layout<(1,256)(1,256)(1,8), warps = [-6, -5, *4], lanes = [-4, -3], vector = -1>> -> !nvgpu.frag<1x256xf8E4M3FN, #nvgpu.tiled_layout<(1,256)(1,256)(1,8), warps = [-6, -5, *4], lanes = [-4, -3], vector = -1>>
+  %p = nvgpu.memref_base %Q : memref<?x?xf8E4M3FN>
+  %c1 = arith.constant 1 : index
+  %d1 = memref.dim %Q, %c1 : memref<?x?xf8E4M3FN>
+  // CHECK:      mov.b32 %r[[W0:[0-9]+]], {%h[[P0:[0-9]+]], %h[[P1:[0-9]+]]};
+  // CHECK-NEXT: mov.b32 %r[[W1:[0-9]+]], {%h{{[0-9]+}}, %h{{[0-9]+}}};
+  // CHECK-NEXT: st.global.v2.b32 [%rd{{[0-9]+}}+0], {%r[[W0]], %r[[W1]]};
+  // CHECK-NOT:  st.global
+  nvgpu.frag_store_global %q, %p, %d1 : !nvgpu.frag<1x256xf8E4M3FN, #nvgpu.tiled_layout<(1,256)(1,256)(1,8), warps = [-6, -5, *4], lanes = [-4, -3], vector = -1>>
+  func.return
+}

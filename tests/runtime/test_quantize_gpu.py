@@ -1,0 +1,48 @@
+"""The fp8 quantization kernel of examples/python/quantize.py on a Hopper GPU: bf16 rows
+scaled into float8 e4m3 with a factor per row, launched on torch tensors.
+
+Fresh random inputs (the seed is printed on failure), outputs poisoned with NaN, ragged shapes
+(rows of a few columns to wider than a warp group's vectors, a row of zeros); checked against
+float32 in torch: the factors exactly (the kernel's divisions by 448 within a unit in the last
+place), the e4m3 values within a step of torch's rounding of the same quotient, and the
+dequantized rows within e4m3's precision.
+
+Run: `pytest -m gpu tests/runtime/test_quantize_gpu.py` on an H100.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import pytest
+
+from tawa.torch.kernels import python_example
+
+pytestmark = pytest.mark.gpu
+
+
+@cache
+def kernel(BLOCK_M: int, BLOCK_N: int):
+    return python_example("quantize").quantize_rows.compile(BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N)
+
+
+@pytest.mark.parametrize("M, N, BLOCK_M, BLOCK_N", [(37, 700, 4, 1024), (256, 1024, 4, 1024), (5, 3000, 1, 4096),
+                                                    (9, 8, 2, 8), (300, 4096, 1, 4096)])
+def test_quantize_rows(cuda, seed, M, N, BLOCK_M, BLOCK_N):
+    import torch
+
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    X = (torch.randn(M, N, device="cuda", generator=g) * 10).to(torch.bfloat16)
+    X[min(1, M - 1)] = 0
+    Q = torch.full((M, N), float("nan"), device="cuda").to(torch.float8_e4m3fn)
+    S = torch.full((M,), float("nan"), device="cuda")
+    kernel(BLOCK_M, BLOCK_N)(X, Q, S, M, N, grid=(-(-M // BLOCK_M),))
+    torch.cuda.synchronize()
+    x = X.float()
+    s = x.abs().amax(1).clamp_min(1e-12) / 448
+    torch.testing.assert_close(S, s, rtol=2**-23, atol=0)
+    q = Q.float()
+    assert not q.isnan().any()
+    ref = (x / s[:, None]).to(torch.float8_e4m3fn).float()
+    assert ((q - ref).abs() <= ref.abs() * 2**-2 + 2**-9).all()
+    assert ((q * S[:, None] - x).abs() <= x.abs() * 2**-4 + S[:, None] * 2**-9).all()
