@@ -36,6 +36,9 @@ FRAG_BINARY = {
 }
 
 
+FP8 = (Float8E4M3FNType, Float8E5M2Type)
+
+
 def _type(v) -> nvgpu.FragmentType:
     t = v.type
     assert isinstance(t, nvgpu.FragmentType)
@@ -86,9 +89,20 @@ def emit_convert(p: KernelPrinter, op: nvgpu.FragmentConvertOp) -> None:
     """Narrowing: values 2k and 2k+1 (one vector of the layout) pack into
     register k; the first source of `cvt.rn.bf16x2.f32` goes to the upper
     half.  Widening: each 16-bit value (a half of a packed register, the
-    lower one first) becomes one f32."""
+    lower one first) becomes one f32; an fp8 pair goes through f16."""
     src_t, dst_t = _type(op.input), _type(op.result)
     src = p.frag(op.input)
+    if isinstance(dst_t.element_type, Float32Type) and isinstance(src_t.element_type, FP8):
+        # A pair to two f16 (`cvt.rn.f16x2.e4m3x2`: the low byte to the low half), each to f32.
+        kind = "e4m3x2" if isinstance(src_t.element_type, Float8E4M3FNType) else "e5m2x2"
+        dst = p.define_frag(op.result)
+        word, lo, hi = p.regs.new("r"), p.regs.new("h"), p.regs.new("h")
+        for k, s in enumerate(src):
+            p.emit(f"cvt.rn.f16x2.{kind} {word}, {s};")
+            p.emit(f"mov.b32 {{{lo}, {hi}}}, {word};")
+            p.emit(f"cvt.f32.f16 {dst[2 * k]}, {lo};")
+            p.emit(f"cvt.f32.f16 {dst[2 * k + 1]}, {hi};")
+        return
     if isinstance(dst_t.element_type, Float32Type):
         widen = "cvt.f32.bf16" if isinstance(src_t.element_type, BFloat16Type) else "cvt.f32.f16"
         dst = p.define_frag(op.result)
@@ -316,8 +330,8 @@ def emit_store_global(p: KernelPrinter, op: nvgpu.FragmentStoreGlobalOp) -> None
     each vector in accesses of up to 16 bytes (`_vector_accesses`: a packed
     pair is one 32-bit register, a blocked layout's 8 bf16 one `v4.b32`);
     fp8 pairs go two to a 32-bit register where the vector holds whole
-    registers (a blocked layout's 8 fp8 one `v2.b32`), else one 16-bit
-    store a pair.  Masked, each value alone (an fp8 value
+    registers (a blocked layout's 16 fp8 one `v4.b32`, under the vector's
+    first bit with `vector_mask`), else one 16-bit store a pair.  Masked, each value alone (an fp8 value
     is a byte of the register: `st.b8` stores the low byte, so the upper one
     is shifted down first), or with `vector_mask` the vector stores under
     their first value's bit."""
@@ -326,18 +340,21 @@ def emit_store_global(p: KernelPrinter, op: nvgpu.FragmentStoreGlobalOp) -> None
     regs = p.frag(op.values)
     vector = t.vector_length()
     pair_bits = 16 * nvgpu.element_bytes(t.element_type)
+    if isinstance(t.element_type, FP8) and vector % 4 == 0 and (op.mask is None or op.vector_mask is not None):
+        # fp8 pairs, two to a 32-bit register: each vector in stores of up to 16 bytes.
+        mask = p.frag(op.mask) if op.mask is not None else None
+        words = [p.regs.new("r") for _ in range(len(regs) // 2)]
+        for k, word in enumerate(words):
+            p.emit(f"mov.b32 {word}, {{{regs[2 * k]}, {regs[2 * k + 1]}}};")
+        for first in range(0, t.values_per_thread(), vector):
+            for c in range(0, vector // 4, ACCESS_REGS):
+                n = min(ACCESS_REGS, vector // 4 - c)
+                guard = f"@{mask[first]} " if mask is not None else ""
+                suffix = f".v{n}.b32" if n > 1 else ".b32"
+                p.emit(f"{guard}st.global{suffix} {at(first + 4 * c)}, {_operand(words, first // 4 + c, n)};")
+        return
     if op.mask is None:
         accesses = _vector_accesses(t)
-        if t.packed() and pair_bits == 16 and vector % 4 == 0:  # fp8 pairs, two to a 32-bit register
-            words = [p.regs.new("r") for _ in range(len(regs) // 2)]
-            for k, word in enumerate(words):
-                p.emit(f"mov.b32 {word}, {{{regs[2 * k]}, {regs[2 * k + 1]}}};")
-            for first in range(0, t.values_per_thread(), vector):
-                for c in range(0, vector // 4, ACCESS_REGS):
-                    n = min(ACCESS_REGS, vector // 4 - c)
-                    suffix = f".v{n}.b32" if n > 1 else ".b32"
-                    p.emit(f"st.global{suffix} {at(first + 4 * c)}, {_operand(words, first // 4 + c, n)};")
-            return
         if t.packed() and pair_bits == 16 and accesses is None:  # fp8 pairs
             for k, reg in enumerate(regs):
                 p.emit(f"st.global.b{pair_bits} {at(2 * k)}, {reg};")
@@ -400,6 +417,9 @@ def emit_load_global(p: KernelPrinter, op: nvgpu.FragmentLoadGlobalOp) -> None:
     at = _addresses(p, t, t.element_type, op.address, op.row_pitch)
     dst = p.define_frag(op.result)
     f32 = isinstance(t.element_type, Float32Type)
+    if isinstance(t.element_type, FP8):
+        _load_fp8(p, op, t, at, dst)
+        return
     if op.mask is None:
         accesses = _vector_accesses(t)
         if accesses is None:  # unpacked 16-bit values
@@ -429,6 +449,45 @@ def emit_load_global(p: KernelPrinter, op: nvgpu.FragmentLoadGlobalOp) -> None:
     for i, d in enumerate(dst):
         p.emit(f"mov.{'f32' if f32 else 'b16'} {d}, {'0f00000000' if f32 else 0};")
         p.emit(f"@{mask[i]} ld.global.{'f32' if f32 else 'b16'} {d}, {at(i)};")
+
+
+def _load_fp8(p: KernelPrinter, op: nvgpu.FragmentLoadGlobalOp, t: nvgpu.FragmentType, at, dst: list[str]) -> None:
+    """fp8 values, a packed pair to a 16-bit register (the first value in
+    the low byte).  Vectors of whole 32-bit registers (a blocked layout's 16
+    fp8: `v4.b32`) load as words split into pairs, unmasked or with
+    `vector_mask` under the vector's first bit (zeroed first); else each
+    pair alone unmasked, or each value alone under its bit (`ld.global.u8`,
+    0 where clear) and the pair put together."""
+    vector, values = t.vector_length(), t.values_per_thread()
+    if vector % 4 == 0 and (op.mask is None or op.vector_mask is not None):
+        mask = p.frag(op.mask) if op.mask is not None else None
+        words = [p.regs.new("r") for _ in range(values // 4)]
+        for first in range(0, values, vector):
+            for c in range(0, vector // 4, ACCESS_REGS):
+                n = min(ACCESS_REGS, vector // 4 - c)
+                regs = _operand(words, first // 4 + c, n)
+                guard = ""
+                if mask is not None:
+                    for w in words[first // 4 + c:first // 4 + c + n]:
+                        p.emit(f"mov.b32 {w}, 0;")
+                    guard = f"@{mask[first]} "
+                p.emit(f"{guard}ld.global{f'.v{n}' if n > 1 else ''}.b32 {regs}, {at(first + 4 * c)};")
+        for k, w in enumerate(words):
+            p.emit(f"mov.b32 {{{dst[2 * k]}, {dst[2 * k + 1]}}}, {w};")
+        return
+    if op.mask is None:
+        for k, d in enumerate(dst):
+            p.emit(f"ld.global.b16 {d}, {at(2 * k)};")
+        return
+    mask = p.frag(op.mask)
+    hi = p.regs.new("h")
+    for k, d in enumerate(dst):
+        p.emit(f"mov.b16 {d}, 0;")
+        p.emit(f"mov.b16 {hi}, 0;")
+        p.emit(f"@{mask[2 * k]} ld.global.u8 {d}, {at(2 * k)};")
+        p.emit(f"@{mask[2 * k + 1]} ld.global.u8 {hi}, {at(2 * k + 1)};")
+        p.emit(f"shl.b16 {hi}, {hi}, 8;")
+        p.emit(f"or.b16 {d}, {d}, {hi};")
 
 
 EMITTERS: dict[type[Operation], Callable] = {

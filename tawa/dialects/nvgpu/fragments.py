@@ -373,17 +373,18 @@ class FragmentConvertOp(IRDLOperation):
     def verify_(self) -> None:
         it, rt = self.input.type, self.result.type
         assert isinstance(it, FragmentType) and isinstance(rt, FragmentType)
-        sixteen = BFloat16Type | Float16Type
-        narrow = sixteen | Float8E4M3FNType | Float8E5M2Type
+        fp8 = Float8E4M3FNType | Float8E5M2Type
+        narrow = BFloat16Type | Float16Type | fp8
         narrowing = isinstance(it.element_type, Float32Type) and isinstance(rt.element_type, narrow)
-        widening = isinstance(it.element_type, sixteen) and isinstance(rt.element_type, Float32Type)
+        widening = isinstance(it.element_type, narrow) and isinstance(rt.element_type, Float32Type)
         if not (narrowing or widening) or it.with_element_type(rt.element_type) != rt:
             raise VerifyException(
-                "nvgpu.frag_convert turns an f32 fragment into a bf16, f16 or fp8 one, or a bf16 or f16 "
-                f"one into f32, of the same shape and layout, got {it} -> {rt}"
+                "nvgpu.frag_convert turns an f32 fragment into a bf16, f16 or fp8 one, or one of those "
+                f"into f32, of the same shape and layout, got {it} -> {rt}"
             )
-        if isinstance(rt.element_type, Float8E4M3FNType | Float8E5M2Type) and not rt.packed():
-            raise VerifyException(f"nvgpu.frag_convert to fp8 needs vectors of 2 (a packed pair), got {rt}")
+        for t in (it, rt):
+            if isinstance(t.element_type, fp8) and not t.packed():
+                raise VerifyException(f"nvgpu.frag_convert of fp8 needs vectors of 2 (a packed pair), got {t}")
 
 
 @irdl_op_definition
@@ -608,7 +609,10 @@ class FragmentStoreOp(IRDLOperation):
 
 
 LOADABLE = (Float32Type, BFloat16Type, Float16Type)
-"""Element types the consumers load from global memory."""
+"""Element types the consumers load from global memory in any layout."""
+BLOCKED_FLOATS = (*LOADABLE, Float8E4M3FNType, Float8E5M2Type)
+"""Element types of the tiles of blocked layouts (kernels without dots):
+fp8 too, in packed pairs (a 16-byte vector is 16 values)."""
 
 
 @irdl_op_definition
@@ -686,8 +690,11 @@ class FragmentLoadGlobalOp(IRDLOperation):
 
 
 def _check_global_access(name: str, element: Attribute, fragment: FragmentType) -> None:
+    if isinstance(element, Float8E4M3FNType | Float8E5M2Type) and fragment.packed():
+        return  # fp8 in packed pairs (a blocked layout's vectors)
     if not isinstance(element, LOADABLE):
-        raise VerifyException(f"{name} reads f32, bf16 or f16 elements, got {element}")
+        raise VerifyException(f"{name} reads f32, bf16 or f16 elements, or fp8 in packed pairs, got {element} "
+                              f"in {fragment}")
 
 
 @irdl_op_definition

@@ -42,14 +42,14 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, Region, SSAValue
 
 from tawa.dialects import nvgpu, tile
-from tawa.dialects.nvgpu.fragments import LOADABLE
+from tawa.dialects.nvgpu.fragments import BLOCKED_FLOATS as FLOATS
 from tawa.dialects.nvgpu.layouts import TiledLayout, blocked_layout
 from tawa.transforms.utils import fail
 
 
 def _floats(v: SSAValue, rank: int) -> bool:
     t = v.type
-    return isinstance(t, TensorType) and t.get_num_dims() == rank and isinstance(t.get_element_type(), LOADABLE)
+    return isinstance(t, TensorType) and t.get_num_dims() == rank and isinstance(t.get_element_type(), FLOATS)
 
 
 def _values(region: Region) -> Iterator[tuple[SSAValue, Operation]]:

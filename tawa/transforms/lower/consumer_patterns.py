@@ -54,7 +54,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tawa.diagnostics import TawaError
 from tawa.dialects import nvgpu, tile
 from tawa.dialects.nvgpu.atomics import replicated
-from tawa.dialects.nvgpu.fragments import LOADABLE
+from tawa.dialects.nvgpu.fragments import BLOCKED_FLOATS, LOADABLE
 from tawa.target.hopper import THREADS_PER_GROUP, WGMMA_M
 from tawa.transforms.lower.blocked_layouts import BlockedTile
 from tawa.transforms.lower.masks import Materializer, all_true_condition, symbolic
@@ -608,8 +608,10 @@ class LowerConsumerLoad(RewritePattern):
         t = op.result.type
         assert isinstance(t, TensorType)
         f32_t = TensorType(Float32Type(), t.get_shape())
-        if not isinstance(t.get_element_type(), LOADABLE):
-            raise fail(op, f"{NAME}: the consumers load f32, bf16 or f16 tiles, got {t}")
+        blocked = self.info.tiles is not None
+        if not isinstance(t.get_element_type(), BLOCKED_FLOATS if blocked else LOADABLE):
+            raise fail(op, f"{NAME}: the consumers load f32, bf16 or f16 tiles (fp8 too in a kernel without dots), "
+                           f"got {t}")
         if self.info.tiles is not None:  # this warp group's share, in its planned layout
             frag_t = self.info.frag_type(f32_t, op, value=op.result)
             own_rows = self.info.groups > 1 and self.info.tiles[op.result].along_rows

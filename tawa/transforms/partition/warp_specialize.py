@@ -78,6 +78,7 @@ from tawa.analysis.smem_plan import thread_slot_swizzle
 from tawa.diagnostics import TawaError, location_of
 from tawa.dialects import aref, nvgpu, tile
 from tawa.dialects.aref import PartitionRole
+from tawa.dialects.nvgpu.fragments import LOADABLE
 from tawa.target.hopper import (
     WARPS_PER_GROUP,
 )
@@ -235,7 +236,8 @@ def streams(kernel: func.FuncOp) -> set[tile.LoadOp]:
     add: the TMA copy would not see the consumers' writes; add + RMSNorm's
     second loop reads back the S its first stored, and loads it itself), whose
     rows are TMA boxes of whole 16-byte units (an unswizzled slot,
-    `thread_slot_swizzle`)."""
+    `thread_slot_swizzle`), of the element types the consumers read from a
+    slot (`LOADABLE`: an fp8 tile they load from global memory themselves)."""
     if has_dots(kernel):
         return set()
     written = {v for op in kernel.walk() if op.has_trait(MemoryWriteEffect)
@@ -246,7 +248,8 @@ def streams(kernel: func.FuncOp) -> set[tile.LoadOp]:
             continue  # (an unused tile is nobody's to take from a ring)
         t = op.result.type
         assert isinstance(t, TensorType)
-        if t.get_num_dims() != 2 or thread_slot_swizzle(t.get_shape()[1], nvgpu.element_bytes(t.get_element_type())) is None:
+        if (t.get_num_dims() != 2 or not isinstance(t.get_element_type(), LOADABLE)
+                or thread_slot_swizzle(t.get_shape()[1], nvgpu.element_bytes(t.get_element_type())) is None):
             continue
         loops = []
         node = op.parent_op()

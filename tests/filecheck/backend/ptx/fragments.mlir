@@ -97,3 +97,34 @@ func.func @e4m3_store(%y: f32, %Q: memref<?x?xf8E4M3FN>) attributes {nvgpu.kerne
   nvgpu.frag_store_global %q, %p, %d1 : !nvgpu.frag<1x256xf8E4M3FN, #nvgpu.tiled_layout<(1,256)(1,256)(1,8), warps = [-6, -5, *4], lanes = [-4, -3], vector = -1>>
   func.return
 }
+
+// e4m3 loads of a blocked layout (a vector of 16 a thread): one 16-byte load a vector, each
+// word split into two pairs; with `vector_mask` the words are zeroed and the load predicated;
+// widened to f32 through f16, a pair at a time.
+// CHECK-LABEL: .entry e4m3_load(
+func.func @e4m3_load(%Q: memref<?x?xf8E4M3FN>, %pitch: index, %n: i32) attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128, smem = 1024>} {
+  %p = nvgpu.memref_base %Q : memref<?x?xf8E4M3FN>
+  %cols = nvgpu.frag_index col : !nvgpu.frag<1x512xi32, #nvgpu.tiled_layout<(1,512)(1,512)(1,16), warps = [-6, -5, *4], lanes = [-4, -3], vector = -1>>
+  %m = nvgpu.frag_cmpi slt, %cols, %n : !nvgpu.frag<1x512xi32, #nvgpu.tiled_layout<(1,512)(1,512)(1,16), warps = [-6, -5, *4], lanes = [-4, -3], vector = -1>>, i32
+  // CHECK:      ld.global.v4.b32 {%r[[W0:[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}+0];
+  // CHECK-NEXT: mov.b32 {%h[[P0:[0-9]+]], %h{{[0-9]+}}}, %r[[W0]];
+  %q = nvgpu.frag_load_global %p, %pitch : !nvgpu.frag<1x512xf8E4M3FN, #nvgpu.tiled_layout<(1,512)(1,512)(1,16), warps = [-6, -5, *4], lanes = [-4, -3], vector = -1>>
+  // CHECK:      cvt.rn.f16x2.e4m3x2 %r[[F:[0-9]+]], %h[[P0]];
+  // CHECK-NEXT: mov.b32 {%h[[LO:[0-9]+]], %h[[HI:[0-9]+]]}, %r[[F]];
+  // CHECK-NEXT: cvt.f32.f16 %f{{[0-9]+}}, %h[[LO]];
+  // CHECK-NEXT: cvt.f32.f16 %f{{[0-9]+}}, %h[[HI]];
+  %f = nvgpu.frag_convert %q : !nvgpu.frag<1x512xf8E4M3FN, #nvgpu.tiled_layout<(1,512)(1,512)(1,16), warps = [-6, -5, *4], lanes = [-4, -3], vector = -1>> -> !nvgpu.frag<1x512xf32, #nvgpu.tiled_layout<(1,512)(1,512)(1,16), warps = [-6, -5, *4], lanes = [-4, -3], vector = -1>>
+  // CHECK:      mov.b32 %r[[Z:[0-9]+]], 0;
+  // CHECK-COUNT-3: mov.b32 %r{{[0-9]+}}, 0;
+  // CHECK-NEXT: @%p{{[0-9]+}} ld.global.v4.b32 {%r[[Z]],
+  %v = nvgpu.frag_load_global %p, %pitch mask %m {vector_mask} : !nvgpu.frag<1x512xf8E4M3FN, #nvgpu.tiled_layout<(1,512)(1,512)(1,16), warps = [-6, -5, *4], lanes = [-4, -3], vector = -1>>, !nvgpu.frag<1x512xi1, #nvgpu.tiled_layout<(1,512)(1,512)(1,16), warps = [-6, -5, *4], lanes = [-4, -3], vector = -1>>
+  // Element by element: each byte under its bit (0 where clear), the pair put together.
+  // CHECK:      mov.b16 %h[[E:[0-9]+]], 0;
+  // CHECK-NEXT: mov.b16 %h[[T:[0-9]+]], 0;
+  // CHECK-NEXT: @%p{{[0-9]+}} ld.global.u8 %h[[E]], [%rd{{[0-9]+}}+0];
+  // CHECK-NEXT: @%p{{[0-9]+}} ld.global.u8 %h[[T]], [%rd{{[0-9]+}}+1];
+  // CHECK-NEXT: shl.b16 %h[[T]], %h[[T]], 8;
+  // CHECK-NEXT: or.b16 %h[[E]], %h[[E]], %h[[T]];
+  %e = nvgpu.frag_load_global %p, %pitch mask %m : !nvgpu.frag<1x512xf8E4M3FN, #nvgpu.tiled_layout<(1,512)(1,512)(1,16), warps = [-6, -5, *4], lanes = [-4, -3], vector = -1>>, !nvgpu.frag<1x512xi1, #nvgpu.tiled_layout<(1,512)(1,512)(1,16), warps = [-6, -5, *4], lanes = [-4, -3], vector = -1>>
+  func.return
+}

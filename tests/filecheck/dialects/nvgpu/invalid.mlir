@@ -493,16 +493,16 @@ func.func @frag_convert_shape(%a: !nvgpu.frag<64x128xf32, wgmma>) {
   %b = nvgpu.frag_convert %a : !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x64xbf16, wgmma>
   func.return
 }
-// CHECK: error: nvgpu.frag_convert turns an f32 fragment into a bf16, f16 or fp8 one, or a bf16 or f16 one into f32, of the same shape and layout, got !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x64xbf16, wgmma>
+// CHECK: error: nvgpu.frag_convert turns an f32 fragment into a bf16, f16 or fp8 one, or one of those into f32, of the same shape and layout, got !nvgpu.frag<64x128xf32, wgmma> -> !nvgpu.frag<64x64xbf16, wgmma>
 
 // -----
 
-// fp8 fragments exist only on their way to shared memory: nothing widens them.
-func.func @frag_convert_from_fp8(%a: !nvgpu.frag<64x128xf8E4M3FN, wgmma>) {
-  %b = nvgpu.frag_convert %a : !nvgpu.frag<64x128xf8E4M3FN, wgmma> -> !nvgpu.frag<64x128xf32, wgmma>
+// fp8 widens to f32 only (through f16 in the PTX), not to another narrow type.
+func.func @frag_convert_fp8_to_bf16(%a: !nvgpu.frag<64x128xf8E4M3FN, wgmma>) {
+  %b = nvgpu.frag_convert %a : !nvgpu.frag<64x128xf8E4M3FN, wgmma> -> !nvgpu.frag<64x128xbf16, wgmma>
   func.return
 }
-// CHECK: error: nvgpu.frag_convert turns an f32 fragment into a bf16, f16 or fp8 one, or a bf16 or f16 one into f32, of the same shape and layout, got !nvgpu.frag<64x128xf8E4M3FN, wgmma> -> !nvgpu.frag<64x128xf32, wgmma>
+// CHECK: error: nvgpu.frag_convert turns an f32 fragment into a bf16, f16 or fp8 one, or one of those into f32, of the same shape and layout, got !nvgpu.frag<64x128xf8E4M3FN, wgmma> -> !nvgpu.frag<64x128xbf16, wgmma>
 
 // -----
 
@@ -528,7 +528,7 @@ func.func @frag_convert_fp8_unpacked(%a: !nvgpu.frag<64xf32, wgmma_row>) {
   %b = nvgpu.frag_convert %a : !nvgpu.frag<64xf32, wgmma_row> -> !nvgpu.frag<64xf8E4M3FN, wgmma_row>
   func.return
 }
-// CHECK: error: nvgpu.frag_convert to fp8 needs vectors of 2 (a packed pair), got !nvgpu.frag<64xf8E4M3FN, wgmma_row>
+// CHECK: error: nvgpu.frag_convert of fp8 needs vectors of 2 (a packed pair), got !nvgpu.frag<64xf8E4M3FN, wgmma_row>
 
 // -----
 

@@ -3,7 +3,7 @@
 // A mask read from memory (not built from index tiles) cannot be computed per
 // register, and the consumers load only float tiles: a located one-line error
 // at the load.
-// CHECK: lower_tile_masks_invalid.mlir:18:3: error: tawa-lower-tile: the consumers load f32, bf16 or f16 tiles, got tensor<128x256xi32>
+// CHECK: lower_tile_masks_invalid.mlir:18:3: error: tawa-lower-tile: the consumers load f32, bf16 or f16 tiles (fp8 too in a kernel without dots), got tensor<128x256xi32>
 func.func @loaded_mask(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xbf16>, %Mk: memref<?x?xi32>, %K: index) {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index
