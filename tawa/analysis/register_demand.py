@@ -89,7 +89,7 @@ _WGMMAS = (nvgpu.WgmmaOp, nvgpu.WgmmaMmaAsyncOp)
 
 
 _STREAM_USERS = (*_ELEMENTWISE, nvgpu.FragmentStoreOp, nvgpu.FragmentStoreGlobalOp, nvgpu.FragmentReduceOp,
-                 nvgpu.FragmentReduceWarpsOp)
+                 nvgpu.FragmentReduceWarpsOp, nvgpu.FragmentTransposeSharedOp)
 
 
 def calls_subroutine(op: Operation) -> bool:

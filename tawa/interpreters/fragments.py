@@ -276,6 +276,32 @@ class FragmentFunctions(InterpreterFunctions):
             final[rows] = _fold(combine, np.stack(parts, axis=-1).reshape(-1, red.warps)).reshape(-1, values)
         return (_result(op, final),)
 
+    @impl(nvgpu.FragmentTransposeSharedOp)
+    def run_transpose_shared(self, interpreter: Interpreter, op: nvgpu.FragmentTransposeSharedOp,
+                             args: PythonValues):
+        """Each warp group writes its values, element (i, j) of the R x C
+        input at f32 element C·i + j of the scratch buffer, and every thread
+        reads element (a, b) of the result from element C·b + a."""
+        lanes = lanes_of(interpreter)
+        src, buf = args
+        it, rt = op.input.type, op.result.type
+        R, C = it.get_shape()
+        x = regs(op, src, lanes).astype(np.float32)
+        rows, cols = fragment_map(it.tiled_layout, tuple(it.get_shape()))
+        written = buf.offset + 4 * (C * rows + cols)
+        a, b = fragment_map(rt.tiled_layout, tuple(rt.get_shape()))
+        read = buf.offset + 4 * (C * b + a)
+        cta = cta_of(interpreter)
+        if max(written.max(), read.max()) + 4 > cta.smem.size:
+            raise simulation_error(op, f"{op.name}: the scratch buffer ends past the {cta.smem.size} bytes of "
+                                   "shared memory")
+        out = np.zeros((x.shape[0], rt.values_per_thread()), dtype=np.float32)
+        for g in whole_groups(op, lanes.mask):
+            group = slice(g * THREADS_PER_GROUP, (g + 1) * THREADS_PER_GROUP)
+            write_tile(cta.smem, written, x[group])
+            out[group] = read_tile(cta.smem, read, np.dtype(np.float32))
+        return (_result(op, out),)
+
     @impl(nvgpu.FragmentBroadcastOp)
     def run_broadcast(self, interpreter: Interpreter, op: nvgpu.FragmentBroadcastOp, args: PythonValues):
         lanes = lanes_of(interpreter)

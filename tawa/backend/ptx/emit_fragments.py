@@ -248,6 +248,38 @@ def emit_reduce_warps(p: KernelPrinter, op: nvgpu.FragmentReduceWarpsOp) -> None
     p.emit(f"bar.sync {barrier}, {THREADS_PER_GROUP};")
 
 
+def emit_transpose_shared(p: KernelPrinter, op: nvgpu.FragmentTransposeSharedOp) -> None:
+    """Each thread stores value i, element (row, col) of the R x C input,
+    at scratch + 4·(C·row + col): its thread coordinates once in a
+    register, each value's offset an immediate.  The warp group syncs; each
+    thread loads value j of the result, element (a, b), from
+    scratch + 4·(C·b + a) the same way, and syncs again."""
+    it, rt = _type(op.input), _type(op.result)
+    C = it.get_shape()[1]
+    src, dst = p.frag(op.input), p.define_frag(op.result)
+    scratch, barrier = p.reg(op.scratch), op.barrier.value.data
+
+    def base(t: nvgpu.FragmentType, major: int) -> tuple[str, Callable[[int], int]]:
+        """The thread's first element's address and each value's byte
+        offset from it, C elements a step along axis `major`."""
+        coords = [_thread_coordinate(p, t, axis) for axis in (0, 1)]
+        at = p.regs.new("r")
+        p.emit(f"mad.lo.u32 {at}, {coords[major]}, {C}, {coords[1 - major]};")
+        p.emit(f"mad.lo.u32 {at}, {at}, 4, {scratch};")
+        shape = t.get_shape()
+        steps = [t.tiled_layout.value_offsets(shape, axis) for axis in (0, 1)]
+        return at, lambda i: 4 * (C * steps[major][i] + steps[1 - major][i])
+
+    at, offset = base(it, 0)
+    for i, v in enumerate(src):
+        p.emit(f"st.shared.f32 [{at}+{offset(i)}], {v};")
+    p.emit(f"bar.sync {barrier}, {THREADS_PER_GROUP};")
+    at, offset = base(rt, 1)
+    for j, d in enumerate(dst):
+        p.emit(f"ld.shared.f32 {d}, [{at}+{offset(j)}];")
+    p.emit(f"bar.sync {barrier}, {THREADS_PER_GROUP};")
+
+
 def emit_broadcast(p: KernelPrinter, op: nvgpu.FragmentBroadcastOp) -> None:
     t = _type(op.result)
     axis = op.axis()
@@ -503,6 +535,7 @@ EMITTERS: dict[type[Operation], Callable] = {
     nvgpu.FragmentSelectOp: emit_select,
     nvgpu.FragmentReduceOp: emit_reduce,
     nvgpu.FragmentReduceWarpsOp: emit_reduce_warps,
+    nvgpu.FragmentTransposeSharedOp: emit_transpose_shared,
     nvgpu.FragmentBroadcastOp: emit_broadcast,
     nvgpu.MemrefBaseOp: emit_memref_base,
     nvgpu.MemrefStrideOp: emit_memref_stride,

@@ -310,6 +310,57 @@ class FragmentReduceWarpsOp(IRDLOperation):
 
 
 @irdl_op_definition
+class FragmentTransposeSharedOp(IRDLOperation):
+    """The transpose of a warp group's R x C f32 fragment of any layout, as
+    a C x R fragment of the result's layout, through shared memory: every
+    thread writes each value it holds, element (i, j), to f32 element
+    C·i + j of `scratch`, the warp group's 128 threads wait at named
+    barrier `barrier`, each thread reads element (a, b) of the result (its
+    layout's coordinates) from element C·b + a, and the threads wait at the
+    barrier again before anyone may write `scratch` anew.  Data moves
+    between any threads: the two layouts are independent (a blocked tile
+    of rows by 16-byte vectors and its transpose, laid out alike).
+
+    `scratch` is a buffer of the kernel's shared memory that only this warp
+    group uses, f32, at least R·C elements; `barrier` (1..15) is a named
+    barrier only this warp group's threads sync on.  Every thread of the
+    warp group must execute the op together (not under a branch that
+    divides it).
+
+    Example: `%t = nvgpu.frag_transpose_shared %x via %scratch barrier 15 : !nvgpu.frag<64x128xf32, #nvgpu.tiled_layout<...>>, !nvgpu.smem<64x128xf32> -> !nvgpu.frag<128x64xf32, #nvgpu.tiled_layout<...>>`
+    """
+
+    name = "nvgpu.frag_transpose_shared"
+    barrier = prop_def(IntegerAttr[I64])
+    input = operand_def(FragmentType)
+    scratch = operand_def(SmemType)
+    result = result_def(FragmentType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$input `via` $scratch `barrier` $barrier attr-dict `:` type($input) `,` type($scratch) `->` type($result)"
+    )
+
+    def __init__(self, value: SSAValue, scratch: SSAValue, barrier: int, result_type: FragmentType):
+        super().__init__(operands=[value, scratch], properties={"barrier": IntegerAttr(barrier, 64)},
+                         result_types=[result_type])
+
+    def verify_(self) -> None:
+        it, rt, st = self.input.type, self.result.type, self.scratch.type
+        assert isinstance(it, FragmentType) and isinstance(rt, FragmentType) and isinstance(st, SmemType)
+        shape = it.get_shape()
+        if (len(shape) != 2 or not isinstance(it.element_type, Float32Type) or rt.element_type != it.element_type
+                or tuple(rt.get_shape()) != tuple(shape)[::-1]):
+            raise VerifyException(f"nvgpu.frag_transpose_shared transposes a 2-D f32 fragment into one of the "
+                                  f"transposed shape, got {it} -> {rt}")
+        if not isinstance(st.element_type, Float32Type) or st.swizzle.data or math.prod(st.get_shape()) < math.prod(shape):
+            raise VerifyException(f"nvgpu.frag_transpose_shared needs an unswizzled f32 scratch of at least "
+                                  f"{math.prod(shape)} elements, got {st}")
+        if not 1 <= self.barrier.value.data < NAMED_BARRIERS:
+            raise VerifyException(f"nvgpu.frag_transpose_shared barrier must be a named barrier "
+                                  f"1..{NAMED_BARRIERS - 1} (0 is the CTA's), got {self.barrier.value.data}")
+
+
+@irdl_op_definition
 class FragmentBroadcastOp(IRDLOperation):
     """Repeats a fragment along one axis of the result (the inverse of a
     reduction along that axis): the input's layout is the result layout

@@ -788,7 +788,7 @@ class LowerStore(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.StoreOp | nvgpu.StagedStoreOp, rewriter: PatternRewriter) -> None:
-        if isinstance(op.value.owner, tile.TransOp) and isinstance(op, tile.StoreOp):
+        if isinstance(op.value.owner, tile.TransOp) and isinstance(op, tile.StoreOp) and self.info.tiles is None:
             self._store_transposed(op, op.value.owner, rewriter)
             return
         value, conv = _stored(op.value)
@@ -864,6 +864,36 @@ class LowerStore(RewritePattern):
 
 
 @dataclass
+class LowerBlockedTranspose(RewritePattern):
+    """`tile.trans` of a tile of a blocked layout (a kernel without dots) →
+    `nvgpu.frag_transpose_shared` through the partition's scratch buffer,
+    into the layout planned for the transposed tile.  The exchange moves
+    f32: a 16-bit or fp8 tile is widened before it and narrowed after."""
+
+    info: ConsumerInfo
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.TransOp, rewriter: PatternRewriter) -> None:
+        if self.info.tiles is None or not _is_frag(op.input):
+            return  # an accumulator's transpose is the store's or the dot's (LowerStore, LowerDot)
+        it, rt = op.input.type, op.result.type
+        assert isinstance(it, nvgpu.FragmentType) and isinstance(rt, TensorType)
+        assert self.info.scratch is not None  # planned with the partition (lower_tile.plan_scratch)
+        f32_t = self.info.frag_type(TensorType(Float32Type(), rt.get_shape()), op, value=op.result)
+        ops: list[Operation] = []
+        value = op.input
+        if not isinstance(it.element_type, Float32Type):
+            ops.append(nvgpu.FragmentConvertOp.build(operands=[value], result_types=[it.with_element_type(Float32Type())]))
+            value = ops[-1].results[0]
+        ops.append(nvgpu.FragmentTransposeSharedOp(value, self.info.scratch, self.info.barrier, f32_t))
+        if not isinstance(it.element_type, Float32Type):
+            ops.append(nvgpu.FragmentConvertOp.build(operands=[ops[-1].results[0]],
+                                                     result_types=[f32_t.with_element_type(it.element_type)]))
+        ops[-1].results[0].name_hint = op.result.name_hint
+        rewriter.replace(op, ops, [ops[-1].results[0]])
+
+
+@dataclass
 class LowerAtomicAdd(RewritePattern):
     """`tile.atomic_add` of a 2-D f32 fragment → `nvgpu.frag_atomic_add` of
     this warp group's rows, as `LowerStore` stores them.  A consumer-side
@@ -932,6 +962,7 @@ def consumer_patterns(info: ConsumerInfo) -> list[RewritePattern]:
         LowerBroadcast(info),
         LowerMaskedSelect(info),
         LowerStore(info),
+        LowerBlockedTranspose(info),
         LowerAtomicAdd(info),
         LowerCounterArrive(info),
     ]

@@ -27,6 +27,7 @@ The partitions stay `aref.warp_specialize` regions; `tawa-pingpong`,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -87,39 +88,48 @@ def lower_consumer(region: Region, first_group: int, groups: int) -> None:
 
 
 def plan_scratch(region: Region, tiles: Mapping[SSAValue, BlockedTile], groups: int) -> SSAValue | None:
-    """The shared buffer of the partition's reductions whose warps split the
-    reduced axis (`nvgpu.frag_reduce_warps`), or None when it has none: one
-    `n x 128` f32 buffer (n: the most result values per thread of any of
-    them; they run one after the other, each between two barriers), placed
-    after the kernel's other buffers (`extend_plan`) and counted in its
-    shared memory.  Only a partition of one warp group has such reductions
-    (several own 64 rows or more each: their warps lie along the rows)."""
+    """The shared buffer of the partition's exchanges between warps: the
+    reductions whose warps split the reduced axis (`nvgpu.frag_reduce_warps`:
+    128 f32 a result value per thread) and the transposes
+    (`nvgpu.frag_transpose_shared`: the whole tile in f32), or None when it
+    has none: one `n x 128` f32 buffer that holds the largest of them (they
+    run one after the other, each between two barriers), placed after the
+    kernel's other buffers (`extend_plan`) and counted in its shared memory.
+    Only a partition of one warp group has them (several own 64 rows or
+    more each: their warps lie along the rows, and a transpose would move
+    rows between warp groups)."""
     need, first = 0, None
     for op in region.walk():
         if isinstance(op, tile.ReduceOp) and op.input in tiles:
             of, axis = tiles[op.input], op.axis.value.data
             red = of.layout.reduce(of.shape, axis, across_warps=True)
             if red.warps > 1:
-                need = max(need, red.layout.values_per_thread(of.shape[:axis] + of.shape[axis + 1:]))
+                values = red.layout.values_per_thread(of.shape[:axis] + of.shape[axis + 1:])
+                need = max(need, values * THREADS_PER_GROUP)
                 first = first or op
+        elif isinstance(op, tile.TransOp) and op.input in tiles:
+            need = max(need, math.prod(tiles[op.input].shape))
+            first = first or op
     if not need:
         return None
     if groups > 1:  # (warps split only the rows of a warp group's 64 or more: this sums columns)
-        raise fail(first, f"{NAME}: a reduction along the rows of a tile that {groups} warp groups split is not "
-                          "supported (its partial sums would combine across warp groups): leave consumer-warps "
-                          "out (column sums keep a tile in one warp group)")
+        what = ("a transpose (tile.trans)" if isinstance(first, tile.TransOp)
+                else "a reduction along the rows")
+        raise fail(first, f"{NAME}: {what} of a tile that {groups} warp groups split is not supported (the "
+                          "values would move between warp groups): leave consumer-warps out (one warp group "
+                          "holds the whole tile)")
     ws = region.parent_op()
     assert isinstance(ws, aref.WarpSpecializeOp)
     kernel = kernel_of(ws, NAME)
-    t = nvgpu.SmemType([need, THREADS_PER_GROUP], Float32Type())
+    t = nvgpu.SmemType([-(-need // THREADS_PER_GROUP), THREADS_PER_GROUP], Float32Type())
     allocs = [o for o in kernel.body.block.ops if isinstance(o, nvgpu.SmemAllocOp)]
     plan = extend_plan(allocs, [t])
     if not plan.fits:
-        raise fail(first, f"{NAME}: this reduction's warps combine through {t.num_bytes()} bytes of shared "
+        raise fail(first, f"{NAME}: this op's warps exchange values through {t.num_bytes()} bytes of shared "
                           f"memory, and with the kernel's other buffers it needs {plan.total}, more than the "
                           f"{MAX_SMEM_BYTES} a block may use")
     alloc = nvgpu.SmemAllocOp(plan.staging[0].offset, t)
-    alloc.result.name_hint = "reduce_scratch"
+    alloc.result.name_hint = "warp_scratch"
     Rewriter.insert_op(alloc, InsertPoint.before(ws))
     nvgpu.record_kernel_info(kernel, smem=max(plan.total, nvgpu.kernel_info(kernel).smem or 0))
     return alloc.result

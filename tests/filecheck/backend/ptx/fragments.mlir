@@ -128,3 +128,24 @@ func.func @e4m3_load(%Q: memref<?x?xf8E4M3FN>, %pitch: index, %n: i32) attribute
   %e = nvgpu.frag_load_global %p, %pitch mask %m : !nvgpu.frag<1x512xf8E4M3FN, #nvgpu.tiled_layout<(1,512)(1,512)(1,16), warps = [-6, -5, *4], lanes = [-4, -3], vector = -1>>, !nvgpu.frag<1x512xi1, #nvgpu.tiled_layout<(1,512)(1,512)(1,16), warps = [-6, -5, *4], lanes = [-4, -3], vector = -1>>
   func.return
 }
+
+// A transpose through shared memory: each value stored at its element's place, C·i + j, from
+// the thread's first element (coordinates in registers), the warp group's barrier, each value
+// of the 32x8 result read back from C·b + a, the barrier again.
+// CHECK-LABEL: .entry transpose_shared(
+func.func @transpose_shared(%y: f32) attributes {nvgpu.kernel = #nvgpu.kernel<threads = 128, smem = 1024>} {
+  %s = nvgpu.smem_alloc offset(0) : !nvgpu.smem<2x128xf32>
+  %x = nvgpu.frag_splat %y : f32 -> !nvgpu.frag<8x32xf32, #nvgpu.tiled_layout<(8,32)(4,32)(1,4), warps = [-6, -5, *2], lanes = [-4, -3], vector = -1>>
+  // CHECK:      mad.lo.u32 %r[[AT:[0-9]+]], %r{{[0-9]+}}, 32, %r{{[0-9]+}};
+  // CHECK-NEXT: mad.lo.u32 %r[[AT]], %r[[AT]], 4, %r{{[0-9]+}};
+  // CHECK-NEXT: st.shared.f32 [%r[[AT]]+0], %f{{[0-9]+}};
+  // CHECK-NEXT: st.shared.f32 [%r[[AT]]+4], %f{{[0-9]+}};
+  // CHECK:      bar.sync 15, 128;
+  // CHECK:      mad.lo.u32 %r[[BT:[0-9]+]], %r{{[0-9]+}}, 32, %r{{[0-9]+}};
+  // CHECK-NEXT: mad.lo.u32 %r[[BT]], %r[[BT]], 4, %r{{[0-9]+}};
+  // CHECK-NEXT: ld.shared.f32 %f{{[0-9]+}}, [%r[[BT]]+0];
+  // CHECK-NEXT: ld.shared.f32 %f{{[0-9]+}}, [%r[[BT]]+128];
+  // CHECK:      bar.sync 15, 128;
+  %t = nvgpu.frag_transpose_shared %x via %s barrier 15 : !nvgpu.frag<8x32xf32, #nvgpu.tiled_layout<(8,32)(4,32)(1,4), warps = [-6, -5, *2], lanes = [-4, -3], vector = -1>>, !nvgpu.smem<2x128xf32> -> !nvgpu.frag<32x8xf32, #nvgpu.tiled_layout<(32,8)(16,8)(1,4), warps = [-6, -5, *2], lanes = [-4, -3], vector = -1>>
+  func.return
+}

@@ -740,3 +740,21 @@ func.func @reduce_warps_barrier(%x: !nvgpu.frag<1x4096xf32, #nvgpu.tiled_layout<
   func.return
 }
 // CHECK: error: nvgpu.frag_reduce_warps barrier must be a named barrier 1..15 (0 is the CTA's), got 0
+
+// -----
+
+// The transposed shape: 32x8, not 8x32.
+func.func @transpose_shared_shape(%x: !nvgpu.frag<8x32xf32, #nvgpu.tiled_layout<(8,32)(4,32)(1,4), warps = [-6, -5, *2], lanes = [-4, -3], vector = -1>>, %s: !nvgpu.smem<2x128xf32>) {
+  %t = nvgpu.frag_transpose_shared %x via %s barrier 15 : !nvgpu.frag<8x32xf32, #nvgpu.tiled_layout<(8,32)(4,32)(1,4), warps = [-6, -5, *2], lanes = [-4, -3], vector = -1>>, !nvgpu.smem<2x128xf32> -> !nvgpu.frag<8x32xf32, #nvgpu.tiled_layout<(8,32)(4,32)(1,4), warps = [-6, -5, *2], lanes = [-4, -3], vector = -1>>
+  func.return
+}
+// CHECK: error: nvgpu.frag_transpose_shared transposes a 2-D f32 fragment into one of the transposed shape, got !nvgpu.frag<8x32xf32, #nvgpu.tiled_layout<(8,32)(4,32)(1,4), warps = [-6, -5, *2], lanes = [-4, -3], vector = -1>> -> !nvgpu.frag<8x32xf32, #nvgpu.tiled_layout<(8,32)(4,32)(1,4), warps = [-6, -5, *2], lanes = [-4, -3], vector = -1>>
+
+// -----
+
+// The whole tile goes through the buffer: 256 elements.
+func.func @transpose_shared_scratch(%x: !nvgpu.frag<8x32xf32, #nvgpu.tiled_layout<(8,32)(4,32)(1,4), warps = [-6, -5, *2], lanes = [-4, -3], vector = -1>>, %s: !nvgpu.smem<1x128xf32>) {
+  %t = nvgpu.frag_transpose_shared %x via %s barrier 15 : !nvgpu.frag<8x32xf32, #nvgpu.tiled_layout<(8,32)(4,32)(1,4), warps = [-6, -5, *2], lanes = [-4, -3], vector = -1>>, !nvgpu.smem<1x128xf32> -> !nvgpu.frag<32x8xf32, #nvgpu.tiled_layout<(32,8)(16,8)(1,4), warps = [-6, -5, *2], lanes = [-4, -3], vector = -1>>
+  func.return
+}
+// CHECK: error: nvgpu.frag_transpose_shared needs an unswizzled f32 scratch of at least 256 elements, got !nvgpu.smem<1x128xf32>

@@ -621,6 +621,22 @@ func.func @tma_boxes(%A: memref<?x?xbf16>, %i: index) {
 
 // -----
 
+// A transpose of a blocked tile through a shared scratch buffer, between syncs of named barrier
+// 15: the 8x32 tile's values go to the buffer by their coordinates, the 32x8 tile's come back.
+func.func @frag_transpose_shared(%x: !nvgpu.frag<8x32xf32, #nvgpu.tiled_layout<(8,32)(4,32)(1,4), warps = [-6, -5, *2], lanes = [-4, -3], vector = -1>>) {
+  %s = nvgpu.smem_alloc offset(0) : !nvgpu.smem<2x128xf32>
+  %t = nvgpu.frag_transpose_shared %x via %s barrier 15 : !nvgpu.frag<8x32xf32, #nvgpu.tiled_layout<(8,32)(4,32)(1,4), warps = [-6, -5, *2], lanes = [-4, -3], vector = -1>>, !nvgpu.smem<2x128xf32> -> !nvgpu.frag<32x8xf32, #nvgpu.tiled_layout<(32,8)(16,8)(1,4), warps = [-6, -5, *2], lanes = [-4, -3], vector = -1>>
+  func.return
+}
+
+// CHECK-LABEL: func.func @frag_transpose_shared(
+// CHECK:         %t = nvgpu.frag_transpose_shared %x via %s barrier 15 : !nvgpu.frag<8x32xf32, #nvgpu.tiled_layout<(8,32)(4,32)(1,4), warps = [-6, -5, *2], lanes = [-4, -3], vector = -1>>, !nvgpu.smem<2x128xf32> -> !nvgpu.frag<32x8xf32, #nvgpu.tiled_layout<(32,8)(16,8)(1,4), warps = [-6, -5, *2], lanes = [-4, -3], vector = -1>>
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "frag_transpose_shared"
+// CHECK-GENERIC: "nvgpu.frag_transpose_shared"(%x, %s) <{barrier = 15 : i64}>
+
+// -----
+
 // A reduction whose layout's warps split the reduced axis (one row of 4096 over 4 warps): the
 // warps combine their partials through a shared scratch buffer, between syncs of named barrier 15.
 func.func @frag_reduce_warps(%x: !nvgpu.frag<1x4096xf32, #nvgpu.tiled_layout<(1,1024)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>) {

@@ -70,12 +70,12 @@ func.func @rmsnorm(%X: memref<?x?xbf16>, %W: memref<?xbf16>, %Y: memref<?x?xbf16
 // column index of each register (nvgpu.frag_index col of the same layout).
 // CHECK-LABEL: func.func @softmax_row
 // CHECK-SAME:    smem = 1536
-// CHECK:         %reduce_scratch = nvgpu.smem_alloc offset(0) : !nvgpu.smem<1x128xf32>
+// CHECK:         %warp_scratch = nvgpu.smem_alloc offset(0) : !nvgpu.smem<1x128xf32>
 // CHECK:         nvgpu.frag_index col : !nvgpu.frag<1x4096xi32, #nvgpu.tiled_layout<(1,1024)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>
 // CHECK:         nvgpu.frag_select
-// CHECK:         nvgpu.frag_reduce_warps max %{{.*}}, 1 via %reduce_scratch barrier 15 : !nvgpu.frag<1x4096xf32, #nvgpu.tiled_layout<(1,1024)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>, !nvgpu.smem<1x128xf32> -> !nvgpu.frag<1xf32, #nvgpu.tiled_layout<(1)(1)(1), warps = [-3, *4], lanes = [-2, *32], vector = -1>>
+// CHECK:         nvgpu.frag_reduce_warps max %{{.*}}, 1 via %warp_scratch barrier 15 : !nvgpu.frag<1x4096xf32, #nvgpu.tiled_layout<(1,1024)(1,256)(1,8), warps = [-6, -5], lanes = [-4, -3], vector = -1>>, !nvgpu.smem<1x128xf32> -> !nvgpu.frag<1xf32, #nvgpu.tiled_layout<(1)(1)(1), warps = [-3, *4], lanes = [-2, *32], vector = -1>>
 // CHECK:         nvgpu.frag_unary exp2
-// CHECK:         nvgpu.frag_reduce_warps sum %{{.*}}, 1 via %reduce_scratch barrier 15
+// CHECK:         nvgpu.frag_reduce_warps sum %{{.*}}, 1 via %warp_scratch barrier 15
 // Each thread's partial to shared memory, a barrier, the 4 warps' partials of its lane folded
 // (the warps' own offsets 0, 512, 1024, 1536 bytes from the first's), a barrier.
 // PTX-LABEL: .entry softmax_row(
@@ -163,7 +163,7 @@ func.func @row_sums(%A: memref<?x?xf32>, %B: memref<?x?xbf16>, %S: memref<?xf32>
 // one value per column in the layout reduced
 // along the rows, which is stored (1-D) and broadcast back over the rows without moving data.
 // CHECK-LABEL: func.func @column_sums
-// CHECK:         nvgpu.frag_reduce_warps sum %{{.*}}, 0 via %reduce_scratch barrier 15 : !nvgpu.frag<32x256xf32, {{.*}}>, !nvgpu.smem<8x128xf32> -> !nvgpu.frag<256xf32, {{.*}}>
+// CHECK:         nvgpu.frag_reduce_warps sum %{{.*}}, 0 via %warp_scratch barrier 15 : !nvgpu.frag<32x256xf32, {{.*}}>, !nvgpu.smem<8x128xf32> -> !nvgpu.frag<256xf32, {{.*}}>
 // CHECK:         nvgpu.frag_store_global {{.*}} : !nvgpu.frag<256xf32
 // CHECK:         nvgpu.frag_broadcast
 func.func @column_sums(%X: memref<?x?xf32>, %S: memref<?x?xf32>, %Y: memref<?x?xf32>) {

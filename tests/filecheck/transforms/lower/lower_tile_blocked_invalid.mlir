@@ -46,7 +46,7 @@ func.func @lone_vector(%V: memref<?xf32>, %W: memref<?xf32>) {
 
 // Column sums keep a 128-row tile in one warp group (by default it would take two); split
 // over two by consumer-warps=8, the warp groups' partial sums would have to combine.
-// SPLIT: lower_tile_blocked_invalid.mlir:[[# @LINE + 4]]:3: error: tawa-lower-tile: a reduction along the rows of a tile that 2 warp groups split is not supported (its partial sums would combine across warp groups): leave consumer-warps out (column sums keep a tile in one warp group)
+// SPLIT: lower_tile_blocked_invalid.mlir:[[# @LINE + 4]]:3: error: tawa-lower-tile: a reduction along the rows of a tile that 2 warp groups split is not supported (the values would move between warp groups): leave consumer-warps out (one warp group holds the whole tile)
 func.func @split_column_sums(%X: memref<?x?xf32>, %S: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %x = tile.load %X[%c0, %c0] : memref<?x?xf32> -> tensor<128x64xf32>
