@@ -43,7 +43,7 @@ from xdsl.traits import is_side_effect_free
 from tawa.analysis.register_demand import calls_subroutine
 from tawa.analysis.smem_plan import extend_plan
 from tawa.dialects import aref, nvgpu, tile
-from tawa.target.hopper import MAX_SMEM_BYTES, THREADS_PER_GROUP
+from tawa.target.hopper import MAX_REGS_PER_THREAD, MAX_SMEM_BYTES, THREADS_PER_GROUP
 from tawa.transforms.lower.blocked_layouts import BlockedTile, plan_blocked_layouts
 from tawa.transforms.lower.consumer_patterns import NAME, ConsumerInfo, consumer_patterns, diagnose
 from tawa.transforms.lower.partitions import check_arefs_lowered, consumers_of
@@ -87,6 +87,12 @@ def lower_consumer(region: Region, first_group: int, groups: int) -> None:
     diagnose(region)
 
 
+MAX_EXCHANGED_ELEMENTS = 1 << 26
+"""Tiles past this many elements are refused before their exchange is
+planned: listing their layout's values would take minutes, and
+`tawa-check-resources` refuses any tile past the registers anyway."""
+
+
 def plan_scratch(region: Region, tiles: Mapping[SSAValue, BlockedTile], groups: int) -> SSAValue | None:
     """The shared buffer of the partition's exchanges between warps: the
     reductions whose warps split the reduced axis (`nvgpu.frag_reduce_warps`:
@@ -100,6 +106,11 @@ def plan_scratch(region: Region, tiles: Mapping[SSAValue, BlockedTile], groups: 
     rows between warp groups)."""
     need, first = 0, None
     for op in region.walk():
+        if isinstance(op, tile.ReduceOp | tile.TransOp) and op.input in tiles:
+            elements = math.prod(tiles[op.input].shape)
+            if elements > MAX_EXCHANGED_ELEMENTS:  # (before its layout's values are listed, which takes long)
+                raise fail(op, f"{NAME}: a tile of {elements} elements is far past one warp group's registers "
+                               f"({THREADS_PER_GROUP} threads x {MAX_REGS_PER_THREAD}): use a smaller tile")
         if isinstance(op, tile.ReduceOp) and op.input in tiles:
             of, axis = tiles[op.input], op.axis.value.data
             red = of.layout.reduce(of.shape, axis, across_warps=True)
