@@ -33,10 +33,12 @@ q_len), as examples/python/attention_fwd.py does.
   kernel: no atomics, and every output written by one program.  Grid
   (⌈q_len/BLOCK_M⌉, heads, batch).
 * `attention_bwd_dkdvdq`: `attention_bwd_dkdv` that also adds each key
-  block's share of dQ, dS·K = (dSᵀ)ᵀ·K (dSᵀ read transposed), into dQacc
-  [batch, heads, q_len, HEAD_DIM] f32, zeroed before, with `tl.atomic_add`:
-  no second kernel recomputes S and dP.  Same grid as the dK/dV kernel.
-* `attention_bwd_dq_convert`: dQ = sm_scale · dQacc in bf16.  Grid
+  block's share of dQ, transposed — dQᵀ = Kᵀ·dSᵀ, in the frame's own tiles —
+  into dQaccT [batch, heads, HEAD_DIM, q_len] f32, zeroed before, with
+  `tl.atomic_add`: no second kernel recomputes S and dP.  The share's rows
+  are the head dim, so BLOCK_N must equal HEAD_DIM (every accumulator of a
+  kernel has the rows its warp groups own).  Same grid as the dK/dV kernel.
+* `attention_bwd_dq_convert`: dQ = sm_scale · dQaccTᵀ in bf16.  Grid
   (⌈q_len/BLOCK_M⌉, heads, batch).
 
 Query rows past q_len read zeros (Q, dO) and an LSE and Delta of 0, so their
@@ -157,9 +159,9 @@ def attention_bwd_dkdvdq(Q: tl.tensor_ref(tl.bf16, 4), K: tl.tensor_ref(tl.bf16,
                          V: tl.tensor_ref(tl.bf16, 4), dO: tl.tensor_ref(tl.bf16, 4),
                          LSE: tl.tensor_ref(tl.f32, 3), Delta: tl.tensor_ref(tl.f32, 3),
                          dK: tl.tensor_ref(tl.bf16, 4), dV: tl.tensor_ref(tl.bf16, 4),
-                         dQacc: tl.tensor_ref(tl.f32, 4),
+                         dQaccT: tl.tensor_ref(tl.f32, 4),
                          q_len: tl.index, kv_len: tl.index, sm_scale: tl.f32, group: tl.index,
-                         BLOCK_M: tl.constexpr = 64, BLOCK_N: tl.constexpr = 64,
+                         BLOCK_M: tl.constexpr = 64, BLOCK_N: tl.constexpr = 128,
                          HEAD_DIM: tl.constexpr = 128, CAUSAL: tl.constexpr = False):
     n0 = tl.program_id(0) * BLOCK_N
     hk = tl.program_id(1)
@@ -187,9 +189,10 @@ def attention_bwd_dkdvdq(Q: tl.tensor_ref(tl.bf16, 4), K: tl.tensor_ref(tl.bf16,
             dpt = tl.dot(v, do, trans_b=True)
             ds16 = (pt * (dpt - delta[None, :])).to(tl.bf16)
             dk = tl.dot(ds16, q, dk)
-            # This key block's share of dQ = dS·K = (dSᵀ)ᵀ·K (unscaled: attention_bwd_dq_convert scales
-            # the sum); wgmma reads the transposed dSᵀ from shared memory (tawa-stage-operands).
-            tl.atomic_add(dQacc, (b, h, m0, 0), tl.dot(tl.trans(ds16), k))
+            # This key block's share of dQᵀ = Kᵀ·dSᵀ (unscaled: attention_bwd_dq_convert scales the
+            # sum): Kᵀ read transposed from K's slot, dSᵀ from shared memory (tawa-stage-operands), and
+            # the add one bulk reduction per chunk (the TMA-store epilogue's).
+            tl.atomic_add(dQaccT, (b, h, 0, m0), tl.dot(k, ds16, trans_a=True))
     tl.store(dK, (b, hk, n0, 0), (dk * sm_scale).to(tl.bf16))
     tl.store(dV, (b, hk, n0, 0), dv.to(tl.bf16))
 
@@ -232,10 +235,10 @@ def attention_bwd_dq(Q: tl.tensor_ref(tl.bf16, 4), K: tl.tensor_ref(tl.bf16, 4),
 
 
 @tawa.kernel
-def attention_bwd_dq_convert(dQacc: tl.tensor_ref(tl.f32, 4), dQ: tl.tensor_ref(tl.bf16, 4),
+def attention_bwd_dq_convert(dQaccT: tl.tensor_ref(tl.f32, 4), dQ: tl.tensor_ref(tl.bf16, 4),
                              sm_scale: tl.f32, BLOCK_M: tl.constexpr = 64, HEAD_DIM: tl.constexpr = 128):
     m0 = tl.program_id(0) * BLOCK_M
     h = tl.program_id(1)
     b = tl.program_id(2)
-    dq = tl.load(dQacc, (b, h, m0, 0), (BLOCK_M, HEAD_DIM))
-    tl.store(dQ, (b, h, m0, 0), (dq * sm_scale).to(tl.bf16))
+    dqt = tl.load(dQaccT, (b, h, 0, m0), (HEAD_DIM, BLOCK_M))
+    tl.store(dQ, (b, h, m0, 0), (tl.trans(dqt) * sm_scale).to(tl.bf16))

@@ -392,14 +392,18 @@ class NvgpuFunctions(SystemFunctions, InterpreterFunctions):
     def run_staged_store(self, interpreter: Interpreter, op: nvgpu.StagedStoreOp, args: PythonValues):
         """What `tile.store` does (the staging buffer and tensor map say how
         the lowering will store the tile, not what): the box written in
-        place, elements outside the array dropped."""
+        place, elements outside the array dropped; with `add`, what
+        `tile.atomic_add` does (the box added in f32)."""
         value, array, *offsets = args[:2 + len(op.offsets)]
         if not array.flags.writeable:
             raise InterpretationError(f"{op.name}: the destination array is read-only")
         box = inside_box(array.shape, offsets, value.shape)
         if box is not None:
             src, dst, shape = box
-            array[src] = value.reshape(shape)[dst]
+            if op.add is not None:
+                array[src] += value.reshape(shape)[dst].astype(np.float32)
+            else:
+                array[src] = value.reshape(shape)[dst]
         return ()
 
     @impl(nvgpu.StagedOperandOp)
@@ -638,8 +642,7 @@ class NvgpuFunctions(SystemFunctions, InterpreterFunctions):
         tile = read_tile(cta.smem, addresses, dtype_of(t.element_type))
         shape = desc.type.get_shape()
         if (found := inside_box(desc.array.shape, tuple(coords), shape)) is not None:
-            dst, part, padded = found
-            desc.array[dst] = tile.reshape(padded)[part]
+            _land(desc.array, found, tile, op.add is not None)
         groups = bulk_groups(cta)
         span = (int(addresses.min()), int(addresses.max()) + element_bytes(t.element_type))
         for thread in lanes_of(interpreter).indices():
@@ -668,8 +671,7 @@ class NvgpuFunctions(SystemFunctions, InterpreterFunctions):
         tile = read_tile(cta.smem, addresses, dtype_of(t.element_type))
         shape = box_shape(desc.type)
         if (found := inside_box(desc.array.shape, tuple(coords), shape)) is not None:
-            dst, part, padded = found
-            desc.array[dst] = tile.reshape(padded)[part]
+            _land(desc.array, found, tile, op.add is not None)
         span = (int(addresses.min()), int(addresses.max()) + element_bytes(t.element_type))
         for thread in lanes_of(interpreter).indices():
             open_stores(cta).setdefault(int(thread), []).append(BulkStore(span, op))
@@ -737,6 +739,17 @@ class NvgpuFunctions(SystemFunctions, InterpreterFunctions):
         if not 0 <= index < array.ndim:
             raise InterpretationError(f"memref.dim: index {index} out of range for rank {array.ndim}")
         return (int(array.shape[index]),)
+
+
+def _land(array: np.ndarray, found: tuple, tile: np.ndarray, add: bool) -> None:
+    """A TMA store's box (`found`: `inside_box`'s clipped part) lands in
+    `array`: written, or with `add` added in f32 (each element's add atomic:
+    the simulator runs one thread's store at a time)."""
+    dst, part, padded = found
+    if add:
+        array[dst] += tile.reshape(padded)[part].astype(np.float32)
+    else:
+        array[dst] = tile.reshape(padded)[part]
 
 
 def _box_addresses(buf: SmemBuffer, stage: int, op: nvgpu.TmaLoadBoxOp | nvgpu.TmaStoreBoxOp) -> np.ndarray:

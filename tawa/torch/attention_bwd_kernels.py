@@ -10,8 +10,9 @@ module-level switch the benchmark flips, not a user option):
 * "kernel": `attention_bwd_dkdv`, then `attention_bwd_dq`, a separate
   kernel that recomputes S and dP;
 * "atomic": `attention_bwd_dkdvdq`, the dK/dV kernel that also adds each
-  key block's dS·K into a zeroed f32 dQ with `tl.atomic_add`, then
-  `attention_bwd_dq_convert` (scale and round to bf16).
+  key block's share of dQᵀ = Kᵀ·dSᵀ into a zeroed f32 dQᵀ [B, H, D, S]
+  with `tl.atomic_add` (bulk reductions), then `attention_bwd_dq_convert`
+  (transpose, scale and round to bf16).
 
 A kernel that loops over key blocks or runs one program per key block
 (the dK/dV kernels, the dQ kernel) takes the largest of its `KEY_BLOCKS` at
@@ -53,11 +54,11 @@ DQ_PATH = "kernel"
 PATH_KERNELS = {"kernel": (PRE, DKDV, DQ), "atomic": (PRE, DKDVDQ, CONVERT)}
 """The backward's kernels on each path, in launch order."""
 
-KEY_BLOCKS = {DKDV: (128, 64), DKDVDQ: (64,), DQ: (128, 64)}
-"""Each kernel's key blocks, tried largest first.  The atomic dK/dV kernel
-takes 64: its dQ share dS·K reads dSᵀ from shared memory as a transposed
-A, all of its key rows in one warp group (docs/passes.md, "Attention
-backward")."""
+KEY_BLOCKS = {DKDV: (128, 64), DKDVDQ: (128, 64), DQ: (128, 64)}
+"""Each kernel's key blocks, tried largest first.  The atomic dK/dV
+kernel takes only the one equal to the head dim: its dQᵀ share has
+HEAD_DIM rows, and every accumulator of a kernel has the rows its warp
+groups own (docs/passes.md, "Attention backward")."""
 QUERY_BLOCKS = {DKDV: 64, DKDVDQ: 64, DQ: 128}
 """Each key-blocked kernel's query block: the rows of Q a dK/dV step
 reads, the rows of a dQ program."""
@@ -131,7 +132,9 @@ def _key_block(name: str, D: int) -> dict[str, int]:
             for causal in (False, True):
                 _compile(name, **blocks, HEAD_DIM=D, CAUSAL=causal)
 
-        hit = kernels.first_that_fits(both, [{"BLOCK_M": QUERY_BLOCKS[name], "BLOCK_N": n} for n in KEY_BLOCKS[name]])
+        # The atomic kernel's dQᵀ share has D rows, which must be its key block's.
+        blocks = [n for n in KEY_BLOCKS[name] if name != DKDVDQ or n == D]
+        hit = kernels.first_that_fits(both, [{"BLOCK_M": QUERY_BLOCKS[name], "BLOCK_N": n} for n in blocks])
         if hit is None:
             raise ValueError(f"tawa.torch.attention: {name} at head dim {D} fits no key block of "
                              f"{', '.join(map(str, KEY_BLOCKS[name]))}")

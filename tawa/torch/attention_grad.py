@@ -10,8 +10,9 @@ examples/python/attention_bwd.py (`tawa.torch.attention_bwd_kernels`).
 * `attention_bwd(do, q, k, v, o, lse, causal, scale) -> (dq, dk, dv)`:
   Delta = rowsum(dO ∘ O), then dK, dV and dQ on the path
   `attention_bwd_kernels.DQ_PATH` names: the dK/dV kernel and the dQ
-  kernel ("kernel"), or the dK/dV kernel that adds dQ atomically into a
-  zeroed f32 buffer, scaled and rounded by a conversion kernel ("atomic");
+  kernel ("kernel"), or the dK/dV kernel that adds dQᵀ atomically into a
+  zeroed f32 buffer [B, H, D, S], transposed, scaled and rounded by a
+  conversion kernel ("atomic");
   dense gradients of q's, k's and v's shapes.  `scale` is the softmax
   scale the forward pass used (resolved: a float).
 
@@ -203,9 +204,11 @@ def attention_bwd_impl(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: to
         launch(dkdv, (q4, k4, v4, do4, lse, delta, dk, dv, p.S, p.kv_len, scale, p.group), 8)
         launch(finish, (q4, k4, v4, do4, lse, delta, dq, p.S, p.kv_len, scale, p.group), 7)
     else:
-        dq_sum = torch.zeros((p.B, p.H, p.S, p.D), dtype=torch.float32, device=q.device)
-        launch(dkdv, (q4, k4, v4, do4, lse, delta, dk, dv, dq_sum, p.S, p.kv_len, scale, p.group), 9)
-        launch(finish, (dq_sum, dq, scale), 2)
+        # dQᵀ's sum [B, H, D, S] in f32, its rows padded to whole 16 bytes (a tensor map's row pitch).
+        padded = -(-p.S // 4) * 4
+        dqt_sum = torch.zeros((p.B, p.H, p.D, padded), dtype=torch.float32, device=q.device)[..., :p.S]
+        launch(dkdv, (q4, k4, v4, do4, lse, delta, dk, dv, dqt_sum, p.S, p.kv_len, scale, p.group), 9)
+        launch(finish, (dqt_sum, dq, scale), 2)
     return dq, dk, dv
 
 

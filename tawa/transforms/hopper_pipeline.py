@@ -60,7 +60,7 @@ from tawa.transforms.lower.pin_waits import PinWaitsPass
 from tawa.transforms.lower.pingpong import PingPongPass
 from tawa.transforms.lower.stage_operands import StageOperandsPass
 from tawa.transforms.lower.stage_stores import StageStoresPass
-from tawa.transforms.lower.tma_epilogue import AUTO_STAGINGS, EPILOGUES, staging_types
+from tawa.transforms.lower.tma_epilogue import AUTO_STAGINGS, EPILOGUES, LAST_STAGINGS, staging_types
 from tawa.transforms.partition.materialize_partitions import MaterializePartitionsPass
 from tawa.transforms.partition.warp_specialize import WarpSpecializePass
 from tawa.transforms.pipeline.assign_stage_phase import AssignStagePhasePass
@@ -281,7 +281,7 @@ class HopperPipelinePass(ModulePass):
         if not self.persistent:
             return 1
         # The staging the epilogue takes without the second slots (`auto`: the first that fits).
-        variants = () if epilogue == "threads" else AUTO_STAGINGS if staging == "auto" else (staging,)
+        variants = () if epilogue == "threads" else (*AUTO_STAGINGS, *LAST_STAGINGS) if staging == "auto" else (staging,)
         tiles = next((v for v in variants if fits_all(module, stages, v)), None)
         return 2 if fits_all(module, stages, tiles, once_depth=2) else 1
 
@@ -289,11 +289,16 @@ class HopperPipelinePass(ModulePass):
         """With `stages=0`: the deepest ring that fits with the staging
         buffers of the TMA-store epilogue (`epilogue=tma`; `auto`: at least
         2 stages deep), else without them and the thread epilogue; and the
-        staging (`auto`: of `AUTO_STAGINGS`, the one with the deepest ring)."""
+        staging (`auto`: of `AUTO_STAGINGS`, the one with the deepest ring;
+        where neither reaches 2, the first of `LAST_STAGINGS` that does)."""
         if self.epilogue != "threads":
             variants = AUTO_STAGINGS if self.tuning.staging == "auto" else (self.tuning.staging,)
             depth, staging = max(((deepest_fitting(module, v, self.tuning.max_stages), v) for v in variants),
                                  key=lambda d: d[0])
+            for last in LAST_STAGINGS if depth < 2 and self.tuning.staging == "auto" else ():
+                depth, staging = deepest_fitting(module, last, self.tuning.max_stages), last
+                if depth >= 2:
+                    break
             if self.epilogue == "tma" or depth >= 2:
                 return depth, self.epilogue, staging
         return deepest_fitting(module, max_stages=self.tuning.max_stages), "threads", self.tuning.staging

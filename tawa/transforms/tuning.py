@@ -100,17 +100,21 @@ class Tuning(ArgSpecConvertible):
     overlapped loop's P·V wait) gets a fence that keeps ptxas from moving it
     above that math."""
     staging: str = "auto"
-    """`auto`, `full`, `subtiled` or `single`: the TMA-store epilogue's staging
-    buffers (`tawa.transforms.lower.tma_epilogue`; `single`: one chunk buffer, the
-    least shared memory, never chosen by `auto`).  `auto` chooses among
-    `AUTO_STAGINGS` (the full tile, then subtiled): with `stages=0` the one
-    that allows the deepest ring (the first on a tie), with explicit stages
-    the first that fits beside them."""
+    """`auto`, `full`, `subtiled`, `single` or `full-in-loops`: the
+    TMA-store epilogue's staging buffers (`tawa.transforms.lower.tma_epilogue`;
+    `single`: one chunk buffer, the least shared memory; `full-in-loops`: the
+    full tile for the stores in a loop of the program, single for the
+    others).  `auto` chooses among `AUTO_STAGINGS` (the full tile, then
+    subtiled): with `stages=0` the one that allows the deepest ring (the
+    first on a tie), with explicit stages the first that fits beside them;
+    where neither fits (beside a ring of 2 with `stages=0`), the first of
+    `LAST_STAGINGS` (full-in-loops, then single) that does."""
     store_group: str = "auto"
     """`auto`, `cta` or `warpgroup`: who stores a staged tile
     (`tawa-stage-stores{store-group}`, `tawa.transforms.lower.tma_epilogue`): one
     thread of the CTA, or one of each warp group its own rows; `auto` per
-    warp group where they ping-pong (`cta` with `pingpong` false)."""
+    warp group where they ping-pong and for the stores in a loop of the
+    program, per CTA otherwise."""
     defer_stores: bool = False
     """`tawa-defer-stores`: a persistent consumer stores program i's tile
     under program i+1's first dot (needs `persistent`; applies where the

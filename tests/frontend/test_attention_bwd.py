@@ -4,8 +4,8 @@ kernels (Delta, dK and dV, dQ) fed with what the kernels before them
 wrote, as a training step runs them.  Head dims 64 and 128, causal and not,
 ragged lengths (kv_len > q_len: the causal mask aligned bottom-right, and
 q_len = kv_len), outputs poisoned with NaN.  Both ways to dQ: the separate
-dQ kernel, and the dK/dV kernel's atomic adds into a zeroed f32 dQ that
-attention_bwd_dq_convert scales and rounds.  Grouped-query heads (4 query
+dQ kernel, and the dK/dV kernel's atomic adds into a zeroed f32 dQᵀ that
+attention_bwd_dq_convert transposes, scales and rounds.  Grouped-query heads (4 query
 heads a key/value head) read K and V in place and sum dK and dV over the
 group in the dK/dV program."""
 
@@ -92,7 +92,7 @@ def training_step(bwd, q, k, v, do, scale: float, causal: bool, D: int, path: st
                                        S, SK, scale, group, HEAD_DIM=D, CAUSAL=causal)
     else:
         assert path == "atomic"
-        acc = np.zeros(q.shape, np.float32)
+        acc = np.zeros((B, heads, D, S), np.float32)  # dQᵀ's sum
         bwd.attention_bwd_dkdvdq.interpret((cdiv(SK, key_block), HKV, B), *saved, acc, S, SK, scale, group,
                                            BLOCK_N=key_block, HEAD_DIM=D, CAUSAL=causal)
         bwd.attention_bwd_dq_convert.interpret((cdiv(S, 64), heads, B), acc, out["dQ"], scale, HEAD_DIM=D)
@@ -141,12 +141,13 @@ def _atomic_case(D: int, causal: bool, S: int, SK: int):
 @pytest.mark.parametrize("D, causal, S, SK", [_atomic_case(D, causal, S, SK) for D in (64, 128)
                                               for causal in (False, True) for S, SK in ((150, 150), (130, 200))])
 def test_atomic_dq_matches_numpy(bwd, seed, D, causal, S, SK):
-    """dQ summed by the dK/dV kernel's atomic adds (64-key blocks) gives the gradients."""
+    """dQᵀ summed by the dK/dV kernel's atomic adds (key blocks of the head dim's
+    size), transposed by the conversion, gives the gradients."""
     rng = np.random.default_rng(seed)
     q, do = rand(rng, B, H, S, D), rand(rng, B, H, S, D)
     k, v = rand(rng, B, H, SK, D), rand(rng, B, H, SK, D)
     scale = 1 / math.sqrt(D)
-    got = training_step(bwd, q, k, v, do, scale, causal, D, path="atomic", key_block=64)
+    got = training_step(bwd, q, k, v, do, scale, causal, D, path="atomic", key_block=D)
     check_step(got, reference(q, k, v, do, scale, causal), do)
 
 

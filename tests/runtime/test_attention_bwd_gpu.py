@@ -2,8 +2,8 @@
 `tawa.torch.attention_bwd_kernels` compiles them (its tiles and grids) on
 torch tensors: the forward pass with its log-sum-exp, then Delta and the
 gradients on each dQ path — "kernel" (dK/dV, then the dQ kernel) and
-"atomic" (dK/dV with dQ added atomically into a zeroed f32 buffer, then
-its conversion) — each kernel reading what the previous ones wrote,
+"atomic" (dK/dV with dQᵀ added atomically into a zeroed f32 buffer by
+TMA bulk reductions, then its transposing conversion) — each kernel reading what the previous ones wrote,
 against torch autograd in float32 (fresh random data, outputs poisoned
 with NaN, ragged lengths, causal aligned bottom-right, grouped-query heads
 read in place).  A path whose kernels do not compile yet is skipped, naming
@@ -65,9 +65,12 @@ def test_training_step(cuda, seed, path, D, causal, B, H, HKV, S, SK):
         launch(abk.DKDV, q, k, v, do, lse, delta, dk, dv, S, SK, scale, group)
         launch(abk.DQ, q, k, v, do, lse, delta, dq, S, SK, scale, group)
     else:
-        dq_sum = torch.zeros((B, H, S, D), device="cuda", dtype=torch.float32)
-        launch(abk.DKDVDQ, q, k, v, do, lse, delta, dk, dv, dq_sum, S, SK, scale, group)
-        launch(abk.CONVERT, dq_sum, dq, scale)
+        # dQᵀ's sum [B, H, D, S], rows padded to 16 bytes (a tensor map's pitch), poisoned past S.
+        padded = -(-S // 4) * 4
+        dqt_sum = torch.full((B, H, D, padded), float("nan"), device="cuda", dtype=torch.float32)
+        dqt_sum[..., :S] = 0
+        launch(abk.DKDVDQ, q, k, v, do, lse, delta, dk, dv, dqt_sum[..., :S], S, SK, scale, group)
+        launch(abk.CONVERT, dqt_sum[..., :S], dq, scale)
     torch.cuda.synchronize()
 
     qf, kf, vf = (t.float().requires_grad_() for t in (q, k, v))

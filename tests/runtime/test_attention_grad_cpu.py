@@ -4,7 +4,7 @@ by the CPU interpreter on CPU tensors (tests/runtime/test_autograd_cpu.py's
 `kernels_on_cpu`), against torch autograd of float32 attention.
 
 * "kernel": Delta, the dK/dV kernel, the dQ kernel;
-* "atomic": Delta, the dK/dV kernel that adds dQ into a zeroed f32 buffer,
+* "atomic": Delta, the dK/dV kernel that adds dQᵀ into a zeroed f32 buffer,
   the conversion to bf16 (`attention_bwd_kernels.dq_path` switches).
 
 Grouped-query heads take no copies: every kernel gets k and v as given
@@ -62,7 +62,7 @@ def test_gradients_on_each_path(torch, kernels_on_cpu, seed, path, D, causal, H,
         assert last_grid == (-(-S // 128), H, B) and last_args[-4:] == (S, SK, scale, group)
     else:
         dq_sum = args[8]
-        assert dq_sum.dtype == torch.float32 and dq_sum.shape == (B, H, S, D)
+        assert dq_sum.dtype == torch.float32 and dq_sum.shape == (B, H, D, S)  # dQᵀ's sum
         assert last_args[0] is dq_sum and last_grid == (-(-S // 64), H, B) and last_args[2] == scale
 
 

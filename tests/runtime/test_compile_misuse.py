@@ -45,7 +45,7 @@ def test_kernel_name_is_a_str(kernel):
         ({"producer_regs": 7}, "producer-regs must be a multiple of 8 in [24, 256], got 7"),
         ({"consumer_regs": 100000}, "consumer-regs must be a multiple of 8 in [24, 256], got 100000"),
         ({"epilogue": "tmaa"}, "epilogue must be one of"),
-        ({"staging": "half"}, "staging must be one of auto, full, subtiled, single, got 'half'"),
+        ({"staging": "half"}, "staging must be one of auto, full, subtiled, single, full-in-loops, got 'half'"),
         ({"stages": True}, "option stages=True: stages is not a flag (its type: int)"),
         ({"watchdog_ms": False}, "option watchdog_ms=False: watchdog_ms is not a flag (its type: int)"),
     ],

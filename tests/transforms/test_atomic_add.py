@@ -2,8 +2,9 @@
 interpreter's semantics against NumPy, the lowered kernels (blocked tiles
 of a kernel without dots, wgmma accumulators of a split-K product) in the
 CPU simulator against the tile program in three program orders, the PTX's
-`red.relaxed.gpu.global.add` and ptxas without spills, and the front
-end's diagnostics."""
+`red.relaxed.gpu.global.add` (the threads' adds) or `cp.reduce.async.bulk.tensor
+... .add` (an accumulator's, through the TMA-store epilogue) and ptxas
+without spills, and the front end's diagnostics."""
 
 from __future__ import annotations
 
@@ -100,15 +101,29 @@ def test_lowered_kernel_matches_the_tile_program_in_any_order(kernel, make, orde
 
 
 @needs_ptxas
-@pytest.mark.parametrize("kernel", [add_rows, split_k], ids=["blocked", "wgmma"])
-def test_assembles_without_spills(kernel, tmp_path):
+@pytest.mark.parametrize("kernel, options", [(add_rows, {}), (split_k, {"epilogue": "threads"})],
+                         ids=["blocked", "wgmma-threads"])
+def test_assembles_without_spills(kernel, options, tmp_path):
+    """The threads' adds: a kernel without dots, or accumulators with the thread epilogue."""
     module = tawa.parse(kernel.ir())
-    HopperPipelinePass().apply(tawa.context(), module)
+    HopperPipelinePass(**options).apply(tawa.context(), module)
     ptx = print_ptx(module)
     assert "\tred.relaxed.gpu.global.add.f32" in ptx  # the fast path
     assert "@%p" in ptx.split("red.relaxed", 1)[1] and "] red.relaxed" not in ptx
     assert ptx.count("red.relaxed.gpu.global.add.f32") >= 2 * 32  # both paths, every value
-    assert "st.global" not in ptx  # nothing is stored
+    assert "st.global" not in ptx and "cp.reduce" not in ptx  # nothing is stored
+    assert_assembles_without_spills(ptx, tmp_path)
+
+
+@needs_ptxas
+def test_accumulators_add_by_bulk_reductions(tmp_path):
+    """By default an accumulator's adds take the TMA-store epilogue: staged, and
+    one `cp.reduce.async.bulk.tensor ... .add` per chunk, no `red` per element."""
+    module = tawa.parse(split_k.ir())
+    HopperPipelinePass().apply(tawa.context(), module)
+    ptx = print_ptx(module)
+    assert "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group" in ptx
+    assert "red.relaxed" not in ptx and "st.global" not in ptx
     assert_assembles_without_spills(ptx, tmp_path)
 
 

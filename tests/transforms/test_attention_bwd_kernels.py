@@ -2,9 +2,10 @@
 (docs/passes.md, "Attention backward"): the forward pass that stores its
 log-sum-exp (a row vector of the wgmma accumulators), the preprocessing
 Delta = rowsum(dO ∘ O) (no dots: blocked layouts), the dK/dV kernel, the
-dQ kernel, the dK/dV kernel that adds dQ atomically (its dSᵀ staged in
-shared memory and read as a transposed A) and the conversion of the f32 dQ
-sum (no dots).  Each lowered kernel, run by the CPU simulator on two CTAs over
+dQ kernel, the dK/dV kernel that adds dQᵀ = Kᵀ·dSᵀ atomically (its dSᵀ
+staged in shared memory by every warp group as the B operand, its adds TMA
+bulk reductions) and the conversion of the f32 dQᵀ sum (no dots: a
+transpose through shared memory).  Each lowered kernel, run by the CPU simulator on two CTAs over
 ragged lengths with NaN-poisoned outputs, gives what its tile program gives
 in the interpreter (the oracle, itself checked against NumPy by
 tests/frontend/test_attention_bwd.py); ptxas assembles each without spills,
@@ -60,12 +61,12 @@ def arguments(name: str, constexprs: dict, S: int, SK: int, rng: np.random.Gener
         return (rows, H, B), [o, do, np.full((B, H, S), np.nan, np.float32), S], (2,)
     if name == "attention_bwd_dq":
         return (rows, H, B), [q, k, v, do, lse, delta, np.full(q.shape, np.nan, BF16), S, SK, scale, 1], (6,)
-    if name == "attention_bwd_dq_convert":
-        acc = rng.standard_normal((B, H, S, D)).astype(np.float32)
+    if name == "attention_bwd_dq_convert":  # dQᵀ's sum [B, H, D, S]
+        acc = rng.standard_normal((B, H, D, S)).astype(np.float32)
         return (rows, H, B), [acc, np.full(q.shape, np.nan, BF16), scale], (1,)
     outs = [np.full(k.shape, np.nan, BF16), np.full(v.shape, np.nan, BF16)]
-    if name == "attention_bwd_dkdvdq":  # dQ added into a buffer that holds something already
-        acc = rng.standard_normal((B, H, S, D)).astype(np.float32)
+    if name == "attention_bwd_dkdvdq":  # dQᵀ added into a buffer that holds something already
+        acc = rng.standard_normal((B, H, D, S)).astype(np.float32)
         return (cdiv(SK, values["BLOCK_N"]), H, B), [q, k, v, do, lse, delta, *outs, acc, S, SK, scale, 1], (6, 7, 8)
     assert name == "attention_bwd_dkdv"
     return (cdiv(SK, values["BLOCK_N"]), H, B), [q, k, v, do, lse, delta, *outs, S, SK, scale, 1], (6, 7)
@@ -89,8 +90,10 @@ CASES = [
     case("attention_bwd_dkdv", [pytest.mark.slow], HEAD_DIM=64, CAUSAL=True),
     case("attention_bwd_dkdv", [pytest.mark.slow], BLOCK_N=64, CAUSAL=True),
     case("attention_bwd_dkdv", [pytest.mark.slow], CAUSAL=True),  # head dim 128, 128-key blocks
-    case("attention_bwd_dkdvdq", [pytest.mark.slow], HEAD_DIM=64, CAUSAL=True),
-    case("attention_bwd_dkdvdq", [pytest.mark.slow]),
+    case("attention_bwd_dkdvdq", [pytest.mark.slow], HEAD_DIM=64, BLOCK_N=64, CAUSAL=True),
+    case("attention_bwd_dkdvdq", [pytest.mark.slow]),  # head dim 128, 128-key blocks: dSᵀ staged by both warp groups
+    case("attention_bwd_dkdvdq", [pytest.mark.slow], CAUSAL=True),
+    case("attention_bwd_dq_convert", [pytest.mark.slow], BLOCK_M=32),
 ]
 
 
@@ -166,9 +169,11 @@ SPILL_FREE = [
     # 64x64 score tiles per consumer warp group fit setmaxnreg's 232 without spills.
     case("attention_bwd_dkdv", [pytest.mark.slow]),
     case("attention_bwd_dkdv", [pytest.mark.slow], CAUSAL=True),
-    # 64-key blocks, one consumer warp group: dK, dV and the dQ share accumulators at head dim 128.
-    case("attention_bwd_dkdvdq", [pytest.mark.slow], HEAD_DIM=64),
+    # Head dim 128 with 128-key blocks: dK, dV and the dQᵀ share (64x64 per warp group) beside
+    # the scores; head dim 64 with 64-key blocks, one consumer warp group.
+    case("attention_bwd_dkdvdq", [pytest.mark.slow]),
     case("attention_bwd_dkdvdq", [pytest.mark.slow], CAUSAL=True),
+    case("attention_bwd_dkdvdq", [pytest.mark.slow], HEAD_DIM=64, BLOCK_N=64),
 ]
 
 
@@ -180,24 +185,31 @@ def test_assembles_without_spills(name, constexprs, tmp_path):
     assert_assembles_without_spills(print_ptx(module), tmp_path)
 
 
-def test_dkdvdq_stages_dst_and_reads_it_transposed():
-    """dQ's share dS·K is a dot of dSᵀ (computed in registers) read transposed:
-    tawa-stage-operands gives it a shared buffer of one [keys, queries] tile,
-    the dot reads its query columns (a `{columns}` descriptor), and the adds
-    are `red` per element."""
-    module = tawa.parse(bwd().attention_bwd_dkdvdq.ir(HEAD_DIM=64))
+def test_dkdvdq_stages_dst_as_b_and_adds_by_bulk_reductions():
+    """dQᵀ's share Kᵀ·dSᵀ reads Kᵀ from K's slot (a `{columns}` descriptor,
+    each warp group its 64 head-dim rows) and dSᵀ, computed in registers, from
+    a shared buffer of the whole [keys, queries] tile that both warp groups
+    write between barriers over all the consumer threads; the adds are TMA
+    stores that reduce (one bulk group per chunk), not `red` per element."""
+    module = tawa.parse(bwd().attention_bwd_dkdvdq.ir())
     HopperPipelinePass(prepare=False).apply(tawa.context(), module)
     text = str(module)
-    assert "nvgpu.smem_alloc" in text and "!nvgpu.smem<1x64x64xbf16, swizzle = 128>" in text
-    descriptors = [o for o in module.walk() if o.name == "nvgpu.wgmma_descriptor" and o.properties.get("columns")]
-    assert [str(d.source.type) for d in descriptors] == ["!nvgpu.smem<1x64x64xbf16, swizzle = 128>"]
-    assert "nvgpu.frag_red_global" in text
+    assert "!nvgpu.smem<1x128x64xbf16, swizzle = 128>" in text  # dSᵀ, 128 keys x 64 queries
+    descriptors = [o for o in module.walk() if o.name == "nvgpu.wgmma_descriptor"]
+    assert any(d.properties.get("columns") for d in descriptors)
+    assert any(str(d.result.type) == "!nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>" for d in descriptors)
+    syncs = {(o.barrier_id.value.data, o.num_threads.value.data) for o in module.walk()
+             if o.name == "nvgpu.named_barrier_sync"}
+    assert (1, 256) in syncs
+    adds = [o for o in module.walk() if o.name == "nvgpu.tma_store" and o.properties.get("add")]
+    assert adds and "nvgpu.frag_red_global" not in text and "nvgpu.frag_atomic_add" not in text
 
 
-def test_dkdvdq_with_two_warp_groups_is_a_located_error():
-    """128-key blocks would split dSᵀ's key rows over two warp groups, while the dQ
-    share has 64 query rows: refused where the rows disagree."""
+def test_dkdvdq_with_more_keys_than_head_dim_is_a_located_error():
+    """128-key blocks at head dim 64: the dQᵀ share has 64 rows where the
+    other dots have 128 (two warp groups' rows): refused where the rows
+    disagree."""
     module = tawa.parse(bwd().attention_bwd_dkdvdq.ir(HEAD_DIM=64, BLOCK_N=128))
     with pytest.raises(tawa.TawaError, match=r"attention_bwd.py:\d+:\d+: error: tawa-warp-specialize: this dot's "
-                                             r"accumulator has 64 rows but the dot at .* has 128"):
+                                             r"accumulator has \d+ rows but the dot at .* has \d+"):
         HopperPipelinePass().apply(tawa.context(), module)

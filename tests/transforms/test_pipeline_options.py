@@ -27,7 +27,7 @@ NOT_DEFAULT = {
     "defer_stores": True, "cache_hints": False,
 }
 STRATEGIES = {
-    "epilogue": "auto, tma, threads", "staging": "auto, full, subtiled, single", "store_group": "auto, cta, warpgroup",
+    "epilogue": "auto, tma, threads", "staging": "auto, full, subtiled, single, full-in-loops", "store_group": "auto, cta, warpgroup",
     "overlap": "auto, all, none", "early_release": "auto, all, none",
 }
 

@@ -260,8 +260,10 @@ def emit_tma_load_box(p: KernelPrinter, op: nvgpu.TmaLoadBoxOp) -> None:
 def emit_tma_store_box(p: KernelPrinter, op: nvgpu.TmaStoreBoxOp) -> None:
     src = stage_addr(p, op.source, op.stage)
     addr, coords = _box(p, src, op.offset.value.data, op.coords)
+    copy = "cp.reduce.async.bulk.tensor" if op.add is not None else "cp.async.bulk.tensor"
+    add = ".add" if op.add is not None else ""
     p.emit(
-        f"cp.async.bulk.tensor.{len(op.coords)}d.global.shared::cta.tile.bulk_group "
+        f"{copy}.{len(op.coords)}d.global.shared::cta{add}.tile.bulk_group "
         f"[{p.reg(op.desc)}, {coords}], [{addr}];"
     )
 

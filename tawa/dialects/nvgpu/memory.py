@@ -9,12 +9,14 @@ from xdsl.dialects.builtin import (
     I16,
     I32,
     I64,
+    Float32Type,
     IndexType,
     IntegerAttr,
     IntegerType,
     MemRefType,
     StringAttr,
     TensorType,
+    UnitAttr,
     i1,
 )
 from xdsl.ir import (
@@ -321,7 +323,8 @@ class StagedStoreOp(IRDLOperation):
     B buffers), r the tile's rows (one store per CTA) or a warp group's rows
     (each warp group of the consumer partition stages and stores its own
     rows, in B / G buffers of its own).  Stores that name the same buffer
-    share it.
+    share it.  With `add` it is `tile.atomic_add`'s: the tile is added into
+    the box (the TMA stores reduce, `nvgpu.tma_store ... add`).
 
     Example: `nvgpu.staged_store %c, %C[%m0, %n0] via %staging, %tmap_C : tensor<128x256xbf16>, memref<?x?xbf16>, !nvgpu.smem<2x128x64xbf16, swizzle = 128>, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>`
     """
@@ -332,15 +335,17 @@ class StagedStoreOp(IRDLOperation):
     offsets = var_operand_def(IndexType)
     staging = operand_def(SmemType)
     tmap = operand_def(TmaDescriptorType)
+    add = opt_prop_def(UnitAttr)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
-        "$value `,` $dest `[` $offsets `]` `via` $staging `,` $tmap attr-dict "
+        "$value `,` $dest `[` $offsets `]` `via` $staging `,` $tmap (`add` $add^)? attr-dict "
         "`:` type($value) `,` type($dest) `,` type($staging) `,` type($tmap)"
     )
 
     def __init__(self, value: SSAValue, dest: SSAValue, offsets: Sequence[SSAValue], staging: SSAValue,
-                 tmap: SSAValue):
-        super().__init__(operands=[value, dest, offsets, staging, tmap])
+                 tmap: SSAValue, add: bool = False):
+        super().__init__(operands=[value, dest, offsets, staging, tmap],
+                         properties={"add": UnitAttr()} if add else {})
 
     def verify_(self) -> None:
         vt, mt, st = self.value.type, self.dest.type, self.staging.type
@@ -360,6 +365,7 @@ class StagedStoreOp(IRDLOperation):
             raise VerifyException(f"{self.name}: the staging buffer {st} holds no whole rows and column chunks of "
                                   f"the tile {vt}")
         _verify_tma_tile(self.tmap.type, self.offsets, st, self.name)
+        _verify_add(self, st)
 
 
 @irdl_op_definition
@@ -529,7 +535,9 @@ class TmaStoreOp(IRDLOperation):
     column chunk, as one bulk group of the issuing thread.  Issued by one
     thread after the writers' proxy fences and a barrier; the stage must not
     be written again until that thread's `nvgpu.tma_store_wait` (then a
-    barrier) says the group has read it.
+    barrier) says the group has read it.  With `add` the box is added into
+    instead (`cp.reduce.async.bulk.tensor ... .add`: each element's add is
+    atomic, as `tile.atomic_add`'s are).
 
     Example:
     `nvgpu.tma_store %sc[%c0], %tc[%m0, %n0] : !nvgpu.smem<1x128x64xbf16, swizzle = 128>, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>`
@@ -540,13 +548,15 @@ class TmaStoreOp(IRDLOperation):
     stage = operand_def(IndexType)
     desc = operand_def(TmaDescriptorType)
     coords = var_operand_def(IndexType)
+    add = opt_prop_def(UnitAttr)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
-        "$source `[` $stage `]` `,` $desc `[` $coords `]` attr-dict `:` type($source) `,` type($desc)"
+        "$source `[` $stage `]` `,` $desc `[` $coords `]` (`add` $add^)? attr-dict `:` type($source) `,` type($desc)"
     )
 
     def verify_(self) -> None:
         _verify_tma_tile(self.desc.type, self.coords, self.source.type, "nvgpu.tma_store")
+        _verify_add(self, self.source.type)
 
 
 @irdl_op_definition
@@ -568,3 +578,11 @@ class TmaStoreWaitOp(IRDLOperation):
             raise VerifyException(
                 f"nvgpu.tma_store_wait pending must be in [0, 7], got {self.pending.value.data}"
             )
+
+
+def _verify_add(op: IRDLOperation, source: Attribute) -> None:
+    """A TMA store that adds (`add`) adds f32 elements (the reduction's
+    type is the tensor map's)."""
+    assert isinstance(source, SmemType)
+    if op.properties.get("add") is not None and not isinstance(source.element_type, Float32Type):
+        raise VerifyException(f"{op.name} add adds f32 elements, got {source.element_type}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import I16, I64, IndexType, IntegerAttr, StringAttr
+from xdsl.dialects.builtin import I16, I64, Float32Type, IndexType, IntegerAttr, StringAttr, UnitAttr
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -96,7 +96,8 @@ class TmaStoreBoxOp(IRDLOperation):
     read at byte `offset` of stage `stage` of `source` goes to element
     coordinates `coords` (out-of-bounds elements are dropped), as part of
     the issuing thread's bulk group that its next `nvgpu.tma_store_commit`
-    closes.
+    closes.  With `add` the box is added into (`cp.reduce.async.bulk.tensor
+    ... .add`, f32).
 
     Example: `nvgpu.tma_store_box %sc[%c0] offset 16384, %tc[%m0, %n64] : !nvgpu.smem<1x128x256xbf16, swizzle = 128>, !nvgpu.tma_desc<128x256xbf16, swizzle = 128>`
     """
@@ -107,13 +108,19 @@ class TmaStoreBoxOp(IRDLOperation):
     desc = operand_def(TmaDescriptorType)
     coords = var_operand_def(IndexType)
     offset = prop_def(IntegerAttr[I64])
+    add = opt_prop_def(UnitAttr)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
-        "$source `[` $stage `]` `offset` $offset `,` $desc `[` $coords `]` attr-dict `:` type($source) `,` type($desc)"
+        "$source `[` $stage `]` `offset` $offset `,` $desc `[` $coords `]` (`add` $add^)? attr-dict "
+        "`:` type($source) `,` type($desc)"
     )
 
     def verify_(self) -> None:
         _verify_box(self.name, self.desc.type, self.coords, self.source.type, self.offset.value.data)
+        st = self.source.type
+        assert isinstance(st, SmemType)
+        if self.add is not None and not isinstance(st.element_type, Float32Type):
+            raise VerifyException(f"{self.name} add adds f32 elements, got {st.element_type}")
 
 
 @irdl_op_definition

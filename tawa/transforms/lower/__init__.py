@@ -3,12 +3,12 @@
 - `lower_aref`: `tawa-lower-aref`, rings as shared-memory buffers and
   mbarriers; puts as TMA loads (with `slot_views`, `masks`).
 - `bound_waits`: `tawa-bound-waits`, mbarrier waits with a watchdog timeout.
-- `stage_stores`: `tawa-stage-stores`, the consumer stores that take the
-  TMA-store epilogue (`tma_epilogue`), with their staging buffers and tensor
-  maps: `nvgpu.staged_store`.
+- `stage_stores`: `tawa-stage-stores`, the consumer stores and atomic adds
+  that take the TMA-store epilogue (`tma_epilogue`), with their staging
+  buffers and tensor maps: `nvgpu.staged_store`.
 - `stage_operands`: `tawa-stage-operands`, a shared-memory buffer for each
-  8-bit A operand computed in registers (`operand_staging`):
-  `nvgpu.staged_operand`.
+  8-bit or transposed A operand and each B operand computed in registers
+  (`operand_staging`): `nvgpu.staged_operand`.
 - `lower_tile`: `tawa-lower-tile`, consumer tile compute as wgmma and register
   fragments: the rewrite patterns of `consumer_patterns` (register layouts
   from `wgmma_layout`), staged stores and operands written out through their

@@ -8,7 +8,7 @@ One `RewritePattern` per op family, applied by `tawa-lower-tile` with xDSL's
 | `LowerAccumulatorInit` | f32 `tile.zeros`; `tile.splat` that starts a loop-carried value or is yielded | `frag_zeros`, `frag_splat` |
 | `RetypeLoopCarried` | `scf.for` whose init became a fragment | the iter_arg and result retyped (the type converter of loop-carried values) |
 | `RetypeIfResults` | `scf.if` whose branches both yield a fragment of one type | the result retyped |
-| `LowerDot` | `tile.dot` / `tile.dot_async` on aref slots | descriptors, fence, whole-tile `wgmma`, commit (a sync dot also waits); an lhs of `nvgpu.staged_operand` first written to its buffer |
+| `LowerDot` | `tile.dot` / `tile.dot_async` on aref slots | descriptors, fence, whole-tile `wgmma`, commit (a sync dot also waits); an lhs or rhs of `nvgpu.staged_operand` first written to its buffer |
 | `LowerDotWait` | `tile.dot_wait N` | `wgmma_wait_group N` |
 | `LowerElementwise` | f32 `arith` / `math` (exp2, tanh, log, log2, sqrt, rsqrt, absf) on fragments | `frag_binary` / `frag_unary` (log: log2 · ln 2; 1.0 / x: `rcp`) |
 | `LowerRowReduce` | `tile.reduce` along the columns | `frag_reduce` into the row layout |
@@ -58,7 +58,7 @@ from tawa.dialects.nvgpu.fragments import BLOCKED_FLOATS, LOADABLE
 from tawa.target.hopper import THREADS_PER_GROUP, WGMMA_M
 from tawa.transforms.lower.blocked_layouts import BlockedTile
 from tawa.transforms.lower.masks import Materializer, all_true_condition, symbolic
-from tawa.transforms.lower.operand_staging import emit_operand_store, transposed_lhs
+from tawa.transforms.lower.operand_staging import emit_operand_store, emit_rhs_store, transposed_lhs
 from tawa.transforms.lower.partitions import emit_group_index
 from tawa.transforms.lower.tma_epilogue import EPILOGUE_BARRIER, emit_tma_store
 from tawa.transforms.utils import const, fail
@@ -242,7 +242,8 @@ class LowerDot(RewritePattern):
     conversion carried by a loop (a 16-bit fragment).  An 8-bit lhs computed
     in registers goes through the warp group's shared buffer instead: the
     `nvgpu.staged_operand` that `tawa-stage-operands` made of it names the
-    buffer (`tawa.transforms.lower.operand_staging`)."""
+    buffer (`tawa.transforms.lower.operand_staging`); so does an rhs
+    computed in registers, the whole K×N tile, each warp group its rows."""
 
     info: ConsumerInfo
 
@@ -257,10 +258,16 @@ class LowerDot(RewritePattern):
         if staged is not None:
             src = staged.value
         lhs = src.owner
-        if not isinstance(rhs, nvgpu.SmemTileOp):
-            raise fail(op, f"{NAME}: {op.name} rhs must be a loaded tile as it is: wgmma reads its B operand only "
-                       "from shared memory, so B cannot be transformed in registers (transform the A operand, "
-                       "e.g. compute Cᵀ = Bᵀ·Aᵀ, or transform B before the kernel)")
+        staged_b = rhs if isinstance(rhs, nvgpu.StagedOperandOp) else None
+        if staged_b is None and not isinstance(rhs, nvgpu.SmemTileOp):
+            raise fail(op, f"{NAME}: {op.name} rhs must be a loaded tile as it is, or a converted accumulator: "
+                       "wgmma reads its B operand only from shared memory, so B cannot be transformed in registers "
+                       "(transform the A operand, e.g. compute Cᵀ = Bᵀ·Aᵀ, or transform B before the kernel)")
+        b_value = staged_b.value if staged_b else None
+        if isinstance(b_value, SSAValue) and isinstance(b_value.owner, arith.TruncFOp):
+            b_value = b_value.owner.input
+        if b_value is not None and not _is_frag(b_value):
+            return  # not ready: the B tile's math is lowered first
         # A tile carried by a loop or an if becomes a fragment when its producers do.
         carried = isinstance(src.type, TensorType) and (not isinstance(lhs, Operation) or isinstance(lhs, scf.ForOp | scf.IfOp))
         if not isinstance(lhs, nvgpu.SmemTileOp | arith.TruncFOp) and not _is_frag(src) and not carried:
@@ -268,12 +275,17 @@ class LowerDot(RewritePattern):
         if not _is_frag(op.acc) or carried or (isinstance(lhs, arith.TruncFOp) and not _is_frag(lhs.input)):
             return  # not ready: `diagnose` reports it if it never becomes so
         a, a_value = self._lhs(op, src, staged)
-        rt = rhs.source.type
-        assert isinstance(rt, nvgpu.SmemType)
-        b = nvgpu.WgmmaDescriptorOp.build(
-            operands=[rhs.source, rhs.stage, self.info.zero],
-            result_types=[nvgpu.WgmmaDescriptorType(rt.get_shape()[1:], rt.element_type, rt.swizzle.data)],
-        )
+        if staged_b is not None:
+            assert b_value is not None
+            b = emit_rhs_store(b_value, staged_b.buffer, self.info.row0, self.info.groups, InsertPoint.before(op))
+        else:
+            assert isinstance(rhs, nvgpu.SmemTileOp)
+            rt = rhs.source.type
+            assert isinstance(rt, nvgpu.SmemType)
+            b = nvgpu.WgmmaDescriptorOp.build(
+                operands=[rhs.source, rhs.stage, self.info.zero],
+                result_types=[nvgpu.WgmmaDescriptorType(rt.get_shape()[1:], rt.element_type, rt.swizzle.data)],
+            )
         # A product from zeros overwrites an unwritten accumulator (scale-d false) instead of adding to
         # zeroed registers.
         zeros = op.acc.owner if isinstance(op.acc.owner, nvgpu.FragmentZerosOp) else None
@@ -290,7 +302,8 @@ class LowerDot(RewritePattern):
         mma.location = op.location  # errors about the wgmma point at the dot
         if staged is not None and transposed_lhs(op):  # the buffer's K×M tile, read MN-major
             mma.properties["lhs_transposed"] = UnitAttr()
-        ops: list[Operation] = [*([a] if a else []), b, *([acc] if acc else []), accumulate, nvgpu.WgmmaFenceOp(),
+        ops: list[Operation] = [*([a] if a else []), *([] if staged_b else [b]), *([acc] if acc else []),
+                                accumulate, nvgpu.WgmmaFenceOp(),
                                 mma, nvgpu.WgmmaCommitGroupOp()]
         result = mma.result
         if isinstance(op, tile.DotOp):
@@ -306,6 +319,11 @@ class LowerDot(RewritePattern):
             rewriter.erase(trans)
         if staged is not None and not staged.result.uses:
             rewriter.erase(staged)
+        if staged_b is not None and not staged_b.result.uses:
+            b_input = staged_b.value.owner
+            rewriter.erase(staged_b)
+            if isinstance(b_input, arith.TruncFOp) and not b_input.result.uses:
+                rewriter.erase(b_input)
         if isinstance(lhs, arith.TruncFOp) and not lhs.result.uses:
             rewriter.erase(lhs)
         if zeros and not zeros.result.uses:
@@ -817,7 +835,7 @@ class LowerStore(RewritePattern):
             rewriter.replace(op, nvgpu.FragmentStoreOp.build(operands=[value, op.dest, offsets]), [])
         elif isinstance(op, nvgpu.StagedStoreOp):
             emit_tma_store(value, op.staging, op.tmap, offsets, self.info.row0, self.info.group_index(),
-                           self.info.first_group, self.info.groups, at)
+                           self.info.first_group, self.info.groups, at, add=op.add is not None)
             rewriter.erase(op)
         else:
             if self.info.tiles is None or self.info.groups > 1:  # this warp group's rows

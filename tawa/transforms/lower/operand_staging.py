@@ -41,6 +41,19 @@ every K row) with `lhs_transposed` on the wgmma, as it reads a K×M slot.  Every
 feeds every output row, so one warp group must hold them all: a partition
 of more warp groups is a located error.
 
+**B computed in registers** (a dot whose rhs is a 16-bit K×N tile computed
+in registers, e.g. attention backward's dSᵀ in dQᵀ = Kᵀ·dSᵀ, whose K rows
+are the partition's rows): wgmma reads B from shared memory only, and each
+warp group's product needs all K rows, so the buffer is the whole K×N
+tile (`1 x K x N`), each warp group writes its own rows there, and the
+dot reads it as it reads a K×N slot.  The barrier is then the consumer
+partition's (`EPILOGUE_BARRIER`, all of its threads): once before the
+writes (every warp group's wgmma of the previous instance was waited for:
+a loop's dot waits at once, so a warp group that arrives has finished
+reading) where there are several warp groups, and once after them.  The
+rhs's rows must be the partition's rows (a located error otherwise), and
+it is read as K×N only (not `trans_b`).
+
 **Reuse**: the buffer is written again only at the dot's next instance.
 Every earlier wgmma that read it was waited for before then: a loop's dot
 waits at once (`tile.dot`), and an overlapped loop (`tawa-overlap-dots`)
@@ -52,7 +65,14 @@ waited for, so an overwrite before that shows up as a wrong result.
 from __future__ import annotations
 
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import Float8E4M3FNType, Float8E5M2Type, TensorType, UnitAttr
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
+    Float16Type,
+    TensorType,
+    UnitAttr,
+)
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -60,7 +80,7 @@ from tawa.analysis.smem_plan import extend_plan, slot_swizzle
 from tawa.dialects import aref, nvgpu, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.target.hopper import MAX_SMEM_BYTES, THREADS_PER_GROUP, WARPS_PER_GROUP
-from tawa.transforms.lower.tma_epilogue import group_barrier
+from tawa.transforms.lower.tma_epilogue import EPILOGUE_BARRIER, group_barrier
 from tawa.transforms.partition.warp_groups import group_rows
 from tawa.transforms.utils import fail, group_tests, per_group
 
@@ -86,6 +106,12 @@ def staged_value(dot: Operation) -> SSAValue:
     return lhs.owner.input if isinstance(lhs.owner, tile.TransOp) else lhs
 
 
+def staged_rhs(dot: Operation) -> bool:
+    """Whether `dot`'s rhs is an accumulator converted in registers
+    (`arith.truncf` of one), which wgmma reads from shared memory only."""
+    return isinstance(dot, tile.DotOp | tile.DotAsyncOp) and isinstance(dot.operands[1].owner, arith.TruncFOp)
+
+
 def staged_operand(dot: Operation) -> bool:
     """Whether `dot`'s lhs is computed in registers (not a slot) in a type
     wgmma cannot read from registers, or read transposed."""
@@ -107,28 +133,51 @@ def operand_type(dot: tile.DotOp | tile.DotAsyncOp, groups: int, rows: int) -> n
     return nvgpu.SmemType([groups, rows, cols], et, swizzle or 0)
 
 
-def _consumer_dots(ws: aref.WarpSpecializeOp, who: str) -> list[tuple[Operation, nvgpu.SmemType]]:
+def rhs_type(dot: tile.DotOp | tile.DotAsyncOp, groups: int, rows: int, who: str) -> nvgpu.SmemType:
+    """The buffer of `dot`'s rhs computed in registers: the whole K×N tile,
+    whose K rows must be the `groups` warp groups' `rows` each; else a
+    located error."""
+    t = dot.operands[1].type
+    assert isinstance(t, TensorType)
+    (k, n), et = t.get_shape(), t.get_element_type()
+    transposed = dot.properties.get("rhs_transposed") is not None
+    if transposed or k != groups * rows or not isinstance(et, BFloat16Type | Float16Type):
+        raise fail(dot, f"{who}: {dot.name} rhs computed in registers: wgmma reads B from shared memory, where "
+                   "each warp group writes its own rows of it, so it must be a 16-bit K×N tile (no trans_b) whose "
+                   f"K rows are the warp groups' {groups} x {rows}, got {t}{' with trans_b' if transposed else ''}: "
+                   "transform the A operand instead (e.g. compute Cᵀ = Bᵀ·Aᵀ), or transform B before the kernel")
+    return nvgpu.SmemType([1, k, n], et, slot_swizzle(n * nvgpu.element_bytes(et)) or 0)
+
+
+def _consumer_dots(ws: aref.WarpSpecializeOp, who: str) -> list[tuple[Operation, int, nvgpu.SmemType]]:
+    """(dot, operand index, buffer type) of each operand the consumers of
+    `ws` compute in registers that wgmma reads from shared memory."""
     out = []
     for role, warps, _, region in ws.partition_specs():
         if role != PartitionRole.CONSUMER:
             continue
-        dots = [o for o in region.walk() if staged_operand(o)]
+        dots = [o for o in region.walk() if staged_operand(o) or staged_rhs(o)]
         if dots:
             groups = warps // WARPS_PER_GROUP
             for d in dots:
-                if transposed_lhs(d) and groups != 1:
+                if staged_operand(d) and transposed_lhs(d) and groups != 1:
                     raise fail(d, f"{who}: a transposed lhs computed in registers is read by wgmma from shared "
                                f"memory, all of its K rows by each warp group, but {groups} warp groups hold them "
-                               "here: give the consumer one warp group (a 64-row tile)")
+                               "here: give the consumer one warp group (a 64-row tile), or compute the transposed "
+                               "product, whose B operand may be such a tile")
             rows = group_rows(region, groups, who)
-            out += [(d, operand_type(d, groups, rows)) for d in dots]
+            for d in dots:
+                if staged_operand(d):
+                    out.append((d, 0, operand_type(d, groups, rows)))
+                if staged_rhs(d):
+                    out.append((d, 1, rhs_type(d, groups, rows, who)))
     return out
 
 
 def operand_types(ws: aref.WarpSpecializeOp, who: str) -> list[nvgpu.SmemType]:
     """The staging buffers the consumers of `ws` will need (for the
     shared-memory plan of `tawa-hopper-pipeline`)."""
-    return [t for _, t in _consumer_dots(ws, who)]
+    return [t for _, _, t in _consumer_dots(ws, who)]
 
 
 def stage_operands(ws: aref.WarpSpecializeOp, kernel: func.FuncOp, who: str) -> int:
@@ -140,24 +189,24 @@ def stage_operands(ws: aref.WarpSpecializeOp, kernel: func.FuncOp, who: str) -> 
     if not wanted:
         return 0
     allocs = [o for o in kernel.body.block.ops if isinstance(o, nvgpu.SmemAllocOp)]
-    plan = extend_plan(allocs, [t for _, t in wanted])
+    plan = extend_plan(allocs, [t for _, _, t in wanted])
     if not plan.fits:
-        raise fail(wanted[0][0], f"{who}: the shared-memory buffers of the {wanted[0][1].element_type} A operands "
-                   f"computed in registers (wgmma reads 8-bit A operands from shared memory only) bring the kernel "
-                   f"to {plan.total} bytes, more than the {MAX_SMEM_BYTES} a block may use: use fewer stages")
-    for (dot, t), placed in zip(wanted, plan.staging, strict=True):
+        raise fail(wanted[0][0], f"{who}: the shared-memory buffers of the {wanted[0][2].element_type} operands "
+                   f"computed in registers (wgmma reads 8-bit and transposed A operands and every B operand from "
+                   f"shared memory only) bring the kernel to {plan.total} bytes, more than the {MAX_SMEM_BYTES} a "
+                   "block may use: use fewer stages")
+    for (dot, index, t), placed in zip(wanted, plan.staging, strict=True):
         buf = nvgpu.SmemAllocOp(placed.offset, t)
         buf.result.name_hint = "operand"
         Rewriter.insert_op(buf, InsertPoint.before(ws))
         assert isinstance(dot, tile.DotOp | tile.DotAsyncOp)
+        if index == 1:
+            _stage(dot, 1, dot.operands[1], buf.result)
+            continue
         value = staged_value(dot)
-        staged = nvgpu.StagedOperandOp(value, buf.result)
-        staged.location = dot.location
-        staged.result.name_hint = f"{value.name_hint}_staged" if value.name_hint else "staged"
-        Rewriter.insert_op(staged, InsertPoint.before(dot))
-        if value is dot.lhs:
-            dot.operands[0] = staged.result
-        else:  # the dot's own tile.trans of the staged tile (tawa-lower-tile reads it as one op)
+        direct = value is dot.lhs
+        staged = _stage(dot, 0 if direct else None, value, buf.result)
+        if not direct:  # the dot's own tile.trans of the staged tile (tawa-lower-tile reads it as one op)
             trans = dot.lhs.owner
             mine = tile.TransOp.build(operands=[staged.result], result_types=[dot.lhs.type])
             Rewriter.insert_op(mine, InsertPoint.before(dot))
@@ -166,6 +215,46 @@ def stage_operands(ws: aref.WarpSpecializeOp, kernel: func.FuncOp, who: str) -> 
                 Rewriter.erase_op(trans)
     nvgpu.record_kernel_info(kernel, smem=plan.total)
     return len(wanted)
+
+
+def _stage(dot: Operation, index: int | None, value: SSAValue, buffer: SSAValue) -> nvgpu.StagedOperandOp:
+    """Inserts `nvgpu.staged_operand` of `value` via `buffer` before `dot`,
+    which takes it as operand `index` (None: the caller rewires it)."""
+    staged = nvgpu.StagedOperandOp(value, buffer)
+    staged.location = dot.location
+    staged.result.name_hint = f"{value.name_hint}_staged" if value.name_hint else "staged"
+    Rewriter.insert_op(staged, InsertPoint.before(dot))
+    if index is not None:
+        dot.operands[index] = staged.result
+    return staged
+
+
+def emit_rhs_store(value: SSAValue, buffer: SSAValue, row0: SSAValue, groups: int,
+                   at: InsertPoint) -> nvgpu.WgmmaDescriptorOp:
+    """Writes this warp group's rows (from `row0`) of the K×N fragment
+    `value` (converted to the buffer's type) to the whole-tile `buffer`,
+    between the consumer partition's barriers (module docstring, "B
+    computed in registers"), and returns the descriptor of the whole K×N
+    tile, read as a slot's."""
+    ft, bt = value.type, buffer.type
+    assert isinstance(ft, nvgpu.FragmentType) and isinstance(bt, nvgpu.SmemType)
+    ops: list[Operation] = []
+    if ft.element_type != bt.element_type:
+        conv = nvgpu.FragmentConvertOp.build(operands=[value], result_types=[ft.with_element_type(bt.element_type)])
+        ops.append(conv)
+        value = conv.result
+    zero = arith.ConstantOp.from_int_and_width(0, row0.type)
+    threads = groups * THREADS_PER_GROUP
+    if groups > 1:  # every warp group done reading the previous instance
+        ops.append(nvgpu.NamedBarrierSyncOp(EPILOGUE_BARRIER, threads))
+    desc = nvgpu.WgmmaDescriptorOp.build(
+        operands=[buffer, zero.result, zero.result],
+        result_types=[nvgpu.WgmmaDescriptorType(bt.get_shape()[1:], bt.element_type, bt.swizzle.data)],
+    )
+    ops += [zero, nvgpu.FragmentStoreSharedOp.build(operands=[value, buffer, zero.result, row0]),
+            nvgpu.FenceProxyAsyncOp(), nvgpu.NamedBarrierSyncOp(EPILOGUE_BARRIER, threads), desc]
+    Rewriter.insert_op(ops, at)
+    return desc
 
 
 def emit_operand_store(value: SSAValue, buffer: SSAValue, group: SSAValue, groups: int,

@@ -1,4 +1,4 @@
-"""`tawa-stage-operands`: 8-bit and transposed A operands computed in registers get a shared-memory buffer.
+"""`tawa-stage-operands`: operands computed in registers that wgmma reads from shared memory get a buffer.
 
 Runs after `tawa-lower-aref` and `tawa-stage-stores` (its buffers follow
 the rings and the staging buffers) and before `tawa-lower-tile`.  wgmma reads
@@ -18,8 +18,11 @@ kernel's shared-memory size, and gives the dot its lhs through an
 A dot whose lhs is `tile.trans` of a 16-bit tile computed in registers
 (attention backward's dSᵀ) is staged the same way, the buffer holding the
 untransposed tile, which wgmma then reads as an MN-major A; one warp group
-only.  `tawa-lower-tile` writes each warp group's rows there and lets the
-wgmma read them through a descriptor.  Too much shared memory in all is a
+only.  A dot whose rhs is a 16-bit K×N tile computed in registers
+(attention backward's dSᵀ in dQᵀ = Kᵀ·dSᵀ) gets one buffer of the whole
+tile, which every warp group writes its rows of.  `tawa-lower-tile` writes
+each warp group's rows there and lets the wgmma read them through a
+descriptor.  Too much shared memory in all is a
 located error.  The rules are those of `tawa.transforms.lower.operand_staging`.
 """
 
@@ -41,7 +44,7 @@ NAME = "tawa-stage-operands"
 
 @dataclass(frozen=True)
 class StageOperandsPass(ModulePass):
-    """Gives the 8-bit and transposed A operands that consumers compute in registers a shared-memory buffer."""
+    """Gives the operands that consumers compute in registers and wgmma reads from shared memory a buffer."""
 
     name = NAME
 

@@ -52,14 +52,17 @@ class StageStoresPass(ModulePass):
     staging: str = "auto"
     """The TMA-store epilogue's staging: `full` (the whole tile in one
     buffer), `subtiled` (span-wide column chunks in two alternating
-    buffers), `single` (the chunks in one buffer) or `auto` (the first of
-    `AUTO_STAGINGS` that fits)."""
+    buffers), `single` (the chunks in one buffer), `full-in-loops` (full
+    for the stores in a loop of the program, single for the others) or
+    `auto` (the first of `AUTO_STAGINGS`, then of `LAST_STAGINGS`, that
+    fits)."""
     store_group: str = "auto"
     """Who stores a staged tile: `cta` (one thread, after a barrier over all
     the consumer warp groups), `warpgroup` (one thread of each warp group,
     its own rows) or `auto` (per warp group in a partition of 2 or more
     warp groups with a loop `tawa-overlap-dots` rotated, where
-    `tawa-pingpong` has them take turns; else per CTA)."""
+    `tawa-pingpong` has them take turns, and for the stores in a loop of
+    the program; else per CTA)."""
 
     def __post_init__(self) -> None:
         check_choice("epilogue", self.epilogue, EPILOGUES, NAME)

@@ -58,8 +58,9 @@ and its own elected thread (its first, `tid mod 128 == 0`), which stores a
 The shared memory is the same bytes; twice the TMA stores and bulk groups.
 `auto` stores per warp group in partitions of 2 or more warp groups with a
 loop `tawa-overlap-dots` rotated (whose warp groups `tawa-pingpong` has take
-turns), per CTA otherwise; `tawa-hopper-pipeline{pingpong=false}` asks
-`tawa-stage-stores` for `cta` instead.
+turns), and the stores that run every iteration of a loop of the program
+(`in_program_loop`: a barrier over all the warp groups in every iteration
+would hold them together), per CTA otherwise.
 
 **When** (`staging_type`): a `tile.store` in a consumer partition of a 2-D
 tile of f32, bf16 or f16 to a memref of rank 2 to 5 (the leading dimensions
@@ -101,7 +102,15 @@ j < 2), 0 for the full tile.  Other stores committed in between only make
 more groups newer than that one, so the count stays safe.  `auto` considers
 the stagings of `AUTO_STAGINGS` (the full tile, then subtiled): the
 first that fits, and with `stages=0` (`tawa-hopper-pipeline`) the one that
-allows the deepest ring.
+allows the deepest ring; where neither fits (with `stages=0`: beside a ring
+of 2), the full tile for the stores in a loop of the program and `single`
+for the others, then `single` for all (`LAST_STAGINGS`).
+
+**Atomic adds** (`tile.atomic_add` of an f32 tile, e.g. a key block's share
+of attention backward's dQ) take the same epilogue: staged alike, their TMA
+stores add (`nvgpu.tma_store ... add`, `cp.reduce.async.bulk.tensor
+... .add`), one bulk reduction per chunk instead of one `red.global.add.f32`
+per element.
 """
 
 from __future__ import annotations
@@ -109,7 +118,7 @@ from __future__ import annotations
 from typing import Any
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, TensorType
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, TensorType, UnitAttr
 from xdsl.ir import Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import IsTerminator
@@ -131,16 +140,19 @@ from tawa.transforms.lower.pingpong import TURNS
 from tawa.transforms.partition.warp_groups import takes_blocked_layouts
 from tawa.transforms.pipeline.defer_stores import SHARED_STAGING
 from tawa.transforms.pipeline.overlap_dots import OVERLAPPED
+from tawa.transforms.pipeline.persistent import PROGRAM_LOOP
 from tawa.transforms.utils import const, fail, group_tests, guarded, per_group
 
 EPILOGUES = ("auto", "tma", "threads")
 """`epilogue=` values: TMA stores where they fit, TMA stores (an error
 where not possible), the thread epilogue."""
-STAGINGS = ("auto", "full", "subtiled", "single")
+STAGINGS = ("auto", "full", "subtiled", "single", "full-in-loops")
 """`staging=` values: the full tile where it fits, else subtiled; the whole
 tile in one buffer; span-wide column chunks in two alternating buffers; the
 chunks one after another in a single buffer (each waits for the previous
-one's store to have read it: the least shared memory, for a deeper ring)."""
+one's store to have read it: the least shared memory, for a deeper ring);
+the full tile for the stores in a loop of the program, single for the others
+(`FULL_IN_LOOPS`)."""
 AUTO_STAGINGS = ("full", "subtiled")
 """The stagings `staging=auto` considers, in order of preference: the full
 tile where it fits beside the ring (explicit stages) and costs no ring stage
@@ -148,12 +160,35 @@ tile where it fits beside the ring (explicit stages) and costs no ring stage
 tie), else the subtiled staging.  For the GEMM 128x256 the subtiled staging
 keeps 4 stages where the full tile leaves 3: faster in geomean over the
 21-shape sweep on the H100 (docs/perf.md, "Subtiled staging")."""
+FULL_IN_LOOPS = "full-in-loops"
+"""The full tile for the stores that run every iteration of a loop of the
+program (a chunk that waited for the previous chunk's store inside each
+iteration would stall each), `single` for those that run once per
+program."""
+LAST_STAGINGS = (FULL_IN_LOOPS, "single")
+"""The stagings `staging=auto` falls back to, in order, where neither of
+`AUTO_STAGINGS` fits (beside the explicit stages; with `stages=0`, beside a
+ring of 2): before the thread epilogue, whose atomic adds in a loop
+(attention backward's dQ shares) would be one `red.global` per element."""
+
+
+def in_program_loop(op: Operation) -> bool:
+    """Whether `op` runs every iteration of a loop of its program: it is in
+    an `scf.for` that is not a loop over programs (`tawa-persistent`'s
+    `PROGRAM_LOOP`)."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, aref.WarpSpecializeOp | func.FuncOp):
+        if isinstance(parent, scf.ForOp) and PROGRAM_LOOP not in parent.attributes:
+            return True
+        parent = parent.parent_op()
+    return False
 STORE_GROUPS = ("auto", "cta", "warpgroup")
 """`store-group=` values: who stores a staged tile.  `cta`: one thread the
 whole tile, after a barrier over all the consumer warp groups; `warpgroup`:
 one thread of each warp group its 64 rows, after a barrier over its warp
 group; `auto`: per warp group where they ping-pong (a partition of 2 or
-more warp groups with a loop `tawa-overlap-dots` rotated), else per CTA."""
+more warp groups with a loop `tawa-overlap-dots` rotated) and for the stores
+in a loop of the program, else per CTA."""
 SUBTILE_BUFFERS = {"subtiled": 2, "single": 1}
 """Buffers of the chunked stagings: `subtiled`'s two let chunk j's store drain
 while chunk j+1 is written; `single` waits for it instead."""
@@ -171,7 +206,13 @@ def group_barrier(group: int) -> int:
     return NAMED_BARRIERS - 1 - group
 
 
-def staging_type(store: tile.StoreOp, staging: str = "full", groups: int = 1) -> nvgpu.SmemType | str:
+Store = tile.StoreOp | tile.AtomicAddOp
+"""The tile ops that take the TMA-store epilogue: stores, and atomic adds
+(`tile.atomic_add` of an f32 tile: the TMA stores add, `nvgpu.tma_store
+... add`)."""
+
+
+def staging_type(store: Store, staging: str = "full", groups: int = 1) -> nvgpu.SmemType | str:
     """The staging buffer of a store that can take the TMA-store epilogue
     (`staging` full: `1 x rows x cols`; subtiled: `2 x rows x span`, one
     buffer where the row is a single span), or why it cannot.  With
@@ -180,6 +221,8 @@ def staging_type(store: tile.StoreOp, staging: str = "full", groups: int = 1) ->
     t, mt = store.value.type, store.dest.type
     assert isinstance(t, TensorType) and isinstance(mt, MemRefType)
     shape, et = tuple(t.get_shape()), t.get_element_type()
+    if staging == FULL_IN_LOOPS:
+        staging = "full" if in_program_loop(store) else "single"
     if len(shape) != 2:
         return f"it stores a {len(shape)}-D tile (2-D tiles only)"
     if isinstance(store.value.owner, tile.TransOp):
@@ -208,7 +251,7 @@ def staging_type(store: tile.StoreOp, staging: str = "full", groups: int = 1) ->
     return nvgpu.SmemType([buffers * groups, shape[0] // groups, cols], et, swizzle)
 
 
-def _released(store: tile.StoreOp) -> bool:
+def _released(store: Store) -> bool:
     """Whether a `tile.counter_arrive` later in the store's block publishes it."""
     op = store.next_op
     while op is not None:
@@ -218,7 +261,7 @@ def _released(store: tile.StoreOp) -> bool:
     return False
 
 
-def _after_arrival(store: tile.StoreOp) -> bool:
+def _after_arrival(store: Store) -> bool:
     """Whether the store sits in an `scf.if` on a `tile.counter_arrive`."""
     op = store.parent_op()
     while op is not None:
@@ -228,8 +271,8 @@ def _after_arrival(store: tile.StoreOp) -> bool:
     return False
 
 
-def consumer_stores(ws: aref.WarpSpecializeOp, wgmma_only: bool = True) -> list[tile.StoreOp]:
-    """The tile stores of the consumer partitions, in program order: of the
+def consumer_stores(ws: aref.WarpSpecializeOp, wgmma_only: bool = True) -> list[Store]:
+    """The tile stores and atomic adds of the consumer partitions, in program order: of the
     partitions whose tiles are wgmma fragments (those that take blocked
     layouts, in a kernel without dots, store from registers: 16-byte
     vectors of whole rows per warp need no shared-memory round trip), or
@@ -237,7 +280,7 @@ def consumer_stores(ws: aref.WarpSpecializeOp, wgmma_only: bool = True) -> list[
     return [
         o for role, _, _, region in ws.partition_specs()
         if role == PartitionRole.CONSUMER and (not wgmma_only or not takes_blocked_layouts(region))
-        for o in region.walk() if isinstance(o, tile.StoreOp)
+        for o in region.walk() if isinstance(o, Store)
     ]
 
 
@@ -246,25 +289,27 @@ def staging_types(ws: aref.WarpSpecializeOp, staging: str = "full") -> list[nvgp
     return [t for s in consumer_stores(ws) if isinstance(t := staging_type(s, staging), nvgpu.SmemType)]
 
 
-def store_groups(ws: aref.WarpSpecializeOp, store_group: str, who: str) -> dict[tile.StoreOp, int]:
+def store_groups(ws: aref.WarpSpecializeOp, store_group: str, who: str) -> dict[Store, int]:
     """The stores of the consumer partitions of `ws` → how many warp groups
     store their own rows of it: 1 (one store per CTA), or the partition's
     warp groups (`store_group` warpgroup; `auto`: in a partition of 2 or
     more warp groups with a loop `tawa-overlap-dots` rotated, where
-    `tawa-pingpong` has them take turns)."""
+    `tawa-pingpong` has them take turns, and for a store in a loop of the
+    program, where barriers over all the warp groups every iteration
+    would hold them together)."""
     by_store = {}
     for role, warps, _, region in ws.partition_specs():
         if role != PartitionRole.CONSUMER:
             continue
         groups = warps // WARPS_PER_GROUP
         rotated = any(isinstance(o, scf.ForOp) and OVERLAPPED in o.attributes for o in region.walk())
-        own = groups > 1 and (store_group == "warpgroup" or (store_group == "auto" and rotated))
-        if own and groups > MAX_STORE_GROUPS:
-            if store_group == "warpgroup":
-                raise fail(ws, f"{who}: store-group=warpgroup: {groups} warp groups need more named barriers "
-                           f"than a CTA has (at most {MAX_STORE_GROUPS} store on their own)")
-            own = False
-        by_store.update((s, groups if own else 1) for s in region.walk() if isinstance(s, tile.StoreOp))
+        if groups > MAX_STORE_GROUPS and store_group == "warpgroup":
+            raise fail(ws, f"{who}: store-group=warpgroup: {groups} warp groups need more named barriers "
+                       f"than a CTA has (at most {MAX_STORE_GROUPS} store on their own)")
+        for s in [o for o in region.walk() if isinstance(o, Store)]:
+            auto = store_group == "auto" and (rotated or in_program_loop(s))
+            own = 1 < groups <= MAX_STORE_GROUPS and (store_group == "warpgroup" or auto)
+            by_store[s] = groups if own else 1
     return by_store
 
 
@@ -286,7 +331,7 @@ def stage_stores(
             raise fail(store, f"{who}: epilogue=tma: the stores of a kernel without dots are written by the "
                               "threads from their blocked layouts (whole rows per warp, 16-byte vectors)")
     groups = store_groups(ws, store_group, who)
-    stores: list[tile.StoreOp] = []
+    stores: list[Store] = []
     for store in consumer_stores(ws):
         why = staging_type(store)
         if isinstance(why, str):
@@ -297,7 +342,7 @@ def stage_stores(
     if not stores:
         return 0
     allocs = [o for o in kernel.body.block.ops if isinstance(o, nvgpu.SmemAllocOp)]
-    for variant in AUTO_STAGINGS if staging == "auto" else (staging,):
+    for variant in (*AUTO_STAGINGS, *LAST_STAGINGS) if staging == "auto" else (staging,):
         chosen = [(s, t) for s in stores if isinstance(t := staging_type(s, variant), nvgpu.SmemType)]
         owners = _owners(chosen)
         plan = extend_plan(allocs, [t for _, t in owners])
@@ -333,7 +378,7 @@ def stage_stores(
             Rewriter.insert_op(desc, at)
             tmaps[(store.dest, desc_t)] = desc.result
         staged = nvgpu.StagedStoreOp(store.value, store.dest, store.offsets, buffers[_buffer_key(store, planned)],
-                                     tmaps[(store.dest, desc_t)])
+                                     tmaps[(store.dest, desc_t)], add=isinstance(store, tile.AtomicAddOp))
         staged.location = store.location
         Rewriter.replace_op(store, staged)
     nvgpu.record_kernel_info(kernel, smem=plan.total)
@@ -342,7 +387,7 @@ def stage_stores(
 
 
 
-def _owners(chosen: list[tuple[tile.StoreOp, nvgpu.SmemType]]) -> list[tuple[tile.StoreOp, nvgpu.SmemType]]:
+def _owners(chosen: list[tuple[Store, nvgpu.SmemType]]) -> list[tuple[Store, nvgpu.SmemType]]:
     """The first store of each staging buffer (`_buffer_key`), in order."""
     seen: set[Any] = set()
     owners = []
@@ -353,7 +398,7 @@ def _owners(chosen: list[tuple[tile.StoreOp, nvgpu.SmemType]]) -> list[tuple[til
     return owners
 
 
-def _buffer_key(store: tile.StoreOp, t: nvgpu.SmemType) -> Any:
+def _buffer_key(store: Store, t: nvgpu.SmemType) -> Any:
     """Stores with the same key share a staging buffer: those marked
     `SHARED_STAGING` with the same memref and staging type; every other store
     has its own.  Sharing is safe for stores that one thread commits one
@@ -413,14 +458,15 @@ def stores_by_group(staging: SSAValue, groups: int, group_rows: int) -> bool:
 
 def emit_tma_store(
     values: SSAValue, staging: SSAValue, tmap: SSAValue, offsets: list[SSAValue], row0: SSAValue,
-    group: SSAValue, first_group: int, groups: int, at: InsertPoint,
+    group: SSAValue, first_group: int, groups: int, at: InsertPoint, add: bool = False,
 ) -> None:
     """The TMA-store epilogue of one store (module docstring), at `at`:
     `values` is this warp group's fragment, `row0` its first row in the
     tile, `group` its index among the partition's `groups` warp groups,
     `offsets` the tile's element offsets in the memref.  The staging
     buffer's type says the chunks (its columns per chunk), the buffers they
-    alternate in, and who stores (`stores_by_group`)."""
+    alternate in, and who stores (`stores_by_group`).  With `add` the TMA
+    stores add the tile into the box (`tile.atomic_add`'s)."""
     ft, st = values.type, staging.type
     assert isinstance(ft, nvgpu.FragmentType) and isinstance(st, nvgpu.SmemType)
     if ft.element_type != st.element_type:
@@ -481,7 +527,9 @@ def emit_tma_store(
             col = arith.AddiOp(coords[-1], const(j * span, at))
             Rewriter.insert_op(col, at)
             chunk_coords[-1] = col.result
-        _elected(elected, [nvgpu.TmaStoreOp.build(operands=[staging, buffer, tmap, chunk_coords])], at)
+        store = nvgpu.TmaStoreOp.build(operands=[staging, buffer, tmap, chunk_coords],
+                                       properties={"add": UnitAttr()} if add else {})
+        _elected(elected, [store], at)
 
 
 def drain_at_end(region: Region, first_group: int, by_group: bool = False) -> None:

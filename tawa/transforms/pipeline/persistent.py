@@ -57,7 +57,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, UnitAttr
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -65,6 +65,18 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tawa.analysis.program_order import PAIRED_ORDERS, ProgramOrder, record_order, resolve_order
 from tawa.dialects import aref, nvgpu, tile
 from tawa.transforms.utils import column_ids, const, fail, grouped_ids, longest_first_ids, pair_members, paired_ids
+
+PROGRAM_LOOP = "tawa.program_loop"
+"""A unit attribute on the loops this pass makes (over programs, pairs and
+a pair's members): what a partition runs once per program is in no other
+loop (`tawa-stage-stores` tells a store run every iteration of a
+program's loop from one run once per program by it)."""
+
+
+def program_loop(loop: scf.ForOp) -> scf.ForOp:
+    """`loop`, marked as a loop over programs (`PROGRAM_LOOP`)."""
+    loop.attributes[PROGRAM_LOOP] = UnitAttr()
+    return loop
 
 
 @dataclass(frozen=True)
@@ -163,7 +175,7 @@ class PersistentPass(ModulePass):
             p.result.replace_all_uses_with(ids[p.axis.value.data])
             Rewriter.erase_op(p)
         body.add_op(scf.YieldOp())
-        block.add_op(scf.ForOp(lb, ub, step, [], body))
+        block.add_op(program_loop(scf.ForOp(lb, ub, step, [], body)))
 
     @staticmethod
     def _pair_count(grid, at: InsertPoint) -> tuple[SSAValue, SSAValue]:
@@ -189,14 +201,14 @@ class PersistentPass(ModulePass):
         pair = Block(arg_types=[lb.type])
         pair.args[0].name_hint = "pair"
         members = pair_members(pair.args[0], half, grid[0], InsertPoint.at_end(pair))
-        pair.add_ops([scf.ForOp(const(0, InsertPoint.at_end(pair)), members, const(1, InsertPoint.at_end(pair)), [],
-                                program), scf.YieldOp()])
+        pair.add_ops([program_loop(scf.ForOp(const(0, InsertPoint.at_end(pair)), members,
+                                             const(1, InsertPoint.at_end(pair)), [], program)), scf.YieldOp()])
         ids = paired_ids(pair.args[0], program.args[0], half, grid, InsertPoint.at_start(program), short_first)
         for o in [o for o in program.walk() if isinstance(o, tile.ProgramIdOp)]:
             o.result.replace_all_uses_with(ids[o.axis.value.data])
             Rewriter.erase_op(o)
         program.add_op(scf.YieldOp())
-        block.add_op(scf.ForOp(lb, ub, step, [], pair))
+        block.add_op(program_loop(scf.ForOp(lb, ub, step, [], pair)))
 
     @staticmethod
     def _member(pid: SSAValue, size: int, rank: SSAValue, gx: SSAValue) -> SSAValue:

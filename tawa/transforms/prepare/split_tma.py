@@ -79,8 +79,8 @@ class SplitTmaStore(RewritePattern):
         assert isinstance(t, nvgpu.SmemType)
         new: list[Operation] = []
         for ops, coords, offset in chunks(t, list(op.coords)):
-            new += [*ops, nvgpu.TmaStoreBoxOp.build(
-                operands=[op.source, op.stage, op.desc, coords], properties={"offset": IntegerAttr(offset, 64)})]
+            props = {"offset": IntegerAttr(offset, 64), **({"add": op.add} if op.add is not None else {})}
+            new += [*ops, nvgpu.TmaStoreBoxOp.build(operands=[op.source, op.stage, op.desc, coords], properties=props)]
         rewriter.replace(op, [*new, nvgpu.TmaStoreCommitOp()], new_results=[])
 
 

@@ -159,6 +159,25 @@ func.func @tma_store_element_type(%t: !nvgpu.tma_desc<128x64xf16, swizzle = 128>
 
 // -----
 
+// A TMA store that adds (tile.atomic_add's) adds f32 elements only.
+func.func @tma_store_add_bf16(%t: !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, %i: index) {
+  %s = nvgpu.smem_alloc offset(0) : !nvgpu.smem<1x128x64xbf16, swizzle = 128>
+  nvgpu.tma_store %s[%i], %t[%i, %i] add : !nvgpu.smem<1x128x64xbf16, swizzle = 128>, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>
+  func.return
+}
+// CHECK: error: nvgpu.tma_store add adds f32 elements, got bf16
+
+// -----
+
+func.func @tma_store_box_add_bf16(%t: !nvgpu.tma_desc<128x64xbf16, swizzle = 128>, %i: index) {
+  %s = nvgpu.smem_alloc offset(0) : !nvgpu.smem<1x128x64xbf16, swizzle = 128>
+  nvgpu.tma_store_box %s[%i] offset 0, %t[%i, %i] add : !nvgpu.smem<1x128x64xbf16, swizzle = 128>, !nvgpu.tma_desc<128x64xbf16, swizzle = 128>
+  func.return
+}
+// CHECK: error: nvgpu.tma_store_box add adds f32 elements, got bf16
+
+// -----
+
 func.func @tma_store_wait_pending() {
   nvgpu.tma_store_wait 8
   func.return

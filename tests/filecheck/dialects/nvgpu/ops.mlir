@@ -621,6 +621,25 @@ func.func @tma_boxes(%A: memref<?x?xbf16>, %i: index) {
 
 // -----
 
+// TMA stores that add (tile.atomic_add through the TMA-store epilogue): cp.reduce.async.bulk.tensor.
+func.func @tma_store_add(%A: memref<?x?xf32>, %i: index) {
+  %sa = nvgpu.smem_alloc offset(0) : !nvgpu.smem<1x64x32xf32, swizzle = 128>
+  %ta = nvgpu.tma_descriptor %A : memref<?x?xf32> -> !nvgpu.tma_desc<64x32xf32, swizzle = 128>
+  nvgpu.tma_store %sa[%i], %ta[%i, %i] add : !nvgpu.smem<1x64x32xf32, swizzle = 128>, !nvgpu.tma_desc<64x32xf32, swizzle = 128>
+  nvgpu.tma_store_box %sa[%i] offset 0, %ta[%i, %i] add : !nvgpu.smem<1x64x32xf32, swizzle = 128>, !nvgpu.tma_desc<64x32xf32, swizzle = 128>
+  func.return
+}
+
+// CHECK-LABEL: func.func @tma_store_add(
+// CHECK:         nvgpu.tma_store %sa[%i], %ta[%i, %i] add : !nvgpu.smem<1x64x32xf32, swizzle = 128>, !nvgpu.tma_desc<64x32xf32, swizzle = 128>
+// CHECK-NEXT:    nvgpu.tma_store_box %sa[%i] offset 0, %ta[%i, %i] add : !nvgpu.smem<1x64x32xf32, swizzle = 128>, !nvgpu.tma_desc<64x32xf32, swizzle = 128>
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "tma_store_add"
+// CHECK-GENERIC: "nvgpu.tma_store"(%sa, %i, %ta, %i, %i) <{add}>
+// CHECK-GENERIC: "nvgpu.tma_store_box"(%sa, %i, %ta, %i, %i) <{offset = 0 : i64, add}>
+
+// -----
+
 // A transpose of a blocked tile through a shared scratch buffer, between syncs of named barrier
 // 15: the 8x32 tile's values go to the buffer by their coordinates, the 32x8 tile's come back.
 func.func @frag_transpose_shared(%x: !nvgpu.frag<8x32xf32, #nvgpu.tiled_layout<(8,32)(4,32)(1,4), warps = [-6, -5, *2], lanes = [-4, -3], vector = -1>>) {

@@ -43,4 +43,4 @@ func.func @b_transformed(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<
   tile.store %c, %C[%c0, %c0] : tensor<128x128xbf16>, memref<?x?xbf16>
   func.return
 }
-// BTRANS: lower_tile_a_prologue.mlir:[[# @LINE - 7]]:5: error: tawa-lower-tile: tile.dot rhs must be a loaded tile as it is: wgmma reads its B operand only from shared memory, so B cannot be transformed in registers (transform the A operand, e.g. compute Cᵀ = Bᵀ·Aᵀ, or transform B before the kernel)
+// BTRANS: lower_tile_a_prologue.mlir:[[# @LINE - 7]]:5: error: tawa-hopper-pipeline: tile.dot rhs computed in registers: wgmma reads B from shared memory, where each warp group writes its own rows of it, so it must be a 16-bit K×N tile (no trans_b) whose K rows are the warp groups' 2 x 64, got tensor<128x64xbf16> with trans_b: transform the A operand instead (e.g. compute Cᵀ = Bᵀ·Aᵀ), or transform B before the kernel

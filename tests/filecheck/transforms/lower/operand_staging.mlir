@@ -33,4 +33,4 @@
 // PTX:       wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3
 
 // Six stages of K and V leave no room for the two 16 KiB buffers: a one-line error.
-// SMEM: error: tawa-stage-operands: the shared-memory buffers of the f8E4M3FN A operands computed in registers (wgmma reads 8-bit A operands from shared memory only) bring the kernel to 247808 bytes, more than the 232448 a block may use: use fewer stages
+// SMEM: error: tawa-stage-operands: the shared-memory buffers of the f8E4M3FN operands computed in registers (wgmma reads 8-bit and transposed A operands and every B operand from shared memory only) bring the kernel to 247808 bytes, more than the 232448 a block may use: use fewer stages

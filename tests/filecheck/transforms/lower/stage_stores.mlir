@@ -104,7 +104,7 @@ func.func @narrow(%C: memref<?x?xbf16>, %m0: index) {
 // CHECK:         tile.store %c, %C[%m0, %m0]
 // TMA: stage_stores.mlir:[[# @LINE - 7]]:5: error: tawa-stage-stores: epilogue=tma: this store cannot take the TMA-store epilogue: its 16-byte rows are not a multiple of a 32-byte swizzle span
 
-// BAD: tawa-stage-stores: error: staging must be one of auto, full, subtiled, single, got 'half'
+// BAD: tawa-stage-stores: error: staging must be one of auto, full, subtiled, single, full-in-loops, got 'half'
 
 // tawa-lower-tile writes a staged store out through the buffer and map it names.
 // LOWERED-LABEL: func.func @gemm
