@@ -372,16 +372,17 @@ class StagedStoreOp(IRDLOperation):
 class StagedOperandOp(IRDLOperation):
     """The tile `value`, read by a wgmma from the shared-memory buffer
     `buffer` after the consumer threads wrote it there: each warp group of
-    the consumer partition its own rows, to its own tile of `buffer`.
+    the consumer partition its own rows.
 
-    The bridge between `tawa-stage-operands` (which gives a dot's 8-bit A
-    operand computed in registers a buffer: wgmma reads 8-bit A operands from
-    shared memory only) and `tawa-lower-tile` (which writes the fragment and
-    reads it through a wgmma descriptor:
-    `tawa.transforms.lower.operand_staging`); a dot's lhs, and none survives
-    lowering.  `buffer` is `G x r x K`: one tile per warp group of the
+    The bridge between `tawa-stage-operands` (which gives a dot's operand
+    computed in registers a buffer where wgmma reads it from shared memory
+    only: an 8-bit or transposed A, any B) and `tawa-lower-tile` (which
+    writes the fragment and reads it through a wgmma descriptor:
+    `tawa.transforms.lower.operand_staging`); none survives lowering.  A
+    dot's lhs has `buffer` `G x r x K`: one tile per warp group of the
     partition's G, of r rows each (G·r the tile's rows) and the tile's K
-    columns.
+    columns.  A dot's rhs has `B x K x N`: the whole tile, once or in two
+    buffers that alternate (B = 2).
 
     Example: `%p_staged = nvgpu.staged_operand %p via %operand : tensor<128x64xf8E4M3FN>, !nvgpu.smem<2x64x64xf8E4M3FN, swizzle = 64>`
     """
@@ -403,9 +404,10 @@ class StagedOperandOp(IRDLOperation):
         if len(bt.get_shape()) != 3:
             raise VerifyException(f"{self.name} stages into one 2-D tile per warp group (`G x rows x K`), got {bt}")
         groups, rows, k = bt.get_shape()
-        if tuple(vt.get_shape()) != (groups * rows, k) or vt.get_element_type() != bt.element_type:
+        whole = tuple(vt.get_shape()) == (rows, k) and groups in (1, 2)  # an rhs, in one or two buffers
+        if not whole and tuple(vt.get_shape()) != (groups * rows, k) or vt.get_element_type() != bt.element_type:
             raise VerifyException(f"{self.name}: {bt} holds {groups} tiles of {rows}x{k} {bt.element_type}, one "
-                                  f"per warp group: not the rows of {vt}")
+                                  f"per warp group or the whole tile in one or two buffers: not the rows of {vt}")
 
 
 # --------------------------------------------------------------------------- TMA

@@ -277,7 +277,8 @@ class LowerDot(RewritePattern):
         a, a_value = self._lhs(op, src, staged)
         if staged_b is not None:
             assert b_value is not None
-            b = emit_rhs_store(b_value, staged_b.buffer, self.info.row0, self.info.groups, InsertPoint.before(op))
+            b = emit_rhs_store(op, b_value, staged_b.buffer, self.info.row0, self.info.groups,
+                               InsertPoint.before(op))
         else:
             assert isinstance(rhs, nvgpu.SmemTileOp)
             rt = rhs.source.type

@@ -47,10 +47,17 @@ are the partition's rows): wgmma reads B from shared memory only, and each
 warp group's product needs all K rows, so the buffer is the whole K×N
 tile (`1 x K x N`), each warp group writes its own rows there, and the
 dot reads it as it reads a K×N slot.  The barrier is then the consumer
-partition's (`EPILOGUE_BARRIER`, all of its threads): once before the
-writes (every warp group's wgmma of the previous instance was waited for:
-a loop's dot waits at once, so a warp group that arrives has finished
-reading) where there are several warp groups, and once after them.  The
+partition's (`EPILOGUE_BARRIER`, all of its threads): once after the
+writes, and where there are several warp groups once before them (every
+warp group's wgmma of the previous instance was waited for: a loop's dot
+waits at once, so a warp group that arrives has finished reading).  That
+first sync is not needed where two buffers alternate (`2 x K x N`): when
+the dot's block reads a slot of a ring of an even depth that nothing else
+reads (`alternating_stage`: attention backward's Q slot), consecutive
+instances read slots of alternating parity and write the buffer of that
+parity; a warp group that writes instance i + 2 has passed instance i + 1's
+second sync, which every warp group reaches after its wgmma of instance i
+was waited for.  The
 rhs's rows must be the partition's rows (a located error otherwise), and
 it is read as K×N only (not `trans_b`).
 
@@ -140,13 +147,38 @@ def rhs_type(dot: tile.DotOp | tile.DotAsyncOp, groups: int, rows: int, who: str
     t = dot.operands[1].type
     assert isinstance(t, TensorType)
     (k, n), et = t.get_shape(), t.get_element_type()
+    if isinstance(dot, tile.DotAsyncOp):
+        raise fail(dot, f"{who}: {dot.name} with an rhs computed in registers: its shared buffer is written again "
+                   "at the dot's next instance, so the dot must wait at once (tile.dot, not overlapped)")
     transposed = dot.properties.get("rhs_transposed") is not None
     if transposed or k != groups * rows or not isinstance(et, BFloat16Type | Float16Type):
         raise fail(dot, f"{who}: {dot.name} rhs computed in registers: wgmma reads B from shared memory, where "
                    "each warp group writes its own rows of it, so it must be a 16-bit K×N tile (no trans_b) whose "
                    f"K rows are the warp groups' {groups} x {rows}, got {t}{' with trans_b' if transposed else ''}: "
                    "transform the A operand instead (e.g. compute Cᵀ = Bᵀ·Aᵀ), or transform B before the kernel")
-    return nvgpu.SmemType([1, k, n], et, slot_swizzle(n * nvgpu.element_bytes(et)) or 0)
+    # Two where they alternate; `stage_operands` takes one where two do not fit (the plan of
+    # `tawa-hopper-pipeline`, made before the rings are slots, counts one).
+    buffers = 2 if groups > 1 and alternating_stage(dot) is not None else 1
+    return nvgpu.SmemType([buffers, k, n], et, slot_swizzle(n * nvgpu.element_bytes(et)) or 0)
+
+
+def alternating_stage(dot: Operation) -> tuple[SSAValue, int] | None:
+    """(stage, ring depth) of a ring slot that `dot`'s block reads before it
+    from a ring of an even depth that no other op of the partition reads: each
+    instance of the dot reads the next slot of that ring, so the stage's
+    parity alternates between consecutive instances.  None where there is
+    none (before `tawa-lower-aref` there is none: rings are not slots yet)."""
+    op = dot.prev_op
+    while op is not None:
+        if isinstance(op, nvgpu.SmemTileOp):
+            t = op.source.type
+            assert isinstance(t, nvgpu.SmemType)
+            depth = t.get_shape()[0]
+            readers = [u.operation for u in op.source.uses if isinstance(u.operation, nvgpu.SmemTileOp)]
+            if depth % 2 == 0 and readers == [op]:
+                return op.stage, depth
+        op = op.prev_op
+    return None
 
 
 def _consumer_dots(ws: aref.WarpSpecializeOp, who: str) -> list[tuple[Operation, int, nvgpu.SmemType]]:
@@ -190,6 +222,10 @@ def stage_operands(ws: aref.WarpSpecializeOp, kernel: func.FuncOp, who: str) -> 
         return 0
     allocs = [o for o in kernel.body.block.ops if isinstance(o, nvgpu.SmemAllocOp)]
     plan = extend_plan(allocs, [t for _, _, t in wanted])
+    if not plan.fits:  # one buffer where two would alternate (and a barrier more)
+        wanted = [(d, i, nvgpu.SmemType([1, *t.get_shape()[1:]], t.element_type, t.swizzle.data) if i else t)
+                  for d, i, t in wanted]
+        plan = extend_plan(allocs, [t for _, _, t in wanted])
     if not plan.fits:
         raise fail(wanted[0][0], f"{who}: the shared-memory buffers of the {wanted[0][2].element_type} operands "
                    f"computed in registers (wgmma reads 8-bit and transposed A operands and every B operand from "
@@ -229,13 +265,13 @@ def _stage(dot: Operation, index: int | None, value: SSAValue, buffer: SSAValue)
     return staged
 
 
-def emit_rhs_store(value: SSAValue, buffer: SSAValue, row0: SSAValue, groups: int,
+def emit_rhs_store(dot: Operation, value: SSAValue, buffer: SSAValue, row0: SSAValue, groups: int,
                    at: InsertPoint) -> nvgpu.WgmmaDescriptorOp:
     """Writes this warp group's rows (from `row0`) of the K×N fragment
-    `value` (converted to the buffer's type) to the whole-tile `buffer`,
-    between the consumer partition's barriers (module docstring, "B
-    computed in registers"), and returns the descriptor of the whole K×N
-    tile, read as a slot's."""
+    `value` (converted to the buffer's type) to the whole-tile `buffer`
+    (of `dot`'s rhs), between the consumer partition's barriers (module
+    docstring, "B computed in registers"), and returns the descriptor of
+    the whole K×N tile, read as a slot's."""
     ft, bt = value.type, buffer.type
     assert isinstance(ft, nvgpu.FragmentType) and isinstance(bt, nvgpu.SmemType)
     ops: list[Operation] = []
@@ -244,14 +280,26 @@ def emit_rhs_store(value: SSAValue, buffer: SSAValue, row0: SSAValue, groups: in
         ops.append(conv)
         value = conv.result
     zero = arith.ConstantOp.from_int_and_width(0, row0.type)
+    ops.append(zero)
+    index = zero.result
     threads = groups * THREADS_PER_GROUP
-    if groups > 1:  # every warp group done reading the previous instance
+    found = alternating_stage(dot) if bt.get_shape()[0] == 2 else None
+    if found is not None:  # the buffer of this instance's parity: the previous instance read the other
+        stage, depth = found
+        if depth > 2:
+            two = arith.ConstantOp.from_int_and_width(2, stage.type)
+            parity = arith.RemUIOp(stage, two.result)
+            ops += [two, parity]
+            index = parity.result
+        else:
+            index = stage
+    elif groups > 1:  # every warp group done reading the previous instance
         ops.append(nvgpu.NamedBarrierSyncOp(EPILOGUE_BARRIER, threads))
     desc = nvgpu.WgmmaDescriptorOp.build(
-        operands=[buffer, zero.result, zero.result],
+        operands=[buffer, index, zero.result],
         result_types=[nvgpu.WgmmaDescriptorType(bt.get_shape()[1:], bt.element_type, bt.swizzle.data)],
     )
-    ops += [zero, nvgpu.FragmentStoreSharedOp.build(operands=[value, buffer, zero.result, row0]),
+    ops += [nvgpu.FragmentStoreSharedOp.build(operands=[value, buffer, index, row0]),
             nvgpu.FenceProxyAsyncOp(), nvgpu.NamedBarrierSyncOp(EPILOGUE_BARRIER, threads), desc]
     Rewriter.insert_op(ops, at)
     return desc

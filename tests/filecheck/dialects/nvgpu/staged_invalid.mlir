@@ -76,7 +76,7 @@ func.func @staged_operand_rows(%p: tensor<128x64xf8E4M3FN>) {
   %q = nvgpu.staged_operand %p via %b : tensor<128x64xf8E4M3FN>, !nvgpu.smem<1x64x64xf8E4M3FN, swizzle = 64>
   func.return
 }
-// CHECK: error: nvgpu.staged_operand: !nvgpu.smem<1x64x64xf8E4M3FN, swizzle = 64> holds 1 tiles of 64x64 f8E4M3FN, one per warp group: not the rows of tensor<128x64xf8E4M3FN>
+// CHECK: error: nvgpu.staged_operand: !nvgpu.smem<1x64x64xf8E4M3FN, swizzle = 64> holds 1 tiles of 64x64 f8E4M3FN, one per warp group or the whole tile in one or two buffers: not the rows of tensor<128x64xf8E4M3FN>
 
 // -----
 
@@ -86,4 +86,4 @@ func.func @staged_operand_element_type(%p: tensor<128x64xf8E4M3FN>) {
   %q = nvgpu.staged_operand %p via %b : tensor<128x64xf8E4M3FN>, !nvgpu.smem<2x64x64xf8E5M2, swizzle = 64>
   func.return
 }
-// CHECK: error: nvgpu.staged_operand: !nvgpu.smem<2x64x64xf8E5M2, swizzle = 64> holds 2 tiles of 64x64 f8E5M2, one per warp group: not the rows of tensor<128x64xf8E4M3FN>
+// CHECK: error: nvgpu.staged_operand: !nvgpu.smem<2x64x64xf8E5M2, swizzle = 64> holds 2 tiles of 64x64 f8E5M2, one per warp group or the whole tile in one or two buffers: not the rows of tensor<128x64xf8E4M3FN>
