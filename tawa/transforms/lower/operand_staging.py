@@ -53,13 +53,16 @@ warp group's wgmma of the previous instance was waited for: a loop's dot
 waits at once, so a warp group that arrives has finished reading).  That
 first sync is not needed where two buffers alternate (`2 x K x N`): when
 the dot's block reads a slot of a ring of an even depth that nothing else
-reads (`alternating_stage`: attention backward's Q slot), consecutive
+reads (`alternating_stage`: attention backward's dO slot), consecutive
 instances read slots of alternating parity and write the buffer of that
 parity; a warp group that writes instance i + 2 has passed instance i + 1's
 second sync, which every warp group reaches after its wgmma of instance i
-was waited for.  The
-rhs's rows must be the partition's rows (a located error otherwise), and
-it is read as K×N only (not `trans_b`).
+was waited for.  (Where that slot's op is gone by the time the dot is
+lowered, the buffer of parity 0 and the first sync: correct, one sync
+more.)  The rhs's rows must be the partition's rows (a located error
+otherwise), it is read as K×N only (not `trans_b`), and its dot waits at
+once (`tile.dot`: an overlapped dot's buffer could be overwritten before
+its wait).
 
 **Reuse**: the buffer is written again only at the dot's next instance.
 Every earlier wgmma that read it was waited for before then: a loop's dot

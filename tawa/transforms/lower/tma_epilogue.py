@@ -60,7 +60,8 @@ The shared memory is the same bytes; twice the TMA stores and bulk groups.
 loop `tawa-overlap-dots` rotated (whose warp groups `tawa-pingpong` has take
 turns), and the stores that run every iteration of a loop of the program
 (`in_program_loop`: a barrier over all the warp groups in every iteration
-would hold them together), per CTA otherwise.
+would hold them together), per CTA otherwise; `tawa-hopper-pipeline{pingpong=false}`
+asks `tawa-stage-stores` for `cta` instead.
 
 **When** (`staging_type`): a `tile.store` in a consumer partition of a 2-D
 tile of f32, bf16 or f16 to a memref of rank 2 to 5 (the leading dimensions
