@@ -189,12 +189,19 @@ def test_dkdvdq_stages_dst_as_b_and_adds_by_bulk_reductions():
     """dQᵀ's share Kᵀ·dSᵀ reads Kᵀ from K's slot (a `{columns}` descriptor,
     each warp group its 64 head-dim rows) and dSᵀ, computed in registers, from
     a shared buffer of the whole [keys, queries] tile that both warp groups
-    write between barriers over all the consumer threads; the adds are TMA
+    write before a barrier over all the consumer threads; the adds are TMA
     stores that reduce (one bulk group per chunk), not `red` per element."""
     module = tawa.parse(bwd().attention_bwd_dkdvdq.ir())
     HopperPipelinePass(prepare=False).apply(tawa.context(), module)
     text = str(module)
-    assert "!nvgpu.smem<1x128x64xbf16, swizzle = 128>" in text  # dSᵀ, 128 keys x 64 queries
+    buffers = sorted(str(o.result.type) for o in module.walk() if o.name == "nvgpu.smem_alloc")
+    # Neither the full nor the subtiled staging fits beside a ring of 2 (Q and dO), so the choice is
+    # full-in-loops: the dQᵀ share's full tile, per warp group (a store in the query loop), dK and dV
+    # single; dSᵀ in two buffers that alternate with the dO slot's parity.
+    assert "!nvgpu.smem<2x64x128xbf16, swizzle = 128>" in buffers  # the Q and dO rings, 2 deep
+    assert "!nvgpu.smem<2x64x64xf32, swizzle = 128>" in buffers  # dQᵀ: 64 head-dim rows a warp group
+    assert buffers.count("!nvgpu.smem<1x128x64xbf16, swizzle = 128>") == 2  # dK, dV: single
+    assert "!nvgpu.smem<2x128x64xbf16, swizzle = 128>" in buffers  # dSᵀ, 128 keys x 64 queries, twice
     descriptors = [o for o in module.walk() if o.name == "nvgpu.wgmma_descriptor"]
     assert any(d.properties.get("columns") for d in descriptors)
     assert any(str(d.result.type) == "!nvgpu.wgmma_desc<128x64xbf16, swizzle = 128>" for d in descriptors)
