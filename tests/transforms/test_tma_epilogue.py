@@ -175,3 +175,27 @@ def test_auto_launches_the_thread_epilogue_twin_for_such_a_c():
     assert tma.fallback is None
     with pytest.raises(TensorMapError, match="%C"):
         tma(*args, grid=(1, 1))
+
+
+def test_a_store_in_a_loop_of_the_program_is_told_from_one_per_program():
+    """`in_program_loop`: after `tawa-persistent` the GEMM's epilogue store sits in the
+    loop over programs only (marked `PROGRAM_LOOP`), so it runs once per program; the
+    atomic dK/dV kernel's dQᵀ adds sit in its query loop, so they run every iteration
+    (and take `full-in-loops`' full tile, per warp group)."""
+    from tawa.dialects import tile
+    from tawa.torch.kernels import python_example
+    from tawa.transforms.lower.tma_epilogue import in_program_loop
+    from tawa.transforms.pipeline.persistent import PROGRAM_LOOP
+
+    def stores_after(text: str, name: str) -> list[bool]:
+        module = tawa.parse(text, name)
+        pipeline = HopperPipelinePass.of(stages=2)
+        steps = [*pipeline.tile_steps(), pipeline.specialize_pass(), *pipeline.steps(2)]
+        for p in steps[:[s.name for s in steps].index("tawa-stage-stores")]:
+            p.apply(tawa.context(), module)
+        assert any(PROGRAM_LOOP in o.attributes for o in module.walk())
+        return [in_program_loop(o) for o in module.walk() if isinstance(o, tile.StoreOp | tile.AtomicAddOp)]
+
+    assert stores_after((EXAMPLES / "gemm.mlir").read_text(), "gemm.mlir") == [False]
+    dkdvdq = python_example("attention_bwd").attention_bwd_dkdvdq.ir()
+    assert stores_after(dkdvdq, "attention_bwd.py") == [True, False, False]  # the dQᵀ add; dK, dV
