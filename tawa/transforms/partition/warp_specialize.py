@@ -45,7 +45,8 @@ Task-aware partitioning after Tawa (arXiv 2510.14719) and Triton's NVWS:
 * each group of producer loads that feeds the same consumer op travels
   through one aref: `aref.put` in the producer after the loads, `aref.get` in
   the consumer right before the first op that uses the values,
-  `aref.consumed` after the last one;
+  `aref.consumed` after the last one (for a `tile.dot_async`, after the
+  `tile.dot_wait` that completes it: the product reads the slot until then);
 * loads carried through a loop by hand (software prefetch: the first tiles
   loaded before the loop, each iteration loading the next ones and yielding
   them) travel through one aref per loop: the producer puts the first tiles
@@ -527,7 +528,7 @@ class Partitioning:
         if not users:
             return Acquire(values, otherwise, None)
         first = min(users, key=block.get_operation_index)
-        last = max(users, key=block.get_operation_index)
+        last = max((_retired_at(u) for u in users), key=block.get_operation_index)
         return Acquire(values, first, last)
 
     def _carried_loads(self) -> set[Operation]:
@@ -597,6 +598,19 @@ def _program_order(op: Operation) -> tuple[int, ...]:
         path.append(block.get_operation_index(node))
         node = block.parent_op()
     return tuple(reversed(path))
+
+
+def _retired_at(user: Operation) -> Operation:
+    """Where a use of a slot ends: at the op itself, or for a `tile.dot_async`
+    at the `tile.dot_wait` of its block that completes it (the product reads
+    the slot until then)."""
+    if isinstance(user, tile.DotAsyncOp):
+        op = user.next_op
+        while op is not None:
+            if isinstance(op, tile.DotWaitOp) and user.results[0] in op.values:
+                return op
+            op = op.next_op
+    return user
 
 
 def _at(op: Operation) -> str:
