@@ -10,23 +10,15 @@ Run: `pytest -m gpu tests/runtime/test_atomic_add_gpu.py` on an H100.
 
 from __future__ import annotations
 
-import runpy
-import sys
-from pathlib import Path
-
 import pytest
+from transforms_kernels import transforms_module
 
 pytestmark = pytest.mark.gpu
-
-HERE = Path(__file__).resolve().parent
 
 
 def kernels():
     """The kernels of tests/transforms/test_atomic_add.py (whose helpers sit beside it)."""
-    transforms = str(HERE.parent / "transforms")
-    if transforms not in sys.path:
-        sys.path.insert(0, transforms)
-    return runpy.run_path(str(HERE.parent / "transforms" / "test_atomic_add.py"))
+    return transforms_module("test_atomic_add")
 
 
 @pytest.mark.parametrize("M, N, K", [(200, 100, 304), (1024, 512, 4096), (64, 64, 128)])  # K: 16-byte rows (TMA), ragged in 128

@@ -10,23 +10,15 @@ Run: `pytest -m gpu tests/runtime/test_staged_rhs_gpu.py` on an H100.
 
 from __future__ import annotations
 
-import runpy
-import sys
-from pathlib import Path
-
 import pytest
+from transforms_kernels import transforms_module
 
 pytestmark = pytest.mark.gpu
-
-HERE = Path(__file__).resolve().parent
 
 
 def kernel():
     """`transposed_share` of tests/transforms/test_staged_rhs.py (whose helpers sit beside it)."""
-    transforms = str(HERE.parent / "transforms")
-    if transforms not in sys.path:
-        sys.path.insert(0, transforms)
-    return runpy.run_path(str(HERE.parent / "transforms" / "test_staged_rhs.py"))["transposed_share"]
+    return transforms_module("test_staged_rhs")["transposed_share"]
 
 
 @pytest.mark.parametrize("keys, n", [(3 * 128 - 20, 152), (1024, 4096), (128, 64)])  # n: 16-byte rows of f32
