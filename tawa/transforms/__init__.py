@@ -23,6 +23,16 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return OverlapDotsPass
 
+    def get_async_dots() -> type[ModulePass]:
+        from tawa.transforms.pipeline.async_dots import AsyncDotsPass
+
+        return AsyncDotsPass
+
+    def get_fold_dot_addend() -> type[ModulePass]:
+        from tawa.transforms.tile.dot_addend import FoldDotAddendPass
+
+        return FoldDotAddendPass
+
     def get_cache_hints() -> type[ModulePass]:
         from tawa.transforms.pipeline.cache_hints import CacheHintsPass
 
@@ -196,6 +206,8 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "tawa-drain-stores": get_drain_stores,
         "tawa-pipeline": get_pipeline,
         "tawa-overlap-dots": get_overlap_dots,
+        "tawa-async-dots": get_async_dots,
+        "tawa-fold-dot-addend": get_fold_dot_addend,
         "tawa-cache-hints": get_cache_hints,
         "tawa-cluster": get_cluster,
         "tawa-defer-stores": get_defer_stores,

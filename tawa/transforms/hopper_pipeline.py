@@ -1,9 +1,10 @@
 """`tawa-hopper-pipeline`: the whole way from tile programs to Hopper ops.
 
-    tawa-exp-to-exp2 , tawa-divide-by-reciprocal ,
+    tawa-exp-to-exp2 , tawa-divide-by-reciprocal , tawa-fold-dot-addend ,
     tawa-warp-specialize{producer-regs consumer-warps consumer-regs strict} ,
     tawa-pipeline{stages ring-depths once-depth} , [tawa-overlap-dots{max-regs early-release-bytes}] ,
-    [tawa-cache-hints] , [tawa-cluster{size}] , [tawa-persistent{group-m order}] , [tawa-defer-stores] ,
+    [tawa-async-dots{max-regs}] , [tawa-cache-hints] , [tawa-cluster{size}] , [tawa-persistent{group-m order}] ,
+    [tawa-defer-stores] ,
     tawa-assign-stage-phase{verify} , tawa-lower-aref , [tawa-bound-waits{timeout-ms}] ,
     tawa-stage-stores{epilogue staging store-group} , tawa-stage-operands , tawa-lower-tile ,
     [tawa-pingpong] , [tawa-pin-waits] , tawa-drain-stores , tawa-materialize-partitions{group-m order} ,
@@ -67,11 +68,13 @@ from tawa.transforms.pipeline.assign_stage_phase import AssignStagePhasePass
 from tawa.transforms.pipeline.cache_hints import CacheHintsPass
 from tawa.transforms.pipeline.cluster import ClusterPass, size_problem
 from tawa.transforms.pipeline.defer_stores import DeferStoresPass
+from tawa.transforms.pipeline.async_dots import AsyncDotsPass
 from tawa.transforms.pipeline.overlap_dots import MAX_EARLY_RELEASE_BYTES, MAX_OVERLAP_REGS, OverlapDotsPass
 from tawa.transforms.pipeline.persistent import PersistentPass
 from tawa.transforms.pipeline.pipeline import PipelinePass, ring_depths_of
 from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
 from tawa.transforms.tile.exp_to_exp2 import ExpToExp2Pass
+from tawa.transforms.tile.dot_addend import FoldDotAddendPass
 from tawa.transforms.tile.reciprocal import DivideByReciprocalPass
 from tawa.transforms.tuning import MAX_STAGES, Tuning
 from tawa.transforms.utils import check_choice, kernel_of
@@ -240,7 +243,7 @@ class HopperPipelinePass(ModulePass):
         tiles as exp2 (what the hardware computes, `ex2.approx`; exp of
         other types is left for the lowering to name at its op), and
         division by a broadcast as a product with its reciprocal."""
-        return ExpToExp2Pass(), DivideByReciprocalPass()
+        return ExpToExp2Pass(), DivideByReciprocalPass(), FoldDotAddendPass()
 
     def check_options(self) -> None:
         """Raises TawaError for an option value no kernel can take (also
@@ -324,6 +327,8 @@ class HopperPipelinePass(ModulePass):
             *((OverlapDotsPass(max_regs=MAX_OVERLAP_REGS if self.tuning.overlap == "auto" else 0,
                                early_release_bytes={"auto": MAX_EARLY_RELEASE_BYTES, "all": 0, "none": -1}[
                                    self.tuning.early_release]),)
+              if self.tuning.overlap != "none" else ()),
+            *((AsyncDotsPass(max_regs=MAX_OVERLAP_REGS if self.tuning.overlap == "auto" else 0),)
               if self.tuning.overlap != "none" else ()),
             *((CacheHintsPass(),) if self.tuning.cache_hints else ()),
             *((ClusterPass(size=self.cluster),) if self.cluster > 1 else ()),

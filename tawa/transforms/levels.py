@@ -141,10 +141,12 @@ PASS_LEVELS: dict[str, Takes] = {
     "tawa-warp-specialize": Takes("tile"),
     "tawa-exp-to-exp2": Takes("tile"),
     "tawa-divide-by-reciprocal": Takes("tile"),
+    "tawa-fold-dot-addend": Takes("tile"),
     "tawa-strength-reduce": Takes("tile"),
     # A kernel without aref.warp_specialize is left unchanged with a remark.
     "tawa-pipeline": Takes("aref", reports=("tile",)),
     "tawa-overlap-dots": Takes("aref"),
+    "tawa-async-dots": Takes("aref"),
     "tawa-cache-hints": Takes("aref"),
     "tawa-cluster": Takes("aref"),
     "tawa-persistent": Takes("aref"),

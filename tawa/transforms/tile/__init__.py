@@ -4,4 +4,6 @@
   argument (the form the GPU's `ex2` instruction computes).
 - `reciprocal`: `tawa-divide-by-reciprocal`, division of an f32 tile by a
   broadcast as a product with the broadcast reciprocal.
+- `dot_addend`: `tawa-fold-dot-addend`, a broadcast added to a product as
+  the product's starting accumulator.
 """
