@@ -85,6 +85,13 @@ def emit_float_binary(p: KernelPrinter, op: Operation) -> None:
     p.emit(f"{_FLOAT_BINARY[type(op)]} {p.define(op.results[0])}, {p.reg(lhs)}, {p.reg(rhs)};")
 
 
+def emit_negf(p: KernelPrinter, op: arith.NegfOp) -> None:
+    """`neg.f32`: the sign flipped (of ±0, inf and NaN too)."""
+    if not isinstance(op.result.type, Float32Type):
+        raise p.unsupported(op, f"on {op.result.type}")
+    p.emit(f"neg.f32 {p.define(op.result)}, {p.reg(op.operand)};")
+
+
 def emit_cmpi(p: KernelPrinter, op: arith.CmpiOp) -> None:
     pred = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
     sign = "s" if pred in SIGNED else "u"
@@ -120,6 +127,7 @@ EMITTERS: dict[type[Operation], Callable] = {
     arith.CmpiOp: emit_cmpi,
     arith.IndexCastOp: emit_index_cast,
     arith.SelectOp: emit_select,
+    arith.NegfOp: emit_negf,
     arith.SIToFPOp: emit_int_to_float,
     arith.UIToFPOp: emit_int_to_float,
     **{cls: emit_int_binary for cls in _INT_BINARY},

@@ -174,8 +174,9 @@ class ConsumerInfo:
 
 @dataclass
 class LowerAccumulatorInit(RewritePattern):
-    """f32 zeros, and splats that start loop-carried values (a running max)
-    or are yielded (the initial values of a guarded loop), become fragments."""
+    """f32 zeros, and splats that start loop-carried values (a running max),
+    are yielded (the initial values of a guarded loop) or start a product's
+    accumulator (`tawa-fold-dot-addend`), become fragments."""
 
     info: ConsumerInfo
 
@@ -196,7 +197,8 @@ class LowerAccumulatorInit(RewritePattern):
             else:
                 rewriter.replace(op, nvgpu.FragmentZerosOp.build(result_types=[frag_t]))
             return
-        if carried:
+        if carried or any(isinstance(u.operation, tile.DotOp | tile.DotAsyncOp) and u.operation.acc is op.result
+                          for u in op.result.uses):
             new = nvgpu.FragmentSplatOp.build(operands=[op.value],
                                               result_types=[self.info.frag_type(t, op, value=op.result)])
             new.result.name_hint = op.result.name_hint

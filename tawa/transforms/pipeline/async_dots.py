@@ -250,7 +250,8 @@ def _hoist(dot: tile.DotOp, floor: Operation | None, body: Block, products: set[
     if target + 1 >= pos:
         return
     # The ops that take no slot go before the previous product when nothing else holds them after it:
-    # ptxas serializes the wgmmas where registers are written while one is in flight and read by the next.
+    # where they set the next product's accumulator while one was in flight, ptxas injected a
+    # `warpgroup.wait` there (C7517).
     taking = {op for op in moving if isinstance(op, aref.GetOp)}
     for op in sorted(moving, key=index.__getitem__):
         if any(top_op(v.owner, body) in taking for inner in op.walk() for v in inner.operands
@@ -278,18 +279,11 @@ def _movable(op: Operation, ops: list[Operation], target: int, index: dict[Opera
     return is_side_effect_free(op) and not isinstance(op, tile.DotWaitOp)
 
 
-@dataclass
-class _Schedule:
-    """What `schedule` did: the waits it placed, each with the products it retires."""
-
-    retires: dict[tile.DotWaitOp, list[tile.DotAsyncOp]]
-    overlapped: bool
-    """Whether some product has math between its issue and its wait."""
-
-
-def schedule(loop: scf.ForOp) -> _Schedule | None:
-    """Rewrites `loop`'s body in place (module docstring); None, unchanged,
-    where it does not apply."""
+def schedule(loop: scf.ForOp) -> bool | None:
+    """Rewrites `loop`'s body in place (module docstring) and says whether
+    some product now has arithmetic between its issue and its wait; None,
+    unchanged, where it does not apply; raises `_Staged` for a product whose
+    B operand is computed in registers."""
     body = loop.body.block
     ops = list(body.ops)
     if any(isinstance(o, tile.DotAsyncOp | tile.DotWaitOp) for top in ops for o in top.walk()):
@@ -304,14 +298,11 @@ def schedule(loop: scf.ForOp) -> _Schedule | None:
     order = sorted(dots, key=lambda d: (_level(d, dots, body, memo), ops.index(d)))
     products = set(dots)
     # Ops that read a product's result (transitively) wait where they are: mark them unmovable.
-    readers: set[Operation] = set()
+    unmovable: set[Operation] = set(products)
     for op in ops:
-        if op in products:
-            continue
-        if any(top_op(v.owner, body) in products | readers for inner in op.walk() for v in inner.operands
-               if not isinstance(v, BlockArgument)):
-            readers.add(op)
-    unmovable = products | readers
+        if op not in products and any(top_op(v.owner, body) in unmovable for inner in op.walk()
+                                      for v in inner.operands if not isinstance(v, BlockArgument)):
+            unmovable.add(op)
     floor: Operation | None = None
     for d in order:
         _hoist(d, floor, body, unmovable)
@@ -363,7 +354,7 @@ def schedule(loop: scf.ForOp) -> _Schedule | None:
             for d in pending_since:
                 pending_since[d] = True
     _release_after_waits(body, retires)
-    return _Schedule(retires, math_between)
+    return math_between
 
 
 def _is_math(op: Operation) -> bool:
@@ -439,7 +430,7 @@ class AsyncDotsPass(ModulePass):
             if done is None:
                 trial.erase()
                 continue
-            if not done.overlapped:
+            if not done:
                 self._remark(loop, "left a loop as it is: each product's result is read right after it")
                 trial.erase()
                 continue
