@@ -65,16 +65,16 @@ from tawa.transforms.lower.tma_epilogue import AUTO_STAGINGS, EPILOGUES, LAST_ST
 from tawa.transforms.partition.materialize_partitions import MaterializePartitionsPass
 from tawa.transforms.partition.warp_specialize import WarpSpecializePass
 from tawa.transforms.pipeline.assign_stage_phase import AssignStagePhasePass
+from tawa.transforms.pipeline.async_dots import AsyncDotsPass
 from tawa.transforms.pipeline.cache_hints import CacheHintsPass
 from tawa.transforms.pipeline.cluster import ClusterPass, size_problem
 from tawa.transforms.pipeline.defer_stores import DeferStoresPass
-from tawa.transforms.pipeline.async_dots import AsyncDotsPass
 from tawa.transforms.pipeline.overlap_dots import MAX_EARLY_RELEASE_BYTES, MAX_OVERLAP_REGS, OverlapDotsPass
 from tawa.transforms.pipeline.persistent import PersistentPass
 from tawa.transforms.pipeline.pipeline import PipelinePass, ring_depths_of
 from tawa.transforms.prepare.prepare_ptx import PreparePtxPass
-from tawa.transforms.tile.exp_to_exp2 import ExpToExp2Pass
 from tawa.transforms.tile.dot_addend import FoldDotAddendPass
+from tawa.transforms.tile.exp_to_exp2 import ExpToExp2Pass
 from tawa.transforms.tile.reciprocal import DivideByReciprocalPass
 from tawa.transforms.tuning import MAX_STAGES, Tuning
 from tawa.transforms.utils import check_choice, kernel_of
