@@ -8,12 +8,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from ptxas_check import PTXAS, assert_assembles_without_spills
 from xdsl.dialects import scf
 from xdsl.passes import PassPipeline
 
 import tawa
+from tawa.backend.ptx.printer import print_ptx
 from tawa.diagnostics import TawaError
-from tawa.dialects import aref
+from tawa.dialects import aref, tile
+from tawa.torch.kernels import python_example
 from tawa.transforms.hopper_pipeline import HopperPipelinePass
 from tawa.transforms.partition.warp_specialize import WarpSpecializePass
 from tawa.transforms.pipeline.assign_stage_phase import AssignStagePhasePass
@@ -116,3 +119,22 @@ def test_hopper_pipeline_early_release(name, early_release, expected):
 def test_hopper_pipeline_refuses_an_unknown_early_release():
     with pytest.raises(TawaError, match=r"early-release must be one of auto, all, none, got 'early'"):
         HopperPipelinePass.of(early_release="early")  # when it is made, before any module
+
+
+def test_the_next_operand_is_converted_after_the_wait_whatever_the_order(tmp_path):
+    """examples/python/attention_fwd.py converts P to bf16 before it rescales
+    the accumulator (the .mlir example after): the rotated loop still waits
+    for the P·V in flight before the conversion, which ptxas would otherwise
+    give the registers that P·V reads, and serialize every wgmma (C7513)."""
+    text = python_example("attention_fwd").attention_fwd.ir()
+    module = tawa.parse(text)
+    PassPipeline((WarpSpecializePass(), PipelinePass(stages=2), OverlapDotsPass())).apply(tawa.context(), module)
+    loop = next(o for o in module.walk() if isinstance(o, scf.ForOp) and "tawa.overlapped" in o.attributes)
+    ops = list(loop.body.block.ops)
+    wait = next(i for i, o in enumerate(ops) if isinstance(o, tile.DotWaitOp) and o.pending.value.data == 0)
+    converts = [i for i, o in enumerate(ops) if o.name == "arith.truncf"]
+    assert converts and all(i > wait for i in converts)
+    if PTXAS is not None:
+        full = tawa.parse(text)
+        HopperPipelinePass().apply(tawa.context(), full)
+        assert_assembles_without_spills(print_ptx(full), tmp_path)

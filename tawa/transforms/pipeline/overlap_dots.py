@@ -205,12 +205,12 @@ def _reorderable(op: Operation) -> bool:
     return is_side_effect_free(op) and not op.regions and not isinstance(op, tile.DotOp)
 
 
-def _wait_late(plan: OverlapPlan, acc_prev: SSAValue) -> list[Operation]:
+def _wait_late(plan: OverlapPlan, acc_prev: SSAValue) -> tuple[list[Operation], set[Operation]]:
     """Stage A's ops, those that depend on the tail's result (through the
     iteration argument `acc_prev`) or compute its next register operand last,
-    so that its wait comes as late as the work allows.  In body order when
-    such an op is not pure math (nothing is reordered across an aref op or a
-    store)."""
+    so that its wait comes as late as the work allows; and those ops, before
+    the first of which the wait goes.  In body order when such an op is not
+    pure math (nothing is reordered across an aref op or a store)."""
     dependent: set[Operation] = set()
     reached = {acc_prev}
     # The tail's next register operand (P) too: ptxas gives it the registers
@@ -223,8 +223,8 @@ def _wait_late(plan: OverlapPlan, acc_prev: SSAValue) -> list[Operation]:
             dependent.add(op)
             reached.update(op.results)
     if not all(_reorderable(o) for o in dependent):
-        return list(plan.stage_a)
-    return [o for o in plan.stage_a if o not in dependent] + [o for o in plan.stage_a if o in dependent]
+        return list(plan.stage_a), dependent
+    return [o for o in plan.stage_a if o not in dependent] + [o for o in plan.stage_a if o in dependent], dependent
 
 
 def _lookup(vmap: dict[SSAValue, SSAValue], v: SSAValue) -> SSAValue:
@@ -268,10 +268,11 @@ def overlap(plan: OverlapPlan, early_release_bytes: int = 0) -> scf.IfOp:
         a.name_hint = (v.name_hint or "b") + "_prev"
     acc_prev = body.args[plan.index + 1]
     tail_async: tile.DotAsyncOp | None = None
-    for op in _wait_late(plan, acc_prev):
-        if tail_async is not None and acc_prev not in vmap and any(
-            v is acc_prev for o in op.walk() for v in o.operands
-        ):
+    order, dependent = _wait_late(plan, acc_prev)
+    for op in order:
+        # The wait goes before the first dependent op, the next register operand's conversion included
+        # (whatever the program's order of the two).
+        if tail_async is not None and acc_prev not in vmap and op in dependent:
             wait0 = tile.DotWaitOp(0, [tail_async.result])
             wait0.results_[0].name_hint = acc_prev.name_hint
             new_body.add_ops([wait0, aref.ConsumedOp(plan.release.aref)])
