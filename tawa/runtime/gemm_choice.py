@@ -17,9 +17,10 @@ The candidates of a problem (`ranked`, `candidates`) are a `Space`'s tile
 shapes × BLOCK_K × split-K × stages × group-m × persistent × cluster × ...,
 less what the compiler rejects by rule (`tawa.kernels.gemm.unsupported`)
 or by its shared-memory plan, tiles larger than the problem (a smaller
-tile of the space covers it), splits of K into slices shorter than
-`MIN_SPLIT_K_STEPS` steps, and group-m values that cannot differ (the grid
-has no more rows of tiles).  `heuristic` estimates each candidate of
+tile of the space covers it), B tiles read MN-major (K×N, `"kn"`) whose
+rows are not whole 128-byte swizzle spans (`swizzled_block_ns`), splits of
+K into slices shorter than `MIN_SPLIT_K_STEPS` steps, and group-m values
+that cannot differ (the grid has no more rows of tiles).  `heuristic` estimates each candidate of
 `DEFAULT_SPACE` with the cost model (`tawa.analysis.gemm_cost`: rounds of
 the persistent schedule, the k-step's tensor, shared-memory, L2 and
 latency terms, epilogue, prologue, DRAM, split-K's reduction) and takes the
@@ -34,7 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tawa.analysis.smem_plan import row_bands_fit
+from tawa.analysis.smem_plan import row_bands_fit, slot_swizzle
 from tawa.diagnostics import TawaError
 from tawa.kernels.gemm import (
     BLOCK_M_CHOICES,
@@ -46,7 +47,7 @@ from tawa.kernels.gemm import (
     gemm_source,
     unsupported,
 )
-from tawa.target.hopper import SM_COUNT, WARPS_PER_GROUP, WGMMA_M, WGMMA_MAX_N, WGMMA_N_STEP
+from tawa.target.hopper import SM_COUNT, SWIZZLES, WARPS_PER_GROUP, WGMMA_M, WGMMA_MAX_N, WGMMA_N_STEP
 
 GEMM_MAX_STAGES = 8
 """The deepest ring a GEMM configuration's `stages=0` takes
@@ -333,10 +334,28 @@ def split_for(problem: GemmProblem, config: GemmConfig, sms: int = SM_COUNT, par
     return best
 
 
+def swizzled_block_ns(problem: GemmProblem) -> tuple[int, ...]:
+    """The BLOCK_N values of `BLOCK_N_CHOICES` that suit `problem`'s B
+    layout: all where B is read K-major (N×K: BLOCK_K spans the swizzle);
+    where it is read MN-major (K×N) the widths whose slot rows take the
+    widest swizzle (`slot_swizzle`, 128 bytes: 64 bf16 columns).  A
+    narrower one gets a 32- or 64-byte swizzle, so one TMA box per span
+    (eleven a stage for 176 columns against three for 192) and shared-memory
+    reads that conflict more; the cost model prices neither, and such tiles
+    measured far slower than whole spans (docs/perf.md, "Weight gradients
+    and K×N B")."""
+    if problem.b_layout == "nk":
+        return BLOCK_N_CHOICES
+    eb = element_bytes(problem.types[1])
+    widest = max(SWIZZLES)
+    return tuple(n for n in BLOCK_N_CHOICES if slot_swizzle(n * eb) == widest)
+
+
 def _configs(problem: GemmProblem, space: Space, sms: int, params: Any) -> list[tuple[GemmConfig, int | None]]:
     """The space's tile programs that suit `problem` (module docstring),
     each with the warp-group rows its tile entry fixes (None: the space's)."""
-    fit_m, fit_n = _fit(problem.M, BLOCK_M_CHOICES), _fit(problem.N, BLOCK_N_CHOICES)
+    block_ns = swizzled_block_ns(problem)
+    fit_m, fit_n = _fit(problem.M, BLOCK_M_CHOICES), _fit(problem.N, block_ns)
     configs: list[tuple[GemmConfig, int | None]] = []
 
     def add(config: GemmConfig, rows: int | None) -> None:
@@ -353,7 +372,7 @@ def _configs(problem: GemmProblem, space: Space, sms: int, params: Any) -> list[
 
     for tile, k_bytes in itertools.product(space.tiles, space.k_bytes):
         bm, bn = tile[0], tile[1]
-        if bm > fit_m or bn > fit_n:  # a smaller tile of the space covers the problem
+        if bm > fit_m or bn > fit_n or bn not in block_ns:  # a smaller tile of the space covers the problem
             continue
         add(problem.config(bm, bn, block_k_for(problem.a_dtype, k_bytes)), tile[2] if len(tile) > 2 else None)
     if True in space.transposed and problem.transposable:

@@ -91,6 +91,27 @@ def test_columns_cut_to_the_problem():
     assert heuristic(GemmProblem(11952, 312, 16824)).config.block_n == 160
 
 
+def test_b_read_mn_major_takes_tiles_of_whole_swizzle_spans():
+    """A K×N B tile's rows are BLOCK_N wide: only widths of whole 128-byte
+    swizzle spans are offered (64-column multiples of bf16), where an N×K B
+    keeps every width; llama's weight gradient (dW = dYᵀ·X, both read
+    MN-major) took 128x176 (a 32-byte swizzle) on the H200's parameters."""
+    from tawa.analysis.gemm_cost import FITTED_H200
+    from tawa.analysis.smem_plan import slot_swizzle
+    from tawa.runtime.gemm_choice import space_choices, swizzled_block_ns
+
+    kn, nk = GemmProblem(2048, 11008, 4096, b_layout="kn"), GemmProblem(2048, 11008, 4096)
+    assert swizzled_block_ns(kn) == (64, 128, 192, 256)
+    assert 176 in swizzled_block_ns(nk)
+    assert all(slot_swizzle(c.config.block_n * 2) == 128 for c in space_choices(kn) if not c.config.transposed)
+    assert any(c.config.block_n % 64 for c in space_choices(nk))
+    dw = GemmProblem(4096, 14336, 16384, b_layout="kn", a_layout="km")
+    assert heuristic(dw, params=FITTED_H200).config.block_n % 64 == 0
+    # A problem narrower than a span still gets the one-span tile.
+    assert {c.config.block_n for c in space_choices(GemmProblem(4096, 40, 4096, b_layout="kn"))
+            if not c.config.transposed} == {64}
+
+
 def test_a_small_m_is_computed_transposed():
     """Where M is the smaller side of an A·Bᵀ into 16-bit C and fits one tile's columns, the space
     also offers Cᵀ = B·Aᵀ (`GemmConfig.transposed`: B's rows on the tile's rows, the M rows on its
