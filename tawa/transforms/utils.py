@@ -25,6 +25,7 @@ pass and the analyses and patterns only it needs.  What lives here:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 from xdsl.dialects import arith, func, scf
@@ -41,6 +42,16 @@ def fail(op: Operation | None, message: str) -> TawaError:
     """A one-line error located at `op` (or its closest located ancestor)."""
     where = location_of(op) if op is not None else None
     return TawaError(message, where or "tawa-opt")
+
+
+def remark(pass_name: str, at: Operation, message: str) -> None:
+    """Writes `FILE:LINE:COL: remark: PASS: MESSAGE in @KERNEL` to stderr (a
+    pass's `remarks` option: what it did to `at`, or why not)."""
+    kernel = at.parent_op()
+    while kernel is not None and not isinstance(kernel, func.FuncOp):
+        kernel = kernel.parent_op()
+    name = f" in @{kernel.sym_name.data}" if kernel is not None else ""
+    sys.stderr.write(f"{location_of(at) or 'tawa'}: remark: {pass_name}: {message}{name}\n")
 
 
 def check_choice(option: str, value: object, choices: tuple[str, ...], where: str) -> None:

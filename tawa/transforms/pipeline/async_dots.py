@@ -68,25 +68,22 @@ Must run before `tawa-assign-stage-phase` (it moves gets and releases).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func, scf
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import is_side_effect_free
 
-from tawa.diagnostics import TawaError, location_of
+from tawa.diagnostics import TawaError
 from tawa.dialects import aref, tile
-from tawa.dialects.aref import PartitionRole
 from tawa.dialects.nvgpu.types import element_bytes
-from tawa.target.hopper import THREADS_PER_GROUP, WARPS_PER_GROUP
-from tawa.transforms.partition.warp_groups import group_rows
-from tawa.transforms.pipeline.overlap_dots import OVERLAPPED
-from tawa.transforms.utils import async_dot, fail, top_op
+from tawa.target.hopper import THREADS_PER_GROUP
+from tawa.transforms.pipeline.overlap_dots import OVERLAPPED, consumer_loops
+from tawa.transforms.utils import async_dot, fail, remark, top_op
 
 NAME = "tawa-async-dots"
 
@@ -386,16 +383,6 @@ def _release_after_waits(body: Block, retires: dict[tile.DotWaitOp, list[tile.Do
 # --------------------------------------------------------------------------- the pass
 
 
-def _consumer_loops(module: ModuleOp) -> list[tuple[scf.ForOp, int]]:
-    loops = []
-    for ws in [o for o in module.walk() if isinstance(o, aref.WarpSpecializeOp)]:
-        for role, warps, _, region in ws.partition_specs():
-            if role == PartitionRole.CONSUMER:
-                rows = group_rows(region, warps // WARPS_PER_GROUP, NAME)
-                loops += [(o, rows) for o in region.walk() if isinstance(o, scf.ForOp)]
-    return loops
-
-
 @dataclass(frozen=True)
 class AsyncDotsPass(ModulePass):
     """Issues a consumer loop's dots as soon as their operands are ready and waits for each where its result is first read."""
@@ -412,7 +399,7 @@ class AsyncDotsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.max_regs < 0:
             raise TawaError(f"max-regs must be 0 (no bound) or positive, got {self.max_regs}", NAME)
-        for loop, rows in reversed(_consumer_loops(op)):  # innermost first: a rewrite replaces the loop
+        for loop, rows in reversed(consumer_loops(op, NAME)):  # innermost first: a rewrite replaces the loop
             if OVERLAPPED in loop.attributes:
                 continue
             if any(isinstance(o, aref.GetOp | aref.ConsumedOp) and o.has_slot() for o in loop.walk()):
@@ -452,9 +439,4 @@ class AsyncDotsPass(ModulePass):
 
     def _remark(self, at: Operation, msg: str) -> None:
         if self.remarks:
-            where = location_of(at) or "tawa"
-            kernel = at.parent_op()
-            while kernel is not None and not isinstance(kernel, func.FuncOp):
-                kernel = kernel.parent_op()
-            name = f" in @{kernel.sym_name.data}" if kernel is not None else ""
-            sys.stderr.write(f"{where}: remark: {NAME}: {msg}{name}\n")
+            remark(NAME, at, msg)

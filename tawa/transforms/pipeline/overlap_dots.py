@@ -62,25 +62,24 @@ registers in flight (`OverlapPlan.registers_in_flight`).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, ModuleOp, TensorType, UnitAttr
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 
-from tawa.diagnostics import TawaError, location_of
+from tawa.diagnostics import TawaError
 from tawa.dialects import aref, tile
 from tawa.dialects.aref import PartitionRole
 from tawa.dialects.nvgpu.types import element_bytes, tensor_bytes
 from tawa.target.hopper import THREADS_PER_GROUP, WARPS_PER_GROUP, WGMMA_M
 from tawa.transforms.partition.warp_groups import group_rows
-from tawa.transforms.utils import async_dot, fail, top_op
+from tawa.transforms.utils import async_dot, fail, remark, top_op
 
 OVERLAPPED = "tawa.overlapped"
 """Attribute this pass puts on the loops it rotates (`tawa-pingpong` orders
@@ -367,14 +366,15 @@ def _release_before_epilogue(guarded: scf.IfOp, new_loop: scf.ForOp, max_bytes: 
         Rewriter.insert_op(op, InsertPoint.at_start(else_block))
 
 
-def consumer_loops(module: ModuleOp) -> list[tuple[scf.ForOp, int]]:
+def consumer_loops(module: ModuleOp, who: str = NAME) -> list[tuple[scf.ForOp, int]]:
     """The `scf.for` ops of the consumer partitions, outermost first, each
-    with the rows a warp group of its partition owns (`group_rows`)."""
+    with the rows a warp group of its partition owns (`group_rows`; a tile
+    the warp groups cannot split is `who`'s located error)."""
     loops = []
     for ws in [o for o in module.walk() if isinstance(o, aref.WarpSpecializeOp)]:
         for role, warps, _, region in ws.partition_specs():
             if role == PartitionRole.CONSUMER:
-                rows = group_rows(region, warps // WARPS_PER_GROUP, NAME)
+                rows = group_rows(region, warps // WARPS_PER_GROUP, who)
                 loops += [(o, rows) for o in region.walk() if isinstance(o, scf.ForOp)]
     return loops
 
@@ -418,12 +418,7 @@ class OverlapDotsPass(ModulePass):
 
     def _remark(self, at: Operation, msg: str) -> None:
         if self.remarks:
-            where = location_of(at) or "tawa"
-            kernel = at.parent_op()
-            while kernel is not None and not isinstance(kernel, func.FuncOp):
-                kernel = kernel.parent_op()
-            name = f" in @{kernel.sym_name.data}" if kernel is not None else ""
-            sys.stderr.write(f"{where}: remark: {NAME}: {msg}{name}\n")
+            remark(NAME, at, msg)
 
 
 __all__ = ["MAX_EARLY_RELEASE_BYTES", "MAX_OVERLAP_REGS", "OVERLAPS", "OverlapDotsPass", "OverlapPlan", "consumer_loops", "overlap", "overlap_plan"]
