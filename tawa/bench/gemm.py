@@ -5,8 +5,10 @@
         [--json PATH] [--plot PNG]
     python -m tawa.bench gemm --explain MxNxK ... [--dtype bf16|fp8] [--sms N]   # no GPU needed
 
-C = A·Bᵀ with A M×K, B N×K, C M×N row-major, f32 accumulation, bf16 C.
-bf16 inputs are timed against cuBLAS through `torch.matmul(A, B.T)`; e4m3
+C = A·Bᵀ with A M×K, B N×K, C M×N row-major, f32 accumulation, bf16 C
+(`--b-layout kn`: C = A·B with B K×N, read MN-major, against
+`torch.matmul(A, B)`).  bf16 inputs are timed against cuBLAS through
+`torch.matmul(A, B.T)`; e4m3
 inputs (`--dtype fp8`) against cuBLAS's fp8 GEMM through `torch._scaled_mm`
 (unit scales).  tawa's kernel per shape (`--config`): `heuristic` (default)
 is the generated GEMM of `tawa.runtime.autotune.heuristic` (split-K where no
@@ -131,7 +133,7 @@ def random_shapes(count: int, seed: int, multiple: int = 8) -> list[tuple[int, i
 
 
 def explain(M: int, N: int, K: int, dtype: str = "bf16", sms: int | None = None, split: bool = False,
-            device: str | None = None) -> str:
+            device: str | None = None, b_layout: str = "nk") -> str:
     """The heuristic's candidates for M×N×K with the cost model's estimate
     of each (fastest first) with the parameters fitted for `device` (a CUDA
     device name; default the H100's), and its choice (text; no GPU)."""
@@ -142,7 +144,7 @@ def explain(M: int, N: int, K: int, dtype: str = "bf16", sms: int | None = None,
     sms = sms or SM_COUNT
     params = parameters_for(device)
     operand = OPERANDS[dtype]
-    problem = GemmProblem(M, N, K, operand, operand, "bf16")
+    problem = GemmProblem(M, N, K, operand, operand, "bf16", b_layout=b_layout)
     choice = heuristic(problem, sms, split=split, params=params)
     lines = [f"GEMM {M}x{N}x{K}, {dtype} in, bf16 out, on {sms} SMs: the cost model's estimates "
              f"(tawa.analysis.gemm_cost, the parameters of {device or 'the H100'}), fastest first"]
@@ -337,10 +339,10 @@ class Kernels:
     """tawa's kernel for each shape, as `--config` says."""
 
     def __init__(self, config: str, dtype: str, stages: int, source: Path, log: Callable[[str], None],
-                 cluster: int = 1, defer_stores: bool = False, group_rows: int = WGMMA_M):
+                 cluster: int = 1, defer_stores: bool = False, group_rows: int = WGMMA_M, b_layout: str = "nk"):
         import tawa
 
-        self.config, self.dtype, self.stages, self.log = config, dtype, stages, log
+        self.config, self.dtype, self.stages, self.log, self.b_layout = config, dtype, stages, log, b_layout
         self.options: dict[str, Any] = {**({"cluster": cluster} if cluster > 1 else {}),
                                         **({"defer_stores": True} if defer_stores else {}),
                                         **({"group_rows": group_rows} if group_rows != WGMMA_M else {})}
@@ -351,6 +353,8 @@ class Kernels:
         if self.options and config == "autotune":
             raise BenchError("--cluster, --defer-stores and --group-rows apply to --config heuristic, split-k and example "
                              "(autotune decides)")
+        if config == "example" and b_layout != "nk":
+            raise BenchError("--b-layout kn applies to --config heuristic, split-k and autotune (the example reads B N×K)")
         if config == "example" and "group_rows" in self.options:
             raise BenchError("--group-rows applies to --config heuristic and split-k (the example's 128x256 tile "
                              "would give one warp group a 128x256 accumulator, more registers than it has)")
@@ -372,7 +376,7 @@ class Kernels:
         from tawa.runtime.autotune import GemmProblem, autotune, device_info, heuristic, machine_parameters
 
         operand = OPERANDS[self.dtype]
-        problem = GemmProblem(M, N, K, operand, operand, "bf16")
+        problem = GemmProblem(M, N, K, operand, operand, "bf16", b_layout=self.b_layout)
         if self.config == "autotune":
             choice = autotune(problem, log=self.log)
         else:  # "split-k": the heuristic's split where its grid leaves SMs idle (off by default)
@@ -399,7 +403,7 @@ class Kernels:
         from tawa.runtime.autotune import GemmProblem, machine_parameters
 
         operand = OPERANDS[self.dtype]
-        problem = GemmProblem(M, N, K, operand, operand, "bf16")
+        problem = GemmProblem(M, N, K, operand, operand, "bf16", b_layout=self.b_layout)
         return estimate(problem, self.choice, sms, machine_parameters()).total * 1e3
 
 
@@ -415,7 +419,10 @@ def run(
     defer_stores: bool = False,
     group_rows: int = WGMMA_M,
     extra_meta: dict[str, Any] | None = None,
+    b_layout: str = "nk",
 ) -> tuple[list[Row], dict[str, Any]]:
+    if b_layout != "nk" and dtype == "fp8":
+        raise BenchError("--b-layout kn takes bf16 (wgmma reads fp8 operands K-major only)")
     try:
         import torch
     except ImportError as err:
@@ -424,10 +431,11 @@ def run(
         raise BenchError("needs a CUDA GPU (torch.cuda.is_available() is False)")
     import tawa
 
-    kernels = Kernels(config, dtype, stages, source, log, cluster, defer_stores, group_rows)
+    kernels = Kernels(config, dtype, stages, source, log, cluster, defer_stores, group_rows, b_layout)
     timer, timer_name = make_timer()
     meta = {
-        "workload": f"gemm {dtype} C = A·B^T",
+        "workload": f"gemm {dtype} C = A·B^T" if b_layout == "nk" else f"gemm {dtype} C = A·B, B K×N",
+        "b_layout": b_layout,
         "dtype": dtype,
         "config": config,
         "gpu": torch.cuda.get_device_name(),
@@ -450,10 +458,13 @@ def run(
     for M, N, K in shapes:
         kernel, g, described = kernels(M, N, K)
         A = torch.randn(M, K, device="cuda").to(operand)
-        B = torch.randn(N, K, device="cuda").to(operand)
+        B = torch.randn(*((N, K) if b_layout == "nk" else (K, N)), device="cuda").to(operand)
         C = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
         kernel(A, B, C, M, N, K, grid=g)
-        if dtype == "fp8":
+        if b_layout == "kn":
+            def run_cublas(A=A, B=B) -> Any:
+                return torch.matmul(A, B)
+        elif dtype == "fp8":
             def run_cublas(A=A, B=B) -> Any:
                 return torch._scaled_mm(A, B.T, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
         else:
@@ -525,6 +536,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="CTAs per thread-block cluster multicasting B (tawa-cluster; default 1: none)")
     parser.add_argument("--defer-stores", action="store_true",
                         help="store each program's tile under the next program's first dot (tawa-defer-stores)")
+    parser.add_argument("--b-layout", choices=("nk", "kn"), default="nk",
+                        help="B as stored: nk, N×K (C = A·Bᵀ, x·Wᵀ; default) or kn, K×N (C = A·B, read "
+                        "MN-major), each against cuBLAS through torch.matmul of the same layout (bf16)")
     parser.add_argument("--group-rows", type=int, default=WGMMA_M, choices=(WGMMA_M, 2 * WGMMA_M),
                         help="rows each consumer warp group owns (default 64); 128 reshapes the heuristic's "
                         "tile to keep each warp group's accumulator: 128x256 → 256x128")
@@ -536,7 +550,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.explain:
             for M, N, K in parse_shapes(args.explain):
-                print(explain(M, N, K, args.dtype, args.sms, args.split, args.device))
+                print(explain(M, N, K, args.dtype, args.sms, args.split, args.device, args.b_layout))
             return 0
         extra: dict[str, Any] = {}
         if args.random is not None:
@@ -554,7 +568,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise BenchError(f"--cluster {size_problem(args.cluster)}")
         rows, meta = run(shapes, args.stages, args.rounds, source, dtype=args.dtype, config=config,
                          cluster=args.cluster, defer_stores=args.defer_stores,
-                         group_rows=args.group_rows, extra_meta=extra)
+                         group_rows=args.group_rows, extra_meta=extra, b_layout=args.b_layout)
     except BenchError as err:
         print(f"tawa.bench gemm: error: {err}", file=sys.stderr)
         return 1

@@ -171,3 +171,24 @@ def test_predictions_in_the_table_and_json():
     assert data["prediction_error"] == pytest.approx(gemm.prediction_error([row, other]))
     plain = gemm.report([gemm.Row(1, 1, 1, tawa_ms=[1.0], cublas_ms=[1.0])], meta)
     assert "prediction_error" not in plain and "predicted_ms" not in plain["results"][0]
+
+
+def test_b_read_mn_major_is_refused_by_the_example():
+    """--b-layout kn (B K×N, C = A·B) applies to the chosen kernels; the
+    example reads B N×K: a one-line error before anything compiles."""
+    with pytest.raises(gemm.BenchError, match="--b-layout kn applies to"):
+        gemm.Kernels("example", "bf16", 4, gemm.DEFAULT_SOURCE, lambda s: None, b_layout="kn")
+
+
+def test_explain_b_read_mn_major_offers_whole_spans(capsys):
+    """--explain with --b-layout kn weighs `-b_kn` candidates of whole
+    128-byte swizzle spans only; fp8 cannot be read MN-major."""
+    import re
+
+    assert gemm.main(["--explain", "2048x11008x4096", "--b-layout", "kn", "--device", "NVIDIA H200"]) == 0
+    out = capsys.readouterr().out
+    widths = {int(n) for n in re.findall(r"\d+\. \d+x(\d+)x\d+-b_kn", out)}
+    assert widths and widths <= {64, 128, 192, 256}
+    assert "choice: " in out and "-b_kn" in out.split("choice: ")[1]
+    assert gemm.main(["--random", "2", "--b-layout", "kn", "--dtype", "fp8"]) == 1
+    assert "--b-layout kn takes bf16" in capsys.readouterr().err
