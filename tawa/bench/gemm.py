@@ -239,7 +239,8 @@ def format_table(rows: Sequence[Row], meta: dict[str, Any]) -> str:
     predicted = any(not math.isnan(r.predicted_ms) for r in rows)
     lines = [
         f"tawa GEMM vs cuBLAS on {meta['gpu']}, {meta['date']}",
-        f"C = A·Bᵀ, {dtype} in, bf16 out, f32 accumulation; tawa config: {meta.get('config', 'example')}"
+        f"{'C = A·B, B K×N' if meta.get('b_layout') == 'kn' else 'C = A·Bᵀ'}, {dtype} in, bf16 out, f32 accumulation; "
+        f"tawa config: {meta.get('config', 'example')}"
         + (f", stages={meta['stages']}" if meta.get("config", "example") == "example" else " (per row)")
         + f"; {meta['rounds']} interleaved rounds, median; timer: {meta['timer']}",
         f"torch {meta.get('torch', '?')}, tawa {meta.get('tawa', '?')}"

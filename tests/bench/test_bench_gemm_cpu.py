@@ -39,6 +39,7 @@ def test_rows_table_and_json():
     table = gemm.format_table([row, wrong], meta)
     assert "NVIDIA H100 80GB HBM3, 2000-01-01 10:00 UTC" in table
     assert "stages=4" in table and "3 interleaved rounds" in table
+    assert "C = A·Bᵀ, bf16 in" in table and "C = A·B, B K×N, bf16 in" in gemm.format_table([row], {**meta, "b_layout": "kn"})
     line = next(ln for ln in table.splitlines() if ln.lstrip().startswith("8192"))
     assert line.split()[3:] == [f"{row.tawa_tflops:.1f}", f"{row.cublas_tflops:.1f}", f"{row.ratio:.3f}", "1.70e-03"]
     assert table.splitlines()[-2].endswith("WRONG")
