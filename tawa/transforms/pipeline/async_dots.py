@@ -272,7 +272,8 @@ def _movable(op: Operation, ops: list[Operation], target: int, index: dict[Opera
     if op in products or op.regions:
         return False
     if isinstance(op, aref.GetOp):
-        return not any(isinstance(o, aref.GetOp | aref.ConsumedOp | aref.PutOp) for o in ops[target + 1:index[op]])
+        return not any(isinstance(o, aref.GetOp | aref.ConsumedOp | aref.PutOp)
+                       for top in ops[target + 1:index[op]] for o in top.walk())
     return is_side_effect_free(op) and not isinstance(op, tile.DotWaitOp)
 
 
