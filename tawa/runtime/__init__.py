@@ -20,7 +20,7 @@ from tawa.runtime.compiler import CompileError, clear_cache, compile
 from tawa.runtime.errors import ArgumentError, LaunchError, TensorMapError
 from tawa.runtime.kernel import Kernel
 from tawa.runtime.launch import LaunchPlan, TensorMapSpec, plan_launch
-from tawa.runtime.ptxas import AssembleError, Cubin, RegisterSpillWarning, assemble, cache_dir
+from tawa.runtime.ptxas import AssembleError, Cubin, RegisterSpillWarning, SerializedWgmmaWarning, assemble, cache_dir
 
 __all__ = [
     "ArgumentError",
@@ -31,6 +31,7 @@ __all__ = [
     "LaunchError",
     "LaunchPlan",
     "RegisterSpillWarning",
+    "SerializedWgmmaWarning",
     "TensorMapError",
     "TensorMapSpec",
     "assemble",

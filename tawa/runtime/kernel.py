@@ -24,7 +24,7 @@ from tawa.runtime.launch import (
     plan_launch,
     signature,
 )
-from tawa.runtime.ptxas import ARCH, Cubin, RegisterSpillWarning, assemble
+from tawa.runtime.ptxas import ARCH, Cubin, RegisterSpillWarning, SerializedWgmmaWarning, assemble
 
 PREPARED_LAUNCHES = 64
 """Prepared launches a kernel keeps, and launch templates (each holds
@@ -120,15 +120,22 @@ class Kernel:
 
     def assemble(self) -> Cubin:
         """The cubin, assembled by ptxas or found in the cache (no GPU needed).
-        A `RegisterSpillWarning` says when ptxas spilled registers (once per
+        A `RegisterSpillWarning` says when ptxas spilled registers, a
+        `SerializedWgmmaWarning` when it waits for wgmma itself (once per
         kernel object)."""
         if self._cubin is None:
             self._cubin = assemble(self.ptx, self.name, self.arch)
+            log = self._cubin.ptx_path.with_suffix(".log")
             if self._cubin.spill_bytes:
                 warnings.warn(f"tawa: ptxas spilled {self._cubin.spill_bytes} bytes of registers to local memory "
                               f"in @{self.name}: it runs correctly but slower; give its consumers more registers "
                               "(consumer_regs) or keep fewer fragments live (ptxas -v log: "
-                              f"{self._cubin.ptx_path.with_suffix('.log')})", RegisterSpillWarning, stacklevel=2)
+                              f"{log})", RegisterSpillWarning, stacklevel=2)
+            if self._cubin.serialized_wgmma:
+                warnings.warn(f"tawa: ptxas waits for wgmma itself in @{self.name} "
+                              f"({', '.join(self._cubin.serialized_wgmma)}): it runs correctly but what was overlapped "
+                              "runs in turn; a register a wgmma in flight reads or writes is set by another "
+                              f"instruction (ptxas -v log: {log})", SerializedWgmmaWarning, stacklevel=2)
         return self._cubin
 
     def load(self, device: int | None = None) -> Any:

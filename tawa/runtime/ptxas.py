@@ -46,6 +46,19 @@ class RegisterSpillWarning(UserWarning):
     those (docs/passes.md)."""
 
 
+class SerializedWgmmaWarning(UserWarning):
+    """ptxas waits for wgmma itself in a kernel: every wgmma of it serialized
+    (C7513: an instruction defines a register operand of a wgmma group in
+    flight) or a wait injected before a use of registers that one in flight
+    defines (C7517).  The kernel is correct, but what the pipeline overlapped
+    runs in turn; the compiler's tests fail on both (docs/passes.md,
+    `tawa-overlap-dots`, "Waits")."""
+
+
+SERIALIZED_WGMMA = re.compile(r"\((C7513|C7517)\)")
+"""ptxas's notes that it waits for wgmma itself (`SerializedWgmmaWarning`)."""
+
+
 @dataclass(frozen=True)
 class Cubin:
     path: Path
@@ -60,6 +73,12 @@ class Cubin:
     def spill_bytes(self) -> int:
         """Bytes of spill stores that `ptxas -v` reported, over the kernels of the cubin."""
         return sum(int(n) for n in re.findall(r"(\d+) bytes spill stores", self.log))
+
+    @property
+    def serialized_wgmma(self) -> tuple[str, ...]:
+        """The notes (`C7513`, `C7517`) by which ptxas said it waits for
+        wgmma itself, each once, in the order of the log."""
+        return tuple(dict.fromkeys(SERIALIZED_WGMMA.findall(self.log)))
 
 
 def find_ptxas() -> str:

@@ -844,6 +844,33 @@ def test_a_kernel_that_spills_says_so(tmp_path, monkeypatch):
         assert tawa.compile(source, "gemm_chain").assemble().spill_bytes == 0
 
 
+def test_a_kernel_whose_wgmmas_ptxas_serializes_says_so(tmp_path, monkeypatch):
+    """ptxas's notes C7513 and C7517 (it waits for wgmma itself) become one
+    `SerializedWgmmaWarning` naming them; a log without them warns nothing
+    (the ptxas run is replaced by cubins with those logs)."""
+    from tawa.runtime import SerializedWgmmaWarning
+    from tawa.runtime import kernel as kernel_mod
+    from tawa.runtime.ptxas import Cubin
+
+    source = (Path(__file__).resolve().parents[2] / "examples" / "gemm.mlir").read_text()
+    notes = ("ptxas info    : (C7513) Potential Performance Loss: wgmma.mma_async instructions are serialized ...\n"
+             "ptxas info    : (C7517) warpgroup.wait is injected in around line 9 ...\n"
+             "ptxas info    : (C7513) Potential Performance Loss: wgmma.mma_async instructions are serialized ...\n"
+             "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n")
+    for log, warns in ((notes, True), ("    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n", False)):
+        cubin = Cubin(tmp_path / "k.cubin", tmp_path / "k.ptx", log, cached=True)
+        monkeypatch.setattr(kernel_mod, "assemble", lambda ptx, name, arch, cubin=cubin: cubin)
+        compiler.clear_cache()
+        k = tawa.compile(source, "gemm")
+        if warns:
+            with pytest.warns(SerializedWgmmaWarning, match=r"ptxas waits for wgmma itself in @gemm \(C7513, C7517\)"):
+                assert k.assemble().serialized_wgmma == ("C7513", "C7517")
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                assert k.assemble().serialized_wgmma == ()
+
+
 def test_missing_ptxas(monkeypatch, tmp_path):
     monkeypatch.setenv("TAWA_PTXAS", str(tmp_path / "no-ptxas"))
     with pytest.raises(TawaError, match="cannot run .*no-ptxas --version"):
