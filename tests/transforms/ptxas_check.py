@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tawa.runtime.ptxas import SERIALIZED_WGMMA
+
 PTXAS = shutil.which("ptxas")
 needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas (CUDA toolkit) is not on PATH")
 SPILLS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
@@ -25,19 +27,13 @@ def assemble(ptx: str, tmp_path: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True)
 
 
-SERIALIZED = re.compile(r"\((C7513|C7517)\)")
-"""ptxas's notes that it waits for wgmma itself: C7513, every wgmma of the
-function serialized (a register operand of one in flight defined by another
-instruction); C7517, a `warpgroup.wait` injected before a use of registers
-that a wgmma in flight defines.  Correct code, but the overlap is lost."""
-
-
 def assert_assembles_without_spills(ptx: str, tmp_path: Path) -> subprocess.CompletedProcess:
     """ptxas accepts `ptx`, and reports 0 spill stores and loads for every
-    function and no wgmma it serializes (`SERIALIZED`)."""
+    function and no note that it waits for wgmma itself
+    (`tawa.runtime.ptxas.SERIALIZED_WGMMA`: C7513, C7517)."""
     res = assemble(ptx, tmp_path)
     assert res.returncode == 0, res.stderr
     spills = SPILLS.findall(res.stderr)
     assert spills and all(s == ("0", "0") for s in spills), res.stderr
-    assert not SERIALIZED.search(res.stderr), res.stderr
+    assert not SERIALIZED_WGMMA.search(res.stderr), res.stderr
     return res

@@ -182,7 +182,7 @@ def _level(dot: tile.DotOp, dots: Sequence[tile.DotOp], body: Block, memo: dict[
     found = memo.get(dot)
     if found is not None:
         return found
-    best, seen, stack = 0, set(), [v for v in (dot.lhs, dot.rhs, dot.acc)]
+    best, seen, stack = 0, set(), [dot.lhs, dot.rhs, dot.acc]
     while stack:
         v = stack.pop()
         if isinstance(v, BlockArgument) or v in seen:
@@ -199,8 +199,11 @@ def _level(dot: tile.DotOp, dots: Sequence[tile.DotOp], body: Block, memo: dict[
     return best
 
 
-class _Staged(Exception):
-    """A product of the loop reads a B operand computed in registers."""
+def staged_products(loop: scf.ForOp) -> bool:
+    """Whether a top-level product of `loop` reads a B operand that is not
+    loaded (module docstring, "Which loops")."""
+    body = loop.body.block
+    return any(isinstance(o, tile.DotOp) and not _loaded_rhs(o, body) for o in body.ops)
 
 
 def _loaded_rhs(dot: tile.DotOp, body: Block) -> bool:
@@ -280,8 +283,8 @@ def _movable(op: Operation, ops: list[Operation], target: int, index: dict[Opera
 def schedule(loop: scf.ForOp) -> bool | None:
     """Rewrites `loop`'s body in place (module docstring) and says whether
     some product now has arithmetic between its issue and its wait; None,
-    unchanged, where it does not apply; raises `_Staged` for a product whose
-    B operand is computed in registers."""
+    unchanged, where it does not apply (the pass has left out loops with a
+    B operand computed in registers: `staged_products`)."""
     body = loop.body.block
     ops = list(body.ops)
     if any(isinstance(o, tile.DotAsyncOp | tile.DotWaitOp) for top in ops for o in top.walk()):
@@ -290,8 +293,6 @@ def schedule(loop: scf.ForOp) -> bool | None:
     if len(dots) < 2 or any(isinstance(o, tile.DotOp) for top in ops for o in top.walk()
                             if o is not top and o.parent_block() is not body):
         return None
-    if not all(_loaded_rhs(d, body) for d in dots):
-        raise _Staged
     memo: dict[Operation, int] = {}
     order = sorted(dots, key=lambda d: (_level(d, dots, body, memo), ops.index(d)))
     products = set(dots)
@@ -407,14 +408,12 @@ class AsyncDotsPass(ModulePass):
                 raise fail(loop, f"{NAME}: the loop's arefs already have stages and phases: run "
                            "tawa-async-dots before tawa-assign-stage-phase")
             before = fragment_peak(loop.body.block, rows)
-            trial = loop.clone()
-            try:
-                done = schedule(trial)
-            except _Staged:
+            if staged_products(loop):
                 self._remark(loop, "left a loop as it is: a product reads a B operand computed in registers "
                              "(staged in shared memory, it waits at once)")
-                trial.erase()
                 continue
+            trial = loop.clone()
+            done = schedule(trial)
             if done is None:
                 trial.erase()
                 continue

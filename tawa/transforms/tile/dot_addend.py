@@ -42,6 +42,7 @@ from xdsl.rewriter import InsertPoint
 
 from tawa.dialects import tile
 from tawa.transforms.tile.exp_to_exp2 import is_f32_tile
+from tawa.transforms.utils import top_op
 
 NAME = "tawa-fold-dot-addend"
 
@@ -49,15 +50,9 @@ NAME = "tawa-fold-dot-addend"
 def _dominates(v: SSAValue, op: Operation) -> bool:
     """Whether `v` is defined before `op` in `op`'s block or an enclosing one."""
     owner = v.owner
-    block = v.block if not isinstance(owner, Operation) else owner.parent_block()
-    node: Operation | None = op
-    while node is not None and node.parent_block() is not block:
-        node = node.parent_op()
-    if node is None:
-        return False
-    if not isinstance(owner, Operation):
-        return True  # a block argument of that block
-    return owner.is_before_in_block(node)
+    block = owner.parent_block() if isinstance(owner, Operation) else v.block
+    node = top_op(op, block) if block is not None else None
+    return node is not None and (not isinstance(owner, Operation) or owner.is_before_in_block(node))
 
 
 def _addend_source(c: SSAValue) -> tuple[list[Operation], SSAValue] | None:
