@@ -119,7 +119,8 @@ class HopperPipelinePass(ModulePass):
     program id 0, column for kernels whose streamed tiles do not depend on
     it, grouped otherwise)."""
     persistent: bool = True
-    """One CTA per SM looping over the programs (tawa-persistent)."""
+    """One CTA per SM looping over the programs (tawa-persistent; kernels
+    with a producer, the others keep one CTA per program)."""
     cluster: int = 1
     """CTAs per thread-block cluster along program id 0 (`tawa-cluster`): the
     CTAs of a cluster load each tile they share (a GEMM's B) once, each a

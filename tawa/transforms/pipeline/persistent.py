@@ -37,6 +37,15 @@ the aref rings keep turning, so the producer fetches the next program's tiles
 while the consumers still run the previous one's epilogue.  The kernel is
 marked persistent (`#nvgpu.kernel<..., persistent>`), and the runtime launches min(programs, SMs) CTAs.
 
+A kernel of one partition (no producer: every kernel without dots whose
+loads the consumers make themselves) is left as it is, one CTA per
+program.  With no ring there is nothing to run ahead into the next
+program, and such a kernel holds several CTAs an SM (`tawa-occupancy`):
+the hardware's block scheduler starts a new program in whichever slot
+frees first, where a CTA looping over a static share of the programs
+starts its next one only when its own is done (measured: docs/perf.md
+"Memory-bound kernels").
+
 A kernel that `tawa-cluster` marked `cluster = N` loops over *cluster
 programs* instead: with rank = `nvgpu.cluster_rank`, cluster = CTA id / N and
 clusters = CTAs / N, the loop is
@@ -81,7 +90,8 @@ def program_loop(loop: scf.ForOp) -> scf.ForOp:
 
 @dataclass(frozen=True)
 class PersistentPass(ModulePass):
-    """Makes warp-specialized kernels persistent: CTAs loop over the programs."""
+    """Makes warp-specialized kernels persistent: CTAs loop over the programs
+    (kernels of one partition keep one CTA per program)."""
 
     name = "tawa-persistent"
 
@@ -100,7 +110,8 @@ class PersistentPass(ModulePass):
             kernel = ws.parent_op()
             if not isinstance(kernel, func.FuncOp):
                 raise fail(ws, f"{self.name}: aref.warp_specialize must be at the top of a kernel")
-            self._persist(ws, kernel)
+            if len(ws.partitions) > 1:  # one partition: one CTA per program (module docstring)
+                self._persist(ws, kernel)
 
     def _persist(self, ws: aref.WarpSpecializeOp, kernel: func.FuncOp) -> None:
         order = resolve_order(kernel, self.order, persistent=True)
