@@ -23,8 +23,7 @@ Tile shapes are those `tawa.torch`'s operators take (`blocks`,
 (`BLOCK_N` the row rounded up to whole warp rows; `add_rmsnorm` by its
 one-pass `add_rmsnorm_row`), at the rows that keep the most loads in flight
 per SM; wider rows by each kernel's chunked program, whose loops take chunks
-of 2 rows by 4096 columns from a TMA producer (or, where a row is no whole number of
-16-byte units, in the threads of the kernel's twin); `swiglu`, elementwise,
+of one row by 8192 columns, loaded by the consumers; `swiglu`, elementwise,
 in tiles of at most 512 columns.  Each row ends with the program and tile
 that ran (`described`).  `--variant KEY=VALUE ...` also times tawa's
 kernels compiled with those `tawa-hopper-pipeline` options (a tuning
@@ -50,8 +49,7 @@ KERNELS = ("softmax", "rmsnorm", "layernorm", "add_rmsnorm", "swiglu")
 SHAPES = [(4096, 768), (4096, 1024), (4096, 4096), (16384, 4096), (8192, 8192), (2048, 32768)]
 """(M, N) of the sweep: rows of a batch of tokens, widths of common models
 (768, GPT-2 small's, is narrower than a power-of-two tile), and rows wider
-than one program's registers (32768: the chunked programs, their chunks
-streamed from a TMA producer)."""
+than one program's registers (32768: the chunked programs)."""
 COPY_BYTES = 1 << 30
 BF16_BYTES = 2
 """Bytes of an element of the bench's tensors (bf16)."""
@@ -72,19 +70,12 @@ def blocks(kernel: str, N: int, M: int | None = None) -> dict[str, int]:
 
 
 def described(kernel: str, M: int, N: int) -> str:
-    """The program and tile tawa runs for `kernel` on M rows of N, and how a
-    chunked program's loop gets its chunks: `rmsnorm_chunked 2x4096
-    streamed` (from a TMA producer), `... threads` (the kernel's twin, where
-    a row is no whole number of 16-byte units: the bench's tensors are dense)."""
-    from tawa.runtime.launch import TMA_ALIGN
+    """The program and tile tawa runs for `kernel` on M rows of N:
+    `rmsnorm 4x4096`, `rmsnorm_chunked 1x8192`."""
     from tawa.torch import norm_kernels
 
     b = blocks(kernel, N, M)
-    program = norm_kernels.program(kernel, N)
-    text = f"{program} {b['BLOCK_M']}x{b['BLOCK_N']}"
-    if program == norm_kernels.PROGRAMS.get(kernel, (None, None))[1]:
-        text += " streamed" if N * BF16_BYTES % TMA_ALIGN == 0 else " threads"
-    return text
+    return f"{norm_kernels.program(kernel, N)} {b['BLOCK_M']}x{b['BLOCK_N']}"
 
 
 def moved_bytes(kernel: str, M: int, N: int) -> int:
@@ -132,8 +123,11 @@ def tawa_call(module: Any, kernel: str, M: int, N: int, inputs: list[Any], torch
     once per shape, with `tawa-hopper-pipeline` `options` where given)."""
     from tawa.torch import norm_kernels
 
-    fn = getattr(module, norm_kernels.program(kernel, N))  # add_rmsnorm: one pass where a row fits
+    program = norm_kernels.program(kernel, N)  # add_rmsnorm: one pass where a row fits
+    fn = getattr(module, program)
     b = blocks(kernel, N, M)
+    # The operator's own options (a chunked program's), then the variant's.
+    options = {**(norm_kernels.options(program) or {}), **(options or {})} or None
     outs = [torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
             for _ in range(2 if kernel == "add_rmsnorm" else 1)]
     grid = (math.ceil(M / b["BLOCK_M"]),) + ((math.ceil(N / b["BLOCK_N"]),) if kernel == "swiglu" else ())

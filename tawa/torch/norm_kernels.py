@@ -46,10 +46,9 @@ N = 1024 (32 rows an SM, 16 counted) → 4×1024 (5 × 4 ≥ 16, the most CTAs o
 the tiles of 4096 values or more).
 Every row kernel runs in one pass wherever a whole row fits (`program`:
 the resource check decides; `add_rmsnorm` by `add_rmsnorm_row`); only wider
-rows take the chunked program, at `CHUNK_ROWS` rows (few, so that the rows
-its second loop reads again are still in L2), fewer where M rows would
-leave SMs without a program (⌈M / SMs⌉), halved until it fits (the
-softmax's online: a running maximum and rescaled sum).
+rows take the chunked program (the softmax's online: a running maximum
+and rescaled sum), one row a program in chunks of `CHUNK` columns
+(`CHUNK_ROWS`), which its consumers load themselves (`CHUNKED_OPTIONS`).
 `tile(name, N, M)` returns the choice and
 `kernel(name, N, M)` the compiled `tawa.Kernel`; the tiles that fit, with
 their CTAs per SM, are remembered per kernel and candidates.  The
@@ -96,19 +95,29 @@ PROGRAM_ELEMENTS = TILE_ELEMENTS // 4
 fits: each program pays a fixed cost (its weight rows' loads, the
 reductions across lanes and warps, a turn of the program loop) that
 smaller tiles do not amortize."""
-CHUNK_ROWS = 2
-"""Rows of a chunked program's tile.  Its loops stream the rows from a TMA
-producer (one CTA an SM) and read them twice, so the rows all SMs hold
-between the loops are what the second loop finds in L2: with 4 rows of
-32768 bf16 an SM the 132 SMs hold 34 MB, most of the 50 MB L2, and the
-second loop goes back to DRAM.  One row halves each TMA box (a box is
-the tile's rows by `MAX_TMA_BOX_DIM` columns), and the copies' requests
-per byte double.  (Measured: docs/perf.md "Memory-bound kernels".)"""
+CHUNK_ROWS = 1
+"""Rows of a chunked program's tile.  Its loops read each row twice, so
+the rows all SMs hold between the loops are what the second loop finds
+in L2 (4 rows of 32768 bf16 an SM are 34 MB over 132 SMs, most of the
+50 MB L2): the fewer rows a program holds, the more of its second loop
+hits.  Every tile of a chunked program holds the same values per SM
+(more rows a tile, fewer of its CTAs fit), so the tile's rows and
+columns decide: one row of the longest chunk was the fastest or within
+4% of it (docs/perf.md "Memory-bound kernels")."""
 CHUNK = TILE_ELEMENTS // 2 // CHUNK_ROWS
 """Columns per iteration of the chunked programs' loops over a row: the
 tile of `CHUNK_ROWS` rows takes half of `TILE_ELEMENTS`, the rest of the
 registers for the loops' carried vectors (LayerNorm's chunk statistics,
 the softmax's running maximum) and the chunk being normalized."""
+CHUNKED_OPTIONS = {"epilogue": "threads"}
+"""`tawa-hopper-pipeline` options of the chunked programs: their consumers
+load the chunks themselves (`tawa-warp-specialize{stream-loads=false}`),
+with no TMA producer, so several CTAs share an SM (`tawa-occupancy`) and
+the block scheduler starts each program in the first free slot; a
+producer streaming the chunks would hold the SM with one CTA (its
+`setmaxnreg` shares out one CTA's registers).  Measured over 12 rows of
+widths 24576 to 65536: the one-row chunks loaded by the consumers beat
+the fastest streamed tile on every row."""
 ELEMENTWISE_KERNELS = ("swiglu", "swiglu_bwd")
 """The kernels that treat each element alone: any tile covers any row."""
 ELEMENTWISE_COLUMNS = 512
@@ -273,11 +282,22 @@ def _spill_free(name: str, ranked: list[dict[str, int]]) -> dict[str, int] | Non
     return next((c for c in ranked if not kernels.spills(_compile(name, **c))), ranked[-1] if ranked else None)
 
 
+def options(name: str) -> dict[str, str] | None:
+    """The `tawa-hopper-pipeline` options that program `name` of
+    examples/python/norms.py is compiled with: `CHUNKED_OPTIONS` for a
+    chunked program, None (the defaults) for the others."""
+    return CHUNKED_OPTIONS if name in CHUNKED_PROGRAMS else None
+
+
+CHUNKED_PROGRAMS = frozenset(chunked for _, chunked in PROGRAMS.values())
+"""The programs that loop over a row's chunks (`PROGRAMS`)."""
+
+
 def _compile(name: str, **constexprs: int) -> Any:
     key = (name, *sorted(constexprs.items()))
     kernel = _KERNELS.get(key)
     if kernel is None:
-        kernel = _KERNELS[key] = getattr(norms(), name).compile(**constexprs)
+        kernel = _KERNELS[key] = getattr(norms(), name).compile(options=options(name), **constexprs)
     return kernel
 
 

@@ -39,13 +39,12 @@ def test_row_tiles_cover_the_row(N):
 
 
 def test_rows_say_which_program_and_tile_ran():
-    """A one-pass row names its program and tile; a chunked one also how its
-    loop gets the chunks: from a TMA producer, or by the twin's threads where
-    a bf16 row is no whole number of 16-byte units."""
+    """Each row names the program and tile that ran: a one-pass program's
+    whole rows, a chunked one's chunk."""
     assert described("rmsnorm", 4096, 1000) == "rmsnorm 4x1024"
     assert described("swiglu", 4096, 768) == "swiglu 32x256"
-    assert described("softmax", 2048, 32768) == "softmax_chunked 2x4096 streamed"
-    assert described("add_rmsnorm", 100, 16685) == "add_rmsnorm 1x4096 threads"
+    assert described("softmax", 2048, 32768) == "softmax_chunked 1x8192"
+    assert described("add_rmsnorm", 100, 16685) == "add_rmsnorm 1x8192"
 
 
 def test_moved_bytes_count_each_tensor_once():

@@ -22,7 +22,7 @@ from test_linear_cpu import info
 
 import tawa.torch as tt
 from tawa.torch import norm_checks as nc
-from tawa.torch import norm_kernels
+from tawa.torch import kernels, norm_kernels
 
 # --------------------------------------------------------------------------- checks (no torch)
 
@@ -183,32 +183,31 @@ def test_tiles_keep_the_most_rows_in_flight_per_sm():
     assert norm_kernels.program("add_rmsnorm", 4096) == "add_rmsnorm_row"
     assert norm_kernels.tile("add_rmsnorm", 4096) == {"BLOCK_M": 4, "BLOCK_N": 4096}
     assert norm_kernels.program("add_rmsnorm", 32768) == "add_rmsnorm"
-    assert norm_kernels.tile("add_rmsnorm", 32768) == {"BLOCK_M": 2, "BLOCK_N": 4096}
     assert norm_kernels.program("rmsnorm", 300) == "rmsnorm"
     assert norm_kernels.program("rmsnorm", 32768) == "rmsnorm_chunked"
     assert norm_kernels.program("layernorm", 16384) == "layernorm_chunked"  # its weights beside the row
-    # a chunked program streams chunks of 2 rows from a TMA producer (the rows its second loop
-    # reads again stay in L2), 4096 columns (half the tile's registers)
-    for name in ("rmsnorm", "layernorm", "softmax"):
-        assert norm_kernels.tile(name, 32768) == {"BLOCK_M": 2, "BLOCK_N": 4096}
-        assert norm_kernels.tile(name, 32768, 512) == {"BLOCK_M": 2, "BLOCK_N": 4096}
-    # but no more rows a program than leave every SM one for M rows (100 rows: 1)
-    assert norm_kernels.tile("add_rmsnorm", 32768, 100) == {"BLOCK_M": 1, "BLOCK_N": 4096}
+    # a chunked program takes chunks of one row (the rows its second loop reads again stay in
+    # L2), 8192 columns (half the tile's registers), whatever the row count
+    for name in ("rmsnorm", "layernorm", "softmax", "add_rmsnorm"):
+        for M in (None, 100, 512):
+            assert norm_kernels.tile(name, 32768, M) == {"BLOCK_M": 1, "BLOCK_N": 8192}
     assert norm_kernels.program("softmax", 32768) == "softmax_chunked"  # online
     assert norm_kernels.rotary_tile(24, 128) == {"BLOCK_M": 8, "HALF": 64}  # 8 divides 24
 
 
-def test_wide_rows_stream_their_chunks_with_a_thread_loading_twin():
-    """The chunked programs' loops take their chunks from a TMA producer
-    (one CTA an SM); the kernel's fallback twin, which a launch takes where
-    a tensor map cannot describe x (rows that are not whole 16-byte units),
-    loads them in its threads and launches no producer."""
+def test_wide_rows_load_their_chunks_in_several_ctas_an_sm():
+    """The chunked programs' consumers load their chunks themselves
+    (`CHUNKED_OPTIONS`): no TMA producer, no `setmaxnreg`, several CTAs an
+    SM, one CTA per program (not persistent), and no spills."""
     for name in ("rmsnorm", "layernorm", "add_rmsnorm", "softmax"):
-        kernel, _ = norm_kernels.kernel(name, 20480, 4096)
-        assert "cp.async.bulk.tensor" in kernel.ptx and "setmaxnreg" in kernel.ptx, name
-        assert kernel.abi.ctas_per_sm == 1
-        twin = kernel.fallback()
-        assert "cp.async.bulk.tensor" not in twin.ptx and "setmaxnreg" not in twin.ptx, name
+        kernel, block_m = norm_kernels.kernel(name, 20480, 4096)
+        assert norm_kernels.program(name, 20480) in norm_kernels.CHUNKED_PROGRAMS
+        assert block_m == 1
+        assert "cp.async.bulk.tensor" not in kernel.ptx and "setmaxnreg" not in kernel.ptx, name
+        assert kernel.abi.ctas_per_sm >= 2 and not kernel.abi.persistent, name
+        assert not kernels.spills(kernel), name
+    # the one-pass programs keep the pipeline's defaults
+    assert norm_kernels.options("rmsnorm") is None and norm_kernels.options("rmsnorm_chunked") is not None
 
 
 @pytest.mark.parametrize("N, rows, want", [
@@ -390,7 +389,7 @@ def test_rms_norm_and_layer_norm(torch, interpreted):
 
 def test_rows_wider_than_the_registers_loop_over_chunks(torch, interpreted):
     """Rows no whole-row tile holds (past 16384 columns) run the chunked
-    programs: two loops over chunks of 4096 columns, the last ragged;
+    programs: two loops over chunks of 8192 columns, the last ragged;
     LayerNorm's variance from merged chunk statistics, on inputs far from 0."""
     F = torch.nn.functional
     g = torch.Generator().manual_seed(5)
@@ -404,7 +403,7 @@ def test_rows_wider_than_the_registers_loop_over_chunks(torch, interpreted):
     close(torch, s, x + r)
     close(torch, y, F.rms_norm((x + r).float(), (N,), w.float(), 1e-6))
     assert [(name, tile["BLOCK_N"]) for name, tile, _, _ in interpreted] == [
-        ("rmsnorm_chunked", 4096), ("layernorm_chunked", 4096), ("add_rmsnorm", 4096)]
+        ("rmsnorm_chunked", 8192), ("layernorm_chunked", 8192), ("add_rmsnorm", 8192)]
 
 
 def test_add_rms_norm_and_copies(torch, interpreted):
