@@ -115,9 +115,10 @@ load the chunks themselves (`tawa-warp-specialize{stream-loads=false}`),
 with no TMA producer, so several CTAs share an SM (`tawa-occupancy`) and
 the block scheduler starts each program in the first free slot; a
 producer streaming the chunks would hold the SM with one CTA (its
-`setmaxnreg` shares out one CTA's registers).  Measured over 12 rows of
-widths 24576 to 65536: the one-row chunks loaded by the consumers beat
-the fastest streamed tile on every row."""
+`setmaxnreg` shares out one CTA's registers), and at the same tile the
+two ways are close: what the producer costs is the CTAs it excludes
+(measured over widths 24576 to 65536: docs/perf.md "Memory-bound
+kernels")."""
 ELEMENTWISE_KERNELS = ("swiglu", "swiglu_bwd")
 """The kernels that treat each element alone: any tile covers any row."""
 ELEMENTWISE_COLUMNS = 512

@@ -21,8 +21,8 @@ import pytest
 from test_linear_cpu import info
 
 import tawa.torch as tt
-from tawa.torch import norm_checks as nc
 from tawa.torch import kernels, norm_kernels
+from tawa.torch import norm_checks as nc
 
 # --------------------------------------------------------------------------- checks (no torch)
 
