@@ -942,6 +942,26 @@ def test_persistent_gemm_gets_the_logical_grid_and_fewer_ctas():
     assert plain.plan(*gemm_args(M, N, K), grid=(8, 3)).shape.launch_grid(132) == (8, 3, 1)
 
 
+def test_kernel_without_a_producer_launches_one_cta_per_program():
+    """A kernel of one partition (no dots: its consumers load their own
+    tiles) is not persistent however `persistent` is set: its launch is the
+    logical grid, several CTAs an SM (`.minnctapersm`), and a grid past
+    CUDA's limit along y is refused in one line."""
+    from tawa.runtime.launch import LaunchError
+    from tawa.torch.norm_kernels import norms
+
+    kernel = norms().swiglu.compile(BLOCK_M=4, BLOCK_N=256)
+    assert not kernel.abi.persistent and kernel.abi.ctas_per_sm > 1
+    assert not any(p.kind == "grid" for p in kernel.abi.params)
+    assert f".minnctapersm {kernel.abi.ctas_per_sm}" in kernel.ptx
+    M, N = 1000, 512
+    args = [FakeTensor((M, N), "bfloat16", ptr=0x1000_0000 * (i + 1)) for i in range(3)] + [M, N]
+    shape = kernel.plan(*args, grid=(250, 2)).shape
+    assert not shape.persistent and shape.launch_grid(132) == (250, 2, 1)
+    with pytest.raises(LaunchError, match="grid axis 1 has 65536 programs, more than CUDA's 65535"):
+        kernel.plan(*args, grid=(1, 65536))
+
+
 @pytest.mark.slow
 def test_clustered_gemm_launches_whole_clusters():
     """cluster=2: the ABI carries the cluster size, the PTX declares it, and
