@@ -65,6 +65,7 @@ from xdsl.passes import ModulePass
 from tawa.analysis.register_demand import RegisterDemand, charged_registers
 from tawa.dialects import nvgpu
 from tawa.dialects.nvgpu.kernel_info import kernel_info
+from tawa.dialects.nvgpu.layouts import VECTOR_BYTES
 from tawa.dialects.nvgpu.types import element_bytes
 from tawa.target.hopper import (
     MAX_REGS,
@@ -75,6 +76,7 @@ from tawa.target.hopper import (
     SCALAR_REGS_OVERHEAD,
     SMEM_ALIGN_SLACK,
     THREADS_PER_GROUP,
+    THREADS_PER_WARP,
     TMA_STRIDE_ALIGN,
     WGMMA_K_BYTES,
     WGMMA_M,
@@ -242,10 +244,7 @@ def _check_role(block, role: str, budget: int, why: str, raise_it: str) -> None:
         shrink = ("use BLOCK_N=128 (a 64x256xf32 accumulator takes 128 registers, 64x128 half that) "
                   "or fewer live accumulators")
     else:  # a kernel without dots: its tiles are blocked layouts, their size the program's choice
-        t = biggest.type
-        shrink = (f"use a smaller tile (the largest live value, a {'x'.join(map(str, t.get_shape()))}x"
-                  f"{t.element_type} tile, takes {t.registers()} registers a thread: fewer rows, BLOCK_M, "
-                  "or columns, BLOCK_N)")
+        shrink = _blocked_tile_advice(biggest.type)
     raise fail(
         peak.op,
         f"{NAME}: {role} needs ~{peak.registers} registers per thread ({peak.describe()}, plus "
@@ -253,6 +252,26 @@ def _check_role(block, role: str, budget: int, why: str, raise_it: str) -> None:
         f"than the estimate's error of {REGISTER_ESTIMATE_ERROR}): "
         f"{shrink}" + (f", or {raise_it}" if raise_it else ""),
     )
+
+
+def _blocked_tile_advice(t: nvgpu.FragmentType) -> str:
+    """What to change about the largest live blocked tile `t` of a kernel
+    without dots: its size, or, where its blocked layout leaves threads
+    holding copies (rows and columns with few factors of two split over
+    few lanes: `blocked_layout`), its shape."""
+    shape = "x".join(map(str, t.get_shape()))
+    copies = t.tiled_layout.copies()
+    if copies > 1 and len(t.get_shape()) == 2:
+        cols = t.get_shape()[1]
+        vector = min(VECTOR_BYTES // element_bytes(t.element_type), cols)
+        return (f"the largest live value, a {shape}x{t.element_type} tile, spreads over only "
+                f"{THREADS_PER_GROUP // copies} of a warp group's {THREADS_PER_GROUP} threads (lanes and warps "
+                f"take the powers of two that divide its rows and {vector}-value vectors of its columns), each "
+                f"holding {t.registers()} registers of it: take BLOCK_N a multiple of "
+                f"{vector * THREADS_PER_WARP} or a power of two, and BLOCK_M a power of two "
+                "(mask the columns past the row)")
+    return (f"use a smaller tile (the largest live value, a {shape}x{t.element_type} tile, takes "
+            f"{t.registers()} registers a thread: fewer rows, BLOCK_M, or columns, BLOCK_N)")
 
 
 # --------------------------------------------------------------------------- shared memory

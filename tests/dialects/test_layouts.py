@@ -191,7 +191,17 @@ def test_blocked_layout_holds_every_element_equally_often(shape, element_bytes):
     owners = layout.element_map(shape)
     assert sorted(owners) == [(r, c) for r in range(shape[0]) for c in range(shape[1])]
     copies = {len(held) for held in owners.values()}
-    assert len(copies) == 1 and 128 % copies.pop() == 0
+    assert copies == {layout.copies()} and 128 % layout.copies() == 0
+
+
+def test_blocked_layout_copies():
+    """`copies()`: the threads holding each value. Columns with few factors
+    of two leave most threads holding copies (1000 = 8 x 125: 2 lanes of
+    4-value f32 vectors), what check-resources' advice names."""
+    assert blocked_layout((16, 1024), 2).copies() == 1
+    assert blocked_layout((1, 1000), 4).copies() == 64
+    assert blocked_layout((3, 100), 4).copies() == 128
+    assert blocked_layout((3, 128), 4).copies() == 4  # one warp's 32 lanes: 3 rows give the warps nothing
 
 
 @pytest.mark.parametrize(("shape", "element_bytes"), BLOCKED_SHAPES)

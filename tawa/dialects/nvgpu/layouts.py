@@ -227,6 +227,12 @@ class TiledLayout:
         (V = vector length), vectors in row-major order of the register dims."""
         return math.prod(self.registers_shape(shape)) * self.vector_length(shape)
 
+    def copies(self) -> int:
+        """How many threads hold each value: the product of the `Replicated`
+        warp and lane dimensions (1: every thread its own values; a 1x1000
+        f32 blocked tile: 64, its 1000 columns splitting over 2 lanes only)."""
+        return math.prod(d.times for d in (*self.warp_dims, *self.lane_dims) if isinstance(d, Replicated))
+
     def _thread_sizes(self, shape: tuple[int, ...], dims: tuple[Dim, ...]) -> list[int]:
         tiled = self.tiled_dims(shape)
         return [d.times if isinstance(d, Replicated) else tiled[d].size for d in dims]

@@ -3,7 +3,9 @@
 A decision from the machine model (tawa.target.hopper: the register file,
 threads, CTA slots and shared memory of an SM), recorded on the kernel's
 `#nvgpu.kernel` as `maxnreg` (the PTX entry's `.maxnreg`) and `ctas_per_sm`
-(`.minnctapersm`, and the persistent launch's CTAs per SM):
+(`.minnctapersm`; a kernel of one role is launched one CTA per program,
+`tawa-persistent` leaves it so, and the block scheduler keeps that many of
+its CTAs on an SM):
 
 * A kernel whose warp groups all run one role — no `nvgpu.setmaxnreg`: a
   kernel without a producer (`tawa-warp-specialize` launches none where

@@ -5,6 +5,7 @@
 // RUN: not tawa-opt %S/../transforms/Inputs/resources_registers.mlir -p tawa-check-resources 2>&1 | filecheck %s --check-prefix=REGS
 // RUN: not tawa-opt %S/../transforms/Inputs/resources_kernel_cap.mlir -p tawa-check-resources 2>&1 | filecheck %s --check-prefix=CAP
 // RUN: not tawa-opt %S/../transforms/Inputs/resources_blocked_tile.mlir -p tawa-hopper-pipeline 2>&1 | filecheck %s --check-prefix=TILE
+// RUN: not tawa-opt %S/../transforms/Inputs/resources_blocked_copies.mlir -p tawa-hopper-pipeline 2>&1 | filecheck %s --check-prefix=COPIES
 // RUN: not tawa-opt %S/../transforms/Inputs/resources_smem.mlir -p tawa-check-resources 2>&1 | filecheck %s --check-prefix=SMEM
 // RUN: not tawa-opt %S/../transforms/Inputs/resources_smem_overlap.mlir -p tawa-check-resources 2>&1 | filecheck %s --check-prefix=OVERLAP
 // RUN: not tawa-opt %S/../transforms/Inputs/resources_smem_kernel_info.mlir -p tawa-check-resources 2>&1 | filecheck %s --check-prefix=INFO
@@ -23,6 +24,8 @@
 // A kernel without dots: its tile's size is the advice (no BLOCK_N=128 of a wgmma accumulator, and no
 // fewer threads than its one warp group).
 // TILE: resources_blocked_tile.mlir:29:5: error: tawa-check-resources: consumer warp group needs ~348 registers per thread (1 live 8x4096xf32 fragment {{.*}}) but 128 threads per CTA allow 248 (short by more than the estimate{{.s}} error of 8): use a smaller tile (the largest live value, a 8x4096xf32 tile, takes 256 registers a thread: fewer rows, BLOCK_M, or columns, BLOCK_N){{$}}
+// A tile that its blocked layout spreads over few threads: its shape is the advice, not its size.
+// COPIES: resources_blocked_copies.mlir:12:5: error: tawa-check-resources: consumer warp group needs ~{{[0-9]+}} registers per thread (1 live 1x1000xf32 fragment = 500, {{.*}}): the largest live value, a 1x1000xf32 tile, spreads over only 2 of a warp group's 128 threads {{.*}} each holding 500 registers of it: take BLOCK_N a multiple of 128 or a power of two, and BLOCK_M a power of two (mask the columns past the row){{$}}
 // SMEM: resources_smem.mlir:6:3: error: tawa-check-resources: the shared-memory buffers need 246784 bytes (alignment slack of 1024 included), more than the 232448 a block may use; use fewer stages or smaller tiles
 // OVERLAP: resources_smem_overlap.mlir:4:3: error: tawa-check-resources: this buffer at offset 65528 overlaps the !nvgpu.smem<4x128x64xbf16, swizzle = 128> buffer at [0, 65536): place it at 65536 or later
 // INFO: resources_smem_kernel_info.mlir:2:1: error: tawa-check-resources: #nvgpu.kernel<smem = 65568> asks for less than the 66592 bytes the buffers need (alignment slack of 1024 included): record 66592
