@@ -115,8 +115,9 @@ load the chunks themselves (`tawa-warp-specialize{stream-loads=false}`),
 with no TMA producer, so several CTAs share an SM (`tawa-occupancy`) and
 the block scheduler starts each program in the first free slot; a
 producer streaming the chunks would hold the SM with one CTA (its
-`setmaxnreg` shares out one CTA's registers), and at the same tile the
-two ways are close: what the producer costs is the CTAs it excludes
+`setmaxnreg` shares out one CTA's registers), and at the same tile
+neither way wins throughout: what the producer costs is the CTAs it
+excludes
 (measured over widths 24576 to 65536: docs/perf.md "Memory-bound
 kernels")."""
 ELEMENTWISE_KERNELS = ("swiglu", "swiglu_bwd")
