@@ -100,10 +100,10 @@ CHUNK_ROWS = 1
 the rows all SMs hold between the loops are what the second loop finds
 in L2 (4 rows of 32768 bf16 an SM are 34 MB over 132 SMs, most of the
 50 MB L2): the fewer rows a program holds, the more of its second loop
-hits.  Every tile of a chunked program holds the same values per SM
-(more rows a tile, fewer of its CTAs fit), so the tile's rows and
-columns decide: one row of the longest chunk was the fastest or within
-4% of it (docs/perf.md "Memory-bound kernels")."""
+hits.  Every tile of a chunked program holds about the same values per
+SM (more rows a tile, fewer of its CTAs fit), so the tile's shape
+decides: one row of `CHUNK` columns was the fastest tile or close to it
+(docs/perf.md "Memory-bound kernels")."""
 CHUNK = TILE_ELEMENTS // 2 // CHUNK_ROWS
 """Columns per iteration of the chunked programs' loops over a row: the
 tile of `CHUNK_ROWS` rows takes half of `TILE_ELEMENTS`, the rest of the
@@ -117,9 +117,8 @@ the block scheduler starts each program in the first free slot; a
 producer streaming the chunks would hold the SM with one CTA (its
 `setmaxnreg` shares out one CTA's registers), and at the same tile
 neither way wins throughout: what the producer costs is the CTAs it
-excludes
-(measured over widths 24576 to 65536: docs/perf.md "Memory-bound
-kernels")."""
+excludes (measured over widths 24576 to 65536: docs/perf.md
+"Memory-bound kernels")."""
 ELEMENTWISE_KERNELS = ("swiglu", "swiglu_bwd")
 """The kernels that treat each element alone: any tile covers any row."""
 ELEMENTWISE_COLUMNS = 512
@@ -284,15 +283,15 @@ def _spill_free(name: str, ranked: list[dict[str, int]]) -> dict[str, int] | Non
     return next((c for c in ranked if not kernels.spills(_compile(name, **c))), ranked[-1] if ranked else None)
 
 
+CHUNKED_PROGRAMS = frozenset(chunked for _, chunked in PROGRAMS.values())
+"""The programs that loop over a row's chunks (`PROGRAMS`)."""
+
+
 def options(name: str) -> dict[str, str] | None:
     """The `tawa-hopper-pipeline` options that program `name` of
     examples/python/norms.py is compiled with: `CHUNKED_OPTIONS` for a
     chunked program, None (the defaults) for the others."""
     return CHUNKED_OPTIONS if name in CHUNKED_PROGRAMS else None
-
-
-CHUNKED_PROGRAMS = frozenset(chunked for _, chunked in PROGRAMS.values())
-"""The programs that loop over a row's chunks (`PROGRAMS`)."""
 
 
 def _compile(name: str, **constexprs: int) -> Any:
