@@ -90,6 +90,16 @@ def _is_frag(v: SSAValue) -> bool:
     return isinstance(v.type, nvgpu.FragmentType)
 
 
+def _check_f32_math(op: Operation) -> None:
+    """Refuses, at `op`, math or a reduction on a fragment of 16-bit or
+    8-bit values: registers compute tile math in f32 (`nvgpu.frag_unary`,
+    `frag_binary`, `frag_reduce`), so the program converts first."""
+    for v in op.operands:
+        if _is_frag(v) and not isinstance(et := v.type.element_type, Float32Type):
+            raise fail(op, f"{NAME}: '{op.name}' on a {et} tile is not supported: tile math runs in f32 "
+                           "(convert the tile first: arith.extf, .to(tl.f32) in Python, and back to store it)")
+
+
 @dataclass(frozen=True)
 class ConsumerInfo:
     """What the patterns know about the consumer partition they lower."""
@@ -486,6 +496,7 @@ class LowerElementwise(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         convert = isinstance(op, arith.ExtFOp) or (isinstance(op, arith.TruncFOp) and _read_as_values(op.result))
         if isinstance(op, math.LogOp) and _is_frag(op.operand):
+            _check_f32_math(op)
             log2 = nvgpu.FragmentUnaryOp.build(operands=[op.operand], result_types=[op.operand.type],
                                                properties={"kind": nvgpu.FragUnaryKindAttr(nvgpu.FragUnaryKind.LOG2)})
             ln2 = arith.ConstantOp(FloatAttr(LN2, Float32Type()))
@@ -498,6 +509,8 @@ class LowerElementwise(RewritePattern):
             return
         if not any(_is_frag(v) for v in op.operands):
             return  # not (yet) on an accumulator
+        if not convert:
+            _check_f32_math(op)
         if isinstance(op, arith.ExtFOp | arith.TruncFOp):
             src = op.input.type
             assert isinstance(src, nvgpu.FragmentType)
@@ -550,6 +563,7 @@ class LowerRowReduce(RewritePattern):
     def match_and_rewrite(self, op: tile.ReduceOp, rewriter: PatternRewriter) -> None:
         t = op.input.type
         axis = op.axis.value.data
+        _check_f32_math(op)
         if isinstance(t, nvgpu.FragmentType) and self.info.tiles is not None:
             shape = t.get_shape()
             if axis == 0 and self.info.groups > 1:

@@ -113,6 +113,10 @@ def plan_scratch(region: Region, tiles: Mapping[SSAValue, BlockedTile], groups: 
                                f"({THREADS_PER_GROUP} threads x {MAX_REGS_PER_THREAD}): use a smaller tile")
         if isinstance(op, tile.ReduceOp) and op.input in tiles:
             of, axis = tiles[op.input], op.axis.value.data
+            if len(of.shape) < 2:
+                raise fail(op, f"{NAME}: a reduction of a 1-D tile ({of.shape[0]} values) to a scalar is not "
+                               "supported: reduce a 2-D tile along one axis (a 1xN tile along axis 1 gives a "
+                               "1-value vector)")
             red = of.layout.reduce(of.shape, axis, across_warps=True)
             if red.warps > 1:
                 values = red.layout.values_per_thread(of.shape[:axis] + of.shape[axis + 1:])

@@ -57,3 +57,42 @@ func.func @split_column_sums(%X: memref<?x?xf32>, %S: memref<?x?xf32>) {
   tile.store %y, %X[%c0, %c0] : tensor<128x64xf32>, memref<?x?xf32>
   func.return
 }
+
+// -----
+
+// A row vector reduced again, to a scalar: refused at the second reduction.
+// CHECK: lower_tile_blocked_invalid.mlir:[[# @LINE + 6]]:3: error: tawa-lower-tile: a reduction of a 1-D tile (64 values) to a scalar is not supported: reduce a 2-D tile along one axis (a 1xN tile along axis 1 gives a 1-value vector)
+func.func @to_a_scalar(%X: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %p = tile.program_id 0
+  %x = tile.load %X[%p, %c0] : memref<?x?xf32> -> tensor<16x64xf32>
+  %s = tile.reduce sum %x, 0 : tensor<16x64xf32> -> tensor<64xf32>
+  %t = tile.reduce max %s, 0 : tensor<64xf32> -> tensor<f32>
+  func.return
+}
+
+// -----
+
+// Math on a bf16 tile: registers compute in f32, refused at the op (not in a lowered op's verifier).
+// CHECK: lower_tile_blocked_invalid.mlir:[[# @LINE + 5]]:3: error: tawa-lower-tile: 'math.tanh' on a bf16 tile is not supported: tile math runs in f32 (convert the tile first: arith.extf, .to(tl.f32) in Python, and back to store it)
+func.func @bf16_math(%X: memref<?x?xbf16>, %Y: memref<?x?xbf16>) {
+  %c0 = arith.constant 0 : index
+  %p = tile.program_id 0
+  %x = tile.load %X[%p, %c0] : memref<?x?xbf16> -> tensor<16x64xbf16>
+  %t = math.tanh %x : tensor<16x64xbf16>
+  tile.store %t, %Y[%p, %c0] : tensor<16x64xbf16>, memref<?x?xbf16>
+  func.return
+}
+
+// -----
+
+// A product of two bf16 tiles, the same.
+// CHECK: lower_tile_blocked_invalid.mlir:[[# @LINE + 5]]:3: error: tawa-lower-tile: 'arith.mulf' on a bf16 tile is not supported: tile math runs in f32 {{.*}}
+func.func @bf16_product(%X: memref<?x?xbf16>, %Y: memref<?x?xbf16>) {
+  %c0 = arith.constant 0 : index
+  %p = tile.program_id 0
+  %x = tile.load %X[%p, %c0] : memref<?x?xbf16> -> tensor<16x64xbf16>
+  %t = arith.mulf %x, %x : tensor<16x64xbf16>
+  tile.store %t, %Y[%p, %c0] : tensor<16x64xbf16>, memref<?x?xbf16>
+  func.return
+}
