@@ -163,6 +163,10 @@ class ConsumerInfo:
         shape, et = tuple(t.get_shape()), t.get_element_type()
         if self.tiles is not None:
             planned = self.tiles.get(value) if value is not None else None
+            if planned is None and len(shape) > 2:
+                raise fail(op, f"{NAME}: a {t} tile has no register layout: the tiles of a kernel without dots "
+                               "are 2-D (rows and columns), with 1-D vectors reduced from them or broadcast "
+                               "against them; index the leading dimensions with program ids or a loop instead")
             if planned is None:
                 raise fail(op, f"{NAME}: a {t} tile has no register layout: a 1-D tile of a kernel without dots "
                                "must be reduced from a 2-D tile or broadcast against one (tile.expand_dims + "

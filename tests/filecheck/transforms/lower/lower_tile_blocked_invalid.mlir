@@ -96,3 +96,14 @@ func.func @bf16_product(%X: memref<?x?xbf16>, %Y: memref<?x?xbf16>) {
   tile.store %t, %Y[%p, %c0] : tensor<16x64xbf16>, memref<?x?xbf16>
   func.return
 }
+
+// -----
+
+// A 3-D tile: the tiles of a kernel without dots are 2-D.
+// CHECK: lower_tile_blocked_invalid.mlir:[[# @LINE + 3]]:3: error: tawa-lower-tile: a tensor<2x16x64xf32> tile has no register layout: the tiles of a kernel without dots are 2-D (rows and columns), with 1-D vectors reduced from them or broadcast against them; index the leading dimensions with program ids or a loop instead
+func.func @three_d(%X: memref<?x?x?xf32>, %Y: memref<?x?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %x = tile.load %X[%c0, %c0, %c0] : memref<?x?x?xf32> -> tensor<2x16x64xf32>
+  tile.store %x, %Y[%c0, %c0, %c0] : tensor<2x16x64xf32>, memref<?x?x?xf32>
+  func.return
+}
