@@ -81,6 +81,7 @@ _ELEMENTWISE = (
     nvgpu.FragmentBinaryOp,
     nvgpu.FragmentUnaryOp,
     nvgpu.FragmentSelectOp,
+    nvgpu.FragmentCmpFOp,  # a mask of data, made per element where a select reads it
     nvgpu.FragmentConvertOp,
     nvgpu.FragmentSplatOp,  # no fragment operand: streamed, it costs nothing
 )

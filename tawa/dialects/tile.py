@@ -20,6 +20,7 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I64,
+    AnyFloat,
     Float32Type,
     IndexType,
     IntegerAttr,
@@ -115,6 +116,26 @@ class CmpIPredicateAttr(EnumAttribute[CmpIPredicate], SpacedOpaqueSyntaxAttribut
     """The comparison of `tile.cmpi`."""
 
     name = "tile.cmpi_predicate"
+
+
+class CmpFPredicate(StrEnum):
+    """The float comparisons of `tile.cmpf`: ordered (false where either
+    side is NaN), and `une`, unordered not-equal (true where either is NaN:
+    Python's `!=`)."""
+
+    OEQ = "oeq"
+    UNE = "une"
+    OLT = "olt"
+    OLE = "ole"
+    OGT = "ogt"
+    OGE = "oge"
+
+
+@irdl_attr_definition
+class CmpFPredicateAttr(EnumAttribute[CmpFPredicate], SpacedOpaqueSyntaxAttribute):
+    """The comparison of `tile.cmpf`."""
+
+    name = "tile.cmpf_predicate"
 
 
 # --------------------------------------------------------------------------- ops
@@ -705,6 +726,70 @@ class CmpIOp(IRDLOperation):
 
 
 @irdl_op_definition
+class CmpFOp(IRDLOperation):
+    """Elementwise float comparison of two tiles, giving an i1 mask tile
+    (`CmpFPredicate`: ordered comparisons, and `une`).  A mask of data, not
+    of indices: `tile.select` on it chooses per element, with no all-true
+    fast path.
+
+    Example: `%m = tile.cmpf ogt, %x, %zero : tensor<128x128xf32>`
+    """
+
+    name = "tile.cmpf"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    predicate = prop_def(CmpFPredicateAttr)
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, predicate: CmpFPredicate, lhs: SSAValue, rhs: SSAValue):
+        t = lhs.type
+        assert isinstance(t, TensorType)
+        super().__init__(
+            operands=[lhs, rhs],
+            properties={"predicate": CmpFPredicateAttr(predicate)},
+            result_types=[TensorType(i1, t.get_shape())],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CmpFOp:
+        pos = parser.pos
+        pred = parser.parse_identifier()
+        if pred not in CmpFPredicate.__members__.values():
+            parser.raise_error(f"unknown tile.cmpf predicate '{pred}' (known: "
+                               f"{', '.join(p.value for p in CmpFPredicate)})", pos)
+        parser.parse_punctuation(",")
+        lhs = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        rhs = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        lhs_v, rhs_v = parser.resolve_operands([lhs, rhs], [t, t], parser.pos)
+        op = cls(CmpFPredicate(pred), lhs_v, rhs_v)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.predicate.data.value}, ")
+        printer.print_operand(self.lhs)
+        printer.print_string(", ")
+        printer.print_operand(self.rhs)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.lhs.type)
+
+    def verify_(self) -> None:
+        t, rt = self.lhs.type, self.result.type
+        assert isinstance(t, TensorType) and isinstance(rt, TensorType)
+        if not isinstance(t.get_element_type(), AnyFloat):
+            raise VerifyException(f"tile.cmpf compares float tiles, got {t}")
+        if rt != TensorType(i1, t.get_shape()):
+            raise VerifyException(f"tile.cmpf result must be {TensorType(i1, t.get_shape())}, got {rt}")
+
+
+@irdl_op_definition
 class SelectOp(IRDLOperation):
     """Elementwise choice: `mask ? true_value : false_value`.
 
@@ -792,8 +877,9 @@ Tile = Dialect(
         BroadcastOp,
         TransOp,
         CmpIOp,
+        CmpFOp,
         SelectOp,
         CounterArriveOp,
     ],
-    [ReduceKindAttr, CmpIPredicateAttr],
+    [ReduceKindAttr, CmpIPredicateAttr, CmpFPredicateAttr],
 )

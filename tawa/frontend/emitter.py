@@ -51,6 +51,7 @@ _INT_OPS = {
     ast.BitAnd: arith.AndIOp, ast.BitOr: arith.OrIOp, ast.BitXor: arith.XOrIOp,
 }
 _CMP = {ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "sgt", ast.GtE: "sge", ast.Eq: "eq", ast.NotEq: "ne"}
+_CMPF = {ast.Lt: "olt", ast.LtE: "ole", ast.Gt: "ogt", ast.GtE: "oge", ast.Eq: "oeq", ast.NotEq: "une"}
 
 
 class Emitter:
@@ -255,9 +256,11 @@ class Emitter:
         if shape is None:
             raise self.error(f"{what}: comparisons of runtime scalars are not supported "
                              "(only constexpr conditions steer compilation; use tl.where on tiles)")
-        if not dtype.is_int or type(op) not in _CMP:
-            raise self.error(f"{what}: the tile dialect compares integer tiles only "
-                             f"(tile.cmpi), got {dtype.name}")
+        if type(op) not in _CMP:
+            raise self.error(f"{what}: tiles compare with <, <=, >, >=, == and != only")
+        if not dtype.is_int:  # IEEE: ordered comparisons (false on NaN), != unordered (true on NaN)
+            pred_f = tile.CmpFPredicate(_CMPF[type(op)])
+            return Tile(self.result(tile.CmpFOp(pred_f, x, y)), shape, tl.i1)
         pred = tile.CmpIPredicate(_CMP[type(op)])
         return Tile(self.result(tile.CmpIOp(pred, x, y)), shape, tl.i1)
 

@@ -193,6 +193,14 @@ class FragmentFunctions(InterpreterFunctions):
             lhs, rhs = lhs.astype(np.uint32), rhs.astype(np.int64).astype(np.uint32)
         return (_result(op, _CMP[pred.lstrip("su")](lhs, rhs)),)
 
+    @impl(nvgpu.FragmentCmpFOp)
+    def run_cmpf(self, interpreter: Interpreter, op: nvgpu.FragmentCmpFOp, args: PythonValues):
+        # NumPy's comparisons are IEEE's: ordered ones false on NaN, not_equal true (`une`).
+        lanes = lanes_of(interpreter)
+        lhs = regs(op, args[0], lanes)
+        rhs = np.asarray(_operand(op, args[1], lanes, lhs.dtype))
+        return (_result(op, _CMP[op.predicate.data.value[1:]](lhs, rhs)),)
+
     @impl(nvgpu.FragmentSelectOp)
     def run_select(self, interpreter: Interpreter, op: Operation, args: PythonValues):
         lanes = lanes_of(interpreter)
@@ -529,7 +537,7 @@ def _check_vector_mask(op: Operation, verb: str, idx: np.ndarray, addrs: np.ndar
 
 
 simt.LANE_AWARE.update({
-    nvgpu.FragmentSplatOp, nvgpu.FragmentBinaryOp, nvgpu.FragmentCmpIOp, nvgpu.FragmentSelectOp,
+    nvgpu.FragmentSplatOp, nvgpu.FragmentBinaryOp, nvgpu.FragmentCmpIOp, nvgpu.FragmentCmpFOp, nvgpu.FragmentSelectOp,
     nvgpu.FragmentStoreOp, nvgpu.FragmentStoreGlobalOp, nvgpu.FragmentLoadOp, nvgpu.FragmentLoadGlobalOp,
     nvgpu.FragmentLoadSharedOp, nvgpu.FragmentStoreSharedOp, nvgpu.FragmentLoadSharedAtOp,
     nvgpu.FragmentStoreSharedAtOp, nvgpu.FragmentAtomicAddOp, nvgpu.FragmentRedGlobalOp,

@@ -212,6 +212,12 @@ class TileFunctions(InterpreterFunctions):
         fn: Any = _CMP[pred.value.lstrip("su")]
         return (tensor(np.asarray(fn(lhs, rhs))),)
 
+    @impl(tile.CmpFOp)
+    def run_cmpf(self, interpreter: Interpreter, op: tile.CmpFOp, args: PythonValues):
+        # NumPy's comparisons are IEEE's: ordered ones false on NaN, not_equal true (`une`).
+        lhs, rhs = args
+        return (tensor(np.asarray(_CMP[op.predicate.data.value[1:]](lhs, rhs))),)
+
     @impl(tile.SelectOp)
     def run_select(self, interpreter: Interpreter, op: tile.SelectOp, args: PythonValues):
         mask, on_true, on_false = args

@@ -169,6 +169,17 @@ def emit_cmpi(p: KernelPrinter, op: nvgpu.FragmentCmpIOp) -> None:
         p.emit(f"setp.{CMP[pred]}.{sign}32 {d}, {lhs[i]}, {rhs[i] if isinstance(rhs, list) else rhs};")
 
 
+CMPF = {"oeq": "eq", "une": "neu", "olt": "lt", "ole": "le", "ogt": "gt", "oge": "ge"}
+"""`tile.cmpf` predicates as PTX's `setp` float comparisons (the plain ones
+are ordered, `neu` unordered)."""
+
+
+def emit_cmpf(p: KernelPrinter, op: nvgpu.FragmentCmpFOp) -> None:
+    lhs, rhs = p.frag(op.lhs), p.vals[op.rhs]
+    for i, d in enumerate(p.define_frag(op.result)):
+        p.emit(f"setp.{CMPF[op.predicate.data.value]}.f32 {d}, {lhs[i]}, {rhs[i] if isinstance(rhs, list) else rhs};")
+
+
 def emit_select(p: KernelPrinter, op: nvgpu.FragmentSelectOp) -> None:
     mask, on_true, on_false = p.frag(op.mask), p.frag(op.true_value), p.vals[op.false_value]
     for i, d in enumerate(p.define_frag(op.result)):
@@ -532,6 +543,7 @@ EMITTERS: dict[type[Operation], Callable] = {
     nvgpu.FragmentTransposeOp: emit_transpose,
     nvgpu.FragmentIndexOp: emit_index,
     nvgpu.FragmentCmpIOp: emit_cmpi,
+    nvgpu.FragmentCmpFOp: emit_cmpf,
     nvgpu.FragmentSelectOp: emit_select,
     nvgpu.FragmentReduceOp: emit_reduce,
     nvgpu.FragmentReduceWarpsOp: emit_reduce_warps,

@@ -52,7 +52,7 @@ from tawa.dialects.common import (
 )
 from tawa.dialects.nvgpu.layouts import WGMMA, WGMMA_T, Reduction
 from tawa.dialects.nvgpu.types import FragmentType, SmemType, element_bytes
-from tawa.dialects.tile import CmpIPredicate, CmpIPredicateAttr, ReduceKindAttr
+from tawa.dialects.tile import CmpFPredicate, CmpFPredicateAttr, CmpIPredicate, CmpIPredicateAttr, ReduceKindAttr
 from tawa.target.hopper import NAMED_BARRIERS, THREADS_PER_GROUP, WGMMA_M
 
 
@@ -559,6 +559,55 @@ class FragmentCmpIOp(IRDLOperation):
             )
         if self.result.type != lt.with_element_type(i1):
             raise VerifyException("nvgpu.frag_cmpi result must be the i1 fragment of its operands' shape")
+
+
+@irdl_op_definition
+class FragmentCmpFOp(IRDLOperation):
+    """Elementwise float comparison of an f32 fragment with another one or an
+    f32 scalar, giving an i1 fragment (a mask of data: `tile.cmpf`'s
+    predicates, ordered but for `une`).
+
+    Example: `%pos = nvgpu.frag_cmpf ogt, %x, %zero : !nvgpu.frag<64x128xf32, wgmma>, f32`
+    """
+
+    name = "nvgpu.frag_cmpf"
+    predicate = prop_def(CmpFPredicateAttr)
+    lhs = operand_def(FragmentType)
+    rhs = operand_def(base(FragmentType) | base(Float32Type))
+    result = result_def(FragmentType)
+    traits = traits_def(Pure())
+
+    def __init__(self, predicate: CmpFPredicate, lhs: SSAValue, rhs: SSAValue):
+        lt = lhs.type
+        assert isinstance(lt, FragmentType)
+        super().__init__(
+            operands=[lhs, rhs],
+            properties={"predicate": CmpFPredicateAttr(predicate)},
+            result_types=[lt.with_element_type(i1)],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FragmentCmpFOp:
+        pos = parser.pos
+        pred, lhs, rhs, attrs = parse_kind_and_operand_pair(parser, CmpFPredicate, "nvgpu.frag_cmpf predicate", True)
+        if not isinstance(lhs.type, FragmentType):
+            parser.raise_error(f"nvgpu.frag_cmpf compares fragments, got {lhs.type}", pos)
+        op = cls(CmpFPredicate(pred), lhs, rhs)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        print_kind_and_operand_pair(printer, self.predicate.data.value, self.lhs, self.rhs, self.attributes, True)
+
+    def verify_(self) -> None:
+        lt = self.lhs.type
+        assert isinstance(lt, FragmentType)
+        if not isinstance(lt.element_type, Float32Type):
+            raise VerifyException(f"nvgpu.frag_cmpf compares f32 fragments, got {lt}")
+        if self.rhs.type not in (lt, Float32Type()):
+            raise VerifyException(f"nvgpu.frag_cmpf rhs must be {lt} or an f32 scalar, got {self.rhs.type}")
+        if self.result.type != lt.with_element_type(i1):
+            raise VerifyException("nvgpu.frag_cmpf result must be the i1 fragment of its operands' shape")
 
 
 @irdl_op_definition

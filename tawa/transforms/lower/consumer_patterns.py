@@ -747,24 +747,73 @@ class LowerBroadcast(RewritePattern):
             rewriter.erase(expand)
 
 
+_SWAPPED_CMPF = {"oeq": "oeq", "une": "une", "olt": "ogt", "ole": "oge", "ogt": "olt", "oge": "ole"}
+"""The predicate of `tile.cmpf` with its operands swapped."""
+
+
+@dataclass
+class LowerCmpF(RewritePattern):
+    """`tile.cmpf` of a fragment with a fragment or a splat: a mask of data,
+    `nvgpu.frag_cmpf` per register (a splat on the left swaps the sides)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.CmpFOp, rewriter: PatternRewriter) -> None:
+        lhs, rhs, pred = op.lhs, op.rhs, op.predicate.data.value
+        if _pending(lhs) or _pending(rhs) or not (_is_frag(lhs) or _is_frag(rhs)):
+            return  # not (yet) on an accumulator
+        if not _is_frag(lhs):
+            lhs, rhs, pred = rhs, lhs, _SWAPPED_CMPF[pred]
+        _check_f32_math(op)
+        new = nvgpu.FragmentCmpFOp(tile.CmpFPredicate(pred), lhs, _scalar_or_frag(rhs, op))
+        new.result.name_hint = op.result.name_hint
+        rewriter.replace(op, new)
+
+
+def _data_select(op: tile.SelectOp) -> Operation | None:
+    """`select(mask, a, b)` on a mask of data (a lowered `tile.cmpf`): one
+    `nvgpu.frag_select` (a splat on either side becomes its scalar or a
+    splat of the other's layout), or None while neither value is a fragment."""
+    on_true, on_false = op.true_value, op.false_value
+    if not (_is_frag(on_true) or _is_frag(on_false)):
+        return None
+    if not _is_frag(on_true):
+        splat = nvgpu.FragmentSplatOp.build(operands=[_scalar_or_frag(on_true, op)], result_types=[on_false.type])
+        Rewriter.insert_op(splat, InsertPoint.before(op))
+        on_true = splat.result
+    t = on_true.type
+    assert isinstance(t, nvgpu.FragmentType)
+    if op.mask.type != t.with_element_type(i1):
+        raise fail(op, f"{NAME}: the mask's register layout ({op.mask.type}) is not its values' ({t})")
+    return nvgpu.FragmentSelectOp.build(operands=[op.mask, on_true, _scalar_or_frag(on_false, op)], result_types=[t])
+
+
 @dataclass
 class LowerMaskedSelect(RewritePattern):
     """`select(mask, acc, other)`: the mask, built from index tiles, is
     computed per register (see tawa.transforms.lower.masks); where it holds for the
     whole fragment (blocks inside the sequence, below the causal diagonal)
-    it is skipped at run time."""
+    it is skipped at run time.  A mask of data (`tile.cmpf`, lowered by
+    `LowerCmpF`) is chosen by per register (`_data_select`)."""
 
     info: ConsumerInfo
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.SelectOp, rewriter: PatternRewriter) -> None:
+        if isinstance(op.mask.owner, tile.CmpFOp):
+            return  # a mask of data, not lowered yet (its operands may still become fragments)
+        if _is_frag(op.mask):
+            if (new := _data_select(op)) is not None:
+                new.results[0].name_hint = op.result.name_hint
+                rewriter.replace(op, new)
+            return
         on_true = op.true_value
         t = on_true.type
         if not isinstance(t, nvgpu.FragmentType):
             return  # not on an accumulator: reported later
         expr = symbolic(op.mask)
         if expr is None:
-            raise fail(op, f"{NAME}: masks must be built from tile.iota, splats, integer math and tile.cmpi")
+            raise fail(op, f"{NAME}: masks must be built from tile.iota, splats, integer math and tile.cmpi, "
+                           "or be a tile.cmpf of data")
         at = InsertPoint.before(op)
         on_false = _scalar_or_frag(op.false_value, op)
         if isinstance(splat := on_false.owner, nvgpu.FragmentSplatOp):  # (a lowered tile.zeros)
@@ -999,6 +1048,7 @@ def consumer_patterns(info: ConsumerInfo) -> list[RewritePattern]:
         LowerConsumerLoad(info),
         LowerSlotRead(info),
         LowerBroadcast(info),
+        LowerCmpF(),
         LowerMaskedSelect(info),
         LowerStore(info),
         LowerBlockedTranspose(info),
