@@ -92,9 +92,24 @@ def test_split_k_reduce_program():
     assert np.array_equal(got.astype(np.float32), want.astype(np.float32))
 
 
+def test_math_on_splats_alone_folds_to_scalars():
+    """`FoldSplatMath`: tl.full(...) * s + 0.5 and -(1 / 4) run once on
+    scalars (no fragment math on splats, which no pattern lowers), and the
+    lowered kernel gives the tile program's result."""
+    text = (KERNELS / "splat_math.mlir").read_text()
+    M, s = 37, np.float32(3.0)
+    x = np.random.default_rng(3).standard_normal((M, 64)).astype(np.float32)
+    want, got = both(text, "splat_math", (3,), [x], np.full((M, 64), np.nan, np.float32), M, s)
+    np.testing.assert_allclose(want, x * (s + np.float32(0.5)) - np.float32(0.25), rtol=1e-6)
+    assert np.array_equal(got, want)
+    body = str(lowered(text))
+    assert "arith.negf %q : f32" in body and "nvgpu.frag_unary negf" not in body
+
+
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas (CUDA toolkit) is not on PATH")
 @pytest.mark.parametrize("source, name", [
     ("add_relu.mlir", "add_relu"),
+    ("splat_math.mlir", "splat_math"),
     ("row_softmax.mlir", "row_softmax"),
     ("unary_math.mlir", "unary_math"),
     (None, "gemm_splitk_reduce"),

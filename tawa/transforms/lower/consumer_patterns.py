@@ -15,7 +15,9 @@ One `RewritePattern` per op family, applied by `tawa-lower-tile` with xDSL's
 | `LowerConsumerLoad` | `tile.load` left to the consumers (it feeds no dot) | `frag_load` of this warp group's share, in the layout its use gives |
 | `LowerSlotRead` | an aref slot used by anything but a dot (math on a delivered tile) | `frag_load_shared` of this warp group's rows |
 | `LowerBroadcast` | `tile.broadcast(tile.expand_dims(vector, axis))` | `frag_broadcast` |
-| `LowerMaskedSelect` | `tile.select(mask, acc, other)` | per-register masks (`masks.py`), skipped where they hold everywhere |
+| `FoldSplatMath` | f32 `arith` math whose tile operands are all `tile.splat`s (`tl.full(...) * s`) | the scalar math, splat |
+| `LowerCmpF` | `tile.cmpf` of a fragment with a fragment or a splat | `frag_cmpf`, a mask of data |
+| `LowerMaskedSelect` | `tile.select(mask, acc, other)` | per-register masks (`masks.py`), skipped where they hold everywhere; on a mask of data one `frag_select` |
 | `LowerAtomicAdd` | `tile.atomic_add(acc)` of a 2-D f32 fragment | `frag_atomic_add` of this warp group's rows, as `LowerStore` stores them; copies of an element (a replicated layout) refused |
 | `LowerCounterArrive` | `tile.counter_arrive` | `nvgpu.counter_arrive` by the partition's threads together, its first thread the leader, at the counter's byte address |
 | `LowerStore` | `tile.store(acc)`, `tile.store(arith.truncf(acc))`; the same as `nvgpu.staged_store`; `tile.store(tile.trans(arith.truncf(acc)))` | `frag_store` of this warp group's rows; for a staged store the TMA-store epilogue; a transposed 16-bit tile `frag_transpose` (movmatrix) then `frag_store` at this warp group's columns |
@@ -747,6 +749,34 @@ class LowerBroadcast(RewritePattern):
             rewriter.erase(expand)
 
 
+_SPLAT_FOLDABLE = (arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.MaximumfOp, arith.MinimumfOp,
+                   arith.NegfOp)
+"""The float math `FoldSplatMath` computes once on scalars (ops the PTX
+printer emits on f32 scalars)."""
+
+
+@dataclass
+class FoldSplatMath(RewritePattern):
+    """Math whose tile operands are all splats of f32 scalars (`tl.full`,
+    `tl.zeros`, a scalar broadcast): every element is the same value, so
+    the math runs once on the scalars and its result is splat; math on a
+    fragment then takes it as its scalar operand.  (Division rounds to
+    nearest here, `div.rn`, where a fragment's takes the 2-ulp
+    `div.full`: one scalar, so the exact one.)"""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, _SPLAT_FOLDABLE) or not isinstance(t := op.results[0].type, TensorType):
+            return
+        splats = [v.owner for v in op.operands]
+        if not all(isinstance(s, tile.SplatOp) and isinstance(s.value.type, Float32Type) for s in splats):
+            return
+        scalar = type(op)(*[s.value for s in splats])  # type: ignore[arg-type]
+        splat = tile.SplatOp.build(operands=[scalar.results[0]], result_types=[t])
+        splat.result.name_hint = op.results[0].name_hint
+        rewriter.replace(op, [scalar, splat], [splat.result])
+
+
 _SWAPPED_CMPF = {"oeq": "oeq", "une": "une", "olt": "ogt", "ole": "oge", "ogt": "olt", "oge": "ole"}
 """The predicate of `tile.cmpf` with its operands swapped."""
 
@@ -1048,6 +1078,7 @@ def consumer_patterns(info: ConsumerInfo) -> list[RewritePattern]:
         LowerConsumerLoad(info),
         LowerSlotRead(info),
         LowerBroadcast(info),
+        FoldSplatMath(),
         LowerCmpF(),
         LowerMaskedSelect(info),
         LowerStore(info),
