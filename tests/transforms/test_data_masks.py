@@ -131,3 +131,30 @@ def test_a_comparison_of_bf16_tiles_is_refused_at_the_op():
 }"""
     with pytest.raises(TawaError, match=r"4:3: error: tawa-lower-tile: 'tile.cmpf' on a bf16 tile is not supported"):
         lowered(text)
+
+
+def test_a_mask_of_data_chooses_between_splats():
+    """`where(x > 0, 1, 0)`: neither value is a fragment; the select takes
+    the mask's layout (the true value a splat fragment of it, the false
+    one its scalar)."""
+    text = """func.func @positive(%X: memref<?x?xf32>, %Y: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %zero_f = arith.constant 0.000000e+00 : f32
+  %one_f = arith.constant 1.000000e+00 : f32
+  %pid = tile.program_id 0
+  %m0 = arith.muli %pid, %c16 : index
+  %x = tile.load %X[%m0, %c0] : memref<?x?xf32> -> tensor<16x64xf32>
+  %zero = tile.splat %zero_f : f32 -> tensor<16x64xf32>
+  %one = tile.splat %one_f : f32 -> tensor<16x64xf32>
+  %pos = tile.cmpf ogt, %x, %zero : tensor<16x64xf32>
+  %y = tile.select %pos, %one, %zero : tensor<16x64xi1>, tensor<16x64xf32>
+  tile.store %y, %Y[%m0, %c0] : tensor<16x64xf32>, memref<?x?xf32>
+  func.return
+}"""
+    x = _inputs(37, 5)
+    x = np.concatenate([x, -x], axis=1)
+    want, got = both(text, "positive", (3,), [x], np.full((37, 64), np.nan, np.float32))
+    with np.errstate(invalid="ignore"):
+        assert np.array_equal(want, (x > 0).astype(np.float32))
+    assert np.array_equal(got, want)

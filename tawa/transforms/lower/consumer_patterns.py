@@ -799,22 +799,23 @@ class LowerCmpF(RewritePattern):
         rewriter.replace(op, new)
 
 
-def _data_select(op: tile.SelectOp) -> Operation | None:
-    """`select(mask, a, b)` on a mask of data (a lowered `tile.cmpf`): one
-    `nvgpu.frag_select` (a splat on either side becomes its scalar or a
-    splat of the other's layout), or None while neither value is a fragment."""
-    on_true, on_false = op.true_value, op.false_value
-    if not (_is_frag(on_true) or _is_frag(on_false)):
-        return None
+def _data_select(op: tile.SelectOp, rewriter: PatternRewriter) -> Operation:
+    """`select(mask, a, b)` on a mask of data (a lowered `tile.cmpf`, an i1
+    fragment): one `nvgpu.frag_select` in the mask's layout, a splat `a`
+    made a fragment of it and a splat `b` taken as its scalar
+    (`tl.where(x > 0.0, 1.0, 0.0)` has no fragment but the mask)."""
+    mask = op.mask.type
+    assert isinstance(mask, nvgpu.FragmentType)
+    t = mask.with_element_type(Float32Type())
+    on_true = op.true_value
     if not _is_frag(on_true):
-        splat = nvgpu.FragmentSplatOp.build(operands=[_scalar_or_frag(on_true, op)], result_types=[on_false.type])
-        Rewriter.insert_op(splat, InsertPoint.before(op))
+        splat = nvgpu.FragmentSplatOp.build(operands=[_scalar_or_frag(on_true, op)], result_types=[t])
+        rewriter.insert(splat, InsertPoint.before(op))
         on_true = splat.result
-    t = on_true.type
-    assert isinstance(t, nvgpu.FragmentType)
-    if op.mask.type != t.with_element_type(i1):
-        raise fail(op, f"{NAME}: the mask's register layout ({op.mask.type}) is not its values' ({t})")
-    return nvgpu.FragmentSelectOp.build(operands=[op.mask, on_true, _scalar_or_frag(on_false, op)], result_types=[t])
+    if on_true.type != t:
+        raise fail(op, f"{NAME}: the values' register layout ({on_true.type}) is not their mask's ({mask})")
+    return nvgpu.FragmentSelectOp.build(operands=[op.mask, on_true, _scalar_or_frag(op.false_value, op)],
+                                        result_types=[t])
 
 
 @dataclass
@@ -823,7 +824,7 @@ class LowerMaskedSelect(RewritePattern):
     computed per register (see tawa.transforms.lower.masks); where it holds for the
     whole fragment (blocks inside the sequence, below the causal diagonal)
     it is skipped at run time.  A mask of data (`tile.cmpf`, lowered by
-    `LowerCmpF`) is chosen by per register (`_data_select`)."""
+    `LowerCmpF`) chooses per register (`_data_select`)."""
 
     info: ConsumerInfo
 
@@ -832,7 +833,8 @@ class LowerMaskedSelect(RewritePattern):
         if isinstance(op.mask.owner, tile.CmpFOp):
             return  # a mask of data, not lowered yet (its operands may still become fragments)
         if _is_frag(op.mask):
-            if (new := _data_select(op)) is not None:
+            if not (_pending(op.true_value) or _pending(op.false_value)):
+                new = _data_select(op, rewriter)
                 new.results[0].name_hint = op.result.name_hint
                 rewriter.replace(op, new)
             return
