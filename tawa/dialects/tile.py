@@ -15,6 +15,7 @@ programs need no masks for ragged edges.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -662,37 +663,36 @@ class TransOp(IRDLOperation):
             )
 
 
-@irdl_op_definition
-class CmpIOp(IRDLOperation):
-    """Elementwise integer comparison of two tiles, giving an i1 mask tile.
+class CompareOp(IRDLOperation):
+    """Elementwise comparison of two tiles, giving an i1 mask tile: the
+    syntax, construction and result of `tile.cmpi` and `tile.cmpf`, whose
+    `PREDICATES` and `ELEMENTS` say what they compare.
 
-    (`arith.cmpi` in xdsl 0.74 types its result i1 even on tensors, hence this op.)
+    (`arith.cmpi` / `arith.cmpf` in xdsl 0.74 type their result i1 even on
+    tensors, hence these ops.)"""
 
-    Example: `%m = tile.cmpi sle, %cols, %rows : tensor<128x128xi32>`
-    """
-
-    name = "tile.cmpi"
+    PREDICATES: ClassVar[type[StrEnum]]
+    PREDICATE_ATTR: ClassVar[type[EnumAttribute]]  # type: ignore[type-arg]
+    ELEMENTS: ClassVar[tuple[type, ...]]
     T: ClassVar = VarConstraint("T", base(TensorType))
-    predicate = prop_def(CmpIPredicateAttr)
     lhs = operand_def(T)
     rhs = operand_def(T)
     result = result_def(TensorType)
     traits = traits_def(Pure())
-    def __init__(self, predicate: CmpIPredicate, lhs: SSAValue, rhs: SSAValue):
+
+    def __init__(self, predicate: StrEnum, lhs: SSAValue, rhs: SSAValue):
         t = lhs.type
         assert isinstance(t, TensorType)
-        super().__init__(
-            operands=[lhs, rhs],
-            properties={"predicate": CmpIPredicateAttr(predicate)},
-            result_types=[TensorType(i1, t.get_shape())],
-        )
+        super().__init__(operands=[lhs, rhs], properties={"predicate": self.PREDICATE_ATTR(predicate)},
+                         result_types=[TensorType(i1, t.get_shape())])
 
     @classmethod
-    def parse(cls, parser: Parser) -> CmpIOp:
+    def parse(cls, parser: Parser) -> CompareOp:
         pos = parser.pos
         pred = parser.parse_identifier()
-        if pred not in CmpIPredicate.__members__.values():
-            parser.raise_error(f"unknown tile.cmpi predicate '{pred}'", pos)
+        if pred not in cls.PREDICATES.__members__.values():
+            parser.raise_error(f"unknown {cls.name} predicate '{pred}' (known: "
+                               f"{', '.join(p.value for p in cls.PREDICATES)})", pos)
         parser.parse_punctuation(",")
         lhs = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
@@ -701,12 +701,12 @@ class CmpIOp(IRDLOperation):
         parser.parse_punctuation(":")
         t = parser.parse_type()
         lhs_v, rhs_v = parser.resolve_operands([lhs, rhs], [t, t], parser.pos)
-        op = cls(CmpIPredicate(pred), lhs_v, rhs_v)
+        op = cls(cls.PREDICATES(pred), lhs_v, rhs_v)
         op.attributes |= attrs
         return op
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.predicate.data.value}, ")
+        printer.print_string(f" {self.predicate.data.value}, ")  # type: ignore[attr-defined]
         printer.print_operand(self.lhs)
         printer.print_string(", ")
         printer.print_operand(self.rhs)
@@ -717,16 +717,29 @@ class CmpIOp(IRDLOperation):
     def verify_(self) -> None:
         t, rt = self.lhs.type, self.result.type
         assert isinstance(t, TensorType) and isinstance(rt, TensorType)
-        if not isinstance(t.get_element_type(), IntegerType | IndexType):
-            raise VerifyException(f"tile.cmpi compares integer tiles, got {t}")
+        if not isinstance(t.get_element_type(), self.ELEMENTS):
+            kind = "float" if Float32Type in self.ELEMENTS else "integer"
+            raise VerifyException(f"{self.name} compares {kind} tiles, got {t}")
         if rt != TensorType(i1, t.get_shape()):
-            raise VerifyException(
-                f"tile.cmpi result must be {TensorType(i1, t.get_shape())}, got {rt}"
-            )
+            raise VerifyException(f"{self.name} result must be {TensorType(i1, t.get_shape())}, got {rt}")
 
 
 @irdl_op_definition
-class CmpFOp(IRDLOperation):
+class CmpIOp(CompareOp):
+    """Elementwise integer comparison of two tiles, giving an i1 mask tile.
+
+    Example: `%m = tile.cmpi sle, %cols, %rows : tensor<128x128xi32>`
+    """
+
+    name = "tile.cmpi"
+    PREDICATES: ClassVar = CmpIPredicate
+    PREDICATE_ATTR: ClassVar = CmpIPredicateAttr
+    ELEMENTS: ClassVar = (IntegerType, IndexType)
+    predicate = prop_def(CmpIPredicateAttr)
+
+
+@irdl_op_definition
+class CmpFOp(CompareOp):
     """Elementwise float comparison of two tiles, giving an i1 mask tile
     (`CmpFPredicate`: ordered comparisons, and `une`).  A mask of data, not
     of indices: `tile.select` on it chooses per element, with no all-true
@@ -736,57 +749,10 @@ class CmpFOp(IRDLOperation):
     """
 
     name = "tile.cmpf"
-    T: ClassVar = VarConstraint("T", base(TensorType))
+    PREDICATES: ClassVar = CmpFPredicate
+    PREDICATE_ATTR: ClassVar = CmpFPredicateAttr
+    ELEMENTS: ClassVar = typing.get_args(AnyFloat)
     predicate = prop_def(CmpFPredicateAttr)
-    lhs = operand_def(T)
-    rhs = operand_def(T)
-    result = result_def(TensorType)
-    traits = traits_def(Pure())
-
-    def __init__(self, predicate: CmpFPredicate, lhs: SSAValue, rhs: SSAValue):
-        t = lhs.type
-        assert isinstance(t, TensorType)
-        super().__init__(
-            operands=[lhs, rhs],
-            properties={"predicate": CmpFPredicateAttr(predicate)},
-            result_types=[TensorType(i1, t.get_shape())],
-        )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> CmpFOp:
-        pos = parser.pos
-        pred = parser.parse_identifier()
-        if pred not in CmpFPredicate.__members__.values():
-            parser.raise_error(f"unknown tile.cmpf predicate '{pred}' (known: "
-                               f"{', '.join(p.value for p in CmpFPredicate)})", pos)
-        parser.parse_punctuation(",")
-        lhs = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        rhs = parser.parse_unresolved_operand()
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        t = parser.parse_type()
-        lhs_v, rhs_v = parser.resolve_operands([lhs, rhs], [t, t], parser.pos)
-        op = cls(CmpFPredicate(pred), lhs_v, rhs_v)
-        op.attributes |= attrs
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.predicate.data.value}, ")
-        printer.print_operand(self.lhs)
-        printer.print_string(", ")
-        printer.print_operand(self.rhs)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.lhs.type)
-
-    def verify_(self) -> None:
-        t, rt = self.lhs.type, self.result.type
-        assert isinstance(t, TensorType) and isinstance(rt, TensorType)
-        if not isinstance(t.get_element_type(), AnyFloat):
-            raise VerifyException(f"tile.cmpf compares float tiles, got {t}")
-        if rt != TensorType(i1, t.get_shape()):
-            raise VerifyException(f"tile.cmpf result must be {TensorType(i1, t.get_shape())}, got {rt}")
 
 
 @irdl_op_definition

@@ -511,8 +511,53 @@ class FragmentIndexOp(IRDLOperation):
         return 0 if self.axis.data == FragIndexAxis.ROW else 1
 
 
+class FragmentCompareOp(IRDLOperation):
+    """Elementwise comparison of a fragment with another one or a scalar,
+    giving an i1 fragment (a mask): the syntax, construction and checks of
+    `nvgpu.frag_cmpi` and `nvgpu.frag_cmpf`, whose `PREDICATES` and
+    `ELEMENT` (the values compared) differ."""
+
+    PREDICATES: ClassVar[type[StrEnum]]
+    PREDICATE_ATTR: ClassVar[type[EnumAttribute]]  # type: ignore[type-arg]
+    ELEMENT: ClassVar[Attribute]
+    lhs = operand_def(FragmentType)
+    rhs = operand_def(base(FragmentType) | base(IntegerType) | base(Float32Type))
+    result = result_def(FragmentType)
+    traits = traits_def(Pure())
+
+    def __init__(self, predicate: StrEnum, lhs: SSAValue, rhs: SSAValue):
+        lt = lhs.type
+        assert isinstance(lt, FragmentType)
+        super().__init__(operands=[lhs, rhs], properties={"predicate": self.PREDICATE_ATTR(predicate)},
+                         result_types=[lt.with_element_type(i1)])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FragmentCompareOp:
+        pos = parser.pos
+        pred, lhs, rhs, attrs = parse_kind_and_operand_pair(parser, cls.PREDICATES, f"{cls.name} predicate", True)
+        if not isinstance(lhs.type, FragmentType):
+            parser.raise_error(f"{cls.name} compares fragments, got {lhs.type}", pos)
+        op = cls(cls.PREDICATES(pred), lhs, rhs)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        print_kind_and_operand_pair(printer, self.predicate.data.value, self.lhs, self.rhs,  # type: ignore[attr-defined]
+                                    self.attributes, True)
+
+    def verify_(self) -> None:
+        lt, et = self.lhs.type, self.ELEMENT
+        assert isinstance(lt, FragmentType)
+        if lt.element_type != et:
+            raise VerifyException(f"{self.name} compares {et} fragments, got {lt}")
+        if self.rhs.type not in (lt, et):
+            raise VerifyException(f"{self.name} rhs must be {lt} or an {et} scalar, got {self.rhs.type}")
+        if self.result.type != lt.with_element_type(i1):
+            raise VerifyException(f"{self.name} result must be the i1 fragment of its operands' shape")
+
+
 @irdl_op_definition
-class FragmentCmpIOp(IRDLOperation):
+class FragmentCmpIOp(FragmentCompareOp):
     """Elementwise integer comparison of an i32 fragment with another one or
     an i32 scalar, giving an i1 fragment (a mask).
 
@@ -520,49 +565,14 @@ class FragmentCmpIOp(IRDLOperation):
     """
 
     name = "nvgpu.frag_cmpi"
+    PREDICATES: ClassVar = CmpIPredicate
+    PREDICATE_ATTR: ClassVar = CmpIPredicateAttr
+    ELEMENT: ClassVar = IntegerType(32)
     predicate = prop_def(CmpIPredicateAttr)
-    lhs = operand_def(FragmentType)
-    rhs = operand_def(base(FragmentType) | base(IntegerType))
-    result = result_def(FragmentType)
-    traits = traits_def(Pure())
-
-    def __init__(self, predicate: CmpIPredicate, lhs: SSAValue, rhs: SSAValue):
-        lt = lhs.type
-        assert isinstance(lt, FragmentType)
-        super().__init__(
-            operands=[lhs, rhs],
-            properties={"predicate": CmpIPredicateAttr(predicate)},
-            result_types=[lt.with_element_type(i1)],
-        )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> FragmentCmpIOp:
-        pos = parser.pos
-        pred, lhs, rhs, attrs = parse_kind_and_operand_pair(parser, CmpIPredicate, "nvgpu.frag_cmpi predicate", True)
-        if not isinstance(lhs.type, FragmentType):
-            parser.raise_error(f"nvgpu.frag_cmpi compares fragments, got {lhs.type}", pos)
-        op = cls(CmpIPredicate(pred), lhs, rhs)
-        op.attributes |= attrs
-        return op
-
-    def print(self, printer: Printer) -> None:
-        print_kind_and_operand_pair(printer, self.predicate.data.value, self.lhs, self.rhs, self.attributes, True)
-
-    def verify_(self) -> None:
-        lt = self.lhs.type
-        assert isinstance(lt, FragmentType)
-        if lt.element_type != IntegerType(32):
-            raise VerifyException(f"nvgpu.frag_cmpi compares i32 fragments, got {lt}")
-        if self.rhs.type not in (lt, IntegerType(32)):
-            raise VerifyException(
-                f"nvgpu.frag_cmpi rhs must be {lt} or an i32 scalar, got {self.rhs.type}"
-            )
-        if self.result.type != lt.with_element_type(i1):
-            raise VerifyException("nvgpu.frag_cmpi result must be the i1 fragment of its operands' shape")
 
 
 @irdl_op_definition
-class FragmentCmpFOp(IRDLOperation):
+class FragmentCmpFOp(FragmentCompareOp):
     """Elementwise float comparison of an f32 fragment with another one or an
     f32 scalar, giving an i1 fragment (a mask of data: `tile.cmpf`'s
     predicates, ordered but for `une`).
@@ -571,43 +581,10 @@ class FragmentCmpFOp(IRDLOperation):
     """
 
     name = "nvgpu.frag_cmpf"
+    PREDICATES: ClassVar = CmpFPredicate
+    PREDICATE_ATTR: ClassVar = CmpFPredicateAttr
+    ELEMENT: ClassVar = Float32Type()
     predicate = prop_def(CmpFPredicateAttr)
-    lhs = operand_def(FragmentType)
-    rhs = operand_def(base(FragmentType) | base(Float32Type))
-    result = result_def(FragmentType)
-    traits = traits_def(Pure())
-
-    def __init__(self, predicate: CmpFPredicate, lhs: SSAValue, rhs: SSAValue):
-        lt = lhs.type
-        assert isinstance(lt, FragmentType)
-        super().__init__(
-            operands=[lhs, rhs],
-            properties={"predicate": CmpFPredicateAttr(predicate)},
-            result_types=[lt.with_element_type(i1)],
-        )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> FragmentCmpFOp:
-        pos = parser.pos
-        pred, lhs, rhs, attrs = parse_kind_and_operand_pair(parser, CmpFPredicate, "nvgpu.frag_cmpf predicate", True)
-        if not isinstance(lhs.type, FragmentType):
-            parser.raise_error(f"nvgpu.frag_cmpf compares fragments, got {lhs.type}", pos)
-        op = cls(CmpFPredicate(pred), lhs, rhs)
-        op.attributes |= attrs
-        return op
-
-    def print(self, printer: Printer) -> None:
-        print_kind_and_operand_pair(printer, self.predicate.data.value, self.lhs, self.rhs, self.attributes, True)
-
-    def verify_(self) -> None:
-        lt = self.lhs.type
-        assert isinstance(lt, FragmentType)
-        if not isinstance(lt.element_type, Float32Type):
-            raise VerifyException(f"nvgpu.frag_cmpf compares f32 fragments, got {lt}")
-        if self.rhs.type not in (lt, Float32Type()):
-            raise VerifyException(f"nvgpu.frag_cmpf rhs must be {lt} or an f32 scalar, got {self.rhs.type}")
-        if self.result.type != lt.with_element_type(i1):
-            raise VerifyException("nvgpu.frag_cmpf result must be the i1 fragment of its operands' shape")
 
 
 @irdl_op_definition
