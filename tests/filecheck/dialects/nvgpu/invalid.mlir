@@ -591,6 +591,22 @@ func.func @frag_cmpi_rhs(%a: !nvgpu.frag<64x128xi32, wgmma>, %n: i64) {
 
 // -----
 
+func.func @frag_cmpf_type(%a: !nvgpu.frag<64x128xi32, wgmma>, %n: f32) {
+  %0 = nvgpu.frag_cmpf olt, %a, %n : !nvgpu.frag<64x128xi32, wgmma>, f32
+  func.return
+}
+// CHECK: error: nvgpu.frag_cmpf compares f32 fragments, got !nvgpu.frag<64x128xi32, wgmma>
+
+// -----
+
+func.func @frag_cmpf_rhs(%a: !nvgpu.frag<64x128xf32, wgmma>, %n: i32) {
+  %0 = nvgpu.frag_cmpf olt, %a, %n : !nvgpu.frag<64x128xf32, wgmma>, i32
+  func.return
+}
+// CHECK: error: nvgpu.frag_cmpf rhs must be !nvgpu.frag<64x128xf32, wgmma> or an f32 scalar, got i32
+
+// -----
+
 func.func @frag_select_mask(%m: !nvgpu.frag<64x64xi1, wgmma>, %x: !nvgpu.frag<64x128xf32, wgmma>, %f: f32) {
   %0 = nvgpu.frag_select %m, %x, %f : !nvgpu.frag<64x64xi1, wgmma>, !nvgpu.frag<64x128xf32, wgmma>, f32
   func.return

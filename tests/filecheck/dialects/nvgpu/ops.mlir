@@ -394,6 +394,24 @@ func.func @frag_masks(%x: !nvgpu.frag<64x128xf32, wgmma>, %n: i32, %off: i32, %n
 
 // -----
 
+// Masks of data: float comparisons of a fragment with a scalar and with a fragment.
+func.func @frag_data_masks(%x: !nvgpu.frag<64x128xf32, wgmma>, %z: f32) {
+  %pos = nvgpu.frag_cmpf ogt, %x, %z : !nvgpu.frag<64x128xf32, wgmma>, f32
+  %nan = nvgpu.frag_cmpf une, %x, %x : !nvgpu.frag<64x128xf32, wgmma>, !nvgpu.frag<64x128xf32, wgmma>
+  %y = nvgpu.frag_select %pos, %x, %z : !nvgpu.frag<64x128xi1, wgmma>, !nvgpu.frag<64x128xf32, wgmma>, f32
+  func.return
+}
+
+// CHECK-LABEL: func.func @frag_data_masks(
+// CHECK-NEXT:    %pos = nvgpu.frag_cmpf ogt, %x, %z : !nvgpu.frag<64x128xf32, wgmma>, f32
+// CHECK-NEXT:    %nan = nvgpu.frag_cmpf une, %x, %x : !nvgpu.frag<64x128xf32, wgmma>, !nvgpu.frag<64x128xf32, wgmma>
+// CHECK-NEXT:    %y = nvgpu.frag_select %pos, %x, %z : !nvgpu.frag<64x128xi1, wgmma>, !nvgpu.frag<64x128xf32, wgmma>, f32
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "frag_data_masks"
+// CHECK-GENERIC:         %pos = "nvgpu.frag_cmpf"(%x, %z) <{predicate = #tile<cmpf_predicate ogt>}> : (!nvgpu.frag<64x128xf32, wgmma>, f32) -> !nvgpu.frag<64x128xi1, wgmma>
+
+// -----
+
 // A lowered kernel's launch facts; fields not decided yet are left out.
 func.func @kernel_info() attributes {nvgpu.kernel = #nvgpu.kernel<threads = 384, smem = 197696, regs = [40, 232, 232], persistent>} {
   func.return

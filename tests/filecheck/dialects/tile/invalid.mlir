@@ -328,6 +328,14 @@ func.func @cmpi_float(%x: tensor<128xf32>) {
 
 // -----
 
+func.func @cmpf_integer(%i: tensor<128xi32>) {
+  %m = tile.cmpf olt, %i, %i : tensor<128xi32>
+  func.return
+}
+// CHECK: error: tile.cmpf compares float tiles, got tensor<128xi32>
+
+// -----
+
 // The custom syntax always infers the i1 result; the generic form can get it wrong.
 func.func @cmpi_result(%a: tensor<128xi32>) {
   %m = "tile.cmpi"(%a, %a) <{predicate = #tile<cmpi_predicate eq>}> : (tensor<128xi32>, tensor<128xi32>) -> tensor<128xi32>

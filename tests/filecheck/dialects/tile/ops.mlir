@@ -203,6 +203,35 @@ func.func @masks(%a: tensor<128x128xi32>, %b: tensor<128x128xi32>, %x: tensor<12
 
 // -----
 
+// Masks of data: every float comparison predicate, a bf16 tile, and a select on the mask.
+func.func @data_masks(%x: tensor<128x128xf32>, %y: tensor<128x128xf32>, %h: tensor<64xbf16>) {
+  %oeq = tile.cmpf oeq, %x, %y : tensor<128x128xf32>
+  %une = tile.cmpf une, %x, %y : tensor<128x128xf32>
+  %olt = tile.cmpf olt, %x, %y : tensor<128x128xf32>
+  %ole = tile.cmpf ole, %x, %y : tensor<128x128xf32>
+  %ogt = tile.cmpf ogt, %x, %y : tensor<128x128xf32>
+  %oge = tile.cmpf oge, %x, %y {note = "ge"} : tensor<128x128xf32>
+  %hb = tile.cmpf olt, %h, %h : tensor<64xbf16>
+  %s = tile.select %ogt, %x, %y : tensor<128x128xi1>, tensor<128x128xf32>
+  func.return
+}
+
+// CHECK-LABEL: func.func @data_masks(
+// CHECK-NEXT:    %oeq = tile.cmpf oeq, %x, %y : tensor<128x128xf32>
+// CHECK-NEXT:    %une = tile.cmpf une, %x, %y : tensor<128x128xf32>
+// CHECK-NEXT:    %olt = tile.cmpf olt, %x, %y : tensor<128x128xf32>
+// CHECK-NEXT:    %ole = tile.cmpf ole, %x, %y : tensor<128x128xf32>
+// CHECK-NEXT:    %ogt = tile.cmpf ogt, %x, %y : tensor<128x128xf32>
+// CHECK-NEXT:    %oge = tile.cmpf oge, %x, %y {note = "ge"} : tensor<128x128xf32>
+// CHECK-NEXT:    %hb = tile.cmpf olt, %h, %h : tensor<64xbf16>
+// CHECK-NEXT:    %s = tile.select %ogt, %x, %y : tensor<128x128xi1>, tensor<128x128xf32>
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "data_masks"
+// CHECK-GENERIC:         %oeq = "tile.cmpf"(%x, %y) <{predicate = #tile<cmpf_predicate oeq>}> : (tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<128x128xi1>
+// CHECK-GENERIC:         %hb = "tile.cmpf"(%h, %h) <{predicate = #tile<cmpf_predicate olt>}> : (tensor<64xbf16>, tensor<64xbf16>) -> tensor<64xi1>
+
+// -----
+
 // Products left in flight and the waits that complete them: with no values,
 // with one, and with several values and a discardable attribute.
 func.func @dot_async(%a: tensor<128x64xbf16>, %bt: tensor<256x64xbf16>, %b: tensor<64x256xbf16>, %acc: tensor<128x256xf32>, %z: tensor<64x64xf32>) -> tensor<128x256xf32> {
